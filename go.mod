@@ -1,0 +1,3 @@
+module github.com/breakergen/breakergen
+
+go 1.25.0

@@ -1,0 +1,107 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// quoter is the shape of a generated wrapper's target: one typed method.
+type quoter interface {
+	Quote(ctx context.Context, code string) (int, error)
+}
+
+type upstream struct{ err error }
+
+//go:noinline
+func (u *upstream) Quote(ctx context.Context, code string) (int, error) { return 1, u.err }
+
+// guarded is what breakergen generates for quoter with one route.
+type guarded struct {
+	next  quoter
+	route *runtime.Route
+}
+
+func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
+	if w.next == nil {
+		return 0, runtime.ErrNilImpl
+	}
+	call, err := w.route.Enter(ctx)
+	if err != nil {
+		return
+	}
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return w.next.Quote(ctx, code)
+}
+
+var errUpstream = errors.New("upstream down")
+
+func newGuarded(tb testing.TB, err error, cfg runtime.RouteConfig, opts ...runtime.Option) (quoter, *runtime.Route) {
+	tb.Helper()
+	reg := runtime.NewRegistry(append([]runtime.Option{runtime.WithLogger(discardLogger())}, opts...)...)
+	rt := reg.Route(cfg)
+	return &guarded{next: &upstream{err: err}, route: rt}, rt
+}
+
+func benchCalls(b *testing.B, q quoter) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Quote(ctx, "600519")
+	}
+}
+
+func BenchmarkDirectSuccess(b *testing.B) {
+	benchCalls(b, &upstream{})
+}
+
+func BenchmarkDirectFailure(b *testing.B) {
+	benchCalls(b, &upstream{err: errUpstream})
+}
+
+func BenchmarkRouteSuccess(b *testing.B) {
+	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "s"}})
+	benchCalls(b, q)
+}
+
+func BenchmarkRouteFailure(b *testing.B) {
+	// A threshold the benchmark never reaches: every call is a CLOSED failure.
+	q, _ := newGuarded(b, errUpstream, runtime.RouteConfig{Breaker: runtime.Config{Name: "f", FailureThreshold: 1 << 30}})
+	benchCalls(b, q)
+}
+
+func BenchmarkRouteRejection(b *testing.B) {
+	q, rt := newGuarded(b, errUpstream, runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})
+	q.Quote(context.Background(), "trip")
+	if rt.Breaker().State() != runtime.Open {
+		b.Fatal("breaker did not open")
+	}
+	benchCalls(b, q)
+}
+
+func benchParallel(b *testing.B, q quoter) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			q.Quote(ctx, "600519")
+		}
+	})
+}
+
+func BenchmarkDirectSuccessParallel(b *testing.B) {
+	benchParallel(b, &upstream{})
+}
+
+func BenchmarkRouteSuccessParallel(b *testing.B) {
+	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "p"}})
+	benchParallel(b, q)
+}
+
+func BenchmarkRouteSuccessParallelCounted(b *testing.B) {
+	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
+	benchParallel(b, q)
+}

@@ -1,0 +1,567 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// Defaults for the zero fields of a [Config].
+const (
+	DefaultFailureThreshold = 5
+	DefaultResetTimeout     = 30 * time.Second
+	DefaultHalfOpenMax      = 1
+	DefaultSuccessThreshold = 1
+)
+
+// Config is the configuration of one named breaker. Zero (or negative)
+// fields take the defaults.
+type Config struct {
+	// Name identifies the breaker in its registry, in logs and in events.
+	// Default "default".
+	Name string
+	// FailureThreshold is how many consecutive failures trip the breaker
+	// from CLOSED to OPEN. Default 5.
+	FailureThreshold int
+	// ResetTimeout is how long OPEN lasts before a probe is allowed.
+	// Default 30s.
+	ResetTimeout time.Duration
+	// HalfOpenMax is how many probe calls HALF_OPEN admits at once.
+	// Default 1.
+	HalfOpenMax int
+	// SuccessThreshold is how many consecutive probe successes close the
+	// breaker. Default 1.
+	SuccessThreshold int
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "default"
+	}
+	if c.FailureThreshold <= 0 {
+		c.FailureThreshold = DefaultFailureThreshold
+	}
+	if c.ResetTimeout <= 0 {
+		c.ResetTimeout = DefaultResetTimeout
+	}
+	if c.HalfOpenMax <= 0 {
+		c.HalfOpenMax = DefaultHalfOpenMax
+	}
+	if c.SuccessThreshold <= 0 {
+		c.SuccessThreshold = DefaultSuccessThreshold
+	}
+	return c
+}
+
+// Outcome is how a call counts for its breaker.
+type Outcome uint8
+
+const (
+	// Success closes a probe and clears the consecutive-failure count.
+	Success Outcome = iota
+	// Failure counts towards tripping the breaker, and re-opens it from
+	// HALF_OPEN.
+	Failure
+	// Ignored counts as neither: the call's slot is freed and nothing else
+	// changes (a caller that gave up, a call the limiter refused).
+	Ignored
+)
+
+// String returns "success", "failure" or "ignored".
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	case Ignored:
+		return "ignored"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Classifier decides how a non-nil error counts for a breaker. It is set per
+// breaker name with [WithClassifier] and replaces the default rule (a
+// [context.Canceled] while the caller's context is done is ignored, every
+// other error is a failure). It must be safe for concurrent use.
+type Classifier func(ctx context.Context, err error) Outcome
+
+// The state word packs the state period (a counter bumped by every
+// transition and reset) in its high 32 bits, and the counting flag and the
+// State in its low bits, so that the hot paths decide with one load and one
+// test that a call is a plain CLOSED one (word&fastMask == 0). An admission
+// is the state word it was admitted in, plus the probe's id in bits 3-31 for
+// HALF_OPEN probes. The fails and probes words carry the period in their
+// high 32 bits too, so that an outcome from an older period never counts.
+const (
+	stateMask  = 3
+	countFlag  = 4
+	fastMask   = stateMask | countFlag
+	probeShift = 3
+	probeMask  = 1<<32 - 1<<probeShift
+	periodOne  = 1 << 32
+)
+
+func period(w uint64) uint32 { return uint32(w >> 32) }
+
+// Token is the admission of one call by [Breaker.Acquire]: a small value to
+// pass to [Breaker.Release] exactly once. The zero Token is not valid.
+type Token struct {
+	b    *Breaker
+	ctx  context.Context
+	word uint64 // the admission: state word, plus the probe id
+}
+
+// probe is a HALF_OPEN admission whose outcome is pending.
+type probe struct {
+	id       uint64
+	deadline time.Time     // after this the slot is reclaimed as a failure
+	window   time.Duration // how long the slot may be held
+}
+
+// Breaker is one named circuit breaker. Get one from [Registry.Breaker];
+// the zero value is not usable. A Breaker is safe for concurrent use.
+type Breaker struct {
+	// Read on every call; written only by transitions.
+	state  atomic.Uint64               // period<<32 | flags | State
+	reject atomic.Pointer[OpenError]   // the rejection of the current period
+	reg    *Registry                   // owner: clock, logger, events
+	cfg    Config                      // with defaults applied; immutable
+	class  Classifier                  // nil for the default rule
+	count  bool                        // exact call counting (WithCallCounts)
+	flags  uint64                      // countFlag when count
+	_      [64]byte                    // keep the counters below off this cache line
+
+	// Written by failures and probes; periods tagged like the state word.
+	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
+	probes atomic.Uint64 // uint32(period)<<32 | probes in flight in HALF_OPEN
+
+	failures    atomic.Uint64
+	ignored     atomic.Uint64
+	limited     atomic.Uint64
+	lastFailure atomic.Int64 // unix nanoseconds, 0 for never
+	_           [64]byte
+
+	// Written on every call only when counting is on (WithCallCounts).
+	calls       atomic.Uint64
+	successes   atomic.Uint64
+	rejections  atomic.Uint64
+	lastSuccess atomic.Int64
+	_           [64]byte
+
+	mu           sync.Mutex // guards the fields below and every transition
+	stateChanges uint64
+	openedAt     time.Time
+	nextProbe    time.Time
+	probeWins    int     // consecutive probe successes in this HALF_OPEN period
+	inflight     []probe // HALF_OPEN probes whose outcome is pending
+	probeSeq     uint64
+	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
+}
+
+func newBreaker(reg *Registry, cfg Config, class Classifier) *Breaker {
+	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls}
+	if b.count {
+		b.flags = countFlag
+	}
+	b.state.Store(periodOne | b.flags) // period 1: no admission word is 0
+	b.fails.Store(periodOne)
+	b.probes.Store(periodOne)
+	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
+	return b
+}
+
+// Name returns the breaker's name.
+func (b *Breaker) Name() string { return b.cfg.Name }
+
+// Config returns the breaker's configuration, with defaults applied.
+func (b *Breaker) Config() Config { return b.cfg }
+
+// State returns the current state. It also makes any move that is due (an
+// elapsed OPEN window, a probe slot past its deadline), so it never reports a
+// state that time has already ended.
+func (b *Breaker) State() State {
+	b.advance()
+	return State(b.state.Load() & stateMask)
+}
+
+// Acquire asks the breaker to admit one call. On success it returns a Token
+// that must be passed to [Breaker.Release] exactly once with the call's
+// error; otherwise it returns an error matching [ErrOpen] and the call must
+// not be made. ctx is the caller's context (nil means background): Release
+// uses it to classify a [context.Canceled] outcome. Acquire allocates
+// nothing.
+func (b *Breaker) Acquire(ctx context.Context) (Token, error) {
+	w, err := b.admit(0)
+	return Token{b: b, ctx: ctx, word: w}, err
+}
+
+// admit is the admission step shared by Acquire and Route.Enter. hold is how
+// long a probe may keep its slot when that is longer than the reset window
+// (the route's timeout).
+func (b *Breaker) admit(hold time.Duration) (uint64, error) {
+	if s := b.state.Load(); s&fastMask == 0 {
+		return s, nil
+	}
+	return b.admitSlow(hold)
+}
+
+func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
+	s := b.state.Load()
+	for {
+		switch State(s & stateMask) {
+		case Closed:
+			b.calls.Add(1)
+			return s, nil
+		case Open:
+			return 0, b.rejected()
+		}
+		// HALF_OPEN: claim a slot of this period without a lock.
+		p := b.probes.Load()
+		if period(p) != period(s) {
+			s = b.state.Load() // the period ended under us
+			continue
+		}
+		if int(uint32(p)) >= b.cfg.HalfOpenMax {
+			return 0, b.rejected()
+		}
+		if !b.probes.CompareAndSwap(p, p+1) {
+			s = b.state.Load()
+			continue
+		}
+		if w, ok := b.admitProbe(s, hold); ok {
+			return w, nil
+		}
+		s = b.state.Load()
+	}
+}
+
+func (b *Breaker) rejected() error {
+	if b.count {
+		b.rejections.Add(1)
+	}
+	return b.reject.Load()
+}
+
+// admitProbe registers a probe whose slot was claimed in state word s. It
+// fails when the period ended in between (the claimed slot went with it).
+func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.state.Load() != s || b.probeSeq >= probeMask>>probeShift {
+		return 0, false
+	}
+	b.calls.Add(1)
+	now := b.reg.clock.Now()
+	b.probeSeq++
+	window := max(b.cfg.ResetTimeout, hold)
+	b.inflight = append(b.inflight, probe{id: b.probeSeq, deadline: now.Add(window), window: window})
+	if b.timer == nil {
+		b.timer = b.reg.clock.AfterFunc(window, func() { b.reclaim(s) })
+	}
+	return s | b.probeSeq<<probeShift, true
+}
+
+// Release reports the outcome of a call admitted by [Breaker.Acquire]: nil
+// is a success; a non-nil error is classified by the breaker's
+// [Classifier], or else is a failure, except a [context.Canceled] while the
+// caller's context is done, which is ignored. The outcome counts only if the
+// breaker is still in the state period that admitted the call. Release
+// allocates nothing.
+func (b *Breaker) Release(t Token, err error) {
+	if err != nil || t.word&fastMask != 0 {
+		b.outcome(t.word, b.Classify(t.ctx, err), err)
+	} else if uint32(b.fails.Load()) != 0 {
+		b.clearFails(t.word)
+	}
+}
+
+// Record reports the outcome of a call admitted by [Breaker.Acquire] as
+// decided by the caller; err, if not nil, becomes the reason of a
+// transition it causes. Like Release it takes each Token once.
+func (b *Breaker) Record(t Token, o Outcome, err error) {
+	b.outcome(t.word, o, err)
+}
+
+// Classify returns how err, the error of a call made with ctx, counts for
+// this breaker (see [Breaker.Release]).
+func (b *Breaker) Classify(ctx context.Context, err error) Outcome {
+	if err == nil {
+		return Success
+	}
+	if b.class != nil {
+		return b.class(ctx, err)
+	}
+	if ctx != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return Ignored
+	}
+	return Failure
+}
+
+// clearFails resets the consecutive-failure count of the period of w after a
+// success.
+func (b *Breaker) clearFails(w uint64) {
+	for {
+		f := b.fails.Load()
+		if period(f) != period(w) || uint32(f) == 0 {
+			return
+		}
+		if b.fails.CompareAndSwap(f, f&^0xffffffff) {
+			return
+		}
+	}
+}
+
+// outcome counts outcome o of the call admitted as w.
+func (b *Breaker) outcome(w uint64, o Outcome, err error) {
+	switch o {
+	case Success:
+		if b.count {
+			b.successes.Add(1)
+			b.lastSuccess.Store(b.reg.clock.Now().UnixNano())
+		}
+	case Failure:
+		b.failures.Add(1)
+		b.lastFailure.Store(b.reg.clock.Now().UnixNano())
+	default:
+		b.ignored.Add(1)
+	}
+	if id := w & probeMask >> probeShift; id != 0 {
+		b.probeDone(w&^probeMask, id, o, err)
+		return
+	}
+	switch o {
+	case Success:
+		if uint32(b.fails.Load()) != 0 {
+			b.clearFails(w)
+		}
+	case Failure:
+		for {
+			f := b.fails.Load()
+			if period(f) != period(w) {
+				return // admitted in an older period
+			}
+			if b.fails.CompareAndSwap(f, f+1) {
+				if int(uint32(f))+1 == b.cfg.FailureThreshold {
+					b.trip(w, Brief(err))
+				}
+				return
+			}
+		}
+	}
+}
+
+// trip moves CLOSED state word s to OPEN.
+func (b *Breaker) trip(s uint64, reason string) {
+	b.mu.Lock()
+	if b.state.Load() != s {
+		b.mu.Unlock()
+		return
+	}
+	b.transitionLocked(Open, reason, b.cfg.ResetTimeout)
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// probeDone counts the outcome of probe id admitted in state word s.
+func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
+	b.mu.Lock()
+	if b.state.Load() != s || !b.removeProbeLocked(id) {
+		b.mu.Unlock()
+		return // a later period, or the slot was reclaimed
+	}
+	switch o {
+	case Success:
+		b.probeWins++
+		if b.probeWins >= b.cfg.SuccessThreshold {
+			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)",
+				b.probeWins, b.cfg.SuccessThreshold), 0)
+		}
+	case Failure:
+		reason := Brief(err)
+		if reason == "" {
+			reason = defaultReason(HalfOpen, Open)
+		}
+		b.transitionLocked(Open, reason, b.cfg.ResetTimeout)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// removeProbeLocked frees the slot of probe id; false if it is not pending.
+func (b *Breaker) removeProbeLocked(id uint64) bool {
+	for i, p := range b.inflight {
+		if p.id == id {
+			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			b.probes.Add(^uint64(0)) // period unchanged: we hold mu
+			return true
+		}
+	}
+	return false
+}
+
+// reclaim is the probe timer of HALF_OPEN state word s.
+func (b *Breaker) reclaim(s uint64) {
+	b.mu.Lock()
+	if b.state.Load() != s {
+		b.mu.Unlock()
+		return
+	}
+	b.timer = nil
+	b.reclaimLocked(b.reg.clock.Now())
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// reclaimLocked re-opens the breaker if a probe outlived its deadline, and
+// otherwise re-arms the timer for the earliest pending deadline.
+func (b *Breaker) reclaimLocked(now time.Time) {
+	if len(b.inflight) == 0 {
+		return
+	}
+	first := b.inflight[0].deadline
+	for _, p := range b.inflight {
+		if !now.Before(p.deadline) {
+			b.failures.Add(1)
+			b.lastFailure.Store(now.UnixNano())
+			b.transitionLocked(Open, fmt.Sprintf("probe not released within %s, slot reclaimed as a failure",
+				p.window), b.cfg.ResetTimeout)
+			return
+		}
+		if p.deadline.Before(first) {
+			first = p.deadline
+		}
+	}
+	if b.timer == nil {
+		s := b.state.Load()
+		b.timer = b.reg.clock.AfterFunc(first.Sub(now), func() { b.reclaim(s) })
+	}
+}
+
+// openElapsed is the timer of OPEN state word s.
+func (b *Breaker) openElapsed(s uint64) {
+	b.mu.Lock()
+	if b.state.Load() == s {
+		b.timer = nil
+		b.transitionLocked(HalfOpen, "", 0)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// advance makes the moves that time has made due, for readers that must not
+// see a state that has already ended (a late timer, a stepped test clock).
+func (b *Breaker) advance() {
+	s := b.state.Load()
+	if State(s&stateMask) == Closed {
+		return
+	}
+	b.mu.Lock()
+	now := b.reg.clock.Now()
+	switch State(b.state.Load() & stateMask) {
+	case Open:
+		if !now.Before(b.nextProbe) {
+			b.transitionLocked(HalfOpen, "", 0)
+		}
+	case HalfOpen:
+		b.reclaimLocked(now)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// transitionLocked is the one place that changes the state. It does nothing
+// for a same-state move. window is the length of an OPEN period. It starts a
+// new state period (outcomes of calls admitted before are then ignored),
+// records the Event and queues it for the log and the hooks, which
+// Registry.flush runs once b.mu is released.
+func (b *Breaker) transitionLocked(to State, reason string, window time.Duration) {
+	cur := b.state.Load()
+	from := State(cur & stateMask)
+	if from == to {
+		return
+	}
+	now := b.reg.clock.Now()
+	b.startPeriodLocked(cur, to, now, window)
+	b.stateChanges++
+	if reason == "" {
+		reason = defaultReason(from, to)
+	}
+	b.reg.record(Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)})
+}
+
+// startPeriodLocked moves to state to in a new period, clearing per-period
+// counts and arming the period's timer.
+func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
+	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
+	b.fails.Store(next &^ 0xffffffff)
+	b.probes.Store(next &^ 0xffffffff)
+	b.probeSeq = 0
+	b.probeWins = 0
+	b.inflight = b.inflight[:0]
+	if b.timer != nil {
+		b.timer.Stop()
+		b.timer = nil
+	}
+	b.nextProbe = time.Time{}
+	switch to {
+	case Open:
+		b.openedAt = now
+		b.nextProbe = now.Add(window)
+		b.reject.Store(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
+		b.timer = b.reg.clock.AfterFunc(window, func() { b.openElapsed(next) })
+	case HalfOpen:
+		b.reject.Store(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
+	}
+	b.state.Store(next)
+}
+
+// Reset puts the breaker in CLOSED and clears every counter, whatever its
+// state. It logs, but records no [Event] and calls no hook: a reset is an
+// operator's act, not a degradation. Calls admitted before it no longer count.
+func (b *Breaker) Reset() {
+	b.mu.Lock()
+	cur := b.state.Load()
+	b.startPeriodLocked(cur, Closed, b.reg.clock.Now(), 0)
+	b.stateChanges = 0
+	b.openedAt = time.Time{}
+	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.calls, &b.successes, &b.rejections} {
+		c.Store(0)
+	}
+	b.lastFailure.Store(0)
+	b.lastSuccess.Store(0)
+	b.mu.Unlock()
+	b.reg.logger.Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, Closed),
+		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", Closed.String())
+}
+
+// Do runs fn through the breaker: it returns the rejection without calling
+// fn when the breaker does not admit the call, and otherwise fn's error,
+// which it reports like [Breaker.Release]. A panic in fn counts as a failure
+// and is re-raised. For hand-written callers; generated wrappers use the
+// allocation-free two-step API.
+func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	t, err := b.Acquire(ctx)
+	if err != nil {
+		return err
+	}
+	defer b.exit(t, &err)
+	return fn(ctx)
+}
+
+// exit reports the outcome of the call admitted as t, whose error is *errp,
+// and turns a panic into a failure before re-raising it. It must be called
+// directly by defer.
+func (b *Breaker) exit(t Token, errp *error) {
+	if v := recover(); v != nil {
+		b.outcome(t.word, Failure, &PanicError{Value: v})
+		panic(v)
+	}
+	b.Release(t, *errp)
+}

@@ -1,0 +1,85 @@
+package runtime
+
+import (
+	"sync"
+	"time"
+)
+
+// Event is one state transition of one breaker: an entry of the degradation
+// log.
+type Event struct {
+	// Time is when the transition happened.
+	Time time.Time `json:"timestamp"`
+	// Source is the breaker's name.
+	Source string `json:"source"`
+	// From and To are the states before and after.
+	From State `json:"from_state"`
+	To   State `json:"to_state"`
+	// Reason says why, in one line of at most 200 characters; never empty.
+	Reason string `json:"reason"`
+}
+
+// DefaultEventCapacity is how many events a [Registry] keeps unless
+// [WithEventCapacity] says otherwise.
+const DefaultEventCapacity = 100
+
+// defaultEventLimit is what Events(limit <= 0) returns at most.
+const defaultEventLimit = 50
+
+// ring is a fixed-capacity buffer of the newest events.
+type ring struct {
+	mu   sync.Mutex // guards buf, next, full
+	buf  []Event
+	next int  // index the next event goes to
+	full bool // buf has wrapped at least once
+}
+
+func newRing(capacity int) *ring {
+	return &ring{buf: make([]Event, capacity)}
+}
+
+func (r *ring) add(ev Event) {
+	r.mu.Lock()
+	r.buf[r.next] = ev
+	r.next++
+	if r.next == len(r.buf) {
+		r.next = 0
+		r.full = true
+	}
+	r.mu.Unlock()
+}
+
+// newest returns up to limit events, newest first.
+func (r *ring) newest(limit int) []Event {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	n := r.next
+	if r.full {
+		n = len(r.buf)
+	}
+	limit = min(limit, n)
+	out := make([]Event, 0, limit)
+	for i := 1; i <= limit; i++ {
+		out = append(out, r.buf[(r.next-i+len(r.buf))%len(r.buf)])
+	}
+	return out
+}
+
+// defaultReason is the reason of a transition whose caller gave none.
+func defaultReason(from, to State) string {
+	switch {
+	case from == Open && to == HalfOpen:
+		return "open window elapsed, probing"
+	case from == HalfOpen && to == Closed:
+		return "probe succeeded, recovered"
+	case from == HalfOpen && to == Open:
+		return "probe failed, re-opened"
+	case from == Open && to == Closed:
+		return "reset, recovered"
+	case from == Closed && to == Open:
+		return "failure threshold reached"
+	case from == Closed && to == HalfOpen:
+		return "probing"
+	}
+	return from.String() + " → " + to.String()
+}

@@ -1,0 +1,132 @@
+package runtime
+
+import "time"
+
+// Level is a health level: "ok", "degraded" or "down".
+type Level string
+
+const (
+	// LevelOK is the level of a CLOSED breaker.
+	LevelOK Level = "ok"
+	// LevelDegraded is the level of a HALF_OPEN breaker.
+	LevelDegraded Level = "degraded"
+	// LevelDown is the level of an OPEN breaker.
+	LevelDown Level = "down"
+)
+
+func (l Level) rank() int {
+	switch l {
+	case LevelOK:
+		return 0
+	case LevelDegraded:
+		return 1
+	}
+	return 2
+}
+
+// Stats is a snapshot of one breaker's counters, taken at one instant.
+type Stats struct {
+	Name  string `json:"name"`
+	State State  `json:"state"`
+
+	// Failures counts calls that failed (panics and reclaimed probe slots
+	// included), whatever period admitted them.
+	Failures uint64 `json:"failures"`
+	// Ignored counts calls that counted as neither success nor failure
+	// (caller cancellation, limiter refusals and waits that ended).
+	Ignored uint64 `json:"ignored"`
+	// RateLimited counts calls the limiter refused after the breaker
+	// admitted them; they are also in Ignored.
+	RateLimited uint64 `json:"rate_limited"`
+	// StateChanges counts transitions since creation or the last Reset.
+	StateChanges uint64 `json:"state_changes"`
+	// ConsecutiveFailures is the failure count towards the threshold in
+	// CLOSED; ConsecutiveSuccesses the probe successes towards the success
+	// threshold in HALF_OPEN.
+	ConsecutiveFailures  int `json:"consecutive_failures"`
+	ConsecutiveSuccesses int `json:"consecutive_successes"`
+	// ProbesInFlight is the number of HALF_OPEN probes pending.
+	ProbesInFlight int `json:"probes_in_flight"`
+
+	LastFailure time.Time `json:"last_failure,omitzero"`
+	// OpenedAt is when the breaker last moved to OPEN.
+	OpenedAt time.Time `json:"opened_at,omitzero"`
+	// NextProbe is when an OPEN breaker admits its next probe; zero
+	// otherwise.
+	NextProbe time.Time `json:"next_probe,omitzero"`
+
+	// Counted reports whether the registry counts every call
+	// ([WithCallCounts]); without it the four fields below are zero.
+	Counted     bool      `json:"counted"`
+	Calls       uint64    `json:"calls,omitempty"`
+	Successes   uint64    `json:"successes,omitempty"`
+	Rejections  uint64    `json:"rejections,omitempty"`
+	LastSuccess time.Time `json:"last_success,omitzero"`
+}
+
+// Stats returns a snapshot of the breaker's counters, after making any move
+// that time has made due.
+func (b *Breaker) Stats() Stats {
+	b.advance()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	s := b.state.Load()
+	st := Stats{
+		Name:         b.cfg.Name,
+		State:        State(s & 3),
+		Failures:     b.failures.Load(),
+		Ignored:      b.ignored.Load(),
+		RateLimited:  b.limited.Load(),
+		StateChanges: b.stateChanges,
+		OpenedAt:     b.openedAt,
+		NextProbe:    b.nextProbe,
+		Counted:      b.count,
+		Calls:        b.calls.Load(),
+		Successes:    b.successes.Load(),
+		Rejections:   b.rejections.Load(),
+	}
+	if st.State == Closed {
+		st.ConsecutiveFailures = int(uint32(b.fails.Load()))
+	}
+	if st.State == HalfOpen {
+		st.ConsecutiveSuccesses = b.probeWins
+		st.ProbesInFlight = len(b.inflight)
+	}
+	if n := b.lastFailure.Load(); n != 0 {
+		st.LastFailure = time.Unix(0, n)
+	}
+	if n := b.lastSuccess.Load(); n != 0 {
+		st.LastSuccess = time.Unix(0, n)
+	}
+	return st
+}
+
+// BreakerHealth is one breaker's entry in [Health]: its [Stats] and level.
+type BreakerHealth struct {
+	Stats
+	Status Level `json:"status"`
+}
+
+// Health is the health of every breaker of a registry. It marshals to JSON
+// as {"status": "ok", "breakers": [{"name": ..., "state": "CLOSED",
+// "status": "ok", ...}]}.
+type Health struct {
+	// Status is the worst level of any breaker; "ok" with no breakers.
+	Status Level `json:"status"`
+	// Breakers are in name order.
+	Breakers []BreakerHealth `json:"breakers"`
+}
+
+// Health returns the health of every breaker, in name order.
+func (r *Registry) Health() Health {
+	h := Health{Status: LevelOK, Breakers: []BreakerHealth{}}
+	for _, b := range r.Breakers() {
+		st := b.Stats()
+		lv := st.State.Level()
+		if lv.rank() > h.Status.rank() {
+			h.Status = lv
+		}
+		h.Breakers = append(h.Breakers, BreakerHealth{Stats: st, Status: lv})
+	}
+	return h
+}

@@ -1,0 +1,7 @@
+package runtime_test
+
+import (
+	"log/slog"
+)
+
+func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }

@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"context"
+	"math"
+	"sync"
+	"time"
+)
+
+// Limiter is a token bucket: it refills at a rate of tokens per second up to
+// a burst, and each call takes one token. Limiters are shared by name through
+// [Registry.Limiter]; the zero value is not usable. A Limiter is safe for
+// concurrent use.
+//
+// The clock is read under the limiter's lock, so a goroutine descheduled
+// between looking at the time and claiming a token cannot be refused on a
+// stale reading.
+type Limiter struct {
+	name  string
+	clock Clock
+	rate  float64 // tokens per second; +Inf for no limit
+	burst int
+	err   *RateLimitError // preallocated refusal
+
+	mu     sync.Mutex // guards tokens and last
+	tokens float64    // may be negative: tokens reserved by waiting calls
+	last   time.Time  // when tokens was last brought up to date
+}
+
+func newLimiter(name string, clock Clock, rate float64, burst int) *Limiter {
+	if math.IsNaN(rate) || rate <= 0 {
+		rate = math.Inf(1)
+	}
+	burst = max(burst, 1)
+	return &Limiter{name: name, clock: clock, rate: rate, burst: burst,
+		tokens: float64(burst), err: &RateLimitError{Name: name}}
+}
+
+// Name returns the limiter's name.
+func (l *Limiter) Name() string { return l.name }
+
+// Rate returns the refill rate in tokens per second and the burst.
+func (l *Limiter) Rate() (perSecond float64, burst int) { return l.rate, l.burst }
+
+// advanceLocked brings tokens up to now.
+func (l *Limiter) advanceLocked(now time.Time) {
+	if l.last.IsZero() {
+		l.last = now
+		return
+	}
+	if el := now.Sub(l.last); el > 0 {
+		l.tokens = min(float64(l.burst), l.tokens+el.Seconds()*l.rate)
+		l.last = now
+	}
+}
+
+// Allow takes a token if one is available now, without waiting.
+func (l *Limiter) Allow() bool {
+	if math.IsInf(l.rate, 1) {
+		return true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.advanceLocked(l.clock.Now())
+	if l.tokens >= 1 {
+		l.tokens--
+		return true
+	}
+	return false
+}
+
+// Wait takes a token, waiting for one if needed. The wait is bounded by ctx's
+// deadline and, when maxWait > 0, by maxWait: when the token cannot arrive
+// within the bound, Wait returns an error matching [ErrRateLimited] at once,
+// without taking anything. When ctx ends during the wait, Wait gives the
+// token back and returns ctx.Err(). With neither bound the wait is unbounded.
+func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
+	if math.IsInf(l.rate, 1) {
+		return nil
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	l.mu.Lock()
+	now := l.clock.Now()
+	l.advanceLocked(now)
+	if l.tokens >= 1 {
+		l.tokens--
+		l.mu.Unlock()
+		return nil
+	}
+	wait := time.Duration(math.Ceil((1 - l.tokens) / l.rate * float64(time.Second)))
+	if maxWait > 0 && wait > maxWait {
+		l.mu.Unlock()
+		return l.err
+	}
+	if dl, ok := ctx.Deadline(); ok && now.Add(wait).After(dl) {
+		l.mu.Unlock()
+		return l.err
+	}
+	l.tokens-- // reserved: the token that arrives after wait is ours
+	l.mu.Unlock()
+
+	done := make(chan struct{})
+	t := l.clock.AfterFunc(wait, func() { close(done) })
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		if t.Stop() {
+			l.mu.Lock()
+			l.advanceLocked(l.clock.Now())
+			l.tokens = min(float64(l.burst), l.tokens+1)
+			l.mu.Unlock()
+		}
+		return ctx.Err()
+	}
+}

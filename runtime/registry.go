@@ -1,0 +1,261 @@
+package runtime
+
+import (
+	"cmp"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+)
+
+// Registry owns named breakers and limiters, the degradation-event log and
+// the state-change hooks. Wrappers that name the same breaker on the same
+// registry share one [Breaker]. The zero value is not usable: create one
+// with [NewRegistry], or use [Default]. A Registry is safe for concurrent
+// use.
+type Registry struct {
+	clock       Clock
+	logger      *slog.Logger
+	events      *ring
+	hooks       []func(Event)
+	countCalls  bool
+	classifiers map[string]Classifier
+
+	mu       sync.RWMutex // guards breakers, limiters
+	breakers map[string]*Breaker
+	limiters map[string]*Limiter
+
+	qmu      sync.Mutex // guards queue, draining
+	queue    []Event    // transitions recorded but not yet logged and hooked
+	draining bool       // a goroutine is running flush's loop
+}
+
+// Option configures a [Registry].
+type Option func(*Registry)
+
+// WithClock sets the clock the registry's breakers and limiters read and
+// schedule on. Default: the real clock (which testing/synctest fakes inside a
+// bubble). A nil clock is ignored.
+func WithClock(c Clock) Option {
+	return func(r *Registry) {
+		if c != nil {
+			r.clock = c
+		}
+	}
+}
+
+// WithLogger sets the logger for transitions and warnings. Default:
+// slog.Default() at the time of each message. A nil logger is ignored.
+func WithLogger(l *slog.Logger) Option {
+	return func(r *Registry) {
+		if l != nil {
+			r.logger = l
+		}
+	}
+}
+
+// WithEventCapacity sets how many events the degradation log keeps.
+// Default 100; values below 1 are ignored.
+func WithEventCapacity(n int) Option {
+	return func(r *Registry) {
+		if n >= 1 {
+			r.events = newRing(n)
+		}
+	}
+}
+
+// OnStateChange adds a hook called with the Event of every transition of
+// every breaker of the registry. Hooks run after the transition, outside
+// every lock, in transition order, on the goroutine of the call that caused
+// it (or a timer's); a hook may call back into the breaker. Keep them fast.
+// A nil hook is ignored.
+func OnStateChange(hook func(Event)) Option {
+	return func(r *Registry) {
+		if hook != nil {
+			r.hooks = append(r.hooks, hook)
+		}
+	}
+}
+
+// WithClassifier sets the [Classifier] of the breaker called name.
+func WithClassifier(name string, c Classifier) Option {
+	return func(r *Registry) {
+		if c != nil {
+			r.classifiers[name] = c
+		}
+	}
+}
+
+// WithCallCounts turns on exact counting of every call: Stats.Calls,
+// Successes, Rejections and LastSuccess. It is off by default because it
+// costs the hot paths one shared atomic write per call (and a clock read per
+// success), which stops the CLOSED success path from scaling across cores:
+// see BenchmarkRouteSuccessParallel with and without it. Failures, state
+// changes, consecutive counts and failure and transition times are always
+// exact.
+func WithCallCounts() Option {
+	return func(r *Registry) { r.countCalls = true }
+}
+
+// NewRegistry returns an empty registry.
+func NewRegistry(opts ...Option) *Registry {
+	r := &Registry{
+		clock:       realClock{},
+		events:      newRing(DefaultEventCapacity),
+		classifiers: map[string]Classifier{},
+		breakers:    map[string]*Breaker{},
+		limiters:    map[string]*Limiter{},
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(r)
+		}
+	}
+	return r
+}
+
+var defaultRegistry = sync.OnceValue(func() *Registry { return NewRegistry() })
+
+// Default returns the process-wide registry, which generated constructors
+// use when given a nil registry.
+func Default() *Registry { return defaultRegistry() }
+
+// Breaker returns the breaker called cfg.Name, creating it with cfg if it
+// does not exist yet. The first configuration of a name wins: a later call
+// with a different one gets the existing breaker and logs a warning once per
+// differing configuration.
+func (r *Registry) Breaker(cfg Config) *Breaker {
+	cfg = cfg.withDefaults()
+	r.mu.RLock()
+	b, ok := r.breakers[cfg.Name]
+	r.mu.RUnlock()
+	if !ok {
+		r.mu.Lock()
+		b, ok = r.breakers[cfg.Name]
+		if !ok {
+			b = newBreaker(r, cfg, r.classifiers[cfg.Name])
+			r.breakers[cfg.Name] = b
+		}
+		r.mu.Unlock()
+	}
+	if ok && b.cfg != cfg {
+		r.log().Warn(fmt.Sprintf("breaker[%s] already exists with other settings; keeping the first", cfg.Name),
+			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", b.cfg), "ignored", fmt.Sprintf("%+v", cfg))
+	}
+	return b
+}
+
+// Lookup returns the breaker called name, if it exists.
+func (r *Registry) Lookup(name string) (*Breaker, bool) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	b, ok := r.breakers[name]
+	return b, ok
+}
+
+// Breakers returns every breaker of the registry, in name order.
+func (r *Registry) Breakers() []*Breaker {
+	r.mu.RLock()
+	out := make([]*Breaker, 0, len(r.breakers))
+	for _, b := range r.breakers {
+		out = append(out, b)
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	return out
+}
+
+// Limiter returns the limiter called name, creating it with rate tokens per
+// second and the given burst if it does not exist yet. The first settings
+// win, as for [Registry.Breaker]. A rate that is not a positive number means
+// no limit; a burst below 1 is 1.
+func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
+	r.mu.RLock()
+	l, ok := r.limiters[name]
+	r.mu.RUnlock()
+	if !ok {
+		r.mu.Lock()
+		l, ok = r.limiters[name]
+		if !ok {
+			l = newLimiter(name, r.clock, rate, burst)
+			r.limiters[name] = l
+		}
+		r.mu.Unlock()
+	}
+	if ok {
+		if want := newLimiter(name, r.clock, rate, burst); want.rate != l.rate || want.burst != l.burst {
+			r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
+				"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
+		}
+	}
+	return l
+}
+
+// Events returns up to limit events of the degradation log, newest first.
+// A limit <= 0 means 50; the limit is capped at the log's capacity.
+func (r *Registry) Events(limit int) []Event {
+	if limit <= 0 {
+		limit = defaultEventLimit
+	}
+	return r.events.newest(limit)
+}
+
+// ResetAll resets every breaker (see [Breaker.Reset]); it records no events.
+func (r *Registry) ResetAll() {
+	for _, b := range r.Breakers() {
+		b.Reset()
+	}
+}
+
+func (r *Registry) log() *slog.Logger {
+	if r.logger != nil {
+		return r.logger
+	}
+	return slog.Default()
+}
+
+// record adds a transition's event to the log and queues it for flush. It is
+// called with the breaker's lock held, so the queue is in transition order.
+func (r *Registry) record(ev Event) {
+	r.events.add(ev)
+	r.qmu.Lock()
+	r.queue = append(r.queue, ev)
+	r.qmu.Unlock()
+}
+
+// flush logs queued events and runs the hooks, outside every lock and in
+// order. Whoever finds the queue idle drains it; a transition made by a hook
+// is queued and drained by the same loop after the hook returns.
+func (r *Registry) flush() {
+	r.qmu.Lock()
+	if r.draining || len(r.queue) == 0 {
+		r.qmu.Unlock()
+		return
+	}
+	r.draining = true
+	for len(r.queue) > 0 {
+		ev := r.queue[0]
+		r.queue = r.queue[1:]
+		r.qmu.Unlock()
+		r.log().Info(fmt.Sprintf("breaker[%s] %s → %s", ev.Source, ev.From, ev.To),
+			"breaker", ev.Source, "from", ev.From.String(), "to", ev.To.String(), "reason", ev.Reason)
+		for _, h := range r.hooks {
+			r.runHook(h, ev)
+		}
+		r.qmu.Lock()
+	}
+	r.queue = nil
+	r.draining = false
+	r.qmu.Unlock()
+}
+
+// runHook runs one hook; a panicking hook is logged and does not stop the
+// others or the breaker.
+func (r *Registry) runHook(h func(Event), ev Event) {
+	defer func() {
+		if v := recover(); v != nil {
+			r.log().Error(fmt.Sprintf("breaker[%s] state-change hook panicked: %v", ev.Source, v), "breaker", ev.Source)
+		}
+	}()
+	h(ev)
+}

@@ -1,0 +1,154 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// RouteConfig is one annotation line, resolved by the generator: the breaker
+// (and limiter) a group of methods goes through, and the line's own keys.
+type RouteConfig struct {
+	// Breaker names the breaker and gives its settings; the first settings
+	// registered for a name win.
+	Breaker Config
+	// Rate and Burst configure the limiter of the same name; Rate 0 means
+	// the route has no limiter.
+	Rate  float64
+	Burst int
+	// MaxWait bounds how long a call waits for a token (besides its ctx's
+	// deadline); 0 means only the ctx bounds it.
+	MaxWait time.Duration
+	// Timeout is the per-call deadline that generated code adds to the
+	// method's ctx; 0 means none. A probe may hold its HALF_OPEN slot this
+	// long when it is longer than the breaker's reset window.
+	Timeout time.Duration
+	// Exclude lists errors (matched with errors.Is) that count as success.
+	Exclude []error
+}
+
+// Route is what a generated wrapper calls for each guarded method: the
+// breaker, then the limiter, then the call. Get one from [Registry.Route].
+// A Route is safe for concurrent use.
+type Route struct {
+	state   *atomic.Uint64 // the breaker's state word
+	slow    uint64         // state bits that send Enter off the fast path
+	breaker *Breaker
+	limiter *Limiter // nil without a rate limit
+	maxWait time.Duration
+	timeout time.Duration
+	exclude []error
+}
+
+// Route returns a route through the breaker and limiter named by
+// cfg.Breaker.Name, creating them if needed.
+func (r *Registry) Route(cfg RouteConfig) *Route {
+	b := r.Breaker(cfg.Breaker)
+	rt := &Route{
+		state:   &b.state,
+		slow:    fastMask,
+		breaker: b,
+		maxWait: max(cfg.MaxWait, 0),
+		timeout: max(cfg.Timeout, 0),
+		exclude: cfg.Exclude,
+	}
+	if cfg.Rate > 0 {
+		rt.limiter = r.Limiter(rt.breaker.cfg.Name, cfg.Rate, cfg.Burst)
+		rt.slow = ^uint64(0) // every call waits for a token
+	}
+	return rt
+}
+
+// Breaker returns the route's breaker.
+func (rt *Route) Breaker() *Breaker { return rt.breaker }
+
+// Limiter returns the route's limiter, or nil.
+func (rt *Route) Limiter() *Limiter { return rt.limiter }
+
+// Timeout returns the route's per-call timeout; 0 means none.
+func (rt *Route) Timeout() time.Duration { return rt.timeout }
+
+// ErrInFlight is the value generated code gives a guarded method's error
+// result before it calls the wrapped method, so that [Call.Exit] can tell a
+// method that never returned (a panic) from one that did without calling
+// recover on every call. No method ever returns it.
+var ErrInFlight = errors.New("breaker: call in flight")
+
+// Call is one admitted call on a [Route], a two-word value. Generated code
+// defers [Call.Exit] right after [Route.Enter] succeeds.
+type Call struct {
+	route *Route
+	word  uint64 // the breaker's admission
+}
+
+// Enter admits one call made with ctx: the breaker first, then, if the route
+// has one, the limiter (whose wait ctx bounds). It returns the breaker's
+// rejection (matching [ErrOpen]), the limiter's refusal (matching
+// [ErrRateLimited]) or ctx's error from a wait that ended; in those cases the
+// method must not be called and nothing else is needed. Enter allocates
+// nothing unless it waits for a token.
+func (rt *Route) Enter(ctx context.Context) (Call, error) {
+	if s := rt.state.Load(); s&rt.slow == 0 {
+		return Call{rt, s}, nil
+	}
+	return rt.enterSlow(ctx)
+}
+
+func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
+	b := rt.breaker
+	w, err := b.admit(rt.timeout)
+	if err != nil || rt.limiter == nil {
+		return Call{rt, w}, err
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
+		if errors.Is(err, ErrRateLimited) {
+			b.limited.Add(1)
+		}
+		b.outcome(w, Ignored, nil)
+		return Call{}, err
+	}
+	return Call{rt, w}, nil
+}
+
+// Exit reports the outcome of the call: ctx is the context the method was
+// called with (before any timeout was added) and *errp is its error. It must
+// be called directly by defer: it recovers a panic, records it as a failure
+// and re-raises it. An error in the route's Exclude list counts as a
+// success; otherwise the breaker classifies the error (see
+// [Breaker.Release]). Exit allocates nothing unless the call panicked.
+func (c Call) Exit(ctx context.Context, errp *error) {
+	if err := *errp; err == ErrInFlight {
+		// The method did not return: it panicked (or its goroutine exited).
+		if v := recover(); v != nil {
+			c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
+			panic(v)
+		}
+		c.route.breaker.outcome(c.word, Ignored, nil)
+	} else if err != nil || c.word&fastMask != 0 {
+		c.exitSlow(ctx, err)
+	} else if b := c.route.breaker; uint32(b.fails.Load()) != 0 {
+		b.clearFails(c.word)
+	}
+}
+
+func (c Call) exitSlow(ctx context.Context, err error) {
+	b := c.route.breaker
+	o := Success
+	if err != nil && !c.route.excluded(err) {
+		o = b.Classify(ctx, err)
+	}
+	b.outcome(c.word, o, err)
+}
+
+func (rt *Route) excluded(err error) bool {
+	for _, e := range rt.exclude {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
