@@ -126,14 +126,14 @@ type probe struct {
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
 	// Read on every call; written only by transitions.
-	state  atomic.Uint64               // period<<32 | flags | State
-	reject atomic.Pointer[OpenError]   // the rejection of the current period
-	reg    *Registry                   // owner: clock, logger, events
-	cfg    Config                      // with defaults applied; immutable
-	class  Classifier                  // nil for the default rule
-	count  bool                        // exact call counting (WithCallCounts)
-	flags  uint64                      // countFlag when count
-	_      [64]byte                    // keep the counters below off this cache line
+	state  atomic.Uint64             // period<<32 | flags | State
+	reject atomic.Pointer[OpenError] // the rejection of the current period
+	reg    *Registry                 // owner: clock, logger, events
+	cfg    Config                    // with defaults applied; immutable
+	class  Classifier                // nil for the default rule
+	count  bool                      // exact call counting (WithCallCounts)
+	flags  uint64                    // countFlag when count
+	_      [64]byte                  // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
