@@ -346,7 +346,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 			}
 			if b.fails.CompareAndSwap(f, f+1) {
 				if int(uint32(f))+1 == b.cfg.FailureThreshold {
-					b.trip(w, Brief(err))
+					b.trip(w, reasonOf(err))
 				}
 				return
 			}
@@ -381,11 +381,7 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 				b.probeWins, b.cfg.SuccessThreshold), 0)
 		}
 	case Failure:
-		reason := Brief(err)
-		if reason == "" {
-			reason = defaultReason(HalfOpen, Open)
-		}
-		b.transitionLocked(Open, reason, b.cfg.ResetTimeout)
+		b.transitionLocked(Open, reasonOf(err), b.cfg.ResetTimeout)
 	}
 	b.mu.Unlock()
 	b.reg.flush()

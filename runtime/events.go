@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"sync"
 	"time"
 )
@@ -63,6 +64,16 @@ func (r *ring) newest(limit int) []Event {
 		out = append(out, r.buf[(r.next-i+len(r.buf))%len(r.buf)])
 	}
 	return out
+}
+
+// reasonOf is the reason of a transition caused by err: Brief(err), or for a
+// panic "panic: <value>"; "" (the transition's default) for nil.
+func reasonOf(err error) string {
+	var pe *PanicError
+	if errors.As(err, &pe) {
+		return pe.Error()
+	}
+	return Brief(err)
 }
 
 // defaultReason is the reason of a transition whose caller gave none.

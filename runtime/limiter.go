@@ -71,7 +71,7 @@ func (l *Limiter) Allow() bool {
 
 // Wait takes a token, waiting for one if needed. The wait is bounded by ctx's
 // deadline and, when maxWait > 0, by maxWait: when the token cannot arrive
-// within the bound, Wait returns an error matching [ErrRateLimited] at once,
+// within maxWait, or strictly before the deadline, Wait returns an error matching [ErrRateLimited] at once,
 // without taking anything. When ctx ends during the wait, Wait gives the
 // token back and returns ctx.Err(). With neither bound the wait is unbounded.
 func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
@@ -97,7 +97,7 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 		l.mu.Unlock()
 		return l.err
 	}
-	if dl, ok := ctx.Deadline(); ok && now.Add(wait).After(dl) {
+	if dl, ok := ctx.Deadline(); ok && !now.Add(wait).Before(dl) {
 		l.mu.Unlock()
 		return l.err
 	}
@@ -110,12 +110,11 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 	case <-done:
 		return nil
 	case <-ctx.Done():
-		if t.Stop() {
-			l.mu.Lock()
-			l.advanceLocked(l.clock.Now())
-			l.tokens = min(float64(l.burst), l.tokens+1)
-			l.mu.Unlock()
-		}
+		t.Stop()
+		l.mu.Lock() // give the reserved token back: the call is not made
+		l.advanceLocked(l.clock.Now())
+		l.tokens = min(float64(l.burst), l.tokens+1)
+		l.mu.Unlock()
 		return ctx.Err()
 	}
 }

@@ -25,6 +25,8 @@ type Registry struct {
 	breakers map[string]*Breaker
 	limiters map[string]*Limiter
 
+	warned map[string]bool // guarded by mu: settings already warned about
+
 	qmu      sync.Mutex // guards queue, draining
 	queue    []Event    // transitions recorded but not yet logged and hooked
 	draining bool       // a goroutine is running flush's loop
@@ -105,6 +107,7 @@ func NewRegistry(opts ...Option) *Registry {
 		classifiers: map[string]Classifier{},
 		breakers:    map[string]*Breaker{},
 		limiters:    map[string]*Limiter{},
+		warned:      map[string]bool{},
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -138,7 +141,7 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 		}
 		r.mu.Unlock()
 	}
-	if ok && b.cfg != cfg {
+	if ok && b.cfg != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
 		r.log().Warn(fmt.Sprintf("breaker[%s] already exists with other settings; keeping the first", cfg.Name),
 			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", b.cfg), "ignored", fmt.Sprintf("%+v", cfg))
 	}
@@ -183,7 +186,8 @@ func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
 		r.mu.Unlock()
 	}
 	if ok {
-		if want := newLimiter(name, r.clock, rate, burst); want.rate != l.rate || want.burst != l.burst {
+		if want := newLimiter(name, r.clock, rate, burst); (want.rate != l.rate || want.burst != l.burst) &&
+			r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
 			r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
 				"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
 		}
@@ -205,6 +209,19 @@ func (r *Registry) ResetAll() {
 	for _, b := range r.Breakers() {
 		b.Reset()
 	}
+}
+
+// warnOnce reports whether the conflicting settings key of kind have not been
+// warned about yet, and marks them.
+func (r *Registry) warnOnce(kind, key string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	k := kind + " " + key
+	if r.warned[k] {
+		return false
+	}
+	r.warned[k] = true
+	return true
 }
 
 func (r *Registry) log() *slog.Logger {

@@ -1,0 +1,411 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// step is one line of a breaker's script: an action at the fake clock's
+// current instant and the state expected after it.
+type step struct {
+	do   string // "ok", "fail", "acquire", "release-ok", "release-fail", "advance", "reset"
+	d    time.Duration
+	slot int           // for acquire/release: which held token
+	want runtime.State // state after the step
+	err  error         // for ok/fail/acquire: the admission error expected (nil: admitted)
+	at   time.Duration // with want, the event's offset from t0 (checked when evt != "")
+	evt  string        // expected new event "FROM>TO", "" for none
+}
+
+func TestBreakerSteps(t *testing.T) {
+	cfg := runtime.Config{Name: "tdx", FailureThreshold: 3, ResetTimeout: 10 * time.Second, HalfOpenMax: 2, SuccessThreshold: 2}
+	tests := []struct {
+		name  string
+		cfg   runtime.Config
+		steps []step
+	}{
+		{"success keeps closed", cfg, []step{
+			{do: "ok", want: runtime.Closed},
+			{do: "fail", want: runtime.Closed},
+			{do: "ok", want: runtime.Closed},
+			{do: "fail", want: runtime.Closed},
+			{do: "fail", want: runtime.Closed}, // a success in between reset the count
+		}},
+		{"consecutive failures trip", cfg, []step{
+			{do: "fail", want: runtime.Closed},
+			{do: "fail", want: runtime.Closed},
+			{do: "advance", d: time.Second, want: runtime.Closed},
+			{do: "fail", want: runtime.Open, evt: "CLOSED>OPEN", at: time.Second},
+			{do: "ok", want: runtime.Open, err: runtime.ErrOpen},
+		}},
+		{"open window then probes close it", cfg, []step{
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 9 * time.Second, want: runtime.Open},
+			{do: "advance", d: time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN", at: 10 * time.Second},
+			{do: "acquire", slot: 0, want: runtime.HalfOpen},
+			{do: "acquire", slot: 1, want: runtime.HalfOpen},
+			{do: "acquire", slot: 2, want: runtime.HalfOpen, err: runtime.ErrOpen}, // quota of 2 in use
+			{do: "release-ok", slot: 0, want: runtime.HalfOpen},
+			{do: "release-ok", slot: 1, want: runtime.Closed, evt: "HALF_OPEN>CLOSED", at: 10 * time.Second},
+		}},
+		{"probe failure re-opens with a fresh window", cfg, []step{
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 10 * time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN"},
+			{do: "advance", d: 3 * time.Second, want: runtime.HalfOpen},
+			{do: "fail", want: runtime.Open, evt: "HALF_OPEN>OPEN", at: 13 * time.Second},
+			{do: "advance", d: 9 * time.Second, want: runtime.Open},
+			{do: "advance", d: time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN", at: 23 * time.Second},
+		}},
+		{"success resets progress of a probe run", cfg, []step{
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 10 * time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN"},
+			{do: "ok", want: runtime.HalfOpen},
+			{do: "ok", want: runtime.Closed, evt: "HALF_OPEN>CLOSED"},
+			{do: "fail", want: runtime.Closed},
+			{do: "fail", want: runtime.Closed},
+		}},
+		{"outcome from an older period is ignored", cfg, []step{
+			{do: "acquire", slot: 0, want: runtime.Closed}, // a slow call, admitted while CLOSED
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 10 * time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN"},
+			{do: "release-ok", slot: 0, want: runtime.HalfOpen}, // cannot close it
+			{do: "acquire", slot: 1, want: runtime.HalfOpen},
+			{do: "release-fail", slot: 1, want: runtime.Open, evt: "HALF_OPEN>OPEN"},
+		}},
+		{"reset closes and records nothing", cfg, []step{
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "reset", want: runtime.Closed},
+			{do: "fail"}, {do: "fail", want: runtime.Closed},
+		}},
+		{"defaults: five failures, 30s", runtime.Config{Name: "d"}, []step{
+			{do: "fail"}, {do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Closed},
+			{do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 29 * time.Second, want: runtime.Open},
+			{do: "advance", d: time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN", at: 30 * time.Second},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			clk := newFakeClock()
+			reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()))
+			b := reg.Breaker(tt.cfg)
+			held := map[int]runtime.Token{}
+			nev := 0
+			for i, s := range tt.steps {
+				where := fmt.Sprintf("step %d (%s)", i, s.do)
+				var err error
+				switch s.do {
+				case "ok", "fail":
+					var callErr error
+					if s.do == "fail" {
+						callErr = errors.New("upstream 502")
+					}
+					err = b.Do(context.Background(), func(context.Context) error { return callErr })
+					if errors.Is(err, runtime.ErrOpen) || s.err == nil {
+						if s.err == nil && err != nil && !errors.Is(err, callErr) {
+							t.Fatalf("%s: unexpected error %v", where, err)
+						}
+					}
+					if s.err != nil {
+						assert.ErrorIs(t, err, s.err, where)
+					}
+				case "acquire":
+					var tok runtime.Token
+					tok, err = b.Acquire(context.Background())
+					if s.err != nil {
+						assert.ErrorIs(t, err, s.err, where)
+					} else {
+						require.NoError(t, err, where)
+						held[s.slot] = tok
+					}
+				case "release-ok":
+					b.Release(held[s.slot], nil)
+				case "release-fail":
+					b.Release(held[s.slot], io.ErrUnexpectedEOF)
+				case "advance":
+					clk.Advance(s.d)
+				case "reset":
+					b.Reset()
+				}
+				if s.want != runtime.Closed || s.do != "ok" && s.do != "fail" || s.evt != "" {
+					assert.Equal(t, s.want, b.State(), where)
+				}
+				evs := reg.Events(0)
+				if s.evt == "" {
+					assert.Len(t, evs, nev, "%s: no new event expected", where)
+					continue
+				}
+				if assert.Len(t, evs, nev+1, "%s: one new event expected", where) {
+					ev := evs[0]
+					assert.Equal(t, s.evt, ev.From.String()+">"+ev.To.String(), where)
+					assert.Equal(t, tt.cfg.Name, ev.Source, where)
+					assert.NotEmpty(t, ev.Reason, where)
+					if s.at != 0 {
+						assert.Equal(t, t0.Add(s.at), ev.Time, where)
+					}
+				}
+				nev = len(evs)
+			}
+		})
+	}
+}
+
+func newTestRegistry(t *testing.T, opts ...runtime.Option) (*runtime.Registry, *fakeClock) {
+	t.Helper()
+	clk := newFakeClock()
+	return runtime.NewRegistry(append([]runtime.Option{runtime.WithClock(clk), runtime.WithLogger(discardLogger())}, opts...)...), clk
+}
+
+func trip(t *testing.T, b *runtime.Breaker) {
+	t.Helper()
+	for b.State() == runtime.Closed {
+		_ = b.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
+	}
+	require.Equal(t, runtime.Open, b.State())
+}
+
+func TestRejectionNamesBreakerAndNextProbe(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: 30 * time.Second})
+	trip(t, b)
+	called := false
+	err := b.Do(context.Background(), func(context.Context) error { called = true; return nil })
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	assert.False(t, called, "an OPEN breaker must not call the upstream")
+	var oe *runtime.OpenError
+	require.ErrorAs(t, err, &oe)
+	assert.Equal(t, "eastmoney", oe.Name)
+	assert.Equal(t, t0.Add(30*time.Second), oe.Until)
+	assert.Contains(t, err.Error(), "eastmoney")
+	assert.Contains(t, err.Error(), "2026-03-02T09:30:30Z")
+	st := b.Stats()
+	assert.Equal(t, t0, st.OpenedAt)
+	assert.Equal(t, t0.Add(30*time.Second), st.NextProbe)
+}
+
+func TestLostProbeIsReclaimed(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "lost", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	trip(t, b)
+	clk.Advance(10 * time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+
+	_, err := b.Acquire(context.Background()) // a probe whose goroutine hangs for ever
+	require.NoError(t, err)
+	_, err = b.Acquire(context.Background())
+	require.ErrorIs(t, err, runtime.ErrOpen, "the single probe slot is taken")
+
+	clk.Advance(10*time.Second - time.Nanosecond)
+	assert.Equal(t, runtime.HalfOpen, b.State(), "not reclaimed before the window")
+	clk.Advance(time.Nanosecond)
+	assert.Equal(t, runtime.Open, b.State(), "reclaimed as a failure: OPEN with a fresh window")
+	ev := reg.Events(1)[0]
+	assert.Equal(t, runtime.HalfOpen, ev.From)
+	assert.Contains(t, ev.Reason, "reclaimed")
+
+	clk.Advance(10 * time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+	require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+	assert.Equal(t, runtime.Closed, b.State(), "a new probe gets the slot and recovers")
+}
+
+func TestLostProbeReclaimedLazilyWithoutTimers(t *testing.T) {
+	// A clock whose timers never fire: only reads of the state move it.
+	clk := &stuckClock{now: t0}
+	reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()))
+	b := reg.Breaker(runtime.Config{Name: "lazy", FailureThreshold: 1, ResetTimeout: time.Second})
+	trip(t, b)
+	clk.now = t0.Add(time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+	_, err := b.Acquire(context.Background())
+	require.NoError(t, err)
+	clk.now = t0.Add(2 * time.Second)
+	assert.Equal(t, runtime.Open, b.State())
+}
+
+type stuckClock struct{ now time.Time }
+
+func (c *stuckClock) Now() time.Time                                { return c.now }
+func (c *stuckClock) AfterFunc(time.Duration, func()) runtime.Timer { return stoppedTimer{} }
+
+type stoppedTimer struct{}
+
+func (stoppedTimer) Stop() bool { return true }
+
+func TestRouteTimeoutLengthensProbeHold(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
+	trip(t, rt.Breaker())
+	clk.Advance(5 * time.Second)
+	_, err := rt.Enter(context.Background())
+	require.NoError(t, err)
+	clk.Advance(19 * time.Second)
+	assert.Equal(t, runtime.HalfOpen, rt.Breaker().State(), "a probe may run for the route's timeout")
+	clk.Advance(time.Second)
+	assert.Equal(t, runtime.Open, rt.Breaker().State())
+}
+
+func TestOutcomeClasses(t *testing.T) {
+	errNotFound := errors.New("not found")
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	tests := []struct {
+		name     string
+		ctx      context.Context
+		err      error
+		class    runtime.Classifier
+		failures uint64
+		ignored  uint64
+	}{
+		{"nil is success", context.Background(), nil, nil, 0, 0},
+		{"error is failure", context.Background(), io.EOF, nil, 1, 0},
+		{"excluded error is success", context.Background(), fmt.Errorf("wrapped: %w", errNotFound), nil, 0, 0},
+		{"caller cancel is ignored", canceled, context.Canceled, nil, 0, 1},
+		{"cancel with live caller ctx is failure", context.Background(), context.Canceled, nil, 1, 0},
+		{"deadline is failure", context.Background(), context.DeadlineExceeded, nil, 1, 0},
+		{"classifier overrides", context.Background(), io.EOF, func(context.Context, error) runtime.Outcome { return runtime.Ignored }, 0, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var opts []runtime.Option
+			if tt.class != nil {
+				opts = append(opts, runtime.WithClassifier("c", tt.class))
+			}
+			reg, _ := newTestRegistry(t, opts...)
+			rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
+			call, err := rt.Enter(tt.ctx)
+			require.NoError(t, err)
+			callErr := tt.err
+			call.Exit(tt.ctx, &callErr)
+			st := rt.Breaker().Stats()
+			assert.Equal(t, tt.failures, st.Failures)
+			assert.Equal(t, tt.ignored, st.Ignored)
+			want := runtime.Closed
+			if tt.failures > 0 {
+				want = runtime.Open
+			}
+			assert.Equal(t, want, st.State)
+		})
+	}
+}
+
+func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
+	b := rt.Breaker()
+	trip(t, b)
+	clk.Advance(time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+
+	guarded := func() (err error) {
+		call, err := rt.Enter(context.Background())
+		if err != nil {
+			return err
+		}
+		defer call.Exit(context.Background(), &err)
+		err = runtime.ErrInFlight
+		panic("quote parser bug")
+	}
+	assert.PanicsWithValue(t, "quote parser bug", func() { _ = guarded() })
+	assert.Equal(t, runtime.Open, b.State(), "the panicking probe re-opened the breaker")
+	assert.Equal(t, "panic: quote parser bug", reg.Events(1)[0].Reason)
+	assert.Equal(t, 0, b.Stats().ProbesInFlight)
+
+	// Do behaves the same.
+	clk.Advance(time.Second)
+	assert.Panics(t, func() { _ = b.Do(context.Background(), func(context.Context) error { panic(42) }) })
+	assert.Equal(t, runtime.Open, b.State())
+	assert.Equal(t, "panic: 42", reg.Events(1)[0].Reason)
+}
+
+func TestHooksRunOutsideLocksInOrder(t *testing.T) {
+	var mu sync.Mutex
+	var seen []string
+	var reg *runtime.Registry
+	reg, clk := newTestRegistry(t, runtime.OnStateChange(func(ev runtime.Event) {
+		b, ok := reg.Lookup(ev.Source)
+		require.True(t, ok)
+		st := b.Stats() // calling back in must not deadlock
+		mu.Lock()
+		seen = append(seen, ev.From.String()+">"+ev.To.String()+"@"+st.State.String())
+		mu.Unlock()
+		if ev.To == runtime.HalfOpen {
+			b.Reset() // a hook may even act on the breaker
+		}
+	}))
+	b := reg.Breaker(runtime.Config{Name: "h", FailureThreshold: 1, ResetTimeout: time.Second})
+	trip(t, b)
+	clk.Advance(time.Second)
+	assert.Equal(t, []string{"CLOSED>OPEN@OPEN", "OPEN>HALF_OPEN@HALF_OPEN"}, seen)
+	assert.Equal(t, runtime.Closed, b.State())
+	assert.Len(t, reg.Events(0), 2, "Reset records no event")
+}
+
+func TestTransitionLogLine(t *testing.T) {
+	var logs logBuffer
+	clk := newFakeClock()
+	reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(logs.logger()))
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1})
+	_ = b.Do(context.Background(), func(context.Context) error { return errors.New("connection refused") })
+	out := logs.String()
+	assert.Equal(t, 1, strings.Count(out, "\n"), out)
+	assert.Contains(t, out, `level=INFO msg="breaker[tdx] CLOSED → OPEN" breaker=tdx from=CLOSED to=OPEN reason="connection refused"`)
+	b.Reset()
+	assert.Contains(t, logs.String(), "reset")
+}
+
+func TestResetClearsEveryCounter(t *testing.T) {
+	reg, _ := newTestRegistry(t, runtime.WithCallCounts())
+	b := reg.Breaker(runtime.Config{Name: "r", FailureThreshold: 2})
+	_ = b.Do(context.Background(), func(context.Context) error { return nil })
+	_ = b.Do(context.Background(), func(context.Context) error { return io.EOF })
+	st := b.Stats()
+	require.Equal(t, uint64(2), st.Calls)
+	require.Equal(t, 1, st.ConsecutiveFailures)
+	b.Reset() // CLOSED already: still clears
+	st = b.Stats()
+	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Counted: true}, st)
+	trip(t, b)
+	reg.ResetAll()
+	assert.Equal(t, runtime.Closed, b.State())
+	assert.Equal(t, uint64(0), b.Stats().Failures)
+	assert.Len(t, reg.Events(0), 1, "only the real trip is in the log")
+}
+
+func TestCallCounts(t *testing.T) {
+	reg, clk := newTestRegistry(t, runtime.WithCallCounts())
+	b := reg.Breaker(runtime.Config{Name: "n", FailureThreshold: 2})
+	for range 3 {
+		_ = b.Do(context.Background(), func(context.Context) error { return nil })
+	}
+	clk.Advance(time.Second)
+	_ = b.Do(context.Background(), func(context.Context) error { return io.EOF })
+	_ = b.Do(context.Background(), func(context.Context) error { return io.EOF })
+	_ = b.Do(context.Background(), func(context.Context) error { return nil }) // rejected
+	st := b.Stats()
+	assert.Equal(t, uint64(5), st.Calls)
+	assert.Equal(t, uint64(3), st.Successes)
+	assert.Equal(t, uint64(2), st.Failures)
+	assert.Equal(t, uint64(1), st.Rejections)
+	assert.Equal(t, uint64(1), st.StateChanges)
+	assertTime(t, t0, st.LastSuccess)
+	assertTime(t, t0.Add(time.Second), st.LastFailure)
+}
+
+func assertTime(t *testing.T, want, got time.Time, msg ...any) {
+	t.Helper()
+	assert.True(t, want.Equal(got), "want %s, got %s %v", want, got, fmt.Sprint(msg...))
+}
+
+func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
