@@ -157,7 +157,8 @@ type Breaker struct {
 	openedAt     time.Time
 	nextProbe    time.Time
 	probeWins    int     // consecutive probe successes in this HALF_OPEN period
-	inflight     []probe // HALF_OPEN probes whose outcome is pending
+	inflight     []probe  // HALF_OPEN probes whose outcome is pending
+	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64
 	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
 }
@@ -171,6 +172,7 @@ func newBreaker(reg *Registry, cfg Config, class Classifier) *Breaker {
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
+	b.reclaimed = make([]uint64, 0, 16)
 	return b
 }
 
@@ -317,22 +319,11 @@ func (b *Breaker) clearFails(w uint64) {
 
 // outcome counts outcome o of the call admitted as w.
 func (b *Breaker) outcome(w uint64, o Outcome, err error) {
-	switch o {
-	case Success:
-		if b.count {
-			b.successes.Add(1)
-			b.lastSuccess.Store(b.reg.clock.Now().UnixNano())
-		}
-	case Failure:
-		b.failures.Add(1)
-		b.lastFailure.Store(b.reg.clock.Now().UnixNano())
-	default:
-		b.ignored.Add(1)
-	}
 	if id := w & probeMask >> probeShift; id != 0 {
 		b.probeDone(w&^probeMask, id, o, err)
 		return
 	}
+	b.countOutcome(o)
 	switch o {
 	case Success:
 		if uint32(b.fails.Load()) != 0 {
@@ -354,6 +345,22 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 	}
 }
 
+// countOutcome adds one outcome to the totals.
+func (b *Breaker) countOutcome(o Outcome) {
+	switch o {
+	case Success:
+		if b.count {
+			b.successes.Add(1)
+			b.lastSuccess.Store(b.reg.clock.Now().UnixNano())
+		}
+	case Failure:
+		b.failures.Add(1)
+		b.lastFailure.Store(b.reg.clock.Now().UnixNano())
+	default:
+		b.ignored.Add(1)
+	}
+}
+
 // trip moves CLOSED state word s to OPEN.
 func (b *Breaker) trip(s uint64, reason string) {
 	b.mu.Lock()
@@ -369,6 +376,11 @@ func (b *Breaker) trip(s uint64, reason string) {
 // probeDone counts the outcome of probe id admitted in state word s.
 func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 	b.mu.Lock()
+	if b.wasReclaimedLocked(s | id<<probeShift) {
+		b.mu.Unlock()
+		return // already counted as a failure when its slot was reclaimed
+	}
+	b.countOutcome(o)
 	if b.state.Load() != s || !b.removeProbeLocked(id) {
 		b.mu.Unlock()
 		return // a later period, or the slot was reclaimed
@@ -385,6 +397,18 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 	}
 	b.mu.Unlock()
 	b.reg.flush()
+}
+
+// wasReclaimedLocked reports whether the probe admitted as w had its slot
+// reclaimed, and forgets it.
+func (b *Breaker) wasReclaimedLocked(w uint64) bool {
+	for i, r := range b.reclaimed {
+		if r == w {
+			b.reclaimed = append(b.reclaimed[:i], b.reclaimed[i+1:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // removeProbeLocked frees the slot of probe id; false if it is not pending.
@@ -421,8 +445,11 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 	first := b.inflight[0].deadline
 	for _, p := range b.inflight {
 		if !now.Before(p.deadline) {
-			b.failures.Add(1)
-			b.lastFailure.Store(now.UnixNano())
+			b.countOutcome(Failure)
+			if len(b.reclaimed) == cap(b.reclaimed) {
+				b.reclaimed = b.reclaimed[1:]
+			}
+			b.reclaimed = append(b.reclaimed, b.state.Load()|p.id<<probeShift)
 			b.transitionLocked(Open, fmt.Sprintf("probe not released within %s, slot reclaimed as a failure",
 				p.window), b.cfg.ResetTimeout)
 			return

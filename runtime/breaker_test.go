@@ -83,6 +83,15 @@ func TestBreakerSteps(t *testing.T) {
 			{do: "acquire", slot: 1, want: runtime.HalfOpen},
 			{do: "release-fail", slot: 1, want: runtime.Open, evt: "HALF_OPEN>OPEN"},
 		}},
+		{"failure from an older period cannot count in a later CLOSED one", cfg, []step{
+			{do: "acquire", slot: 0, want: runtime.Closed},
+			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+			{do: "advance", d: 10 * time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN"},
+			{do: "ok"}, {do: "ok", want: runtime.Closed, evt: "HALF_OPEN>CLOSED"},
+			{do: "release-fail", slot: 0, want: runtime.Closed},
+			{do: "fail"}, {do: "fail", want: runtime.Closed}, // only 2 of 3 count
+			{do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
+		}},
 		{"reset closes and records nothing", cfg, []step{
 			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
 			{do: "reset", want: runtime.Closed},

@@ -1,0 +1,264 @@
+package runtime_test
+
+import (
+	"context"
+	"flag"
+	"errors"
+	"testing"
+	"time"
+
+	"pgregory.net/rapid"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// model is the reference breaker: the SPEC's state machine written as
+// plainly as possible, with no concurrency and no cleverness.
+type model struct {
+	cfg       runtime.Config
+	now       time.Time
+	state     runtime.State
+	period    int
+	fails     int // consecutive failures in CLOSED
+	wins      int // consecutive probe successes in HALF_OPEN
+	nextProbe time.Time
+	probes    map[int]time.Time // pending probes: token index -> deadline
+	reclaimed map[int]bool      // probes whose slot was reclaimed
+	events    int
+	failures  uint64
+	ignored   uint64
+}
+
+func (m *model) move(to runtime.State, at time.Time) {
+	if m.state == to {
+		return
+	}
+	m.state = to
+	m.period++
+	m.fails, m.wins = 0, 0
+	m.probes = map[int]time.Time{}
+	m.events++
+	if to == runtime.Open {
+		m.nextProbe = at.Add(m.cfg.ResetTimeout)
+	}
+}
+
+// advance lets time pass up to t, making every timed move in order.
+func (m *model) advance(t time.Time) {
+	for {
+		switch m.state {
+		case runtime.Open:
+			if t.Before(m.nextProbe) {
+				m.now = t
+				return
+			}
+			m.move(runtime.HalfOpen, m.nextProbe)
+			continue
+		case runtime.HalfOpen:
+			var first time.Time
+			victim := -1
+			for i, dl := range m.probes {
+				if first.IsZero() || dl.Before(first) || dl.Equal(first) && i < victim {
+					first, victim = dl, i
+				}
+			}
+			if !first.IsZero() && !t.Before(first) {
+				m.failures++
+				m.reclaimed[victim] = true
+				m.move(runtime.Open, first)
+				continue
+			}
+		}
+		m.now = t
+		return
+	}
+}
+
+type heldToken struct {
+	tok    runtime.Token
+	period int
+	probe  bool
+	open   bool // not yet released
+}
+
+// TestBreakerMatchesModel drives random sequences of acquire, release with
+// an outcome, whole failing calls, time passing and reset against the model.
+// It runs 1000 sequences by default (-rapid.checks to change).
+func TestBreakerMatchesModel(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		_ = f.Value.Set("1000")
+		defer func() { _ = f.Value.Set(f.DefValue) }()
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := runtime.Config{
+			Name:             "model",
+			FailureThreshold: rapid.IntRange(1, 3).Draw(rt, "threshold"),
+			ResetTimeout:     time.Duration(rapid.IntRange(1, 5).Draw(rt, "reset")) * time.Second,
+			HalfOpenMax:      rapid.IntRange(1, 3).Draw(rt, "halfopen"),
+			SuccessThreshold: rapid.IntRange(1, 2).Draw(rt, "successes"),
+		}
+		clk := newFakeClock()
+		reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()), runtime.WithEventCapacity(100000))
+		b := reg.Breaker(cfg)
+		m := &model{cfg: cfg, now: t0, period: 1, probes: map[int]time.Time{}, reclaimed: map[int]bool{}}
+		var held []heldToken
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"acquire": func(rt *rapid.T) {
+				tok, err := b.Acquire(context.Background())
+				admit := m.state == runtime.Closed || m.state == runtime.HalfOpen && len(m.probes) < cfg.HalfOpenMax
+				if admit != (err == nil) {
+					rt.Fatalf("model admits=%v, breaker err=%v (state %v)", admit, err, m.state)
+				}
+				if err != nil {
+					if !errors.Is(err, runtime.ErrOpen) {
+						rt.Fatalf("rejection %v does not match ErrOpen", err)
+					}
+					return
+				}
+				h := heldToken{tok: tok, period: m.period, probe: m.state == runtime.HalfOpen, open: true}
+				if h.probe {
+					m.probes[len(held)] = m.now.Add(cfg.ResetTimeout)
+				}
+				held = append(held, h)
+			},
+			"release": func(rt *rapid.T) {
+				var pending []int
+				for i, h := range held {
+					if h.open {
+						pending = append(pending, i)
+					}
+				}
+				if len(pending) == 0 {
+					rt.Skip("nothing held")
+				}
+				i := rapid.SampledFrom(pending).Draw(rt, "token")
+				o := rapid.SampledFrom([]runtime.Outcome{runtime.Success, runtime.Failure, runtime.Ignored}).Draw(rt, "outcome")
+				held[i].open = false
+				b.Record(held[i].tok, o, errors.New("upstream"))
+				if m.reclaimed[i] {
+					return // counted as a failure when reclaimed
+				}
+				switch o {
+				case runtime.Failure:
+					m.failures++
+				case runtime.Ignored:
+					m.ignored++
+				}
+				h := held[i]
+				if h.period != m.period {
+					return // an older period: ignored
+				}
+				if h.probe {
+					if _, ok := m.probes[i]; !ok {
+						return // reclaimed
+					}
+					delete(m.probes, i)
+					switch o {
+					case runtime.Success:
+						m.wins++
+						if m.wins >= cfg.SuccessThreshold {
+							m.move(runtime.Closed, m.now)
+						}
+					case runtime.Failure:
+						m.move(runtime.Open, m.now)
+					}
+					return
+				}
+				switch o {
+				case runtime.Success:
+					m.fails = 0
+				case runtime.Failure:
+					m.fails++
+					if m.fails == cfg.FailureThreshold {
+						m.move(runtime.Open, m.now)
+					}
+				}
+			},
+			"fail": func(rt *rapid.T) { // a whole failing call: drives trips
+				if err := b.Do(context.Background(), func(context.Context) error { return errors.New("down") }); errors.Is(err, runtime.ErrOpen) {
+					if m.state == runtime.Closed {
+						rt.Fatalf("rejected while the model is CLOSED")
+					}
+					return
+				}
+				m.failures++
+				switch m.state {
+				case runtime.Closed:
+					m.fails++
+					if m.fails == cfg.FailureThreshold {
+						m.move(runtime.Open, m.now)
+					}
+				case runtime.HalfOpen:
+					m.move(runtime.Open, m.now)
+				default:
+					rt.Fatalf("admitted while the model is OPEN")
+				}
+			},
+			"advance": func(rt *rapid.T) {
+				d := time.Duration(rapid.IntRange(1, 8000).Draw(rt, "ms")) * time.Millisecond
+				clk.Advance(d)
+				m.advance(m.now.Add(d))
+			},
+			"reset": func(rt *rapid.T) {
+				b.Reset()
+				m.state, m.fails, m.wins = runtime.Closed, 0, 0
+				m.period++
+				m.probes = map[int]time.Time{}
+				m.failures, m.ignored = 0, 0
+				m.events = 0
+				held = held[:0:0] // tokens from before a reset can no longer count
+				m.reclaimed = map[int]bool{}
+			},
+			"": func(rt *rapid.T) { // invariants after every action
+				st := b.Stats()
+				if st.State != m.state {
+					rt.Fatalf("state %v, model %v", st.State, m.state)
+				}
+				if st.ProbesInFlight > cfg.HalfOpenMax {
+					rt.Fatalf("%d probes in flight, quota %d", st.ProbesInFlight, cfg.HalfOpenMax)
+				}
+				if st.ProbesInFlight != len(m.probes) {
+					rt.Fatalf("%d probes in flight, model %d", st.ProbesInFlight, len(m.probes))
+				}
+				if st.State == runtime.Closed && st.ConsecutiveFailures != m.fails {
+					rt.Fatalf("consecutive failures %d, model %d", st.ConsecutiveFailures, m.fails)
+				}
+				if st.State == runtime.HalfOpen && st.ConsecutiveSuccesses != m.wins {
+					rt.Fatalf("probe successes %d, model %d", st.ConsecutiveSuccesses, m.wins)
+				}
+				if st.Failures != m.failures || st.Ignored != m.ignored {
+					rt.Fatalf("failures/ignored %d/%d, model %d/%d", st.Failures, st.Ignored, m.failures, m.ignored)
+				}
+				if st.State == runtime.Open && !st.NextProbe.Equal(m.nextProbe) {
+					rt.Fatalf("next probe %v, model %v", st.NextProbe, m.nextProbe)
+				}
+				evs := reg.Events(100000)
+				if len(evs) < m.events { // reset records none, but old ones stay
+					rt.Fatalf("%d events, model %d transitions", len(evs), m.events)
+				}
+				if st.StateChanges != uint64(m.events) {
+					rt.Fatalf("%d state changes, model %d", st.StateChanges, m.events)
+				}
+				for i, ev := range evs {
+					if ev.From == ev.To || ev.Reason == "" {
+						rt.Fatalf("event %d is not a real transition with a reason: %+v", i, ev)
+					}
+				}
+				// Never stuck: after the longest window with no action, a
+				// HALF_OPEN breaker has either closed or re-opened.
+				if st.State == runtime.HalfOpen && len(m.probes) > 0 {
+					var last time.Time
+					for _, dl := range m.probes {
+						if dl.After(last) {
+							last = dl
+						}
+					}
+					if last.Sub(m.now) > cfg.ResetTimeout {
+						rt.Fatalf("probe deadline %v beyond the window from %v", last, m.now)
+					}
+				}
+			},
+		})
+	})
+}

@@ -1,0 +1,133 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// TestStressManyGoroutines hammers one breaker and one route from many
+// goroutines with mixed outcomes while time moves and hooks read back. Run
+// under -race it checks the lock-free paths; its assertions check that the
+// counters add up and the state machine never breaks its invariants.
+func TestStressManyGoroutines(t *testing.T) {
+	clk := newFakeClock()
+	var hookEvents atomic.Int64
+	var reg *runtime.Registry
+	reg = runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()), runtime.WithCallCounts(),
+		runtime.WithEventCapacity(1<<20),
+		runtime.OnStateChange(func(ev runtime.Event) {
+			hookEvents.Add(1)
+			if b, ok := reg.Lookup(ev.Source); ok {
+				_ = b.Stats()
+			}
+		}))
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "stress", FailureThreshold: 3, ResetTimeout: 50 * time.Millisecond, HalfOpenMax: 2}})
+	b := rt.Breaker()
+
+	const workers, calls = 16, 2000
+	var admitted, rejected, maxProbes atomic.Int64
+	var inProbe atomic.Int64
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	go func() { // time keeps moving
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				clk.Advance(7 * time.Millisecond)
+			}
+		}
+	}()
+	for w := range workers {
+		wg.Go(func() {
+			for i := range calls {
+				ctx := context.Background()
+				call, err := rt.Enter(ctx)
+				if err != nil {
+					require.ErrorIs(t, err, runtime.ErrOpen)
+					rejected.Add(1)
+					continue
+				}
+				admitted.Add(1)
+				probing := b.State() == runtime.HalfOpen
+				if probing {
+					n := inProbe.Add(1)
+					for {
+						m := maxProbes.Load()
+						if n <= m || maxProbes.CompareAndSwap(m, n) {
+							break
+						}
+					}
+				}
+				var callErr error
+				if (w+i)%3 == 0 {
+					callErr = errors.New("flaky")
+				}
+				call.Exit(ctx, &callErr)
+				if probing {
+					inProbe.Add(-1)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+
+	st := b.Stats()
+	assert.Equal(t, uint64(admitted.Load()), st.Calls, "every admitted call counted once")
+	assert.Equal(t, uint64(rejected.Load()), st.Rejections)
+	assert.Equal(t, st.Calls, st.Successes+st.Failures+st.Ignored, "outcomes add up")
+	assert.Equal(t, 0, st.ProbesInFlight)
+	evs := reg.Events(1 << 20)
+	assert.Equal(t, int(st.StateChanges), len(evs), "one event per transition")
+	assert.Equal(t, int64(len(evs)), hookEvents.Load(), "one hook call per transition")
+	for i := 1; i < len(evs); i++ {
+		// Events chain: each starts where the previous (older) one ended.
+		assert.Equal(t, evs[i].To, evs[i-1].From, "event %d", i)
+	}
+	assert.Greater(t, len(evs), 3, "the run must actually trip and recover")
+}
+
+func TestZeroAllocations(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	reg, _ := newTestRegistry(t)
+	ctx := context.Background()
+	ok := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "ok"}})
+	failing := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "fail", FailureThreshold: 1 << 30}})
+	open := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "open", FailureThreshold: 1}})
+	trip(t, open.Breaker())
+	upstream := errors.New("down")
+	guarded := func(rt *runtime.Route, callErr error) (err error) {
+		call, err := rt.Enter(ctx)
+		if err != nil {
+			return err
+		}
+		defer call.Exit(ctx, &err)
+		err = runtime.ErrInFlight
+		return callErr
+	}
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = guarded(ok, nil) }), "success")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = guarded(failing, upstream) }), "failure")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = guarded(open, nil) }), "rejection")
+	b := ok.Breaker()
+	assert.Zero(t, testing.AllocsPerRun(1000, func() {
+		tok, err := b.Acquire(ctx)
+		if err == nil {
+			b.Release(tok, nil)
+		}
+	}), "two-step API")
+	l := reg.Limiter("free", 1e9, 1<<20)
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = l.Wait(ctx, 0) }), "limiter with a token ready")
+}
