@@ -156,7 +156,7 @@ type Breaker struct {
 	stateChanges uint64
 	openedAt     time.Time
 	nextProbe    time.Time
-	probeWins    int     // consecutive probe successes in this HALF_OPEN period
+	probeWins    int      // consecutive probe successes in this HALF_OPEN period
 	inflight     []probe  // HALF_OPEN probes whose outcome is pending
 	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64

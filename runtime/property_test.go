@@ -2,8 +2,8 @@ package runtime_test
 
 import (
 	"context"
-	"flag"
 	"errors"
+	"flag"
 	"testing"
 	"time"
 
