@@ -88,11 +88,12 @@ type Call struct {
 // [ErrRateLimited]) or ctx's error from a wait that ended; in those cases the
 // method must not be called and nothing else is needed. Enter allocates
 // nothing unless it waits for a token.
-func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	if s := rt.state.Load(); s&rt.slow == 0 {
-		return Call{rt, s}, nil
+func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
+	if c.word = rt.state.Load(); c.word&rt.slow != 0 {
+		return rt.enterSlow(ctx)
 	}
-	return rt.enterSlow(ctx)
+	c.route = rt
+	return
 }
 
 func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
@@ -121,18 +122,23 @@ func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
 // success; otherwise the breaker classifies the error (see
 // [Breaker.Release]). Exit allocates nothing unless the call panicked.
 func (c Call) Exit(ctx context.Context, errp *error) {
-	if err := *errp; err == ErrInFlight {
+	err := *errp
+	if err == nil && c.word&fastMask == 0 { // a plain CLOSED success
+		if b := c.route.breaker; uint32(b.fails.Load()) != 0 {
+			b.clearFails(c.word)
+		}
+		return
+	}
+	if err == ErrInFlight {
 		// The method did not return: it panicked (or its goroutine exited).
 		if v := recover(); v != nil {
 			c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
 			panic(v)
 		}
 		c.route.breaker.outcome(c.word, Ignored, nil)
-	} else if err != nil || c.word&fastMask != 0 {
-		c.exitSlow(ctx, err)
-	} else if b := c.route.breaker; uint32(b.fails.Load()) != 0 {
-		b.clearFails(c.word)
+		return
 	}
+	c.exitSlow(ctx, err)
 }
 
 func (c Call) exitSlow(ctx context.Context, err error) {
