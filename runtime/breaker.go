@@ -330,6 +330,10 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 			b.clearFails(w)
 		}
 	case Failure:
+		if d := retryAfter(err); d > 0 {
+			b.trip(w, cooldownReason(d, err), d)
+			return
+		}
 		for {
 			f := b.fails.Load()
 			if period(f) != period(w) {
@@ -337,7 +341,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 			}
 			if b.fails.CompareAndSwap(f, f+1) {
 				if int(uint32(f))+1 == b.cfg.FailureThreshold {
-					b.trip(w, reasonOf(err))
+					b.trip(w, reasonOf(err), b.cfg.ResetTimeout)
 				}
 				return
 			}
@@ -361,14 +365,14 @@ func (b *Breaker) countOutcome(o Outcome) {
 	}
 }
 
-// trip moves CLOSED state word s to OPEN.
-func (b *Breaker) trip(s uint64, reason string) {
+// trip moves CLOSED state word s to OPEN for window.
+func (b *Breaker) trip(s uint64, reason string, window time.Duration) {
 	b.mu.Lock()
 	if b.state.Load() != s {
 		b.mu.Unlock()
 		return
 	}
-	b.transitionLocked(Open, reason, b.cfg.ResetTimeout)
+	b.transitionLocked(Open, reason, window)
 	b.mu.Unlock()
 	b.reg.flush()
 }
@@ -393,7 +397,11 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 				b.probeWins, b.cfg.SuccessThreshold), 0)
 		}
 	case Failure:
-		b.transitionLocked(Open, reasonOf(err), b.cfg.ResetTimeout)
+		if d := retryAfter(err); d > 0 {
+			b.transitionLocked(Open, cooldownReason(d, err), d)
+		} else {
+			b.transitionLocked(Open, reasonOf(err), b.cfg.ResetTimeout)
+		}
 	}
 	b.mu.Unlock()
 	b.reg.flush()

@@ -20,6 +20,8 @@ type Registry struct {
 	hooks       []func(Event)
 	countCalls  bool
 	classifiers map[string]Classifier
+	noEnv       bool
+	env, code   map[string]override // run-time settings by EnvName
 
 	mu       sync.RWMutex // guards breakers, limiters
 	breakers map[string]*Breaker
@@ -99,7 +101,10 @@ func WithCallCounts() Option {
 	return func(r *Registry) { r.countCalls = true }
 }
 
-// NewRegistry returns an empty registry.
+// NewRegistry returns an empty registry. It reads the BREAKER_<NAME>_*
+// environment variables now (unless [WithoutEnv]): THRESHOLD, RESET (a Go
+// duration or seconds), HALFOPEN, SUCCESSES and RATELIMIT (R/B), where NAME
+// is the breaker's [EnvName].
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
@@ -108,11 +113,16 @@ func NewRegistry(opts ...Option) *Registry {
 		breakers:    map[string]*Breaker{},
 		limiters:    map[string]*Limiter{},
 		warned:      map[string]bool{},
+		env:         map[string]override{},
+		code:        map[string]override{},
 	}
 	for _, o := range opts {
 		if o != nil {
 			o(r)
 		}
+	}
+	if !r.noEnv {
+		r.readEnv(environ())
 	}
 	return r
 }
@@ -124,11 +134,12 @@ var defaultRegistry = sync.OnceValue(func() *Registry { return NewRegistry() })
 func Default() *Registry { return defaultRegistry() }
 
 // Breaker returns the breaker called cfg.Name, creating it with cfg if it
-// does not exist yet. The first configuration of a name wins: a later call
+// does not exist yet; run-time settings ([WithConfig], BREAKER_* variables)
+// override cfg's fields. The first configuration of a name wins: a later call
 // with a different one gets the existing breaker and logs a warning once per
 // differing configuration.
 func (r *Registry) Breaker(cfg Config) *Breaker {
-	cfg = cfg.withDefaults()
+	cfg = r.settle(cfg.withDefaults())
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()
@@ -169,10 +180,12 @@ func (r *Registry) Breakers() []*Breaker {
 }
 
 // Limiter returns the limiter called name, creating it with rate tokens per
-// second and the given burst if it does not exist yet. The first settings
+// second and the given burst if it does not exist yet ([WithRateLimit] and
+// BREAKER_<NAME>_RATELIMIT override them). The first settings
 // win, as for [Registry.Breaker]. A rate that is not a positive number means
 // no limit; a burst below 1 is 1.
 func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
+	rate, burst = r.settleRate(name, rate, burst)
 	r.mu.RLock()
 	l, ok := r.limiters[name]
 	r.mu.RUnlock()

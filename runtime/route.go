@@ -26,6 +26,16 @@ type RouteConfig struct {
 	Timeout time.Duration
 	// Exclude lists errors (matched with errors.Is) that count as success.
 	Exclude []error
+	// Attempts is the most tries per call, the first included; 0 or 1 means
+	// one. Used through [Route.Retry].
+	Attempts int
+	// Backoff is the wait between tries (DefaultBackoff when 0); with
+	// BackoffMax > 0 the wait before try n+1 is a full jitter in
+	// [0, min(BackoffMax, Backoff·2^(n-1))].
+	Backoff, BackoffMax time.Duration
+	// Budget is the most upstream tries one call may spend; 0 means no
+	// limit besides Attempts and the budgets in the ctx ([WithBudget]).
+	Budget int
 }
 
 // Route is what a generated wrapper calls for each guarded method: the
@@ -39,6 +49,10 @@ type Route struct {
 	maxWait time.Duration
 	timeout time.Duration
 	exclude []error
+
+	attempts            int
+	backoff, backoffMax time.Duration
+	budget              int
 }
 
 // Route returns a route through the breaker and limiter named by
@@ -52,8 +66,16 @@ func (r *Registry) Route(cfg RouteConfig) *Route {
 		maxWait: max(cfg.MaxWait, 0),
 		timeout: max(cfg.Timeout, 0),
 		exclude: cfg.Exclude,
+
+		attempts:   max(cfg.Attempts, 1),
+		backoff:    cfg.Backoff,
+		backoffMax: max(cfg.BackoffMax, 0),
+		budget:     max(cfg.Budget, 0),
 	}
-	if cfg.Rate > 0 {
+	if rt.backoff <= 0 {
+		rt.backoff = DefaultBackoff
+	}
+	if rate, _ := r.settleRate(b.cfg.Name, cfg.Rate, cfg.Burst); rate > 0 {
 		rt.limiter = r.Limiter(rt.breaker.cfg.Name, cfg.Rate, cfg.Burst)
 		rt.slow = ^uint64(0) // every call waits for a token
 	}
@@ -89,7 +111,7 @@ type Call struct {
 // method must not be called and nothing else is needed. Enter allocates
 // nothing unless it waits for a token.
 func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
-	if c.word = rt.state.Load(); c.word&rt.slow != 0 {
+	if c.word = rt.state.Load(); c.word&rt.slow != 0 || budgetsInUse.Load() {
 		return rt.enterSlow(ctx)
 	}
 	c.route = rt
@@ -97,20 +119,30 @@ func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
 }
 
 func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
+	bud := budgetFrom(ctx)
+	if !bud.available() {
+		return Call{}, ErrBudget
+	}
 	b := rt.breaker
 	w, err := b.admit(rt.timeout)
-	if err != nil || rt.limiter == nil {
-		return Call{rt, w}, err
-	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
-		if errors.Is(err, ErrRateLimited) {
-			b.limited.Add(1)
-		}
-		b.outcome(w, Ignored, nil)
+	if err != nil {
 		return Call{}, err
+	}
+	if rt.limiter != nil {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
+			if errors.Is(err, ErrRateLimited) {
+				b.limited.Add(1)
+			}
+			b.outcome(w, Ignored, nil)
+			return Call{}, err
+		}
+	}
+	if !bud.spend() { // a sibling call spent the last try meanwhile
+		b.outcome(w, Ignored, nil)
+		return Call{}, ErrBudget
 	}
 	return Call{rt, w}, nil
 }

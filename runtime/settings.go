@@ -1,0 +1,194 @@
+package runtime
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// override is one layer of run-time settings for a name: zero fields keep
+// the lower layer's value.
+type override struct {
+	cfg   Config // Name unused
+	rate  float64
+	burst int
+}
+
+func (o override) apply(cfg Config) Config {
+	if o.cfg.FailureThreshold > 0 {
+		cfg.FailureThreshold = o.cfg.FailureThreshold
+	}
+	if o.cfg.ResetTimeout > 0 {
+		cfg.ResetTimeout = o.cfg.ResetTimeout
+	}
+	if o.cfg.HalfOpenMax > 0 {
+		cfg.HalfOpenMax = o.cfg.HalfOpenMax
+	}
+	if o.cfg.SuccessThreshold > 0 {
+		cfg.SuccessThreshold = o.cfg.SuccessThreshold
+	}
+	return cfg
+}
+
+// EnvName returns the name as it appears in environment variables: upper
+// case, with '.', '-' and ':' as '_'. BREAKER_<EnvName>_THRESHOLD and its
+// siblings override the breaker's settings.
+func EnvName(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '.', '-', ':':
+			return '_'
+		}
+		return r
+	}, strings.ToUpper(name))
+}
+
+// WithConfig overrides the settings of the breakers named by each cfg's
+// Name, whatever the annotations say; zero fields keep the lower layer's
+// value (the environment's, then the annotation's). Overrides take effect
+// when a breaker is created. It is the highest layer: WithConfig, then the
+// environment, then the annotation.
+func WithConfig(cfgs ...Config) Option {
+	return func(r *Registry) {
+		for _, c := range cfgs {
+			k := EnvName(c.Name)
+			o := r.code[k]
+			o.cfg = override{cfg: c}.apply(o.cfg)
+			r.code[k] = o
+		}
+	}
+}
+
+// WithRateLimit overrides the limiter of the breaker called name: rate
+// tokens per second with the given burst. It may also limit a name that the
+// annotations left unlimited. A rate that is not a positive number is
+// ignored.
+func WithRateLimit(name string, rate float64, burst int) Option {
+	return func(r *Registry) {
+		if !(rate > 0) {
+			return
+		}
+		k := EnvName(name)
+		o := r.code[k]
+		o.rate, o.burst = rate, max(burst, 1)
+		r.code[k] = o
+	}
+}
+
+// WithoutEnv makes the registry ignore BREAKER_* environment variables
+// (for tests).
+func WithoutEnv() Option {
+	return func(r *Registry) { r.noEnv = true }
+}
+
+// envWarned makes each malformed variable a single warning per process.
+var envWarned sync.Map
+
+// readEnv parses the BREAKER_<NAME>_<KEY> variables of environ. A malformed
+// value or an unknown key is logged once as a warning naming the variable,
+// and the lower layer's value stays.
+func (r *Registry) readEnv(environ []string) {
+	suffixes := []string{"_THRESHOLD", "_RESET", "_HALFOPEN", "_SUCCESSES", "_RATELIMIT"}
+	for _, kv := range environ {
+		key, val, _ := strings.Cut(kv, "=")
+		rest, ok := strings.CutPrefix(key, "BREAKER_")
+		if !ok {
+			continue
+		}
+		var name, suffix string
+		for _, s := range suffixes {
+			if n, ok := strings.CutSuffix(rest, s); ok && n != "" {
+				name, suffix = n, s
+				break
+			}
+		}
+		var err error
+		o := r.env[name]
+		switch suffix {
+		case "_THRESHOLD":
+			o.cfg.FailureThreshold, err = positiveInt(val)
+		case "_HALFOPEN":
+			o.cfg.HalfOpenMax, err = positiveInt(val)
+		case "_SUCCESSES":
+			o.cfg.SuccessThreshold, err = positiveInt(val)
+		case "_RESET":
+			o.cfg.ResetTimeout, err = seconds(val)
+		case "_RATELIMIT":
+			o.rate, o.burst, err = ParseRateLimit(val)
+		default:
+			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
+		}
+		if err != nil {
+			if _, dup := envWarned.LoadOrStore(kv, true); !dup {
+				r.log().Warn(fmt.Sprintf("breaker: ignoring %s=%q: %v", key, val, err), "variable", key)
+			}
+			continue
+		}
+		r.env[name] = o
+	}
+}
+
+func positiveInt(s string) (int, error) {
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 1 {
+		return 0, fmt.Errorf("want a whole number >= 1")
+	}
+	return n, nil
+}
+
+// seconds parses a Go duration ("120s", "2m") or a plain number of seconds
+// ("120", "1.5"), as the origin story's *_COOLDOWN_SEC variables are written.
+func seconds(s string) (time.Duration, error) {
+	s = strings.TrimSpace(s)
+	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e9 {
+		return time.Duration(f * float64(time.Second)), nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive duration such as 120s, or seconds")
+	}
+	return d, nil
+}
+
+// ParseRateLimit parses "R/B": R tokens per second (a number > 0) with a
+// burst of B (a whole number >= 1), as in the ratelimit annotation key.
+func ParseRateLimit(s string) (rate float64, burst int, err error) {
+	rs, bs, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return 0, 0, fmt.Errorf("want RATE/BURST, such as 1.5/3")
+	}
+	rate, err = strconv.ParseFloat(rs, 64)
+	if err != nil || !(rate > 0) || rate > 1e9 {
+		return 0, 0, fmt.Errorf("rate %q: want a number > 0", rs)
+	}
+	burst, err = strconv.Atoi(bs)
+	if err != nil || burst < 1 {
+		return 0, 0, fmt.Errorf("burst %q: want a whole number >= 1", bs)
+	}
+	return rate, burst, nil
+}
+
+// settle applies the run-time layers to cfg: the environment, then
+// WithConfig.
+func (r *Registry) settle(cfg Config) Config {
+	k := EnvName(cfg.Name)
+	cfg = r.env[k].apply(cfg)
+	return r.code[k].apply(cfg)
+}
+
+// settleRate applies the run-time layers to a limiter's settings.
+func (r *Registry) settleRate(name string, rate float64, burst int) (float64, int) {
+	k := EnvName(name)
+	for _, o := range []override{r.env[k], r.code[k]} {
+		if o.rate > 0 {
+			rate, burst = o.rate, o.burst
+		}
+	}
+	return rate, burst
+}
+
+// environ is replaced in tests.
+var environ = os.Environ
