@@ -565,7 +565,7 @@ func (b *Breaker) Reset() {
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
-	b.reg.logger.Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, Closed),
+	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, Closed),
 		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", Closed.String())
 }
 

@@ -374,6 +374,13 @@ func TestTransitionLogLine(t *testing.T) {
 	assert.Contains(t, logs.String(), "reset")
 }
 
+func TestResetWithDefaultLogger(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	b := reg.Breaker(runtime.Config{Name: "nolog"})
+	assert.NotPanics(t, b.Reset)
+	assert.NotPanics(t, reg.ResetAll)
+}
+
 func TestResetClearsEveryCounter(t *testing.T) {
 	reg, _ := newTestRegistry(t, runtime.WithCallCounts())
 	b := reg.Breaker(runtime.Config{Name: "r", FailureThreshold: 2})
@@ -384,7 +391,7 @@ func TestResetClearsEveryCounter(t *testing.T) {
 	require.Equal(t, 1, st.ConsecutiveFailures)
 	b.Reset() // CLOSED already: still clears
 	st = b.Stats()
-	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Counted: true}, st)
+	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Counted: true, FailureThreshold: 2, ResetSeconds: 30}, st)
 	trip(t, b)
 	reg.ResetAll()
 	assert.Equal(t, runtime.Closed, b.State())

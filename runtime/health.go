@@ -29,6 +29,11 @@ type Stats struct {
 	Name  string `json:"name"`
 	State State  `json:"state"`
 
+	// FailureThreshold and ResetSeconds are the breaker's settings, to put
+	// the counters in context ("2/5 consecutive failures").
+	FailureThreshold int     `json:"failure_threshold"`
+	ResetSeconds     float64 `json:"reset_seconds"`
+
 	// Failures counts calls that failed (panics and reclaimed probe slots
 	// included), whatever period admitted them.
 	Failures uint64 `json:"failures"`

@@ -159,6 +159,9 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 	return b
 }
 
+// Clock returns the registry's clock (see [WithClock]).
+func (r *Registry) Clock() Clock { return r.clock }
+
 // Lookup returns the breaker called name, if it exists.
 func (r *Registry) Lookup(name string) (*Breaker, bool) {
 	r.mu.RLock()
