@@ -57,8 +57,8 @@
     card.querySelector('[data-row="' + key + '"]').hidden = !show;
   }
 
-  // The clock of the server, from the Date header of the last answer, so
-  // that the countdown does not depend on the browser's clock.
+  // The clock of the server, from the last answer's X-Server-Time (or Date)
+  // header, so that the countdown does not depend on the browser's clock.
   let serverNow = Date.now(), fetchedAt = performance.now();
   const now = () => serverNow + (performance.now() - fetchedAt);
 
@@ -154,7 +154,8 @@
   async function getJSON(path, signal) {
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" }, signal });
     if (!res.ok) throw new Error(path + ": HTTP " + res.status);
-    return { body: await res.json(), date: Date.parse(res.headers.get("Date") || "") };
+    const date = Date.parse(res.headers.get("X-Server-Time") || res.headers.get("Date") || "");
+    return { body: await res.json(), date };
   }
 
   let timer = 0, busy = false, lastOK = "";

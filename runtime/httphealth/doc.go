@@ -102,5 +102,6 @@
 //	  "error": "limit \"ten\" is not a whole number"
 //	}
 //
-// Every answer, errors included, carries Cache-Control: no-store.
+// Every answer, errors included, carries Cache-Control: no-store, and
+// Date and [ServerTimeHeader] from the handler's clock ([WithClock]).
 package httphealth

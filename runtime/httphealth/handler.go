@@ -228,12 +228,20 @@ func (h *Handler) redirectDashboard(w http.ResponseWriter, r *http.Request, _ ur
 	w.WriteHeader(http.StatusMovedPermanently)
 }
 
+// ServerTimeHeader is the header in which every answer gives the handler's
+// clock reading in RFC 3339 with milliseconds. The dashboard counts down
+// to the next probe from it, as the Date header has whole seconds only
+// and the browser's clock may be off.
+const ServerTimeHeader = "X-Server-Time"
+
 // setCommon sets the headers of every answer.
 func (h *Handler) setCommon(w http.ResponseWriter) {
+	now := h.clock.Now().UTC()
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")
-	hd.Set("Date", h.clock.Now().UTC().Format(http.TimeFormat))
+	hd.Set("Date", now.Format(http.TimeFormat))
+	hd.Set(ServerTimeHeader, now.Format("2006-01-02T15:04:05.000Z07:00"))
 }
 
 // writeJSON writes v as indented JSON with status; HEAD gets the headers

@@ -86,6 +86,7 @@ func TestDatasources(t *testing.T) {
 	assertCommonHeaders(t, rec)
 	assert.Equal(t, "application/json; charset=utf-8", rec.Header().Get("Content-Type"))
 	assert.Equal(t, f.clock.Now().UTC().Format(http.TimeFormat), rec.Header().Get("Date"), "Date comes from the handler's clock")
+	assert.Equal(t, "2026-10-06T09:30:30.123Z", rec.Header().Get(httphealth.ServerTimeHeader))
 
 	var got runtime.Health
 	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &got))
