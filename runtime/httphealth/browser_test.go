@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -21,9 +22,16 @@ import (
 	"github.com/breakergen/breakergen/runtime/httphealth"
 )
 
-// chromiumPath finds a Chromium to drive: /usr/bin/chromium (Debian's
-// package "chromium"), else one on PATH.
+// chromiumPath finds a Chromium to drive: $BREAKERGEN_CHROMIUM if set,
+// else /usr/bin/chromium (Debian's package "chromium"), else one on PATH.
+// It returns "" when there is none.
 func chromiumPath() string {
+	if p := os.Getenv("BREAKERGEN_CHROMIUM"); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return ""
+		}
+		return p
+	}
 	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
 		return "/usr/bin/chromium"
 	}
@@ -56,7 +64,7 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
-		t.Skip("no Chromium found (looked for /usr/bin/chromium and on PATH): " +
+		t.Skip("no Chromium found ($BREAKERGEN_CHROMIUM, /usr/bin/chromium, PATH): " +
 			"install it with `apt-get install -y chromium` to run the dashboard's browser test")
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
@@ -265,9 +273,24 @@ func TestDashboardInBrowser(t *testing.T) {
 	})()`), "cards stack in one column")
 	p.screenshot(dir, "dashboard-phone.png")
 
+	_, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
+		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
+	})
+	require.NoError(t, err)
+	p.waitFor("dark colours", `matchMedia("(prefers-color-scheme: dark)").matches`)
+	p.screenshot(dir, "dashboard-phone-dark.png")
+
+	mu.Lock()
+	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
+	mu.Unlock()
+
+	// The server goes away: the page says so and keeps what it showed.
+	srv.Close()
+	p.waitFor("the failure reported", `!document.querySelector('[data-f=problem]').hidden`)
+	assert.Contains(t, eval[string](p, `document.querySelector('[data-f=problem]').textContent`), "Refresh failed")
+	assert.Equal(t, "Closed (ok)", p.cardText("eastmoney", "state-word"))
+	assert.Len(t, p.events(), 4)
+
 	cancel()
 	<-consoleDone
-	mu.Lock()
-	defer mu.Unlock()
-	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
 }
