@@ -147,7 +147,7 @@ func cspHash(s string) string {
 
 func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, _ url.Values) {
 	var buf bytes.Buffer
-	if err := dashboardTmpl.Execute(&buf, h.page(h.reg.Health(), h.reg.Events(dashboardLimit))); err != nil {
+	if err := dashboardTmpl.Execute(&buf, h.page(h.registry().Health(), h.registry().Events(dashboardLimit))); err != nil {
 		h.writeError(w, r, http.StatusInternalServerError, "rendering the dashboard: "+err.Error())
 		return
 	}
@@ -158,24 +158,24 @@ func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, _ url.V
 
 // page builds the dashboard's view of health and events.
 func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
-	now := h.clock.Now()
+	now := h.now()
 	lv, ok := levels[health.Status]
 	if !ok {
 		lv = levels[runtime.LevelDown]
 	}
 	p := pageView{
-		Title:       h.title,
+		Title:       h.pageTitle(),
 		Status:      levelView{Level: health.Status, Word: lv.Word, Symbol: lv.Symbol},
 		Updated:     formatTime(now),
 		UpdatedISO:  formatTimestamp(now),
-		RefreshText: formatDuration(h.every),
+		RefreshText: formatDuration(h.refresh()),
 		BlankCard:   h.card(runtime.BreakerHealth{}, now),
 		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
 		CSS:         template.CSS(dashboardCSS),
 		Script:      template.JS(dashboardJS),
 		Config: scriptConfig{
-			Title:     h.title,
-			RefreshMS: h.every.Milliseconds(),
+			Title:     h.pageTitle(),
+			RefreshMS: h.refresh().Milliseconds(),
 			Limit:     dashboardLimit,
 			Names:     h.names,
 			States:    map[string]stateText{},

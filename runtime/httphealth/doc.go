@@ -5,8 +5,9 @@
 //
 // # Mounting
 //
-// [New] returns an [http.Handler] that serves paths under /health/. Mount
-// it on a mux as it is, or under a prefix with [http.StripPrefix]:
+// [New] returns a [Handler], an [http.Handler] that serves paths under
+// /health/. Mount it on a mux as it is, or under a prefix with
+// [http.StripPrefix]:
 //
 //	mux.Handle("/health/", httphealth.New(reg))
 //	mux.Handle("/ops/", http.StripPrefix("/ops", httphealth.New(reg))) // /ops/health/...

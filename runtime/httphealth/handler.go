@@ -31,8 +31,9 @@ const DefaultRefresh = 5 * time.Second
 const DefaultTitle = "Data sources"
 
 // Handler serves the health endpoints and the dashboard of one
-// [runtime.Registry]. Create one with [New]; the zero value is not usable.
-// A Handler is safe for concurrent use.
+// [runtime.Registry]. Create one with [New]; the zero value serves
+// [runtime.Default] with every default. A Handler is safe for concurrent
+// use.
 type Handler struct {
 	reg   *runtime.Registry
 	clock runtime.Clock
@@ -112,6 +113,36 @@ func New(reg *runtime.Registry, opts ...Option) *Handler {
 	return h
 }
 
+// registry, now, refresh and pageTitle read the settings, with the
+// defaults for a zero Handler.
+func (h *Handler) registry() *runtime.Registry {
+	if h.reg == nil {
+		return runtime.Default()
+	}
+	return h.reg
+}
+
+func (h *Handler) now() time.Time {
+	if h.clock == nil {
+		return time.Now()
+	}
+	return h.clock.Now()
+}
+
+func (h *Handler) refresh() time.Duration {
+	if h.every <= 0 {
+		return DefaultRefresh
+	}
+	return h.every
+}
+
+func (h *Handler) pageTitle() string {
+	if h.title == "" {
+		return DefaultTitle
+	}
+	return h.title
+}
+
 type realClock struct{}
 
 func (realClock) Now() time.Time                                    { return time.Now() }
@@ -156,7 +187,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, _ url.Values) {
-	h.writeJSON(w, r, http.StatusOK, h.reg.Health())
+	h.writeJSON(w, r, http.StatusOK, h.registry().Health())
 }
 
 // eventJSON is the wire form of a [runtime.Event]: its timestamp in RFC 3339
@@ -175,7 +206,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, q url.Valu
 		h.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	evs := h.reg.Events(limit)
+	evs := h.registry().Events(limit)
 	out := make([]eventJSON, len(evs))
 	for i, ev := range evs {
 		out[i] = eventJSON{
@@ -236,7 +267,7 @@ const ServerTimeHeader = "X-Server-Time"
 
 // setCommon sets the headers of every answer.
 func (h *Handler) setCommon(w http.ResponseWriter) {
-	now := h.clock.Now().UTC()
+	now := h.now().UTC()
 	hd := w.Header()
 	hd.Set("Cache-Control", "no-store")
 	hd.Set("X-Content-Type-Options", "nosniff")

@@ -418,3 +418,12 @@ func TestConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+func TestZeroHandler(t *testing.T) {
+	var h httphealth.Handler
+	for _, target := range []string{"/health/datasources", "/health/degradation-events", "/health/"} {
+		rec := httptest.NewRecorder()
+		assert.NotPanics(t, func() { h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil)) })
+		assert.Equal(t, http.StatusOK, rec.Code, target)
+	}
+}
