@@ -220,7 +220,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, evs[0], "✓ Closed (ok) → to ✕ Open (down)")
 	assert.Contains(t, evs[0], "marketdata: 403 Forbidden")
 	assert.True(t, eval[bool](p, `document.querySelector('[data-f=events-empty]').hidden`))
-	assert.Equal(t, "Down: sources cut off", eval[string](p, `document.querySelector('[data-f=overall-word]').textContent`))
+	assert.Equal(t, "Down: a source is cut off", eval[string](p, `document.querySelector('[data-f=overall-word]').textContent`))
 	assert.Contains(t, eval[string](p, `document.title`), "✕")
 	p.waitFor("the change announced", `document.querySelector('[data-f=announce]').textContent.includes("Open (down)")`)
 

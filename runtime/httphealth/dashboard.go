@@ -48,8 +48,8 @@ type levelText struct {
 
 var levels = map[runtime.Level]levelText{
 	runtime.LevelOK:       {Word: "All sources ok", Symbol: "✓"},
-	runtime.LevelDegraded: {Word: "Degraded: probing", Symbol: "◐"},
-	runtime.LevelDown:     {Word: "Down: sources cut off", Symbol: "✕"},
+	runtime.LevelDegraded: {Word: "Degraded: a source is probing", Symbol: "◐"},
+	runtime.LevelDown:     {Word: "Down: a source is cut off", Symbol: "✕"},
 }
 
 // The page and its parts, as the template sees them.

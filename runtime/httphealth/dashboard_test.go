@@ -110,7 +110,7 @@ func TestDashboardTimeline(t *testing.T) {
 func TestDashboardEmpty(t *testing.T) {
 	f := newFixture(t)
 	page := f.dashboard(t)
-	assert.Contains(t, page, `<title>✓ Data sources</title>`)
+	assert.Contains(t, page, `<title>✓ Data source health</title>`)
 	assert.Contains(t, page, `data-f="cards-empty">No breakers registered yet.`)
 	assert.Contains(t, page, `data-f="events-empty">No degradation events yet.`)
 	assert.Empty(t, timeline(t, page))

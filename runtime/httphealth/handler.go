@@ -28,7 +28,7 @@ const (
 const DefaultRefresh = 5 * time.Second
 
 // DefaultTitle is the dashboard's title unless [WithTitle] says otherwise.
-const DefaultTitle = "Data sources"
+const DefaultTitle = "Data source health"
 
 // Handler serves the health endpoints and the dashboard of one
 // [runtime.Registry]. Create one with [New]; the zero value serves
