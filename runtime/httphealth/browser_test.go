@@ -91,6 +91,7 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 type page struct {
 	t   *testing.T
 	ctx context.Context
+	dir string // where screenshots go
 }
 
 // eval evaluates a JavaScript expression and returns its value.
@@ -110,12 +111,18 @@ func (p page) waitFor(what, expr string) {
 	_, err := chromedp.Run(ctx, chromedp.Poll[bool](expr, chromedp.WithPollingInterval(20*time.Millisecond)))
 	if err != nil {
 		main, _ := chromedp.Run(p.ctx, chromedp.Evaluate[string](`document.querySelector("main").innerText`))
+		if png, shotErr := chromedp.Run(p.ctx, chromedp.FullScreenshot(100)); shotErr == nil && p.dir != "" {
+			file := filepath.Join(p.dir, "dashboard-failure.png")
+			if os.WriteFile(file, png, 0o644) == nil {
+				p.t.Logf("screenshot of the failure: %s", file)
+			}
+		}
 		require.NoError(p.t, err, "waiting for %s (%s); the page shows:\n%s", what, expr, main)
 	}
 }
 
-// text returns the text of the element at selector, within the card of
-// breaker name when name is not empty.
+// cardText returns the text of the field key in the card of the breaker
+// called name.
 func (p page) cardText(name, key string) string {
 	p.t.Helper()
 	return eval[string](p, fmt.Sprintf(`document.querySelector('[data-name=%s] [data-f=%s]').textContent`,
@@ -129,11 +136,12 @@ func (p page) events() []string {
 	return eval[[]string](p, `[...document.querySelectorAll('[data-f=events] > li')].map(li => li.innerText.replace(/\s+/g, " ").trim())`)
 }
 
-func (p page) screenshot(dir, name string) {
+// screenshot saves the whole page as a PNG file called name.
+func (p page) screenshot(name string) {
 	p.t.Helper()
 	png, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	require.NoError(p.t, err)
-	file := filepath.Join(dir, name)
+	file := filepath.Join(p.dir, name)
 	require.NoError(p.t, os.WriteFile(file, png, 0o644))
 	p.t.Logf("screenshot: %s", file)
 }
@@ -191,7 +199,7 @@ func TestDashboardInBrowser(t *testing.T) {
 		chromedp.EmulateViewport(1280, 900),
 		chromedp.Navigate(srv.URL+"/ops/health"), // redirected to /ops/health/
 	))
-	p := page{t: t, ctx: bctx}
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
 	p.waitFor("the script to start", `!document.querySelector('[data-f=live]').hidden`)
 	assert.Equal(t, srv.URL+"/ops/health/", eval[string](p, `location.href`))
 	// A reload would drop this.
@@ -243,8 +251,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, evs[1], "东方财富 East Money")
 	assert.Contains(t, evs[1], "✕ Open (down) → to ◐ Half-open (degraded)")
 	assert.Contains(t, evs[1], "open window elapsed, probing")
-	dir := artifactDir(t)
-	p.screenshot(dir, "dashboard-desktop.png")
+	p.screenshot("dashboard-desktop.png")
 
 	// A probe succeeds: eastmoney recovers.
 	succeed(t, em)
@@ -271,14 +278,14 @@ func TestDashboardInBrowser(t *testing.T) {
 		const cards = [...document.querySelectorAll('[data-f=cards] > li')];
 		return cards.every(c => c.getBoundingClientRect().left === cards[0].getBoundingClientRect().left);
 	})()`), "cards stack in one column")
-	p.screenshot(dir, "dashboard-phone.png")
+	p.screenshot("dashboard-phone.png")
 
 	_, err := chromedp.Call(bctx, emulation.SetEmulatedMedia, emulation.SetEmulatedMediaParams{
 		Features: []*emulation.MediaFeature{{Name: "prefers-color-scheme", Value: "dark"}},
 	})
 	require.NoError(t, err)
 	p.waitFor("dark colours", `matchMedia("(prefers-color-scheme: dark)").matches`)
-	p.screenshot(dir, "dashboard-phone-dark.png")
+	p.screenshot("dashboard-phone-dark.png")
 
 	mu.Lock()
 	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
