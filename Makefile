@@ -1,5 +1,8 @@
 GO ?= go
 
+# Where tests leave files for people to look at (the dashboard's screenshots).
+export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
+
 .PHONY: help test fmt vet race check-generate generate bench demo lint
 
 help: ## list the targets

@@ -216,7 +216,9 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 	for {
 		switch State(s & stateMask) {
 		case Closed:
-			b.calls.Add(1)
+			if b.count {
+				b.calls.Add(1)
+			}
 			return s, nil
 		case Open:
 			return 0, b.rejected()
@@ -256,7 +258,9 @@ func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
 	if b.state.Load() != s || b.probeSeq >= probeMask>>probeShift {
 		return 0, false
 	}
-	b.calls.Add(1)
+	if b.count {
+		b.calls.Add(1)
+	}
 	now := b.reg.clock.Now()
 	b.probeSeq++
 	window := max(b.cfg.ResetTimeout, hold)

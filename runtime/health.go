@@ -77,18 +77,20 @@ func (b *Breaker) Stats() Stats {
 	defer b.mu.Unlock()
 	s := b.state.Load()
 	st := Stats{
-		Name:         b.cfg.Name,
-		State:        State(s & 3),
-		Failures:     b.failures.Load(),
-		Ignored:      b.ignored.Load(),
-		RateLimited:  b.limited.Load(),
-		StateChanges: b.stateChanges,
-		OpenedAt:     b.openedAt,
-		NextProbe:    b.nextProbe,
-		Counted:      b.count,
-		Calls:        b.calls.Load(),
-		Successes:    b.successes.Load(),
-		Rejections:   b.rejections.Load(),
+		Name:             b.cfg.Name,
+		FailureThreshold: b.cfg.FailureThreshold,
+		ResetSeconds:     b.cfg.ResetTimeout.Seconds(),
+		State:            State(s & 3),
+		Failures:         b.failures.Load(),
+		Ignored:          b.ignored.Load(),
+		RateLimited:      b.limited.Load(),
+		StateChanges:     b.stateChanges,
+		OpenedAt:         b.openedAt,
+		NextProbe:        b.nextProbe,
+		Counted:          b.count,
+		Calls:            b.calls.Load(),
+		Successes:        b.successes.Load(),
+		Rejections:       b.rejections.Load(),
 	}
 	if st.State == Closed {
 		st.ConsecutiveFailures = int(uint32(b.fails.Load()))

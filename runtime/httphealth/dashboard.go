@@ -1,0 +1,296 @@
+package httphealth
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
+	"html/template"
+	"math"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/templates"
+)
+
+// dashboardLimit is how many events the dashboard shows.
+const dashboardLimit = 50
+
+// stateText is how the dashboard shows a state: in words and with a
+// symbol, never by colour alone.
+type stateText struct {
+	Word   string        `json:"word"`
+	Symbol string        `json:"symbol"`
+	Level  runtime.Level `json:"level"`
+}
+
+var states = map[runtime.State]stateText{
+	runtime.Closed:   {Word: "Closed (ok)", Symbol: "✓", Level: runtime.LevelOK},
+	runtime.HalfOpen: {Word: "Half-open (degraded)", Symbol: "◐", Level: runtime.LevelDegraded},
+	runtime.Open:     {Word: "Open (down)", Symbol: "✕", Level: runtime.LevelDown},
+}
+
+func textOf(s runtime.State) stateText {
+	if t, ok := states[s]; ok {
+		return t
+	}
+	return stateText{Word: s.String(), Symbol: "?", Level: runtime.LevelDown}
+}
+
+// levelText is how the dashboard shows the overall level.
+type levelText struct {
+	Word   string `json:"word"`
+	Symbol string `json:"symbol"`
+}
+
+var levels = map[runtime.Level]levelText{
+	runtime.LevelOK:       {Word: "All sources ok", Symbol: "✓"},
+	runtime.LevelDegraded: {Word: "Degraded: a source is probing", Symbol: "◐"},
+	runtime.LevelDown:     {Word: "Down: a source is cut off", Symbol: "✕"},
+}
+
+// The page and its parts, as the template sees them.
+type (
+	pageView struct {
+		Title       string
+		Status      levelView
+		Updated     string
+		UpdatedISO  string
+		RefreshText string
+		Cards       []cardView
+		Events      []eventView
+		BlankCard   cardView
+		BlankEvent  eventView
+		Config      scriptConfig
+		CSS         template.CSS
+		Script      template.JS
+	}
+	levelView struct {
+		Level  runtime.Level
+		Word   string
+		Symbol string
+	}
+	stateView struct {
+		Key    string // data-f prefix: "state", "from" or "to"
+		State  string
+		Word   string
+		Symbol string
+		Level  runtime.Level
+	}
+	cardView struct {
+		Name      string
+		Display   string
+		ShowName  bool
+		State     stateView
+		NextProbe string // RFC 3339, empty unless OPEN
+		Rows      []rowView
+	}
+	rowView struct {
+		Key    string
+		Label  string
+		Value  string
+		Hidden bool
+	}
+	eventView struct {
+		ISO        string
+		When       string
+		Source     string
+		Display    string
+		ShowSource bool
+		From, To   stateView
+		Reason     string
+	}
+	// scriptConfig is what the page's script needs, as JSON.
+	scriptConfig struct {
+		Title     string                      `json:"title"`
+		RefreshMS int64                       `json:"refresh_ms"`
+		Limit     int                         `json:"limit"`
+		Names     map[string]string           `json:"names"`
+		States    map[string]stateText        `json:"states"`
+		Levels    map[runtime.Level]levelText `json:"levels"`
+	}
+)
+
+func newStateView(key string, s runtime.State) stateView {
+	t := textOf(s)
+	return stateView{Key: key, State: s.String(), Word: t.Word, Symbol: t.Symbol, Level: t.Level}
+}
+
+// The dashboard's template, inlined style and script, and the
+// Content-Security-Policy that allows exactly those two inline blocks and
+// requests to the page's own origin.
+var (
+	dashboardTmpl = template.Must(template.ParseFS(templates.FS, "dashboard.html"))
+	dashboardCSS  = mustRead("dashboard.css")
+	dashboardJS   = mustRead("dashboard.js")
+	dashboardCSP  = "default-src 'none'; " +
+		"script-src " + cspHash(dashboardJS) + "; " +
+		"style-src " + cspHash(dashboardCSS) + "; " +
+		"connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
+
+func mustRead(name string) string {
+	b, err := templates.FS.ReadFile(name)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}
+
+func cspHash(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+}
+
+func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, _ url.Values) {
+	var buf bytes.Buffer
+	if err := dashboardTmpl.Execute(&buf, h.page(h.registry().Health(), h.registry().Events(dashboardLimit))); err != nil {
+		h.writeError(w, r, http.StatusInternalServerError, "rendering the dashboard: "+err.Error())
+		return
+	}
+	w.Header().Set("Content-Security-Policy", dashboardCSP)
+	w.Header().Set("Referrer-Policy", "no-referrer")
+	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+}
+
+// page builds the dashboard's view of health and events.
+func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
+	now := h.now()
+	lv, ok := levels[health.Status]
+	if !ok {
+		lv = levels[runtime.LevelDown]
+	}
+	p := pageView{
+		Title:       h.pageTitle(),
+		Status:      levelView{Level: health.Status, Word: lv.Word, Symbol: lv.Symbol},
+		Updated:     formatTime(now),
+		UpdatedISO:  formatTimestamp(now),
+		RefreshText: formatDuration(h.refresh()),
+		BlankCard:   h.card(runtime.BreakerHealth{}, now),
+		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
+		CSS:         template.CSS(dashboardCSS),
+		Script:      template.JS(dashboardJS),
+		Config: scriptConfig{
+			Title:     h.pageTitle(),
+			RefreshMS: h.refresh().Milliseconds(),
+			Limit:     dashboardLimit,
+			Names:     h.names,
+			States:    map[string]stateText{},
+			Levels:    levels,
+		},
+	}
+	for s, t := range states {
+		p.Config.States[s.String()] = t
+	}
+	for _, b := range health.Breakers {
+		p.Cards = append(p.Cards, h.card(b, now))
+	}
+	for _, ev := range evs {
+		display := h.displayName(ev.Source)
+		p.Events = append(p.Events, eventView{
+			ISO:        formatTimestamp(ev.Time),
+			When:       formatTime(ev.Time),
+			Source:     ev.Source,
+			Display:    display,
+			ShowSource: display != ev.Source,
+			From:       newStateView("from", ev.From),
+			To:         newStateView("to", ev.To),
+			Reason:     ev.Reason,
+		})
+	}
+	return p
+}
+
+// card builds one breaker's card. The rows and their keys are the ones the
+// page's script fills in.
+func (h *Handler) card(b runtime.BreakerHealth, now time.Time) cardView {
+	display := h.displayName(b.Name)
+	c := cardView{Name: b.Name, Display: display, ShowName: display != b.Name, State: newStateView("state", b.State)}
+	next := "none (closed)"
+	switch b.State {
+	case runtime.Open:
+		next = "due now"
+		if !b.NextProbe.IsZero() {
+			next = formatLeft(b.NextProbe.Sub(now))
+			c.NextProbe = formatTimestamp(b.NextProbe)
+		}
+	case runtime.HalfOpen:
+		next = "probing now"
+	}
+	half := b.State == runtime.HalfOpen
+	c.Rows = []rowView{
+		{Key: "next", Label: "Next probe", Value: next},
+		{Key: "consecutive", Label: "Consecutive failures", Value: itoa(b.ConsecutiveFailures)},
+		{Key: "failures", Label: "Failures", Value: utoa(b.Failures)},
+		{Key: "probe_successes", Label: "Probe successes", Value: itoa(b.ConsecutiveSuccesses), Hidden: !half},
+		{Key: "probes", Label: "Probes in flight", Value: itoa(b.ProbesInFlight), Hidden: !half},
+		{Key: "changes", Label: "State changes", Value: utoa(b.StateChanges)},
+		{Key: "calls", Label: "Calls", Value: utoa(b.Calls), Hidden: !b.Counted},
+		{Key: "successes", Label: "Successes", Value: utoa(b.Successes), Hidden: !b.Counted},
+		{Key: "rejections", Label: "Rejections", Value: utoa(b.Rejections), Hidden: !b.Counted},
+		{Key: "ignored", Label: "Ignored", Value: utoa(b.Ignored)},
+		{Key: "rate_limited", Label: "Rate-limited", Value: utoa(b.RateLimited)},
+		{Key: "opened", Label: "Opened at", Value: formatTime(b.OpenedAt)},
+		{Key: "last_failure", Label: "Last failure", Value: formatTime(b.LastFailure)},
+	}
+	return c
+}
+
+func itoa(n int) string    { return strconv.Itoa(n) }
+func utoa(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// displayName is the name the dashboard shows for the breaker called
+// source: see [WithDisplayName]. The page's script has a copy.
+func (h *Handler) displayName(source string) string {
+	if d, ok := h.names[source]; ok {
+		return d
+	}
+	base := source[strings.LastIndexByte(source, ':')+1:]
+	if d, ok := h.names[base]; ok {
+		return d
+	}
+	if i := strings.IndexByte(base, '_'); i > 0 {
+		if d, ok := h.names[base[:i]]; ok {
+			return d
+		}
+	}
+	return base
+}
+
+// formatTime formats t for people, in UTC at second precision; "—" for
+// the zero time.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// formatLeft says how long until something happens, in whole seconds
+// rounded up. The page's script has a copy.
+func formatLeft(d time.Duration) string {
+	s := int64(math.Ceil(d.Seconds()))
+	switch {
+	case s <= 0:
+		return "due now"
+	case s < 60:
+		return "in " + strconv.FormatInt(s, 10) + " s"
+	case s < 3600:
+		return "in " + strconv.FormatInt(s/60, 10) + " min " + strconv.FormatInt(s%60, 10) + " s"
+	}
+	return "in " + strconv.FormatInt(s/3600, 10) + " h " + strconv.FormatInt(s%3600/60, 10) + " min"
+}
+
+// formatDuration formats a refresh interval: "5 s", "500 ms", "2 min".
+func formatDuration(d time.Duration) string {
+	switch {
+	case d%time.Minute == 0:
+		return strconv.FormatInt(int64(d/time.Minute), 10) + " min"
+	case d%time.Second == 0:
+		return strconv.FormatInt(int64(d/time.Second), 10) + " s"
+	}
+	return strconv.FormatInt(d.Milliseconds(), 10) + " ms"
+}

@@ -1,0 +1,66 @@
+package httphealth
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestDisplayName(t *testing.T) {
+	h := New(nil,
+		WithDisplayName("eastmoney", "东方财富"),
+		WithDisplayName("tencent", "腾讯行情"),
+		WithDisplayName("fallback:sina", "新浪 (fallback)"),
+		WithDisplayName("sina", "新浪"),
+	)
+	for source, want := range map[string]string{
+		"eastmoney":              "东方财富",
+		"fallback:eastmoney":     "东方财富",
+		"fallback:tencent_kline": "腾讯行情",
+		"tencent_kline":          "腾讯行情",
+		"fallback:sina":          "新浪 (fallback)", // its own name wins
+		"a:b:sina":               "新浪",
+		"tdx":                    "tdx",
+		"fallback:tdx_kline":     "tdx_kline",
+		"_tencent":               "_tencent",
+		"fallback:":              "",
+		"":                       "",
+	} {
+		assert.Equal(t, want, h.displayName(source), source)
+	}
+}
+
+func TestFormatLeft(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-time.Hour:                        "due now",
+		0:                                 "due now",
+		time.Nanosecond:                   "in 1 s",
+		time.Second:                       "in 1 s",
+		30 * time.Second:                  "in 30 s",
+		59*time.Second + time.Millisecond: "in 1 min 0 s",
+		90 * time.Second:                  "in 1 min 30 s",
+		time.Hour:                         "in 1 h 0 min",
+		2*time.Hour + 5*time.Minute + 59*time.Second: "in 2 h 5 min",
+	} {
+		assert.Equal(t, want, formatLeft(d), d.String())
+	}
+}
+
+func TestFormatDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		5 * time.Second:        "5 s",
+		2 * time.Minute:        "2 min",
+		90 * time.Second:       "90 s",
+		250 * time.Millisecond: "250 ms",
+	} {
+		assert.Equal(t, want, formatDuration(d), d.String())
+	}
+}
+
+func TestFormatTimestamp(t *testing.T) {
+	ts := time.Date(2026, 10, 6, 17, 30, 0, 999999999, time.FixedZone("CST", 8*3600))
+	assert.Equal(t, "2026-10-06T09:30:00Z", formatTimestamp(ts))
+	assert.Equal(t, "2026-10-06 09:30:00 UTC", formatTime(ts))
+	assert.Equal(t, "—", formatTime(time.Time{}))
+}

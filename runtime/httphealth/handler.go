@@ -1,0 +1,309 @@
+package httphealth
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// The paths a [Handler] serves, relative to where it is mounted.
+const (
+	// PathDatasources serves the registry's [runtime.Health] as JSON.
+	PathDatasources = "/health/datasources"
+	// PathEvents serves the degradation log as a JSON array, newest first.
+	PathEvents = "/health/degradation-events"
+	// PathDashboard serves the operator dashboard, an HTML page.
+	PathDashboard = "/health/"
+)
+
+// DefaultRefresh is how often the dashboard refreshes itself unless
+// [WithRefresh] says otherwise.
+const DefaultRefresh = 5 * time.Second
+
+// DefaultTitle is the dashboard's title unless [WithTitle] says otherwise.
+const DefaultTitle = "Data source health"
+
+// Handler serves the health endpoints and the dashboard of one
+// [runtime.Registry]. Create one with [New]; the zero value serves
+// [runtime.Default] with every default. A Handler is safe for concurrent
+// use.
+type Handler struct {
+	reg   *runtime.Registry
+	clock runtime.Clock
+	names map[string]string // breaker name → display name
+	every time.Duration     // dashboard refresh interval
+	title string
+}
+
+// Option configures a [Handler].
+type Option func(*Handler)
+
+// WithDisplayName registers display, a name for people such as
+// "东方财富 East Money", for the breaker called name. The dashboard shows it
+// for that breaker, for the breakers whose name ends in ":"+name (such as
+// "fallback:eastmoney") and for those whose name, after any such prefix,
+// starts with name+"_" (such as "eastmoney_kline"), unless they have a
+// display name of their own. The JSON endpoints always report bare
+// breaker names. An empty name or display is ignored.
+func WithDisplayName(name, display string) Option {
+	return func(h *Handler) {
+		if name != "" && display != "" {
+			h.names[name] = display
+		}
+	}
+}
+
+// WithClock sets the clock the handler reads the current time from: the
+// time the dashboard and the Date header of every answer report, from
+// which the dashboard counts down to the next probe. Give it the clock
+// given to the registry with [runtime.WithClock]. Default: the real clock.
+// A nil clock is ignored.
+func WithClock(c runtime.Clock) Option {
+	return func(h *Handler) {
+		if c != nil {
+			h.clock = c
+		}
+	}
+}
+
+// WithRefresh sets how often the dashboard refreshes itself from the JSON
+// endpoints. Default [DefaultRefresh]; values below 100ms are ignored.
+func WithRefresh(d time.Duration) Option {
+	return func(h *Handler) {
+		if d >= 100*time.Millisecond {
+			h.every = d
+		}
+	}
+}
+
+// WithTitle sets the dashboard's title. Default [DefaultTitle]; an empty
+// title is ignored.
+func WithTitle(title string) Option {
+	return func(h *Handler) {
+		if title != "" {
+			h.title = title
+		}
+	}
+}
+
+// New returns a Handler for reg, or for [runtime.Default] when reg is nil.
+func New(reg *runtime.Registry, opts ...Option) *Handler {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	h := &Handler{
+		reg:   reg,
+		clock: realClock{},
+		names: map[string]string{},
+		every: DefaultRefresh,
+		title: DefaultTitle,
+	}
+	for _, o := range opts {
+		if o != nil {
+			o(h)
+		}
+	}
+	return h
+}
+
+// registry, now, refresh and pageTitle read the settings, with the
+// defaults for a zero Handler.
+func (h *Handler) registry() *runtime.Registry {
+	if h.reg == nil {
+		return runtime.Default()
+	}
+	return h.reg
+}
+
+func (h *Handler) now() time.Time {
+	if h.clock == nil {
+		return time.Now()
+	}
+	return h.clock.Now()
+}
+
+func (h *Handler) refresh() time.Duration {
+	if h.every <= 0 {
+		return DefaultRefresh
+	}
+	return h.every
+}
+
+func (h *Handler) pageTitle() string {
+	if h.title == "" {
+		return DefaultTitle
+	}
+	return h.title
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                                    { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) runtime.Timer { return time.AfterFunc(d, f) }
+
+// ServeHTTP routes the request by its path: see [PathDatasources],
+// [PathEvents] and [PathDashboard]. "/health" redirects to "health/". GET
+// and HEAD are allowed; every other method gets 405 Method Not Allowed,
+// every other path 404 Not Found, a bad query 400 Bad Request, each with a
+// JSON body {"error": "..."}. Every answer carries Cache-Control: no-store.
+func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r == nil || r.URL == nil {
+		h.writeError(w, r, http.StatusBadRequest, "no request")
+		return
+	}
+	var serve func(http.ResponseWriter, *http.Request, url.Values)
+	switch r.URL.Path {
+	case PathDatasources:
+		serve = h.serveDatasources
+	case PathEvents:
+		serve = h.serveEvents
+	case PathDashboard:
+		serve = h.serveDashboard
+	case "/health":
+		serve = h.redirectDashboard
+	default:
+		h.writeError(w, r, http.StatusNotFound, fmt.Sprintf("no such endpoint: %q; try %s, %s or %s",
+			r.URL.Path, PathDatasources, PathEvents, PathDashboard))
+		return
+	}
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		h.writeError(w, r, http.StatusMethodNotAllowed, fmt.Sprintf("method %s not allowed; use GET or HEAD", r.Method))
+		return
+	}
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, "malformed query: "+err.Error())
+		return
+	}
+	serve(w, r, q)
+}
+
+func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, _ url.Values) {
+	h.writeJSON(w, r, http.StatusOK, h.registry().Health())
+}
+
+// eventJSON is the wire form of a [runtime.Event]: its timestamp in RFC 3339
+// at second precision, in UTC.
+type eventJSON struct {
+	Timestamp string        `json:"timestamp"`
+	Source    string        `json:"source"`
+	From      runtime.State `json:"from_state"`
+	To        runtime.State `json:"to_state"`
+	Reason    string        `json:"reason"`
+}
+
+func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, q url.Values) {
+	limit, err := parseLimit(q)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	evs := h.registry().Events(limit)
+	out := make([]eventJSON, len(evs))
+	for i, ev := range evs {
+		out[i] = eventJSON{
+			Timestamp: formatTimestamp(ev.Time),
+			Source:    ev.Source,
+			From:      ev.From,
+			To:        ev.To,
+			Reason:    ev.Reason,
+		}
+	}
+	h.writeJSON(w, r, http.StatusOK, out)
+}
+
+// formatTimestamp formats t in RFC 3339 at second precision, in UTC.
+func formatTimestamp(t time.Time) string {
+	return t.UTC().Format(time.RFC3339)
+}
+
+// parseLimit reads the limit parameter: absent or 0 means the registry's
+// default (50), a value above the log's capacity is capped by the
+// registry, anything but one whole number >= 0 is an error.
+func parseLimit(q url.Values) (int, error) {
+	vs, ok := q["limit"]
+	if !ok {
+		return 0, nil
+	}
+	if len(vs) != 1 {
+		return 0, fmt.Errorf("limit given %d times; give it once", len(vs))
+	}
+	n, err := strconv.Atoi(vs[0])
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: n is clamped
+		return 0, fmt.Errorf("limit %q is not a whole number", vs[0])
+	}
+	if n < 0 {
+		return 0, fmt.Errorf("limit %q is negative; give 0 (the default, 50) or more", vs[0])
+	}
+	return n, nil
+}
+
+func (h *Handler) redirectDashboard(w http.ResponseWriter, r *http.Request, _ url.Values) {
+	// A relative reference, so that the redirect keeps whatever prefix the
+	// handler is mounted under (http.Redirect would make it absolute from
+	// the stripped path).
+	target := "health/"
+	if r.URL.RawQuery != "" {
+		target += "?" + r.URL.RawQuery
+	}
+	h.setCommon(w)
+	w.Header().Set("Location", target)
+	w.WriteHeader(http.StatusMovedPermanently)
+}
+
+// ServerTimeHeader is the header in which every answer gives the handler's
+// clock reading in RFC 3339 with milliseconds. The dashboard counts down
+// to the next probe from it, as the Date header has whole seconds only
+// and the browser's clock may be off.
+const ServerTimeHeader = "X-Server-Time"
+
+// setCommon sets the headers of every answer.
+func (h *Handler) setCommon(w http.ResponseWriter) {
+	now := h.now().UTC()
+	hd := w.Header()
+	hd.Set("Cache-Control", "no-store")
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Date", now.Format(http.TimeFormat))
+	hd.Set(ServerTimeHeader, now.Format("2006-01-02T15:04:05.000Z07:00"))
+}
+
+// writeJSON writes v as indented JSON with status; HEAD gets the headers
+// only.
+func (h *Handler) writeJSON(w http.ResponseWriter, r *http.Request, status int, v any) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		buf.Reset()
+		status = http.StatusInternalServerError
+		_ = json.NewEncoder(&buf).Encode(errorJSON{Error: "encoding the answer: " + err.Error()})
+	}
+	h.write(w, r, status, "application/json; charset=utf-8", buf.Bytes())
+}
+
+type errorJSON struct {
+	Error string `json:"error"`
+}
+
+func (h *Handler) writeError(w http.ResponseWriter, r *http.Request, status int, msg string) {
+	h.writeJSON(w, r, status, errorJSON{Error: msg})
+}
+
+func (h *Handler) write(w http.ResponseWriter, r *http.Request, status int, contentType string, body []byte) {
+	h.setCommon(w)
+	hd := w.Header()
+	hd.Set("Content-Type", contentType)
+	hd.Set("Content-Length", strconv.Itoa(len(body)))
+	w.WriteHeader(status)
+	if r == nil || r.Method != http.MethodHead {
+		_, _ = w.Write(body)
+	}
+}
