@@ -2,6 +2,16 @@ module github.com/breakergen/breakergen
 
 go 1.25.0
 
-require github.com/stretchr/testify v1.12.1
+require (
+	github.com/stretchr/testify v1.12.1
+	go.uber.org/mock v0.6.0
+)
 
-require go.yaml.in/yaml/v3 v3.0.5 // indirect
+require (
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/mod v0.27.0 // indirect
+	golang.org/x/sync v0.16.0 // indirect
+	golang.org/x/tools v0.36.0 // indirect
+)
+
+tool go.uber.org/mock/mockgen
