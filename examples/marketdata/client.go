@@ -16,10 +16,10 @@ import (
 // Endpoints are the base URLs of the upstreams, without a trailing slash,
 // e.g. "https://searchapi.example/em".
 type Endpoints struct {
-	Eastmoney string
-	Tencent   string
-	TDX       string
-	Push2ex   string
+	Eastmoney string // search, industry, quote lists, fund flow
+	Tencent   string // quotes and stock info
+	TDX       string // k-lines and financials
+	Push2ex   string // intraday changes
 }
 
 // Client implements [StockSource] and [FundFlowSource] over the upstreams'

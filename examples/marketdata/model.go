@@ -14,24 +14,24 @@ type Quote struct {
 
 // StockInfo is the static description of one stock.
 type StockInfo struct {
-	Code     string `json:"code"`
-	Name     string `json:"name"`
-	Market   string `json:"market"` // "SH" or "SZ"
-	Industry string `json:"industry"`
-	Listed   string `json:"listed"` // listing date, YYYY-MM-DD
+	Code     string `json:"code"`     // six digits
+	Name     string `json:"name"`     // short name
+	Market   string `json:"market"`   // "SH" or "SZ"
+	Industry string `json:"industry"` // industry name, e.g. "白酒"
+	Listed   string `json:"listed"`   // listing date, YYYY-MM-DD
 }
 
 // Hit is one search result.
 type Hit struct {
-	Code   string `json:"code"`
-	Name   string `json:"name"`
-	Market string `json:"market"`
+	Code   string `json:"code"`   // six digits
+	Name   string `json:"name"`   // short name
+	Market string `json:"market"` // "SH" or "SZ"
 }
 
 // Industry is the industry a stock belongs to, with its peers.
 type Industry struct {
-	Code  string   `json:"code"` // the industry board's code
-	Name  string   `json:"name"`
+	Code  string   `json:"code"`  // the industry board's code
+	Name  string   `json:"name"`  // e.g. "银行"
 	Peers []string `json:"peers"` // codes of the stocks on the board
 }
 
@@ -47,40 +47,40 @@ const (
 
 // Bar is one k-line (candlestick) bar.
 type Bar struct {
-	Time   time.Time `json:"time"`
-	Open   float64   `json:"open"`
-	High   float64   `json:"high"`
-	Low    float64   `json:"low"`
-	Close  float64   `json:"close"`
-	Volume int64     `json:"volume"`
+	Time   time.Time `json:"time"`   // start of the period
+	Open   float64   `json:"open"`   // CNY
+	High   float64   `json:"high"`   // CNY
+	Low    float64   `json:"low"`    // CNY
+	Close  float64   `json:"close"`  // CNY
+	Volume int64     `json:"volume"` // shares traded in the period
 }
 
 // Financials are the headline figures of a stock's latest report.
 type Financials struct {
-	Code       string  `json:"code"`
-	Report     string  `json:"report"`     // report period, e.g. "2026Q3"
-	Revenue    float64 `json:"revenue"`    // CNY
-	NetProfit  float64 `json:"net_profit"` // CNY
-	EPS        float64 `json:"eps"`        // earnings per share, CNY
-	ROE        float64 `json:"roe"`        // return on equity, percent
-	DebtRatio  float64 `json:"debt_ratio"` // liabilities over assets, percent
-	ReportedAt string  `json:"reported_at"`
+	Code       string  `json:"code"`        // six digits
+	Report     string  `json:"report"`      // report period, e.g. "2026Q3"
+	Revenue    float64 `json:"revenue"`     // CNY
+	NetProfit  float64 `json:"net_profit"`  // CNY
+	EPS        float64 `json:"eps"`         // earnings per share, CNY
+	ROE        float64 `json:"roe"`         // return on equity, percent
+	DebtRatio  float64 `json:"debt_ratio"`  // liabilities over assets, percent
+	ReportedAt string  `json:"reported_at"` // publication date, YYYY-MM-DD
 }
 
 // Change is one intraday change event (异动): a limit-up, a large order, a
 // sudden rise...
 type Change struct {
-	Time time.Time `json:"time"`
-	Code string    `json:"code"`
-	Name string    `json:"name"`
+	Time time.Time `json:"time"` // when it happened
+	Code string    `json:"code"` // the stock's six digits
+	Name string    `json:"name"` // the stock's short name
 	Kind string    `json:"kind"` // e.g. "limit_up", "big_buy", "rapid_rise"
 	Info string    `json:"info"` // the upstream's one-line description
 }
 
 // FundFlow is a stock's money flow today, by order size.
 type FundFlow struct {
-	Code      string    `json:"code"`
+	Code      string    `json:"code"`       // six digits
 	MainNet   float64   `json:"main_net"`   // net inflow of large and extra-large orders, CNY
 	RetailNet float64   `json:"retail_net"` // net inflow of small orders, CNY
-	Time      time.Time `json:"time"`
+	Time      time.Time `json:"time"`       // when the upstream computed it
 }

@@ -27,11 +27,11 @@ func NewService(stocks StockSource, flows FundFlowSource) *Service {
 // Overview is the stock page: the sections that could be filled, and why
 // the others could not.
 type Overview struct {
-	Quote   Quote
-	Bars    []Bar // the last 20 daily bars
-	Finance Financials
-	Flow    FundFlow
-	Gaps    []Gap // the sections left empty, in page order
+	Quote   Quote      // from tencent
+	Bars    []Bar      // the last 20 daily bars, from tdx
+	Finance Financials // from tdx
+	Flow    FundFlow   // from eastmoney
+	Gaps    []Gap      // the sections left empty, in page order
 }
 
 // Gap is a section of an [Overview] that could not be filled.

@@ -145,6 +145,7 @@ func (s *Server) Transport() http.RoundTripper { return roundTripper{s} }
 
 type roundTripper struct{ s *Server }
 
+// RoundTrip serves r with the server's handler on the caller's goroutine.
 func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if err := r.Context().Err(); err != nil {
 		return nil, err

@@ -30,8 +30,9 @@ var thresholds = []struct {
 // open windows, the generated wrappers around a real HTTP client, and a log
 // of what happens.
 type Scenario struct {
-	// Up is the fake upstream; Client talks to it.
-	Up     *fakeupstream.Server
+	// Up is the fake upstream.
+	Up *fakeupstream.Server
+	// Client talks to Up; the scenario sets its BanCooldown to Window.
 	Client *marketdata.Client
 	// Window is the open window (reset) registered for every breaker
 	// before the wrappers are built. Default 2s.
@@ -53,19 +54,22 @@ type Report struct {
 	TripCalls int
 	// TDXOpened reports whether tdx went CLOSED → OPEN in the outage.
 	TDXOpened bool
-	// Rejected is how many calls tdx refused while OPEN, and
-	// UpstreamWhileOpen how many requests reached tdx meanwhile.
-	Rejected          int
+	// Rejected is how many calls tdx refused while OPEN.
+	Rejected int
+	// UpstreamWhileOpen is how many requests reached tdx meanwhile.
 	UpstreamWhileOpen int64
 	// ProbeFailed and ProbeRecovered: the first probe re-opened tdx, the
 	// second closed it.
 	ProbeFailed, ProbeRecovered bool
-	// LimiterCalls calls to eastmoney took LimiterElapsed; LimiterRate is
-	// the sustained rate after the burst, in requests per second, and
-	// LimiterUpstream how many reached eastmoney.
-	LimiterCalls    int
-	LimiterElapsed  time.Duration
-	LimiterRate     float64
+	// LimiterCalls is how many eastmoney searches the limiter scene made.
+	LimiterCalls int
+	// LimiterElapsed is how long they took, from the first call's start
+	// to the last call's end.
+	LimiterElapsed time.Duration
+	// LimiterRate is the sustained rate after the burst, in requests per
+	// second: (LimiterCalls - burst) / LimiterElapsed.
+	LimiterRate float64
+	// LimiterUpstream is how many of them reached eastmoney.
 	LimiterUpstream int64
 	// Ban and Throttle are the errors of the 403 and of the 429.
 	Ban, Throttle error
