@@ -82,7 +82,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *verbose {
 		sc.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	if _, err := sc.Run(ctx, newLiveLog(stdout)); err != nil {
+	if _, err := sc.Run(ctx, stdout); err != nil {
 		return err
 	}
 	if *serve == "" {

@@ -28,7 +28,7 @@ func TestScenario(t *testing.T) {
 		var out bytes.Buffer
 		sc := &Scenario{Up: up, Client: up.Client(), Window: 2 * time.Second}
 		start := time.Now()
-		rep, err := sc.Run(t.Context(), newLiveLog(&out))
+		rep, err := sc.Run(t.Context(), &out)
 		require.NoError(t, err, out.String())
 		elapsed := time.Since(start)
 

@@ -22,8 +22,6 @@ type liveLog struct {
 	start time.Time
 }
 
-func newLiveLog(w io.Writer) *liveLog { return &liveLog{w: w, start: time.Now()} }
-
 func (l *liveLog) now() time.Time { return time.Now() }
 
 func (l *liveLog) stamp(t time.Time) string {

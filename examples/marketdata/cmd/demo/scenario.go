@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -28,7 +29,7 @@ var thresholds = []struct {
 
 // Scenario is one run of the demo: a fake upstream, a registry with short
 // open windows, the generated wrappers around a real HTTP client, and a log
-// of what happens.
+// of what happens. Set the exported fields, then call [Scenario.Run] once.
 type Scenario struct {
 	// Up is the fake upstream.
 	Up *fakeupstream.Server
@@ -79,18 +80,18 @@ type Report struct {
 	Recovered bool
 }
 
-// Run plays every scene, printing as it goes, and then the degradation
-// timeline and the health. It returns the registry for further serving.
-func (s *Scenario) Run(ctx context.Context, w *liveLog) (*Report, error) {
+// Run plays every scene, printing to out as it goes, and then the
+// degradation timeline and the health. [Scenario.Registry] has the registry
+// afterwards.
+func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	if s.Window <= 0 {
 		s.Window = 2 * time.Second
 	}
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
-	s.log = w
 	s.start = time.Now()
-	w.start = s.start
+	s.log = &liveLog{w: out, start: s.start}
 	s.transitions = make(chan runtime.Event, 256)
 	s.Client.BanCooldown = s.Window // shortened like the windows
 
