@@ -242,3 +242,22 @@ func TestUnguardedAndNil(t *testing.T) {
 	_, err := marketdata.NewFundFlowSourceBreaker(nil, reg).FundFlow(t.Context(), "600519")
 	assert.ErrorIs(t, err, runtime.ErrNilImpl)
 }
+
+// TestPanicIsAFailure: a panicking source counts as a failure of its
+// breaker, and the panic reaches the caller.
+func TestPanicIsAFailure(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	mock := mocks.NewMockStockSource(ctrl)
+	mock.EXPECT().Changes(gomock.Any()).DoAndReturn(func(context.Context) ([]marketdata.Change, error) {
+		panic("decoder bug")
+	}).Times(2)
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+	src := marketdata.NewStockSourceBreaker(mock, reg)
+	for range 2 {
+		assert.PanicsWithValue(t, "decoder bug", func() { _, _ = src.Changes(t.Context()) })
+	}
+	assert.Equal(t, runtime.Open, state(t, reg, "push2ex"), "push2ex trips after 2 failures")
+	ev := reg.Events(1)
+	require.Len(t, ev, 1)
+	assert.Contains(t, ev[0].Reason, "panic: decoder bug")
+}
