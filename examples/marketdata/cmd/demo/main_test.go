@@ -1,0 +1,154 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/examples/marketdata"
+	"github.com/breakergen/breakergen/examples/marketdata/fakeupstream"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// TestScenario plays the whole demo inside a synctest bubble, against the
+// fake upstream's in-process transport: the scenario's waits take no real
+// time, and every duration below is exact on the bubble's clock.
+func TestScenario(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		up := fakeupstream.New()
+		var out bytes.Buffer
+		sc := &Scenario{Up: up, Client: up.Client(), Window: 2 * time.Second}
+		start := time.Now()
+		rep, err := sc.Run(t.Context(), &out)
+		require.NoError(t, err, out.String())
+		elapsed := time.Since(start)
+
+		// The outage trips tdx after its annotated threshold.
+		assert.True(t, rep.TDXOpened)
+		assert.Equal(t, 5, rep.TripCalls)
+		// While OPEN nothing reaches the upstream.
+		assert.Equal(t, 10, rep.Rejected)
+		assert.Zero(t, rep.UpstreamWhileOpen)
+		// The first probe fails and re-opens, the second closes.
+		assert.True(t, rep.ProbeFailed)
+		assert.True(t, rep.ProbeRecovered)
+
+		// The limiter: a full bucket of 3, then one token every 1/1.5 s,
+		// so 9 calls end (9-3)/1.5 = 4s after the first.
+		assert.Equal(t, 9, rep.LimiterCalls)
+		assert.Equal(t, int64(9), rep.LimiterUpstream)
+		assert.InDelta(t, 4.0, rep.LimiterElapsed.Seconds(), 0.001)
+		assert.InDelta(t, 1.5, rep.LimiterRate, 0.01)
+
+		// The ban and the throttle arrive as typed errors.
+		var ban, throttle *marketdata.StatusError
+		require.ErrorAs(t, rep.Ban, &ban)
+		assert.Equal(t, http.StatusForbidden, ban.Code)
+		assert.False(t, ban.Retryable())
+		assert.Equal(t, 2*time.Second, ban.RetryAfter())
+		require.ErrorAs(t, rep.Throttle, &throttle)
+		assert.Equal(t, http.StatusTooManyRequests, throttle.Code)
+		assert.Equal(t, 2*time.Second, throttle.RetryAfter())
+		assert.ErrorIs(t, rep.SlowErr, context.DeadlineExceeded)
+
+		// Everything recovers, and the timeline tells the story.
+		assert.True(t, rep.Recovered)
+		assert.Equal(t, runtime.LevelOK, sc.Registry().Health().Status)
+		var story []string
+		for _, ev := range sc.Registry().Events(0) {
+			story = append(story, ev.Source+" "+ev.From.String()+"→"+ev.To.String())
+		}
+		assert.Equal(t, []string{
+			"push2ex HALF_OPEN→CLOSED",
+			"eastmoney HALF_OPEN→CLOSED",
+			"eastmoney OPEN→HALF_OPEN",
+			"push2ex OPEN→HALF_OPEN",
+			"push2ex CLOSED→OPEN",   // the 429's Retry-After cools it down at once
+			"eastmoney CLOSED→OPEN", // so does the 403 ban
+			"tdx HALF_OPEN→CLOSED",
+			"tdx OPEN→HALF_OPEN",
+			"tdx HALF_OPEN→OPEN",
+			"tdx OPEN→HALF_OPEN",
+			"tdx CLOSED→OPEN",
+		}, story)
+
+		// The live log printed the transitions, the timeline and the health.
+		for _, want := range []string{
+			"▶ breaker[tdx] CLOSED → OPEN: marketdata.StatusError: tdx: HTTP 503",
+			"▶ breaker[push2ex] HALF_OPEN → CLOSED",
+			"0 while OPEN",
+			"degradation timeline",
+			`"status": "ok"`,
+		} {
+			assert.Contains(t, out.String(), want)
+		}
+		// Well under a minute, even on the demo's clock.
+		assert.Less(t, elapsed, 20*time.Second)
+	})
+}
+
+// TestThresholdsMatchAnnotations: the demo shortens the windows and must
+// keep the annotated thresholds; this catches the two drifting apart.
+func TestThresholdsMatchAnnotations(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+	marketdata.NewStockSourceBreaker(nil, reg)
+	for _, th := range thresholds {
+		b, ok := reg.Lookup(th.name)
+		require.True(t, ok, th.name)
+		assert.Equal(t, b.Config().FailureThreshold, th.threshold, th.name)
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	var stdout, stderr bytes.Buffer
+	assert.Error(t, run(t.Context(), []string{"-window", "0s"}, &stdout, &stderr))
+	assert.Error(t, run(t.Context(), []string{"extra"}, &stdout, &stderr))
+	assert.Error(t, run(t.Context(), []string{"-nope"}, &stdout, &stderr))
+	assert.Contains(t, stderr.String(), "-serve addr")
+	assert.Empty(t, stdout.String())
+}
+
+func TestHealthMux(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1})
+	tok, err := b.Acquire(t.Context())
+	require.NoError(t, err)
+	b.Release(tok, assert.AnError)
+	mux := healthMux(reg)
+
+	get := func(target string) *httptest.ResponseRecorder {
+		rec := httptest.NewRecorder()
+		mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+		return rec
+	}
+	rec := get("/health/datasources")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var h struct {
+		Status   string `json:"status"`
+		Breakers []struct {
+			Name, State, Status string
+		} `json:"breakers"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &h))
+	assert.Equal(t, "down", h.Status)
+	require.Len(t, h.Breakers, 1)
+	assert.Equal(t, "OPEN", h.Breakers[0].State)
+
+	rec = get("/health/degradation-events?limit=5")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.True(t, strings.Contains(rec.Body.String(), `"to_state": "OPEN"`), rec.Body.String())
+
+	assert.Equal(t, http.StatusBadRequest, get("/health/degradation-events?limit=x").Code)
+	rec = httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/health/datasources", nil))
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}

@@ -1,0 +1,424 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/breakergen/breakergen/examples/marketdata"
+	"github.com/breakergen/breakergen/examples/marketdata/fakeupstream"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// The annotated thresholds (sources.go); the demo keeps them and shortens
+// only the open windows.
+var thresholds = []struct {
+	name      string
+	threshold int
+}{
+	{marketdata.Eastmoney, 5},
+	{marketdata.Tencent, 5},
+	{marketdata.TDX, 5},
+	{marketdata.Push2ex, 2},
+}
+
+// Scenario is one run of the demo: a fake upstream, a registry with short
+// open windows, the generated wrappers around a real HTTP client, and a log
+// of what happens. Set the exported fields, then call [Scenario.Run] once.
+type Scenario struct {
+	// Up is the fake upstream.
+	Up *fakeupstream.Server
+	// Client talks to Up; the scenario sets its BanCooldown to Window.
+	Client *marketdata.Client
+	// Window is the open window (reset) registered for every breaker
+	// before the wrappers are built. Default 2s.
+	Window time.Duration
+	// Logger receives the runtime's own slog output. Default: discarded.
+	Logger *slog.Logger
+
+	log         *liveLog
+	start       time.Time
+	reg         *runtime.Registry
+	stocks      marketdata.StockSource
+	svc         *marketdata.Service
+	transitions chan runtime.Event
+}
+
+// Report is what a run established, for the test.
+type Report struct {
+	// TripCalls is how many failing calls it took to open tdx.
+	TripCalls int
+	// TDXOpened reports whether tdx went CLOSED → OPEN in the outage.
+	TDXOpened bool
+	// Rejected is how many calls tdx refused while OPEN.
+	Rejected int
+	// UpstreamWhileOpen is how many requests reached tdx meanwhile.
+	UpstreamWhileOpen int64
+	// ProbeFailed and ProbeRecovered: the first probe re-opened tdx, the
+	// second closed it.
+	ProbeFailed, ProbeRecovered bool
+	// LimiterCalls is how many eastmoney searches the limiter scene made.
+	LimiterCalls int
+	// LimiterElapsed is how long they took, from the first call's start
+	// to the last call's end.
+	LimiterElapsed time.Duration
+	// LimiterRate is the sustained rate after the burst, in requests per
+	// second: (LimiterCalls - burst) / LimiterElapsed.
+	LimiterRate float64
+	// LimiterUpstream is how many of them reached eastmoney.
+	LimiterUpstream int64
+	// Ban and Throttle are the errors of the 403 and of the 429.
+	Ban, Throttle error
+	// SlowErr is the error of the call that gave up on a slow upstream.
+	SlowErr error
+	// Recovered reports whether every breaker was CLOSED at the end.
+	Recovered bool
+}
+
+// Run plays every scene, printing to out as it goes, and then the
+// degradation timeline and the health. [Scenario.Registry] has the registry
+// afterwards.
+func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
+	if s.Window <= 0 {
+		s.Window = 2 * time.Second
+	}
+	if s.Logger == nil {
+		s.Logger = slog.New(slog.DiscardHandler)
+	}
+	s.start = time.Now()
+	s.log = &liveLog{w: out, start: s.start}
+	s.transitions = make(chan runtime.Event, 256)
+	s.Client.BanCooldown = s.Window // shortened like the windows
+
+	s.reg = runtime.NewRegistry(runtime.WithLogger(s.Logger), runtime.OnStateChange(s.onTransition))
+	// First configuration of a name wins: register the short windows before
+	// the wrappers ask for the annotated 30s.
+	for _, t := range thresholds {
+		s.reg.Breaker(runtime.Config{Name: t.name, FailureThreshold: t.threshold, ResetTimeout: s.Window})
+	}
+	stocks := marketdata.NewStockSourceBreaker(s.Client, s.reg)
+	flows := marketdata.NewFundFlowSourceBreaker(s.Client, s.reg)
+	s.stocks = stocks
+	s.svc = marketdata.NewService(stocks, flows)
+
+	rep := &Report{}
+	s.header()
+	for _, scene := range []func(context.Context, *Report) error{
+		s.normal, s.outage, s.open, s.recovery, s.limiter, s.banAndThrottle, s.slow, s.allClear,
+	} {
+		if err := scene(ctx, rep); err != nil {
+			return rep, err
+		}
+		if err := ctx.Err(); err != nil {
+			return rep, err
+		}
+	}
+	s.timeline()
+	return rep, s.health()
+}
+
+// Registry returns the run's registry.
+func (s *Scenario) Registry() *runtime.Registry { return s.reg }
+
+func (s *Scenario) header() {
+	w := s.log
+	w.plain("breakergen demo: market data behind generated circuit breakers\n\n")
+	e := s.Client.Endpoints
+	w.plain("  %-13s %s\n", "upstream", strings.TrimSuffix(e.Tencent, "/"+marketdata.Tencent)+"  (fake: eastmoney, tencent, tdx, push2ex)")
+	w.plain("  %-13s %s\n", "breakers", "eastmoney 5 failures · tencent 5 · tdx 5 · push2ex 2  (as annotated)")
+	w.plain("  %-13s %s\n", "open window", fmt.Sprintf("%s for every breaker, registered before the wrappers (annotated: 30s)", s.Window))
+	w.plain("  %-13s %s\n", "limiter", "eastmoney 1.5 requests/s, burst 3  (as annotated)")
+}
+
+func (s *Scenario) scene(n int, title string) {
+	s.log.plain("\n%d · %s\n", n, title)
+}
+
+// onTransition is the registry's state-change hook: the live log, and the
+// wake-up of waitState.
+func (s *Scenario) onTransition(ev runtime.Event) {
+	s.log.transition(ev)
+	select {
+	case s.transitions <- ev:
+	default: // nobody is waiting; waitState reads the state itself
+	}
+}
+
+// waitState waits until breaker name is in state to, woken by the hook.
+func (s *Scenario) waitState(ctx context.Context, name string, to runtime.State) error {
+	b, ok := s.reg.Lookup(name)
+	if !ok {
+		return fmt.Errorf("no breaker %s", name)
+	}
+	limit := time.NewTimer(10*s.Window + 5*time.Second)
+	defer limit.Stop()
+	for b.State() != to {
+		select {
+		case <-s.transitions:
+		case <-limit.C:
+			return fmt.Errorf("breaker %s did not reach %s (it is %s)", name, to, b.State())
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+func (s *Scenario) breaker(name string) *runtime.Breaker {
+	b, _ := s.reg.Lookup(name)
+	return b
+}
+
+// call prints one call's outcome: provider, what was asked, and the result
+// or the error, with the breaker's failure count while it is CLOSED.
+func (s *Scenario) call(provider, what string, err error, ok string) {
+	if err == nil {
+		s.log.row(provider, what, "ok", ok)
+		return
+	}
+	verdict, msg := describe(s.log.now(), err)
+	b := s.breaker(provider)
+	if st := b.Stats(); st.State == runtime.Closed && verdict == "fail" {
+		msg += fmt.Sprintf("   (failures %d/%d)", st.ConsecutiveFailures, b.Config().FailureThreshold)
+	}
+	s.log.row(provider, what, verdict, msg)
+}
+
+// describe says what happened to a call, in a word and a line.
+func describe(now time.Time, err error) (verdict, msg string) {
+	var oe *runtime.OpenError
+	var se *marketdata.StatusError
+	switch {
+	case errors.As(err, &oe):
+		if oe.State == runtime.Open {
+			return "refused", fmt.Sprintf("circuit open, next probe in %.1fs", oe.Until.Sub(now).Seconds())
+		}
+		return "refused", "circuit half-open, probe already in flight"
+	case errors.Is(err, runtime.ErrRateLimited):
+		return "refused", "rate limited"
+	case errors.Is(err, marketdata.ErrNotFound):
+		return "absent", "404 no such stock: ErrNotFound is excluded, a success for the breaker"
+	case errors.As(err, &se):
+		msg := strings.TrimPrefix(se.Error(), se.Provider+": ")
+		if !se.Retryable() {
+			return "fail", msg + " · not retryable"
+		}
+		return "fail", msg + " · retryable"
+	case errors.Is(err, context.DeadlineExceeded):
+		return "fail", "gave up: context deadline exceeded"
+	}
+	return "fail", runtime.Brief(err)
+}
+
+// Scene 1: every source answers.
+func (s *Scenario) normal(ctx context.Context, _ *Report) error {
+	s.scene(1, "normal traffic")
+	q, err := s.stocks.Quote(ctx, "600519")
+	s.call(marketdata.Tencent, "Quote 600519", err, fmt.Sprintf("%s %.2f %+.2f%%", q.Name, q.Price, q.ChangePct))
+	hits, err := s.stocks.Search(ctx, "银行")
+	names := make([]string, 0, len(hits))
+	for _, h := range hits {
+		names = append(names, h.Name)
+	}
+	s.call(marketdata.Eastmoney, `Search "银行"`, err, fmt.Sprintf("%d hits: %s", len(hits), strings.Join(names, ", ")))
+	bars, err := s.stocks.Kline(ctx, "300750", marketdata.PeriodDay, 5)
+	last := marketdata.Bar{}
+	if len(bars) > 0 {
+		last = bars[len(bars)-1]
+	}
+	s.call(marketdata.TDX, "Kline 300750 day×5", err, fmt.Sprintf("%d bars, last close %.2f", len(bars), last.Close))
+	fin, err := s.stocks.Finance(ctx, "600519")
+	s.call(marketdata.TDX, "Finance 600519", err, fmt.Sprintf("%s EPS %.2f ROE %.1f%%", fin.Report, fin.EPS, fin.ROE))
+	changes, err := s.stocks.Changes(ctx)
+	newest := ""
+	if len(changes) > 0 {
+		newest = ", newest " + changes[0].Name + " " + changes[0].Info
+	}
+	s.call(marketdata.Push2ex, "Changes", err, fmt.Sprintf("%d events%s", len(changes), newest))
+	_, err = s.stocks.Quote(ctx, "999999")
+	s.call(marketdata.Tencent, "Quote 999999", err, "")
+	return nil
+}
+
+// Scene 2: tdx answers 503 until its breaker trips.
+func (s *Scenario) outage(ctx context.Context, rep *Report) error {
+	s.scene(2, "outage: tdx answers 503 until its breaker opens")
+	s.Up.Fail(marketdata.TDX, http.StatusServiceUnavailable)
+	s.log.note("upstream tdx → %s", s.Up.Behavior(marketdata.TDX))
+	b := s.breaker(marketdata.TDX)
+	for b.State() == runtime.Closed && rep.TripCalls < 20 {
+		_, err := s.stocks.Kline(ctx, "600519", marketdata.PeriodDay, 20)
+		rep.TripCalls++
+		s.call(marketdata.TDX, "Kline 600519 day×20", err, "")
+	}
+	rep.TDXOpened = b.State() == runtime.Open
+	if !rep.TDXOpened {
+		return errors.New("tdx did not open")
+	}
+	return nil
+}
+
+// Scene 3: while tdx is OPEN nothing reaches it, and the page degrades.
+func (s *Scenario) open(ctx context.Context, rep *Report) error {
+	s.scene(3, "tdx is OPEN: calls are refused without reaching the upstream")
+	before := s.Up.Requests(marketdata.TDX)
+	var last error
+	for i := range 10 {
+		if i%2 == 0 {
+			_, last = s.stocks.Kline(ctx, "600519", marketdata.PeriodDay, 20)
+		} else {
+			_, last = s.stocks.Finance(ctx, "600519")
+		}
+		if errors.Is(last, runtime.ErrOpen) {
+			rep.Rejected++
+		}
+	}
+	s.call(marketdata.TDX, "Kline/Finance ×10", last, "")
+	ov, err := s.svc.Overview(ctx, "600519")
+	var gaps []string
+	for _, g := range ov.Gaps {
+		how := "failed"
+		if g.Skipped {
+			how = "skipped (open)"
+		}
+		gaps = append(gaps, g.Section+" "+how)
+	}
+	s.call("page", "Overview 600519", err, fmt.Sprintf("quote %.2f · %s", ov.Quote.Price, strings.Join(gaps, " · ")))
+	after := s.Up.Requests(marketdata.TDX)
+	rep.UpstreamWhileOpen = after - before
+	s.log.note("requests that reached tdx: %d before, %d after: %d while OPEN", before, after, rep.UpstreamWhileOpen)
+	return nil
+}
+
+// Scene 4: after the window a probe goes through; it fails while tdx is
+// still down, and succeeds once it is back.
+func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
+	s.scene(4, "probe and recovery")
+	probe := func() error {
+		_, err := s.stocks.Kline(ctx, "600519", marketdata.PeriodDay, 20)
+		s.call(marketdata.TDX, "Kline 600519 (probe)", err, "")
+		return err
+	}
+	s.log.note("tdx still down; waiting for the open window to pass…")
+	if err := s.waitState(ctx, marketdata.TDX, runtime.HalfOpen); err != nil {
+		return err
+	}
+	if probe() != nil {
+		rep.ProbeFailed = s.breaker(marketdata.TDX).State() == runtime.Open
+	}
+	s.Up.Healthy(marketdata.TDX)
+	s.log.note("upstream tdx → %s; waiting for the next window…", s.Up.Behavior(marketdata.TDX))
+	if err := s.waitState(ctx, marketdata.TDX, runtime.HalfOpen); err != nil {
+		return err
+	}
+	if probe() == nil {
+		rep.ProbeRecovered = s.breaker(marketdata.TDX).State() == runtime.Closed
+	}
+	return nil
+}
+
+// Scene 5: eastmoney's limiter holds a burst of calls to 1.5 per second.
+func (s *Scenario) limiter(ctx context.Context, rep *Report) error {
+	const n = 9
+	s.scene(5, fmt.Sprintf("limiter: %d eastmoney searches back to back", n))
+	lim := s.reg.Limiter(marketdata.Eastmoney, 1.5, 3)
+	rate, burst := lim.Rate()
+	before := s.Up.Requests(marketdata.Eastmoney)
+	start := time.Now()
+	for i := range n {
+		_, err := s.stocks.Search(ctx, "gzmt")
+		s.call(marketdata.Eastmoney, fmt.Sprintf("Search gzmt #%d", i+1), err, fmt.Sprintf("+%.2fs into the burst", time.Since(start).Seconds()))
+		if err != nil {
+			return err
+		}
+	}
+	rep.LimiterCalls = n
+	rep.LimiterElapsed = time.Since(start)
+	rep.LimiterRate = float64(n-burst) / rep.LimiterElapsed.Seconds()
+	rep.LimiterUpstream = s.Up.Requests(marketdata.Eastmoney) - before
+	s.log.note("%d requests in %.2fs: a burst of %d, then %.2f req/s (limit %.1f/s); eastmoney counted %d",
+		n, rep.LimiterElapsed.Seconds(), burst, rep.LimiterRate, rate, rep.LimiterUpstream)
+	return nil
+}
+
+// Scene 6: a 403 ban from eastmoney and a 429 with Retry-After from
+// push2ex, as typed errors whose RetryAfter cools their breakers down.
+func (s *Scenario) banAndThrottle(ctx context.Context, rep *Report) error {
+	s.scene(6, "ban and throttle: 403 from eastmoney, 429 with Retry-After from push2ex")
+	s.Up.Ban(marketdata.Eastmoney)
+	s.Up.Throttle(marketdata.Push2ex, s.Window)
+	s.log.note("upstream eastmoney → %s; push2ex → %s", s.Up.Behavior(marketdata.Eastmoney), s.Up.Behavior(marketdata.Push2ex))
+	_, rep.Ban = s.stocks.Search(ctx, "gzmt")
+	s.call(marketdata.Eastmoney, "Search gzmt", rep.Ban, "")
+	for range 2 {
+		_, err := s.stocks.Changes(ctx)
+		if rep.Throttle == nil {
+			rep.Throttle = err
+		}
+		s.call(marketdata.Push2ex, "Changes", err, "")
+	}
+	s.log.note("each error carries RetryAfter(), so one answer opens its breaker at once, for that")
+	s.log.note("long, whatever the threshold; the second push2ex call never reached the upstream")
+	return nil
+}
+
+// Scene 7: a slow upstream against a caller's deadline.
+func (s *Scenario) slow(ctx context.Context, rep *Report) error {
+	const delay, deadline = 1500 * time.Millisecond, 300 * time.Millisecond
+	s.scene(7, fmt.Sprintf("slow upstream: tencent answers after %s, the caller waits %s", delay, deadline))
+	s.Up.Slow(marketdata.Tencent, delay)
+	cctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	start := time.Now()
+	_, rep.SlowErr = s.stocks.Quote(cctx, "600519")
+	s.call(marketdata.Tencent, fmt.Sprintf("Quote 600519 (%.2fs)", time.Since(start).Seconds()), rep.SlowErr, "")
+	return nil
+}
+
+// Scene 8: every upstream heals; open breakers probe and close.
+func (s *Scenario) allClear(ctx context.Context, rep *Report) error {
+	s.scene(8, "all clear: upstreams heal, open breakers probe and close")
+	for _, p := range fakeupstream.Providers {
+		s.Up.Healthy(p)
+	}
+	s.log.note("every upstream → 200 OK")
+	// One call per breaker, each waiting out its open window first.
+	calls := map[string]struct {
+		what string
+		call func() error
+	}{
+		marketdata.Eastmoney: {"Search gzmt", func() error { _, err := s.stocks.Search(ctx, "gzmt"); return err }},
+		marketdata.Tencent:   {"Quote 600519", func() error { _, err := s.stocks.Quote(ctx, "600519"); return err }},
+		marketdata.TDX:       {"Finance 600519", func() error { _, err := s.stocks.Finance(ctx, "600519"); return err }},
+		marketdata.Push2ex:   {"Changes", func() error { _, err := s.stocks.Changes(ctx); return err }},
+	}
+	for _, b := range s.reg.Breakers() {
+		name := b.Name()
+		c, ok := calls[name]
+		if !ok {
+			continue
+		}
+		if b.State() == runtime.Open {
+			s.log.note("%s is OPEN; waiting for its window…", name)
+			if err := s.waitState(ctx, name, runtime.HalfOpen); err != nil {
+				return err
+			}
+			c.what += " (probe)"
+		}
+		s.call(name, c.what, c.call(), "")
+	}
+	rep.Recovered = true
+	var states []string
+	for _, b := range s.reg.Breakers() {
+		st := b.State()
+		rep.Recovered = rep.Recovered && st == runtime.Closed
+		states = append(states, b.Name()+" "+st.String())
+	}
+	s.log.note("%s", strings.Join(states, " · "))
+	return nil
+}

@@ -1,0 +1,54 @@
+package marketdata
+
+import "context"
+
+// StockSource is where the stock service gets quotes, k-lines, financials,
+// search results and intraday changes. Each method goes to the upstream that
+// serves it best, through that upstream's breaker. An unknown stock code is
+// an answer, not an outage: [ErrNotFound] counts as a success.
+//
+//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound
+//breaker:name=tencent threshold=5 reset=30s methods=Stock*,Quote exclude=ErrNotFound
+//breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound
+type StockSource interface {
+	// Quote returns the real-time quote of the stock code (tencent).
+	Quote(ctx context.Context, code string) (Quote, error)
+	// StockInfo returns the static description of the stock code (tencent).
+	StockInfo(ctx context.Context, code string) (StockInfo, error)
+	// QuoteList returns the quotes of several stocks in one request
+	// (eastmoney).
+	QuoteList(ctx context.Context, codes []string) ([]Quote, error)
+	// Search finds stocks by code, name or pinyin initials (eastmoney).
+	Search(ctx context.Context, query string) ([]Hit, error)
+	// Industry returns the industry board of the stock code (eastmoney).
+	Industry(ctx context.Context, code string) (Industry, error)
+	// Kline returns the last n bars of the stock code (tdx).
+	Kline(ctx context.Context, code string, period Period, n int) ([]Bar, error)
+	// Finance returns the latest report's figures of the stock code (tdx).
+	Finance(ctx context.Context, code string) (Financials, error)
+	// Changes returns today's intraday change events, newest first
+	// (push2ex). Its breaker trips after two failures: the monitor that
+	// polls it has stale data to show, and a full failure chain on every
+	// poll costs more than a missed update.
+	//
+	//breaker:name=push2ex threshold=2 reset=30s
+	Changes(ctx context.Context) ([]Change, error)
+	// Ping reports whether every upstream answers. It is a health check, so
+	// it must neither trip a breaker nor be refused by one.
+	//
+	//breaker:skip
+	Ping(ctx context.Context) error
+	// Name describes the implementation, for logs.
+	Name() string
+}
+
+// FundFlowSource gives a stock's money flow. It is served by eastmoney's
+// API, so it shares the eastmoney breaker and limiter with [StockSource]:
+// the annotation names the breaker without repeating its settings (they
+// belong to the name) and gives only its own line keys.
+//
+//breaker:name=eastmoney exclude=ErrNotFound
+type FundFlowSource interface {
+	// FundFlow returns today's money flow of the stock code.
+	FundFlow(ctx context.Context, code string) (FundFlow, error)
+}
