@@ -1,17 +1,24 @@
+# breakergen: `make help` lists the targets.
 GO ?= go
 
 # Where tests leave files for people to look at (the dashboard's screenshots).
 export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 
-.PHONY: help test fmt vet race check-generate generate bench demo lint
+.PHONY: help demo serve test fmt vet race check-generate generate lint bench
 
 help: ## list the targets
-	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-16s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
+
+demo: ## run the market-data scenario end to end (loopback only, about 12s)
+	$(GO) run ./examples/marketdata/cmd/demo
+
+serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
+	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
 
 test: fmt vet race ## gofmt, go vet, go test -race ./...
 
 fmt: ## fail if gofmt would change a file
-	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
 vet: ## go vet ./...
@@ -20,5 +27,14 @@ vet: ## go vet ./...
 race: ## go test -race ./...
 	$(GO) test -race ./...
 
-bench: ## runtime benchmarks
-	$(GO) test -run '^$$' -bench . -benchmem ./runtime/
+generate: ## regenerate every generated file (go generate ./...)
+	$(GO) generate ./...
+
+check-generate: ## fail if any generated file is stale
+	$(GO) run ./cmd/breakergen -check ./...
+
+lint: ## staticcheck, pinned in go.mod as a tool
+	$(GO) tool staticcheck ./...
+
+bench: ## runtime benchmarks beside a direct call (6 runs each; compare with benchstat)
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./runtime/

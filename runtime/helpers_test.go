@@ -100,19 +100,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	c.mu.Unlock()
 }
 
-// pending returns how many timers are armed.
-func (c *fakeClock) pending() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	n := 0
-	for _, t := range c.timers {
-		if !t.done {
-			n++
-		}
-	}
-	return n
-}
-
 // logBuffer captures a registry's log lines.
 type logBuffer struct {
 	mu  sync.Mutex

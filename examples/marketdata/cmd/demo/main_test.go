@@ -63,22 +63,30 @@ func TestScenario(t *testing.T) {
 		// Everything recovers, and the timeline tells the story.
 		assert.True(t, rep.Recovered)
 		assert.Equal(t, runtime.LevelOK, sc.Registry().Health().Status)
-		var story []string
+		// Per source, newest first (two windows that end at the same
+		// instant may fire in either order, so sources are not interleaved).
+		story := map[string][]string{}
 		for _, ev := range sc.Registry().Events(0) {
-			story = append(story, ev.Source+" "+ev.From.String()+"→"+ev.To.String())
+			story[ev.Source] = append(story[ev.Source], ev.From.String()+"→"+ev.To.String()+" "+reasonHead(ev.Reason))
 		}
-		assert.Equal(t, []string{
-			"push2ex HALF_OPEN→CLOSED",
-			"eastmoney HALF_OPEN→CLOSED",
-			"eastmoney OPEN→HALF_OPEN",
-			"push2ex OPEN→HALF_OPEN",
-			"push2ex CLOSED→OPEN",   // the 429's Retry-After cools it down at once
-			"eastmoney CLOSED→OPEN", // so does the 403 ban
-			"tdx HALF_OPEN→CLOSED",
-			"tdx OPEN→HALF_OPEN",
-			"tdx HALF_OPEN→OPEN",
-			"tdx OPEN→HALF_OPEN",
-			"tdx CLOSED→OPEN",
+		assert.Equal(t, map[string][]string{
+			"tdx": {
+				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
+				"OPEN→HALF_OPEN open window elapsed, probing",
+				"HALF_OPEN→OPEN marketdata.StatusError",
+				"OPEN→HALF_OPEN open window elapsed, probing",
+				"CLOSED→OPEN marketdata.StatusError",
+			},
+			"eastmoney": { // the 403 ban cools it down at once
+				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
+				"OPEN→HALF_OPEN open window elapsed, probing",
+				"CLOSED→OPEN retry after 2s",
+			},
+			"push2ex": { // so does the 429's Retry-After, before the threshold of 2
+				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
+				"OPEN→HALF_OPEN open window elapsed, probing",
+				"CLOSED→OPEN retry after 2s",
+			},
 		}, story)
 
 		// The live log printed the transitions, the timeline and the health.
@@ -145,10 +153,27 @@ func TestHealthMux(t *testing.T) {
 
 	rec = get("/health/degradation-events?limit=5")
 	require.Equal(t, http.StatusOK, rec.Code)
-	assert.True(t, strings.Contains(rec.Body.String(), `"to_state": "OPEN"`), rec.Body.String())
+	var evs []struct {
+		Source  string `json:"source"`
+		ToState string `json:"to_state"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &evs), rec.Body.String())
+	require.Len(t, evs, 1)
+	assert.Equal(t, "OPEN", evs[0].ToState)
+
+	rec = get("/health/")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.True(t, strings.Contains(rec.Body.String(), "通达信 TDX"), "the dashboard shows display names")
+	assert.Equal(t, http.StatusFound, get("/").Code)
 
 	assert.Equal(t, http.StatusBadRequest, get("/health/degradation-events?limit=x").Code)
 	rec = httptest.NewRecorder()
 	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodPost, "/health/datasources", nil))
 	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+}
+
+// reasonHead is an event reason up to its first colon.
+func reasonHead(reason string) string {
+	head, _, _ := strings.Cut(reason, ":")
+	return head
 }

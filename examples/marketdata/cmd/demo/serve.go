@@ -2,16 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
 )
 
 // serveHealth serves the registry's health on addr until ctx ends.
@@ -21,7 +20,7 @@ func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io
 		return err
 	}
 	srv := &http.Server{Handler: healthMux(reg), ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(out, "\nserving http://%s/health/datasources and /health/degradation-events (Ctrl-C to stop)\n", ln.Addr())
+	fmt.Fprintf(out, "\ndashboard  http://%s/health/\njson       http://%[1]s/health/datasources  http://%[1]s/health/degradation-events\n(Ctrl-C to stop)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
 	select {
@@ -37,36 +36,17 @@ func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io
 	}
 }
 
-// healthMux serves the health endpoints of reg.
-//
-// TODO(httphealth): a stand-in until runtime/httphealth lands; then this
-// becomes mux.Handle("/health/", httphealth.Handler(reg)), which also
-// formats events as SPEC section 4 says (second-precision timestamps, JSON
-// errors for bad input).
+// healthMux serves the health endpoints and the dashboard of reg, with the
+// providers' display names.
 func healthMux(reg *runtime.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /health/datasources", func(w http.ResponseWriter, _ *http.Request) {
-		writeJSON(w, http.StatusOK, reg.Health())
-	})
-	mux.HandleFunc("GET /health/degradation-events", func(w http.ResponseWriter, r *http.Request) {
-		limit := 0
-		if v := r.URL.Query().Get("limit"); v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil {
-				writeJSON(w, http.StatusBadRequest, map[string]string{"error": "limit must be an integer"})
-				return
-			}
-			limit = n
-		}
-		writeJSON(w, http.StatusOK, reg.Events(limit))
-	})
+	mux.Handle("/health/", httphealth.New(reg,
+		httphealth.WithTitle("breakergen demo: market data sources"),
+		httphealth.WithDisplayName("eastmoney", "东方财富 East Money"),
+		httphealth.WithDisplayName("tencent", "腾讯行情 Tencent"),
+		httphealth.WithDisplayName("tdx", "通达信 TDX"),
+		httphealth.WithDisplayName("push2ex", "东财异动 push2ex"),
+	))
+	mux.Handle("/{$}", http.RedirectHandler("/health/", http.StatusFound))
 	return mux
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	_ = enc.Encode(v)
 }
