@@ -10,17 +10,11 @@ import (
 // its budget of tries was spent (see [WithBudget] and the `budget` key).
 var ErrBudget = errors.New("breaker: retry budget spent")
 
-type budgetKey struct{}
-
 // budget is one WithBudget record; parent is the record it was nested in.
 type budget struct {
 	left   atomic.Int64
 	parent *budget
 }
-
-// budgetsInUse is set by the first WithBudget, so that routes with no retry
-// settings look a budget up in the ctx only in programs that use budgets.
-var budgetsInUse atomic.Bool
 
 // WithBudget returns a ctx that carries a budget of n upstream tries, shared
 // by every guarded call made with it (and with contexts derived from it), so
@@ -33,10 +27,11 @@ func WithBudget(ctx context.Context, n int) context.Context {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	budgetsInUse.Store(true)
-	b := &budget{parent: budgetFrom(ctx)}
+	callStatesInUse.Store(true)
+	st := callStateFrom(ctx)
+	b := &budget{parent: st.budgetOrNil()}
 	b.left.Store(int64(max(n, 0)))
-	return context.WithValue(ctx, budgetKey{}, b)
+	return context.WithValue(ctx, callStateKey{}, &callState{budget: b, prov: st.provOrNil()})
 }
 
 // BudgetLeft returns how many tries the budgets in ctx still allow (the
@@ -53,13 +48,7 @@ func BudgetLeft(ctx context.Context) (int, bool) {
 	return int(max(left, 0)), true
 }
 
-func budgetFrom(ctx context.Context) *budget {
-	if ctx == nil || !budgetsInUse.Load() {
-		return nil
-	}
-	b, _ := ctx.Value(budgetKey{}).(*budget)
-	return b
-}
+func budgetFrom(ctx context.Context) *budget { return callStateFrom(ctx).budgetOrNil() }
 
 // available reports whether every record in the chain has a try left.
 func (b *budget) available() bool {

@@ -111,7 +111,7 @@ type Call struct {
 // method must not be called and nothing else is needed. Enter allocates
 // nothing unless it waits for a token.
 func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
-	if c.word = rt.state.Load(); c.word&rt.slow != 0 || budgetsInUse.Load() {
+	if c.word = rt.state.Load(); c.word&rt.slow != 0 || callStatesInUse.Load() {
 		return rt.enterSlow(ctx)
 	}
 	c.route = rt
