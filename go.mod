@@ -1,3 +1,13 @@
 module github.com/breakergen/breakergen
 
 go 1.25.0
+
+require (
+	github.com/dave/jennifer v1.7.1
+	golang.org/x/tools v0.49.0
+)
+
+require (
+	golang.org/x/mod v0.39.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+)
