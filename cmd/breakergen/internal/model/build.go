@@ -26,15 +26,15 @@ type Options struct {
 }
 
 type builder struct {
-	fset     *token.FileSet
-	opts     Options
-	outputs  map[string]bool
-	run      *Run
-	files    map[string]*File // by output path
-	names    map[string]*nameInfo
-	nameList []string
-	routes   []*pendingRoute
-	found    map[string]bool // -type names found
+	fset      *token.FileSet
+	opts      Options
+	outputs   map[string]bool
+	run       *Run
+	files     map[string]*File // by output path
+	names     map[string]*nameInfo
+	nameList  []string
+	routes    []*pendingRoute
+	found     map[string]bool                      // -type names found
 	generated map[string]map[string]token.Position // pkg id → generated top-level names
 }
 
