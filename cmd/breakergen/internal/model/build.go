@@ -113,6 +113,11 @@ func Build(res *load.Result, opts Options) *Run {
 // the parser's. Type errors are checked per annotated interface.
 func (b *builder) packageErrors(p *packages.Package) {
 	for _, e := range p.Errors {
+		if e.Kind == packages.ListError && strings.HasPrefix(e.Msg, "# ") {
+			// The go command's compile output for the package: the same
+			// type errors, checked per annotated interface.
+			continue
+		}
 		switch e.Kind {
 		case packages.ListError, packages.ParseError, packages.UnknownError:
 			b.run.Errors = append(b.run.Errors, &annotation.Error{Pos: parsePos(e.Pos), Msg: e.Msg})

@@ -130,7 +130,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	}
 
 	// Names no local may take: the body's packages and the type parameters.
-	reserved := map[string]bool{}
+	reserved := map[string]bool{"nil": true}
 	for _, p := range []string{RuntimePath, "context"} {
 		if n, ok := g.im.names[p]; ok {
 			reserved[n] = true
