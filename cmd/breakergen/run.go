@@ -116,6 +116,7 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	}
 	for _, w := range m.Warnings {
 		w.Pos.Filename = rel(w.Pos.Filename)
+		w.Msg = strings.ReplaceAll(w.Msg, cwd+string(filepath.Separator), "")
 		fmt.Fprintln(stderr, w)
 	}
 	if len(m.Errors) > 0 {
@@ -123,6 +124,7 @@ func generate(o *options, stdout, stderr io.Writer) error {
 			if e.Pos.Filename != "" {
 				e.Pos.Filename = rel(e.Pos.Filename)
 			}
+			e.Msg = strings.ReplaceAll(e.Msg, cwd+string(filepath.Separator), "")
 			fmt.Fprintln(stderr, e)
 		}
 		return errReported

@@ -99,6 +99,21 @@ type Option struct {
 	Pos   token.Position // of the key
 }
 
+// ItemPos returns the position of the i-th item of a comma list value.
+func (o Option) ItemPos(i int) token.Position {
+	off := len(o.Key) + 1
+	for j, item := range strings.Split(o.Raw, ",") {
+		if j == i {
+			break
+		}
+		off += len(item) + 1
+	}
+	p := o.Pos
+	p.Offset += off
+	p.Column += off
+	return p
+}
+
 // Line is one //breaker: line.
 type Line struct {
 	Pos     token.Position // of the "//"

@@ -233,7 +233,7 @@ func (b *builder) methodLines(ts *ast.TypeSpec) map[string]*annotation.Line {
 			continue
 		}
 		for _, l := range ls[1:] {
-			b.errorf(l.Pos, "%s: a method takes one //breaker: line (the first is at line %d)", field.Names[0].Name, ls[0].Pos.Line)
+			b.errorf(l.Pos, "%s.%s: a method takes one //breaker: line (the first is at line %d)", ts.Name.Name, field.Names[0].Name, ls[0].Pos.Line)
 		}
 		out[field.Names[0].Name] = ls[0]
 	}
@@ -373,9 +373,9 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		il.route.order = i
 		if o, ok := l.Get("methods"); ok {
 			il.globs = o.Value.([]string)
-			for _, g := range il.globs {
+			for i, g := range il.globs {
 				if !slices.ContainsFunc(methods, func(m *types.Func) bool { return annotation.Match(g, m.Name()) }) {
-					b.errorf(o.Pos, "methods: %q matches no method of %s", g, name)
+					b.errorf(o.ItemPos(i), "methods: %q matches no method of %s", g, name)
 				}
 			}
 		} else if dflt != nil {
@@ -557,38 +557,39 @@ func (b *builder) resolve() {
 func (b *builder) resolveExclude(o *annotation.Option, scope *types.Scope, pkg *types.Package) []Ref {
 	var refs []Ref
 	errType := types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
-	for _, id := range o.Value.([]string) {
+	for i, id := range o.Value.([]string) {
+		pos := o.ItemPos(i)
 		var obj types.Object
 		if q, sel, ok := strings.Cut(id, "."); ok {
 			pn, _ := lookup(scope, q).(*types.PkgName)
 			if pn == nil {
-				b.errorf(o.Pos, "exclude: %s: %s is not an imported package in this file", id, q)
+				b.errorf(pos, "exclude: %s: %s is not an imported package in this file", id, q)
 				continue
 			}
 			obj = pn.Imported().Scope().Lookup(sel)
 			if obj == nil || !obj.Exported() {
-				b.errorf(o.Pos, "exclude: %s: package %s has no exported %s", id, pn.Imported().Path(), sel)
+				b.errorf(pos, "exclude: %s: package %s has no exported %s", id, pn.Imported().Path(), sel)
 				continue
 			}
 		} else {
 			obj = lookup(scope, id)
 			if obj == nil {
-				b.errorf(o.Pos, "exclude: %s: undefined", id)
+				b.errorf(pos, "exclude: %s: undefined", id)
 				continue
 			}
 			if obj.Parent() != pkg.Scope() {
-				b.errorf(o.Pos, "exclude: %s: not a package-level value of %s", id, pkg.Name())
+				b.errorf(pos, "exclude: %s: not a package-level value of %s", id, pkg.Name())
 				continue
 			}
 		}
 		switch obj.(type) {
 		case *types.Var, *types.Const:
 		default:
-			b.errorf(o.Pos, "exclude: %s is not a variable or constant (it is a %s)", id, kind(obj))
+			b.errorf(pos, "exclude: %s is not a variable or constant (it is a %s)", id, kind(obj))
 			continue
 		}
 		if !types.Implements(obj.Type(), errType) {
-			b.errorf(o.Pos, "exclude: %s is not an error: its type %s does not implement error", id, types.TypeString(obj.Type(), types.RelativeTo(pkg)))
+			b.errorf(pos, "exclude: %s is not an error: its type %s does not implement error", id, types.TypeString(obj.Type(), types.RelativeTo(pkg)))
 			continue
 		}
 		refs = append(refs, Ref{Path: obj.Pkg().Path(), Name: obj.Name(), Text: id})
