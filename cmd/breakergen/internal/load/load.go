@@ -36,6 +36,8 @@ type Result struct {
 	// Outputs are the files carrying our header found in the packages'
 	// directories, by absolute path.
 	Outputs map[string]bool
+	// Unmatched are the patterns that matched no package.
+	Unmatched []string
 }
 
 // IsOutput reports whether src (a file's first bytes) carries our header.
@@ -101,7 +103,47 @@ func Load(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
-	return &Result{Fset: fset, Packages: pkgs, Outputs: outputs}, nil
+	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs}
+	for _, pat := range patterns {
+		if !matchesAny(cfg.Dir, pat, list) {
+			res.Unmatched = append(res.Unmatched, pat)
+		}
+	}
+	return res, nil
+}
+
+// matchesAny reports whether pattern matched one of the listed packages
+// (the go command only warns about a pattern that matched nothing).
+func matchesAny(dir, pattern string, list []*packages.Package) bool {
+	switch pattern {
+	case "all", "std", "cmd", "tool", "work":
+		return true
+	}
+	local := pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)
+	prefix, wild := strings.CutSuffix(pattern, "...")
+	if local {
+		base := dir
+		if base == "" {
+			base, _ = os.Getwd()
+		}
+		if !filepath.IsAbs(prefix) {
+			prefix = filepath.Join(base, prefix)
+		}
+		prefix = filepath.Clean(prefix)
+	}
+	for _, p := range list {
+		if len(p.Errors) > 0 && len(p.GoFiles) == 0 {
+			continue
+		}
+		got := p.PkgPath
+		if local {
+			got = p.Dir
+		}
+		if got == prefix || wild && (strings.HasPrefix(got, strings.TrimSuffix(prefix, "/")+"/") || prefix == "" || local && strings.HasPrefix(got, prefix+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return strings.Contains(strings.TrimSuffix(pattern, "..."), "...") // an inner wildcard: trust the go command
 }
 
 // findOutputs records the files in dir that carry our header, and an overlay

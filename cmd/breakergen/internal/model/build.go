@@ -73,8 +73,8 @@ func Build(res *load.Result, opts Options) *Run {
 		found:     map[string]bool{},
 		generated: map[string]map[string]token.Position{},
 	}
-	if len(res.Packages) == 0 {
-		b.errorf(token.Position{}, "no packages matched")
+	for _, pat := range res.Unmatched {
+		b.errorf(token.Position{}, "pattern %s matched no packages", pat)
 	}
 	for _, p := range res.Packages {
 		b.packageErrors(p)
