@@ -4,6 +4,7 @@ go 1.25.0
 
 require (
 	github.com/dave/jennifer v1.7.1
+	github.com/rogpeppe/go-internal v1.16.0
 	github.com/stretchr/testify v1.12.1
 	golang.org/x/tools v0.49.0
 )
@@ -12,4 +13,5 @@ require (
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/mod v0.39.0 // indirect
 	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/sys v0.47.0 // indirect
 )

@@ -178,3 +178,8 @@ func mergeKeys(a, b map[string]string) map[string]bool {
 	}
 	return out
 }
+
+func goEnvVar(k string) (string, error) {
+	out, err := exec.Command("go", "env", k).Output()
+	return strings.TrimSpace(string(out)), err
+}
