@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	goruntime "runtime"
 	"strings"
+	"sync"
 
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
@@ -129,13 +131,9 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		}
 		return errReported
 	}
-	outputs := map[string][]byte{}
-	for _, f := range m.Files {
-		data, err := render.File(f)
-		if err != nil {
-			return err
-		}
-		outputs[f.Path] = data
+	outputs, err := renderAll(m.Files)
+	if err != nil {
+		return err
 	}
 	changes, err := write.Plan(outputs, res.Outputs, m.Sources, len(o.types) > 0)
 	if err != nil {
@@ -156,4 +154,30 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return write.Apply(changes)
+}
+
+// renderAll renders the files in parallel: each is independent, and
+// formatting dominates the time of a large run.
+func renderAll(files []*model.File) (map[string][]byte, error) {
+	data := make([][]byte, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data[i], errs[i] = render.File(f)
+		}()
+	}
+	wg.Wait()
+	outputs := map[string][]byte{}
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		outputs[f.Path] = data[i]
+	}
+	return outputs, nil
 }
