@@ -88,7 +88,7 @@ func Load(cfg Config) (*Result, error) {
 	fset := token.NewFileSet()
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedImports,
+			packages.NeedTypes | packages.NeedTypesInfo,
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: flags,

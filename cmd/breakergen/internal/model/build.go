@@ -99,6 +99,9 @@ func Build(res *load.Result, opts Options) *Run {
 		}
 	}
 	for _, f := range b.files {
+		for n := range b.generated[f.PkgPath] {
+			f.Reserved[n] = true
+		}
 		slices.SortFunc(f.Interfaces, func(x, y *Interface) int { return cmp.Compare(x.Name, y.Name) })
 		b.run.Files = append(b.run.Files, f)
 	}
@@ -225,6 +228,13 @@ func (b *builder) methodLines(ts *ast.TypeSpec) map[string]*annotation.Line {
 		ls, errs, warns := annotation.Scan(b.fset, field.Doc, annotation.OnMethod)
 		b.run.Errors = append(b.run.Errors, errs...)
 		b.run.Warnings = append(b.run.Warnings, warns...)
+		if field.Comment != nil {
+			for _, c := range field.Comment.List {
+				if strings.HasPrefix(c.Text, annotation.Prefix) {
+					b.warnf(b.fset.Position(c.Slash), "a //breaker: line after a method annotates nothing; put it on its own line above the method")
+				}
+			}
+		}
 		if len(ls) == 0 {
 			continue
 		}
@@ -287,9 +297,6 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		b.errorf(pos, "%s is a generic alias: annotate the interface it stands for", name)
 		return
 	}
-	if !ast.IsExported(name) && false {
-		return
-	}
 	in := &Interface{
 		Name:    name,
 		Wrapper: name + "Breaker",
@@ -306,10 +313,11 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	}
 	pkg := p.Types
 	// Generated names must be free in the destination package.
-	gen := b.generated[p.ID]
+	// An internal test package shares its namespace with the package.
+	gen := b.generated[pkg.Path()]
 	if gen == nil {
 		gen = map[string]token.Position{}
-		b.generated[p.ID] = gen
+		b.generated[pkg.Path()] = gen
 	}
 	for _, id := range []string{in.Wrapper, in.Ctor} {
 		if o := pkg.Scope().Lookup(id); o != nil && !b.outputs[b.fset.Position(o.Pos()).Filename] {
@@ -462,9 +470,6 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		b.files[out] = file
 	}
 	for _, n := range pkg.Scope().Names() {
-		file.Reserved[n] = true
-	}
-	for n := range gen {
 		file.Reserved[n] = true
 	}
 	file.Interfaces = append(file.Interfaces, in)
