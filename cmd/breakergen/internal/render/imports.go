@@ -47,7 +47,7 @@ func (im *imports) add(p, name string) string {
 		cands = append(cands, name+last)
 		elems = elems[:len(elems)-1]
 	}
-	if len(elems) > 1 {
+	if len(elems) > 1 && !strings.Contains(elems[len(elems)-2], ".") {
 		cands = append(cands, sanitize(elems[len(elems)-2])+name)
 	}
 	cands = append(cands, name+"pkg")
