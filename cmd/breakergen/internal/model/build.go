@@ -635,16 +635,22 @@ func fileScope(p *packages.Package, f *ast.File) *types.Scope {
 // fieldNames names the wrapper's route fields after their breakers,
 // avoiding the wrapper's methods, next and keywords.
 func (b *builder) fieldNames(in *Interface) {
-	taken := map[string]bool{"next": true}
+	taken := map[string]bool{}
 	for _, m := range in.Methods {
 		taken[m.Name] = true
 	}
+	// The wrapped value's field: next, unless a method has that name.
+	in.NextField = "next"
+	for i := 2; taken[in.NextField]; i++ {
+		in.NextField = "next" + strconv.Itoa(i)
+	}
+	taken[in.NextField] = true
 	for _, r := range in.Routes {
 		base := ident(r.Name)
 		cand := base
 		if taken[cand] || token.IsKeyword(cand) {
 			if r.Method != "" {
-				cand = base + r.Method
+				cand = base + upperFirst(r.Method)
 			}
 			for i := 2; taken[cand] || token.IsKeyword(cand); i++ {
 				cand = base + strconv.Itoa(i)

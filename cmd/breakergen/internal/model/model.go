@@ -42,7 +42,10 @@ type Interface struct {
 	Name    string // X
 	Wrapper string // XBreaker
 	Ctor    string // NewXBreaker
-	Obj     *types.TypeName
+	// NextField is the wrapper's field holding the wrapped X: next, unless
+	// a method is called next.
+	NextField string
+	Obj       *types.TypeName
 	// TypeParams of a generic interface, or nil.
 	TypeParams *types.TypeParamList
 	// Methods in name order.

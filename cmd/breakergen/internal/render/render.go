@@ -155,7 +155,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		f.Comment(line)
 	}
 	var fields []jen.Code
-	fields = append(fields, jen.Id("next").Add(next()))
+	fields = append(fields, jen.Id(in.NextField).Add(next()))
 	for _, r := range in.Routes {
 		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.rt("Route")))
 	}
@@ -168,7 +168,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	f.Commentf("%s wraps %s; breakers and limiters come from %s, or", in.Ctor, nextName, regName)
 	f.Comment("from runtime.Default() when " + regName + " is nil.")
 	var vals []jen.Code
-	vals = append(vals, jen.Id("next").Op(":").Id(nextName))
+	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
 		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r)))
 	}
@@ -290,7 +290,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			args = append(args, jen.Id(names[i]))
 		}
 	}
-	call := jen.Id(recv).Dot("next").Dot(m.Name).Call(args...)
+	call := jen.Id(recv).Dot(in.NextField).Dot(m.Name).Call(args...)
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
@@ -313,7 +313,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id(recv).Dot("next").Op("==").Nil()).Block(
+	body = append(body, jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
 		jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
 		jen.Return(),
 	))
