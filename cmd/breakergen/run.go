@@ -137,7 +137,8 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	}
 	changes, err := write.Plan(outputs, res.Outputs, m.Sources, len(o.types) > 0)
 	if err != nil {
-		return err
+		fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), cwd+string(filepath.Separator), ""))
+		return errReported
 	}
 	if o.check {
 		for _, c := range changes {
