@@ -32,19 +32,40 @@ func exitCode(err error) int {
 const usage = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [packages]
 
 breakergen writes circuit-breaker wrappers for the Go interfaces annotated
-with //breaker: lines, in the packages named (default "."): the wrappers of
-the interfaces declared in f.go go to f_breaker.go beside it.
+with //breaker: lines in the packages named (default "."). The wrappers of
+the interfaces declared in f.go go to f_breaker.go beside it: for each
+interface X, a type XBreaker implementing X and NewXBreaker(next X, reg
+*runtime.Registry) *XBreaker.
 
     //go:generate go run github.com/breakergen/breakergen/cmd/breakergen
 
-    //breaker:name=quotes threshold=5 reset=30s ratelimit=10/20 timeout=2s
+    //breaker:name=quotes threshold=5 reset=30s ratelimit=10/20
+    //breaker:name=search methods=Search* timeout=2s exclude=ErrNotFound
     type Source interface {
-        Quote(ctx context.Context, code string) (Quote, error)
+        Quote(ctx context.Context, code string) (Quote, error) // quotes
+        Search(ctx context.Context, q string) ([]Hit, error)   // search
+        //breaker:skip
+        Ping(ctx context.Context) error                        // unguarded
     }
 
-Keys: name threshold reset halfopen successes ratelimit maxwait timeout
-exclude methods skip. "go doc github.com/breakergen/breakergen/cmd/breakergen"
-is the manual.
+Keys (no space after //, options separated by spaces):
+    name=a-b.c:d   breaker and limiter name      default: interface name, lower-cased
+    threshold=N    failures that trip it         default 5    (per name)
+    reset=D        time OPEN before a probe      default 30s  (per name)
+    halfopen=N     concurrent probes             default 1    (per name)
+    successes=N    probe successes to close      default 1    (per name)
+    ratelimit=R/B  R tokens/s, burst B           default none (per name)
+    maxwait=D      longest wait for a token      default: ctx deadline (needs ratelimit)
+    timeout=D      per-call deadline on ctx      default none
+    exclude=E,p.E  errors that count as success  default none
+    methods=A,B*   methods an interface line routes; the line without it is the default
+    skip           on a method: call it unguarded
+A method's own line wins, then the first interface line whose methods match,
+then the default line. Methods without an error result are never guarded.
+
+Errors are printed as file:line:col: message; nothing is written then, and
+the exit status is 1 (2 for a bad command line). The manual:
+"go doc github.com/breakergen/breakergen/cmd/breakergen".
 
 Flags:
 `
