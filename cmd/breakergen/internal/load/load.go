@@ -173,13 +173,26 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 		if err != nil {
 			continue // let the load report it
 		}
+		// The package is the source's, which may have been renamed since.
+		pkg := f.Name.Name
+		if sf, err := parser.ParseFile(token.NewFileSet(), SourceOf(name), nil, parser.PackageClauseOnly); err == nil {
+			pkg = sf.Name.Name
+		}
 		var b strings.Builder
 		b.WriteString(Header + "\n\n")
 		if line := BuildLine(f); line != "" {
 			b.WriteString(line + "\n\n")
 		}
-		fmt.Fprintf(&b, "package %s\n", f.Name.Name)
+		fmt.Fprintf(&b, "package %s\n", pkg)
 		overlay[abs] = []byte(b.String())
 	}
 	return nil
+}
+
+// SourceOf is the source file whose wrappers go to the output path.
+func SourceOf(path string) string {
+	if s, ok := strings.CutSuffix(path, "_breaker_test.go"); ok {
+		return s + "_test.go"
+	}
+	return strings.TrimSuffix(path, "_breaker.go") + ".go"
 }

@@ -46,7 +46,7 @@ func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep boo
 			if _, ok := outputs[path]; ok {
 				continue
 			}
-			src := sourceOf(path)
+			src := load.SourceOf(path)
 			if sources[src] || !exists(src) {
 				changes = append(changes, Change{Path: path, Remove: true})
 			}
@@ -54,14 +54,6 @@ func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep boo
 	}
 	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return changes, nil
-}
-
-// sourceOf is the source file whose output path is.
-func sourceOf(path string) string {
-	if s, ok := strings.CutSuffix(path, "_breaker_test.go"); ok {
-		return s + "_test.go"
-	}
-	return strings.TrimSuffix(path, "_breaker.go") + ".go"
 }
 
 func exists(path string) bool {
