@@ -1,0 +1,81 @@
+package wrapper
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"testing"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+type upstream struct{ err error }
+
+//go:noinline
+func (u *upstream) Quote(ctx context.Context, code string) (int, error) { return 1, u.err }
+
+func newWrapper(err error) Quoter {
+	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	return NewQuoterBreaker(&upstream{err: err}, reg)
+}
+
+func bench(b *testing.B, q Quoter) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Quote(ctx, "600519")
+	}
+}
+
+// BenchmarkDirect calls the implementation through the interface.
+func BenchmarkDirect(b *testing.B) { bench(b, &upstream{}) }
+
+// BenchmarkGeneratedSuccess calls it through the generated wrapper, CLOSED,
+// every call a success.
+func BenchmarkGeneratedSuccess(b *testing.B) { bench(b, newWrapper(nil)) }
+
+// BenchmarkGeneratedFailure: CLOSED, every call a failure that never
+// reaches the threshold.
+func BenchmarkGeneratedFailure(b *testing.B) { bench(b, newWrapper(errors.New("down"))) }
+
+// BenchmarkGeneratedRejection: OPEN, every call rejected without a call.
+func BenchmarkGeneratedRejection(b *testing.B) {
+	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	w := &QuoterBreaker{next: &upstream{err: errors.New("down")}, benchQuotes: reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
+	w.Quote(context.Background(), "trip")
+	bench(b, w)
+}
+
+func BenchmarkDirectParallel(b *testing.B) { benchParallel(b, &upstream{}) }
+
+func BenchmarkGeneratedSuccessParallel(b *testing.B) { benchParallel(b, newWrapper(nil)) }
+
+func benchParallel(b *testing.B, q Quoter) {
+	b.ReportAllocs()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			q.Quote(ctx, "600519")
+		}
+	})
+}
+
+// TestRejectionAllocatesNothing: a rejection must not allocate (SPEC §3).
+func TestRejectionAllocatesNothing(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	w := &QuoterBreaker{next: &upstream{err: errors.New("down")}, benchQuotes: reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
+	ctx := context.Background()
+	w.Quote(ctx, "trip")
+	if _, err := w.Quote(ctx, "x"); !errors.Is(err, runtime.ErrOpen) {
+		t.Fatalf("not open: %v", err)
+	}
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	if n := testing.AllocsPerRun(100, func() { w.Quote(ctx, "x") }); n != 0 {
+		t.Errorf("rejection allocates %v times per call", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { newWrapper(nil).Quote(ctx, "x") }); n > 10 {
+		t.Logf("construction + call: %v allocs", n)
+	}
+}

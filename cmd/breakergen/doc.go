@@ -1,0 +1,140 @@
+// Breakergen writes typed circuit-breaker wrappers for annotated Go
+// interfaces.
+//
+// Annotate an interface with //breaker: lines and run breakergen (usually
+// through go generate) in its package:
+//
+//	//go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+//
+//	// StockSource is where quotes and k-lines come from.
+//	//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3
+//	//breaker:name=tencent methods=Quote,Stock* timeout=2s exclude=ErrNotFound
+//	type StockSource interface {
+//		Quote(ctx context.Context, code string) (Quote, error)  // -> tencent
+//		Search(ctx context.Context, q string) ([]Hit, error)    // -> eastmoney
+//		//breaker:name=push2ex threshold=2
+//		Changes(ctx context.Context) ([]Change, error)          // -> push2ex
+//		//breaker:skip
+//		Ping(ctx context.Context) error                         // unguarded
+//		Name() string                                           // unguarded: no error result
+//	}
+//
+// For each annotated interface X declared in f.go, breakergen writes to
+// f_breaker.go (f_test.go gives f_breaker_test.go) a type XBreaker that
+// implements X by calling the wrapped X through the breakers (and rate
+// limiters) of package github.com/breakergen/breakergen/runtime, and its
+// constructor:
+//
+//	func NewXBreaker(next X, reg *runtime.Registry) *XBreaker
+//
+// A nil reg means runtime.Default(). Wrappers that name the same breaker on
+// one registry share it. An unexported interface x gets xBreaker and
+// newXBreaker; a generic interface gets a generic wrapper with the same type
+// parameters and constraints.
+//
+// Usage:
+//
+//	breakergen [-type A,B] [-tags TAGS] [-check] [packages]
+//
+// The packages are go command patterns (default "."); every package is
+// loaded with one go/packages call, test files included. The flags are:
+//
+//	-type A,B
+//		generate only the named interfaces (an error if one of them is not
+//		an annotated interface). Outputs of other interfaces are neither
+//		written nor removed.
+//	-tags TAGS
+//		build tags to load the packages with, as for go build.
+//	-check
+//		write nothing; if any output would be written or removed, name
+//		each such file on stderr and exit with status 1. Use it in CI to
+//		check that generated files are up to date.
+//
+// # Annotations
+//
+// An annotation is a line comment that starts exactly with //breaker: (no
+// space, like //go:generate) in the doc comment of an interface (on the
+// TypeSpec inside type ( ... ), or on the type declaration) or of a method
+// inside an interface literal. The rest of the line is space-separated
+// key=value options and flags. A comment written "// breaker:" with a space
+// is an ordinary comment; breakergen warns about it.
+//
+//	key        value               meaning                                   default
+//	name       [a-z0-9_.:-]+       registry name of the breaker (and limiter) the interface name, lower-cased
+//	threshold  int >= 1            consecutive failures that trip it          5
+//	reset      duration            how long OPEN lasts before a probe         30s
+//	halfopen   int >= 1            concurrent probes in HALF_OPEN             1
+//	successes  int >= 1            probe successes that close it              1
+//	ratelimit  R/B                 token bucket: R per second, burst B        none
+//	maxwait    duration            longest wait for a token                   the ctx deadline
+//	timeout    duration            per-call deadline added to the ctx         none
+//	exclude    ErrA,pkg.ErrB       errors (errors.Is) that count as success   none
+//	methods    Name,Glob*          the methods an interface line routes       -
+//	skip       (flag)              on a method: delegate unguarded            -
+//
+// threshold, reset, halfopen, successes and ratelimit belong to the name:
+// every route that names it shares one breaker and one limiter, and their
+// settings may be given once and the name used bare elsewhere
+// (name=eastmoney), in any interface of the run. Two different values for
+// one setting of a name are an error citing both positions. timeout,
+// maxwait and exclude belong to the line and apply to the methods it
+// routes. maxwait needs a ratelimit for its name.
+//
+// exclude names package-level error values as the interface's file sees
+// them (ErrNotFound, io.EOF); each must exist and implement error.
+//
+// The keys attempts, backoff, budget, valid, stale, stalesize, window,
+// rate, slowcall and inflight are reserved: they are rejected as "not
+// supported yet".
+//
+// # Routing
+//
+// Each method of the interface's method set (embedded interfaces included)
+// is routed, at generation time, by:
+//
+//  1. its own line: with name, a route of its own; without name, the route
+//     it would otherwise take, with the line keys it gives replaced;
+//  2. else the first interface line whose methods patterns match it
+//     (path.Match globs; a pattern that matches no method is an error);
+//  3. else the interface line without methods (at most one);
+//  4. else it is delegated unguarded.
+//
+// Methods whose last result is not error cannot report a failure or a
+// rejection: they are delegated unguarded, and the generated comment says
+// so. Methods whose first parameter is a context.Context pass it to the
+// breaker, the limiter and the per-call timeout; the others use
+// context.Background(), and a timeout that reaches them draws a warning (an
+// error when it is on the method's own line). Method lines are read only
+// on methods written in the interface literal itself; embedded methods are
+// routed by the interface's lines.
+//
+// # Generated code
+//
+// Output starts with "// Code generated by breakergen. DO NOT EDIT.",
+// carries the source file's //go:build line, is gofmt-clean and
+// byte-identical across runs. A guarded method returns
+// runtime.ErrNilImpl when the wrapped value is nil, the breaker's rejection
+// (errors.Is(err, runtime.ErrOpen)) or the limiter's refusal
+// (runtime.ErrRateLimited) without calling the wrapped method, and
+// otherwise calls it and reports its outcome; a panic counts as a failure
+// and is re-raised.
+//
+// A file is written only when its bytes change. Our outputs whose source
+// no longer has annotated interfaces (or no longer exists) are removed;
+// only files starting with the header above are ever removed or
+// overwritten. Earlier outputs are hidden from the type checker while
+// loading, so a stale wrapper never stops regeneration, and type errors
+// outside the annotated interfaces (tests calling a constructor that does
+// not exist yet) do not stop it either.
+//
+// # Errors
+//
+// Every problem is reported as file:line:col: message, all at once and
+// sorted; then breakergen writes nothing and exits with status 1. Errors
+// include unknown keys (with a did-you-mean hint), bad values, duplicate
+// keys, skip with other keys or on an interface, conflicting settings of a
+// name, methods patterns matching nothing, constraint interfaces,
+// interfaces declared inside functions, methods that cannot be
+// implemented outside their package, a -type naming nothing and a pattern
+// matching no package. Command-line mistakes exit with status 2.
+package main

@@ -1,0 +1,84 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// copyDir copies the regular files of src into dst.
+func copyDir(t testing.TB, src, dst string) {
+	t.Helper()
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.IsDir() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dst, e.Name()), b, 0o644))
+	}
+}
+
+// goCmd runs the go command (or another tool) in dir and fails the test
+// with its output if it fails.
+func goCmd(t testing.TB, dir string, name string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir, cmd.Env = dir, goEnv()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s %v:\n%s", name, args, out)
+	return string(out)
+}
+
+// TestEndToEnd generates wrappers into a temporary module (testdata/e2e),
+// mocks the interfaces with mockgen (the version pinned by our go.mod's
+// tool directive), and runs go vet and the module's behaviour tests, which
+// drive the generated wrappers through the mocks: trip, rejection without
+// a call, probe and recovery, route independence, a breaker shared by name
+// across interfaces, variadic forwarding, panics, timeouts, rate limits.
+func TestEndToEnd(t *testing.T) {
+	if testing.Short() {
+		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")
+	}
+	dir := t.TempDir()
+	writeModule(t, dir)
+	copyDir(t, "testdata/e2e", dir)
+	// The go.mod needs the mocks' and the tests' dependencies.
+	goCmd(t, dir, "go", "mod", "edit",
+		"-require=go.uber.org/mock@"+modVersion(t, "go.uber.org/mock"),
+		"-require=github.com/stretchr/testify@"+modVersion(t, "github.com/stretchr/testify"))
+
+	var stdout, stderr bytes.Buffer
+	o := &options{patterns: []string{"./..."}, dir: dir, env: goEnv()}
+	stderr.Reset()
+	require.NoError(t, generate(o, &stdout, &stderr), stderr.String())
+	require.Empty(t, stderr.String())
+	require.FileExists(t, filepath.Join(dir, "source_breaker.go"))
+
+	mockgen := filepath.Join(t.TempDir(), "mockgen")
+	goCmd(t, repoRoot(), "go", "build", "-o", mockgen, "go.uber.org/mock/mockgen")
+	goCmd(t, dir, mockgen, "-source=source.go", "-destination=mock_test.go", "-package=e2e")
+
+	goCmd(t, dir, "go", "vet", "./...")
+	out := goCmd(t, dir, "go", "test", "-count=1", "-race", "-v", "./...")
+	t.Log(out)
+
+	// A second run writes nothing.
+	before := snapshot(t, dir)
+	require.NoError(t, generate(o, &stdout, &stderr))
+	require.Equal(t, before, snapshot(t, dir))
+}
+
+// modVersion is the version of module path in our build list.
+func modVersion(t testing.TB, path string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", path).Output()
+	require.NoError(t, err)
+	return string(bytes.TrimSpace(out))
+}

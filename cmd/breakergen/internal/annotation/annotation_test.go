@@ -1,0 +1,144 @@
+package annotation
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func pos(col int) token.Position {
+	return token.Position{Filename: "a.go", Line: 3, Column: col, Offset: 100 + col - 1}
+}
+
+func TestParse(t *testing.T) {
+	l, errs := Parse("//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 methods=Stock*,Quote exclude=ErrNotFound,io.EOF", pos(1), OnInterface)
+	require.Empty(t, errs)
+	want := []Option{
+		{Key: "name", Raw: "eastmoney", Value: "eastmoney", Pos: pos(11)},
+		{Key: "threshold", Raw: "5", Value: 5, Pos: pos(26)},
+		{Key: "reset", Raw: "30s", Value: 30 * time.Second, Pos: pos(38)},
+		{Key: "ratelimit", Raw: "1.5/3", Value: Rate{Per: 1.5, Burst: 3}, Pos: pos(48)},
+		{Key: "methods", Raw: "Stock*,Quote", Value: []string{"Stock*", "Quote"}, Pos: pos(64)},
+		{Key: "exclude", Raw: "ErrNotFound,io.EOF", Value: []string{"ErrNotFound", "io.EOF"}, Pos: pos(85)},
+	}
+	assert.Equal(t, want, l.Options)
+	o, ok := l.Get("exclude")
+	require.True(t, ok)
+	assert.Equal(t, 85+len("exclude=")+len("ErrNotFound,"), o.ItemPos(1).Column)
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		line  string
+		where Where
+		want  string // the first error, with its column
+	}{
+		{"//breaker:treshold=3", OnInterface, `11: unknown key "treshold"; did you mean "threshold"?`},
+		{"//breaker:Name=x", OnInterface, `11: unknown key "Name"; did you mean "name"?`},
+		{"//breaker:threshold=0", OnInterface, `11: threshold: "0" is not an integer >= 1`},
+		{"//breaker:threshold", OnInterface, `11: threshold: missing value (write threshold=...)`},
+		{"//breaker:reset=5", OnInterface, `11: reset: "5" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:ratelimit=0/1", OnInterface, `11: ratelimit: "0/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
+		{"//breaker:ratelimit=NaN/1", OnInterface, `11: ratelimit: "NaN/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
+		{"//breaker:name=A", OnInterface, `11: name: "A" is not a valid name (lower-case letters, digits and _ . : -)`},
+		{"//breaker:name=a  name=b", OnInterface, `19: name: duplicate key (first given at column 11)`},
+		{"//breaker:skip", OnInterface, `11: skip: only allowed on a method's line, not on the interface`},
+		{"//breaker:skip name=a", OnMethod, `11: skip: must be alone on its line`},
+		{"//breaker:skip=true", OnMethod, `11: skip: is a flag and takes no value`},
+		{"//breaker:methods=A", OnMethod, `11: methods: only allowed on the interface's lines, not on a method`},
+		{"//breaker:methods=a,,b", OnInterface, `11: methods: "a,,b" has an empty method pattern`},
+		{"//breaker:exclude=io.EOF.x", OnInterface, `11: exclude: "io.EOF.x" is not an error identifier (like ErrNotFound or io.EOF)`},
+		{"//breaker:attempts=3", OnInterface, `11: attempts: not supported yet`},
+		{"//breaker:inflight=3", OnInterface, `11: inflight: not supported yet`},
+		{"//breaker:\t=3", OnInterface, `12: "=3": missing key before =`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.line, func(t *testing.T) {
+			_, errs := Parse(tt.line, pos(1), tt.where)
+			require.NotEmpty(t, errs)
+			assert.Equal(t, "a.go:3:"+tt.want, errs[0].Error())
+		})
+	}
+}
+
+func TestScan(t *testing.T) {
+	src := `package x
+
+// X is documented.
+//
+//breaker:name=x
+// breaker:name=spaced
+//   breaker:name=spaced2
+/* breaker:name=block */
+type X interface{}
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "a.go", src, parser.ParseComments)
+	require.NoError(t, err)
+	doc := f.Decls[0].(*ast.GenDecl).Doc
+	assert.NotContains(t, doc.Text(), "breaker:name=x", "Text() drops directive lines: Scan must read List")
+	lines, errs, warns := Scan(fset, doc, OnInterface)
+	require.Empty(t, errs)
+	require.Len(t, lines, 1)
+	assert.Equal(t, "x", lines[0].Options[0].Value)
+	assert.Equal(t, 5, lines[0].Pos.Line)
+	require.Len(t, warns, 2)
+	assert.Contains(t, warns[0].Error(), "a.go:6:1: warning:")
+	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
+}
+
+func TestKeyScopes(t *testing.T) {
+	assert.Equal(t, []string{"halfopen", "ratelimit", "reset", "successes", "threshold"}, NameKeys())
+	assert.Equal(t, []string{"exclude", "maxwait", "timeout"}, LineKeys())
+}
+
+// FuzzParse: the parser never panics, every error has a position on the
+// line, and every option it keeps has a value.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3",
+		"//breaker:methods=Kline*,Finance* timeout=2s maxwait=100ms exclude=io.EOF",
+		"//breaker:skip",
+		"//breaker:=",
+		"//breaker:name==",
+		"//breaker:treshold=3 attempts=2",
+		"//breaker:ratelimit=1e309/1",
+		"//breaker:methods=[",
+		"//breaker:\xff=\xfe",
+	} {
+		f.Add(s, true)
+	}
+	f.Fuzz(func(t *testing.T, rest string, onMethod bool) {
+		if strings.ContainsAny(rest, "\n\r") {
+			return // a line comment ends at the line's end
+		}
+		line := rest
+		if !strings.HasPrefix(line, Prefix) {
+			line = Prefix + rest
+		}
+		where := OnInterface
+		if onMethod {
+			where = OnMethod
+		}
+		p := pos(1)
+		l, errs := Parse(line, p, where)
+		require.NotNil(t, l)
+		for _, e := range errs {
+			require.True(t, e.Pos.IsValid(), "error without a position: %v", e)
+			require.Equal(t, p.Line, e.Pos.Line)
+			require.GreaterOrEqual(t, e.Pos.Column, 1)
+			require.LessOrEqual(t, e.Pos.Column, len(line)+1)
+			require.NotEmpty(t, e.Msg)
+		}
+		for _, o := range l.Options {
+			require.NotNil(t, o.Value, "option %s without a value", o.Key)
+			require.Contains(t, keys, o.Key)
+		}
+	})
+}

@@ -1,0 +1,100 @@
+// Package model decides what to emit: which interfaces are annotated, the
+// method set of each (from go/types, embedded interfaces included), which
+// route guards each method, and the resolved settings of every breaker name
+// of the run.
+package model
+
+import (
+	"go/token"
+	"go/types"
+	"time"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
+)
+
+// Run is everything a run emits.
+type Run struct {
+	// Files are the outputs, sorted by path.
+	Files []*File
+	// Sources are the absolute paths of the files that were loaded and
+	// scanned (outputs of other files are never removed on their behalf).
+	Sources map[string]bool
+	// Errors and Warnings are sorted.
+	Errors, Warnings []*annotation.Error
+}
+
+// File is one output file.
+type File struct {
+	Path    string // absolute path of the output
+	Source  string // absolute path of the file declaring the interfaces
+	Build   string // the source's //go:build line, or ""
+	PkgName string
+	PkgPath string
+	// Reserved are the package-scope names of the destination package,
+	// the generated ones included.
+	Reserved map[string]bool
+	// Interfaces in name order.
+	Interfaces []*Interface
+}
+
+// Interface is one annotated interface.
+type Interface struct {
+	Name    string // X
+	Wrapper string // XBreaker
+	Ctor    string // NewXBreaker
+	// NextField is the wrapper's field holding the wrapped X: next, unless
+	// a method is called next.
+	NextField string
+	Obj       *types.TypeName
+	// TypeParams of a generic interface, or nil.
+	TypeParams *types.TypeParamList
+	// Methods in name order.
+	Methods []*Method
+	// Routes used by at least one method, in field order.
+	Routes []*Route
+	Pos    token.Position
+}
+
+// Method is one method of the method set.
+type Method struct {
+	Name string
+	Sig  *types.Signature
+	// Route guards the method; nil when it is delegated unguarded, and then
+	// Why says why.
+	Route *Route
+	Why   string
+	// Ctx reports whether the first parameter is a context.Context.
+	Ctx bool
+	// UseTimeout reports whether the body adds the route's timeout to ctx.
+	UseTimeout bool
+}
+
+// Settings are the name-level settings of a breaker name; zero fields are
+// not given (the runtime's defaults apply).
+type Settings struct {
+	Threshold int
+	Reset     time.Duration
+	HalfOpen  int
+	Successes int
+	Rate      annotation.Rate
+}
+
+// Route is one annotation line as the wrapper uses it.
+type Route struct {
+	Field    string // the wrapper's field holding the *runtime.Route
+	Name     string // breaker (and limiter) name
+	Settings Settings
+	Timeout  time.Duration
+	MaxWait  time.Duration
+	Exclude  []Ref
+	Pos      token.Position // of the line
+	Method   string         // for a method's own line, the method
+	order    int
+}
+
+// Ref is a package-level value: an error to exclude.
+type Ref struct {
+	Path string // import path; the destination's own for a local name
+	Name string
+	Text string // as written in the annotation
+}

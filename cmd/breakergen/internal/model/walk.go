@@ -1,0 +1,83 @@
+package model
+
+import "go/types"
+
+// Walk calls fn for t and every type it is built from, stopping at named
+// types and aliases (whose insides the wrapper never spells out) except for
+// their type arguments.
+func Walk(t types.Type, fn func(types.Type)) {
+	fn(t)
+	switch t := t.(type) {
+	case *types.Alias:
+		for a := range t.TypeArgs().Types() {
+			Walk(a, fn)
+		}
+	case *types.Named:
+		for a := range t.TypeArgs().Types() {
+			Walk(a, fn)
+		}
+	case *types.Pointer:
+		Walk(t.Elem(), fn)
+	case *types.Slice:
+		Walk(t.Elem(), fn)
+	case *types.Array:
+		Walk(t.Elem(), fn)
+	case *types.Chan:
+		Walk(t.Elem(), fn)
+	case *types.Map:
+		Walk(t.Key(), fn)
+		Walk(t.Elem(), fn)
+	case *types.Signature:
+		for v := range t.Params().Variables() {
+			Walk(v.Type(), fn)
+		}
+		for v := range t.Results().Variables() {
+			Walk(v.Type(), fn)
+		}
+	case *types.Struct:
+		for f := range t.Fields() {
+			Walk(f.Type(), fn)
+		}
+	case *types.Interface:
+		for m := range t.ExplicitMethods() {
+			Walk(m.Type(), fn)
+		}
+		for e := range t.EmbeddedTypes() {
+			Walk(e, fn)
+		}
+	case *types.Union:
+		for i := range t.Len() {
+			Walk(t.Term(i).Type(), fn)
+		}
+	}
+}
+
+// foreignUnexported names the first type in t that is unexported in
+// another package than pkg, or returns "".
+func foreignUnexported(t types.Type, pkg *types.Package) string {
+	bad := ""
+	Walk(t, func(t types.Type) {
+		var obj *types.TypeName
+		switch t := t.(type) {
+		case *types.Alias:
+			obj = t.Obj()
+		case *types.Named:
+			obj = t.Obj()
+		}
+		if bad == "" && obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && !obj.Exported() {
+			bad = obj.Pkg().Path() + "." + obj.Name()
+		}
+	})
+	return bad
+}
+
+// invalid reports whether t contains an invalid type (from type errors).
+func invalid(t types.Type) bool {
+	bad := false
+	Walk(t, func(t types.Type) {
+		if b, ok := t.(*types.Basic); ok && b.Kind() == types.Invalid {
+			bad = true
+		}
+	})
+	return bad
+}

@@ -1,0 +1,488 @@
+// Package render writes the Go source of one output file with jennifer.
+package render
+
+import (
+	"bytes"
+	"fmt"
+	"go/token"
+	"go/types"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+)
+
+// File renders one output file: header, build line, package and wrappers.
+func File(mf *model.File) ([]byte, error) {
+	if len(mf.Interfaces) == 0 {
+		return nil, fmt.Errorf("render: %s: no interfaces", mf.Path)
+	}
+	local := mf.Interfaces[0].Obj.Pkg()
+	im := newImports(mf.Reserved)
+	// Packages of the interfaces' own types first, so that they keep their
+	// names; then what the generated bodies use.
+	usesTime, usesContext := false, false
+	for _, in := range mf.Interfaces {
+		if in.TypeParams != nil {
+			for tp := range in.TypeParams.TypeParams() {
+				im.collect(tp.Constraint(), local)
+			}
+		}
+		im.collect(in.Obj.Type(), local)
+		for _, m := range in.Methods {
+			im.collect(m.Sig, local)
+			if m.Route != nil && (!m.Ctx || m.UseTimeout) {
+				usesContext = true
+			}
+		}
+		for _, r := range in.Routes {
+			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 {
+				usesTime = true
+			}
+			for _, e := range r.Exclude {
+				if e.Path != local.Path() {
+					im.add(e.Path, pkgNameOf(local, e))
+				}
+			}
+		}
+	}
+	if usesContext {
+		im.add("context", "context")
+	}
+	if usesTime {
+		im.add("time", "time")
+	}
+	im.add(RuntimePath, "runtime")
+
+	f := jen.NewFilePathName(local.Path(), mf.PkgName)
+	im.apply(f)
+	g := &gen{im: im, tr: typer{local: local}, local: local}
+	for i, in := range mf.Interfaces {
+		if i > 0 {
+			f.Line()
+		}
+		g.iface(f, in)
+	}
+	var body bytes.Buffer
+	if err := f.Render(&body); err != nil {
+		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
+	}
+	var out bytes.Buffer
+	out.WriteString(load.Header + "\n\n")
+	if mf.Build != "" {
+		out.WriteString(mf.Build + "\n\n")
+	}
+	out.Write(groupImports(body.Bytes()))
+	return out.Bytes(), nil
+}
+
+func pkgNameOf(local *types.Package, e model.Ref) string {
+	for _, p := range local.Imports() {
+		if p.Path() == e.Path {
+			return p.Name()
+		}
+	}
+	// Imported by the interface's file, so it is among the package's imports.
+	i := strings.LastIndex(e.Path, "/")
+	return e.Path[i+1:]
+}
+
+type gen struct {
+	im    *imports
+	tr    typer
+	local *types.Package
+}
+
+func (g *gen) rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
+
+// typeParams returns the declaration [K comparable, V any] and the use
+// [K, V] of a generic interface's parameters.
+func (g *gen) typeParams(in *model.Interface) (decl, use []jen.Code) {
+	if in.TypeParams == nil {
+		return nil, nil
+	}
+	for tp := range in.TypeParams.TypeParams() {
+		decl = append(decl, jen.Id(tp.Obj().Name()).Add(g.tr.constraint(tp.Constraint())))
+		use = append(use, jen.Id(tp.Obj().Name()))
+	}
+	return decl, use
+}
+
+func (g *gen) iface(f *jen.File, in *model.Interface) {
+	decl, use := g.typeParams(in)
+	wrapper := func() *jen.Statement {
+		s := jen.Id(in.Wrapper)
+		if use != nil {
+			s = s.Types(use...)
+		}
+		return s
+	}
+	next := func() *jen.Statement {
+		if use != nil {
+			return jen.Id(in.Name).Types(use...)
+		}
+		return jen.Add(g.tr.typ(in.Obj.Type()))
+	}
+
+	// Names no local may take: the body's packages and the type parameters.
+	reserved := map[string]bool{"nil": true}
+	for _, p := range []string{RuntimePath, "context"} {
+		if n, ok := g.im.names[p]; ok {
+			reserved[n] = true
+		}
+	}
+	if in.TypeParams != nil {
+		for tp := range in.TypeParams.TypeParams() {
+			reserved[tp.Obj().Name()] = true
+		}
+	}
+	// One receiver name for every method.
+	recvAlloc := newAlloc(reserved)
+	for _, m := range in.Methods {
+		for v := range m.Sig.Params().Variables() {
+			recvAlloc.taken[v.Name()] = true
+		}
+	}
+	recv := recvAlloc.fresh("w")
+
+	// The type.
+	for _, line := range wrapperDoc(in) {
+		f.Comment(line)
+	}
+	var fields []jen.Code
+	fields = append(fields, jen.Id(in.NextField).Add(next()))
+	for _, r := range in.Routes {
+		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.rt("Route")))
+	}
+	f.Type().Id(in.Wrapper).Types(decl...).Struct(fields...)
+	f.Line()
+
+	// The constructor.
+	ca := newAlloc(reserved)
+	nextName, regName := ca.fresh("next"), ca.fresh("reg")
+	f.Commentf("%s wraps %s; breakers and limiters come from %s, or", in.Ctor, nextName, regName)
+	f.Comment("from runtime.Default() when " + regName + " is nil.")
+	var vals []jen.Code
+	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
+	for _, r := range in.Routes {
+		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r)))
+	}
+	f.Func().Id(in.Ctor).Types(decl...).Params(
+		jen.Id(nextName).Add(next()),
+		jen.Id(regName).Op("*").Add(g.rt("Registry")),
+	).Op("*").Add(wrapper()).Block(
+		jen.If(jen.Id(regName).Op("==").Nil()).Block(
+			jen.Id(regName).Op("=").Add(g.rt("Default")).Call(),
+		),
+		jen.Return(jen.Op("&").Add(wrapper()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...)),
+	)
+	if use == nil {
+		f.Line()
+		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil())
+	}
+
+	for _, m := range in.Methods {
+		f.Line()
+		g.method(f, in, m, recv, wrapper(), reserved)
+	}
+}
+
+func (g *gen) routeConfig(r *model.Route) jen.Code {
+	s := r.Settings
+	var bc []jen.Code
+	bc = append(bc, jen.Id("Name").Op(":").Lit(r.Name))
+	if s.Threshold > 0 {
+		bc = append(bc, jen.Id("FailureThreshold").Op(":").Lit(s.Threshold))
+	}
+	if s.Reset > 0 {
+		bc = append(bc, jen.Id("ResetTimeout").Op(":").Add(g.duration(s.Reset)))
+	}
+	if s.HalfOpen > 0 {
+		bc = append(bc, jen.Id("HalfOpenMax").Op(":").Lit(s.HalfOpen))
+	}
+	if s.Successes > 0 {
+		bc = append(bc, jen.Id("SuccessThreshold").Op(":").Lit(s.Successes))
+	}
+	items := []jen.Code{jen.Id("Breaker").Op(":").Add(g.rt("Config")).Values(bc...)}
+	if s.Rate.Per > 0 {
+		items = append(items,
+			jen.Id("Rate").Op(":").Op(strconv.FormatFloat(s.Rate.Per, 'g', -1, 64)),
+			jen.Id("Burst").Op(":").Lit(s.Rate.Burst))
+	}
+	if r.MaxWait > 0 {
+		items = append(items, jen.Id("MaxWait").Op(":").Add(g.duration(r.MaxWait)))
+	}
+	if r.Timeout > 0 {
+		items = append(items, jen.Id("Timeout").Op(":").Add(g.duration(r.Timeout)))
+	}
+	if len(r.Exclude) > 0 {
+		var ex []jen.Code
+		for _, e := range r.Exclude {
+			if e.Path == g.local.Path() {
+				ex = append(ex, jen.Id(e.Name))
+			} else {
+				ex = append(ex, jen.Qual(e.Path, e.Name))
+			}
+		}
+		items = append(items, jen.Id("Exclude").Op(":").Index().Error().Values(ex...))
+	}
+	return g.rt("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
+}
+
+// duration renders d in its largest whole unit: 30 * time.Second.
+func (g *gen) duration(d time.Duration) jen.Code {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}, {time.Nanosecond, "Nanosecond"}}
+	for _, u := range units {
+		if d%u.d == 0 {
+			if d == u.d {
+				return jen.Qual("time", u.name)
+			}
+			return jen.Op(strconv.FormatInt(int64(d/u.d), 10)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Op(strconv.FormatInt(int64(d), 10))
+}
+
+// method renders one method of the wrapper.
+func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv string, wrapper *jen.Statement, reserved map[string]bool) {
+	a := newAlloc(reserved)
+	a.taken[recv] = true
+	sig := m.Sig
+	n := sig.Params().Len()
+	names := make([]string, n)
+	// Named parameters keep their names where they can.
+	for i := range n {
+		v := sig.Params().At(i)
+		if v.Name() != "" && v.Name() != "_" && a.free(v.Name()) {
+			names[i] = a.fresh(v.Name())
+		}
+	}
+	for i := range n {
+		if names[i] != "" {
+			continue
+		}
+		v := sig.Params().At(i)
+		switch {
+		case v.Name() != "" && v.Name() != "_":
+			names[i] = a.fresh(v.Name())
+		case i == 0 && m.Ctx:
+			names[i] = a.fresh("ctx")
+		default:
+			names[i] = a.fresh("arg" + strconv.Itoa(i))
+		}
+	}
+	var params, args []jen.Code
+	for i := range n {
+		v := sig.Params().At(i)
+		if sig.Variadic() && i == n-1 {
+			params = append(params, jen.Id(names[i]).Op("...").Add(g.tr.typ(v.Type().(*types.Slice).Elem())))
+			args = append(args, jen.Id(names[i]).Op("..."))
+		} else {
+			params = append(params, jen.Id(names[i]).Add(g.tr.typ(v.Type())))
+			args = append(args, jen.Id(names[i]))
+		}
+	}
+	call := jen.Id(recv).Dot(in.NextField).Dot(m.Name).Call(args...)
+	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
+
+	if m.Route == nil {
+		f.Commentf("%s calls the wrapped %s unguarded: %s.", m.Name, m.Name, why(m.Why))
+		var body jen.Code = jen.Return(call)
+		if sig.Results().Len() == 0 {
+			body = call
+		}
+		f.Add(decl.Add(g.tr.results(sig.Results(), nil)).Block(body))
+		return
+	}
+
+	r := m.Route
+	errName := a.fresh("err")
+	callName := a.fresh("call")
+	rnames := make([]string, sig.Results().Len())
+	for i := range rnames {
+		rnames[i] = "_"
+	}
+	rnames[len(rnames)-1] = errName
+	ctx := ""
+	var body []jen.Code
+	body = append(body, jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+		jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
+		jen.Return(),
+	))
+	if m.Ctx {
+		ctx = names[0]
+	} else {
+		ctx = a.fresh("ctx")
+		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
+	}
+	route := jen.Id(recv).Dot(r.Field)
+	body = append(body,
+		jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(route).Dot("Enter").Call(jen.Id(ctx)),
+		jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
+		jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)),
+	)
+	if m.UseTimeout {
+		cancel := a.fresh("cancel")
+		body = append(body,
+			jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()),
+			jen.Defer().Id(cancel).Call(),
+		)
+	}
+	body = append(body,
+		jen.Id(errName).Op("=").Add(g.rt("ErrInFlight")),
+		jen.Return(call),
+	)
+	f.Commentf("%s calls the wrapped %s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
+	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+func why(w string) string {
+	switch w {
+	case "skip":
+		return "//breaker:skip says so"
+	case "noerror":
+		return "it has no error result to report failures with"
+	case "noroute":
+		return "no //breaker: line routes it"
+	}
+	return w
+}
+
+func routeExtras(r *model.Route, m *model.Method) string {
+	var parts []string
+	if r.Settings.Rate.Per > 0 {
+		parts = append(parts, fmt.Sprintf("limiter %s/s burst %d", strconv.FormatFloat(r.Settings.Rate.Per, 'g', -1, 64), r.Settings.Rate.Burst))
+	}
+	if r.MaxWait > 0 {
+		parts = append(parts, "maxwait "+r.MaxWait.String())
+	}
+	if r.Timeout > 0 && (m == nil || m.UseTimeout) {
+		parts = append(parts, "timeout "+r.Timeout.String())
+	}
+	if len(r.Exclude) > 0 {
+		var ex []string
+		for _, e := range r.Exclude {
+			ex = append(ex, e.Text)
+		}
+		parts = append(parts, "excluding "+strings.Join(ex, ", "))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, "; ") + ")"
+}
+
+func wrapperDoc(in *model.Interface) []string {
+	article := "a"
+	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
+		article = "an"
+	}
+	lines := wrap(fmt.Sprintf("%s is %s %s whose methods go through circuit breakers:", in.Wrapper, article, in.Name))
+	lines = append(lines, "")
+	for _, m := range in.Methods {
+		if m.Route == nil {
+			lines = append(lines, fmt.Sprintf("  - %s: unguarded (%s)", m.Name, shortWhy(m.Why)))
+			continue
+		}
+		lines = append(lines, fmt.Sprintf("  - %s: breaker %q%s", m.Name, m.Route.Name, routeExtras(m.Route, m)))
+	}
+	lines = append(lines, "")
+	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))...)
+	return lines
+}
+
+func shortWhy(w string) string {
+	switch w {
+	case "skip":
+		return "skip"
+	case "noerror":
+		return "no error result"
+	case "noroute":
+		return "no route"
+	}
+	return w
+}
+
+// alloc hands out identifiers that are unique within one function.
+type alloc struct{ taken map[string]bool }
+
+func newAlloc(reserved map[string]bool) *alloc {
+	a := &alloc{taken: map[string]bool{}}
+	for n := range reserved {
+		a.taken[n] = true
+	}
+	return a
+}
+
+func (a *alloc) free(n string) bool {
+	return !a.taken[n] && !token.IsKeyword(n) && n != "_"
+}
+
+// fresh returns want, or want2, want3... if it is taken.
+func (a *alloc) fresh(want string) string {
+	n := want
+	for i := 2; !a.free(n); i++ {
+		n = want + strconv.Itoa(i)
+	}
+	a.taken[n] = true
+	return n
+}
+
+// wrap breaks prose into comment lines of at most 76 characters.
+func wrap(s string) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		if cur != "" && len(cur)+1+len(w) > 76 {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += w
+	}
+	return append(lines, cur)
+}
+
+// groupImports puts the standard library's imports in a group of their own,
+// as goimports does; jennifer sorts them all into one.
+func groupImports(src []byte) []byte {
+	start := bytes.Index(src, []byte("\nimport (\n"))
+	if start < 0 {
+		return src
+	}
+	start += len("\nimport (\n")
+	end := bytes.Index(src[start:], []byte("\n)\n"))
+	if end < 0 {
+		return src
+	}
+	end += start
+	var std, other []string
+	for _, l := range strings.Split(string(src[start:end]), "\n") {
+		q := strings.Index(l, `"`)
+		if q < 0 {
+			continue
+		}
+		p := strings.Trim(l[q:], `"`)
+		if first, _, _ := strings.Cut(p, "/"); strings.Contains(first, ".") {
+			other = append(other, l)
+		} else {
+			std = append(std, l)
+		}
+	}
+	if len(std) == 0 || len(other) == 0 {
+		return src
+	}
+	block := strings.Join(std, "\n") + "\n\n" + strings.Join(other, "\n")
+	return slices.Concat(src[:start], []byte(block), src[end:])
+}

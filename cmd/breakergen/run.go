@@ -1,0 +1,205 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"path/filepath"
+	goruntime "runtime"
+	"strings"
+	"sync"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/render"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/write"
+)
+
+// errReported is an error whose details run already printed to stderr.
+var errReported = errors.New("breakergen: failed")
+
+// errUsage is a command line error; the usage was printed.
+var errUsage = errors.New("breakergen: bad usage")
+
+func exitCode(err error) int {
+	if errors.Is(err, errUsage) {
+		return 2
+	}
+	return 1
+}
+
+const usage = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [packages]
+
+breakergen writes circuit-breaker wrappers for the Go interfaces annotated
+with //breaker: lines in the packages named (default "."). The wrappers of
+the interfaces declared in f.go go to f_breaker.go beside it: for each
+interface X, a type XBreaker implementing X and NewXBreaker(next X, reg
+*runtime.Registry) *XBreaker.
+
+    //go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+
+    //breaker:name=quotes threshold=5 reset=30s ratelimit=10/20
+    //breaker:name=search methods=Search* timeout=2s exclude=ErrNotFound
+    type Source interface {
+        Quote(ctx context.Context, code string) (Quote, error) // quotes
+        Search(ctx context.Context, q string) ([]Hit, error)   // search
+        //breaker:skip
+        Ping(ctx context.Context) error                        // unguarded
+    }
+
+Keys (no space after //, options separated by spaces):
+    name=a-b.c:d   breaker and limiter name      default: interface name, lower-cased
+    threshold=N    failures that trip it         default 5    (per name)
+    reset=D        time OPEN before a probe      default 30s  (per name)
+    halfopen=N     concurrent probes             default 1    (per name)
+    successes=N    probe successes to close      default 1    (per name)
+    ratelimit=R/B  R tokens/s, burst B           default none (per name)
+    maxwait=D      longest wait for a token      default: ctx deadline (needs ratelimit)
+    timeout=D      per-call deadline on ctx      default none
+    exclude=E,p.E  errors that count as success  default none
+    methods=A,B*   methods an interface line routes; the line without it is the default
+    skip           on a method: call it unguarded
+A method's own line wins, then the first interface line whose methods match,
+then the default line. Methods without an error result are never guarded.
+
+Errors are printed as file:line:col: message; nothing is written then, and
+the exit status is 1 (2 for a bad command line). The manual:
+"go doc github.com/breakergen/breakergen/cmd/breakergen".
+
+Flags:
+`
+
+// options are the parsed command line.
+type options struct {
+	types    []string
+	tags     string
+	check    bool
+	patterns []string
+	dir      string // working directory for tests; "" is the current one
+	env      []string
+}
+
+func parseArgs(args []string, stderr io.Writer) (*options, error) {
+	fs := flag.NewFlagSet("breakergen", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	typeList := fs.String("type", "", "comma-separated interface `names` to generate; default: every annotated interface")
+	tags := fs.String("tags", "", "comma-separated build `tags` to load the packages with")
+	check := fs.Bool("check", false, "write nothing; exit non-zero naming every file that would change (for CI)")
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, errUsage
+	}
+	o := &options{tags: *tags, check: *check, patterns: fs.Args()}
+	if *typeList != "" {
+		for _, t := range strings.Split(*typeList, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				o.types = append(o.types, t)
+			}
+		}
+	}
+	if len(o.patterns) == 0 {
+		o.patterns = []string{"."}
+	}
+	return o, nil
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	o, err := parseArgs(args, stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return generate(o, stdout, stderr)
+}
+
+func generate(o *options, stdout, stderr io.Writer) error {
+	res, err := load.Load(load.Config{Dir: o.dir, Patterns: o.patterns, Tags: o.tags, Env: o.env})
+	if err != nil {
+		return err
+	}
+	m := model.Build(res, model.Options{Types: o.types})
+	cwd := o.dir
+	if cwd == "" {
+		cwd, _ = filepath.Abs(".")
+	}
+	rel := func(p string) string {
+		if r, err := filepath.Rel(cwd, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return p
+	}
+	for _, w := range m.Warnings {
+		w.Pos.Filename = rel(w.Pos.Filename)
+		w.Msg = strings.ReplaceAll(w.Msg, cwd+string(filepath.Separator), "")
+		fmt.Fprintln(stderr, w)
+	}
+	if len(m.Errors) > 0 {
+		for _, e := range m.Errors {
+			if e.Pos.Filename != "" {
+				e.Pos.Filename = rel(e.Pos.Filename)
+			}
+			e.Msg = strings.ReplaceAll(e.Msg, cwd+string(filepath.Separator), "")
+			fmt.Fprintln(stderr, e)
+		}
+		return errReported
+	}
+	outputs, err := renderAll(m.Files)
+	if err != nil {
+		return err
+	}
+	changes, err := write.Plan(outputs, res.Outputs, m.Sources, len(o.types) > 0)
+	if err != nil {
+		fmt.Fprintln(stderr, strings.ReplaceAll(err.Error(), cwd+string(filepath.Separator), ""))
+		return errReported
+	}
+	if o.check {
+		for _, c := range changes {
+			verb := "would be written"
+			if c.Remove {
+				verb = "would be removed"
+			}
+			fmt.Fprintf(stderr, "%s: %s\n", rel(c.Path), verb)
+		}
+		if len(changes) > 0 {
+			fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate\n", len(changes))
+			return errReported
+		}
+		return nil
+	}
+	return write.Apply(changes)
+}
+
+// renderAll renders the files in parallel: each is independent, and
+// formatting dominates the time of a large run.
+func renderAll(files []*model.File) (map[string][]byte, error) {
+	data := make([][]byte, len(files))
+	errs := make([]error, len(files))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, goruntime.GOMAXPROCS(0))
+	for i, f := range files {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			data[i], errs[i] = render.File(f)
+		}()
+	}
+	wg.Wait()
+	outputs := map[string][]byte{}
+	for i, f := range files {
+		if errs[i] != nil {
+			return nil, errs[i]
+		}
+		outputs[f.Path] = data[i]
+	}
+	return outputs, nil
+}

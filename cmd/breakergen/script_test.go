@@ -1,0 +1,52 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"breakergen": main,
+	})
+}
+
+// TestScript runs the command-line scripts of testdata/script: exit
+// codes, usage, what goes to stdout and stderr, and what is written.
+func TestScript(t *testing.T) {
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/script",
+		Setup: func(env *testscript.Env) error {
+			for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOSUMDB", "GOTOOLCHAIN"} {
+				if v := os.Getenv(k); v != "" {
+					env.Setenv(k, v)
+				}
+			}
+			for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE"} {
+				if env.Getenv(k) == "" {
+					v, err := goEnvVar(k)
+					if err != nil {
+						return err
+					}
+					env.Setenv(k, v)
+				}
+			}
+			env.Setenv("GOFLAGS", "-mod=mod")
+			env.Setenv("GOWORK", "off")
+			env.Setenv("REPO", repoRoot())
+			// Every script runs in a module that depends on this repository.
+			gomod := "module example.com/x\n\ngo 1.25.0\n\nrequire github.com/breakergen/breakergen v0.0.0\n\nreplace github.com/breakergen/breakergen => " + repoRoot() + "\n"
+			if err := os.WriteFile(filepath.Join(env.WorkDir, "go.mod"), []byte(gomod), 0o644); err != nil {
+				return err
+			}
+			sum, err := os.ReadFile(filepath.Join(repoRoot(), "go.sum"))
+			if err != nil {
+				return err
+			}
+			return os.WriteFile(filepath.Join(env.WorkDir, "go.sum"), sum, 0o644)
+		},
+	})
+}

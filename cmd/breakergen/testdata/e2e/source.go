@@ -1,0 +1,38 @@
+// Package e2e is the module the end-to-end test generates into: its
+// interfaces are wrapped by breakergen and mocked by mockgen, and
+// behaviour_test.go drives the wrappers through the mocks.
+package e2e
+
+import (
+	"context"
+	"errors"
+)
+
+//go:generate breakergen
+
+// ErrNotFound is excluded: it counts as a success.
+var ErrNotFound = errors.New("not found")
+
+// Source is the primary data source.
+//
+//breaker:name=quotes threshold=3 reset=10s exclude=ErrNotFound
+//breaker:name=slow methods=Slow timeout=50ms
+//breaker:name=limited methods=Limited ratelimit=1/1 maxwait=10ms
+type Source interface {
+	Quote(ctx context.Context, code string) (float64, error)
+	Log(ctx context.Context, format string, args ...any) error
+	Boom(ctx context.Context) error
+	Slow(ctx context.Context) error
+	Limited(ctx context.Context) error
+	//breaker:name=indep threshold=1
+	Indep(ctx context.Context) error
+	Sync(code string) (int, error)
+	Name() string
+}
+
+// Mirror shares the breaker "quotes" with Source.
+//
+//breaker:name=quotes
+type Mirror interface {
+	Quote(ctx context.Context, code string) (float64, error)
+}
