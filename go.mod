@@ -21,4 +21,7 @@ require (
 	golang.org/x/sys v0.47.0 // indirect
 )
 
-tool go.uber.org/mock/mockgen
+tool (
+	github.com/breakergen/breakergen/cmd/breakergen
+	go.uber.org/mock/mockgen
+)

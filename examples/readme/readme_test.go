@@ -1,0 +1,214 @@
+package readme_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/examples/readme"
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+const root = "../.."
+
+var update = flag.Bool("update", false, "rewrite the README's output blocks from this run")
+
+// updateREADME replaces the text of one output block.
+func updateREADME(t *testing.T, old, new string) {
+	path := filepath.Join(root, "README.md")
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, 1, strings.Count(string(data), "\n"+old), "the block to update is not unique")
+	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), "\n"+old, "\n"+new, 1)), 0o644))
+}
+
+// block is one fenced code block of the README.
+type block struct {
+	line   int    // of the opening fence
+	lang   string // after the fence
+	source string // the <!-- from PATH --> or <!-- output: NAME --> before it
+	text   string // without the list indentation
+}
+
+func readmeBlocks(t *testing.T) []block {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, "README.md"))
+	require.NoError(t, err)
+	defer f.Close()
+	marker := regexp.MustCompile(`^\s*<!-- (from \S+|output: \S+) -->$`)
+	var blocks []block
+	var cur *block
+	var indent, source string
+	n := 0
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		n++
+		line := sc.Text()
+		trimmed := strings.TrimLeft(line, " ")
+		switch {
+		case cur == nil && marker.MatchString(line):
+			source = marker.FindStringSubmatch(line)[1]
+		case cur == nil && strings.HasPrefix(trimmed, "```"):
+			indent = line[:len(line)-len(trimmed)]
+			cur = &block{line: n, lang: strings.TrimPrefix(trimmed, "```"), source: source}
+			source = ""
+		case cur != nil && trimmed == "```":
+			blocks = append(blocks, *cur)
+			cur = nil
+		case cur != nil:
+			cur.text += strings.TrimPrefix(line, indent) + "\n"
+		case strings.TrimSpace(line) != "":
+			source = "" // a marker applies to the block right after it
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.Nil(t, cur, "unterminated code block")
+	return blocks
+}
+
+// TestREADMEBlocks checks every code block of the README against what the
+// repository compiles and runs, so the README cannot rot: Go blocks must
+// appear verbatim in the file their marker names (compiled by go test),
+// shell blocks may only run make targets that exist and the documented go
+// commands, and the other blocks are checked by the tests their markers name.
+func TestREADMEBlocks(t *testing.T) {
+	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
+	require.NoError(t, err)
+	allowed := []string{
+		"go get -tool github.com/breakergen/breakergen/cmd/breakergen",
+		"go generate ./...",
+	}
+	outputs := map[string]string{
+		"output: TestREADMEGeneratorErrors": readmeGeneratorErrors(t),
+		"output: TestREADMEHealthJSON":      healthJSON(t, "/health/datasources"),
+		"output: TestREADMEEventsJSON":      healthJSON(t, "/health/degradation-events?limit=5"),
+	}
+	blocks := readmeBlocks(t)
+	require.NotEmpty(t, blocks)
+	for _, b := range blocks {
+		where := fmt.Sprintf("README.md:%d", b.line)
+		switch {
+		case strings.HasPrefix(b.source, "from "):
+			data, err := os.ReadFile(filepath.Join(root, strings.TrimPrefix(b.source, "from ")))
+			require.NoError(t, err, where)
+			assert.True(t, containsIndented(string(data), b.text), "%s: the block is not in %s:\n%s", where, b.source, b.text)
+		case strings.HasPrefix(b.source, "output: "):
+			want, ok := outputs[b.source]
+			require.True(t, ok, "%s: no test makes %s", where, b.source)
+			if *update && want != b.text {
+				updateREADME(t, b.text, want)
+				continue
+			}
+			assert.Equal(t, want, b.text, "%s (go test ./examples/readme -update rewrites it)", where)
+		case b.lang == "sh":
+			for _, cmd := range strings.Split(strings.TrimSpace(b.text), "\n") {
+				cmd, _, _ = strings.Cut(cmd, "#")
+				cmd = strings.TrimSpace(cmd)
+				if target, ok := strings.CutPrefix(cmd, "make "); ok {
+					assert.Regexp(t, "(?m)^"+regexp.QuoteMeta(target)+":", string(makefile), "%s: no make target %q", where, target)
+					continue
+				}
+				assert.Contains(t, allowed, cmd, where)
+			}
+		default:
+			t.Errorf("%s: a %q block with no <!-- from PATH --> or <!-- output: TEST --> marker", where, b.lang)
+		}
+	}
+}
+
+// readmeGeneratorErrors is what the README shows of the generator's errors:
+// lines of two golden cases of cmd/breakergen, whose tests run them.
+func readmeGeneratorErrors(t *testing.T) string {
+	var out string
+	for _, c := range []string{"msg_unknown_key_hint", "msg_conflict"} {
+		data, err := os.ReadFile(filepath.Join(root, "cmd/breakergen/testdata/cases", c+".txtar"))
+		require.NoError(t, err)
+		_, stderr, ok := strings.Cut(string(data), "-- want/stderr --\n")
+		require.True(t, ok, c)
+		out += strings.SplitAfter(stderr, "\n")[0]
+	}
+	return out
+}
+
+// healthJSON is the answer to GET target for the README: eastmoney tripped
+// by five 502s at a fixed instant.
+func healthJSON(t *testing.T, target string) string {
+	clk := &fixedClock{now: time.Date(2026, 3, 2, 9, 30, 0, 0, time.UTC)}
+	reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithoutEnv(), runtime.WithLogger(discard()),
+		runtime.WithRateLimit("eastmoney", 1000, 1000)) // this clock never refills the bucket
+	src := readme.NewHTTPQuoteSource("http://quotes.invalid")
+	src.Errs["600519"] = &readme.StatusError{Code: 502}
+	w := readme.NewQuoteSourceBreaker(src, reg)
+	for range 5 {
+		_, _ = w.Quote(context.Background(), "600519")
+	}
+	rec := httptest.NewRecorder()
+	httphealth.New(reg, httphealth.WithClock(clk)).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, target, nil))
+	require.Equal(t, http.StatusOK, rec.Code)
+	var out bytes.Buffer
+	require.NoError(t, json.Indent(&out, bytes.TrimSpace(rec.Body.Bytes()), "", "  "))
+	return out.String() + "\n"
+}
+
+func TestWire(t *testing.T) {
+	outcome, mux := readme.Wire(context.Background(), "http://quotes.invalid")
+	assert.Equal(t, "600519 1688.00", outcome)
+	rec := httptest.NewRecorder()
+	mux.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/ops/health/datasources", nil))
+	assert.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"eastmoney"`)
+}
+
+type fixedClock struct{ now time.Time }
+
+func (c *fixedClock) Now() time.Time { return c.now }
+
+func (c *fixedClock) AfterFunc(time.Duration, func()) runtime.Timer { return stopped{} }
+
+type stopped struct{}
+
+func (stopped) Stop() bool { return true }
+
+func discard() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// containsIndented reports whether the lines of block appear in file as a
+// run of consecutive lines, all with one same extra indentation of tabs (a
+// snippet from a function body loses its indentation in the README).
+func containsIndented(file, block string) bool {
+	fl := strings.Split(file, "\n")
+	bl := strings.Split(strings.TrimSuffix(block, "\n"), "\n")
+	for start := 0; start+len(bl) <= len(fl); start++ {
+		for _, prefix := range []string{"", "\t", "\t\t", "\t\t\t"} {
+			ok := true
+			for i, l := range bl {
+				if l == "" && strings.TrimSpace(fl[start+i]) == "" {
+					continue
+				}
+				if fl[start+i] != prefix+l {
+					ok = false
+					break
+				}
+			}
+			if ok {
+				return true
+			}
+		}
+	}
+	return false
+}

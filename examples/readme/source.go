@@ -1,0 +1,28 @@
+// Package readme holds the code of the repository's README, so that every
+// snippet there is compiled and run by `go test` (see readme_test.go, which
+// checks that the README's code blocks are found here verbatim).
+package readme
+
+import "context"
+
+//go:generate go tool breakergen
+
+// Quote is one stock's last price.
+type Quote struct {
+	Code  string
+	Price float64
+}
+
+// Bar is one day of a k-line.
+type Bar struct {
+	Open, High, Low, Close float64
+}
+
+// QuoteSource is where quotes and k-lines come from.
+//
+//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3
+//breaker:name=tdx threshold=5 reset=30s methods=Kline*
+type QuoteSource interface {
+	Quote(ctx context.Context, code string) (Quote, error)
+	Kline(ctx context.Context, code string, days int) ([]Bar, error)
+}
