@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/breakergen/breakergen/runtime"
 )
@@ -104,4 +105,14 @@ func BenchmarkRouteSuccessParallel(b *testing.B) {
 func BenchmarkRouteSuccessParallelCounted(b *testing.B) {
 	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
 	benchParallel(b, q)
+}
+
+var sinkTime time.Time
+
+// BenchmarkClockNow is the cost of one clock read on this machine, for
+// reading the failure path's figure (it records the failure's time).
+func BenchmarkClockNow(b *testing.B) {
+	for b.Loop() {
+		sinkTime = time.Now()
+	}
 }

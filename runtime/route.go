@@ -119,11 +119,14 @@ func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
 }
 
 func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
+	b := rt.breaker
+	if s := b.state.Load(); s&fastMask == uint64(Open) {
+		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget
+	}
 	bud := budgetFrom(ctx)
 	if !bud.available() {
 		return Call{}, ErrBudget
 	}
-	b := rt.breaker
 	w, err := b.admit(rt.timeout)
 	if err != nil {
 		return Call{}, err
