@@ -234,3 +234,39 @@ func TestStaleCacheConcurrent(t *testing.T) {
 	wg.Wait()
 	assert.Equal(t, 64, c.Len(), "bounded by its size")
 }
+
+func TestExitValidInvalidCountsAsNeither(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
+	ctx := context.Background()
+	get := func(v int, callErr error) (r int, err error) {
+		call, err := rt.Enter(ctx)
+		if err != nil {
+			return 0, err
+		}
+		valid := true
+		defer call.ExitValid(ctx, &err, &valid)
+		err = runtime.ErrInFlight
+		r, err = v, callErr
+		valid = err != nil || r > 0
+		return
+	}
+	_, err := get(0, nil)
+	require.NoError(t, err)
+	st := rt.Breaker().Stats()
+	assert.Equal(t, uint64(1), st.Ignored)
+	assert.Equal(t, runtime.Closed, st.State)
+
+	trip(t, rt.Breaker())
+	clk.Advance(time.Second)
+	_, err = get(0, nil) // an invalid probe frees its slot, keeps HALF_OPEN
+	require.NoError(t, err)
+	assert.Equal(t, runtime.HalfOpen, rt.Breaker().State())
+	assert.Equal(t, 0, rt.Breaker().Stats().ProbesInFlight)
+	_, err = get(5, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Closed, rt.Breaker().State())
+	_, err = get(0, errors.New("down"))
+	assert.Error(t, err)
+	assert.Equal(t, runtime.Open, rt.Breaker().State())
+}

@@ -176,6 +176,25 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 	c.exitSlow(ctx, err)
 }
 
+// ExitValid is Exit for a route with a `valid` func: generated code sets
+// *valid to whether the result passed it (true for an error result) before
+// returning. A successful call with invalid data counts as neither success
+// nor failure: it frees the call's slot and changes nothing else.
+func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
+	if err := *errp; err == ErrInFlight {
+		if v := recover(); v != nil {
+			c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
+			panic(v)
+		}
+		c.route.breaker.outcome(c.word, Ignored, nil)
+		return
+	} else if err == nil && !*valid {
+		c.route.breaker.outcome(c.word, Ignored, nil)
+		return
+	}
+	c.exitSlow(ctx, *errp)
+}
+
 func (c Call) exitSlow(ctx context.Context, err error) {
 	b := c.route.breaker
 	o := Success
