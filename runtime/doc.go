@@ -1,24 +1,70 @@
 // Package runtime is what breakergen's generated wrappers call: named
 // circuit breakers, token-bucket limiters, a registry that owns them, an
-// in-memory degradation-event log and health levels.
+// in-memory degradation-event log, health levels, retries with budgets,
+// fallback chains with a stale cache, and provenance records.
 //
-// It depends on the standard library only. HTTP handlers live in the
-// subpackage runtime/httphealth.
+// It depends on the standard library only; the HTTP endpoints and the
+// dashboard live in the subpackage runtime/httphealth.
 //
 // # Breakers
 //
 // A [Breaker] is CLOSED, OPEN or HALF_OPEN ([State]). CLOSED admits every
 // call and counts consecutive failures; reaching the threshold moves it to
-// OPEN, which rejects every call with an error matching [ErrOpen] without
-// calling the upstream. Once the reset window has passed it is HALF_OPEN and
-// admits a few probes: enough successes close it, one failure re-opens it.
-// A probe whose outcome never comes back is reclaimed as a failure after the
-// window, so a breaker can never stay HALF_OPEN for ever.
+// OPEN, which rejects every call with an error matching [ErrOpen] (an
+// [*OpenError] naming the breaker and the next probe) without calling the
+// upstream. Once the reset window has passed it is HALF_OPEN and admits a
+// few probes: enough successes close it, one failure re-opens it. A probe
+// whose outcome never comes back is reclaimed as a failure after the window,
+// so a breaker can never stay HALF_OPEN for ever. A call's outcome counts
+// only in the state period that admitted it.
+//
+// Outcomes: nil is a success; an error the route excludes is a success; a
+// [context.Canceled] while the caller's context is done counts as neither;
+// every other error, a DeadlineExceeded included, is a failure. A
+// [Classifier] may decide otherwise per breaker. A panic is a failure and is
+// re-raised. An error whose chain has RetryAfter() time.Duration returning
+// more than zero opens the breaker at once for that long (a 429 or a ban).
+//
+// # Calling through a breaker
+//
+// Generated wrappers use a [Route] (one per annotation line): [Route.Enter]
+// admits the call (breaker, then limiter) and the deferred [Call.Exit]
+// reports its outcome. Neither allocates, takes a lock or reads the clock
+// on the CLOSED success path or on the rejection path. Hand-written code can
+// use [Breaker.Do], or the same two steps on a breaker: [Breaker.Acquire]
+// returns a [Token] that [Breaker.Release] takes with the call's error.
 //
 // # Registry
 //
 // A [Registry] owns breakers and limiters by name; wrappers that name the
-// same breaker share it. [Default] is the process-wide registry.
-// [Registry.Health] reports a level per breaker and [Registry.Events] the
-// degradation log, newest first.
+// same breaker share it, and the first settings registered for a name win.
+// [Default] is the process-wide registry. [Registry.Health] reports a
+// [Level] per breaker and [Registry.Events] the degradation log, newest
+// first: every transition logs one INFO line (breaker[tdx] CLOSED → OPEN),
+// records one [Event] and calls the [OnStateChange] hooks, outside every
+// lock and in order. [Breaker.Reset] and [Registry.ResetAll] clear
+// everything and record no event.
+//
+// Settings can be changed at run time by name: [WithConfig] and
+// [WithRateLimit] in code, BREAKER_<NAME>_THRESHOLD, _RESET, _HALFOPEN,
+// _SUCCESSES and _RATELIMIT in the environment ([EnvName] spells NAME).
+//
+// # Retries, budgets and chains
+//
+// A route with attempts runs its tries through [Route.Retry]: every try is
+// admitted and recorded on its own, waits honour the ctx, and retrying stops
+// at a rejection, a non-retryable error ([Retryable]) or a spent budget.
+// [WithBudget] shares a budget of upstream tries across every guarded call
+// made for one request.
+//
+// A generated chain tries the primary, then each [Fallback] (guarded by its
+// own breaker, fallback:<name>), then a [StaleCache] of the last valid
+// results; [Chain] runs one such call and its error is a [*ChainError].
+// [WithProvenance] lets the caller learn which source answered.
+//
+// # Testing
+//
+// The runtime starts no goroutines or timers of its own at package level,
+// so it works inside a testing/synctest bubble: a test can let a 30-second
+// window pass at once. [WithClock] takes a hand-stepped clock instead.
 package runtime
