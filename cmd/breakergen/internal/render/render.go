@@ -181,9 +181,14 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		),
 		jen.Return(jen.Op("&").Add(wrapper()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...)),
 	)
+	f.Line()
 	if use == nil {
-		f.Line()
 		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil())
+	} else {
+		f.Commentf("%s implements %s for every type argument.", in.Wrapper, in.Name)
+		f.Func().Id("_").Types(decl...).Params().Block(
+			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil()),
+		)
 	}
 
 	for _, m := range in.Methods {
