@@ -370,14 +370,13 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		l     *annotation.Line
 		route *Route
 		globs []string
-		pr    *pendingRoute
 	}
 	var ils []*ifaceLine
 	var dflt *ifaceLine
 	scope := fileScope(p, f)
 	for i, l := range lines {
 		il := &ifaceLine{l: l}
-		il.route, il.pr = b.newRoute(l, defaultName, nil, scope, pkg)
+		il.route, _ = b.newRoute(l, defaultName, nil, scope, pkg)
 		il.route.order = i
 		if o, ok := l.Get("methods"); ok {
 			il.globs = o.Value.([]string)
@@ -449,7 +448,11 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			if mm.Ctx {
 				mm.UseTimeout = true
 			} else if ml == nil || !ml.Has("timeout") {
-				b.warnf(b.fset.Position(m.Pos()), "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+				mpos := b.fset.Position(m.Pos())
+				if mpos.Filename != src {
+					mpos = pos // an embedded method declared elsewhere
+				}
+				b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", name, m.Name(), mm.Route.Timeout, mm.Route.Name)
 			}
 		}
 	}
