@@ -88,6 +88,12 @@ func Build(res *load.Result, opts Options) *Run {
 			if b.run.Sources[name] || b.outputs[name] {
 				continue
 			}
+			if p.Dir != "" && filepath.Dir(name) != p.Dir {
+				// A file the go command made (cgo's output, in its cache):
+				// not the user's source, and no place to write.
+				b.cgoFile(f)
+				continue
+			}
 			b.run.Sources[name] = true
 			b.file(p, f, name)
 		}
@@ -709,4 +715,21 @@ func lastIsError(sig *types.Signature) bool {
 	}
 	t := sig.Results().At(n - 1).Type()
 	return types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+// cgoFile reports the annotations of a cgo-processed file, which cannot be
+// wrapped where they are.
+func (b *builder) cgoFile(f *ast.File) {
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, annotation.Prefix) {
+				pos := b.fset.Position(c.Slash) // through cgo's //line directives
+				if b.run.Sources[pos.Filename] {
+					continue
+				}
+				b.errorf(pos, "interfaces in a file that imports \"C\" cannot be wrapped; move the interface to another file of the package")
+				return
+			}
+		}
+	}
 }
