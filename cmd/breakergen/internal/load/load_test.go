@@ -2,6 +2,7 @@ package load
 
 import (
 	"go/parser"
+	"os"
 	"go/token"
 	"path/filepath"
 	"testing"
@@ -50,4 +51,38 @@ func TestMatchesAny(t *testing.T) {
 	} {
 		assert.Equal(t, want, matchesAny(dir, pattern, list), pattern)
 	}
+}
+
+// TestOneLoad: every pattern of a run is served by one type-checked load
+// (plus one listing), test files included, our outputs emptied.
+func TestOneLoad(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":           "module example.com/m\n\ngo 1.25.0\n",
+		"a/a.go":           "package a\n\ntype A interface{ M() }\n",
+		"a/a_breaker.go":   Header + "\n\npackage a\n\nvar broken = undefined\n",
+		"a/a_test.go":      "package a\n\ntype T interface{ M() }\n",
+		"b/b.go":           "package b\n",
+		"b/c/c.go":         "package c\n",
+		"b/c/c_breaker.go": "// Not ours.\n\npackage c\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	}
+	before := loads.Load()
+	res, err := Load(Config{Dir: dir, Patterns: []string{"./a", "./b/...", "./nothing/..."}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), loads.Load()-before, "one listing and one load")
+	var ids []string
+	for _, p := range res.Packages {
+		ids = append(ids, p.ID)
+		for _, e := range p.Errors {
+			assert.NotContains(t, e.Msg, "undefined", "our stale output must be emptied")
+		}
+	}
+	assert.Equal(t, []string{"./nothing/...", "example.com/m/a", "example.com/m/a [example.com/m/a.test]", "example.com/m/a.test", "example.com/m/b", "example.com/m/b/c"}, ids)
+	assert.Equal(t, map[string]bool{filepath.Join(dir, "a", "a_breaker.go"): true}, res.Outputs)
+	assert.Equal(t, []string{"./nothing/..."}, res.Unmatched)
 }
