@@ -2,8 +2,8 @@ package load
 
 import (
 	"go/parser"
-	"os"
 	"go/token"
+	"os"
 	"path/filepath"
 	"testing"
 
