@@ -164,6 +164,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
 			if d.Tok != token.TYPE {
+				b.strayLines(d.Doc, d.Tok.String())
 				continue
 			}
 			for _, s := range d.Specs {
@@ -195,6 +196,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				}
 			}
 		case *ast.FuncDecl:
+			b.strayLines(d.Doc, "func")
 			if d.Body == nil {
 				continue
 			}
@@ -731,5 +733,14 @@ func (b *builder) cgoFile(f *ast.File) {
 				return
 			}
 		}
+	}
+}
+
+// strayLines reports //breaker: lines in the doc comment of a declaration
+// that is not a type: they annotate nothing.
+func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
+	ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+	for _, l := range ls {
+		b.errorf(l.Pos, "//breaker: on a %s declaration annotates nothing; annotate an interface", what)
 	}
 }
