@@ -41,8 +41,9 @@
 //
 //	-type A,B
 //		generate only the named interfaces (an error if one of them is not
-//		an annotated interface). Outputs of other interfaces are neither
-//		written nor removed.
+//		an annotated interface); their files hold only them. Every
+//		annotated interface is still checked and its settings shared by
+//		name, as in a full run. No output is removed.
 //	-tags TAGS
 //		build tags to load the packages with, as for go build.
 //	-check

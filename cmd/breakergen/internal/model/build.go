@@ -183,11 +183,14 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				if len(lines) == 0 && len(mlines) == 0 {
 					continue
 				}
-				if len(b.opts.Types) > 0 && !slices.Contains(b.opts.Types, ts.Name.Name) {
-					continue
+				// Every annotated interface is modelled, so that a -type
+				// run resolves shared names like a full run; only the
+				// selected ones are emitted.
+				emit := len(b.opts.Types) == 0 || slices.Contains(b.opts.Types, ts.Name.Name)
+				if emit {
+					b.found[ts.Name.Name] = true
 				}
-				b.found[ts.Name.Name] = true
-				b.iface(p, f, name, ts, lines, mlines)
+				b.iface(p, f, name, ts, lines, mlines, emit)
 			}
 			if d.Lparen.IsValid() && d.Doc != nil {
 				ls, _, _ := annotation.Scan(b.fset, d.Doc, annotation.OnInterface)
@@ -267,7 +270,7 @@ func outputPath(src string) string {
 	return filepath.Join(dir, strings.TrimSuffix(base, ".go")+"_breaker.go")
 }
 
-func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.TypeSpec, lines []*annotation.Line, mlines map[string]*annotation.Line) {
+func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.TypeSpec, lines []*annotation.Line, mlines map[string]*annotation.Line, emit bool) {
 	pos := b.fset.Position(ts.Name.Pos())
 	name := ts.Name.Name
 	obj, _ := p.TypesInfo.Defs[ts.Name].(*types.TypeName)
@@ -466,6 +469,9 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
 	b.fieldNames(in)
+	if !emit {
+		return
+	}
 
 	out := outputPath(src)
 	file := b.files[out]
