@@ -35,7 +35,7 @@ func NewQuoterBreaker(next Quoter, reg *runtime.Registry) *QuoterBreaker {
 
 var _ Quoter = (*QuoterBreaker)(nil)
 
-// Quote calls the wrapped Quote through breaker "bench-quotes".
+// Quote calls next.Quote through breaker "bench-quotes".
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl

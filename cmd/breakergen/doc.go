@@ -41,8 +41,9 @@
 //
 //	-type A,B
 //		generate only the named interfaces (an error if one of them is not
-//		an annotated interface). Outputs of other interfaces are neither
-//		written nor removed.
+//		an annotated interface); their files hold only them. Every
+//		annotated interface is still checked and its settings shared by
+//		name, as in a full run. No output is removed.
 //	-tags TAGS
 //		build tags to load the packages with, as for go build.
 //	-check
@@ -59,18 +60,18 @@
 // key=value options and flags. A comment written "// breaker:" with a space
 // is an ordinary comment; breakergen warns about it.
 //
-//	key        value               meaning                                   default
-//	name       [a-z0-9_.:-]+       registry name of the breaker (and limiter) the interface name, lower-cased
-//	threshold  int >= 1            consecutive failures that trip it          5
-//	reset      duration            how long OPEN lasts before a probe         30s
-//	halfopen   int >= 1            concurrent probes in HALF_OPEN             1
-//	successes  int >= 1            probe successes that close it              1
-//	ratelimit  R/B                 token bucket: R per second, burst B        none
-//	maxwait    duration            longest wait for a token                   the ctx deadline
-//	timeout    duration            per-call deadline added to the ctx         none
-//	exclude    ErrA,pkg.ErrB       errors (errors.Is) that count as success   none
-//	methods    Name,Glob*          the methods an interface line routes       -
-//	skip       (flag)              on a method: delegate unguarded            -
+//	key        value          meaning                                    default
+//	name       [a-z0-9_.:-]+  registry name of the breaker and limiter   the interface name, lower-cased
+//	threshold  int >= 1       consecutive failures that trip it          5
+//	reset      duration       how long OPEN lasts before a probe         30s
+//	halfopen   int >= 1       concurrent probes in HALF_OPEN             1
+//	successes  int >= 1       probe successes that close it              1
+//	ratelimit  R/B            token bucket: R per second, burst B        none
+//	maxwait    duration       longest wait for a token                   the ctx deadline
+//	timeout    duration       per-call deadline added to the ctx         none
+//	exclude    ErrA,pkg.ErrB  errors (errors.Is) that count as success   none
+//	methods    Name,Glob*     the methods an interface line routes       -
+//	skip       (flag)         on a method: delegate unguarded            -
 //
 // threshold, reset, halfopen, successes and ratelimit belong to the name:
 // every route that names it shares one breaker and one limiter, and their

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 
 	"golang.org/x/tools/go/packages"
 )
@@ -40,6 +41,9 @@ type Result struct {
 	Unmatched []string
 }
 
+// loads counts the calls of packages.Load, for tests.
+var loads atomic.Int32
+
 // IsOutput reports whether src (a file's first bytes) carries our header.
 func IsOutput(src []byte) bool {
 	return bytes.HasPrefix(src, []byte(Header+"\n"))
@@ -60,6 +64,7 @@ func Load(cfg Config) (*Result, error) {
 		flags = append(flags, "-tags="+strings.Join(strings.Fields(strings.ReplaceAll(cfg.Tags, ",", " ")), ","))
 	}
 	// A cheap listing (no type checking) to find the directories.
+	loads.Add(2)
 	list, err := packages.Load(&packages.Config{
 		Mode:       packages.NeedName | packages.NeedFiles,
 		Dir:        cfg.Dir,

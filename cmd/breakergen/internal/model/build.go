@@ -88,6 +88,12 @@ func Build(res *load.Result, opts Options) *Run {
 			if b.run.Sources[name] || b.outputs[name] {
 				continue
 			}
+			if p.Dir != "" && filepath.Dir(name) != p.Dir {
+				// A file the go command made (cgo's output, in its cache):
+				// not the user's source, and no place to write.
+				b.cgoFile(f)
+				continue
+			}
 			b.run.Sources[name] = true
 			b.file(p, f, name)
 		}
@@ -158,6 +164,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
 			if d.Tok != token.TYPE {
+				b.strayLines(d.Doc, d.Tok.String())
 				continue
 			}
 			for _, s := range d.Specs {
@@ -176,11 +183,14 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				if len(lines) == 0 && len(mlines) == 0 {
 					continue
 				}
-				if len(b.opts.Types) > 0 && !slices.Contains(b.opts.Types, ts.Name.Name) {
-					continue
+				// Every annotated interface is modelled, so that a -type
+				// run resolves shared names like a full run; only the
+				// selected ones are emitted.
+				emit := len(b.opts.Types) == 0 || slices.Contains(b.opts.Types, ts.Name.Name)
+				if emit {
+					b.found[ts.Name.Name] = true
 				}
-				b.found[ts.Name.Name] = true
-				b.iface(p, f, name, ts, lines, mlines)
+				b.iface(p, f, name, ts, lines, mlines, emit)
 			}
 			if d.Lparen.IsValid() && d.Doc != nil {
 				ls, _, _ := annotation.Scan(b.fset, d.Doc, annotation.OnInterface)
@@ -189,6 +199,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				}
 			}
 		case *ast.FuncDecl:
+			b.strayLines(d.Doc, "func")
 			if d.Body == nil {
 				continue
 			}
@@ -259,7 +270,7 @@ func outputPath(src string) string {
 	return filepath.Join(dir, strings.TrimSuffix(base, ".go")+"_breaker.go")
 }
 
-func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.TypeSpec, lines []*annotation.Line, mlines map[string]*annotation.Line) {
+func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.TypeSpec, lines []*annotation.Line, mlines map[string]*annotation.Line, emit bool) {
 	pos := b.fset.Position(ts.Name.Pos())
 	name := ts.Name.Name
 	obj, _ := p.TypesInfo.Defs[ts.Name].(*types.TypeName)
@@ -370,14 +381,13 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		l     *annotation.Line
 		route *Route
 		globs []string
-		pr    *pendingRoute
 	}
 	var ils []*ifaceLine
 	var dflt *ifaceLine
 	scope := fileScope(p, f)
 	for i, l := range lines {
 		il := &ifaceLine{l: l}
-		il.route, il.pr = b.newRoute(l, defaultName, nil, scope, pkg)
+		il.route, _ = b.newRoute(l, defaultName, nil, scope, pkg)
 		il.route.order = i
 		if o, ok := l.Get("methods"); ok {
 			il.globs = o.Value.([]string)
@@ -449,12 +459,19 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			if mm.Ctx {
 				mm.UseTimeout = true
 			} else if ml == nil || !ml.Has("timeout") {
-				b.warnf(b.fset.Position(m.Pos()), "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+				mpos := b.fset.Position(m.Pos())
+				if mpos.Filename != src {
+					mpos = pos // an embedded method declared elsewhere
+				}
+				b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", name, m.Name(), mm.Route.Timeout, mm.Route.Name)
 			}
 		}
 	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
 	b.fieldNames(in)
+	if !emit {
+		return
+	}
 
 	out := outputPath(src)
 	file := b.files[out]
@@ -706,4 +723,30 @@ func lastIsError(sig *types.Signature) bool {
 	}
 	t := sig.Results().At(n - 1).Type()
 	return types.Identical(t, types.Universe.Lookup("error").Type())
+}
+
+// cgoFile reports the annotations of a cgo-processed file, which cannot be
+// wrapped where they are.
+func (b *builder) cgoFile(f *ast.File) {
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, annotation.Prefix) {
+				pos := b.fset.Position(c.Slash) // through cgo's //line directives
+				if b.run.Sources[pos.Filename] {
+					continue
+				}
+				b.errorf(pos, "interfaces in a file that imports \"C\" cannot be wrapped; move the interface to another file of the package")
+				return
+			}
+		}
+	}
+}
+
+// strayLines reports //breaker: lines in the doc comment of a declaration
+// that is not a type: they annotate nothing.
+func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
+	ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+	for _, l := range ls {
+		b.errorf(l.Pos, "//breaker: on a %s declaration annotates nothing; annotate an interface", what)
+	}
 }

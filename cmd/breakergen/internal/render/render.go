@@ -181,9 +181,14 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		),
 		jen.Return(jen.Op("&").Add(wrapper()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...)),
 	)
+	f.Line()
 	if use == nil {
-		f.Line()
 		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil())
+	} else {
+		f.Commentf("%s implements %s for every type argument.", in.Wrapper, in.Name)
+		f.Func().Id("_").Types(decl...).Params().Block(
+			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil()),
+		)
 	}
 
 	for _, m := range in.Methods {
@@ -294,7 +299,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
-		f.Commentf("%s calls the wrapped %s unguarded: %s.", m.Name, m.Name, why(m.Why))
+		f.Commentf("%s calls next.%s unguarded: %s.", m.Name, m.Name, why(m.Why))
 		var body jen.Code = jen.Return(call)
 		if sig.Results().Len() == 0 {
 			body = call
@@ -340,7 +345,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		jen.Id(errName).Op("=").Add(g.rt("ErrInFlight")),
 		jen.Return(call),
 	)
-	f.Commentf("%s calls the wrapped %s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
+	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
 }
 
