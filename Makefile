@@ -15,7 +15,7 @@ demo: ## run the market-data scenario end to end (loopback only, about 12s)
 serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
 	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
 
-test: fmt vet race ## gofmt, go vet, go test -race ./...
+test: fmt vet race check-generate ## gofmt, go vet, go test -race ./..., generated-code freshness
 
 fmt: ## fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \

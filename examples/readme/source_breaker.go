@@ -44,7 +44,7 @@ func NewQuoteSourceBreaker(next QuoteSource, reg *runtime.Registry) *QuoteSource
 
 var _ QuoteSource = (*QuoteSourceBreaker)(nil)
 
-// Kline calls the wrapped Kline through breaker "tdx".
+// Kline calls next.Kline through breaker "tdx".
 func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (_ []Bar, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
@@ -59,7 +59,7 @@ func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (
 	return w.next.Kline(ctx, code, days)
 }
 
-// Quote calls the wrapped Quote through breaker "eastmoney" (limiter 1.5/s burst 3).
+// Quote calls next.Quote through breaker "eastmoney" (limiter 1.5/s burst 3).
 func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl

@@ -300,11 +300,29 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 
 	if m.Route == nil {
 		f.Commentf("%s calls next.%s unguarded: %s.", m.Name, m.Name, why(m.Why))
+		res := sig.Results()
+		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
+			// It can still report a nil wrapped value instead of panicking.
+			errName := a.fresh("err")
+			rnames := make([]string, n)
+			for i := range rnames {
+				rnames[i] = "_"
+			}
+			rnames[n-1] = errName
+			f.Add(decl.Add(g.tr.results(res, rnames)).Block(
+				jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+					jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
+					jen.Return(),
+				),
+				jen.Return(call),
+			))
+			return
+		}
 		var body jen.Code = jen.Return(call)
-		if sig.Results().Len() == 0 {
+		if res.Len() == 0 {
 			body = call
 		}
-		f.Add(decl.Add(g.tr.results(sig.Results(), nil)).Block(body))
+		f.Add(decl.Add(g.tr.results(res, nil)).Block(body))
 		return
 	}
 
