@@ -10,10 +10,12 @@ require (
 	github.com/eapache/go-resiliency v1.7.0
 	github.com/failsafe-go/failsafe-go v0.9.8
 	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/stretchr/testify v1.12.1
 	golang.org/x/time v0.16.0
 )
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
 )

@@ -165,7 +165,9 @@ var hystrixSeq atomic.Int64
 // rolling 10 s window, at least s.Threshold requests were made and every one
 // failed (hystrix trips on an error percentage over a request volume, not
 // on consecutive failures); the command timeout is a minute, so that it
-// never fires, and concurrency is effectively unbounded.
+// never fires, and up to 1024 calls may run at once (more than any
+// benchmark or behaviour test makes; hystrix fills a channel with that many
+// tickets per command, so it is not larger).
 func NewHystrix(next quote.Quoter, s Settings) *Hystrix {
 	name := fmt.Sprintf("quotes-%d", hystrixSeq.Add(1))
 	hystrix.ConfigureCommand(name, HystrixConfig(s))
@@ -176,7 +178,7 @@ func NewHystrix(next quote.Quoter, s Settings) *Hystrix {
 func HystrixConfig(s Settings) hystrix.CommandConfig {
 	return hystrix.CommandConfig{
 		Timeout:                int(time.Minute / time.Millisecond),
-		MaxConcurrentRequests:  1 << 20,
+		MaxConcurrentRequests:  1024,
 		RequestVolumeThreshold: s.Threshold,
 		SleepWindow:            int(s.Reset / time.Millisecond),
 		ErrorPercentThreshold:  100,
