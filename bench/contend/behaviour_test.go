@@ -355,3 +355,24 @@ func yesNo(b bool) string {
 	}
 	return "no"
 }
+
+// TestBehaviourAllocs counts the allocations of one breakergen call on each
+// benchmarked path with testing.AllocsPerRun, which (unlike -benchmem's
+// per-op average over a run) does not round a rare allocation away.
+func TestBehaviourAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	for _, name := range []string{"Success", "Rejection", "Failure", "Limited"} {
+		t.Run(name, func(t *testing.T) {
+			sc := scenarios[name]
+			q := guarded[0].make(quote.NewUpstream(sc.err), sc.settings)
+			sc.prepare(t, q)
+			ctx := context.Background()
+			n := testing.AllocsPerRun(1000, func() { q.Quote(ctx, "600519") })
+			sc.prepare(t, q)
+			record(t, "breakergen", "allocs:"+name, fmt.Sprint(n))
+			assert.Zero(t, n, "allocations per call")
+		})
+	}
+}
