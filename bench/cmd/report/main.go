@@ -12,7 +12,7 @@
 //	-gen DIR        the breakergen module whose cmd/breakergen is timed (default "..")
 //	-out FILE       the report to write (default "../BENCHMARKS.md")
 //	-rounds N       benchmark rounds; each round runs every benchmark once (default 6)
-//	-benchtime D    -benchtime of each benchmark run (default 100ms)
+//	-benchtime D    -benchtime of each benchmark run (default 300ms)
 //	-genruns N      timed runs of each generator on each package (default 5)
 //	-raw DIR        where to keep the raw outputs (default a temporary directory)
 package main
@@ -44,16 +44,17 @@ type options struct {
 	genruns   int
 	raw       string
 	log       io.Writer
+	args      []string // as given, for the report
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	o := options{log: stdout}
+	o := options{log: stdout, args: args}
 	fs.StringVar(&o.gen, "gen", "..", "the breakergen `module` whose cmd/breakergen is timed")
 	fs.StringVar(&o.out, "out", "../BENCHMARKS.md", "the report `file` to write")
 	fs.IntVar(&o.rounds, "rounds", 6, "benchmark rounds; each runs every benchmark once")
-	fs.StringVar(&o.benchtime, "benchtime", "100ms", "-benchtime of each benchmark run")
+	fs.StringVar(&o.benchtime, "benchtime", "300ms", "-benchtime of each benchmark run")
 	fs.IntVar(&o.genruns, "genruns", 5, "timed runs of each generator on each package")
 	fs.StringVar(&o.raw, "raw", "", "`dir` to keep the raw outputs in (default a temporary one)")
 	if err := fs.Parse(args); err != nil {

@@ -46,7 +46,8 @@ func (r report) markdown() string {
 	p("which took %s (benchmarks %s, generators %s).\n\n", roundDur(r.took), roundDur(r.bench.took), roundDur(r.gen.took))
 	p("| machine | |\n| --- | --- |\n")
 	p("| CPUs (nproc) | %d |\n| CPU model | %s |\n| Go | %s |\n| load average at start | %s |\n\n", m.cpus, m.model, m.goVer, m.loadavg)
-	p("Reproduce: `make bench`, or `cd bench && go run ./cmd/report` (flags: `-rounds`, `-benchtime`, `-genruns`, `-gen DIR`, `-raw DIR` to keep the raw `go test -bench` output for benchstat).\n\n")
+	p("Reproduce: `make bench`, or `cd bench && go run ./cmd/report` (flags: `-rounds`, `-benchtime`, `-genruns`, `-gen DIR`, `-raw DIR` to keep the raw `go test -bench` output for benchstat).\n")
+	p("This run: `go run ./cmd/report%s`.\n\n", strings.TrimRight(" "+strings.Join(r.opts.args, " "), " "))
 
 	p("## Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n")
 	for _, t := range r.targets() {
