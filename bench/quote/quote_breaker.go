@@ -39,7 +39,7 @@ func NewLimitedQuoterBreaker(next LimitedQuoter, reg *runtime.Registry) *Limited
 
 var _ LimitedQuoter = (*LimitedQuoterBreaker)(nil)
 
-// Quote calls the wrapped Quote through breaker "limited" (limiter 1e+09/s burst 1000000).
+// Quote calls next.Quote through breaker "limited" (limiter 1e+09/s burst 1000000).
 func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
@@ -81,7 +81,7 @@ func NewQuoterBreaker(next Quoter, reg *runtime.Registry) *QuoterBreaker {
 
 var _ Quoter = (*QuoterBreaker)(nil)
 
-// Quote calls the wrapped Quote through breaker "quotes".
+// Quote calls next.Quote through breaker "quotes".
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
