@@ -23,6 +23,13 @@ type contender struct {
 var (
 	direct = contender{"direct", func(next quote.Quoter, _ contend.Settings) quote.Quoter { return next }}
 
+	// floors are wrappers without a breaker (see floor.go), timed in the
+	// success scenario only.
+	floors = []contender{
+		{"floor-forward", func(next quote.Quoter, _ contend.Settings) quote.Quoter { return &contend.Forward{Next: next} }},
+		{"floor-defer", func(next quote.Quoter, _ contend.Settings) quote.Quoter { return &contend.Deferred{Next: next} }},
+	}
+
 	// guarded are the contenders that have a breaker, breakergen first.
 	guarded = []contender{
 		{"breakergen", func(next quote.Quoter, s contend.Settings) quote.Quoter {
@@ -111,6 +118,9 @@ func run(b *testing.B, name string, parallel bool) {
 	cs := guarded
 	if sc.direct {
 		cs = append([]contender{direct}, guarded...)
+	}
+	if name == "Success" {
+		cs = append(cs, floors...)
 	}
 	for _, c := range cs {
 		b.Run(c.name, func(b *testing.B) {

@@ -26,6 +26,8 @@ var contenders = []struct{ name, what string }{
 	{"failsafe-breaker", "failsafe-go bare breaker: `TryAcquirePermit`, `RecordSuccess`/`RecordError`"},
 	{"resiliency", "eapache/go-resiliency `breaker.Run`"},
 	{"hystrix", "afex/hystrix-go `hystrix.Do`"},
+	{"floor-forward", "not a breaker (success only): a wrapper that only forwards, i.e. the one extra dynamic call every contender pays"},
+	{"floor-defer", "not a breaker (success only): the generated wrapper's shape without the runtime, forwarding with the error preset and a deferred function that recovers only if the method did not return (how a wrapper counts panics)"},
 }
 
 // scenarios of the benchmark tables: the benchmark name and its baseline.
@@ -103,7 +105,10 @@ func (r report) markdown() string {
 	p("- **panic frees its slot**: the probe panics (the caller recovers); is a call admitted again within ten open windows. hystrix runs the call on a goroutine of its own, where the panic ends the process (tested in a child process).\n\n")
 	p("| contender | half-open admits (of 100) | cancellation is a failure | lost probe | panic frees its slot |\n| --- | ---: | --- | --- | --- |\n")
 	for _, c := range contenders[1:] {
-		v := r.behaviour[c.name]
+		v, ok := r.behaviour[c.name]
+		if !ok {
+			continue
+		}
 		p("| %s | %s | %s | %s | %s |\n", c.name, cell(v, "halfopen"), cell(v, "cancel"), cell(v, "lostprobe"), cell(v, "panic"))
 	}
 	p("\n")

@@ -33,6 +33,11 @@ func (r report) speedTarget(peer, label string, want float64) target {
 		name:     fmt.Sprintf("breakergen's success path at least %g× faster than %s", want, label),
 		measured: fmt.Sprintf("**%.2f×** (serial, 1 CPU); %s", head, others),
 	}
+	p, _, ok1 := r.bench.median("BenchmarkSuccess/"+peer, 1)
+	f, _, ok2 := r.bench.median("BenchmarkSuccess/floor-defer", 1)
+	if ok1 && ok2 && f.ns > 0 {
+		t.measured += fmt.Sprintf(". Ceiling: floor-defer, a wrapper with no breaker that only defers a recover, is %.2f× faster than %s", p.ns/f.ns, label)
+	}
 	if head >= want {
 		t.verdict = fmt.Sprintf("met, %.2f× above the target", head/want)
 	} else {
