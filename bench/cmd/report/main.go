@@ -1,0 +1,107 @@
+// Command report runs the comparative benchmarks, the behaviour tests and
+// the generator timings of the bench module, and rewrites ../BENCHMARKS.md
+// from that run. Run it from the bench directory:
+//
+//	cd bench && go run ./cmd/report
+//
+// It takes about ten minutes on two cores. Every number and every cell of
+// the behaviour table in the file it writes comes from the run.
+//
+// Flags:
+//
+//	-gen DIR        the breakergen module whose cmd/breakergen is timed (default "..")
+//	-out FILE       the report to write (default "../BENCHMARKS.md")
+//	-rounds N       benchmark rounds; each round runs every benchmark once (default 6)
+//	-benchtime D    -benchtime of each benchmark run (default 300ms)
+//	-genruns N      timed runs of each generator on each package (default 5)
+//	-raw DIR        where to keep the raw outputs (default a temporary directory)
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "report:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+// options are the command's flags.
+type options struct {
+	gen       string
+	out       string
+	rounds    int
+	benchtime string
+	genruns   int
+	raw       string
+	log       io.Writer
+	args      []string // as given, for the report
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	o := options{log: stdout, args: args}
+	fs.StringVar(&o.gen, "gen", "..", "the breakergen `module` whose cmd/breakergen is timed")
+	fs.StringVar(&o.out, "out", "../BENCHMARKS.md", "the report `file` to write")
+	fs.IntVar(&o.rounds, "rounds", 6, "benchmark rounds; each runs every benchmark once")
+	fs.StringVar(&o.benchtime, "benchtime", "300ms", "-benchtime of each benchmark run")
+	fs.IntVar(&o.genruns, "genruns", 5, "timed runs of each generator on each package")
+	fs.StringVar(&o.raw, "raw", "", "`dir` to keep the raw outputs in (default a temporary one)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	if o.rounds < 1 || o.genruns < 1 {
+		return errors.New("-rounds and -genruns must be at least 1")
+	}
+	if o.raw == "" {
+		dir, err := os.MkdirTemp("", "breakergen-bench-")
+		if err != nil {
+			return err
+		}
+		o.raw = dir
+	} else if err := os.MkdirAll(o.raw, 0o755); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.log, "raw outputs in %s\n", o.raw)
+
+	start := time.Now()
+	m, err := describeMachine()
+	if err != nil {
+		return err
+	}
+	beh, err := runBehaviour(o)
+	if err != nil {
+		return err
+	}
+	gens, err := timeGenerators(o)
+	if err != nil {
+		return err
+	}
+	res, err := runBenchmarks(o)
+	if err != nil {
+		return err
+	}
+	rep := report{machine: m, opts: o, bench: res, behaviour: beh, gen: gens, took: time.Since(start)}
+	text := rep.markdown()
+	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.log, "wrote %s\n", o.out)
+	for _, t := range rep.targets() {
+		fmt.Fprintf(o.log, "%s: %s\n", t.name, t.verdict)
+	}
+	return nil
+}

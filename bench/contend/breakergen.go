@@ -1,0 +1,34 @@
+package contend
+
+import (
+	"log/slog"
+
+	"github.com/breakergen/breakergen/runtime"
+
+	"github.com/breakergen/breakergen/bench/quote"
+)
+
+// Registry returns a registry whose breakers "quotes" and "limited" (the
+// names annotated on [quote.Quoter] and [quote.LimitedQuoter]) have the
+// threshold and open window of s, that ignores the environment and logs
+// nowhere; opts come last.
+func Registry(s Settings, opts ...runtime.Option) *runtime.Registry {
+	base := []runtime.Option{
+		runtime.WithoutEnv(),
+		runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.WithConfig(
+			runtime.Config{Name: "quotes", FailureThreshold: s.Threshold, ResetTimeout: s.Reset},
+			runtime.Config{Name: "limited", FailureThreshold: s.Threshold, ResetTimeout: s.Reset},
+		),
+	}
+	return runtime.NewRegistry(append(base, opts...)...)
+}
+
+// NewBreakergen returns the generated wrapper around next, on reg:
+// [quote.LimitedQuoterBreaker] when s.Limited, else [quote.QuoterBreaker].
+func NewBreakergen(next quote.Quoter, reg *runtime.Registry, s Settings) quote.Quoter {
+	if s.Limited {
+		return quote.NewLimitedQuoterBreaker(next, reg)
+	}
+	return quote.NewQuoterBreaker(next, reg)
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package contend_test
+
+const raceEnabled = true

@@ -1,0 +1,21 @@
+module github.com/breakergen/breakergen/bench
+
+go 1.26.0
+
+replace github.com/breakergen/breakergen => ../
+
+require (
+	github.com/afex/hystrix-go v0.0.0-20180502004556-fa1af6a1f4f5
+	github.com/breakergen/breakergen v0.0.0-00010101000000-000000000000
+	github.com/eapache/go-resiliency v1.7.0
+	github.com/failsafe-go/failsafe-go v0.9.8
+	github.com/sony/gobreaker/v2 v2.4.0
+	github.com/stretchr/testify v1.12.1
+	golang.org/x/time v0.16.0
+)
+
+require (
+	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/smartystreets/goconvey v1.8.1 // indirect
+	go.yaml.in/yaml/v3 v3.0.5 // indirect
+)

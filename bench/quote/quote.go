@@ -1,0 +1,28 @@
+// Package quote holds the one typed interface every contender of the
+// benchmark wraps, its breakergen wrappers and the upstream they all call.
+package quote
+
+import "context"
+
+//go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+
+// Quote is one price of one instrument.
+type Quote struct {
+	Code  string
+	Price float64
+}
+
+// Quoter is the upstream every contender wraps.
+//
+//breaker:name=quotes threshold=5 reset=30s
+type Quoter interface {
+	Quote(ctx context.Context, code string) (Quote, error)
+}
+
+// LimitedQuoter is a Quoter behind a limiter whose token is always there
+// (a billion a second), for the limiter-plus-breaker scenario.
+//
+//breaker:name=limited threshold=5 reset=30s ratelimit=1000000000/1000000
+type LimitedQuoter interface {
+	Quote(ctx context.Context, code string) (Quote, error)
+}
