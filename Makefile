@@ -4,7 +4,7 @@ GO ?= go
 # Where tests leave files for people to look at (the dashboard's screenshots).
 export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 
-.PHONY: help demo serve test fmt vet race check-generate generate lint bench
+.PHONY: help demo serve test fmt vet race check-generate generate lint bench bench-runtime
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -15,27 +15,33 @@ demo: ## run the market-data scenario end to end (loopback only, about 12s)
 serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
 	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
 
-test: fmt vet race check-generate ## gofmt, go vet, go test -race ./..., generated-code freshness
+test: fmt vet race check-generate ## gofmt, go vet, go test -race (both modules), generated-code freshness
 
 fmt: ## fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-vet: ## go vet ./...
+vet: ## go vet ./... (and in bench/)
 	$(GO) vet ./...
+	cd bench && $(GO) vet ./...
 
-race: ## go test -race ./...
+race: ## go test -race ./... (and the behaviour tests in bench/)
 	$(GO) test -race ./...
+	cd bench && $(GO) test -race ./...
 
 generate: ## regenerate every generated file (go generate ./...)
 	$(GO) generate ./...
 
 check-generate: ## fail if any generated file is stale
 	$(GO) run ./cmd/breakergen -check ./...
+	cd bench && $(GO) run github.com/breakergen/breakergen/cmd/breakergen -check ./quote
 
 lint: ## staticcheck, pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	./bin/staticcheck ./...
 
-bench: ## runtime benchmarks beside a direct call (6 runs each; compare with benchstat)
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./runtime/
+bench: ## breakergen beside its peers and the generator beside mockgen/mockery; rewrites BENCHMARKS.md (~8 min)
+	cd bench && $(GO) run ./cmd/report
+
+bench-runtime: ## the runtime's own benchmarks beside a direct call (6 runs each; compare with benchstat)
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./runtime/ ./benchmarks/wrapper/

@@ -16,6 +16,12 @@ require (
 
 require (
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
 	github.com/smartystreets/goconvey v1.8.1 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
+	golang.org/x/mod v0.39.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
+	golang.org/x/tools v0.49.0 // indirect
 )
+
+tool github.com/breakergen/breakergen/cmd/breakergen
