@@ -165,12 +165,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == ErrInFlight {
-		// The method did not return: it panicked (or its goroutine exited).
-		if v := recover(); v != nil {
-			c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
-			panic(v)
-		}
-		c.route.breaker.outcome(c.word, Ignored, nil)
+		c.unreturned(recover())
 		return
 	}
 	c.exitSlow(ctx, err)
@@ -182,17 +177,25 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 	if err := *errp; err == ErrInFlight {
-		if v := recover(); v != nil {
-			c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
-			panic(v)
-		}
-		c.route.breaker.outcome(c.word, Ignored, nil)
+		c.unreturned(recover())
 		return
 	} else if err == nil && !*valid {
 		c.route.breaker.outcome(c.word, Ignored, nil)
 		return
 	}
 	c.exitSlow(ctx, *errp)
+}
+
+// unreturned settles a call whose method never returned: it panicked with
+// v, a failure re-raised here, or its goroutine exited (v == nil), which
+// counts as neither.
+func (c Call) unreturned(v any) {
+	if v == nil {
+		c.route.breaker.outcome(c.word, Ignored, nil)
+		return
+	}
+	c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
+	panic(v)
 }
 
 func (c Call) exitSlow(ctx context.Context, err error) {
