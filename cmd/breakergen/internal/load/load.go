@@ -63,33 +63,46 @@ func Load(cfg Config) (*Result, error) {
 	if cfg.Tags != "" {
 		flags = append(flags, "-tags="+strings.Join(strings.Fields(strings.ReplaceAll(cfg.Tags, ",", " ")), ","))
 	}
-	// A cheap listing (no type checking) to find the directories.
-	loads.Add(2)
-	list, err := packages.Load(&packages.Config{
-		Mode:       packages.NeedName | packages.NeedFiles,
-		Dir:        cfg.Dir,
-		Env:        cfg.Env,
-		BuildFlags: flags,
-		Tests:      true,
-	}, patterns...)
-	if err != nil {
-		return nil, err
-	}
+	// Find our earlier outputs, to hide them from the type checker. Local
+	// patterns name their directories: walk them. Others need a cheap
+	// listing (no type checking) from the go command first.
 	outputs := map[string]bool{}
 	overlay := map[string][]byte{}
-	seenDir := map[string]bool{}
-	for _, p := range list {
-		for _, f := range slices.Concat(p.GoFiles, p.IgnoredFiles, p.OtherFiles) {
-			dir := filepath.Dir(f)
-			if seenDir[dir] {
-				continue
-			}
-			seenDir[dir] = true
+	var list []*packages.Package
+	if dirs, ok := localDirs(cfg.Dir, patterns); ok {
+		for _, dir := range dirs {
 			if err := findOutputs(dir, outputs, overlay); err != nil {
 				return nil, err
 			}
 		}
+	} else {
+		loads.Add(1)
+		var err error
+		list, err = packages.Load(&packages.Config{
+			Mode:       packages.NeedName | packages.NeedFiles,
+			Dir:        cfg.Dir,
+			Env:        cfg.Env,
+			BuildFlags: flags,
+			Tests:      true,
+		}, patterns...)
+		if err != nil {
+			return nil, err
+		}
+		seenDir := map[string]bool{}
+		for _, p := range list {
+			for _, f := range slices.Concat(p.GoFiles, p.IgnoredFiles, p.OtherFiles) {
+				dir := filepath.Dir(f)
+				if seenDir[dir] {
+					continue
+				}
+				seenDir[dir] = true
+				if err := findOutputs(dir, outputs, overlay); err != nil {
+					return nil, err
+				}
+			}
+		}
 	}
+	loads.Add(1)
 	fset := token.NewFileSet()
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
@@ -109,12 +122,65 @@ func Load(cfg Config) (*Result, error) {
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
 	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs}
+	if list == nil {
+		list = pkgs
+	}
 	for _, pat := range patterns {
 		if !matchesAny(cfg.Dir, pat, list) {
 			res.Unmatched = append(res.Unmatched, pat)
 		}
 	}
 	return res, nil
+}
+
+// localDirs returns the directories that local patterns ("." , "./x",
+// "./x/...", absolute paths) can name, walking "..." the way the go command
+// does (skipping testdata, vendor, hidden and _ directories, and nested
+// modules). ok is false when a pattern is not local.
+func localDirs(base string, patterns []string) (dirs []string, ok bool) {
+	if base == "" {
+		var err error
+		if base, err = os.Getwd(); err != nil {
+			return nil, false
+		}
+	}
+	for _, pat := range patterns {
+		if !(pat == "." || pat == ".." || strings.HasPrefix(pat, "./") || strings.HasPrefix(pat, "../") || filepath.IsAbs(pat)) {
+			return nil, false
+		}
+		root, wild := strings.CutSuffix(pat, "...")
+		if strings.Contains(root, "...") {
+			return nil, false
+		}
+		if !filepath.IsAbs(root) {
+			root = filepath.Join(base, root)
+		}
+		root = filepath.Clean(root)
+		if !wild {
+			dirs = append(dirs, root)
+			continue
+		}
+		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return nil
+			}
+			if path != root {
+				name := d.Name()
+				if name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+					return filepath.SkipDir
+				}
+				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
+					return filepath.SkipDir // another module
+				}
+			}
+			dirs = append(dirs, path)
+			return nil
+		})
+		if err != nil {
+			return nil, false
+		}
+	}
+	return dirs, true
 }
 
 // matchesAny reports whether pattern matched one of the listed packages

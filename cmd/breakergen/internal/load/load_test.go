@@ -53,8 +53,9 @@ func TestMatchesAny(t *testing.T) {
 	}
 }
 
-// TestOneLoad: every pattern of a run is served by one type-checked load
-// (plus one listing), test files included, our outputs emptied.
+// TestOneLoad: every pattern of a run is served by one type-checked load,
+// test files included, our outputs emptied; local patterns need no listing
+// beforehand, import paths one.
 func TestOneLoad(t *testing.T) {
 	dir := t.TempDir()
 	files := map[string]string{
@@ -74,7 +75,7 @@ func TestOneLoad(t *testing.T) {
 	before := loads.Load()
 	res, err := Load(Config{Dir: dir, Patterns: []string{"./a", "./b/...", "./nothing/..."}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
 	require.NoError(t, err)
-	assert.Equal(t, int32(2), loads.Load()-before, "one listing and one load")
+	assert.Equal(t, int32(1), loads.Load()-before, "local patterns: one load, no listing")
 	var ids []string
 	for _, p := range res.Packages {
 		ids = append(ids, p.ID)
@@ -85,4 +86,11 @@ func TestOneLoad(t *testing.T) {
 	assert.Equal(t, []string{"./nothing/...", "example.com/m/a", "example.com/m/a [example.com/m/a.test]", "example.com/m/a.test", "example.com/m/b", "example.com/m/b/c"}, ids)
 	assert.Equal(t, map[string]bool{filepath.Join(dir, "a", "a_breaker.go"): true}, res.Outputs)
 	assert.Equal(t, []string{"./nothing/..."}, res.Unmatched)
+
+	before = loads.Load()
+	res, err = Load(Config{Dir: dir, Patterns: []string{"example.com/m/a", "example.com/m/b/..."}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	assert.Equal(t, int32(2), loads.Load()-before, "import paths: one listing and one load")
+	assert.Equal(t, map[string]bool{filepath.Join(dir, "a", "a_breaker.go"): true}, res.Outputs)
+	assert.Empty(t, res.Unmatched)
 }
