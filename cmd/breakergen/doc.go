@@ -70,6 +70,10 @@
 //	maxwait    duration       longest wait for a token                   the ctx deadline
 //	timeout    duration       per-call deadline added to the ctx         none
 //	exclude    ErrA,pkg.ErrB  errors (errors.Is) that count as success   none
+//	attempts   int >= 1       tries per call, the first included         1
+//	backoff    D or D..MAX    wait between tries (D..MAX: exponential    100ms
+//	                          from D capped at MAX, full jitter)
+//	budget     int >= 1       most upstream tries one call may spend     none
 //	methods    Name,Glob*     the methods an interface line routes       -
 //	skip       (flag)         on a method: delegate unguarded            -
 //
@@ -81,12 +85,22 @@
 // maxwait and exclude belong to the line and apply to the methods it
 // routes. maxwait needs a ratelimit for its name.
 //
+// attempts, backoff and budget are line keys too. A route with attempts > 1
+// or a budget retries: every try goes through the breaker and the limiter
+// and is recorded on its own, the timeout applies per try, and retrying
+// stops when the breaker rejects, the ctx ends, the budget (the route's,
+// and the smallest of those runtime.WithBudget put in the ctx) is spent, or
+// the error is not retryable (excluded errors, the caller's ctx errors,
+// runtime.ErrRateLimited, and errors whose chain has Retryable() false or a
+// RetryAfter() method). A call that made a try returns the last upstream
+// error; one that made none returns the rejection or runtime.ErrBudget.
+// Routes without these keys generate exactly the code they did before.
+//
 // exclude names package-level error values as the interface's file sees
 // them (ErrNotFound, io.EOF); each must exist and implement error.
 //
-// The keys attempts, backoff, budget, valid, stale, stalesize, window,
-// rate, slowcall and inflight are reserved: they are rejected as "not
-// supported yet".
+// The keys valid, stale, stalesize, window, rate, slowcall and inflight are
+// reserved: they are rejected as "not supported yet".
 //
 // # Routing
 //
@@ -118,7 +132,8 @@
 // (errors.Is(err, runtime.ErrOpen)) or the limiter's refusal
 // (runtime.ErrRateLimited) without calling the wrapped method, and
 // otherwise calls it and reports its outcome; a panic counts as a failure
-// and is re-raised.
+// and is re-raised. A method whose route retries loops over its tries and
+// makes each in an unexported helper, tryM, that defers the try's Exit.
 //
 // A file is written only when its bytes change. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;

@@ -58,6 +58,10 @@ Keys (no space after //, options separated by spaces):
     maxwait=D      longest wait for a token      default: ctx deadline (needs ratelimit)
     timeout=D      per-call deadline on ctx      default none
     exclude=E,p.E  errors that count as success  default none
+    attempts=N     tries per call, first included default 1
+    backoff=D      wait between tries; D..MAX: exponential from D, capped, full jitter
+                                                 default 100ms
+    budget=N       most upstream tries per call  default none (also runtime.WithBudget)
     methods=A,B*   methods an interface line routes; the line without it is the default
     skip           on a method: call it unguarded
 A method's own line wins, then the first interface line whose methods match,

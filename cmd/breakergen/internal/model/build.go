@@ -501,6 +501,7 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 	if inherit != nil {
 		r.Name = inherit.Name
 		r.Timeout, r.MaxWait, r.Exclude = inherit.Timeout, inherit.MaxWait, inherit.Exclude
+		r.Attempts, r.Backoff, r.Budget = inherit.Attempts, inherit.Backoff, inherit.Budget
 		for _, p := range b.routes {
 			if p.r == inherit {
 				if l.Has("maxwait") {
@@ -529,6 +530,12 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 		case "exclude":
 			pr.exclude = &o
 			r.Exclude = nil
+		case "attempts":
+			r.Attempts = o.Value.(int)
+		case "backoff":
+			r.Backoff = o.Value.(annotation.Backoff)
+		case "budget":
+			r.Budget = o.Value.(int)
 		}
 		if annotation.KeyScope(o.Key) != annotation.NameScope {
 			continue
@@ -675,6 +682,18 @@ func (b *builder) fieldNames(in *Interface) {
 		}
 		taken[cand] = true
 		r.Field = cand
+	}
+	// The per-method try helpers: tryM, unless that is taken.
+	for _, m := range in.Methods {
+		if m.Route == nil || !m.Route.Retries() {
+			continue
+		}
+		cand := "try" + upperFirst(m.Name)
+		for i := 2; taken[cand]; i++ {
+			cand = "try" + upperFirst(m.Name) + strconv.Itoa(i)
+		}
+		taken[cand] = true
+		m.Try = cand
 	}
 }
 

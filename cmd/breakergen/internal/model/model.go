@@ -67,6 +67,9 @@ type Method struct {
 	Ctx bool
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
+	// Try names the wrapper's unexported method making one try of a method
+	// whose route retries or has a budget ([Route.Retries]); "" otherwise.
+	Try string
 }
 
 // Settings are the name-level settings of a breaker name; zero fields are
@@ -87,10 +90,19 @@ type Route struct {
 	Timeout  time.Duration
 	MaxWait  time.Duration
 	Exclude  []Ref
+	// Attempts, Backoff and Budget are the line's retry keys; zero when
+	// not given.
+	Attempts int
+	Backoff  annotation.Backoff
+	Budget   int
 	Pos      token.Position // of the line
 	Method   string         // for a method's own line, the method
 	order    int
 }
+
+// Retries reports whether calls of the route go through a retry loop: it
+// makes more than one try or has a budget of its own.
+func (r *Route) Retries() bool { return r.Attempts > 1 || r.Budget > 0 }
 
 // Ref is a package-level value: an error to exclude.
 type Ref struct {

@@ -41,7 +41,7 @@ func File(mf *model.File) ([]byte, error) {
 			}
 		}
 		for _, r := range in.Routes {
-			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 {
+			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
 				usesTime = true
 			}
 			for _, e := range r.Exclude {
@@ -236,6 +236,18 @@ func (g *gen) routeConfig(r *model.Route) jen.Code {
 		}
 		items = append(items, jen.Id("Exclude").Op(":").Index().Error().Values(ex...))
 	}
+	if r.Attempts > 0 {
+		items = append(items, jen.Id("Attempts").Op(":").Lit(r.Attempts))
+	}
+	if r.Backoff.D > 0 {
+		items = append(items, jen.Id("Backoff").Op(":").Add(g.duration(r.Backoff.D)))
+	}
+	if r.Backoff.Max > 0 {
+		items = append(items, jen.Id("BackoffMax").Op(":").Add(g.duration(r.Backoff.Max)))
+	}
+	if r.Budget > 0 {
+		items = append(items, jen.Id("Budget").Op(":").Lit(r.Budget))
+	}
 	return g.rt("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
 }
 
@@ -347,6 +359,10 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
 	route := jen.Id(recv).Dot(r.Field)
+	if m.Try != "" {
+		g.retryMethod(f, m, r, decl, wrapper, a, recv, errName, callName, ctx, params, args, body, call)
+		return
+	}
 	body = append(body,
 		jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(route).Dot("Enter").Call(jen.Id(ctx)),
 		jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
@@ -365,6 +381,66 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	)
 	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// retryMethod renders a method whose route retries or has a budget: the
+// loop of tries in the method itself, each try in the helper m.Try, which
+// defers the try's Exit.
+func (g *gen) retryMethod(f *jen.File, m *model.Method, r *model.Route, decl, wrapper *jen.Statement, a *alloc,
+	recv, errName, callName, ctx string, params, args, body []jen.Code, call *jen.Statement) {
+	res := m.Sig.Results()
+	rnames := make([]string, res.Len())
+	tnames := make([]string, res.Len())
+	var lhs []jen.Code
+	for i := range res.Len() - 1 {
+		rnames[i], tnames[i] = a.fresh("r"+strconv.Itoa(i)), "_"
+		lhs = append(lhs, jen.Id(rnames[i]))
+	}
+	rnames[res.Len()-1], tnames[res.Len()-1] = errName, errName
+	lhs = append(lhs, jen.Id(errName))
+	retry := a.fresh("retry")
+
+	tryArgs := []jen.Code{jen.Id(callName)}
+	tryParams := []jen.Code{jen.Id(callName).Add(g.rt("Call"))}
+	if !m.Ctx {
+		tryArgs = append(tryArgs, jen.Id(ctx))
+		tryParams = append(tryParams, jen.Id(ctx).Qual("context", "Context"))
+	}
+	tryArgs = append(tryArgs, args...)
+	tryParams = append(tryParams, params...)
+
+	body = append(body,
+		jen.Id(retry).Op(":=").Id(recv).Dot(r.Field).Dot("Retry").Call(),
+		jen.For().Block(
+			jen.Var().Id(callName).Add(g.rt("Call")),
+			jen.If(
+				jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Id(retry).Dot("Enter").Call(jen.Id(ctx), jen.Id(errName)),
+				jen.Id(errName).Op("!=").Nil(),
+			).Block(jen.Return()),
+			jen.List(lhs...).Op("=").Id(recv).Dot(m.Try).Call(tryArgs...),
+			jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(ctx), jen.Id(errName))).Block(jen.Return()),
+		),
+	)
+	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
+	f.Add(decl.Add(g.tr.results(res, rnames)).Block(body...))
+
+	// One try.
+	var tbody []jen.Code
+	tbody = append(tbody, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)))
+	if m.UseTimeout {
+		cancel := a.fresh("cancel")
+		tbody = append(tbody,
+			jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()),
+			jen.Defer().Id(cancel).Call(),
+		)
+	}
+	tbody = append(tbody,
+		jen.Id(errName).Op("=").Add(g.rt("ErrInFlight")),
+		jen.Return(call),
+	)
+	f.Line()
+	f.Commentf("%s makes one try of %s through its route.", m.Try, m.Name)
+	f.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Try).Params(tryParams...).Add(g.tr.results(res, tnames)).Block(tbody...)
 }
 
 func why(w string) string {
@@ -396,6 +472,15 @@ func routeExtras(r *model.Route, m *model.Method) string {
 			ex = append(ex, e.Text)
 		}
 		parts = append(parts, "excluding "+strings.Join(ex, ", "))
+	}
+	if r.Attempts > 1 {
+		parts = append(parts, fmt.Sprintf("%d attempts", r.Attempts))
+	}
+	if r.Backoff.D > 0 {
+		parts = append(parts, "backoff "+r.Backoff.String())
+	}
+	if r.Budget > 0 {
+		parts = append(parts, fmt.Sprintf("budget %d", r.Budget))
 	}
 	if len(parts) == 0 {
 		return ""
