@@ -36,3 +36,18 @@ type Source interface {
 type Mirror interface {
 	Quote(ctx context.Context, code string) (float64, error)
 }
+
+// Upstream is a source whose calls are retried (SPEC section 5).
+//
+//breaker:name=retried threshold=10 reset=1m attempts=3 backoff=1s
+//breaker:name=cooled methods=Cooled threshold=5 reset=30s attempts=3
+//breaker:name=jittered methods=Jitter attempts=4 backoff=1s..3s
+//breaker:name=budgeted methods=Budgeted attempts=5 budget=2
+type Upstream interface {
+	Fetch(ctx context.Context, code string) (string, error)
+	Cooled(ctx context.Context) error
+	Jitter(ctx context.Context) error
+	Budgeted(ctx context.Context) (int, error)
+	// Plain has no ctx: its tries use context.Background().
+	Plain(code string) (string, error)
+}
