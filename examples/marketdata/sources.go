@@ -5,9 +5,11 @@ import "context"
 // StockSource is where the stock service gets quotes, k-lines, financials,
 // search results and intraday changes. Each method goes to the upstream that
 // serves it best, through that upstream's breaker. An unknown stock code is
-// an answer, not an outage: [ErrNotFound] counts as a success.
+// an answer, not an outage: [ErrNotFound] counts as a success. Eastmoney's
+// calls make up to two tries and at most six upstream tries per call, as
+// the origin service's stop_after_attempt(2) and RETRY_BUDGET_MAX=6 did.
 //
-//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound
+//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound attempts=2 budget=6
 //breaker:name=tencent threshold=5 reset=30s methods=Stock*,Quote exclude=ErrNotFound
 //breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound
 type StockSource interface {
@@ -27,11 +29,11 @@ type StockSource interface {
 	// Finance returns the latest report's figures of the stock code (tdx).
 	Finance(ctx context.Context, code string) (Financials, error)
 	// Changes returns today's intraday change events, newest first
-	// (push2ex). Its breaker trips after two failures: the monitor that
-	// polls it has stale data to show, and a full failure chain on every
-	// poll costs more than a missed update.
+	// (push2ex). Its breaker trips after two failures and a call makes one
+	// try: the monitor that polls it has stale data to show, and a full
+	// failure chain on every poll costs more than a missed update.
 	//
-	//breaker:name=push2ex threshold=2 reset=30s
+	//breaker:name=push2ex threshold=2 reset=30s attempts=1
 	Changes(ctx context.Context) ([]Change, error)
 	// Ping reports whether every upstream answers. It is a health check, so
 	// it must neither trip a breaker nor be refused by one.
@@ -47,7 +49,7 @@ type StockSource interface {
 // the annotation names the breaker without repeating its settings (they
 // belong to the name) and gives only its own line keys.
 //
-//breaker:name=eastmoney exclude=ErrNotFound
+//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6
 type FundFlowSource interface {
 	// FundFlow returns today's money flow of the stock code.
 	FundFlow(ctx context.Context, code string) (FundFlow, error)

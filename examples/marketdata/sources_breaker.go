@@ -12,7 +12,7 @@ import (
 // FundFlowSourceBreaker is a FundFlowSource whose methods go through circuit
 // breakers:
 //
-//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
 //
 // Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
 // the wrapped FundFlowSource is.
@@ -30,26 +30,39 @@ func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundF
 	return &FundFlowSourceBreaker{
 		next: next,
 		eastmoney: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
-			Rate:    1.5,
-			Burst:   3,
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
 		}),
 	}
 }
 
 var _ FundFlowSource = (*FundFlowSourceBreaker)(nil)
 
-// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (_ FundFlow, err error) {
+// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryFundFlow(call, ctx, code)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryFundFlow makes one try of FundFlow through its route.
+func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (_ FundFlow, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.FundFlow(ctx, code)
@@ -58,15 +71,15 @@ func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (_ Fu
 // StockSourceBreaker is a StockSource whose methods go through circuit
 // breakers:
 //
-//   - Changes: breaker "push2ex" (excluding ErrNotFound)
+//   - Changes: breaker "push2ex" (excluding ErrNotFound; budget 6)
 //   - Finance: breaker "tdx" (excluding ErrNotFound)
-//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
 //   - Kline: breaker "tdx" (excluding ErrNotFound)
 //   - Name: unguarded (no error result)
 //   - Ping: unguarded (skip)
 //   - Quote: breaker "tencent" (excluding ErrNotFound)
-//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
-//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
+//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
 //   - StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
 // Create it with NewStockSourceBreaker. It is safe for concurrent use when the
@@ -88,10 +101,12 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 	return &StockSourceBreaker{
 		next: next,
 		eastmoney: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
-			Rate:    1.5,
-			Burst:   3,
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
 		}),
 		tencent: reg.Route(runtime.RouteConfig{
 			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
@@ -102,24 +117,37 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Exclude: []error{ErrNotFound},
 		}),
 		push2ex: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
+			Exclude:  []error{ErrNotFound},
+			Attempts: 1,
+			Budget:   6,
 		}),
 	}
 }
 
 var _ StockSource = (*StockSourceBreaker)(nil)
 
-// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound).
-func (w *StockSourceBreaker) Changes(ctx context.Context) (_ []Change, err error) {
+// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6).
+func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.push2ex.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.push2ex.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryChanges(call, ctx)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryChanges makes one try of Changes through its route.
+func (w *StockSourceBreaker) tryChanges(call runtime.Call, ctx context.Context) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Changes(ctx)
@@ -140,16 +168,27 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 	return w.next.Finance(ctx, code)
 }
 
-// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (_ Industry, err error) {
+// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Industry, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryIndustry(call, ctx, code)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryIndustry makes one try of Industry through its route.
+func (w *StockSourceBreaker) tryIndustry(call runtime.Call, ctx context.Context, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Industry(ctx, code)
@@ -199,31 +238,53 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 	return w.next.Quote(ctx, code)
 }
 
-// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (_ []Quote, err error) {
+// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryQuoteList(call, ctx, codes)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryQuoteList makes one try of QuoteList through its route.
+func (w *StockSourceBreaker) tryQuoteList(call runtime.Call, ctx context.Context, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.QuoteList(ctx, codes)
 }
 
-// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) Search(ctx context.Context, query string) (_ []Hit, err error) {
+// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.trySearch(call, ctx, query)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// trySearch makes one try of Search through its route.
+func (w *StockSourceBreaker) trySearch(call runtime.Call, ctx context.Context, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Search(ctx, query)
