@@ -74,6 +74,9 @@
 //	backoff    D or D..MAX    wait between tries (D..MAX: exponential    100ms
 //	                          from D capped at MAX, full jitter)
 //	budget     int >= 1       most upstream tries one call may spend     none
+//	valid      F or pkg.F     func(results...) bool judging an answer    none
+//	stale      duration       keep the last valid result this long       none
+//	stalesize  int >= 1       most results kept per method               1024
 //	methods    Name,Glob*     the methods an interface line routes       -
 //	skip       (flag)         on a method: delegate unguarded            -
 //
@@ -99,8 +102,18 @@
 // exclude names package-level error values as the interface's file sees
 // them (ErrNotFound, io.EOF); each must exist and implement error.
 //
-// The keys valid, stale, stalesize, window, rate, slowcall and inflight are
-// reserved: they are rejected as "not supported yet".
+// valid names a package-level func (F, or pkg.F of an imported package)
+// taking the method's non-error results and returning bool; it is resolved
+// and type-checked at generation time, must fit every method its line
+// routes, and may not be generic. An answer for which it returns false is
+// "no data": neither success nor failure for the breaker, passed over by a
+// chain, never kept. stale keeps the last valid result per method and
+// argument values (ctx aside; they must be comparable) for that long;
+// stalesize needs stale. A method line clears inherited keys with valid=-
+// and stale=0.
+//
+// The keys window, rate, slowcall and inflight are reserved: they are
+// rejected as "not supported yet".
 //
 // # Routing
 //
@@ -134,6 +147,28 @@
 // otherwise calls it and reports its outcome; a panic counts as a failure
 // and is re-raised. A method whose route retries loops over its tries and
 // makes each in an unexported helper, tryM, that defers the try's Exit.
+//
+// With valid, each try is judged by it (call.ExitValid); with stale, a
+// wrapper serves the kept result when the call fails, is rejected or
+// answers invalid data (an invalid answer with nothing kept is returned as
+// it is; an excluded error is an answer and is returned).
+//
+// # Fallback chains
+//
+// For every annotated interface X breakergen also writes XChain:
+//
+//	func NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]) *XChain
+//
+// Each call asks the primary through X's routes (breaker, limiter, tries,
+// timeout), then each fallback whose breaker admits it, while the budget
+// lasts, then the stale cache; when none answers it returns a
+// *runtime.ChainError naming every source and why. A fallback's breaker is
+// "fallback:" and its name, with the settings of X's default line (the
+// runtime's defaults when X has none), overridable by name; it gets the
+// route's timeout, exclude and valid, one try, and no limiter. Where the
+// answer came from is recorded in a runtime.WithProvenance record. The
+// chain's primary shares breakers and limiters by name with XBreaker on
+// the same registry; the stale caches belong to the instance.
 //
 // A file is written only when its bytes change. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;

@@ -174,12 +174,15 @@ var keys = map[string]spec{
 	"attempts":  {scope: LineScope, parse: parseCount},
 	"backoff":   {scope: LineScope, parse: parseBackoff},
 	"budget":    {scope: LineScope, parse: parseCount},
+	"valid":     {scope: LineScope, parse: parseValid},
+	"stale":     {scope: LineScope, parse: parseStale},
+	"stalesize": {scope: LineScope, parse: parseCount},
 	"methods":   {scope: RoutingScope, where: []Where{OnInterface}, parse: parseGlobs},
 	"skip":      {scope: RoutingScope, flag: true, where: []Where{OnMethod}},
 }
 
 // notYet lists keys that are specified but not built yet.
-var notYet = []string{"valid", "stale", "stalesize", "window", "rate", "slowcall", "inflight"}
+var notYet = []string{"window", "rate", "slowcall", "inflight"}
 
 // KeyScope returns the scope of a supported key.
 func KeyScope(key string) Scope { return keys[key].scope }
@@ -405,6 +408,22 @@ func parseBackoff(s string) (any, string) {
 		return nil, fmt.Sprintf("%q: the cap %s is below the first wait %s", s, m, d)
 	}
 	return Backoff{D: d, Max: m}, ""
+}
+
+// parseValid reads the name of a func, or "-" (no valid func).
+func parseValid(s string) (any, string) {
+	if s == "-" || identRE.MatchString(s) && s != "_" {
+		return s, ""
+	}
+	return nil, fmt.Sprintf("%q is not a func identifier (like isValid or quotes.Valid), or - for none", s)
+}
+
+// parseStale reads a duration; 0 means no stale cache.
+func parseStale(s string) (any, string) {
+	if s == "0" {
+		return time.Duration(0), ""
+	}
+	return parseDuration(s)
 }
 
 func parseRate(s string) (any, string) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
@@ -44,10 +45,16 @@ func File(mf *model.File) ([]byte, error) {
 			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
 				usesTime = true
 			}
+			if r.Stale > 0 {
+				usesTime = true
+			}
 			for _, e := range r.Exclude {
 				if e.Path != local.Path() {
 					im.add(e.Path, pkgNameOf(local, e))
 				}
+			}
+			if v := r.Valid; v != nil && v.Path != local.Path() {
+				im.add(v.Path, pkgNameOf(local, *v))
 			}
 		}
 	}
@@ -159,6 +166,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	for _, r := range in.Routes {
 		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.rt("Route")))
 	}
+	fields = append(fields, g.staleFields(in)...)
 	f.Type().Id(in.Wrapper).Types(decl...).Struct(fields...)
 	f.Line()
 
@@ -170,8 +178,9 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var vals []jen.Code
 	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r, nil)))
 	}
+	vals = append(vals, g.staleInits(in, regName)...)
 	f.Func().Id(in.Ctor).Types(decl...).Params(
 		jen.Id(nextName).Add(next()),
 		jen.Id(regName).Op("*").Add(g.rt("Registry")),
@@ -193,14 +202,161 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 
 	for _, m := range in.Methods {
 		f.Line()
-		g.method(f, in, m, recv, wrapper(), reserved)
+		g.method(f, in, m, recv, wrapper(), reserved, false, next())
+	}
+
+	chainRecv := recvAlloc.fresh("c")
+	g.chain(f, in, decl, use, next, reserved)
+	for _, m := range in.Methods {
+		f.Line()
+		g.method(f, in, m, chainRecv, chainType(in, use), reserved, true, next())
 	}
 }
 
-func (g *gen) routeConfig(r *model.Route) jen.Code {
+func chainType(in *model.Interface, use []jen.Code) *jen.Statement {
+	s := jen.Id(in.Chain)
+	if use != nil {
+		s = s.Types(use...)
+	}
+	return s
+}
+
+// staleFields declares the stale caches of the methods that keep one.
+func (g *gen) staleFields(in *model.Interface) []jen.Code {
+	var out []jen.Code
+	for _, m := range in.Methods {
+		if m.StaleField == "" {
+			continue
+		}
+		k, v, _, _ := g.staleTypes(m)
+		out = append(out, jen.Id(m.StaleField).Op("*").Add(g.rt("StaleCache")).Types(k, v))
+	}
+	return out
+}
+
+// staleInits creates the stale caches on reg.
+func (g *gen) staleInits(in *model.Interface, reg string) []jen.Code {
+	var out []jen.Code
+	for _, m := range in.Methods {
+		if m.StaleField == "" {
+			continue
+		}
+		k, v, _, _ := g.staleTypes(m)
+		size := jen.Add(g.rt("DefaultStaleSize"))
+		if m.Route.StaleSize > 0 {
+			size = jen.Lit(m.Route.StaleSize)
+		}
+		out = append(out, jen.Id(m.StaleField).Op(":").Add(g.rt("NewStaleCache")).Types(k, v).Call(jen.Id(reg), g.duration(m.Route.Stale), size))
+	}
+	return out
+}
+
+// chain renders the chain type XChain and its constructor.
+func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next func() *jen.Statement, reserved map[string]bool) {
+	ct := func() *jen.Statement { return chainType(in, use) }
+	f.Line()
+	for _, line := range chainDoc(in) {
+		f.Comment(line)
+	}
+	fbType := g.rt("Fallback").Types(next())
+	fields := []jen.Code{
+		jen.Id(in.PrimaryField).Add(next()),
+		jen.Id(in.FallbacksField).Index().Add(fbType),
+	}
+	for _, r := range in.Routes {
+		fields = append(fields,
+			jen.Id(r.Field).Op("*").Add(g.rt("Route")),
+			jen.Id(r.FallbackField).Index().Op("*").Add(g.rt("Route")),
+		)
+	}
+	fields = append(fields, g.staleFields(in)...)
+	f.Type().Id(in.Chain).Types(decl...).Struct(fields...)
+	f.Line()
+
+	ca := newAlloc(reserved)
+	primary, reg, fallbacks := ca.fresh("primary"), ca.fresh("reg"), ca.fresh("fallbacks")
+	c, fb := ca.fresh("c"), ca.fresh("fb")
+	for _, l := range wrap(fmt.Sprintf("%s tries %s (guarded by %s's annotated routes), then each of %s in order, then the stale cache of the methods that keep one. Breakers, limiters and caches come from %s, or from runtime.Default() when %s is nil; the breaker of a fallback is named \"fallback:\" and its Name, with the settings of %s.",
+		in.ChainCtor, primary, in.Name, fallbacks, reg, reg, defaultSettings(in))) {
+		f.Comment(l)
+	}
+	vals := []jen.Code{
+		jen.Id(in.PrimaryField).Op(":").Id(primary),
+		jen.Id(in.FallbacksField).Op(":").Id(fallbacks),
+	}
+	for _, r := range in.Routes {
+		vals = append(vals, jen.Id(r.Field).Op(":").Id(reg).Dot("Route").Call(g.routeConfig(r, nil)))
+	}
+	vals = append(vals, g.staleInits(in, reg)...)
+	body := []jen.Code{
+		jen.If(jen.Id(reg).Op("==").Nil()).Block(jen.Id(reg).Op("=").Add(g.rt("Default")).Call()),
+		jen.Id(c).Op(":=").Op("&").Add(ct()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...),
+	}
+	if len(in.Routes) > 0 {
+		var adds []jen.Code
+		for _, r := range in.Routes {
+			fr := g.fallbackRoute(in, r)
+			adds = append(adds, jen.Id(c).Dot(r.FallbackField).Op("=").Append(jen.Id(c).Dot(r.FallbackField),
+				jen.Id(reg).Dot("Route").Call(g.routeConfig(fr, g.rt("FallbackName").Call(jen.Id(fb).Dot("Name"))))))
+		}
+		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id(fb)).Op(":=").Range().Id(fallbacks)).Block(adds...))
+	}
+	body = append(body, jen.Return(jen.Id(c)))
+	f.Func().Id(in.ChainCtor).Types(decl...).Params(
+		jen.Id(primary).Add(next()),
+		jen.Id(reg).Op("*").Add(g.rt("Registry")),
+		jen.Id(fallbacks).Op("...").Add(fbType),
+	).Op("*").Add(ct()).Block(body...)
+	f.Line()
+	if use == nil {
+		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil())
+	} else {
+		f.Commentf("%s implements %s for every type argument.", in.Chain, in.Name)
+		f.Func().Id("_").Types(decl...).Params().Block(
+			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil()),
+		)
+	}
+}
+
+// fallbackRoute is the route a fallback takes for the methods of r: the
+// settings of the interface's default line, r's timeout, exclude and valid,
+// one try, no limiter.
+func (g *gen) fallbackRoute(in *model.Interface, r *model.Route) *model.Route {
+	fr := &model.Route{Timeout: r.Timeout, Exclude: r.Exclude}
+	if in.Default != nil {
+		fr.Settings = in.Default.Settings
+	}
+	fr.Settings.Rate = annotation.Rate{}
+	return fr
+}
+
+func defaultSettings(in *model.Interface) string {
+	if in.Default == nil {
+		return "the runtime's defaults (no line of " + in.Name + " is its default route)"
+	}
+	return fmt.Sprintf("%s's default route (breaker %q)", in.Name, in.Default.Name)
+}
+
+func chainDoc(in *model.Interface) []string {
+	article := "a"
+	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
+		article = "an"
+	}
+	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker, then the stale cache of the methods that keep one. A caller learns which source answered from runtime.WithProvenance.", in.Chain, article, in.Name, in.Name))
+	lines = append(lines, "")
+	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
+	return lines
+}
+
+// routeConfig renders r's runtime.RouteConfig; name, if not nil, is the
+// breaker's name instead of r.Name.
+func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	s := r.Settings
 	var bc []jen.Code
-	bc = append(bc, jen.Id("Name").Op(":").Lit(r.Name))
+	if name == nil {
+		name = jen.Lit(r.Name)
+	}
+	bc = append(bc, jen.Id("Name").Op(":").Add(name))
 	if s.Threshold > 0 {
 		bc = append(bc, jen.Id("FailureThreshold").Op(":").Lit(s.Threshold))
 	}
@@ -268,9 +424,20 @@ func (g *gen) duration(d time.Duration) jen.Code {
 	return jen.Op(strconv.FormatInt(int64(d), 10))
 }
 
-// method renders one method of the wrapper.
-func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv string, wrapper *jen.Statement, reserved map[string]bool) {
+// method renders one method of the wrapper, or of the chain.
+func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv string, wrapper *jen.Statement, reserved map[string]bool, chain bool, iface jen.Code) {
+	impl := in.NextField
+	if chain {
+		impl = in.PrimaryField
+	}
 	a := newAlloc(reserved)
+	if chain || m.StaleField != "" {
+		// The body names types (a zero value, a stale key): parameters
+		// must not shadow the packages they come from.
+		for _, n := range g.im.names {
+			a.taken[n] = true
+		}
+	}
 	a.taken[recv] = true
 	sig := m.Sig
 	n := sig.Params().Len()
@@ -307,11 +474,11 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			args = append(args, jen.Id(names[i]))
 		}
 	}
-	call := jen.Id(recv).Dot(in.NextField).Dot(m.Name).Call(args...)
+	call := jen.Id(recv).Dot(impl).Dot(m.Name).Call(args...)
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
-		f.Commentf("%s calls next.%s unguarded: %s.", m.Name, m.Name, why(m.Why))
+		f.Commentf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why))
 		res := sig.Results()
 		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
 			// It can still report a nil wrapped value instead of panicking.
@@ -322,7 +489,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			}
 			rnames[n-1] = errName
 			f.Add(decl.Add(g.tr.results(res, rnames)).Block(
-				jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+				jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
 					jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
 					jen.Return(),
 				),
@@ -348,7 +515,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+	body = append(body, jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
 		jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
 		jen.Return(),
 	))
@@ -359,8 +526,10 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
 	route := jen.Id(recv).Dot(r.Field)
-	if m.Try != "" {
-		g.retryMethod(f, m, r, decl, wrapper, a, recv, errName, callName, ctx, params, args, body, call)
+	if chain || r.Helper() {
+		t := &tries{in: in, m: m, r: r, a: a, recv: recv, impl: impl, err: errName, call: callName, ctx: ctx,
+			names: names, params: params, args: args, chain: chain, iface: iface}
+		g.tries(f, t, decl, wrapper, body)
 		return
 	}
 	body = append(body,
@@ -383,64 +552,16 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
 }
 
-// retryMethod renders a method whose route retries or has a budget: the
-// loop of tries in the method itself, each try in the helper m.Try, which
-// defers the try's Exit.
-func (g *gen) retryMethod(f *jen.File, m *model.Method, r *model.Route, decl, wrapper *jen.Statement, a *alloc,
-	recv, errName, callName, ctx string, params, args, body []jen.Code, call *jen.Statement) {
-	res := m.Sig.Results()
-	rnames := make([]string, res.Len())
-	tnames := make([]string, res.Len())
-	var lhs []jen.Code
-	for i := range res.Len() - 1 {
-		rnames[i], tnames[i] = a.fresh("r"+strconv.Itoa(i)), "_"
-		lhs = append(lhs, jen.Id(rnames[i]))
+// shortDuration formats d without zero trailing units: 24h, 1m30s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
 	}
-	rnames[res.Len()-1], tnames[res.Len()-1] = errName, errName
-	lhs = append(lhs, jen.Id(errName))
-	retry := a.fresh("retry")
-
-	tryArgs := []jen.Code{jen.Id(callName)}
-	tryParams := []jen.Code{jen.Id(callName).Add(g.rt("Call"))}
-	if !m.Ctx {
-		tryArgs = append(tryArgs, jen.Id(ctx))
-		tryParams = append(tryParams, jen.Id(ctx).Qual("context", "Context"))
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
 	}
-	tryArgs = append(tryArgs, args...)
-	tryParams = append(tryParams, params...)
-
-	body = append(body,
-		jen.Id(retry).Op(":=").Id(recv).Dot(r.Field).Dot("Retry").Call(),
-		jen.For().Block(
-			jen.Var().Id(callName).Add(g.rt("Call")),
-			jen.If(
-				jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Id(retry).Dot("Enter").Call(jen.Id(ctx), jen.Id(errName)),
-				jen.Id(errName).Op("!=").Nil(),
-			).Block(jen.Return()),
-			jen.List(lhs...).Op("=").Id(recv).Dot(m.Try).Call(tryArgs...),
-			jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(ctx), jen.Id(errName))).Block(jen.Return()),
-		),
-	)
-	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
-	f.Add(decl.Add(g.tr.results(res, rnames)).Block(body...))
-
-	// One try.
-	var tbody []jen.Code
-	tbody = append(tbody, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)))
-	if m.UseTimeout {
-		cancel := a.fresh("cancel")
-		tbody = append(tbody,
-			jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()),
-			jen.Defer().Id(cancel).Call(),
-		)
-	}
-	tbody = append(tbody,
-		jen.Id(errName).Op("=").Add(g.rt("ErrInFlight")),
-		jen.Return(call),
-	)
-	f.Line()
-	f.Commentf("%s makes one try of %s through its route.", m.Try, m.Name)
-	f.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Try).Params(tryParams...).Add(g.tr.results(res, tnames)).Block(tbody...)
+	return s
 }
 
 func why(w string) string {
@@ -481,6 +602,12 @@ func routeExtras(r *model.Route, m *model.Method) string {
 	}
 	if r.Budget > 0 {
 		parts = append(parts, fmt.Sprintf("budget %d", r.Budget))
+	}
+	if r.Valid != nil {
+		parts = append(parts, "valid "+r.Valid.Text)
+	}
+	if r.Stale > 0 {
+		parts = append(parts, "stale "+shortDuration(r.Stale))
 	}
 	if len(parts) == 0 {
 		return ""

@@ -51,3 +51,18 @@ type Upstream interface {
 	// Plain has no ctx: its tries use context.Background().
 	Plain(code string) (string, error)
 }
+
+// Flow is a day's money flow; a zero Net is no data.
+type Flow struct{ Net float64 }
+
+func nonEmpty(f Flow) bool { return f.Net != 0 }
+
+// Flows is served by a fallback chain (SPEC section 6): an empty answer is
+// no data, and a valid one is kept for an hour.
+//
+//breaker:name=flows threshold=2 reset=1m valid=nonEmpty stale=1h
+type Flows interface {
+	Flow(ctx context.Context, code string) (Flow, error)
+	//breaker:attempts=2 budget=2 backoff=1s stale=0
+	Budgeted(ctx context.Context, code string) (Flow, error)
+}
