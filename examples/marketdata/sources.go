@@ -1,6 +1,8 @@
 package marketdata
 
-import "context"
+import (
+	"context"
+)
 
 // StockSource is where the stock service gets quotes, k-lines, financials,
 // search results and intraday changes. Each method goes to the upstream that
@@ -47,10 +49,18 @@ type StockSource interface {
 // FundFlowSource gives a stock's money flow. It is served by eastmoney's
 // API, so it shares the eastmoney breaker and limiter with [StockSource]:
 // the annotation names the breaker without repeating its settings (they
-// belong to the name) and gives only its own line keys.
+// belong to the name) and gives only its own line keys. An empty answer is
+// no data ([validFlow]); the last valid one per stock is kept for a day and
+// served when every source fails, as the origin service's DB fallback did.
+// [NewFundFlowSourceChain] puts a backup provider ([Client.Sina]) behind it.
 //
-//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6
+//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h
 type FundFlowSource interface {
 	// FundFlow returns today's money flow of the stock code.
 	FundFlow(ctx context.Context, code string) (FundFlow, error)
 }
+
+// validFlow reports whether f is data: an upstream that has nothing to say
+// answers 200 with an empty object, which must neither count as a success
+// nor be kept.
+func validFlow(f FundFlow) bool { return f.Code != "" && !f.Time.IsZero() }

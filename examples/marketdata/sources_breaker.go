@@ -12,13 +12,14 @@ import (
 // FundFlowSourceBreaker is a FundFlowSource whose methods go through circuit
 // breakers:
 //
-//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
+//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
 //
 // Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
 // the wrapped FundFlowSource is.
 type FundFlowSourceBreaker struct {
-	next      FundFlowSource
-	eastmoney *runtime.Route
+	next          FundFlowSource
+	eastmoney     *runtime.Route
+	fundFlowStale *runtime.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceBreaker wraps next; breakers and limiters come from reg, or
@@ -37,35 +38,51 @@ func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundF
 			Attempts: 2,
 			Budget:   6,
 		}),
+		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
 	}
 }
 
 var _ FundFlowSource = (*FundFlowSourceBreaker)(nil)
 
-// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h).
 func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
+	var valid bool
 	retry := w.eastmoney.Retry()
 	for {
 		var call runtime.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
-			return
+			break
 		}
-		r0, err = w.tryFundFlow(call, ctx, code)
+		r0, valid, err = w.tryFundFlow(call, ctx, code)
 		if !retry.Again(ctx, err) {
-			return
+			break
 		}
 	}
+	if err == nil && valid {
+		w.fundFlowStale.Put(code, r0)
+		return
+	}
+	if w.eastmoney.Excluded(err) {
+		return
+	}
+	if v, _, ok := w.fundFlowStale.Get(code); ok {
+		return v, nil
+	}
+	return
 }
 
 // tryFundFlow makes one try of FundFlow through its route.
-func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (_ FundFlow, err error) {
-	defer call.Exit(ctx, &err)
+func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+	valid = true
+	defer call.ExitValid(ctx, &err, &valid)
 	err = runtime.ErrInFlight
-	return w.next.FundFlow(ctx, code)
+	r0, err = w.next.FundFlow(ctx, code)
+	valid = err != nil || validFlow(r0)
+	return
 }
 
 // FundFlowSourceChain is a FundFlowSource that answers each call from the
@@ -81,6 +98,7 @@ type FundFlowSourceChain struct {
 	fallbacks          []runtime.Fallback[FundFlowSource]
 	eastmoney          *runtime.Route
 	eastmoneyFallbacks []*runtime.Route
+	fundFlowStale      *runtime.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceChain tries primary (guarded by FundFlowSource's annotated
@@ -104,6 +122,7 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 			Attempts: 2,
 			Budget:   6,
 		}),
+		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
 	}
 	for _, fb := range fallbacks {
 		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
@@ -116,7 +135,7 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 
 var _ FundFlowSource = (*FundFlowSourceChain)(nil)
 
-// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h), then each fallback, then the stale cache.
 func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if c.primary == nil {
 		err = runtime.ErrNilImpl
@@ -124,18 +143,22 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 	}
 	run := runtime.StartChain(ctx, 6)
 	defer run.Done()
+	var valid bool
 	retry := c.eastmoney.Retry()
 	for {
 		var call runtime.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryFundFlow(call, c.primary, ctx, code)
+		r0, valid, err = c.tryFundFlow(call, c.primary, ctx, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+	if run.Primary(c.eastmoney, retry.Tries(), err, valid) {
+		if err == nil {
+			c.fundFlowStale.Put(code, r0)
+		}
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -143,20 +166,30 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 		if !ok {
 			continue
 		}
-		r0, err = c.tryFundFlow(call2, fb.Impl, ctx, code)
-		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+		r0, valid, err = c.tryFundFlow(call2, fb.Impl, ctx, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err, valid) {
+			if err == nil {
+				c.fundFlowStale.Put(code, r0)
+			}
 			return
 		}
+	}
+	if v, age, ok := c.fundFlowStale.Get(code); ok {
+		run.Stale(age)
+		return v, nil
 	}
 	var zero FundFlow
 	return zero, run.Err()
 }
 
 // tryFundFlow makes one try of FundFlow on impl through its route.
-func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource, ctx context.Context, code string) (_ FundFlow, err error) {
-	defer call.Exit(ctx, &err)
+func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+	valid = true
+	defer call.ExitValid(ctx, &err, &valid)
 	err = runtime.ErrInFlight
-	return impl.FundFlow(ctx, code)
+	r0, err = impl.FundFlow(ctx, code)
+	valid = err != nil || validFlow(r0)
+	return
 }
 
 // StockSourceBreaker is a StockSource whose methods go through circuit
