@@ -52,9 +52,8 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err erro
 
 // QuoterChain is a Quoter that answers each call from the first source that
 // can: the primary Quoter through the breakers of its routes, then each
-// fallback in order, each through its own breaker, then the stale cache of the
-// methods that keep one. A caller learns which source answered from
-// runtime.WithProvenance.
+// fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
 //
 // Create it with NewQuoterChain. It is safe for concurrent use when the Quoter
 // values it holds are.
@@ -66,10 +65,10 @@ type QuoterChain struct {
 }
 
 // NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
-// each of fallbacks in order, then the stale cache of the methods that keep
-// one. Breakers, limiters and caches come from reg, or from runtime.Default()
-// when reg is nil; the breaker of a fallback is named "fallback:" and its
-// Name, with the settings of Quoter's default route (breaker "bench-quotes").
+// each of fallbacks in order. Breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of Quoter's default route
+// (breaker "bench-quotes").
 func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
 	if reg == nil {
 		reg = runtime.Default()

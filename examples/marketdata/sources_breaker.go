@@ -431,9 +431,8 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 
 // StockSourceChain is a StockSource that answers each call from the first
 // source that can: the primary StockSource through the breakers of its routes,
-// then each fallback in order, each through its own breaker, then the stale
-// cache of the methods that keep one. A caller learns which source answered
-// from runtime.WithProvenance.
+// then each fallback in order, each through its own breaker. A caller learns
+// which source answered from runtime.WithProvenance.
 //
 // Create it with NewStockSourceChain. It is safe for concurrent use when the
 // StockSource values it holds are.
@@ -451,11 +450,10 @@ type StockSourceChain struct {
 }
 
 // NewStockSourceChain tries primary (guarded by StockSource's annotated
-// routes), then each of fallbacks in order, then the stale cache of the
-// methods that keep one. Breakers, limiters and caches come from reg, or from
-// runtime.Default() when reg is nil; the breaker of a fallback is named
-// "fallback:" and its Name, with the settings of StockSource's default route
-// (breaker "eastmoney").
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of StockSource's default
+// route (breaker "eastmoney").
 func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[StockSource]) *StockSourceChain {
 	if reg == nil {
 		reg = runtime.Default()

@@ -76,9 +76,8 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 
 // QuoteSourceChain is a QuoteSource that answers each call from the first
 // source that can: the primary QuoteSource through the breakers of its routes,
-// then each fallback in order, each through its own breaker, then the stale
-// cache of the methods that keep one. A caller learns which source answered
-// from runtime.WithProvenance.
+// then each fallback in order, each through its own breaker. A caller learns
+// which source answered from runtime.WithProvenance.
 //
 // Create it with NewQuoteSourceChain. It is safe for concurrent use when the
 // QuoteSource values it holds are.
@@ -92,11 +91,10 @@ type QuoteSourceChain struct {
 }
 
 // NewQuoteSourceChain tries primary (guarded by QuoteSource's annotated
-// routes), then each of fallbacks in order, then the stale cache of the
-// methods that keep one. Breakers, limiters and caches come from reg, or from
-// runtime.Default() when reg is nil; the breaker of a fallback is named
-// "fallback:" and its Name, with the settings of QuoteSource's default route
-// (breaker "eastmoney").
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of QuoteSource's default
+// route (breaker "eastmoney").
 func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[QuoteSource]) *QuoteSourceChain {
 	if reg == nil {
 		reg = runtime.Default()

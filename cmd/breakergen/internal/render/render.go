@@ -276,8 +276,12 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	ca := newAlloc(reserved)
 	primary, reg, fallbacks := ca.fresh("primary"), ca.fresh("reg"), ca.fresh("fallbacks")
 	c, fb := ca.fresh("c"), ca.fresh("fb")
-	for _, l := range wrap(fmt.Sprintf("%s tries %s (guarded by %s's annotated routes), then each of %s in order, then the stale cache of the methods that keep one. Breakers, limiters and caches come from %s, or from runtime.Default() when %s is nil; the breaker of a fallback is named \"fallback:\" and its Name, with the settings of %s.",
-		in.ChainCtor, primary, in.Name, fallbacks, reg, reg, defaultSettings(in))) {
+	then, what := "", " and limiters"
+	if hasStale(in) {
+		then, what = ", then the stale cache of the methods that keep one", ", limiters and caches"
+	}
+	for _, l := range wrap(fmt.Sprintf("%s tries %s (guarded by %s's annotated routes), then each of %s in order%s. Breakers%s come from %s, or from runtime.Default() when %s is nil; the breaker of a fallback is named \"fallback:\" and its Name, with the settings of %s.",
+		in.ChainCtor, primary, in.Name, fallbacks, then, what, reg, reg, defaultSettings(in))) {
 		f.Comment(l)
 	}
 	vals := []jen.Code{
@@ -330,6 +334,15 @@ func (g *gen) fallbackRoute(in *model.Interface, r *model.Route) *model.Route {
 	return fr
 }
 
+func hasStale(in *model.Interface) bool {
+	for _, m := range in.Methods {
+		if m.StaleField != "" {
+			return true
+		}
+	}
+	return false
+}
+
 func defaultSettings(in *model.Interface) string {
 	if in.Default == nil {
 		return "the runtime's defaults (no line of " + in.Name + " is its default route)"
@@ -342,7 +355,11 @@ func chainDoc(in *model.Interface) []string {
 	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
 		article = "an"
 	}
-	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker, then the stale cache of the methods that keep one. A caller learns which source answered from runtime.WithProvenance.", in.Chain, article, in.Name, in.Name))
+	then := ""
+	if hasStale(in) {
+		then = ", then the stale cache of the methods that keep one"
+	}
+	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker%s. A caller learns which source answered from runtime.WithProvenance.", in.Chain, article, in.Name, in.Name, then))
 	lines = append(lines, "")
 	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
 	return lines
