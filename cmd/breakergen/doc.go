@@ -97,7 +97,7 @@
 // runtime.ErrRateLimited, and errors whose chain has Retryable() false or a
 // RetryAfter() method). A call that made a try returns the last upstream
 // error; one that made none returns the rejection or runtime.ErrBudget.
-// Routes without these keys generate exactly the code they did before.
+// Routes without these keys make one try per call, with no loop.
 //
 // exclude names package-level error values as the interface's file sees
 // them (ErrNotFound, io.EOF); each must exist and implement error.
