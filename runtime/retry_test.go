@@ -274,3 +274,12 @@ func TestParseRateLimit(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 }
+
+func TestRouteExcluded(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	notFound := errors.New("not found")
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
+	assert.True(t, rt.Excluded(fmt.Errorf("quote: %w", notFound)))
+	assert.False(t, rt.Excluded(nil))
+	assert.False(t, rt.Excluded(errors.New("down")))
+}

@@ -207,6 +207,11 @@ func (c Call) exitSlow(ctx context.Context, err error) {
 	b.outcome(c.word, o, err)
 }
 
+// Excluded reports whether err is in the route's Exclude list (matched
+// with errors.Is): an answer, not a failure. Generated wrappers with a
+// stale cache use it to return such an answer rather than a stale value.
+func (rt *Route) Excluded(err error) bool { return err != nil && rt.excluded(err) }
+
 func (rt *Route) excluded(err error) bool {
 	for _, e := range rt.exclude {
 		if errors.Is(err, e) {

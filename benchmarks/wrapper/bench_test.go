@@ -81,3 +81,32 @@ func TestRejectionAllocatesNothing(t *testing.T) {
 		t.Errorf("success allocates %v times per call", n)
 	}
 }
+
+func newChain() *QuoterChain {
+	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	return NewQuoterChain(&upstream{}, reg, runtime.Fallback[Quoter]{Name: "backup", Impl: &upstream{}})
+}
+
+// BenchmarkChainSuccess calls it through the generated chain, the primary
+// answering every call.
+func BenchmarkChainSuccess(b *testing.B) { bench(b, newChain()) }
+
+// TestChainPrimarySuccessAllocatesNothing: a chain whose primary answers
+// allocates nothing (SPEC §6), with or without a provenance record.
+func TestChainPrimarySuccessAllocatesNothing(t *testing.T) {
+	c := newChain()
+	ctx := context.Background()
+	pctx, p := runtime.WithProvenance(ctx)
+	if _, err := c.Quote(pctx, "x"); err != nil || p.Source != "bench-quotes" {
+		t.Fatalf("primary did not answer: %v, %v", err, p)
+	}
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Quote(ctx, "x") }); n != 0 {
+		t.Errorf("chain success allocates %v times per call", n)
+	}
+	if n := testing.AllocsPerRun(100, func() { c.Quote(pctx, "x") }); n != 0 {
+		t.Errorf("chain success with provenance allocates %v times per call", n)
+	}
+}

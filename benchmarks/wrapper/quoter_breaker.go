@@ -49,3 +49,86 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err erro
 	err = runtime.ErrInFlight
 	return w.next.Quote(ctx, code)
 }
+
+// QuoterChain is a Quoter that answers each call from the first source that
+// can: the primary Quoter through the breakers of its routes, then each
+// fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
+//
+// Create it with NewQuoterChain. It is safe for concurrent use when the Quoter
+// values it holds are.
+type QuoterChain struct {
+	primary              Quoter
+	fallbacks            []runtime.Fallback[Quoter]
+	benchQuotes          *runtime.Route
+	benchQuotesFallbacks []*runtime.Route
+}
+
+// NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
+// each of fallbacks in order. Breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of Quoter's default route
+// (breaker "bench-quotes").
+func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &QuoterChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		benchQuotes: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "bench-quotes", FailureThreshold: 1073741824},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.benchQuotesFallbacks = append(c.benchQuotesFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 1073741824},
+		}))
+	}
+	return c
+}
+
+var _ Quoter = (*QuoterChain)(nil)
+
+// Quote asks primary.Quote through breaker "bench-quotes", then each fallback.
+func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.benchQuotes.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.benchQuotes, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.benchQuotesFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
+		if run.Answered(c.benchQuotesFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero int
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ int, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Quote(ctx, code)
+}

@@ -70,6 +70,13 @@
 //	maxwait    duration       longest wait for a token                   the ctx deadline
 //	timeout    duration       per-call deadline added to the ctx         none
 //	exclude    ErrA,pkg.ErrB  errors (errors.Is) that count as success   none
+//	attempts   int >= 1       tries per call, the first included         1
+//	backoff    D or D..MAX    wait between tries (D..MAX: exponential    100ms
+//	                          from D capped at MAX, full jitter)
+//	budget     int >= 1       most upstream tries one call may spend     none
+//	valid      F or pkg.F     func(results...) bool judging an answer    none
+//	stale      duration       keep the last valid result this long       none
+//	stalesize  int >= 1       most results kept per method               1024
 //	methods    Name,Glob*     the methods an interface line routes       -
 //	skip       (flag)         on a method: delegate unguarded            -
 //
@@ -81,12 +88,32 @@
 // maxwait and exclude belong to the line and apply to the methods it
 // routes. maxwait needs a ratelimit for its name.
 //
+// attempts, backoff and budget are line keys too. A route with attempts > 1
+// or a budget retries: every try goes through the breaker and the limiter
+// and is recorded on its own, the timeout applies per try, and retrying
+// stops when the breaker rejects, the ctx ends, the budget (the route's,
+// and the smallest of those runtime.WithBudget put in the ctx) is spent, or
+// the error is not retryable (excluded errors, the caller's ctx errors,
+// runtime.ErrRateLimited, and errors whose chain has Retryable() false or a
+// RetryAfter() method). A call that made a try returns the last upstream
+// error; one that made none returns the rejection or runtime.ErrBudget.
+// Routes without these keys make one try per call, with no loop.
+//
 // exclude names package-level error values as the interface's file sees
 // them (ErrNotFound, io.EOF); each must exist and implement error.
 //
-// The keys attempts, backoff, budget, valid, stale, stalesize, window,
-// rate, slowcall and inflight are reserved: they are rejected as "not
-// supported yet".
+// valid names a package-level func (F, or pkg.F of an imported package)
+// taking the method's non-error results and returning bool; it is resolved
+// and type-checked at generation time, must fit every method its line
+// routes, and may not be generic. An answer for which it returns false is
+// "no data": neither success nor failure for the breaker, passed over by a
+// chain, never kept. stale keeps the last valid result per method and
+// argument values (ctx aside; they must be comparable) for that long;
+// stalesize needs stale. A method line clears inherited keys with valid=-
+// and stale=0.
+//
+// The keys window, rate, slowcall and inflight are reserved: they are
+// rejected as "not supported yet".
 //
 // # Routing
 //
@@ -118,7 +145,30 @@
 // (errors.Is(err, runtime.ErrOpen)) or the limiter's refusal
 // (runtime.ErrRateLimited) without calling the wrapped method, and
 // otherwise calls it and reports its outcome; a panic counts as a failure
-// and is re-raised.
+// and is re-raised. A method whose route retries loops over its tries and
+// makes each in an unexported helper, tryM, that defers the try's Exit.
+//
+// With valid, each try is judged by it (call.ExitValid); with stale, a
+// wrapper serves the kept result when the call fails, is rejected or
+// answers invalid data (an invalid answer with nothing kept is returned as
+// it is; an excluded error is an answer and is returned).
+//
+// # Fallback chains
+//
+// For every annotated interface X breakergen also writes XChain:
+//
+//	func NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]) *XChain
+//
+// Each call asks the primary through X's routes (breaker, limiter, tries,
+// timeout), then each fallback whose breaker admits it, while the budget
+// lasts, then the stale cache; when none answers it returns a
+// *runtime.ChainError naming every source and why. A fallback's breaker is
+// "fallback:" and its name, with the settings of X's default line (the
+// runtime's defaults when X has none), overridable by name; it gets the
+// route's timeout, exclude and valid, one try, and no limiter. Where the
+// answer came from is recorded in a runtime.WithProvenance record. The
+// chain's primary shares breakers and limiters by name with XBreaker on
+// the same registry; the stale caches belong to the instance.
 //
 // A file is written only when its bytes change. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;

@@ -41,7 +41,11 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // tool directive), and runs go vet and the module's behaviour tests, which
 // drive the generated wrappers through the mocks: trip, rejection without
 // a call, probe and recovery, route independence, a breaker shared by name
-// across interfaces, variadic forwarding, panics, timeouts, rate limits.
+// across interfaces, variadic forwarding, panics, timeouts, rate limits,
+// and retries: tries, backoff, budgets, non-retryable errors, cooldowns
+// and environment overrides; and fallback chains: every path (live,
+// fallback after an error or an open breaker, stale, too old, invalid
+// answers, budgets) with its provenance, and valid and stale in a wrapper.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")

@@ -35,7 +35,8 @@ breakergen writes circuit-breaker wrappers for the Go interfaces annotated
 with //breaker: lines in the packages named (default "."). The wrappers of
 the interfaces declared in f.go go to f_breaker.go beside it: for each
 interface X, a type XBreaker implementing X and NewXBreaker(next X, reg
-*runtime.Registry) *XBreaker.
+*runtime.Registry) *XBreaker, and a fallback chain XChain with
+NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]).
 
     //go:generate go run github.com/breakergen/breakergen/cmd/breakergen
 
@@ -58,6 +59,13 @@ Keys (no space after //, options separated by spaces):
     maxwait=D      longest wait for a token      default: ctx deadline (needs ratelimit)
     timeout=D      per-call deadline on ctx      default none
     exclude=E,p.E  errors that count as success  default none
+    attempts=N     tries per call, first included default 1
+    backoff=D      wait between tries; D..MAX: exponential from D, capped, full jitter
+                                                 default 100ms
+    budget=N       most upstream tries per call  default none (also runtime.WithBudget)
+    valid=F        func(results...) bool; false is "no data", never kept
+    stale=D        keep the last valid result per arguments this long; 0 clears
+    stalesize=N    most results kept per method  default 1024
     methods=A,B*   methods an interface line routes; the line without it is the default
     skip           on a method: call it unguarded
 A method's own line wins, then the first interface line whose methods match,

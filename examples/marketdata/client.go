@@ -20,6 +20,7 @@ type Endpoints struct {
 	Tencent   string // quotes and stock info
 	TDX       string // k-lines and financials
 	Push2ex   string // intraday changes
+	Sina      string // fund flow, the backup of eastmoney's
 }
 
 // Client implements [StockSource] and [FundFlowSource] over the upstreams'
@@ -108,6 +109,22 @@ func (c *Client) FundFlow(ctx context.Context, code string) (FundFlow, error) {
 	return f, err
 }
 
+// Sina returns the backup source of fund flows: the same API on sina's
+// endpoint. The origin service fell back to it when eastmoney's answer was
+// missing or empty; [NewFundFlowSourceChain] does that with it as a
+// [runtime.Fallback].
+func (c *Client) Sina() FundFlowSource { return sinaFlows{c} }
+
+// sinaFlows is the FundFlowSource served by sina.
+type sinaFlows struct{ c *Client }
+
+// FundFlow returns today's money flow of the stock code, from sina.
+func (s sinaFlows) FundFlow(ctx context.Context, code string) (FundFlow, error) {
+	var f FundFlow
+	err := s.c.get(ctx, Sina, "/fundflow", url.Values{"code": {code}}, &f)
+	return f, err
+}
+
 // Ping asks every upstream's /ping and returns the errors of those that did
 // not answer 2xx, joined.
 func (c *Client) Ping(ctx context.Context) error {
@@ -131,6 +148,8 @@ func (c *Client) base(provider string) string {
 		return c.Endpoints.TDX
 	case Push2ex:
 		return c.Endpoints.Push2ex
+	case Sina:
+		return c.Endpoints.Sina
 	}
 	return ""
 }

@@ -14,6 +14,8 @@ const (
 	Tencent   = "tencent"
 	TDX       = "tdx"
 	Push2ex   = "push2ex"
+	// Sina is the backup provider of fund flows, a fallback of the chain.
+	Sina = "sina"
 )
 
 // DefaultBanCooldown is how long a 403 keeps us away from an upstream when

@@ -55,19 +55,22 @@ func TestServiceDegradesWhenTDXOpens(t *testing.T) {
 // TestServiceFailsOnlyWhenEverythingFails: an overview with no section is
 // an error that says why for each.
 func TestServiceFailsOnlyWhenEverythingFails(t *testing.T) {
-	ctrl := gomock.NewController(t)
-	stocks := mocks.NewMockStockSource(ctrl)
-	flows := mocks.NewMockFundFlowSource(ctrl)
-	stocks.EXPECT().Quote(gomock.Any(), gomock.Any()).Return(marketdata.Quote{}, errBoom)
-	stocks.EXPECT().Kline(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, errBoom)
-	stocks.EXPECT().Finance(gomock.Any(), gomock.Any()).Return(marketdata.Financials{}, errBoom)
-	flows.EXPECT().FundFlow(gomock.Any(), gomock.Any()).Return(marketdata.FundFlow{}, errBoom)
+	synctest.Test(t, func(t *testing.T) { // eastmoney's backoff waits: fake time
+		ctrl := gomock.NewController(t)
+		stocks := mocks.NewMockStockSource(ctrl)
+		flows := mocks.NewMockFundFlowSource(ctrl)
+		stocks.EXPECT().Quote(gomock.Any(), gomock.Any()).Return(marketdata.Quote{}, errBoom)
+		stocks.EXPECT().Kline(gomock.Any(), gomock.Any(), gomock.Any(), gomock.Any()).Return(nil, errBoom)
+		stocks.EXPECT().Finance(gomock.Any(), gomock.Any()).Return(marketdata.Financials{}, errBoom)
+		// eastmoney makes two tries (attempts=2).
+		flows.EXPECT().FundFlow(gomock.Any(), gomock.Any()).Return(marketdata.FundFlow{}, errBoom).Times(2)
 
-	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
-	svc := marketdata.NewService(marketdata.NewStockSourceBreaker(stocks, reg), marketdata.NewFundFlowSourceBreaker(flows, reg))
-	ov, err := svc.Overview(t.Context(), "600519")
-	require.ErrorIs(t, err, errBoom)
-	assert.Len(t, ov.Gaps, 4)
+		reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+		svc := marketdata.NewService(marketdata.NewStockSourceBreaker(stocks, reg), marketdata.NewFundFlowSourceBreaker(flows, reg))
+		ov, err := svc.Overview(t.Context(), "600519")
+		require.ErrorIs(t, err, errBoom)
+		assert.Len(t, ov.Gaps, 4)
+	})
 }
 
 // TestBreakerProbesAfterWindow follows the annotated tencent breaker

@@ -1,13 +1,17 @@
 package marketdata
 
-import "context"
+import (
+	"context"
+)
 
 // StockSource is where the stock service gets quotes, k-lines, financials,
 // search results and intraday changes. Each method goes to the upstream that
 // serves it best, through that upstream's breaker. An unknown stock code is
-// an answer, not an outage: [ErrNotFound] counts as a success.
+// an answer, not an outage: [ErrNotFound] counts as a success. Eastmoney's
+// calls make up to two tries and at most six upstream tries per call, as
+// the origin service's stop_after_attempt(2) and RETRY_BUDGET_MAX=6 did.
 //
-//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound
+//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound attempts=2 budget=6
 //breaker:name=tencent threshold=5 reset=30s methods=Stock*,Quote exclude=ErrNotFound
 //breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound
 type StockSource interface {
@@ -27,11 +31,11 @@ type StockSource interface {
 	// Finance returns the latest report's figures of the stock code (tdx).
 	Finance(ctx context.Context, code string) (Financials, error)
 	// Changes returns today's intraday change events, newest first
-	// (push2ex). Its breaker trips after two failures: the monitor that
-	// polls it has stale data to show, and a full failure chain on every
-	// poll costs more than a missed update.
+	// (push2ex). Its breaker trips after two failures and a call makes one
+	// try: the monitor that polls it has stale data to show, and a full
+	// failure chain on every poll costs more than a missed update.
 	//
-	//breaker:name=push2ex threshold=2 reset=30s
+	//breaker:name=push2ex threshold=2 reset=30s attempts=1
 	Changes(ctx context.Context) ([]Change, error)
 	// Ping reports whether every upstream answers. It is a health check, so
 	// it must neither trip a breaker nor be refused by one.
@@ -45,10 +49,18 @@ type StockSource interface {
 // FundFlowSource gives a stock's money flow. It is served by eastmoney's
 // API, so it shares the eastmoney breaker and limiter with [StockSource]:
 // the annotation names the breaker without repeating its settings (they
-// belong to the name) and gives only its own line keys.
+// belong to the name) and gives only its own line keys. An empty answer is
+// no data ([validFlow]); the last valid one per stock is kept for a day and
+// served when every source fails, as the origin service's DB fallback did.
+// [NewFundFlowSourceChain] puts a backup provider ([Client.Sina]) behind it.
 //
-//breaker:name=eastmoney exclude=ErrNotFound
+//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h
 type FundFlowSource interface {
 	// FundFlow returns today's money flow of the stock code.
 	FundFlow(ctx context.Context, code string) (FundFlow, error)
 }
+
+// validFlow reports whether f is data: an upstream that has nothing to say
+// answers 200 with an empty object, which must neither count as a success
+// nor be kept.
+func validFlow(f FundFlow) bool { return f.Code != "" && !f.Time.IsZero() }

@@ -12,13 +12,14 @@ import (
 // FundFlowSourceBreaker is a FundFlowSource whose methods go through circuit
 // breakers:
 //
-//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
 //
 // Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
 // the wrapped FundFlowSource is.
 type FundFlowSourceBreaker struct {
-	next      FundFlowSource
-	eastmoney *runtime.Route
+	next          FundFlowSource
+	eastmoney     *runtime.Route
+	fundFlowStale *runtime.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceBreaker wraps next; breakers and limiters come from reg, or
@@ -30,43 +31,179 @@ func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundF
 	return &FundFlowSourceBreaker{
 		next: next,
 		eastmoney: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
-			Rate:    1.5,
-			Burst:   3,
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
 		}),
+		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
 	}
 }
 
 var _ FundFlowSource = (*FundFlowSourceBreaker)(nil)
 
-// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (_ FundFlow, err error) {
+// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h).
+func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
+	var valid bool
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, valid, err = w.tryFundFlow(call, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if err == nil && valid {
+		w.fundFlowStale.Put(code, r0)
 		return
 	}
-	defer call.Exit(ctx, &err)
+	if w.eastmoney.Excluded(err) {
+		return
+	}
+	if v, _, ok := w.fundFlowStale.Get(code); ok {
+		return v, nil
+	}
+	return
+}
+
+// tryFundFlow makes one try of FundFlow through its route.
+func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+	valid = true
+	defer call.ExitValid(ctx, &err, &valid)
 	err = runtime.ErrInFlight
-	return w.next.FundFlow(ctx, code)
+	r0, err = w.next.FundFlow(ctx, code)
+	valid = err != nil || validFlow(r0)
+	return
+}
+
+// FundFlowSourceChain is a FundFlowSource that answers each call from the
+// first source that can: the primary FundFlowSource through the breakers of
+// its routes, then each fallback in order, each through its own breaker, then
+// the stale cache of the methods that keep one. A caller learns which source
+// answered from runtime.WithProvenance.
+//
+// Create it with NewFundFlowSourceChain. It is safe for concurrent use when
+// the FundFlowSource values it holds are.
+type FundFlowSourceChain struct {
+	primary            FundFlowSource
+	fallbacks          []runtime.Fallback[FundFlowSource]
+	eastmoney          *runtime.Route
+	eastmoneyFallbacks []*runtime.Route
+	fundFlowStale      *runtime.StaleCache[string, FundFlow]
+}
+
+// NewFundFlowSourceChain tries primary (guarded by FundFlowSource's annotated
+// routes), then each of fallbacks in order, then the stale cache of the
+// methods that keep one. Breakers, limiters and caches come from reg, or from
+// runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of FundFlowSource's default
+// route (breaker "eastmoney").
+func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[FundFlowSource]) *FundFlowSourceChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &FundFlowSourceChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		eastmoney: reg.Route(runtime.RouteConfig{
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
+		}),
+		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
+	}
+	for _, fb := range fallbacks {
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}))
+	}
+	return c
+}
+
+var _ FundFlowSource = (*FundFlowSourceChain)(nil)
+
+// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h), then each fallback, then the stale cache.
+func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 6)
+	defer run.Done()
+	var valid bool
+	retry := c.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, valid, err = c.tryFundFlow(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.eastmoney, retry.Tries(), err, valid) {
+		if err == nil {
+			c.fundFlowStale.Put(code, r0)
+		}
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, valid, err = c.tryFundFlow(call2, fb.Impl, ctx, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err, valid) {
+			if err == nil {
+				c.fundFlowStale.Put(code, r0)
+			}
+			return
+		}
+	}
+	if v, age, ok := c.fundFlowStale.Get(code); ok {
+		run.Stale(age)
+		return v, nil
+	}
+	var zero FundFlow
+	return zero, run.Err()
+}
+
+// tryFundFlow makes one try of FundFlow on impl through its route.
+func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+	valid = true
+	defer call.ExitValid(ctx, &err, &valid)
+	err = runtime.ErrInFlight
+	r0, err = impl.FundFlow(ctx, code)
+	valid = err != nil || validFlow(r0)
+	return
 }
 
 // StockSourceBreaker is a StockSource whose methods go through circuit
 // breakers:
 //
-//   - Changes: breaker "push2ex" (excluding ErrNotFound)
+//   - Changes: breaker "push2ex" (excluding ErrNotFound; budget 6)
 //   - Finance: breaker "tdx" (excluding ErrNotFound)
-//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
 //   - Kline: breaker "tdx" (excluding ErrNotFound)
 //   - Name: unguarded (no error result)
 //   - Ping: unguarded (skip)
 //   - Quote: breaker "tencent" (excluding ErrNotFound)
-//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
-//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound)
+//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
+//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
 //   - StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
 // Create it with NewStockSourceBreaker. It is safe for concurrent use when the
@@ -88,10 +225,12 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 	return &StockSourceBreaker{
 		next: next,
 		eastmoney: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
-			Rate:    1.5,
-			Burst:   3,
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
 		}),
 		tencent: reg.Route(runtime.RouteConfig{
 			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
@@ -102,24 +241,37 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Exclude: []error{ErrNotFound},
 		}),
 		push2ex: reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
-			Exclude: []error{ErrNotFound},
+			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
+			Exclude:  []error{ErrNotFound},
+			Attempts: 1,
+			Budget:   6,
 		}),
 	}
 }
 
 var _ StockSource = (*StockSourceBreaker)(nil)
 
-// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound).
-func (w *StockSourceBreaker) Changes(ctx context.Context) (_ []Change, err error) {
+// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6).
+func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.push2ex.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.push2ex.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryChanges(call, ctx)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryChanges makes one try of Changes through its route.
+func (w *StockSourceBreaker) tryChanges(call runtime.Call, ctx context.Context) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Changes(ctx)
@@ -140,16 +292,27 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 	return w.next.Finance(ctx, code)
 }
 
-// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (_ Industry, err error) {
+// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Industry, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryIndustry(call, ctx, code)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryIndustry makes one try of Industry through its route.
+func (w *StockSourceBreaker) tryIndustry(call runtime.Call, ctx context.Context, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Industry(ctx, code)
@@ -199,31 +362,53 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 	return w.next.Quote(ctx, code)
 }
 
-// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (_ []Quote, err error) {
+// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.tryQuoteList(call, ctx, codes)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// tryQuoteList makes one try of QuoteList through its route.
+func (w *StockSourceBreaker) tryQuoteList(call runtime.Call, ctx context.Context, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.QuoteList(ctx, codes)
 }
 
-// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound).
-func (w *StockSourceBreaker) Search(ctx context.Context, query string) (_ []Hit, err error) {
+// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit, err error) {
 	if w.next == nil {
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	retry := w.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			return
+		}
+		r0, err = w.trySearch(call, ctx, query)
+		if !retry.Again(ctx, err) {
+			return
+		}
 	}
+}
+
+// trySearch makes one try of Search through its route.
+func (w *StockSourceBreaker) trySearch(call runtime.Call, ctx context.Context, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Search(ctx, query)
@@ -242,4 +427,440 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.StockInfo(ctx, code)
+}
+
+// StockSourceChain is a StockSource that answers each call from the first
+// source that can: the primary StockSource through the breakers of its routes,
+// then each fallback in order, each through its own breaker. A caller learns
+// which source answered from runtime.WithProvenance.
+//
+// Create it with NewStockSourceChain. It is safe for concurrent use when the
+// StockSource values it holds are.
+type StockSourceChain struct {
+	primary            StockSource
+	fallbacks          []runtime.Fallback[StockSource]
+	eastmoney          *runtime.Route
+	eastmoneyFallbacks []*runtime.Route
+	tencent            *runtime.Route
+	tencentFallbacks   []*runtime.Route
+	tdx                *runtime.Route
+	tdxFallbacks       []*runtime.Route
+	push2ex            *runtime.Route
+	push2exFallbacks   []*runtime.Route
+}
+
+// NewStockSourceChain tries primary (guarded by StockSource's annotated
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of StockSource's default
+// route (breaker "eastmoney").
+func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[StockSource]) *StockSourceChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &StockSourceChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		eastmoney: reg.Route(runtime.RouteConfig{
+			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:     1.5,
+			Burst:    3,
+			Exclude:  []error{ErrNotFound},
+			Attempts: 2,
+			Budget:   6,
+		}),
+		tencent: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}),
+		tdx: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}),
+		push2ex: reg.Route(runtime.RouteConfig{
+			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
+			Exclude:  []error{ErrNotFound},
+			Attempts: 1,
+			Budget:   6,
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}))
+		c.tencentFallbacks = append(c.tencentFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}))
+		c.tdxFallbacks = append(c.tdxFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}))
+		c.push2exFallbacks = append(c.push2exFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Exclude: []error{ErrNotFound},
+		}))
+	}
+	return c
+}
+
+var _ StockSource = (*StockSourceChain)(nil)
+
+// Changes asks primary.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6), then each fallback.
+func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 6)
+	defer run.Done()
+	retry := c.push2ex.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryChanges(call, c.primary, ctx)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.push2ex, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.push2exFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryChanges(call2, fb.Impl, ctx)
+		if run.Answered(c.push2exFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero []Change
+	return zero, run.Err()
+}
+
+// tryChanges makes one try of Changes on impl through its route.
+func (c *StockSourceChain) tryChanges(call runtime.Call, impl StockSource, ctx context.Context) (_ []Change, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Changes(ctx)
+}
+
+// Finance asks primary.Finance through breaker "tdx" (excluding ErrNotFound), then each fallback.
+func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financials, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.tdx.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryFinance(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.tdx, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.tdxFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryFinance(call2, fb.Impl, ctx, code)
+		if run.Answered(c.tdxFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Financials
+	return zero, run.Err()
+}
+
+// tryFinance makes one try of Finance on impl through its route.
+func (c *StockSourceChain) tryFinance(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Financials, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Finance(ctx, code)
+}
+
+// Industry asks primary.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Industry, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 6)
+	defer run.Done()
+	retry := c.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryIndustry(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryIndustry(call2, fb.Impl, ctx, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Industry
+	return zero, run.Err()
+}
+
+// tryIndustry makes one try of Industry on impl through its route.
+func (c *StockSourceChain) tryIndustry(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Industry, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Industry(ctx, code)
+}
+
+// Kline asks primary.Kline through breaker "tdx" (excluding ErrNotFound), then each fallback.
+func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period, n int) (r0 []Bar, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.tdx.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryKline(call, c.primary, ctx, code, period, n)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.tdx, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.tdxFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryKline(call2, fb.Impl, ctx, code, period, n)
+		if run.Answered(c.tdxFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero []Bar
+	return zero, run.Err()
+}
+
+// tryKline makes one try of Kline on impl through its route.
+func (c *StockSourceChain) tryKline(call runtime.Call, impl StockSource, ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Kline(ctx, code, period, n)
+}
+
+// Name calls primary.Name unguarded: it has no error result to report failures with.
+func (c *StockSourceChain) Name() string {
+	return c.primary.Name()
+}
+
+// Ping calls primary.Ping unguarded: //breaker:skip says so.
+func (c *StockSourceChain) Ping(ctx context.Context) (err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	return c.primary.Ping(ctx)
+}
+
+// Quote asks primary.Quote through breaker "tencent" (excluding ErrNotFound), then each fallback.
+func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.tencent.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.tencent, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.tencentFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
+		if run.Answered(c.tencentFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *StockSourceChain) tryQuote(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Quote(ctx, code)
+}
+
+// QuoteList asks primary.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 6)
+	defer run.Done()
+	retry := c.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuoteList(call, c.primary, ctx, codes)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuoteList(call2, fb.Impl, ctx, codes)
+		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero []Quote
+	return zero, run.Err()
+}
+
+// tryQuoteList makes one try of QuoteList on impl through its route.
+func (c *StockSourceChain) tryQuoteList(call runtime.Call, impl StockSource, ctx context.Context, codes []string) (_ []Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.QuoteList(ctx, codes)
+}
+
+// Search asks primary.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 6)
+	defer run.Done()
+	retry := c.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.trySearch(call, c.primary, ctx, query)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.trySearch(call2, fb.Impl, ctx, query)
+		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero []Hit
+	return zero, run.Err()
+}
+
+// trySearch makes one try of Search on impl through its route.
+func (c *StockSourceChain) trySearch(call runtime.Call, impl StockSource, ctx context.Context, query string) (_ []Hit, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Search(ctx, query)
+}
+
+// StockInfo asks primary.StockInfo through breaker "tencent" (excluding ErrNotFound), then each fallback.
+func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 StockInfo, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.tencent.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryStockInfo(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.tencent, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.tencentFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryStockInfo(call2, fb.Impl, ctx, code)
+		if run.Answered(c.tencentFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero StockInfo
+	return zero, run.Err()
+}
+
+// tryStockInfo makes one try of StockInfo on impl through its route.
+func (c *StockSourceChain) tryStockInfo(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ StockInfo, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.StockInfo(ctx, code)
 }

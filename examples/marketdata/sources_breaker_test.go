@@ -90,6 +90,7 @@ var breakerNames = []string{"eastmoney", "push2ex", "tdx", "tencent"}
 // trips anything.
 func TestStockSourceRoutes(t *testing.T) {
 	thresholds := map[string]int{"eastmoney": 5, "tencent": 5, "tdx": 5, "push2ex": 2}
+	attempts := map[string]int{"eastmoney": 2} // tries per call; 1 elsewhere
 	for _, m := range stockMethods {
 		t.Run(m.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { // eastmoney's limiter waits on fake time
@@ -99,12 +100,16 @@ func TestStockSourceRoutes(t *testing.T) {
 				src := marketdata.NewStockSourceBreaker(mock, reg)
 				ctx := t.Context()
 
-				n := 10
+				// Every try is a failure of the breaker; the try that
+				// trips it is the last one made.
+				tries, calls := 10, 10
 				if m.breaker != "" {
-					n = thresholds[m.breaker]
+					tries = thresholds[m.breaker]
+					per := max(attempts[m.breaker], 1)
+					calls = (tries + per - 1) / per
 				}
-				m.expect(mock.EXPECT(), errBoom).Times(n)
-				for range n {
+				m.expect(mock.EXPECT(), errBoom).Times(tries)
+				for range calls {
 					require.ErrorIs(t, m.call(ctx, src), errBoom)
 				}
 				for _, name := range breakerNames {
@@ -179,8 +184,9 @@ func TestFundFlowSharesEastmoney(t *testing.T) {
 		s := marketdata.NewStockSourceBreaker(stocks, reg)
 		f := marketdata.NewFundFlowSourceBreaker(flows, reg)
 
+		// Two tries per call: five failures in three calls.
 		flows.EXPECT().FundFlow(gomock.Any(), "600519").Return(marketdata.FundFlow{}, errBoom).Times(5)
-		for range 5 {
+		for range 3 {
 			_, err := f.FundFlow(t.Context(), "600519")
 			require.ErrorIs(t, err, errBoom)
 		}
@@ -260,4 +266,32 @@ func TestPanicIsAFailure(t *testing.T) {
 	ev := reg.Events(1)
 	require.Len(t, ev, 1)
 	assert.Contains(t, ev[0].Reason, "panic: decoder bug")
+}
+
+// TestEastmoneyRetries: eastmoney's routes make a second try after a
+// transport error, 100ms later (the default backoff), but never after an
+// answer that says to back off: a 403 ban is tried once.
+func TestEastmoneyRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctrl := gomock.NewController(t)
+		stocks := mocks.NewMockStockSource(ctrl)
+		reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+		s := marketdata.NewStockSourceBreaker(stocks, reg)
+
+		gomock.InOrder(
+			stocks.EXPECT().Search(gomock.Any(), "gzmt").Return(nil, errBoom),
+			stocks.EXPECT().Search(gomock.Any(), "gzmt").Return([]marketdata.Hit{{Code: "600519"}}, nil),
+		)
+		start := time.Now()
+		hits, err := s.Search(t.Context(), "gzmt")
+		require.NoError(t, err)
+		assert.Len(t, hits, 1)
+		assert.Equal(t, 100*time.Millisecond, time.Since(start))
+
+		ban := &marketdata.StatusError{Provider: "eastmoney", Code: 403, Wait: 30 * time.Second}
+		stocks.EXPECT().Search(gomock.Any(), "ban").Return(nil, ban).Times(1)
+		_, err = s.Search(t.Context(), "ban")
+		require.ErrorIs(t, err, ban)
+		assert.Equal(t, runtime.Open, state(t, reg, "eastmoney"), "the ban cools eastmoney down at once")
+	})
 }

@@ -73,3 +73,139 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 	err = runtime.ErrInFlight
 	return w.next.Quote(ctx, code)
 }
+
+// QuoteSourceChain is a QuoteSource that answers each call from the first
+// source that can: the primary QuoteSource through the breakers of its routes,
+// then each fallback in order, each through its own breaker. A caller learns
+// which source answered from runtime.WithProvenance.
+//
+// Create it with NewQuoteSourceChain. It is safe for concurrent use when the
+// QuoteSource values it holds are.
+type QuoteSourceChain struct {
+	primary            QuoteSource
+	fallbacks          []runtime.Fallback[QuoteSource]
+	eastmoney          *runtime.Route
+	eastmoneyFallbacks []*runtime.Route
+	tdx                *runtime.Route
+	tdxFallbacks       []*runtime.Route
+}
+
+// NewQuoteSourceChain tries primary (guarded by QuoteSource's annotated
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of QuoteSource's default
+// route (breaker "eastmoney").
+func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[QuoteSource]) *QuoteSourceChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &QuoteSourceChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		eastmoney: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:    1.5,
+			Burst:   3,
+		}),
+		tdx: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+		c.tdxFallbacks = append(c.tdxFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ QuoteSource = (*QuoteSourceChain)(nil)
+
+// Kline asks primary.Kline through breaker "tdx", then each fallback.
+func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0 []Bar, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.tdx.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryKline(call, c.primary, ctx, code, days)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.tdx, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.tdxFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryKline(call2, fb.Impl, ctx, code, days)
+		if run.Answered(c.tdxFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero []Bar
+	return zero, run.Err()
+}
+
+// tryKline makes one try of Kline on impl through its route.
+func (c *QuoteSourceChain) tryKline(call runtime.Call, impl QuoteSource, ctx context.Context, code string, days int) (_ []Bar, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Kline(ctx, code, days)
+}
+
+// Quote asks primary.Quote through breaker "eastmoney" (limiter 1.5/s burst 3), then each fallback.
+func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.eastmoney.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *QuoteSourceChain) tryQuote(call runtime.Call, impl QuoteSource, ctx context.Context, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Quote(ctx, code)
+}

@@ -78,7 +78,7 @@ func answer(provider, endpoint string, q url.Values) (any, int) {
 			}
 			return in, http.StatusOK
 		}
-	case "eastmoney/fundflow":
+	case "eastmoney/fundflow", "sina/fundflow":
 		if s, ok := lookup(q.Get("code")); ok {
 			return marketdata.FundFlow{Code: s.info.Code, MainNet: s.change * 1.2e8, RetailNet: -s.change * 0.7e8,
 				Time: now.Truncate(time.Second)}, http.StatusOK

@@ -26,7 +26,7 @@ import (
 
 // Providers lists the providers the server fakes, each under the path
 // "/<provider>/".
-var Providers = []string{marketdata.Eastmoney, marketdata.Tencent, marketdata.TDX, marketdata.Push2ex}
+var Providers = []string{marketdata.Eastmoney, marketdata.Tencent, marketdata.TDX, marketdata.Push2ex, marketdata.Sina}
 
 // Behavior is how a provider answers.
 type Behavior struct {
@@ -39,6 +39,9 @@ type Behavior struct {
 	// Delay, when positive, is how long each answer takes; a request whose
 	// context ends first gets no answer.
 	Delay time.Duration
+	// Empty makes every successful answer an empty JSON object: a 200
+	// with no data.
+	Empty bool
 }
 
 // String describes the behavior, e.g. "429, Retry-After 2s" or "slow (1.5s)".
@@ -54,6 +57,9 @@ func (b Behavior) String() string {
 	}
 	if b.Delay > 0 {
 		parts = append(parts, fmt.Sprintf("after %s", b.Delay))
+	}
+	if b.Empty {
+		parts = append(parts, "empty answers")
 	}
 	return strings.Join(parts, ", ")
 }
@@ -120,6 +126,7 @@ func (s *Server) Endpoints() marketdata.Endpoints {
 		Tencent:   base + "/" + marketdata.Tencent,
 		TDX:       base + "/" + marketdata.TDX,
 		Push2ex:   base + "/" + marketdata.Push2ex,
+		Sina:      base + "/" + marketdata.Sina,
 	}
 }
 
@@ -238,6 +245,9 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
+	if b.Empty {
+		v = struct{}{}
+	}
 	_ = json.NewEncoder(w).Encode(v)
 }
 

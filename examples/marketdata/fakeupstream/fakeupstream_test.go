@@ -62,10 +62,21 @@ func TestBehaviors(t *testing.T) {
 	assert.Equal(t, http.StatusNotFound, res.StatusCode, "unknown stock")
 	res, _ = get(t, c, s.Endpoints().Tencent+"/nope")
 	assert.Equal(t, http.StatusNotFound, res.StatusCode, "unknown endpoint")
-	res, _ = get(t, c, "http://upstream.test/sina/quote")
+	res, _ = get(t, c, "http://upstream.test/xueqiu/quote")
 	assert.Equal(t, http.StatusNotFound, res.StatusCode, "unknown provider")
 	assert.Equal(t, int64(2), s.Requests(marketdata.Tencent))
-	assert.Zero(t, s.Requests("sina"))
+	assert.Zero(t, s.Requests("xueqiu"))
+
+	// sina serves fund flows, the backup of eastmoney's; Empty answers
+	// 200 with no data.
+	res, body = get(t, c, s.Endpoints().Sina+"/fundflow?code=600519")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Contains(t, body, `"code":"600519"`)
+	s.Set(marketdata.Sina, fakeupstream.Behavior{Empty: true})
+	res, body = get(t, c, s.Endpoints().Sina+"/fundflow?code=600519")
+	assert.Equal(t, http.StatusOK, res.StatusCode)
+	assert.JSONEq(t, `{}`, body)
+	assert.Equal(t, "200 OK, empty answers", s.Behavior(marketdata.Sina).String())
 }
 
 func TestSlowHonoursContext(t *testing.T) {

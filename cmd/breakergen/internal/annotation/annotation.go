@@ -90,8 +90,21 @@ func (r Rate) String() string {
 	return strconv.FormatFloat(r.Per, 'g', -1, 64) + "/" + strconv.Itoa(r.Burst)
 }
 
+// Backoff is the value of backoff: a fixed wait D, or, when Max > 0,
+// exponential from D capped at Max with full jitter.
+type Backoff struct {
+	D, Max time.Duration
+}
+
+func (b Backoff) String() string {
+	if b.Max > 0 {
+		return b.D.String() + ".." + b.Max.String()
+	}
+	return b.D.String()
+}
+
 // Option is one key of a line with its parsed value: a string (name), int,
-// time.Duration, Rate, []string (methods, exclude) or bool (flags).
+// time.Duration, Rate, Backoff, []string (methods, exclude) or bool (flags).
 type Option struct {
 	Key   string
 	Raw   string // the value as written; "" for a flag
@@ -158,12 +171,18 @@ var keys = map[string]spec{
 	"maxwait":   {scope: LineScope, parse: parseDuration},
 	"timeout":   {scope: LineScope, parse: parseDuration},
 	"exclude":   {scope: LineScope, parse: parseIdents},
+	"attempts":  {scope: LineScope, parse: parseCount},
+	"backoff":   {scope: LineScope, parse: parseBackoff},
+	"budget":    {scope: LineScope, parse: parseCount},
+	"valid":     {scope: LineScope, parse: parseValid},
+	"stale":     {scope: LineScope, parse: parseStale},
+	"stalesize": {scope: LineScope, parse: parseCount},
 	"methods":   {scope: RoutingScope, where: []Where{OnInterface}, parse: parseGlobs},
 	"skip":      {scope: RoutingScope, flag: true, where: []Where{OnMethod}},
 }
 
 // notYet lists keys that are specified but not built yet.
-var notYet = []string{"attempts", "backoff", "budget", "valid", "stale", "stalesize", "window", "rate", "slowcall", "inflight"}
+var notYet = []string{"window", "rate", "slowcall", "inflight"}
 
 // KeyScope returns the scope of a supported key.
 func KeyScope(key string) Scope { return keys[key].scope }
@@ -370,6 +389,41 @@ func parseDuration(s string) (any, string) {
 		return nil, fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
 	}
 	return d, ""
+}
+
+func parseBackoff(s string) (any, string) {
+	lo, hi, ranged := strings.Cut(s, "..")
+	d, err := time.ParseDuration(lo)
+	if err != nil || d <= 0 {
+		return nil, fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s", s)
+	}
+	if !ranged {
+		return Backoff{D: d}, ""
+	}
+	m, err := time.ParseDuration(hi)
+	if err != nil || m <= 0 {
+		return nil, fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s", s)
+	}
+	if m < d {
+		return nil, fmt.Sprintf("%q: the cap %s is below the first wait %s", s, m, d)
+	}
+	return Backoff{D: d, Max: m}, ""
+}
+
+// parseValid reads the name of a func, or "-" (no valid func).
+func parseValid(s string) (any, string) {
+	if s == "-" || identRE.MatchString(s) && s != "_" {
+		return s, ""
+	}
+	return nil, fmt.Sprintf("%q is not a func identifier (like isValid or quotes.Valid), or - for none", s)
+}
+
+// parseStale reads a duration; 0 means no stale cache.
+func parseStale(s string) (any, string) {
+	if s == "0" {
+		return time.Duration(0), ""
+	}
+	return parseDuration(s)
 }
 
 func parseRate(s string) (any, string) {

@@ -54,7 +54,15 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:methods=A", OnMethod, `11: methods: only allowed on the interface's lines, not on a method`},
 		{"//breaker:methods=a,,b", OnInterface, `11: methods: "a,,b" has an empty method pattern`},
 		{"//breaker:exclude=io.EOF.x", OnInterface, `11: exclude: "io.EOF.x" is not an error identifier (like ErrNotFound or io.EOF)`},
-		{"//breaker:attempts=3", OnInterface, `11: attempts: not supported yet`},
+		{"//breaker:attempts=0", OnMethod, `11: attempts: "0" is not an integer >= 1`},
+		{"//breaker:budget=x", OnInterface, `11: budget: "x" is not an integer >= 1`},
+		{"//breaker:backoff=0s", OnInterface, `11: backoff: "0s" is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s`},
+		{"//breaker:backoff=1s..", OnInterface, `11: backoff: "1s.." is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s`},
+		{"//breaker:backoff=2s..1s", OnInterface, `11: backoff: "2s..1s": the cap 1s is below the first wait 2s`},
+		{"//breaker:valid=ok()", OnInterface, `11: valid: "ok()" is not a func identifier (like isValid or quotes.Valid), or - for none`},
+		{"//breaker:stale=-1h", OnInterface, `11: stale: "-1h" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:stalesize=0", OnMethod, `11: stalesize: "0" is not an integer >= 1`},
+		{"//breaker:window=1m", OnInterface, `11: window: not supported yet`},
 		{"//breaker:inflight=3", OnInterface, `11: inflight: not supported yet`},
 		{"//breaker:\t=3", OnInterface, `12: "=3": missing key before =`},
 	}
@@ -95,7 +103,7 @@ type X interface{}
 
 func TestKeyScopes(t *testing.T) {
 	assert.Equal(t, []string{"halfopen", "ratelimit", "reset", "successes", "threshold"}, NameKeys())
-	assert.Equal(t, []string{"exclude", "maxwait", "timeout"}, LineKeys())
+	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
 }
 
 // FuzzParse: the parser never panics, every error has a position on the
@@ -109,6 +117,8 @@ func FuzzParse(f *testing.F) {
 		"//breaker:name==",
 		"//breaker:treshold=3 attempts=2",
 		"//breaker:ratelimit=1e309/1",
+		"//breaker:attempts=2 backoff=100ms..2s budget=6",
+		"//breaker:valid=- stale=0 stalesize=9",
 		"//breaker:methods=[",
 		"//breaker:\xff=\xfe",
 	} {
@@ -141,4 +151,32 @@ func FuzzParse(f *testing.F) {
 			require.Contains(t, keys, o.Key)
 		}
 	})
+}
+
+func TestParseRetryKeys(t *testing.T) {
+	l, errs := Parse("//breaker:attempts=2 backoff=100ms..2s budget=6", pos(1), OnMethod)
+	require.Empty(t, errs)
+	want := []Option{
+		{Key: "attempts", Raw: "2", Value: 2, Pos: pos(11)},
+		{Key: "backoff", Raw: "100ms..2s", Value: Backoff{D: 100 * time.Millisecond, Max: 2 * time.Second}, Pos: pos(22)},
+		{Key: "budget", Raw: "6", Value: 6, Pos: pos(40)},
+	}
+	assert.Equal(t, want, l.Options)
+	l, errs = Parse("//breaker:backoff=250ms", pos(1), OnInterface)
+	require.Empty(t, errs)
+	assert.Equal(t, Backoff{D: 250 * time.Millisecond}, l.Options[0].Value)
+	assert.Equal(t, "250ms", l.Options[0].Value.(Backoff).String())
+	assert.Equal(t, "100ms..2s", Backoff{D: 100 * time.Millisecond, Max: 2 * time.Second}.String())
+}
+
+func TestParseValidStale(t *testing.T) {
+	l, errs := Parse("//breaker:valid=quotes.Valid stale=24h stalesize=64", pos(1), OnInterface)
+	require.Empty(t, errs)
+	assert.Equal(t, "quotes.Valid", l.Options[0].Value)
+	assert.Equal(t, 24*time.Hour, l.Options[1].Value)
+	assert.Equal(t, 64, l.Options[2].Value)
+	l, errs = Parse("//breaker:valid=- stale=0", pos(1), OnMethod)
+	require.Empty(t, errs)
+	assert.Equal(t, "-", l.Options[0].Value)
+	assert.Equal(t, time.Duration(0), l.Options[1].Value)
 }

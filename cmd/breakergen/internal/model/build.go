@@ -318,9 +318,11 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if n, ok := obj.Type().(*types.Named); ok && n.TypeParams().Len() > 0 {
 		in.TypeParams = n.TypeParams()
 	}
+	in.Chain, in.ChainCtor = name+"Chain", "New"+name+"Chain"
 	if !ast.IsExported(name) {
 		in.Wrapper = lowerFirst(name) + "Breaker"
 		in.Ctor = "new" + upperFirst(name) + "Breaker"
+		in.Chain, in.ChainCtor = lowerFirst(name)+"Chain", "new"+upperFirst(name)+"Chain"
 	}
 	pkg := p.Types
 	// Generated names must be free in the destination package.
@@ -330,7 +332,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		gen = map[string]token.Position{}
 		b.generated[pkg.Path()] = gen
 	}
-	for _, id := range []string{in.Wrapper, in.Ctor} {
+	for _, id := range []string{in.Wrapper, in.Ctor, in.Chain, in.ChainCtor} {
 		if o := pkg.Scope().Lookup(id); o != nil && !b.outputs[b.fset.Position(o.Pos()).Filename] {
 			b.errorf(pos, "%s: cannot generate %s: the package already declares it at %s", name, id, b.fset.Position(o.Pos()))
 			return
@@ -340,7 +342,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			return
 		}
 	}
-	for _, id := range []string{in.Wrapper, in.Ctor} {
+	for _, id := range []string{in.Wrapper, in.Ctor, in.Chain, in.ChainCtor} {
 		gen[id] = pos
 	}
 
@@ -401,6 +403,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			continue
 		} else {
 			dflt = il
+			in.Default = il.route
 		}
 		ils = append(ils, il)
 	}
@@ -455,6 +458,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			mm.Why = "noroute"
 			continue
 		}
+		b.checkResults(in, mm)
 		if mm.Route.Timeout > 0 {
 			if mm.Ctx {
 				mm.UseTimeout = true
@@ -501,6 +505,9 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 	if inherit != nil {
 		r.Name = inherit.Name
 		r.Timeout, r.MaxWait, r.Exclude = inherit.Timeout, inherit.MaxWait, inherit.Exclude
+		r.Attempts, r.Backoff, r.Budget = inherit.Attempts, inherit.Backoff, inherit.Budget
+		r.Valid, r.validFunc, r.validOpt = inherit.Valid, inherit.validFunc, inherit.validOpt
+		r.Stale, r.StaleSize, r.staleOpt = inherit.Stale, inherit.StaleSize, inherit.staleOpt
 		for _, p := range b.routes {
 			if p.r == inherit {
 				if l.Has("maxwait") {
@@ -529,6 +536,35 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 		case "exclude":
 			pr.exclude = &o
 			r.Exclude = nil
+		case "attempts":
+			r.Attempts = o.Value.(int)
+		case "backoff":
+			r.Backoff = o.Value.(annotation.Backoff)
+		case "budget":
+			r.Budget = o.Value.(int)
+		case "valid":
+			r.Valid, r.validFunc, r.validOpt = nil, nil, nil
+			if o.Raw == "-" {
+				if l.Where == annotation.OnInterface {
+					b.errorf(o.Pos, "valid: - clears a valid func a method inherits; on an interface line, leave valid out")
+				}
+				break
+			}
+			r.validOpt = &o
+			if f := b.resolveValid(&o, scope, pkg); f != nil {
+				r.validFunc = f
+				r.Valid = &Ref{Path: f.Pkg().Path(), Name: f.Name(), Text: o.Raw}
+			}
+		case "stale":
+			r.Stale, r.staleOpt = o.Value.(time.Duration), &o
+			if r.Stale == 0 {
+				r.staleOpt = nil
+				if l.Where == annotation.OnInterface {
+					b.errorf(o.Pos, "stale: 0 clears a stale cache a method inherits; on an interface line, leave stale out")
+				}
+			}
+		case "stalesize":
+			r.StaleSize = o.Value.(int)
 		}
 		if annotation.KeyScope(o.Key) != annotation.NameScope {
 			continue
@@ -543,6 +579,12 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 	}
 	if pr.exclude != nil {
 		r.Exclude = b.resolveExclude(pr.exclude, scope, pkg)
+	}
+	if o, ok := l.Get("stalesize"); ok && r.Stale == 0 {
+		b.errorf(o.Pos, "stalesize: there is no stale cache to size; give stale=D too")
+	}
+	if r.Stale == 0 {
+		r.StaleSize = 0
 	}
 	b.routes = append(b.routes, pr)
 	return r, pr
@@ -619,6 +661,94 @@ func (b *builder) resolveExclude(o *annotation.Option, scope *types.Scope, pkg *
 	return refs
 }
 
+// resolveValid resolves valid's identifier in the file scope of the
+// interface: a package-level func, not generic. Whether its signature fits
+// is checked per method ([builder.checkResults]).
+func (b *builder) resolveValid(o *annotation.Option, scope *types.Scope, pkg *types.Package) *types.Func {
+	id := o.Raw
+	var obj types.Object
+	if q, sel, ok := strings.Cut(id, "."); ok {
+		pn, _ := lookup(scope, q).(*types.PkgName)
+		if pn == nil {
+			b.errorf(o.Pos, "valid: %s: %s is not an imported package in this file", id, q)
+			return nil
+		}
+		obj = pn.Imported().Scope().Lookup(sel)
+		if obj == nil || !obj.Exported() {
+			b.errorf(o.Pos, "valid: %s: package %s has no exported %s", id, pn.Imported().Path(), sel)
+			return nil
+		}
+	} else {
+		obj = lookup(scope, id)
+		if obj == nil {
+			b.errorf(o.Pos, "valid: %s: undefined", id)
+			return nil
+		}
+		if obj.Parent() != pkg.Scope() {
+			b.errorf(o.Pos, "valid: %s: not a package-level func of %s", id, pkg.Name())
+			return nil
+		}
+	}
+	f, ok := obj.(*types.Func)
+	if !ok {
+		b.errorf(o.Pos, "valid: %s is not a func (it is a %s)", id, kind(obj))
+		return nil
+	}
+	if f.Type().(*types.Signature).TypeParams().Len() > 0 {
+		b.errorf(o.Pos, "valid: %s is generic; name a func of the results' own types", id)
+		return nil
+	}
+	return f
+}
+
+// checkResults checks that the valid func and the stale cache of m's route
+// fit m. The errors are at the key, which may be on the interface's line.
+func (b *builder) checkResults(in *Interface, m *Method) {
+	r := m.Route
+	res := m.Sig.Results()
+	var want []types.Type
+	for i := range res.Len() - 1 {
+		want = append(want, res.At(i).Type())
+	}
+	qual := types.RelativeTo(in.Obj.Pkg())
+	if r.validFunc != nil {
+		sig := r.validFunc.Type().(*types.Signature)
+		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&
+			types.Identical(sig.Results().At(0).Type().Underlying(), types.Typ[types.Bool])
+		for i := 0; fits && i < len(want); i++ {
+			fits = types.AssignableTo(want[i], sig.Params().At(i).Type())
+		}
+		if !fits {
+			var ts []string
+			for _, t := range want {
+				ts = append(ts, types.TypeString(t, qual))
+			}
+			b.errorf(r.validOpt.Pos, "valid: %s is %s; %s.%s needs func(%s) bool", r.Valid.Text,
+				types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "))
+		}
+	}
+	if r.Stale > 0 && r.staleOpt != nil {
+		if len(want) == 0 {
+			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns only an error: there is no result to keep", in.Name, m.Name)
+			return
+		}
+		for i := range m.Sig.Params().Len() {
+			v := m.Sig.Params().At(i)
+			if i == 0 && m.Ctx {
+				continue
+			}
+			if !types.Comparable(v.Type()) {
+				what := "argument " + strconv.Itoa(i+1)
+				if v.Name() != "" && v.Name() != "_" {
+					what = "argument " + v.Name()
+				}
+				b.errorf(r.staleOpt.Pos, "stale: %s.%s: %s of type %s is not comparable, so it cannot key the cache", in.Name, m.Name, what, types.TypeString(v.Type(), qual))
+				return
+			}
+		}
+	}
+}
+
 func kind(o types.Object) string {
 	switch o.(type) {
 	case *types.TypeName:
@@ -629,6 +759,10 @@ func kind(o types.Object) string {
 		return "package"
 	case *types.Builtin:
 		return "builtin"
+	case *types.Var:
+		return "variable"
+	case *types.Const:
+		return "constant"
 	}
 	return "other object"
 }
@@ -675,6 +809,31 @@ func (b *builder) fieldNames(in *Interface) {
 		}
 		taken[cand] = true
 		r.Field = cand
+	}
+	fresh := func(want string) string {
+		cand := want
+		for i := 2; taken[cand] || token.IsKeyword(cand); i++ {
+			cand = want + strconv.Itoa(i)
+		}
+		taken[cand] = true
+		return cand
+	}
+	// The chain's own fields: the primary X, the fallbacks, and per route
+	// the fallbacks' routes.
+	in.PrimaryField = fresh("primary")
+	in.FallbacksField = fresh("fallbacks")
+	for _, r := range in.Routes {
+		r.FallbackField = fresh(r.Field + "Fallbacks")
+	}
+	// The per-method try helpers, tryM, and stale caches, mStale.
+	for _, m := range in.Methods {
+		if m.Route == nil {
+			continue
+		}
+		m.Try = fresh("try" + upperFirst(m.Name))
+		if m.Route.Stale > 0 {
+			m.StaleField = fresh(lowerFirst(m.Name) + "Stale")
+		}
 	}
 }
 

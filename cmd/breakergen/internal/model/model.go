@@ -52,7 +52,15 @@ type Interface struct {
 	Methods []*Method
 	// Routes used by at least one method, in field order.
 	Routes []*Route
-	Pos    token.Position
+	// Chain and ChainCtor name the fallback chain: XChain, NewXChain.
+	Chain, ChainCtor string
+	// PrimaryField and FallbacksField are the chain's fields holding the
+	// primary X and the fallbacks.
+	PrimaryField, FallbacksField string
+	// Default is the interface's line without methods, or nil: its
+	// name-level settings guard the fallbacks.
+	Default *Route
+	Pos     token.Position
 }
 
 // Method is one method of the method set.
@@ -67,6 +75,13 @@ type Method struct {
 	Ctx bool
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
+	// Try names the unexported method making one try of a guarded method:
+	// always in the chain, and in the wrapper when its route needs it
+	// ([Route.Helper]).
+	Try string
+	// StaleField names the field holding the method's stale cache, when its
+	// route has one.
+	StaleField string
 }
 
 // Settings are the name-level settings of a breaker name; zero fields are
@@ -87,10 +102,37 @@ type Route struct {
 	Timeout  time.Duration
 	MaxWait  time.Duration
 	Exclude  []Ref
-	Pos      token.Position // of the line
-	Method   string         // for a method's own line, the method
-	order    int
+	// Attempts, Backoff and Budget are the line's retry keys; zero when
+	// not given.
+	Attempts int
+	Backoff  annotation.Backoff
+	Budget   int
+	// Valid is the func judging a result (the valid key), or nil.
+	Valid *Ref
+	// Stale is how long a valid result is kept (the stale key); 0 for no
+	// cache. StaleSize is the most entries kept per method; 0 for the
+	// runtime's default.
+	Stale     time.Duration
+	StaleSize int
+	Pos       token.Position // of the line
+
+	validFunc *types.Func        // resolved Valid
+	validOpt  *annotation.Option // the option giving valid
+	staleOpt  *annotation.Option // the option giving stale
+	Method    string             // for a method's own line, the method
+	// FallbackField is the chain's field holding the route's fallback
+	// routes, one per fallback.
+	FallbackField string
+	order         int
 }
+
+// Retries reports whether calls of the route go through a retry loop: it
+// makes more than one try or has a budget of its own.
+func (r *Route) Retries() bool { return r.Attempts > 1 || r.Budget > 0 }
+
+// Helper reports whether a method of the route makes its tries in a helper:
+// it retries, judges results or keeps them.
+func (r *Route) Helper() bool { return r.Retries() || r.Valid != nil || r.Stale > 0 }
 
 // Ref is a package-level value: an error to exclude.
 type Ref struct {

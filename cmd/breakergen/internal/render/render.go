@@ -13,6 +13,7 @@ import (
 
 	"github.com/dave/jennifer/jen"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
@@ -41,13 +42,19 @@ func File(mf *model.File) ([]byte, error) {
 			}
 		}
 		for _, r := range in.Routes {
-			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 {
+			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
+				usesTime = true
+			}
+			if r.Stale > 0 {
 				usesTime = true
 			}
 			for _, e := range r.Exclude {
 				if e.Path != local.Path() {
 					im.add(e.Path, pkgNameOf(local, e))
 				}
+			}
+			if v := r.Valid; v != nil && v.Path != local.Path() {
+				im.add(v.Path, pkgNameOf(local, *v))
 			}
 		}
 	}
@@ -159,6 +166,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	for _, r := range in.Routes {
 		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.rt("Route")))
 	}
+	fields = append(fields, g.staleFields(in)...)
 	f.Type().Id(in.Wrapper).Types(decl...).Struct(fields...)
 	f.Line()
 
@@ -170,8 +178,9 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var vals []jen.Code
 	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r, nil)))
 	}
+	vals = append(vals, g.staleInits(in, regName)...)
 	f.Func().Id(in.Ctor).Types(decl...).Params(
 		jen.Id(nextName).Add(next()),
 		jen.Id(regName).Op("*").Add(g.rt("Registry")),
@@ -193,14 +202,178 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 
 	for _, m := range in.Methods {
 		f.Line()
-		g.method(f, in, m, recv, wrapper(), reserved)
+		g.method(f, in, m, recv, wrapper(), reserved, false, next())
+	}
+
+	chainRecv := recvAlloc.fresh("c")
+	g.chain(f, in, decl, use, next, reserved)
+	for _, m := range in.Methods {
+		f.Line()
+		g.method(f, in, m, chainRecv, chainType(in, use), reserved, true, next())
 	}
 }
 
-func (g *gen) routeConfig(r *model.Route) jen.Code {
+func chainType(in *model.Interface, use []jen.Code) *jen.Statement {
+	s := jen.Id(in.Chain)
+	if use != nil {
+		s = s.Types(use...)
+	}
+	return s
+}
+
+// staleFields declares the stale caches of the methods that keep one.
+func (g *gen) staleFields(in *model.Interface) []jen.Code {
+	var out []jen.Code
+	for _, m := range in.Methods {
+		if m.StaleField == "" {
+			continue
+		}
+		k, v, _, _ := g.staleTypes(m)
+		out = append(out, jen.Id(m.StaleField).Op("*").Add(g.rt("StaleCache")).Types(k, v))
+	}
+	return out
+}
+
+// staleInits creates the stale caches on reg.
+func (g *gen) staleInits(in *model.Interface, reg string) []jen.Code {
+	var out []jen.Code
+	for _, m := range in.Methods {
+		if m.StaleField == "" {
+			continue
+		}
+		k, v, _, _ := g.staleTypes(m)
+		size := jen.Add(g.rt("DefaultStaleSize"))
+		if m.Route.StaleSize > 0 {
+			size = jen.Lit(m.Route.StaleSize)
+		}
+		out = append(out, jen.Id(m.StaleField).Op(":").Add(g.rt("NewStaleCache")).Types(k, v).Call(jen.Id(reg), g.duration(m.Route.Stale), size))
+	}
+	return out
+}
+
+// chain renders the chain type XChain and its constructor.
+func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next func() *jen.Statement, reserved map[string]bool) {
+	ct := func() *jen.Statement { return chainType(in, use) }
+	f.Line()
+	for _, line := range chainDoc(in) {
+		f.Comment(line)
+	}
+	fbType := g.rt("Fallback").Types(next())
+	fields := []jen.Code{
+		jen.Id(in.PrimaryField).Add(next()),
+		jen.Id(in.FallbacksField).Index().Add(fbType),
+	}
+	for _, r := range in.Routes {
+		fields = append(fields,
+			jen.Id(r.Field).Op("*").Add(g.rt("Route")),
+			jen.Id(r.FallbackField).Index().Op("*").Add(g.rt("Route")),
+		)
+	}
+	fields = append(fields, g.staleFields(in)...)
+	f.Type().Id(in.Chain).Types(decl...).Struct(fields...)
+	f.Line()
+
+	ca := newAlloc(reserved)
+	primary, reg, fallbacks := ca.fresh("primary"), ca.fresh("reg"), ca.fresh("fallbacks")
+	c, fb := ca.fresh("c"), ca.fresh("fb")
+	then, what := "", " and limiters"
+	if hasStale(in) {
+		then, what = ", then the stale cache of the methods that keep one", ", limiters and caches"
+	}
+	for _, l := range wrap(fmt.Sprintf("%s tries %s (guarded by %s's annotated routes), then each of %s in order%s. Breakers%s come from %s, or from runtime.Default() when %s is nil; the breaker of a fallback is named \"fallback:\" and its Name, with the settings of %s.",
+		in.ChainCtor, primary, in.Name, fallbacks, then, what, reg, reg, defaultSettings(in))) {
+		f.Comment(l)
+	}
+	vals := []jen.Code{
+		jen.Id(in.PrimaryField).Op(":").Id(primary),
+		jen.Id(in.FallbacksField).Op(":").Id(fallbacks),
+	}
+	for _, r := range in.Routes {
+		vals = append(vals, jen.Id(r.Field).Op(":").Id(reg).Dot("Route").Call(g.routeConfig(r, nil)))
+	}
+	vals = append(vals, g.staleInits(in, reg)...)
+	body := []jen.Code{
+		jen.If(jen.Id(reg).Op("==").Nil()).Block(jen.Id(reg).Op("=").Add(g.rt("Default")).Call()),
+		jen.Id(c).Op(":=").Op("&").Add(ct()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...),
+	}
+	if len(in.Routes) > 0 {
+		var adds []jen.Code
+		for _, r := range in.Routes {
+			fr := g.fallbackRoute(in, r)
+			adds = append(adds, jen.Id(c).Dot(r.FallbackField).Op("=").Append(jen.Id(c).Dot(r.FallbackField),
+				jen.Id(reg).Dot("Route").Call(g.routeConfig(fr, g.rt("FallbackName").Call(jen.Id(fb).Dot("Name"))))))
+		}
+		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id(fb)).Op(":=").Range().Id(fallbacks)).Block(adds...))
+	}
+	body = append(body, jen.Return(jen.Id(c)))
+	f.Func().Id(in.ChainCtor).Types(decl...).Params(
+		jen.Id(primary).Add(next()),
+		jen.Id(reg).Op("*").Add(g.rt("Registry")),
+		jen.Id(fallbacks).Op("...").Add(fbType),
+	).Op("*").Add(ct()).Block(body...)
+	f.Line()
+	if use == nil {
+		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil())
+	} else {
+		f.Commentf("%s implements %s for every type argument.", in.Chain, in.Name)
+		f.Func().Id("_").Types(decl...).Params().Block(
+			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil()),
+		)
+	}
+}
+
+// fallbackRoute is the route a fallback takes for the methods of r: the
+// settings of the interface's default line, r's timeout, exclude and valid,
+// one try, no limiter.
+func (g *gen) fallbackRoute(in *model.Interface, r *model.Route) *model.Route {
+	fr := &model.Route{Timeout: r.Timeout, Exclude: r.Exclude}
+	if in.Default != nil {
+		fr.Settings = in.Default.Settings
+	}
+	fr.Settings.Rate = annotation.Rate{}
+	return fr
+}
+
+func hasStale(in *model.Interface) bool {
+	for _, m := range in.Methods {
+		if m.StaleField != "" {
+			return true
+		}
+	}
+	return false
+}
+
+func defaultSettings(in *model.Interface) string {
+	if in.Default == nil {
+		return "the runtime's defaults (no line of " + in.Name + " is its default route)"
+	}
+	return fmt.Sprintf("%s's default route (breaker %q)", in.Name, in.Default.Name)
+}
+
+func chainDoc(in *model.Interface) []string {
+	article := "a"
+	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
+		article = "an"
+	}
+	then := ""
+	if hasStale(in) {
+		then = ", then the stale cache of the methods that keep one"
+	}
+	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker%s. A caller learns which source answered from runtime.WithProvenance.", in.Chain, article, in.Name, in.Name, then))
+	lines = append(lines, "")
+	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
+	return lines
+}
+
+// routeConfig renders r's runtime.RouteConfig; name, if not nil, is the
+// breaker's name instead of r.Name.
+func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	s := r.Settings
 	var bc []jen.Code
-	bc = append(bc, jen.Id("Name").Op(":").Lit(r.Name))
+	if name == nil {
+		name = jen.Lit(r.Name)
+	}
+	bc = append(bc, jen.Id("Name").Op(":").Add(name))
 	if s.Threshold > 0 {
 		bc = append(bc, jen.Id("FailureThreshold").Op(":").Lit(s.Threshold))
 	}
@@ -236,6 +409,18 @@ func (g *gen) routeConfig(r *model.Route) jen.Code {
 		}
 		items = append(items, jen.Id("Exclude").Op(":").Index().Error().Values(ex...))
 	}
+	if r.Attempts > 0 {
+		items = append(items, jen.Id("Attempts").Op(":").Lit(r.Attempts))
+	}
+	if r.Backoff.D > 0 {
+		items = append(items, jen.Id("Backoff").Op(":").Add(g.duration(r.Backoff.D)))
+	}
+	if r.Backoff.Max > 0 {
+		items = append(items, jen.Id("BackoffMax").Op(":").Add(g.duration(r.Backoff.Max)))
+	}
+	if r.Budget > 0 {
+		items = append(items, jen.Id("Budget").Op(":").Lit(r.Budget))
+	}
 	return g.rt("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
 }
 
@@ -256,9 +441,20 @@ func (g *gen) duration(d time.Duration) jen.Code {
 	return jen.Op(strconv.FormatInt(int64(d), 10))
 }
 
-// method renders one method of the wrapper.
-func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv string, wrapper *jen.Statement, reserved map[string]bool) {
+// method renders one method of the wrapper, or of the chain.
+func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv string, wrapper *jen.Statement, reserved map[string]bool, chain bool, iface jen.Code) {
+	impl := in.NextField
+	if chain {
+		impl = in.PrimaryField
+	}
 	a := newAlloc(reserved)
+	if chain || m.StaleField != "" {
+		// The body names types (a zero value, a stale key): parameters
+		// must not shadow the packages they come from.
+		for _, n := range g.im.names {
+			a.taken[n] = true
+		}
+	}
 	a.taken[recv] = true
 	sig := m.Sig
 	n := sig.Params().Len()
@@ -295,11 +491,11 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			args = append(args, jen.Id(names[i]))
 		}
 	}
-	call := jen.Id(recv).Dot(in.NextField).Dot(m.Name).Call(args...)
+	call := jen.Id(recv).Dot(impl).Dot(m.Name).Call(args...)
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
-		f.Commentf("%s calls next.%s unguarded: %s.", m.Name, m.Name, why(m.Why))
+		f.Commentf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why))
 		res := sig.Results()
 		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
 			// It can still report a nil wrapped value instead of panicking.
@@ -310,7 +506,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			}
 			rnames[n-1] = errName
 			f.Add(decl.Add(g.tr.results(res, rnames)).Block(
-				jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+				jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
 					jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
 					jen.Return(),
 				),
@@ -336,7 +532,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id(recv).Dot(in.NextField).Op("==").Nil()).Block(
+	body = append(body, jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
 		jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
 		jen.Return(),
 	))
@@ -347,6 +543,12 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
 	route := jen.Id(recv).Dot(r.Field)
+	if chain || r.Helper() {
+		t := &tries{in: in, m: m, r: r, a: a, recv: recv, impl: impl, err: errName, call: callName, ctx: ctx,
+			names: names, params: params, args: args, chain: chain, iface: iface}
+		g.tries(f, t, decl, wrapper, body)
+		return
+	}
 	body = append(body,
 		jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(route).Dot("Enter").Call(jen.Id(ctx)),
 		jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
@@ -365,6 +567,18 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	)
 	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// shortDuration formats d without zero trailing units: 24h, 1m30s.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func why(w string) string {
@@ -396,6 +610,21 @@ func routeExtras(r *model.Route, m *model.Method) string {
 			ex = append(ex, e.Text)
 		}
 		parts = append(parts, "excluding "+strings.Join(ex, ", "))
+	}
+	if r.Attempts > 1 {
+		parts = append(parts, fmt.Sprintf("%d attempts", r.Attempts))
+	}
+	if r.Backoff.D > 0 {
+		parts = append(parts, "backoff "+r.Backoff.String())
+	}
+	if r.Budget > 0 {
+		parts = append(parts, fmt.Sprintf("budget %d", r.Budget))
+	}
+	if r.Valid != nil {
+		parts = append(parts, "valid "+r.Valid.Text)
+	}
+	if r.Stale > 0 {
+		parts = append(parts, "stale "+shortDuration(r.Stale))
 	}
 	if len(parts) == 0 {
 		return ""

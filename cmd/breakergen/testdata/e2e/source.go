@@ -36,3 +36,33 @@ type Source interface {
 type Mirror interface {
 	Quote(ctx context.Context, code string) (float64, error)
 }
+
+// Upstream is a source whose calls are retried (SPEC section 5).
+//
+//breaker:name=retried threshold=10 reset=1m attempts=3 backoff=1s
+//breaker:name=cooled methods=Cooled threshold=5 reset=30s attempts=3
+//breaker:name=jittered methods=Jitter attempts=4 backoff=1s..3s
+//breaker:name=budgeted methods=Budgeted attempts=5 budget=2
+type Upstream interface {
+	Fetch(ctx context.Context, code string) (string, error)
+	Cooled(ctx context.Context) error
+	Jitter(ctx context.Context) error
+	Budgeted(ctx context.Context) (int, error)
+	// Plain has no ctx: its tries use context.Background().
+	Plain(code string) (string, error)
+}
+
+// Flow is a day's money flow; a zero Net is no data.
+type Flow struct{ Net float64 }
+
+func nonEmpty(f Flow) bool { return f.Net != 0 }
+
+// Flows is served by a fallback chain (SPEC section 6): an empty answer is
+// no data, and a valid one is kept for an hour.
+//
+//breaker:name=flows threshold=2 reset=1m valid=nonEmpty stale=1h
+type Flows interface {
+	Flow(ctx context.Context, code string) (Flow, error)
+	//breaker:attempts=2 budget=2 backoff=1s stale=0
+	Budgeted(ctx context.Context, code string) (Flow, error)
+}

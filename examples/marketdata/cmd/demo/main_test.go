@@ -60,6 +60,18 @@ func TestScenario(t *testing.T) {
 		assert.Equal(t, 2*time.Second, throttle.RetryAfter())
 		assert.ErrorIs(t, rep.SlowErr, context.DeadlineExceeded)
 
+		// Fund flows through the chain: live, the backup while eastmoney
+		// is banned, the answer kept in scene 1, and an empty answer that
+		// is passed over and never kept.
+		assert.Equal(t, []string{
+			"live",
+			"fallback:sina (eastmoney open)",
+			"stale 9s (eastmoney open, fallback:sina error)",
+			"error: (eastmoney open, fallback:sina invalid)",
+			"error: (eastmoney open, fallback:sina error)",
+		}, rep.Flows)
+		assert.False(t, rep.EmptyKept)
+
 		// Everything recovers, and the timeline tells the story.
 		assert.True(t, rep.Recovered)
 		assert.Equal(t, runtime.LevelOK, sc.Registry().Health().Status)

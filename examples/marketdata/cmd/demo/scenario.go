@@ -45,6 +45,7 @@ type Scenario struct {
 	start       time.Time
 	reg         *runtime.Registry
 	stocks      marketdata.StockSource
+	flows       *marketdata.FundFlowSourceChain
 	svc         *marketdata.Service
 	transitions chan runtime.Event
 }
@@ -76,6 +77,12 @@ type Report struct {
 	Ban, Throttle error
 	// SlowErr is the error of the call that gave up on a slow upstream.
 	SlowErr error
+	// Flows are the provenance of each fund-flow answer through the chain,
+	// or "error: " and the provenance of a call no source answered.
+	Flows []string
+	// EmptyKept reports whether the chain served an empty answer from its
+	// stale cache (it must not).
+	EmptyKept bool
 	// Recovered reports whether every breaker was CLOSED at the end.
 	Recovered bool
 }
@@ -101,15 +108,19 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	for _, t := range thresholds {
 		s.reg.Breaker(runtime.Config{Name: t.name, FailureThreshold: t.threshold, ResetTimeout: s.Window})
 	}
+	s.reg.Breaker(runtime.Config{Name: runtime.FallbackName(marketdata.Sina), FailureThreshold: 5, ResetTimeout: s.Window})
 	stocks := marketdata.NewStockSourceBreaker(s.Client, s.reg)
-	flows := marketdata.NewFundFlowSourceBreaker(s.Client, s.reg)
+	// Fund flows: eastmoney, then sina, then the last valid answer of the
+	// day, as the origin service did.
+	s.flows = marketdata.NewFundFlowSourceChain(s.Client, s.reg,
+		runtime.Fallback[marketdata.FundFlowSource]{Name: marketdata.Sina, Impl: s.Client.Sina()})
 	s.stocks = stocks
-	s.svc = marketdata.NewService(stocks, flows)
+	s.svc = marketdata.NewService(stocks, s.flows)
 
 	rep := &Report{}
 	s.header()
 	for _, scene := range []func(context.Context, *Report) error{
-		s.normal, s.outage, s.open, s.recovery, s.limiter, s.banAndThrottle, s.slow, s.allClear,
+		s.normal, s.outage, s.open, s.recovery, s.limiter, s.banAndThrottle, s.slow, s.fundFlow, s.allClear,
 	} {
 		if err := scene(ctx, rep); err != nil {
 			return rep, err
@@ -129,10 +140,11 @@ func (s *Scenario) header() {
 	w := s.log
 	w.plain("breakergen demo: market data behind generated circuit breakers\n\n")
 	e := s.Client.Endpoints
-	w.plain("  %-13s %s\n", "upstream", strings.TrimSuffix(e.Tencent, "/"+marketdata.Tencent)+"  (fake: eastmoney, tencent, tdx, push2ex)")
+	w.plain("  %-13s %s\n", "upstream", strings.TrimSuffix(e.Tencent, "/"+marketdata.Tencent)+"  (fake: eastmoney, tencent, tdx, push2ex, sina)")
 	w.plain("  %-13s %s\n", "breakers", "eastmoney 5 failures · tencent 5 · tdx 5 · push2ex 2  (as annotated)")
 	w.plain("  %-13s %s\n", "open window", fmt.Sprintf("%s for every breaker, registered before the wrappers (annotated: 30s)", s.Window))
 	w.plain("  %-13s %s\n", "limiter", "eastmoney 1.5 requests/s, burst 3  (as annotated)")
+	w.plain("  %-13s %s\n", "fund flow", "eastmoney, then fallback sina, then the last valid answer (stale=24h)")
 }
 
 func (s *Scenario) scene(n int, title string) {
@@ -216,7 +228,7 @@ func describe(now time.Time, err error) (verdict, msg string) {
 }
 
 // Scene 1: every source answers.
-func (s *Scenario) normal(ctx context.Context, _ *Report) error {
+func (s *Scenario) normal(ctx context.Context, rep *Report) error {
 	s.scene(1, "normal traffic")
 	q, err := s.stocks.Quote(ctx, "600519")
 	s.call(marketdata.Tencent, "Quote 600519", err, fmt.Sprintf("%s %.2f %+.2f%%", q.Name, q.Price, q.ChangePct))
@@ -242,7 +254,25 @@ func (s *Scenario) normal(ctx context.Context, _ *Report) error {
 	s.call(marketdata.Push2ex, "Changes", err, fmt.Sprintf("%d events%s", len(changes), newest))
 	_, err = s.stocks.Quote(ctx, "999999")
 	s.call(marketdata.Tencent, "Quote 999999", err, "")
+	s.flow(ctx, rep, "600519")
 	return nil
+}
+
+// flow asks the fund-flow chain for code and prints where the answer came
+// from (runtime.WithProvenance).
+func (s *Scenario) flow(ctx context.Context, rep *Report, code string) (marketdata.FundFlow, error) {
+	ctx, p := runtime.WithProvenance(ctx)
+	f, err := s.flows.FundFlow(ctx, code)
+	what := "FundFlow " + code
+	if err != nil {
+		why := strings.TrimPrefix(p.String(), "none ")
+		rep.Flows = append(rep.Flows, "error: "+why)
+		s.log.row("chain", what, "fail", "no answer "+why)
+		return f, err
+	}
+	rep.Flows = append(rep.Flows, p.String())
+	s.log.row("chain", what, "ok", fmt.Sprintf("%s · main net %+.2f亿", p.String(), f.MainNet/1e8))
+	return f, nil
 }
 
 // Scene 2: tdx answers 503 until its breaker trips.
@@ -380,9 +410,33 @@ func (s *Scenario) slow(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 8: every upstream heals; open breakers probe and close.
+// Scene 8: fund flows through the generated chain while eastmoney is still
+// cooling down from its ban: the backup answers, then the stale cache, and
+// an empty answer is passed over and never kept.
+func (s *Scenario) fundFlow(ctx context.Context, rep *Report) error {
+	s.scene(8, "fund flow: eastmoney still banned; the backup sina, then the stale cache")
+	s.flow(ctx, rep, "300750")
+	s.Up.Fail(marketdata.Sina, http.StatusServiceUnavailable)
+	s.log.note("upstream sina → %s", s.Up.Behavior(marketdata.Sina))
+	s.flow(ctx, rep, "600519")
+	s.log.note("every source failed: the answer kept in scene 1, within stale=24h")
+	s.Up.Set(marketdata.Sina, fakeupstream.Behavior{Empty: true})
+	s.log.note("upstream sina → %s", s.Up.Behavior(marketdata.Sina))
+	s.flow(ctx, rep, "000001")
+	s.Up.Fail(marketdata.Sina, http.StatusServiceUnavailable)
+	s.log.note("upstream sina → %s", s.Up.Behavior(marketdata.Sina))
+	f, err := s.flow(ctx, rep, "000001")
+	rep.EmptyKept = err == nil
+	if rep.EmptyKept {
+		return fmt.Errorf("the chain served an empty answer it must not keep: %+v", f)
+	}
+	s.log.note("nothing kept for 000001: sina's empty answer was data for no one (valid=validFlow)")
+	return nil
+}
+
+// Scene 9: every upstream heals; open breakers probe and close.
 func (s *Scenario) allClear(ctx context.Context, rep *Report) error {
-	s.scene(8, "all clear: upstreams heal, open breakers probe and close")
+	s.scene(9, "all clear: upstreams heal, open breakers probe and close")
 	for _, p := range fakeupstream.Providers {
 		s.Up.Healthy(p)
 	}

@@ -1,0 +1,337 @@
+package render
+
+import (
+	"strconv"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+)
+
+// tries is one guarded method whose tries go through a helper: a wrapper's
+// method whose route retries, judges or keeps its results, or a chain's
+// method.
+type tries struct {
+	in                         *model.Interface
+	m                          *model.Method
+	r                          *model.Route
+	a                          *alloc
+	recv, impl, err, call, ctx string
+	names                      []string // the method's parameters
+	params, args               []jen.Code
+	chain                      bool
+	iface                      jen.Code // the interface type, X or X[K, V]
+	rnames                     []string // the method's results, err last
+	valid, retry               string   // locals; valid "" without a valid func
+	keyExpr, val               jen.Code // of the stale cache, if any
+	valFields                  []string // of an anonymous value struct
+}
+
+// staleTypes returns the key and value types of m's stale cache: the
+// arguments (ctx aside) and the non-error results, each as itself when
+// there is one and as an anonymous struct otherwise, with the field names
+// of that struct (nil for a single one). They depend on the signature only.
+func (g *gen) staleTypes(m *model.Method) (k, v jen.Code, kf, vf []string) {
+	sig := m.Sig
+	var ktypes, vtypes []jen.Code
+	a := newAlloc(nil)
+	for i := range sig.Params().Len() {
+		if i == 0 && m.Ctx {
+			continue
+		}
+		p := sig.Params().At(i)
+		name := p.Name()
+		if name == "" || name == "_" {
+			name = "arg" + strconv.Itoa(i)
+		}
+		kf = append(kf, a.fresh(name))
+		ktypes = append(ktypes, g.tr.typ(p.Type()))
+	}
+	for i := range sig.Results().Len() - 1 {
+		vf = append(vf, "r"+strconv.Itoa(i))
+		vtypes = append(vtypes, g.tr.typ(sig.Results().At(i).Type()))
+	}
+	k, kf = packedType(kf, ktypes)
+	v, vf = packedType(vf, vtypes)
+	return k, v, kf, vf
+}
+
+func packedType(names []string, types []jen.Code) (jen.Code, []string) {
+	if len(names) == 1 {
+		return types[0], nil
+	}
+	var fields []jen.Code
+	for i, n := range names {
+		fields = append(fields, jen.Id(n).Add(types[i]))
+	}
+	return jen.Struct(fields...), names
+}
+
+// stale prepares the stale cache's key and value expressions.
+func (g *gen) stale(t *tries) {
+	var keys, vals []jen.Code
+	for i, n := range t.names {
+		if i == 0 && t.m.Ctx {
+			continue
+		}
+		keys = append(keys, jen.Id(n))
+	}
+	for _, n := range t.rnames[:len(t.rnames)-1] {
+		vals = append(vals, jen.Id(n))
+	}
+	kt, vt, _, vf := g.staleTypes(t.m)
+	t.valFields = vf
+	if len(keys) == 1 {
+		t.keyExpr = keys[0]
+	} else {
+		t.keyExpr = jen.Add(kt).Values(keys...)
+	}
+	if vf == nil {
+		t.val = vals[0]
+	} else {
+		t.val = jen.Add(vt).Values(vals...)
+	}
+}
+
+// unpack returns the results read from a stale value v.
+func (t *tries) unpack(v string) []jen.Code {
+	if t.valFields == nil {
+		return []jen.Code{jen.Id(v)}
+	}
+	var out []jen.Code
+	for _, f := range t.valFields {
+		out = append(out, jen.Id(v).Dot(f))
+	}
+	return out
+}
+
+// tries renders the method, whose body so far is body, and its helper.
+func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body []jen.Code) {
+	m, r, a := t.m, t.r, t.a
+	res := m.Sig.Results()
+	t.rnames = make([]string, res.Len())
+	for i := range res.Len() - 1 {
+		t.rnames[i] = a.fresh("r" + strconv.Itoa(i))
+	}
+	t.rnames[res.Len()-1] = t.err
+	if r.Valid != nil {
+		t.valid = a.fresh("valid")
+	}
+	t.retry = a.fresh("retry")
+	impl := ""
+	if t.chain {
+		impl = a.fresh("impl")
+	}
+	stale := m.StaleField != ""
+	if stale {
+		g.stale(t)
+		if len(t.names) > 2 || len(t.names) == 2 && !m.Ctx {
+			// A struct of the arguments: spelled once.
+			key := a.fresh("key")
+			body = append(body, jen.Id(key).Op(":=").Add(t.keyExpr))
+			t.keyExpr = jen.Id(key)
+		}
+	}
+	// Leaving the loop: the wrapper without a cache returns what the last
+	// try gave; the others go on.
+	leave := jen.Return()
+	if t.chain || stale {
+		leave = jen.Break()
+	}
+	var lhs []jen.Code
+	for _, n := range t.rnames[:res.Len()-1] {
+		lhs = append(lhs, jen.Id(n))
+	}
+	if r.Valid != nil {
+		if t.chain || stale {
+			lhs = append(lhs, jen.Id(t.valid))
+		} else {
+			lhs = append(lhs, jen.Id("_"))
+		}
+	}
+	lhs = append(lhs, jen.Id(t.err))
+	tryCall := func(call string, implExpr jen.Code) *jen.Statement {
+		as := []jen.Code{jen.Id(call)}
+		if t.chain {
+			as = append(as, implExpr)
+		}
+		if !m.Ctx {
+			as = append(as, jen.Id(t.ctx))
+		}
+		as = append(as, t.args...)
+		return jen.List(lhs...).Op("=").Id(t.recv).Dot(m.Try).Call(as...)
+	}
+	route := func() *jen.Statement { return jen.Id(t.recv).Dot(r.Field) }
+	run := ""
+	if t.chain {
+		run = a.fresh("run")
+		body = append(body,
+			jen.Id(run).Op(":=").Add(g.rt("StartChain")).Call(jen.Id(t.ctx), jen.Lit(r.Budget)),
+			jen.Defer().Id(run).Dot("Done").Call(),
+		)
+	}
+	if r.Valid != nil && (t.chain || stale) {
+		body = append(body, jen.Var().Id(t.valid).Bool())
+	}
+	body = append(body,
+		jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
+		jen.For().Block(
+			jen.Var().Id(t.call).Add(g.rt("Call")),
+			jen.If(
+				jen.List(jen.Id(t.call), jen.Id(t.err)).Op("=").Id(t.retry).Dot("Enter").Call(jen.Id(t.ctx), jen.Id(t.err)),
+				jen.Id(t.err).Op("!=").Nil(),
+			).Block(leave),
+			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
+			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
+		),
+	)
+	validArg := func() jen.Code {
+		if r.Valid != nil {
+			return jen.Id(t.valid)
+		}
+		return jen.True()
+	}
+	put := func() jen.Code {
+		return jen.Id(t.recv).Dot(m.StaleField).Dot("Put").Call(t.keyExpr, t.val)
+	}
+	v, age, ok := "", "", ""
+	if stale {
+		v, age, ok = a.fresh("v"), a.fresh("age"), a.fresh("ok")
+	}
+	getStale := func(found ...jen.Code) jen.Code {
+		ret := append(t.unpack(v), jen.Nil())
+		ageName := "_"
+		if t.chain {
+			ageName = age
+		}
+		return jen.If(
+			jen.List(jen.Id(v), jen.Id(ageName), jen.Id(ok)).Op(":=").Id(t.recv).Dot(m.StaleField).Dot("Get").Call(t.keyExpr),
+			jen.Id(ok),
+		).Block(append(found, jen.Return(ret...))...)
+	}
+	switch {
+	case t.chain:
+		answered := func() []jen.Code {
+			if !stale {
+				return []jen.Code{jen.Return()}
+			}
+			return []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
+		}
+		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
+		if !stale {
+			ok = a.fresh("ok")
+		}
+		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
+		body = append(body,
+			jen.If(jen.Id(run).Dot("Primary").Call(route(), jen.Id(t.retry).Dot("Tries").Call(), jen.Id(t.err), validArg())).Block(answered()...),
+			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(
+				jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
+				jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
+				tryCall(call, jen.Id(fb).Dot("Impl")),
+				jen.If(jen.Id(run).Dot("Answered").Call(fbRoute.Clone(), jen.Id(t.err), validArg())).Block(answered()...),
+			),
+		)
+		if stale {
+			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
+		}
+		var ret []jen.Code
+		for i := range res.Len() - 1 {
+			zero := a.fresh("zero")
+			body = append(body, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
+			ret = append(ret, jen.Id(zero))
+		}
+		body = append(body, jen.Return(append(ret, jen.Id(run).Dot("Err").Call())...))
+	case stale:
+		answer := jen.Id(t.err).Op("==").Nil()
+		if r.Valid != nil {
+			answer = answer.Op("&&").Id(t.valid)
+		}
+		body = append(body, jen.If(answer).Block(put(), jen.Return()))
+		if len(r.Exclude) > 0 {
+			body = append(body, jen.If(route().Dot("Excluded").Call(jen.Id(t.err))).Block(jen.Return()))
+		}
+		body = append(body, getStale(), jen.Return())
+	}
+	if t.chain {
+		f.Commentf("%s asks %s.%s through breaker %q%s, then each fallback%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), map[bool]string{true: ", then the stale cache", false: ""}[stale])
+	} else {
+		f.Commentf("%s calls %s.%s through breaker %q%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m))
+	}
+	f.Add(decl.Add(g.tr.results(res, t.rnames)).Block(body...))
+
+	// The helper: one try.
+	tparams := []jen.Code{jen.Id(t.call).Add(g.rt("Call"))}
+	target := jen.Id(t.recv).Dot(t.impl)
+	if t.chain {
+		tparams = append(tparams, jen.Id(impl).Add(t.iface))
+		target = jen.Id(impl)
+	}
+	if !m.Ctx {
+		tparams = append(tparams, jen.Id(t.ctx).Qual("context", "Context"))
+	}
+	tparams = append(tparams, t.params...)
+	upstream := target.Dot(m.Name).Call(t.args...)
+	var tbody []jen.Code
+	var results jen.Code
+	if r.Valid != nil {
+		var rs []jen.Code
+		var vargs []jen.Code
+		for i, n := range t.rnames[:res.Len()-1] {
+			rs = append(rs, jen.Id(n).Add(g.tr.typ(res.At(i).Type())))
+			vargs = append(vargs, jen.Id(n))
+		}
+		rs = append(rs, jen.Id(t.valid).Bool(), jen.Id(t.err).Error())
+		results = jen.Params(rs...)
+		tbody = append(tbody,
+			jen.Id(t.valid).Op("=").True(),
+			jen.Defer().Id(t.call).Dot("ExitValid").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err), jen.Op("&").Id(t.valid)),
+		)
+		tbody = append(tbody, g.timeout(t)...)
+		tbody = append(tbody,
+			jen.Id(t.err).Op("=").Add(g.rt("ErrInFlight")),
+			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
+			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(vargs...),
+			jen.Return(),
+		)
+	} else {
+		tnames := make([]string, res.Len())
+		for i := range tnames {
+			tnames[i] = "_"
+		}
+		tnames[res.Len()-1] = t.err
+		results = g.tr.results(res, tnames)
+		tbody = append(tbody, jen.Defer().Id(t.call).Dot("Exit").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err)))
+		tbody = append(tbody, g.timeout(t)...)
+		tbody = append(tbody,
+			jen.Id(t.err).Op("=").Add(g.rt("ErrInFlight")),
+			jen.Return(upstream),
+		)
+	}
+	f.Line()
+	if t.chain {
+		f.Commentf("%s makes one try of %s on %s through its route.", m.Try, m.Name, impl)
+	} else {
+		f.Commentf("%s makes one try of %s through its route.", m.Try, m.Name)
+	}
+	f.Func().Params(jen.Id(t.recv).Op("*").Add(recvType)).Id(m.Try).Params(tparams...).Add(results).Block(tbody...)
+}
+
+// timeout adds the route's per-try timeout to ctx, if it has one.
+func (g *gen) timeout(t *tries) []jen.Code {
+	if !t.m.UseTimeout {
+		return nil
+	}
+	cancel := t.a.fresh("cancel")
+	return []jen.Code{
+		jen.List(jen.Id(t.ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(t.ctx), jen.Id(t.recv).Dot(t.r.Field).Dot("Timeout").Call()),
+		jen.Defer().Id(cancel).Call(),
+	}
+}
+
+// ref renders a package-level name.
+func (g *gen) ref(r *model.Ref) *jen.Statement {
+	if r.Path == g.local.Path() {
+		return jen.Id(r.Name)
+	}
+	return jen.Qual(r.Path, r.Name)
+}
