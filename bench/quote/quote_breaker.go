@@ -54,6 +54,91 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 	return w.next.Quote(ctx, code)
 }
 
+// LimitedQuoterChain is a LimitedQuoter that answers each call from the first
+// source that can: the primary LimitedQuoter through the breakers of its
+// routes, then each fallback in order, each through its own breaker. A caller
+// learns which source answered from runtime.WithProvenance.
+//
+// Create it with NewLimitedQuoterChain. It is safe for concurrent use when the
+// LimitedQuoter values it holds are.
+type LimitedQuoterChain struct {
+	primary          LimitedQuoter
+	fallbacks        []runtime.Fallback[LimitedQuoter]
+	limited          *runtime.Route
+	limitedFallbacks []*runtime.Route
+}
+
+// NewLimitedQuoterChain tries primary (guarded by LimitedQuoter's annotated
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of LimitedQuoter's default
+// route (breaker "limited").
+func NewLimitedQuoterChain(primary LimitedQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[LimitedQuoter]) *LimitedQuoterChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &LimitedQuoterChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		limited: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "limited", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Rate:    1e+09,
+			Burst:   1000000,
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.limitedFallbacks = append(c.limitedFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ LimitedQuoter = (*LimitedQuoterChain)(nil)
+
+// Quote asks primary.Quote through breaker "limited" (limiter 1e+09/s burst 1000000), then each fallback.
+func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.limited.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.limited, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.limitedFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
+		if run.Answered(c.limitedFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *LimitedQuoterChain) tryQuote(call runtime.Call, impl LimitedQuoter, ctx context.Context, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Quote(ctx, code)
+}
+
 // QuoterBreaker is a Quoter whose methods go through circuit breakers:
 //
 //   - Quote: breaker "quotes"
@@ -94,4 +179,87 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
 	return w.next.Quote(ctx, code)
+}
+
+// QuoterChain is a Quoter that answers each call from the first source that
+// can: the primary Quoter through the breakers of its routes, then each
+// fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
+//
+// Create it with NewQuoterChain. It is safe for concurrent use when the Quoter
+// values it holds are.
+type QuoterChain struct {
+	primary         Quoter
+	fallbacks       []runtime.Fallback[Quoter]
+	quotes          *runtime.Route
+	quotesFallbacks []*runtime.Route
+}
+
+// NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
+// each of fallbacks in order. Breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of Quoter's default route
+// (breaker "quotes").
+func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	c := &QuoterChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		quotes: reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.quotesFallbacks = append(c.quotesFallbacks, reg.Route(runtime.RouteConfig{
+			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ Quoter = (*QuoterChain)(nil)
+
+// Quote asks primary.Quote through breaker "quotes", then each fallback.
+func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	if c.primary == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
+	run := runtime.StartChain(ctx, 0)
+	defer run.Done()
+	retry := c.quotes.Retry()
+	for {
+		var call runtime.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.quotes, retry.Tries(), err, true) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.quotesFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
+		if run.Answered(c.quotesFallbacks[i], err, true) {
+			return
+		}
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = runtime.ErrInFlight
+	return impl.Quote(ctx, code)
 }
