@@ -283,3 +283,14 @@ func TestRouteExcluded(t *testing.T) {
 	assert.False(t, rt.Excluded(nil))
 	assert.False(t, rt.Excluded(errors.New("down")))
 }
+
+func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "em"}, Attempts: 2, Budget: 6})
+	ctx := context.Background()
+	ok := func() error { return nil }
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = try(rt, ctx, ok) }))
+}
