@@ -136,6 +136,10 @@ func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, 
 func (c *LimitedQuoterChain) tryQuote(call runtime.Call, impl LimitedQuoter, ctx context.Context, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Quote(ctx, code)
 }
 
@@ -261,5 +265,9 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Quote(ctx, code)
 }

@@ -130,5 +130,9 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error
 func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ int, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Quote(ctx, code)
 }

@@ -187,6 +187,10 @@ func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	r0, err = impl.FundFlow(ctx, code)
 	valid = err != nil || validFlow(r0)
 	return
@@ -547,6 +551,10 @@ func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error)
 func (c *StockSourceChain) tryChanges(call runtime.Call, impl StockSource, ctx context.Context) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Changes(ctx)
 }
 
@@ -590,6 +598,10 @@ func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financi
 func (c *StockSourceChain) tryFinance(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Financials, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Finance(ctx, code)
 }
 
@@ -633,6 +645,10 @@ func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Indust
 func (c *StockSourceChain) tryIndustry(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Industry(ctx, code)
 }
 
@@ -676,6 +692,10 @@ func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period
 func (c *StockSourceChain) tryKline(call runtime.Call, impl StockSource, ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Kline(ctx, code, period, n)
 }
 
@@ -733,6 +753,10 @@ func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 func (c *StockSourceChain) tryQuote(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Quote(ctx, code)
 }
 
@@ -776,6 +800,10 @@ func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []
 func (c *StockSourceChain) tryQuoteList(call runtime.Call, impl StockSource, ctx context.Context, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.QuoteList(ctx, codes)
 }
 
@@ -819,6 +847,10 @@ func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, 
 func (c *StockSourceChain) trySearch(call runtime.Call, impl StockSource, ctx context.Context, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Search(ctx, query)
 }
 
@@ -862,5 +894,9 @@ func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 Stock
 func (c *StockSourceChain) tryStockInfo(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ StockInfo, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.StockInfo(ctx, code)
 }

@@ -295,3 +295,22 @@ func TestEastmoneyRetries(t *testing.T) {
 		assert.Equal(t, runtime.Open, state(t, reg, "eastmoney"), "the ban cools eastmoney down at once")
 	})
 }
+
+// TestChainNilFallback: a fallback given with a nil Impl is an error of
+// that source, not a panic.
+func TestChainNilFallback(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	flows := mocks.NewMockFundFlowSource(ctrl)
+	flows.EXPECT().FundFlow(gomock.Any(), "600519").Return(marketdata.FundFlow{}, assert.AnError).Times(2) // two tries
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()), runtime.WithoutEnv())
+	chain := marketdata.NewFundFlowSourceChain(flows, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: "nil"})
+	var err error
+	synctest.Test(t, func(t *testing.T) { // the retry's backoff
+		assert.NotPanics(t, func() { _, err = chain.FundFlow(context.Background(), "600519") })
+	})
+	var ce *runtime.ChainError
+	require.ErrorAs(t, err, &ce)
+	assert.ErrorIs(t, err, runtime.ErrNilImpl)
+	assert.ErrorIs(t, err, assert.AnError)
+	assert.Contains(t, err.Error(), "fallback:nil: error: breaker: wrapped implementation is nil")
+}

@@ -164,6 +164,10 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 func (c *QuoteSourceChain) tryKline(call runtime.Call, impl QuoteSource, ctx context.Context, code string, days int) (_ []Bar, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Kline(ctx, code, days)
 }
 
@@ -207,5 +211,9 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 func (c *QuoteSourceChain) tryQuote(call runtime.Call, impl QuoteSource, ctx context.Context, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
+	if impl == nil {
+		err = runtime.ErrNilImpl
+		return
+	}
 	return impl.Quote(ctx, code)
 }
