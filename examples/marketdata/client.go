@@ -196,7 +196,7 @@ func (c *Client) get(ctx context.Context, provider, path string, query url.Value
 	return nil
 }
 
-func (c *Client) statusError(provider string, res *http.Response) *StatusError {
+func (c *Client) statusError(provider string, res *http.Response) error {
 	e := &StatusError{Provider: provider, Code: res.StatusCode,
 		Wait: parseRetryAfter(res.Header.Get("Retry-After"), time.Now())}
 	if e.Code == http.StatusForbidden && e.Wait == 0 {
@@ -204,6 +204,9 @@ func (c *Client) statusError(provider string, res *http.Response) *StatusError {
 		if e.Wait <= 0 {
 			e.Wait = DefaultBanCooldown
 		}
+	}
+	if e.Wait > 0 {
+		return &CooldownError{e}
 	}
 	return e
 }

@@ -93,7 +93,7 @@ func TestClientStatusErrors(t *testing.T) {
 			require.ErrorAs(t, err, &se)
 			assert.Equal(t, marketdata.Tencent, se.Provider)
 			assert.Equal(t, tt.status, se.Code)
-			assert.Equal(t, tt.wait, se.RetryAfter())
+			assert.Equal(t, tt.wait, se.Wait)
 			assert.Equal(t, tt.retryable, se.Retryable())
 			assert.Equal(t, tt.notFound, errors.Is(err, marketdata.ErrNotFound))
 			assert.Equal(t, int64(1), up.Requests(marketdata.Tencent))
@@ -109,7 +109,7 @@ func TestClientBanCooldown(t *testing.T) {
 	_, err := c.Search(t.Context(), "gzmt")
 	var se *marketdata.StatusError
 	require.ErrorAs(t, err, &se)
-	assert.Equal(t, 2*time.Second, se.RetryAfter())
+	assert.Equal(t, 2*time.Second, se.Wait)
 	assert.Equal(t, "eastmoney: HTTP 403 Forbidden, banned, cool down 2s", se.Error())
 }
 

@@ -28,8 +28,9 @@ const DefaultBanCooldown = 30 * time.Second
 var ErrNotFound = errors.New("marketdata: not found")
 
 // StatusError is an upstream's answer other than 2xx. It tells a retry
-// policy whether trying again makes sense ([StatusError.Retryable]) and how
-// long the upstream asked to be left alone ([StatusError.RetryAfter]).
+// policy whether trying again makes sense ([StatusError.Retryable]). An
+// answer that asked to be left alone (a 429 with Retry-After, a 403 ban)
+// comes wrapped in a [CooldownError].
 type StatusError struct {
 	// Provider is the upstream that answered, e.g. "eastmoney".
 	Provider string
@@ -68,11 +69,20 @@ func (e *StatusError) Retryable() bool {
 	return e.Code == http.StatusRequestTimeout || e.Code == http.StatusTooManyRequests || e.Code >= 500
 }
 
-// RetryAfter returns how long the upstream asked to be left alone (see
-// [StatusError.Wait]); 0 when it asked nothing. A breaker can use it as the
-// length of a cooldown instead of counting the failure towards its
-// threshold.
-func (e *StatusError) RetryAfter() time.Duration { return e.Wait }
+// CooldownError is a [StatusError] whose upstream asked to be left alone for
+// Wait. Its RetryAfter method is what the breakergen runtime looks for: the
+// breaker opens at once for that long, and the call is not retried. Only
+// these answers have the method: the runtime treats any error that has it
+// as not retryable, so a plain 5xx keeps its retries.
+type CooldownError struct {
+	*StatusError
+}
+
+// RetryAfter returns how long the upstream asked to be left alone.
+func (e *CooldownError) RetryAfter() time.Duration { return e.Wait }
+
+// Unwrap returns the StatusError, for errors.As.
+func (e *CooldownError) Unwrap() error { return e.StatusError }
 
 // parseRetryAfter reads a Retry-After header: delay-seconds or an HTTP date.
 // It returns 0 for an absent, malformed or past value.

@@ -49,12 +49,12 @@ func ExampleStatusError() {
 	_, err := c.Changes(context.Background())
 	var se *marketdata.StatusError
 	if errors.As(err, &se) {
-		fmt.Println(se.Code, se.Retryable(), se.RetryAfter())
+		fmt.Println(se.Code, se.Retryable(), se.Wait)
 	}
 	up.Ban(marketdata.Eastmoney)
 	_, err = c.Search(context.Background(), "gzmt")
 	if errors.As(err, &se) {
-		fmt.Println(se.Code, se.Retryable(), se.RetryAfter())
+		fmt.Println(se.Code, se.Retryable(), se.Wait)
 	}
 	// Output:
 	// 429 true 30s

@@ -269,8 +269,8 @@ func TestPanicIsAFailure(t *testing.T) {
 }
 
 // TestEastmoneyRetries: eastmoney's routes make a second try after a
-// transport error, 100ms later (the default backoff), but never after an
-// answer that says to back off: a 403 ban is tried once.
+// transport error or a 5xx, 100ms later (the default backoff), but never
+// after an answer that says to back off: a 403 ban is tried once.
 func TestEastmoneyRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctrl := gomock.NewController(t)
@@ -288,7 +288,12 @@ func TestEastmoneyRetries(t *testing.T) {
 		assert.Len(t, hits, 1)
 		assert.Equal(t, 100*time.Millisecond, time.Since(start))
 
-		ban := &marketdata.StatusError{Provider: "eastmoney", Code: 403, Wait: 30 * time.Second}
+		unavailable := &marketdata.StatusError{Provider: "eastmoney", Code: 503}
+		stocks.EXPECT().Search(gomock.Any(), "503").Return(nil, unavailable).Times(2)
+		_, err = s.Search(t.Context(), "503")
+		require.ErrorIs(t, err, unavailable, "a 5xx is retried, and the last error returned")
+
+		ban := &marketdata.CooldownError{StatusError: &marketdata.StatusError{Provider: "eastmoney", Code: 403, Wait: 30 * time.Second}}
 		stocks.EXPECT().Search(gomock.Any(), "ban").Return(nil, ban).Times(1)
 		_, err = s.Search(t.Context(), "ban")
 		require.ErrorIs(t, err, ban)

@@ -212,3 +212,19 @@ func containsIndented(file, block string) bool {
 	}
 	return false
 }
+
+// TestREADMEErrorTypes: the README's error types retry a 5xx and cool down
+// on a ban, as the text says.
+func TestREADMEErrorTypes(t *testing.T) {
+	ctx := context.Background()
+	assert.True(t, runtime.Retryable(ctx, &readme.StatusError{Code: 503}))
+	assert.False(t, runtime.Retryable(ctx, &readme.StatusError{Code: 404}))
+	ban := &readme.BanError{StatusError: readme.StatusError{Code: 403}, Wait: 30 * time.Second}
+	assert.False(t, runtime.Retryable(ctx, ban))
+
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discard()))
+	b := reg.Breaker(runtime.Config{Name: "eastmoney"})
+	_ = b.Do(ctx, func(context.Context) error { return ban })
+	assert.Equal(t, runtime.Open, b.State(), "one ban opens the breaker at once")
+	assert.Equal(t, "retry after 30s: readme.BanError: quote API: HTTP 403", reg.Events(1)[0].Reason)
+}

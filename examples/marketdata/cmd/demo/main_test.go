@@ -54,10 +54,10 @@ func TestScenario(t *testing.T) {
 		require.ErrorAs(t, rep.Ban, &ban)
 		assert.Equal(t, http.StatusForbidden, ban.Code)
 		assert.False(t, ban.Retryable())
-		assert.Equal(t, 2*time.Second, ban.RetryAfter())
+		assert.Equal(t, 2*time.Second, ban.Wait)
 		require.ErrorAs(t, rep.Throttle, &throttle)
 		assert.Equal(t, http.StatusTooManyRequests, throttle.Code)
-		assert.Equal(t, 2*time.Second, throttle.RetryAfter())
+		assert.Equal(t, 2*time.Second, throttle.Wait)
 		assert.ErrorIs(t, rep.SlowErr, context.DeadlineExceeded)
 
 		// Fund flows through the chain: live, the backup while eastmoney
