@@ -217,8 +217,8 @@ func describe(now time.Time, err error) (verdict, msg string) {
 		return "absent", "404 no such stock: ErrNotFound is excluded, a success for the breaker"
 	case errors.As(err, &se):
 		msg := strings.TrimPrefix(se.Error(), se.Provider+": ")
-		if !se.Retryable() {
-			return "fail", msg + " · not retryable"
+		if !runtime.Retryable(context.Background(), err) { // as the wrappers' retries decide
+			return "fail", msg + " · not retried"
 		}
 		return "fail", msg + " · retryable"
 	case errors.Is(err, context.DeadlineExceeded):
