@@ -112,11 +112,13 @@ func StartChain(ctx context.Context, budget int) Chain {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	c := Chain{ctx: ctx, prov: claimProvenance(ctx), left: -1}
+	left := -1
 	if budget > 0 {
-		c.left = budget
+		left = budget
 	}
-	return c
+	// One literal, returned in registers: building it in a local and
+	// returning that copied it through memory, which cost more than the rest.
+	return Chain{ctx: ctx, prov: claimProvenance(ctx), left: left}
 }
 
 // Primary records how the primary's tries ended: tries upstream tries made
