@@ -27,11 +27,14 @@ type guarded struct {
 
 func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 	if w.next == nil {
-		return 0, runtime.ErrNilImpl
-	}
-	call, err := w.route.Enter(ctx)
-	if err != nil {
+		err = runtime.ErrNilImpl
 		return
+	}
+	call, ok := w.route.EnterFast()
+	if !ok {
+		if call, err = w.route.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

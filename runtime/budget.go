@@ -27,7 +27,7 @@ func WithBudget(ctx context.Context, n int) context.Context {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	callStatesInUse.Store(true)
+	useCallStates()
 	st := callStateFrom(ctx)
 	b := &budget{parent: st.budgetOrNil()}
 	b.left.Store(int64(max(n, 0)))

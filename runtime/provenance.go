@@ -71,7 +71,7 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 		ctx = context.Background()
 	}
 	p := &Provenance{}
-	callStatesInUse.Store(true)
+	useCallStates()
 	st := callStateFrom(ctx)
 	return context.WithValue(ctx, callStateKey{}, &callState{budget: st.budgetOrNil(), prov: p}), p
 }
@@ -102,12 +102,17 @@ type callState struct {
 
 type callStateKey struct{}
 
-// callStatesInUse is set by the first WithBudget or WithProvenance, so that
-// programs that use neither never look in the ctx.
-var callStatesInUse atomic.Bool
+// callStatesInUse is 0 until the first WithBudget or WithProvenance, and
+// all ones from then on, so that programs that use neither never look in
+// the ctx. It is a word rather than a flag so that [Route.EnterFast] can OR
+// it into the state word and decide with one test.
+var callStatesInUse atomic.Uint64
+
+// useCallStates sends every call through the ctx lookup from now on.
+func useCallStates() { callStatesInUse.Store(^uint64(0)) }
 
 func callStateFrom(ctx context.Context) *callState {
-	if ctx == nil || !callStatesInUse.Load() {
+	if ctx == nil || callStatesInUse.Load() == 0 {
 		return nil
 	}
 	st, _ := ctx.Value(callStateKey{}).(*callState)

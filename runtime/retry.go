@@ -134,9 +134,12 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 	if r.left == 0 {
 		return refuse(ErrBudget)
 	}
-	call, err := r.rt.Enter(ctx) // spends from the ctx's budgets
-	if err != nil {
-		return refuse(err)
+	call, ok := r.rt.EnterFast()
+	if !ok {
+		var err error
+		if call, err = r.rt.Enter(ctx); err != nil { // spends from the ctx's budgets
+			return refuse(err)
+		}
 	}
 	if r.left > 0 {
 		r.left--

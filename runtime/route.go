@@ -98,10 +98,23 @@ func (rt *Route) Timeout() time.Duration { return rt.timeout }
 var ErrInFlight = errors.New("breaker: call in flight")
 
 // Call is one admitted call on a [Route], a two-word value. Generated code
-// defers [Call.Exit] right after [Route.Enter] succeeds.
+// defers [Call.Exit] right after [Route.EnterFast] or [Route.Enter]
+// admitted the call.
 type Call struct {
 	route *Route
 	word  uint64 // the breaker's admission
+}
+
+// EnterFast is the part of [Route.Enter] that admits a plain CLOSED call:
+// one load and one test, small enough for the compiler to inline into the
+// caller, which is what generated wrappers need on their hottest path. When
+// ok is false nothing was admitted and the caller must call Enter, which
+// decides (an OPEN breaker, a probe, a limiter, a budget or provenance
+// record in play).
+func (rt *Route) EnterFast() (c Call, ok bool) {
+	c.word = rt.state.Load()
+	c.route = rt
+	return c, (c.word|callStatesInUse.Load())&rt.slow == 0
 }
 
 // Enter admits one call made with ctx: the breaker first, then, if the route
@@ -110,15 +123,10 @@ type Call struct {
 // [ErrRateLimited]) or ctx's error from a wait that ended; in those cases the
 // method must not be called and nothing else is needed. Enter allocates
 // nothing unless it waits for a token.
-func (rt *Route) Enter(ctx context.Context) (c Call, err error) {
-	if c.word = rt.state.Load(); c.word&rt.slow != 0 || callStatesInUse.Load() {
-		return rt.enterSlow(ctx)
-	}
-	c.route = rt
-	return
-}
-
-func (rt *Route) enterSlow(ctx context.Context) (Call, error) {
+//
+// Generated code calls [Route.EnterFast] first and Enter only when that
+// declines, so Enter does not repeat its test.
+func (rt *Route) Enter(ctx context.Context) (Call, error) {
 	b := rt.breaker
 	if s := b.state.Load(); s&fastMask == uint64(Open) {
 		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget

@@ -45,9 +45,11 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.limited.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.limited.EnterFast()
+	if !ok {
+		if call, err = w.limited.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
@@ -176,9 +178,11 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.quotes.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.quotes.EnterFast()
+	if !ok {
+		if call, err = w.quotes.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

@@ -41,9 +41,11 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err erro
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.benchQuotes.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.benchQuotes.EnterFast()
+	if !ok {
+		if call, err = w.benchQuotes.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

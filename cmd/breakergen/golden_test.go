@@ -16,7 +16,7 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the want/ sections of testdata/cases/*.txtar from the actual results")
+var update = flag.Bool("update", false, "rewrite the want/ sections of testdata/cases/*.txtar and the compared files of testdata/script/*.txtar from the actual results")
 
 // repoRoot is the root of the breakergen module.
 var repoRoot = sync.OnceValue(func() string {

@@ -18,7 +18,8 @@ func TestMain(m *testing.M) {
 // codes, usage, what goes to stdout and stderr, and what is written.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/script",
+		Dir:           "testdata/script",
+		UpdateScripts: *update, // -update rewrites the want files too
 		Setup: func(env *testscript.Env) error {
 			for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOSUMDB", "GOTOOLCHAIN"} {
 				if v := os.Getenv(k); v != "" {

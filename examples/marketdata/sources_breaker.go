@@ -287,9 +287,11 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.tdx.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.tdx.EnterFast()
+	if !ok {
+		if call, err = w.tdx.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
@@ -328,9 +330,11 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.tdx.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.tdx.EnterFast()
+	if !ok {
+		if call, err = w.tdx.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
@@ -357,9 +361,11 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.tencent.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.tencent.EnterFast()
+	if !ok {
+		if call, err = w.tencent.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
@@ -424,9 +430,11 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.tencent.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.tencent.EnterFast()
+	if !ok {
+		if call, err = w.tencent.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

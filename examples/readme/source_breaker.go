@@ -50,9 +50,11 @@ func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.tdx.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.tdx.EnterFast()
+	if !ok {
+		if call, err = w.tdx.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight
@@ -65,9 +67,11 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, err := w.eastmoney.Enter(ctx)
-	if err != nil {
-		return
+	call, ok := w.eastmoney.EnterFast()
+	if !ok {
+		if call, err = w.eastmoney.Enter(ctx); err != nil {
+			return
+		}
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

@@ -19,7 +19,7 @@ type report struct {
 // contenders in the order of the tables; direct is the baseline.
 var contenders = []struct{ name, what string }{
 	{"direct", "the upstream called directly"},
-	{"breakergen", "the generated `QuoterBreaker` (runtime `Route.Enter` / `Call.Exit`)"},
+	{"breakergen", "the generated `QuoterBreaker` (runtime `Route.EnterFast` or `Route.Enter`, then `Call.Exit`)"},
 	{"gobreaker-execute", "sony/gobreaker/v2 `CircuitBreaker.Execute`"},
 	{"gobreaker-twostep", "sony/gobreaker/v2 `TwoStepCircuitBreaker.Allow` + `done(err)`"},
 	{"failsafe-executor", "failsafe-go `failsafe.With(cb).Get`"},
