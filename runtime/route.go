@@ -127,9 +127,18 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // Generated code calls [Route.EnterFast] first and Enter only when that
 // declines, so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
+	if b := rt.breaker; b.state.Load()&fastMask == uint64(Open) {
+		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget
+	}
+	return rt.enter(ctx)
+}
+
+// enter is Enter for a breaker that was not OPEN a moment ago; kept apart
+// so that the rejection path runs in a small frame.
+func (rt *Route) enter(ctx context.Context) (Call, error) {
 	b := rt.breaker
 	if s := b.state.Load(); s&fastMask == uint64(Open) {
-		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget
+		return Call{}, b.reject.Load()
 	}
 	bud := budgetFrom(ctx)
 	if !bud.available() {
