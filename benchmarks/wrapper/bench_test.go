@@ -30,6 +30,40 @@ func bench(b *testing.B, q Quoter) {
 // BenchmarkDirect calls the implementation through the interface.
 func BenchmarkDirect(b *testing.B) { bench(b, &upstream{}) }
 
+// forward and deferred are not breakers: they bound from below what any
+// wrapper of the generated shape can cost. forward only forwards (one more
+// dynamic call); deferred also presets the error and defers the function
+// that tells a panic from a return, which SPEC §3's panic rule needs on
+// every call.
+type forward struct{ next Quoter }
+
+func (w *forward) Quote(ctx context.Context, code string) (int, error) {
+	return w.next.Quote(ctx, code)
+}
+
+type deferred struct{ next Quoter }
+
+func (w *deferred) Quote(ctx context.Context, code string) (_ int, err error) {
+	defer settle(&err)
+	err = runtime.ErrInFlight
+	return w.next.Quote(ctx, code)
+}
+
+func settle(errp *error) {
+	if *errp == runtime.ErrInFlight {
+		if v := recover(); v != nil {
+			panic(v)
+		}
+	}
+}
+
+// BenchmarkFloorForward: the extra dynamic call alone.
+func BenchmarkFloorForward(b *testing.B) { bench(b, &forward{&upstream{}}) }
+
+// BenchmarkFloorDefer: the extra call and the panic-accounting defer, with
+// no breaker at all.
+func BenchmarkFloorDefer(b *testing.B) { bench(b, &deferred{&upstream{}}) }
+
 // BenchmarkGeneratedSuccess calls it through the generated wrapper, CLOSED,
 // every call a success.
 func BenchmarkGeneratedSuccess(b *testing.B) { bench(b, newWrapper(nil)) }
