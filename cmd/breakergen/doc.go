@@ -188,4 +188,11 @@
 // interfaces declared inside functions, methods that cannot be
 // implemented outside their package, a -type naming nothing and a pattern
 // matching no package. Command-line mistakes exit with status 2.
+//
+// # Memory
+//
+// A run loads and renders once and exits, so breakergen sets the garbage
+// collector's target to 400% (GOGC=400) for itself: about a fifth faster,
+// for about twice the peak memory on large packages (150 MB for 200
+// interfaces of 10 methods). GOGC in the environment overrides it.
 package main
