@@ -532,6 +532,9 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 // counts and arming the period's timer.
 func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
 	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
+	if period(next) == 0 { // wrapped: no word may be 0 (see Route.EnterFast)
+		next += periodOne
+	}
 	b.fails.Store(next &^ 0xffffffff)
 	b.probes.Store(next &^ 0xffffffff)
 	b.probeSeq = 0

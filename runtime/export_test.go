@@ -15,3 +15,14 @@ func ForgetCallStates() (restore func()) {
 	callStatesInUse.Store(0)
 	return func() { callStatesInUse.Store(old) }
 }
+
+// SetPeriod moves b to state period p (its state unchanged), for tests of
+// what happens when the 32-bit period counter wraps.
+func (b *Breaker) SetPeriod(p uint32) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	w := uint64(p)<<32 | b.state.Load()&0xffffffff
+	b.fails.Store(w &^ 0xffffffff)
+	b.probes.Store(w &^ 0xffffffff)
+	b.state.Store(w)
+}

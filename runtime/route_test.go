@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +81,26 @@ func grepLines(s, sub string) string {
 		}
 	}
 	return b.String()
+}
+
+// TestPeriodWrapKeepsLimiter: after 2^32 transitions the period counter
+// wraps; it skips 0, so that no state word is 0 and EnterFast, which lets a
+// call of a limited route through only when the word is 0, never skips the
+// limiter.
+func TestPeriodWrapKeepsLimiter(t *testing.T) {
+	defer runtime.ForgetCallStates()()
+	reg, _ := newTestRegistry(t)
+	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
+	b := rt.Breaker()
+	b.SetPeriod(1<<32 - 1)
+	b.Reset() // the next period would be 0
+	require.Equal(t, runtime.Closed, b.State())
+	_, ok := rt.EnterFast()
+	assert.False(t, ok, "a limited route must wait for its token")
+	ctx := context.Background()
+	call, err := rt.Enter(ctx)
+	require.NoError(t, err, "the burst's token")
+	call.Exit(ctx, new(error))
+	_, err = rt.Enter(ctx)
+	assert.ErrorIs(t, err, runtime.ErrRateLimited, "the limiter still decides")
 }
