@@ -29,12 +29,13 @@
 //
 // Generated wrappers use a [Route] (one per annotation line): [Route.Enter]
 // admits the call (breaker, then limiter) and the deferred [Call.Exit]
-// reports its outcome. [Route.EnterFast], which the compiler inlines, comes
-// first and admits a plain CLOSED call with one load and one test; Enter is
-// called only when it declines. Neither allocates, takes a lock or reads the clock
-// on the CLOSED success path or on the rejection path. Hand-written code can
-// use [Breaker.Do], or the same two steps on a breaker: [Breaker.Acquire]
-// returns a [Token] that [Breaker.Release] takes with the call's error.
+// reports its outcome. On routes without a rate limit, [Route.EnterFast],
+// which the compiler inlines, comes first and admits a plain CLOSED call
+// with one load and one test; Enter is called only when it declines.
+// Neither allocates, takes a lock or reads the clock on the CLOSED success
+// path or on the rejection path. Hand-written code can use [Breaker.Do], or
+// the same two steps on a breaker: [Breaker.Acquire] returns a [Token] that
+// [Breaker.Release] takes with the call's error.
 //
 // # Registry
 //

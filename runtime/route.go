@@ -125,7 +125,8 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // nothing unless it waits for a token.
 //
 // Generated code calls [Route.EnterFast] first and Enter only when that
-// declines, so Enter does not repeat its test.
+// declines (or straight away on a route with a rate limit, where it always
+// would), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
 	if b := rt.breaker; b.state.Load()&fastMask == uint64(Open) {
 		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget

@@ -45,11 +45,9 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, ok := w.limited.EnterFast()
-	if !ok {
-		if call, err = w.limited.Enter(ctx); err != nil {
-			return
-		}
+	call, err := w.limited.Enter(ctx)
+	if err != nil {
+		return
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

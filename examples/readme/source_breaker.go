@@ -67,11 +67,9 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 		err = runtime.ErrNilImpl
 		return
 	}
-	call, ok := w.eastmoney.EnterFast()
-	if !ok {
-		if call, err = w.eastmoney.Enter(ctx); err != nil {
-			return
-		}
+	call, err := w.eastmoney.Enter(ctx)
+	if err != nil {
+		return
 	}
 	defer call.Exit(ctx, &err)
 	err = runtime.ErrInFlight

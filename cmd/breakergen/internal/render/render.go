@@ -549,19 +549,27 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		g.tries(f, t, decl, wrapper, body)
 		return
 	}
-	// EnterFast inlines: a plain CLOSED call costs one load and one test
-	// here, and only the other calls pay for Enter.
-	okName := a.fresh("ok")
-	body = append(body,
-		jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(route).Dot("EnterFast").Call(),
-		jen.If(jen.Op("!").Id(okName)).Block(
-			jen.If(
-				jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(jen.Id(recv).Dot(r.Field)).Dot("Enter").Call(jen.Id(ctx)),
-				jen.Id(errName).Op("!=").Nil(),
-			).Block(jen.Return()),
-		),
-		jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)),
-	)
+	if r.Settings.Rate.Per > 0 {
+		// Every call waits for a token: EnterFast would always decline.
+		body = append(body,
+			jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(route).Dot("Enter").Call(jen.Id(ctx)),
+			jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
+		)
+	} else {
+		// EnterFast inlines: a plain CLOSED call costs one load and one
+		// test here, and only the other calls pay for Enter.
+		okName := a.fresh("ok")
+		body = append(body,
+			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(route).Dot("EnterFast").Call(),
+			jen.If(jen.Op("!").Id(okName)).Block(
+				jen.If(
+					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(jen.Id(recv).Dot(r.Field)).Dot("Enter").Call(jen.Id(ctx)),
+					jen.Id(errName).Op("!=").Nil(),
+				).Block(jen.Return()),
+			),
+		)
+	}
+	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)))
 	if m.UseTimeout {
 		cancel := a.fresh("cancel")
 		body = append(body,
