@@ -46,10 +46,19 @@ func TestTargets(t *testing.T) {
 	}
 	beh := behaviour{"breakergen": {"allocs:Success": "0"}}
 	ts := report{bench: r, gen: g, behaviour: beh}.targets()
-	require.Len(t, ts, 5)
-	assert.Contains(t, ts[0].verdict, "met, 1.25×")                 // 250/10 = 25 against 20
-	assert.Contains(t, ts[1].verdict, "**missed**")                 // 12/10 = 1.2 against 1.5
-	assert.Equal(t, "met", ts[2].verdict)                           // no allocations
-	assert.Contains(t, ts[3].verdict, "met: at least 2.00× faster") // mockgen 2 s
-	assert.Contains(t, ts[4].verdict, "**missed**: 2.00× slower")   // mockery 0.5 s
+	require.Len(t, ts, 9)
+	assert.Contains(t, ts[0].verdict, "met, 1.20× under")           // 10/4 = 2.5 against 3
+	assert.Contains(t, ts[0].measured, "**2.50×**")                 //
+	assert.Equal(t, "**not measured**", ts[1].verdict)              // no rejection samples
+	assert.Equal(t, "**not measured**", ts[3].verdict)              // no RunParallel samples
+	assert.Contains(t, ts[4].verdict, "met, 1.25×")                 // 250/10 = 25 against 20
+	assert.Contains(t, ts[5].verdict, "**missed**")                 // 12/10 = 1.2 against 1.5
+	assert.Equal(t, "met", ts[6].verdict)                           // no allocations
+	assert.Contains(t, ts[7].verdict, "met: at least 2.00× faster") // mockgen 2 s
+	assert.Contains(t, ts[8].verdict, "**missed**: 2.00× slower")   // mockery 0.5 s
+
+	slow := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, slow.parse([]byte(strings.ReplaceAll(sampleOutput, "10.00 ns/op", "14.00 ns/op"))))
+	ts = report{bench: slow, gen: g, behaviour: beh}.targets()
+	assert.Contains(t, ts[0].verdict, "**missed**: 1.17× over") // 14/4 = 3.5 against 3
 }

@@ -46,8 +46,57 @@ func (r report) speedTarget(peer, label string, want float64) target {
 	return t
 }
 
+// ratio returns breakergen's ns/op in scenario sc over the direct call's in
+// scenario base (serial or RunParallel, at cpus).
+func (r report) ratio(sc, base string, parallel bool, cpus int) (float64, bool) {
+	if parallel {
+		sc, base = sc+"Parallel", base+"Parallel"
+	}
+	g, _, ok1 := r.bench.median("Benchmark"+sc+"/breakergen", cpus)
+	d, _, ok2 := r.bench.median("Benchmark"+base+"/direct", cpus)
+	if !ok1 || !ok2 || d.ns == 0 {
+		return 0, false
+	}
+	return g.ns / d.ns, true
+}
+
+// overheadTarget is one of the runtime issue's limits: breakergen's path in
+// scenario sc at most want times the direct call of scenario base.
+func (r report) overheadTarget(sc, base, path string, want float64, floor string) target {
+	t := target{name: fmt.Sprintf("breakergen's %s path at most %g× the direct call", path, want)}
+	head, ok := r.ratio(sc, base, false, 1)
+	if !ok {
+		t.measured, t.verdict = "no samples", "**not measured**"
+		return t
+	}
+	s2, _ := r.ratio(sc, base, false, 2)
+	p1, _ := r.ratio(sc, base, true, 1)
+	p2, _ := r.ratio(sc, base, true, 2)
+	t.measured = fmt.Sprintf("**%.2f×** (serial, 1 CPU); serial 2 CPUs %.2f×, RunParallel 1 CPU %.2f×, 2 CPUs %.2f×", head, s2, p1, p2)
+	if floor != "" {
+		t.measured += ". " + floor
+	}
+	if head <= want {
+		t.verdict = fmt.Sprintf("met, %.2f× under the limit", want/head)
+	} else {
+		t.verdict = fmt.Sprintf("**missed**: %.2f× over (%.1f%% above the limit)", head/want, 100*(head/want-1))
+	}
+	return t
+}
+
 func (r report) targets() []target {
+	var floor string
+	f, _, ok1 := r.bench.median("BenchmarkSuccess/floor-defer", 1)
+	d, _, ok2 := r.bench.median("BenchmarkSuccess/direct", 1)
+	if ok1 && ok2 && d.ns > 0 {
+		floor = fmt.Sprintf("Floor: floor-defer, a wrapper with no breaker that only defers the recover SPEC §3's panic rule needs, is %.2f× the direct call by itself", f.ns/d.ns)
+	}
 	ts := []target{
+		r.overheadTarget("Success", "Success", "success", 3, floor),
+		r.overheadTarget("Rejection", "Success", "rejection", 3, ""),
+		r.overheadTarget("Failure", "Failure", "failure", 6,
+			"Each failure reads the clock for the exact last-failure time SPEC §4 asks for; runtime's BenchmarkClockNow measures that read"),
+		r.scalingTarget(0.7),
 		r.speedTarget("gobreaker-execute", "gobreaker's Execute", 20),
 		r.speedTarget("resiliency", "go-resiliency's Run", 1.5),
 	}
@@ -131,4 +180,24 @@ func (r report) targets() []target {
 		ts = append(ts, t)
 	}
 	return ts
+}
+
+// scalingTarget: the RunParallel success benchmark at 2 CPUs takes at most
+// want times its 1-CPU time (the success path scales across cores).
+func (r report) scalingTarget(want float64) target {
+	t := target{name: fmt.Sprintf("breakergen's RunParallel success at 2 CPUs at most %g× its 1-CPU time", want)}
+	g1, _, ok1 := r.bench.median("BenchmarkSuccessParallel/breakergen", 1)
+	g2, _, ok2 := r.bench.median("BenchmarkSuccessParallel/breakergen", 2)
+	if !ok1 || !ok2 || g1.ns == 0 {
+		t.measured, t.verdict = "no samples", "**not measured**"
+		return t
+	}
+	x := g2.ns / g1.ns
+	t.measured = fmt.Sprintf("**%.2f×** (%.3g ns/op at 2 CPUs, %.3g at 1)", x, g2.ns, g1.ns)
+	if x <= want {
+		t.verdict = "met"
+	} else {
+		t.verdict = fmt.Sprintf("**missed**: %.2f× against %g×", x, want)
+	}
+	return t
 }
