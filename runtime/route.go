@@ -134,13 +134,11 @@ func (rt *Route) Enter(ctx context.Context) (Call, error) {
 	return rt.enter(ctx)
 }
 
-// enter is Enter for a breaker that was not OPEN a moment ago; kept apart
-// so that the rejection path runs in a small frame.
+// enter is Enter for a breaker that was not OPEN a moment ago (one that
+// opened since is rejected by admit); kept apart so that the rejection path
+// runs in a small frame.
 func (rt *Route) enter(ctx context.Context) (Call, error) {
 	b := rt.breaker
-	if s := b.state.Load(); s&fastMask == uint64(Open) {
-		return Call{}, b.reject.Load()
-	}
 	bud := budgetFrom(ctx)
 	if !bud.available() {
 		return Call{}, ErrBudget
