@@ -57,13 +57,7 @@ func Walk(t types.Type, fn func(types.Type)) {
 func foreignUnexported(t types.Type, pkg *types.Package) string {
 	bad := ""
 	Walk(t, func(t types.Type) {
-		var obj *types.TypeName
-		switch t := t.(type) {
-		case *types.Alias:
-			obj = t.Obj()
-		case *types.Named:
-			obj = t.Obj()
-		}
+		obj := TypeName(t)
 		if bad == "" && obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && !obj.Exported() {
 			bad = obj.Pkg().Path() + "." + obj.Name()
 		}
@@ -80,4 +74,16 @@ func invalid(t types.Type) bool {
 		}
 	})
 	return bad
+}
+
+// TypeName returns the name of t when t is a named type or an alias, and
+// nil otherwise.
+func TypeName(t types.Type) *types.TypeName {
+	switch t := t.(type) {
+	case *types.Alias:
+		return t.Obj()
+	case *types.Named:
+		return t.Obj()
+	}
+	return nil
 }

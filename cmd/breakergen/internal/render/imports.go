@@ -104,18 +104,10 @@ func (im *imports) apply(f *jen.File) {
 // collect records every package named by t.
 func (im *imports) collect(t types.Type, local *types.Package) {
 	model.Walk(t, func(t types.Type) {
-		var obj *types.TypeName
-		switch t := t.(type) {
-		case *types.Alias:
-			obj = t.Obj()
-		case *types.Named:
-			obj = t.Obj()
-		case *types.Basic:
-			if t.Kind() == types.UnsafePointer {
-				im.add("unsafe", "unsafe")
-			}
+		if b, ok := t.(*types.Basic); ok && b.Kind() == types.UnsafePointer {
+			im.add("unsafe", "unsafe")
 		}
-		if obj != nil && obj.Pkg() != nil && obj.Pkg().Path() != local.Path() {
+		if obj := model.TypeName(t); obj != nil && obj.Pkg() != nil && obj.Pkg().Path() != local.Path() {
 			im.add(obj.Pkg().Path(), obj.Pkg().Name())
 		}
 	})
