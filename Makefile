@@ -4,7 +4,7 @@ GO ?= go
 # Where tests leave files for people to look at (the dashboard's screenshots).
 export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 
-.PHONY: help demo serve test fmt vet race check-generate generate lint bench bench-runtime
+.PHONY: help demo serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -15,7 +15,7 @@ demo: ## run the market-data scenario end to end (loopback only, about 12s)
 serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
 	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
 
-test: fmt vet race check-generate ## gofmt, go vet, go test -race (both modules), generated-code freshness
+test: fmt vet race race-repeat check-generate ## gofmt, go vet, go test -race (both modules), hook tests repeated, generated-code freshness
 
 fmt: ## fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
@@ -28,6 +28,13 @@ vet: ## go vet ./... (and in bench/)
 race: ## go test -race ./... (and the behaviour tests in bench/)
 	$(GO) test -race ./...
 	cd bench && $(GO) test -race ./...
+
+# Hooks may run on a timer's goroutine: the tests that read what a hook wrote
+# pass alone and must pass beside anything, so they run many times under
+# -race (a few seconds in all) on top of the full run.
+race-repeat: ## the demo's scenario and the runtime's hook tests, -race -count=N
+	$(GO) test -race -count=200 -run '^TestScenario$$' ./examples/marketdata/cmd/demo/
+	$(GO) test -race -count=50 -run 'Hook|Transition|Stress|^ExampleRegistry' ./runtime/
 
 generate: ## regenerate every generated file (go generate, both modules)
 	$(GO) generate ./...

@@ -25,12 +25,16 @@ import (
 func TestScenario(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		up := fakeupstream.New()
-		var out bytes.Buffer
+		var out lockedBuffer
 		sc := &Scenario{Up: up, Client: up.Client(), Window: 2 * time.Second}
 		start := time.Now()
 		rep, err := sc.Run(t.Context(), &out)
 		require.NoError(t, err, out.String())
 		elapsed := time.Since(start)
+		// Run returns once the live log has printed every transition; any
+		// timer still pending must not print more.
+		synctest.Wait()
+		printed := out.String()
 
 		// The outage trips tdx after its annotated threshold.
 		assert.True(t, rep.TDXOpened)
@@ -109,8 +113,9 @@ func TestScenario(t *testing.T) {
 			"degradation timeline",
 			`"status": "ok"`,
 		} {
-			assert.Contains(t, out.String(), want)
+			assert.Contains(t, printed, want)
 		}
+		assert.Equal(t, printed, out.String(), "nothing is printed after Run returns")
 		// Well under a minute, even on the demo's clock.
 		assert.Less(t, elapsed, 20*time.Second)
 	})

@@ -17,8 +17,9 @@ import (
 // state-change hook prints from whichever goroutine made the transition (a
 // call's, or a timer's), so every write takes the lock.
 type liveLog struct {
-	mu    sync.Mutex // guards w
+	mu    sync.Mutex // guards w and last
 	w     io.Writer
+	last  runtime.Event // the newest transition printed
 	start time.Time
 }
 
@@ -63,7 +64,17 @@ func pad(s string, n int) string {
 
 // transition is one state change, as the hook sees it.
 func (l *liveLog) transition(ev runtime.Event) {
-	l.plain("  %s  ▶ breaker[%s] %s → %s: %s\n", l.stamp(ev.Time), ev.Source, ev.From, ev.To, ev.Reason)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "  %s  ▶ breaker[%s] %s → %s: %s\n", l.stamp(ev.Time), ev.Source, ev.From, ev.To, ev.Reason)
+	l.last = ev
+}
+
+// printed reports whether ev is the newest transition printed.
+func (l *liveLog) printed(ev runtime.Event) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last == ev
 }
 
 // timeline prints the degradation log, oldest first.

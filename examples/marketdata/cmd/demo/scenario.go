@@ -47,7 +47,7 @@ type Scenario struct {
 	stocks      marketdata.StockSource
 	flows       *marketdata.FundFlowSourceChain
 	svc         *marketdata.Service
-	transitions chan runtime.Event
+	transitions chan runtime.Event // wakes waitState and settle
 }
 
 // Report is what a run established, for the test.
@@ -129,6 +129,11 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 			return rep, err
 		}
 	}
+	// A transition made by a timer (OPEN → HALF_OPEN) may still be on its
+	// way to the live log: end only when the hook has printed them all.
+	if err := s.settle(ctx); err != nil {
+		return rep, err
+	}
 	s.timeline()
 	return rep, s.health()
 }
@@ -152,7 +157,7 @@ func (s *Scenario) scene(n int, title string) {
 }
 
 // onTransition is the registry's state-change hook: the live log, and the
-// wake-up of waitState.
+// wake-up of waitState and settle. It may run on a timer's goroutine.
 func (s *Scenario) onTransition(ev runtime.Event) {
 	s.log.transition(ev)
 	select {
@@ -178,7 +183,30 @@ func (s *Scenario) waitState(ctx context.Context, name string, to runtime.State)
 			return ctx.Err()
 		}
 	}
-	return nil
+	// The transition may have been made by a timer whose hook is still
+	// printing it: let it finish, so that the live log keeps its order.
+	return s.settle(ctx)
+}
+
+// settle waits until the live log has printed every transition the
+// registry recorded. Hooks run in transition order, so once the newest
+// recorded event has been printed, every earlier one has been too.
+func (s *Scenario) settle(ctx context.Context) error {
+	limit := time.NewTimer(10*s.Window + 5*time.Second)
+	defer limit.Stop()
+	for {
+		newest := s.reg.Events(1)
+		if len(newest) == 0 || s.log.printed(newest[0]) {
+			return nil
+		}
+		select {
+		case <-s.transitions:
+		case <-limit.C:
+			return fmt.Errorf("the live log never printed %s's transition to %s", newest[0].Source, newest[0].To)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
 
 func (s *Scenario) breaker(name string) *runtime.Breaker {
