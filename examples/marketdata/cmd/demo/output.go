@@ -17,10 +17,10 @@ import (
 // state-change hook prints from whichever goroutine made the transition (a
 // call's, or a timer's), so every write takes the lock.
 type liveLog struct {
-	mu    sync.Mutex // guards w and last
-	w     io.Writer
-	last  runtime.Event // the newest transition printed
-	start time.Time
+	mu      sync.Mutex // guards w and printed
+	w       io.Writer
+	printed map[runtime.Event]bool // the transitions printed so far
+	start   time.Time
 }
 
 func (l *liveLog) now() time.Time { return time.Now() }
@@ -67,14 +67,22 @@ func (l *liveLog) transition(ev runtime.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	fmt.Fprintf(l.w, "  %s  ▶ breaker[%s] %s → %s: %s\n", l.stamp(ev.Time), ev.Source, ev.From, ev.To, ev.Reason)
-	l.last = ev
+	if l.printed == nil {
+		l.printed = map[runtime.Event]bool{}
+	}
+	l.printed[ev] = true
 }
 
-// printed reports whether ev is the newest transition printed.
-func (l *liveLog) printed(ev runtime.Event) bool {
+// unprinted returns the first of evs not printed yet.
+func (l *liveLog) unprinted(evs []runtime.Event) (runtime.Event, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.last == ev
+	for _, ev := range evs {
+		if !l.printed[ev] {
+			return ev, true
+		}
+	}
+	return runtime.Event{}, false
 }
 
 // timeline prints the degradation log, oldest first.

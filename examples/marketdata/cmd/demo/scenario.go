@@ -189,20 +189,21 @@ func (s *Scenario) waitState(ctx context.Context, name string, to runtime.State)
 }
 
 // settle waits until the live log has printed every transition the
-// registry recorded. Hooks run in transition order, so once the newest
-// recorded event has been printed, every earlier one has been too.
+// registry recorded. Hooks of one breaker run in its transition order, but
+// two breakers' transitions may reach the hooks in another order than the
+// log's, so every recorded event is looked for.
 func (s *Scenario) settle(ctx context.Context) error {
 	limit := time.NewTimer(10*s.Window + 5*time.Second)
 	defer limit.Stop()
 	for {
-		newest := s.reg.Events(1)
-		if len(newest) == 0 || s.log.printed(newest[0]) {
+		ev, waiting := s.log.unprinted(s.reg.Events(runtime.DefaultEventCapacity))
+		if !waiting {
 			return nil
 		}
 		select {
 		case <-s.transitions:
 		case <-limit.C:
-			return fmt.Errorf("the live log never printed %s's transition to %s", newest[0].Source, newest[0].To)
+			return fmt.Errorf("the live log never printed %s's transition to %s", ev.Source, ev.To)
 		case <-ctx.Done():
 			return ctx.Err()
 		}
