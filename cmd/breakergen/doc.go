@@ -79,6 +79,7 @@
 //	stalesize  int >= 1       most results kept per method               1024
 //	methods    Name,Glob*     the methods an interface line routes       -
 //	skip       (flag)         on a method: delegate unguarded            -
+//	chain      (flag)         on an interface: also write XChain         -
 //
 // threshold, reset, halfopen, successes and ratelimit belong to the name:
 // every route that names it shares one breaker and one limiter, and their
@@ -155,7 +156,11 @@
 //
 // # Fallback chains
 //
-// For every annotated interface X breakergen also writes XChain:
+// For an annotated interface X one of whose lines carries the flag chain
+// (//breaker:name=eastmoney chain), breakergen also writes XChain; without
+// the flag it writes none (most interfaces never need one, and the chain is
+// most of the generated code). The flag belongs to the whole interface,
+// whichever of its lines gives it; it is an error on a method's line.
 //
 //	func NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]) *XChain
 //

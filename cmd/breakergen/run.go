@@ -35,8 +35,9 @@ breakergen writes circuit-breaker wrappers for the Go interfaces annotated
 with //breaker: lines in the packages named (default "."). The wrappers of
 the interfaces declared in f.go go to f_breaker.go beside it: for each
 interface X, a type XBreaker implementing X and NewXBreaker(next X, reg
-*runtime.Registry) *XBreaker, and a fallback chain XChain with
-NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]).
+*runtime.Registry) *XBreaker, and, when a line of X carries the flag chain,
+a fallback chain XChain with NewXChain(primary X, reg *runtime.Registry,
+fallbacks ...runtime.Fallback[X]).
 
     //go:generate go run github.com/breakergen/breakergen/cmd/breakergen
 
@@ -68,6 +69,7 @@ Keys (no space after //, options separated by spaces):
     stalesize=N    most results kept per method  default 1024
     methods=A,B*   methods an interface line routes; the line without it is the default
     skip           on a method: call it unguarded
+    chain          on an interface line: also write the fallback chain XChain
 A method's own line wins, then the first interface line whose methods match,
 then the default line. Methods without an error result are never guarded.
 

@@ -68,6 +68,9 @@ const (
 	// RoutingScope keys say which methods a line routes (name, methods,
 	// skip).
 	RoutingScope
+	// InterfaceScope keys say what to write for the whole interface
+	// (chain), whichever of its lines gives them.
+	InterfaceScope
 )
 
 // Where says where a line was written.
@@ -179,6 +182,7 @@ var keys = map[string]spec{
 	"stalesize": {scope: LineScope, parse: parseCount},
 	"methods":   {scope: RoutingScope, where: []Where{OnInterface}, parse: parseGlobs},
 	"skip":      {scope: RoutingScope, flag: true, where: []Where{OnMethod}},
+	"chain":     {scope: InterfaceScope, flag: true, where: []Where{OnInterface}},
 }
 
 // notYet lists keys that are specified but not built yet.

@@ -52,6 +52,8 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:skip name=a", OnMethod, `11: skip: must be alone on its line`},
 		{"//breaker:skip=true", OnMethod, `11: skip: is a flag and takes no value`},
 		{"//breaker:methods=A", OnMethod, `11: methods: only allowed on the interface's lines, not on a method`},
+		{"//breaker:threshold=2 chain", OnMethod, `23: chain: only allowed on the interface's lines, not on a method`},
+		{"//breaker:chain=true", OnInterface, `11: chain: is a flag and takes no value`},
 		{"//breaker:methods=a,,b", OnInterface, `11: methods: "a,,b" has an empty method pattern`},
 		{"//breaker:exclude=io.EOF.x", OnInterface, `11: exclude: "io.EOF.x" is not an error identifier (like ErrNotFound or io.EOF)`},
 		{"//breaker:attempts=0", OnMethod, `11: attempts: "0" is not an integer >= 1`},

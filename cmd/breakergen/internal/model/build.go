@@ -318,11 +318,20 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if n, ok := obj.Type().(*types.Named); ok && n.TypeParams().Len() > 0 {
 		in.TypeParams = n.TypeParams()
 	}
-	in.Chain, in.ChainCtor = name+"Chain", "New"+name+"Chain"
+	in.ChainType, in.ChainCtor = name+"Chain", "New"+name+"Chain"
 	if !ast.IsExported(name) {
 		in.Wrapper = lowerFirst(name) + "Breaker"
 		in.Ctor = "new" + upperFirst(name) + "Breaker"
-		in.Chain, in.ChainCtor = lowerFirst(name)+"Chain", "new"+upperFirst(name)+"Chain"
+		in.ChainType, in.ChainCtor = lowerFirst(name)+"Chain", "new"+upperFirst(name)+"Chain"
+	}
+	for _, l := range lines {
+		if l.Has("chain") {
+			in.Chain = true
+		}
+	}
+	ids := []string{in.Wrapper, in.Ctor}
+	if in.Chain {
+		ids = append(ids, in.ChainType, in.ChainCtor)
 	}
 	pkg := p.Types
 	// Generated names must be free in the destination package.
@@ -332,7 +341,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		gen = map[string]token.Position{}
 		b.generated[pkg.Path()] = gen
 	}
-	for _, id := range []string{in.Wrapper, in.Ctor, in.Chain, in.ChainCtor} {
+	for _, id := range ids {
 		if o := pkg.Scope().Lookup(id); o != nil && !b.outputs[b.fset.Position(o.Pos()).Filename] {
 			b.errorf(pos, "%s: cannot generate %s: the package already declares it at %s", name, id, b.fset.Position(o.Pos()))
 			return
@@ -342,7 +351,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 			return
 		}
 	}
-	for _, id := range []string{in.Wrapper, in.Ctor, in.Chain, in.ChainCtor} {
+	for _, id := range ids {
 		gen[id] = pos
 	}
 
@@ -820,10 +829,12 @@ func (b *builder) fieldNames(in *Interface) {
 	}
 	// The chain's own fields: the primary X, the fallbacks, and per route
 	// the fallbacks' routes.
-	in.PrimaryField = fresh("primary")
-	in.FallbacksField = fresh("fallbacks")
-	for _, r := range in.Routes {
-		r.FallbackField = fresh(r.Field + "Fallbacks")
+	if in.Chain {
+		in.PrimaryField = fresh("primary")
+		in.FallbacksField = fresh("fallbacks")
+		for _, r := range in.Routes {
+			r.FallbackField = fresh(r.Field + "Fallbacks")
+		}
 	}
 	// The per-method try helpers, tryM, and stale caches, mStale.
 	for _, m := range in.Methods {

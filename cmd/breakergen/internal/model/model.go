@@ -52,8 +52,11 @@ type Interface struct {
 	Methods []*Method
 	// Routes used by at least one method, in field order.
 	Routes []*Route
-	// Chain and ChainCtor name the fallback chain: XChain, NewXChain.
-	Chain, ChainCtor string
+	// Chain reports whether a line of the interface carries the chain flag:
+	// only then is the fallback chain written.
+	Chain bool
+	// ChainType and ChainCtor name the fallback chain: XChain, NewXChain.
+	ChainType, ChainCtor string
 	// PrimaryField and FallbacksField are the chain's fields holding the
 	// primary X and the fallbacks.
 	PrimaryField, FallbacksField string
