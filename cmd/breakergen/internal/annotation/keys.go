@@ -137,7 +137,8 @@ func MarkdownTable() string {
 	var sb strings.Builder
 	sb.WriteString("| key | value | meaning | default |\n| --- | --- | --- | --- |\n")
 	for _, k := range keys {
-		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", k.Name, k.Value, k.meaning(), k.Default)
+		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.meaning(), k.Default)
+		sb.WriteString(strings.Replace(row, "|  |", "| |", 1) + "\n")
 	}
 	return sb.String()
 }
@@ -151,7 +152,7 @@ func ManualTable() []string {
 		kw = max(kw, len(k.Name))
 		vw = max(vw, len(plain(k.Value)))
 	}
-	const mw = 44
+	const mw = 46
 	row := func(k, v, m, d string) string {
 		return strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %-*s  %s", kw, k, vw, v, mw, m, d), " ")
 	}
