@@ -35,7 +35,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
 	ils := b.routeLines(in, lines, methods, rs)
 	for _, m := range methods {
-		b.routeMethod(in, m, ils.lineFor(m.Name()), mlines[m.Name()], len(lines), rs, src)
+		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
 	b.fieldNames(in)
@@ -176,10 +176,12 @@ type ifaceLine struct {
 }
 
 // ifaceLines are the interface's routing lines: those with methods in the
-// order written, and the default line (without methods), or nil.
+// order written, and the default line (without methods), or nil; n counts
+// every line, so that methods' own routes come after them.
 type ifaceLines struct {
 	globbed []*ifaceLine
 	dflt    *ifaceLine
+	n       int
 }
 
 // lineFor returns the line routing a method without a line of its own:
@@ -196,7 +198,7 @@ func (ils ifaceLines) lineFor(method string) *ifaceLine {
 // routeLines makes the route of each interface line. A methods pattern
 // that matches no method and a second line without methods are errors.
 func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []*types.Func, rs resolver) ifaceLines {
-	var ils ifaceLines
+	ils := ifaceLines{n: len(lines)}
 	for i, l := range lines {
 		il := &ifaceLine{l: l, route: b.newRoute(l, strings.ToLower(in.Name), nil, rs)}
 		il.route.order = i
@@ -220,11 +222,12 @@ func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []
 	return ils
 }
 
-// routeMethod adds m to in with the route that guards it: its own line
-// ml (over base, the interface line it would otherwise take), else base;
-// or none, and why. Routes get their field order after the nlines
-// interface lines.
-func (b *builder) routeMethod(in *Interface, m *types.Func, base *ifaceLine, ml *annotation.Line, nlines int, rs resolver, src string) {
+// routeMethod adds m to in with the route that guards it: its own line ml
+// (refining base, the interface line it would otherwise take), else base;
+// or none, and why. It checks the route's valid and stale against m and
+// decides whether the timeout reaches it.
+func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
+	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
 	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig)}
 	in.Methods = append(in.Methods, mm)
@@ -245,7 +248,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, base *ifaceLine, ml 
 		}
 		r := b.newRoute(ml, strings.ToLower(in.Name), inherit, rs)
 		r.Method = m.Name()
-		r.order = nlines + len(in.Routes)
+		r.order = ils.n + len(in.Routes)
 		mm.Route = r
 		in.Routes = append(in.Routes, r)
 		if o, ok := ml.Get("timeout"); ok && !mm.Ctx {
