@@ -179,7 +179,8 @@
 // (//breaker:name=eastmoney chain), breakergen also writes XChain; without
 // the flag it writes none (most interfaces never need one, and the chain is
 // most of the generated code). The flag belongs to the whole interface,
-// whichever of its lines gives it; it is an error on a method's line.
+// whichever of its lines gives it; it is an error on a method's line. No
+// other key needs it: valid, stale and budget work in XBreaker too.
 //
 //	func NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]) *XChain
 //
