@@ -5,8 +5,10 @@
 // settings shared by name, exclude identifiers) is the model's job. Every
 // error carries the position of the key or line it is about.
 //
-// Adding a key is adding an entry to [keys], the one table of keys (and,
-// until it is built, the key sits in [notYet]).
+// Adding a key is adding an entry to the one table of keys in keys.go (and,
+// until it is built, the key sits in its list of keys not supported yet);
+// the manual, the README's table, the did-you-mean hints and the usage
+// text come from that table ([MarkdownTable], [ManualTable], [UsageTable]).
 package annotation
 
 import (
