@@ -10,7 +10,7 @@ import "context"
 
 // Quoter is the shape of a typical data source.
 //
-//breaker:name=bench-quotes threshold=1073741824
+//breaker:name=bench-quotes threshold=1073741824 chain
 type Quoter interface {
 	Quote(ctx context.Context, code string) (int, error)
 }

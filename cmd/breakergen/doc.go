@@ -1,10 +1,15 @@
 // Breakergen writes typed circuit-breaker wrappers for annotated Go
 // interfaces.
 //
+// Add it to your module as a tool (Go 1.24+ records it in go.mod's tool
+// directive):
+//
+//	go get -tool github.com/breakergen/breakergen/cmd/breakergen
+//
 // Annotate an interface with //breaker: lines and run breakergen (usually
 // through go generate) in its package:
 //
-//	//go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+//	//go:generate go tool breakergen
 //
 //	// StockSource is where quotes and k-lines come from.
 //	//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3
@@ -60,25 +65,39 @@
 // key=value options and flags. A comment written "// breaker:" with a space
 // is an ordinary comment; breakergen warns about it.
 //
-//	key        value          meaning                                    default
-//	name       [a-z0-9_.:-]+  registry name of the breaker and limiter   the interface name, lower-cased
-//	threshold  int >= 1       consecutive failures that trip it          5
-//	reset      duration       how long OPEN lasts before a probe         30s
-//	halfopen   int >= 1       concurrent probes in HALF_OPEN             1
-//	successes  int >= 1       probe successes that close it              1
-//	ratelimit  R/B            token bucket: R per second, burst B        none
-//	maxwait    duration       longest wait for a token                   the ctx deadline
-//	timeout    duration       per-call deadline added to the ctx         none
-//	exclude    ErrA,pkg.ErrB  errors (errors.Is) that count as success   none
-//	attempts   int >= 1       tries per call, the first included         1
-//	backoff    D or D..MAX    wait between tries (D..MAX: exponential    100ms
-//	                          from D capped at MAX, full jitter)
-//	budget     int >= 1       most upstream tries one call may spend     none
-//	valid      F or pkg.F     func(results...) bool judging an answer    none
-//	stale      duration       keep the last valid result this long       none
-//	stalesize  int >= 1       most results kept per method               1024
-//	methods    Name,Glob*     the methods an interface line routes       -
-//	skip       (flag)         on a method: delegate unguarded            -
+//	key        value          meaning                                         default
+//	name       [a-z0-9_.:-]+  registry name of the breaker and limiter;       the interface's name, lower-cased
+//	                          wrappers that name the same breaker share it
+//	threshold  int >= 1       consecutive failures that trip CLOSED -> OPEN   5
+//	reset      Go duration    how long OPEN lasts before a probe is allowed   30s
+//	halfopen   int >= 1       concurrent probes admitted in HALF_OPEN         1
+//	successes  int >= 1       consecutive probe successes that close it       1
+//	ratelimit  R/B            token bucket: R tokens per second, burst B      none
+//	maxwait    Go duration    longest a call waits for a token before         the ctx deadline
+//	                          ErrRateLimited; needs a ratelimit for its name
+//	timeout    Go duration    per-try deadline added to the method's ctx      none
+//	exclude    ErrA,pkg.ErrB  errors (matched with errors.Is) that count as   none
+//	                          success
+//	attempts   int >= 1       tries per call, the first included; each goes   1
+//	                          through the breaker
+//	backoff    D or D..MAX    wait between tries: fixed, or exponential from  100ms
+//	                          D capped at MAX with full jitter
+//	budget     int >= 1       most upstream tries one call may spend, across  none
+//	                          retries and fallbacks (also
+//	                          runtime.WithBudget)
+//	valid      F or pkg.F     func(results...) bool; false means "no data":   none
+//	                          neither success nor failure, never kept; - on
+//	                          a method's line clears it
+//	stale      Go duration    keep the last valid result per arguments this   none
+//	                          long, for when the call fails; 0 on a method's
+//	                          line clears it
+//	stalesize  int >= 1       most results kept per method; needs stale       1024
+//	methods    Name,Glob*     on an interface line: the methods this line     -
+//	                          routes; the line without methods is the
+//	                          default route
+//	skip       flag           on a method's line: delegate without any guard  -
+//	chain      flag           on an interface line: also write the fallback   -
+//	                          chain XChain and NewXChain
 //
 // threshold, reset, halfopen, successes and ratelimit belong to the name:
 // every route that names it shares one breaker and one limiter, and their
@@ -112,8 +131,9 @@
 // stalesize needs stale. A method line clears inherited keys with valid=-
 // and stale=0.
 //
-// The keys window, rate, slowcall and inflight are reserved: they are
-// rejected as "not supported yet".
+// The keys window, failrate, minimum, slow, slowrate, inflight,
+// concurrency, throttle, hedge and hedges are reserved: they are rejected
+// as "not supported yet".
 //
 // # Routing
 //
@@ -155,7 +175,12 @@
 //
 // # Fallback chains
 //
-// For every annotated interface X breakergen also writes XChain:
+// For an annotated interface X one of whose lines carries the flag chain
+// (//breaker:name=eastmoney chain), breakergen also writes XChain; without
+// the flag it writes none (most interfaces never need one, and the chain is
+// most of the generated code). The flag belongs to the whole interface,
+// whichever of its lines gives it; it is an error on a method's line. No
+// other key needs it: valid, stale and budget work in XBreaker too.
 //
 //	func NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]) *XChain
 //

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/render"
@@ -29,16 +30,19 @@ func exitCode(err error) int {
 	return 1
 }
 
-const usage = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [packages]
+// usageHead and usageTail are the usage text (-h) around its table of keys,
+// which comes from the one table of keys (annotation.UsageTable).
+const usageHead = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [packages]
 
 breakergen writes circuit-breaker wrappers for the Go interfaces annotated
 with //breaker: lines in the packages named (default "."). The wrappers of
 the interfaces declared in f.go go to f_breaker.go beside it: for each
 interface X, a type XBreaker implementing X and NewXBreaker(next X, reg
-*runtime.Registry) *XBreaker, and a fallback chain XChain with
-NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]).
+*runtime.Registry) *XBreaker, and, when a line of X carries the flag chain,
+a fallback chain XChain with NewXChain(primary X, reg *runtime.Registry,
+fallbacks ...runtime.Fallback[X]).
 
-    //go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+    //go:generate go tool breakergen
 
     //breaker:name=quotes threshold=5 reset=30s ratelimit=10/20
     //breaker:name=search methods=Search* timeout=2s exclude=ErrNotFound
@@ -50,24 +54,9 @@ NewXChain(primary X, reg *runtime.Registry, fallbacks ...runtime.Fallback[X]).
     }
 
 Keys (no space after //, options separated by spaces):
-    name=a-b.c:d   breaker and limiter name      default: interface name, lower-cased
-    threshold=N    failures that trip it         default 5    (per name)
-    reset=D        time OPEN before a probe      default 30s  (per name)
-    halfopen=N     concurrent probes             default 1    (per name)
-    successes=N    probe successes to close      default 1    (per name)
-    ratelimit=R/B  R tokens/s, burst B           default none (per name)
-    maxwait=D      longest wait for a token      default: ctx deadline (needs ratelimit)
-    timeout=D      per-call deadline on ctx      default none
-    exclude=E,p.E  errors that count as success  default none
-    attempts=N     tries per call, first included default 1
-    backoff=D      wait between tries; D..MAX: exponential from D, capped, full jitter
-                                                 default 100ms
-    budget=N       most upstream tries per call  default none (also runtime.WithBudget)
-    valid=F        func(results...) bool; false is "no data", never kept
-    stale=D        keep the last valid result per arguments this long; 0 clears
-    stalesize=N    most results kept per method  default 1024
-    methods=A,B*   methods an interface line routes; the line without it is the default
-    skip           on a method: call it unguarded
+`
+
+const usageTail = `
 A method's own line wins, then the first interface line whose methods match,
 then the default line. Methods without an error result are never guarded.
 
@@ -95,7 +84,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	tags := fs.String("tags", "", "comma-separated build `tags` to load the packages with")
 	check := fs.Bool("check", false, "write nothing; exit non-zero naming every file that would change (for CI)")
 	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usage)
+		fmt.Fprint(fs.Output(), usageHead+annotation.UsageTable()+usageTail)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

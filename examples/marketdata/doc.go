@@ -36,5 +36,5 @@
 // and degrades section by section when a breaker is open.
 package marketdata
 
-//go:generate go run github.com/breakergen/breakergen/cmd/breakergen
-//go:generate go run go.uber.org/mock/mockgen -source=sources.go -destination=mocks/sources.go -package=mocks
+//go:generate go tool breakergen
+//go:generate go tool mockgen -source=sources.go -destination=mocks/sources.go -package=mocks

@@ -54,7 +54,7 @@ type StockSource interface {
 // served when every source fails, as the origin service's DB fallback did.
 // [NewFundFlowSourceChain] puts a backup provider ([Client.Sina]) behind it.
 //
-//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h
+//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h chain
 type FundFlowSource interface {
 	// FundFlow returns today's money flow of the stock code.
 	FundFlow(ctx context.Context, code string) (FundFlow, error)

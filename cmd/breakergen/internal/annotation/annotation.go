@@ -5,8 +5,10 @@
 // settings shared by name, exclude identifiers) is the model's job. Every
 // error carries the position of the key or line it is about.
 //
-// Adding a key is adding an entry to [keys] (and, until it is built, the
-// key sits in [notYet]).
+// Adding a key is adding an entry to the one table of keys in keys.go (and,
+// until it is built, the key sits in its list of keys not supported yet);
+// the manual, the README's table, the did-you-mean hints and the usage
+// text come from that table ([MarkdownTable], [ManualTable], [UsageTable]).
 package annotation
 
 import (
@@ -14,13 +16,14 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
-	"math"
 	"path"
 	"regexp"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime"
 )
 
 // Prefix starts every annotation line.
@@ -68,6 +71,9 @@ const (
 	// RoutingScope keys say which methods a line routes (name, methods,
 	// skip).
 	RoutingScope
+	// InterfaceScope keys say what to write for the whole interface
+	// (chain), whichever of its lines gives them.
+	InterfaceScope
 )
 
 // Where says where a line was written.
@@ -103,12 +109,28 @@ func (b Backoff) String() string {
 	return b.D.String()
 }
 
-// Option is one key of a line with its parsed value: a string (name), int,
-// time.Duration, Rate, Backoff, []string (methods, exclude) or bool (flags).
+// Value is the parsed value of an option: the field its key's parser
+// fills is set, the others are zero. A flag has none.
+type Value struct {
+	Name     string        // name; valid (a func identifier, or "-")
+	Count    int           // threshold, halfopen, successes, attempts, budget, stalesize
+	Duration time.Duration // reset, maxwait, timeout, stale (0: no cache)
+	Rate     Rate          // ratelimit
+	Backoff  Backoff       // backoff
+	List     []string      // methods, exclude
+}
+
+// Equal reports whether v and w are the same value.
+func (v Value) Equal(w Value) bool {
+	return v.Name == w.Name && v.Count == w.Count && v.Duration == w.Duration &&
+		v.Rate == w.Rate && v.Backoff == w.Backoff && slices.Equal(v.List, w.List)
+}
+
+// Option is one key of a line with its parsed value.
 type Option struct {
 	Key   string
 	Raw   string // the value as written; "" for a flag
-	Value any
+	Value Value
 	Pos   token.Position // of the key
 }
 
@@ -152,57 +174,6 @@ func (l *Line) Has(key string) bool {
 
 // Skip reports whether the line is //breaker:skip.
 func (l *Line) Skip() bool { return l.Has("skip") }
-
-type spec struct {
-	scope Scope
-	flag  bool                       // a bare word, no value
-	where []Where                    // where it may be written; nil: anywhere
-	parse func(string) (any, string) // value, or a problem ("" if none)
-}
-
-// keys is the table of supported keys.
-var keys = map[string]spec{
-	"name":      {scope: RoutingScope, parse: parseName},
-	"threshold": {scope: NameScope, parse: parseCount},
-	"reset":     {scope: NameScope, parse: parseDuration},
-	"halfopen":  {scope: NameScope, parse: parseCount},
-	"successes": {scope: NameScope, parse: parseCount},
-	"ratelimit": {scope: NameScope, parse: parseRate},
-	"maxwait":   {scope: LineScope, parse: parseDuration},
-	"timeout":   {scope: LineScope, parse: parseDuration},
-	"exclude":   {scope: LineScope, parse: parseIdents},
-	"attempts":  {scope: LineScope, parse: parseCount},
-	"backoff":   {scope: LineScope, parse: parseBackoff},
-	"budget":    {scope: LineScope, parse: parseCount},
-	"valid":     {scope: LineScope, parse: parseValid},
-	"stale":     {scope: LineScope, parse: parseStale},
-	"stalesize": {scope: LineScope, parse: parseCount},
-	"methods":   {scope: RoutingScope, where: []Where{OnInterface}, parse: parseGlobs},
-	"skip":      {scope: RoutingScope, flag: true, where: []Where{OnMethod}},
-}
-
-// notYet lists keys that are specified but not built yet.
-var notYet = []string{"window", "rate", "slowcall", "inflight"}
-
-// KeyScope returns the scope of a supported key.
-func KeyScope(key string) Scope { return keys[key].scope }
-
-// NameKeys lists the keys of [NameScope] in a fixed order.
-func NameKeys() []string { return sortedKeys(NameScope) }
-
-// LineKeys lists the keys of [LineScope] in a fixed order.
-func LineKeys() []string { return sortedKeys(LineScope) }
-
-func sortedKeys(s Scope) []string {
-	var out []string
-	for k, sp := range keys {
-		if sp.scope == s {
-			out = append(out, k)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
 
 var spaced = regexp.MustCompile(`^//\s+breaker:`)
 
@@ -264,7 +235,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		rest = rest[j:]
 
 		key, val, hasVal := strings.Cut(word, "=")
-		sp, ok := keys[key]
+		sp := lookupKey(key)
 		switch {
 		case key == "":
 			errs = append(errs, Errorf(wpos, "%q: missing key before =", word))
@@ -272,7 +243,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		case slices.Contains(notYet, key):
 			errs = append(errs, Errorf(wpos, "%s: not supported yet", key))
 			continue
-		case !ok:
+		case sp == nil:
 			errs = append(errs, Errorf(wpos, "unknown key %q%s", key, hint(key)))
 			continue
 		}
@@ -281,7 +252,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 			continue
 		}
 		seen[key] = wpos
-		if sp.where != nil && !slices.Contains(sp.where, where) {
+		if sp.Where != nil && !slices.Contains(sp.Where, where) {
 			if where == OnInterface {
 				errs = append(errs, Errorf(wpos, "%s: only allowed on a method's line, not on the interface", key))
 			} else {
@@ -291,21 +262,18 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		}
 		o := Option{Key: key, Raw: val, Pos: wpos}
 		switch {
-		case sp.flag && hasVal:
+		case sp.Flag() && hasVal:
 			errs = append(errs, Errorf(wpos, "%s: is a flag and takes no value", key))
 			continue
-		case sp.flag:
-			o.Value = true
+		case sp.Flag():
 		case !hasVal:
 			errs = append(errs, Errorf(wpos, "%s: missing value (write %s=...)", key, key))
 			continue
 		default:
-			v, problem := sp.parse(val)
-			if problem != "" {
+			if problem := sp.parse(val, &o.Value); problem != "" {
 				errs = append(errs, Errorf(wpos, "%s: %s", key, problem))
 				continue
 			}
-			o.Value = v
 		}
 		l.Options = append(l.Options, o)
 	}
@@ -318,11 +286,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 // hint suggests a supported key close to an unknown one.
 func hint(key string) string {
 	best, bestD := "", 3
-	var cands []string
-	for k := range keys {
-		cands = append(cands, k)
-	}
-	cands = append(cands, notYet...)
+	cands := append(knownKeys(), notYet...)
 	slices.Sort(cands)
 	for _, k := range cands {
 		if d := distance(strings.ToLower(key), k); d < bestD {
@@ -337,8 +301,8 @@ func hint(key string) string {
 
 func knownKeys() []string {
 	var out []string
-	for k := range keys {
-		out = append(out, k)
+	for _, k := range keys {
+		out = append(out, k.Name)
 	}
 	slices.Sort(out)
 	return out
@@ -368,97 +332,107 @@ func distance(a, b string) int {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_.:-]+$`)
 
-func parseName(s string) (any, string) {
+func parseName(s string, v *Value) string {
 	if !nameRE.MatchString(s) {
-		return nil, fmt.Sprintf("%q is not a valid name (lower-case letters, digits and _ . : -)", s)
+		return fmt.Sprintf("%q is not a valid name (lower-case letters, digits and _ . : -)", s)
 	}
-	return s, ""
+	v.Name = s
+	return ""
 }
 
-func parseCount(s string) (any, string) {
+func parseCount(s string, v *Value) string {
 	n, err := strconv.Atoi(s)
 	if err != nil || n < 1 {
-		return nil, fmt.Sprintf("%q is not an integer >= 1", s)
+		return fmt.Sprintf("%q is not an integer >= 1", s)
 	}
-	return n, ""
+	v.Count = n
+	return ""
 }
 
-func parseDuration(s string) (any, string) {
+func parseDuration(s string, v *Value) string {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
-		return nil, fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
+		return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
 	}
-	return d, ""
+	v.Duration = d
+	return ""
 }
 
-func parseBackoff(s string) (any, string) {
+func parseBackoff(s string, v *Value) string {
+	bad := fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s", s)
 	lo, hi, ranged := strings.Cut(s, "..")
 	d, err := time.ParseDuration(lo)
 	if err != nil || d <= 0 {
-		return nil, fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s", s)
+		return bad
 	}
 	if !ranged {
-		return Backoff{D: d}, ""
+		v.Backoff = Backoff{D: d}
+		return ""
 	}
 	m, err := time.ParseDuration(hi)
 	if err != nil || m <= 0 {
-		return nil, fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 100ms or 100ms..2s", s)
+		return bad
 	}
 	if m < d {
-		return nil, fmt.Sprintf("%q: the cap %s is below the first wait %s", s, m, d)
+		return fmt.Sprintf("%q: the cap %s is below the first wait %s", s, m, d)
 	}
-	return Backoff{D: d, Max: m}, ""
+	v.Backoff = Backoff{D: d, Max: m}
+	return ""
 }
 
 // parseValid reads the name of a func, or "-" (no valid func).
-func parseValid(s string) (any, string) {
+func parseValid(s string, v *Value) string {
 	if s == "-" || identRE.MatchString(s) && s != "_" {
-		return s, ""
+		v.Name = s
+		return ""
 	}
-	return nil, fmt.Sprintf("%q is not a func identifier (like isValid or quotes.Valid), or - for none", s)
+	return fmt.Sprintf("%q is not a func identifier (like isValid or quotes.Valid), or - for none", s)
 }
 
 // parseStale reads a duration; 0 means no stale cache.
-func parseStale(s string) (any, string) {
+func parseStale(s string, v *Value) string {
 	if s == "0" {
-		return time.Duration(0), ""
+		return ""
 	}
-	return parseDuration(s)
+	return parseDuration(s, v)
 }
 
-func parseRate(s string) (any, string) {
-	r, b, ok := strings.Cut(s, "/")
-	per, err1 := strconv.ParseFloat(r, 64)
-	burst, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil || !(per > 0) || math.IsInf(per, 0) || burst < 1 {
-		return nil, fmt.Sprintf("%q is not R/B (tokens per second > 0, burst >= 1), like 1.5/3", s)
+// parseRate reads R/B with the runtime's own parser, so that an annotation
+// accepts exactly what BREAKER_<NAME>_RATELIMIT accepts.
+func parseRate(s string, v *Value) string {
+	per, burst, err := runtime.ParseRateLimit(s)
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not R/B (tokens per second > 0, burst >= 1), like 1.5/3", s)
 	}
-	return Rate{Per: per, Burst: burst}, ""
+	v.Rate = Rate{Per: per, Burst: burst}
+	return ""
 }
 
 var identRE = regexp.MustCompile(`^(?:[\pL_][\pL\pN_]*\.)?[\pL_][\pL\pN_]*$`)
 
-func parseIdents(s string) (any, string) {
+func parseIdents(s string, v *Value) string {
 	parts := strings.Split(s, ",")
 	for _, p := range parts {
 		if !identRE.MatchString(p) || p == "_" {
-			return nil, fmt.Sprintf("%q is not an error identifier (like ErrNotFound or io.EOF)", p)
+			return fmt.Sprintf("%q is not an error identifier (like ErrNotFound or io.EOF)", p)
 		}
 	}
-	return parts, ""
+	v.List = parts
+	return ""
 }
 
-func parseGlobs(s string) (any, string) {
+func parseGlobs(s string, v *Value) string {
 	parts := strings.Split(s, ",")
 	for _, p := range parts {
 		if p == "" {
-			return nil, fmt.Sprintf("%q has an empty method pattern", s)
+			return fmt.Sprintf("%q has an empty method pattern", s)
 		}
 		if _, err := path.Match(p, ""); err != nil {
-			return nil, fmt.Sprintf("%q is not a valid pattern: %v", p, err)
+			return fmt.Sprintf("%q is not a valid pattern: %v", p, err)
 		}
 	}
-	return parts, ""
+	v.List = parts
+	return ""
 }
 
 // Match reports whether a method name matches a methods pattern.

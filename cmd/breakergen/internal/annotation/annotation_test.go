@@ -20,12 +20,12 @@ func TestParse(t *testing.T) {
 	l, errs := Parse("//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 methods=Stock*,Quote exclude=ErrNotFound,io.EOF", pos(1), OnInterface)
 	require.Empty(t, errs)
 	want := []Option{
-		{Key: "name", Raw: "eastmoney", Value: "eastmoney", Pos: pos(11)},
-		{Key: "threshold", Raw: "5", Value: 5, Pos: pos(26)},
-		{Key: "reset", Raw: "30s", Value: 30 * time.Second, Pos: pos(38)},
-		{Key: "ratelimit", Raw: "1.5/3", Value: Rate{Per: 1.5, Burst: 3}, Pos: pos(48)},
-		{Key: "methods", Raw: "Stock*,Quote", Value: []string{"Stock*", "Quote"}, Pos: pos(64)},
-		{Key: "exclude", Raw: "ErrNotFound,io.EOF", Value: []string{"ErrNotFound", "io.EOF"}, Pos: pos(85)},
+		{Key: "name", Raw: "eastmoney", Value: Value{Name: "eastmoney"}, Pos: pos(11)},
+		{Key: "threshold", Raw: "5", Value: Value{Count: 5}, Pos: pos(26)},
+		{Key: "reset", Raw: "30s", Value: Value{Duration: 30 * time.Second}, Pos: pos(38)},
+		{Key: "ratelimit", Raw: "1.5/3", Value: Value{Rate: Rate{Per: 1.5, Burst: 3}}, Pos: pos(48)},
+		{Key: "methods", Raw: "Stock*,Quote", Value: Value{List: []string{"Stock*", "Quote"}}, Pos: pos(64)},
+		{Key: "exclude", Raw: "ErrNotFound,io.EOF", Value: Value{List: []string{"ErrNotFound", "io.EOF"}}, Pos: pos(85)},
 	}
 	assert.Equal(t, want, l.Options)
 	o, ok := l.Get("exclude")
@@ -52,6 +52,8 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:skip name=a", OnMethod, `11: skip: must be alone on its line`},
 		{"//breaker:skip=true", OnMethod, `11: skip: is a flag and takes no value`},
 		{"//breaker:methods=A", OnMethod, `11: methods: only allowed on the interface's lines, not on a method`},
+		{"//breaker:threshold=2 chain", OnMethod, `23: chain: only allowed on the interface's lines, not on a method`},
+		{"//breaker:chain=true", OnInterface, `11: chain: is a flag and takes no value`},
 		{"//breaker:methods=a,,b", OnInterface, `11: methods: "a,,b" has an empty method pattern`},
 		{"//breaker:exclude=io.EOF.x", OnInterface, `11: exclude: "io.EOF.x" is not an error identifier (like ErrNotFound or io.EOF)`},
 		{"//breaker:attempts=0", OnMethod, `11: attempts: "0" is not an integer >= 1`},
@@ -94,16 +96,11 @@ type X interface{}
 	lines, errs, warns := Scan(fset, doc, OnInterface)
 	require.Empty(t, errs)
 	require.Len(t, lines, 1)
-	assert.Equal(t, "x", lines[0].Options[0].Value)
+	assert.Equal(t, "x", lines[0].Options[0].Value.Name)
 	assert.Equal(t, 5, lines[0].Pos.Line)
 	require.Len(t, warns, 2)
 	assert.Contains(t, warns[0].Error(), "a.go:6:1: warning:")
 	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
-}
-
-func TestKeyScopes(t *testing.T) {
-	assert.Equal(t, []string{"halfopen", "ratelimit", "reset", "successes", "threshold"}, NameKeys())
-	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
 }
 
 // FuzzParse: the parser never panics, every error has a position on the
@@ -147,8 +144,9 @@ func FuzzParse(f *testing.F) {
 			require.NotEmpty(t, e.Msg)
 		}
 		for _, o := range l.Options {
-			require.NotNil(t, o.Value, "option %s without a value", o.Key)
-			require.Contains(t, keys, o.Key)
+			k := lookupKey(o.Key)
+			require.NotNil(t, k, "option of an unknown key %s", o.Key)
+			require.Equal(t, k.Flag(), o.Raw == "", "option %s: a value exactly when the key takes one", o.Key)
 		}
 	})
 }
@@ -157,26 +155,26 @@ func TestParseRetryKeys(t *testing.T) {
 	l, errs := Parse("//breaker:attempts=2 backoff=100ms..2s budget=6", pos(1), OnMethod)
 	require.Empty(t, errs)
 	want := []Option{
-		{Key: "attempts", Raw: "2", Value: 2, Pos: pos(11)},
-		{Key: "backoff", Raw: "100ms..2s", Value: Backoff{D: 100 * time.Millisecond, Max: 2 * time.Second}, Pos: pos(22)},
-		{Key: "budget", Raw: "6", Value: 6, Pos: pos(40)},
+		{Key: "attempts", Raw: "2", Value: Value{Count: 2}, Pos: pos(11)},
+		{Key: "backoff", Raw: "100ms..2s", Value: Value{Backoff: Backoff{D: 100 * time.Millisecond, Max: 2 * time.Second}}, Pos: pos(22)},
+		{Key: "budget", Raw: "6", Value: Value{Count: 6}, Pos: pos(40)},
 	}
 	assert.Equal(t, want, l.Options)
 	l, errs = Parse("//breaker:backoff=250ms", pos(1), OnInterface)
 	require.Empty(t, errs)
-	assert.Equal(t, Backoff{D: 250 * time.Millisecond}, l.Options[0].Value)
-	assert.Equal(t, "250ms", l.Options[0].Value.(Backoff).String())
+	assert.Equal(t, Backoff{D: 250 * time.Millisecond}, l.Options[0].Value.Backoff)
+	assert.Equal(t, "250ms", l.Options[0].Value.Backoff.String())
 	assert.Equal(t, "100ms..2s", Backoff{D: 100 * time.Millisecond, Max: 2 * time.Second}.String())
 }
 
 func TestParseValidStale(t *testing.T) {
 	l, errs := Parse("//breaker:valid=quotes.Valid stale=24h stalesize=64", pos(1), OnInterface)
 	require.Empty(t, errs)
-	assert.Equal(t, "quotes.Valid", l.Options[0].Value)
-	assert.Equal(t, 24*time.Hour, l.Options[1].Value)
-	assert.Equal(t, 64, l.Options[2].Value)
+	assert.Equal(t, "quotes.Valid", l.Options[0].Value.Name)
+	assert.Equal(t, 24*time.Hour, l.Options[1].Value.Duration)
+	assert.Equal(t, 64, l.Options[2].Value.Count)
 	l, errs = Parse("//breaker:valid=- stale=0", pos(1), OnMethod)
 	require.Empty(t, errs)
-	assert.Equal(t, "-", l.Options[0].Value)
-	assert.Equal(t, time.Duration(0), l.Options[1].Value)
+	assert.Equal(t, "-", l.Options[0].Value.Name)
+	assert.Equal(t, time.Duration(0), l.Options[1].Value.Duration)
 }

@@ -52,8 +52,11 @@ type Interface struct {
 	Methods []*Method
 	// Routes used by at least one method, in field order.
 	Routes []*Route
-	// Chain and ChainCtor name the fallback chain: XChain, NewXChain.
-	Chain, ChainCtor string
+	// Chain reports whether a line of the interface carries the chain flag:
+	// only then is the fallback chain written.
+	Chain bool
+	// ChainType and ChainCtor name the fallback chain: XChain, NewXChain.
+	ChainType, ChainCtor string
 	// PrimaryField and FallbacksField are the chain's fields holding the
 	// primary X and the fallbacks.
 	PrimaryField, FallbacksField string
@@ -115,15 +118,17 @@ type Route struct {
 	Stale     time.Duration
 	StaleSize int
 	Pos       token.Position // of the line
-
-	validFunc *types.Func        // resolved Valid
-	validOpt  *annotation.Option // the option giving valid
-	staleOpt  *annotation.Option // the option giving stale
-	Method    string             // for a method's own line, the method
+	Method    string         // for a method's own line, the method
 	// FallbackField is the chain's field holding the route's fallback
-	// routes, one per fallback.
+	// routes, one per fallback (only with the chain flag).
 	FallbackField string
-	order         int
+
+	// The options behind the settings, for errors found later.
+	validFunc  *types.Func        // resolved Valid
+	validOpt   *annotation.Option // the option giving valid
+	staleOpt   *annotation.Option // the option giving stale
+	maxwaitOpt *annotation.Option // the option giving maxwait
+	order      int                // of the wrapper's fields
 }
 
 // Retries reports whether calls of the route go through a retry loop: it

@@ -48,6 +48,9 @@ func File(mf *model.File) ([]byte, error) {
 			if r.Stale > 0 {
 				usesTime = true
 			}
+			if in.Chain && in.Default != nil && in.Default.Settings.Reset > 0 {
+				usesTime = true // the fallbacks' breakers
+			}
 			for _, e := range r.Exclude {
 				if e.Path != local.Path() {
 					im.add(e.Path, pkgNameOf(local, e))
@@ -205,6 +208,9 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		g.method(f, in, m, recv, wrapper(), reserved, false, next())
 	}
 
+	if !in.Chain {
+		return
+	}
 	chainRecv := recvAlloc.fresh("c")
 	g.chain(f, in, decl, use, next, reserved)
 	for _, m := range in.Methods {
@@ -214,7 +220,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 }
 
 func chainType(in *model.Interface, use []jen.Code) *jen.Statement {
-	s := jen.Id(in.Chain)
+	s := jen.Id(in.ChainType)
 	if use != nil {
 		s = s.Types(use...)
 	}
@@ -270,7 +276,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		)
 	}
 	fields = append(fields, g.staleFields(in)...)
-	f.Type().Id(in.Chain).Types(decl...).Struct(fields...)
+	f.Type().Id(in.ChainType).Types(decl...).Struct(fields...)
 	f.Line()
 
 	ca := newAlloc(reserved)
@@ -315,7 +321,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	if use == nil {
 		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil())
 	} else {
-		f.Commentf("%s implements %s for every type argument.", in.Chain, in.Name)
+		f.Commentf("%s implements %s for every type argument.", in.ChainType, in.Name)
 		f.Func().Id("_").Types(decl...).Params().Block(
 			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil()),
 		)
@@ -359,7 +365,7 @@ func chainDoc(in *model.Interface) []string {
 	if hasStale(in) {
 		then = ", then the stale cache of the methods that keep one"
 	}
-	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker%s. A caller learns which source answered from runtime.WithProvenance.", in.Chain, article, in.Name, in.Name, then))
+	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker%s. A caller learns which source answered from runtime.WithProvenance.", in.ChainType, article, in.Name, in.Name, then))
 	lines = append(lines, "")
 	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
 	return lines

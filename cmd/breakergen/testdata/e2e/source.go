@@ -60,7 +60,7 @@ func nonEmpty(f Flow) bool { return f.Net != 0 }
 // Flows is served by a fallback chain (SPEC section 6): an empty answer is
 // no data, and a valid one is kept for an hour.
 //
-//breaker:name=flows threshold=2 reset=1m valid=nonEmpty stale=1h
+//breaker:name=flows threshold=2 reset=1m valid=nonEmpty stale=1h chain
 type Flows interface {
 	Flow(ctx context.Context, code string) (Flow, error)
 	//breaker:attempts=2 budget=2 backoff=1s stale=0

@@ -1,0 +1,228 @@
+package annotation
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Key is one annotation key: how it is written, what it means, what it
+// belongs to, where it may be written and how its value parses.
+type Key struct {
+	Name string
+	// Arg names the value in the usage text (threshold=N); "" for a flag.
+	Arg string
+	// Value, Meaning and Default are the columns of the manual's table, in
+	// Markdown (code in backquotes); Default is "" where none applies.
+	Value, Meaning, Default string
+	Scope                   Scope
+	// Where lists where the key may be written; nil means anywhere.
+	Where []Where
+	// parse reads a value into v, or returns a problem; nil for a flag.
+	parse func(s string, v *Value) string
+}
+
+// Flag reports whether the key is a bare word without a value.
+func (k *Key) Flag() bool { return k.parse == nil }
+
+// keys is the one table of annotation keys, in the manual's order. The
+// manual (doc.go), the README's table, the did-you-mean hints and the
+// usage text (-h) come from it or are checked against it by a test, so a
+// new key is one entry here (and its handling in the model).
+var keys = []Key{
+	{Name: "name", Arg: "a-b.c:d", Value: "`[a-z0-9_.:-]+`", Scope: RoutingScope, parse: parseName,
+		Meaning: "registry name of the breaker and limiter; wrappers that name the same breaker share it",
+		Default: "the interface's name, lower-cased"},
+	{Name: "threshold", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
+		Meaning: "consecutive failures that trip CLOSED -> OPEN", Default: "5"},
+	{Name: "reset", Arg: "D", Value: "Go duration", Scope: NameScope, parse: parseDuration,
+		Meaning: "how long OPEN lasts before a probe is allowed", Default: "30s"},
+	{Name: "halfopen", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
+		Meaning: "concurrent probes admitted in HALF_OPEN", Default: "1"},
+	{Name: "successes", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
+		Meaning: "consecutive probe successes that close it", Default: "1"},
+	{Name: "ratelimit", Arg: "R/B", Value: "`R/B`", Scope: NameScope, parse: parseRate,
+		Meaning: "token bucket: R tokens per second, burst B", Default: "none"},
+	{Name: "maxwait", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
+		Meaning: "longest a call waits for a token before `ErrRateLimited`; needs a `ratelimit` for its name",
+		Default: "the ctx deadline"},
+	{Name: "timeout", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
+		Meaning: "per-try deadline added to the method's ctx", Default: "none"},
+	{Name: "exclude", Arg: "E,p.E", Value: "`ErrA,pkg.ErrB`", Scope: LineScope, parse: parseIdents,
+		Meaning: "errors (matched with `errors.Is`) that count as success", Default: "none"},
+	{Name: "attempts", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
+		Meaning: "tries per call, the first included; each goes through the breaker", Default: "1"},
+	{Name: "backoff", Arg: "D..MAX", Value: "`D` or `D..MAX`", Scope: LineScope, parse: parseBackoff,
+		Meaning: "wait between tries: fixed, or exponential from D capped at MAX with full jitter", Default: "100ms"},
+	{Name: "budget", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
+		Meaning: "most upstream tries one call may spend, across retries and fallbacks (also `runtime.WithBudget`)",
+		Default: "none"},
+	{Name: "valid", Arg: "F", Value: "`F` or `pkg.F`", Scope: LineScope, parse: parseValid,
+		Meaning: "`func(results...) bool`; false means \"no data\": neither success nor failure, never kept; `-` on a method's line clears it",
+		Default: "none"},
+	{Name: "stale", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseStale,
+		Meaning: "keep the last valid result per arguments this long, for when the call fails; `0` on a method's line clears it",
+		Default: "none"},
+	{Name: "stalesize", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
+		Meaning: "most results kept per method; needs `stale`", Default: "1024"},
+	{Name: "methods", Arg: "A,B*", Value: "`Name,Glob*`", Scope: RoutingScope, Where: []Where{OnInterface}, parse: parseGlobs,
+		Meaning: "the methods this line routes; the line without `methods` is the default route"},
+	{Name: "skip", Value: "flag", Scope: RoutingScope, Where: []Where{OnMethod},
+		Meaning: "delegate without any guard"},
+	{Name: "chain", Value: "flag", Scope: InterfaceScope, Where: []Where{OnInterface},
+		Meaning: "also write the fallback chain `XChain` and `NewXChain`"},
+}
+
+// notYet lists the keys that are specified (SPEC sections 8 and 9) but
+// not built yet: they are rejected as "not supported yet".
+var notYet = []string{"window", "failrate", "minimum", "slow", "slowrate", "inflight", "concurrency", "throttle", "hedge", "hedges"}
+
+// Keys returns the table of supported keys, in the manual's order.
+func Keys() []Key { return slices.Clone(keys) }
+
+// NotYet returns the keys that are reserved but not supported yet.
+func NotYet() []string { return slices.Clone(notYet) }
+
+// lookupKey returns the supported key called name, or nil.
+func lookupKey(name string) *Key {
+	for i := range keys {
+		if keys[i].Name == name {
+			return &keys[i]
+		}
+	}
+	return nil
+}
+
+// KeyScope returns the scope of a supported key.
+func KeyScope(name string) Scope {
+	if k := lookupKey(name); k != nil {
+		return k.Scope
+	}
+	return -1
+}
+
+// NameKeys lists the keys of [NameScope], sorted.
+func NameKeys() []string { return sortedKeys(NameScope) }
+
+// LineKeys lists the keys of [LineScope], sorted.
+func LineKeys() []string { return sortedKeys(LineScope) }
+
+func sortedKeys(s Scope) []string {
+	var out []string
+	for _, k := range keys {
+		if k.Scope == s {
+			out = append(out, k.Name)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// meaning is k's meaning with where it may be written in front.
+func (k *Key) meaning() string {
+	switch {
+	case slices.Equal(k.Where, []Where{OnInterface}):
+		return "on an interface line: " + k.Meaning
+	case slices.Equal(k.Where, []Where{OnMethod}):
+		return "on a method's line: " + k.Meaning
+	}
+	return k.Meaning
+}
+
+// plain drops the backquotes of the table's Markdown.
+func plain(s string) string { return strings.ReplaceAll(s, "`", "") }
+
+// MarkdownTable renders the table for the README.
+func MarkdownTable() string {
+	var sb strings.Builder
+	sb.WriteString("| key | value | meaning | default |\n| --- | --- | --- | --- |\n")
+	for _, k := range keys {
+		row := fmt.Sprintf("| `%s` | %s | %s | %s |", k.Name, k.Value, k.meaning(), k.Default)
+		sb.WriteString(strings.Replace(row, "|  |", "| |", 1) + "\n")
+	}
+	return sb.String()
+}
+
+// ManualTable renders the table for the command's manual (doc.go), as
+// lines of text without the comment markers: columns key, value, meaning
+// (wrapped) and default.
+func ManualTable() []string {
+	kw, vw := len("key"), len("value")
+	for _, k := range keys {
+		kw = max(kw, len(k.Name))
+		vw = max(vw, len(plain(k.Value)))
+	}
+	const mw = 46
+	row := func(k, v, m, d string) string {
+		return strings.TrimRight(fmt.Sprintf("%-*s  %-*s  %-*s  %s", kw, k, vw, v, mw, m, d), " ")
+	}
+	out := []string{row("key", "value", "meaning", "default")}
+	for _, k := range keys {
+		d := plain(k.Default)
+		if d == "" {
+			d = "-"
+		}
+		for i, m := range wrap(plain(k.meaning()), mw) {
+			if i == 0 {
+				out = append(out, row(k.Name, plain(k.Value), m, d))
+			} else {
+				out = append(out, row("", "", m, ""))
+			}
+		}
+	}
+	return out
+}
+
+// UsageTable renders the table for the usage text (-h): key=ARG, then the
+// meaning, the default and, for the keys of a name, "per name", wrapped
+// to 80 columns and indented by four spaces.
+func UsageTable() string {
+	const indent, col = "    ", 19
+	var sb strings.Builder
+	for _, k := range keys {
+		head := k.Name
+		if !k.Flag() {
+			head += "=" + k.Arg
+		}
+		text := plain(k.meaning())
+		if k.Default != "" {
+			text += "; default " + plain(k.Default)
+		}
+		if k.Scope == NameScope {
+			text += "; per name"
+		}
+		lines := wrap(text, 80-col)
+		first := indent + head
+		if len(first) >= col {
+			sb.WriteString(first + "\n")
+			first = ""
+		}
+		for i, l := range lines {
+			if i == 0 && first != "" {
+				fmt.Fprintf(&sb, "%-*s%s\n", col, first, l)
+				continue
+			}
+			fmt.Fprintf(&sb, "%*s%s\n", col, "", l)
+		}
+	}
+	return sb.String()
+}
+
+// wrap breaks s into lines of at most width bytes (a longer word stands
+// alone).
+func wrap(s string, width int) []string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		if cur != "" && len(cur)+1+len(w) > width {
+			lines = append(lines, cur)
+			cur = w
+			continue
+		}
+		if cur != "" {
+			cur += " "
+		}
+		cur += w
+	}
+	return append(lines, cur)
+}

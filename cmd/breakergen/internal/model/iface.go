@@ -1,0 +1,300 @@
+package model
+
+import (
+	"cmp"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"slices"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
+)
+
+// iface models one annotated interface declared in src, in the steps a
+// reader would name: check that it can be wrapped, name what is generated
+// for it, route its lines, route its methods, name the wrapper's fields,
+// and place it in its output file (only when emit: a -type run models
+// every annotated interface but emits only the selected ones).
+func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.TypeSpec, lines []*annotation.Line, mlines map[string]*annotation.Line, emit bool) {
+	in, it := b.checkType(p, ts)
+	if in == nil {
+		return
+	}
+	in.Chain = slices.ContainsFunc(lines, func(l *annotation.Line) bool { return l.Has("chain") })
+	if !b.reserveNames(in, p.Types) {
+		return
+	}
+	methods, ok := b.checkMethods(in, it, mlines, p.Types)
+	if !ok {
+		return
+	}
+	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
+	ils := b.routeLines(in, lines, methods, rs)
+	for _, m := range methods {
+		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
+	}
+	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
+	b.fieldNames(in)
+	if emit {
+		b.place(in, p.Types, f, src)
+	}
+}
+
+// checkType checks that the declaration is a package-level interface that
+// can be wrapped, and returns its model (names, type parameters) and its
+// underlying interface; nil when it cannot be wrapped.
+func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, *types.Interface) {
+	pos := b.fset.Position(ts.Name.Pos())
+	name := ts.Name.Name
+	obj, _ := p.TypesInfo.Defs[ts.Name].(*types.TypeName)
+	if obj == nil {
+		b.errorf(pos, "%s: no type information (see the package's errors)", name)
+		return nil, nil
+	}
+	// Type errors inside the declaration stop it; others do not.
+	start, end := b.fset.Position(ts.Pos()), b.fset.Position(ts.End())
+	bad := false
+	for _, e := range p.Errors {
+		if e.Kind != packages.TypeError {
+			continue
+		}
+		ep := parsePos(e.Pos)
+		if ep.Filename == start.Filename && ep.Line >= start.Line && ep.Line <= end.Line {
+			b.run.Errors = append(b.run.Errors, &annotation.Error{Pos: ep, Msg: e.Msg})
+			bad = true
+		}
+	}
+	if bad {
+		return nil, nil
+	}
+	it, ok := types.Unalias(obj.Type()).Underlying().(*types.Interface)
+	switch {
+	case !ok:
+		b.errorf(pos, "%s is not an interface: //breaker: annotates interfaces only", name)
+		return nil, nil
+	case !it.IsMethodSet():
+		b.errorf(pos, "%s is a constraint interface (it has a type set), not a method set: it cannot be wrapped", name)
+		return nil, nil
+	}
+	if a, ok := obj.Type().(*types.Alias); ok && a.TypeParams().Len() > 0 {
+		b.errorf(pos, "%s is a generic alias: annotate the interface it stands for", name)
+		return nil, nil
+	}
+	in := &Interface{
+		Name:      name,
+		Wrapper:   name + "Breaker",
+		Ctor:      "New" + name + "Breaker",
+		ChainType: name + "Chain",
+		ChainCtor: "New" + name + "Chain",
+		Obj:       obj,
+		Pos:       pos,
+	}
+	if !ast.IsExported(name) {
+		in.Wrapper, in.Ctor = lowerFirst(name)+"Breaker", "new"+upperFirst(name)+"Breaker"
+		in.ChainType, in.ChainCtor = lowerFirst(name)+"Chain", "new"+upperFirst(name)+"Chain"
+	}
+	if n, ok := obj.Type().(*types.Named); ok && n.TypeParams().Len() > 0 {
+		in.TypeParams = n.TypeParams()
+	}
+	return in, it
+}
+
+// reserveNames claims the package-level names generated for in (the
+// chain's only with the chain flag): each must be free in the destination
+// package, which an internal test package shares, and not generated for
+// another interface.
+func (b *builder) reserveNames(in *Interface, pkg *types.Package) bool {
+	ids := []string{in.Wrapper, in.Ctor}
+	if in.Chain {
+		ids = append(ids, in.ChainType, in.ChainCtor)
+	}
+	gen := b.generated[pkg.Path()]
+	if gen == nil {
+		gen = map[string]token.Position{}
+		b.generated[pkg.Path()] = gen
+	}
+	for _, id := range ids {
+		if o := pkg.Scope().Lookup(id); o != nil && !b.outputs[b.fset.Position(o.Pos()).Filename] {
+			b.errorf(in.Pos, "%s: cannot generate %s: the package already declares it at %s", in.Name, id, b.fset.Position(o.Pos()))
+			return false
+		}
+		if prev, ok := gen[id]; ok {
+			b.errorf(in.Pos, "%s: cannot generate %s: it is also generated for the interface at %s", in.Name, id, prev)
+			return false
+		}
+	}
+	for _, id := range ids {
+		gen[id] = in.Pos
+	}
+	return true
+}
+
+// checkMethods returns the method set of it in name order, and whether a
+// wrapper can implement it: every method is implementable outside its
+// package and spells only types the wrapper can name, and every method
+// line annotates a method of the set.
+func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[string]*annotation.Line, pkg *types.Package) ([]*types.Func, bool) {
+	var methods []*types.Func
+	for m := range it.Methods() {
+		methods = append(methods, m)
+	}
+	slices.SortFunc(methods, func(x, y *types.Func) int { return cmp.Compare(x.Name(), y.Name()) })
+	ok := true
+	for _, m := range methods {
+		if !m.Exported() && m.Pkg() != pkg {
+			b.errorf(in.Pos, "%s: method %s comes from package %s, where it is unexported: no type outside that package can implement it", in.Name, m.Name(), m.Pkg().Path())
+			ok = false
+			continue
+		}
+		if bad := foreignUnexported(m.Type(), pkg); bad != "" {
+			b.errorf(in.Pos, "%s: method %s uses %s, which is unexported in its package: the wrapper cannot name it", in.Name, m.Name(), bad)
+			ok = false
+		}
+		if invalid(m.Type()) {
+			b.errorf(in.Pos, "%s: method %s has an invalid type; fix the package's type errors first", in.Name, m.Name())
+			ok = false
+		}
+	}
+	for mname, l := range mlines {
+		if !slices.ContainsFunc(methods, func(m *types.Func) bool { return m.Name() == mname }) {
+			b.errorf(l.Pos, "%s: method %s not found in the method set", in.Name, mname)
+			ok = false
+		}
+	}
+	return methods, ok
+}
+
+// ifaceLine is one of the interface's lines with its route.
+type ifaceLine struct {
+	l     *annotation.Line
+	route *Route
+	globs []string // the methods patterns; nil on the default line
+}
+
+// ifaceLines are the interface's routing lines: those with methods in the
+// order written, and the default line (without methods), or nil; n counts
+// every line, so that methods' own routes come after them.
+type ifaceLines struct {
+	globbed []*ifaceLine
+	dflt    *ifaceLine
+	n       int
+}
+
+// lineFor returns the line routing a method without a line of its own:
+// the first whose methods match, else the default line; nil if none.
+func (ils ifaceLines) lineFor(method string) *ifaceLine {
+	for _, il := range ils.globbed {
+		if slices.ContainsFunc(il.globs, func(g string) bool { return annotation.Match(g, method) }) {
+			return il
+		}
+	}
+	return ils.dflt
+}
+
+// routeLines makes the route of each interface line. A methods pattern
+// that matches no method and a second line without methods are errors.
+func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []*types.Func, rs resolver) ifaceLines {
+	ils := ifaceLines{n: len(lines)}
+	for i, l := range lines {
+		il := &ifaceLine{l: l, route: b.newRoute(l, strings.ToLower(in.Name), nil, rs)}
+		il.route.order = i
+		o, ok := l.Get("methods")
+		switch {
+		case ok:
+			il.globs = o.Value.List
+			for i, g := range il.globs {
+				if !slices.ContainsFunc(methods, func(m *types.Func) bool { return annotation.Match(g, m.Name()) }) {
+					b.errorf(o.ItemPos(i), "methods: %q matches no method of %s", g, in.Name)
+				}
+			}
+			ils.globbed = append(ils.globbed, il)
+		case ils.dflt != nil:
+			b.errorf(l.Pos, "%s: a second line without methods=; only one line can be the default route (the first is at line %d)", in.Name, ils.dflt.l.Pos.Line)
+		default:
+			ils.dflt = il
+			in.Default = il.route
+		}
+	}
+	return ils
+}
+
+// routeMethod adds m to in with the route that guards it: its own line ml
+// (refining base, the interface line it would otherwise take), else base;
+// or none, and why. It checks the route's valid and stale against m and
+// decides whether the timeout reaches it.
+func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
+	base := ils.lineFor(m.Name())
+	sig := m.Type().(*types.Signature)
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig)}
+	in.Methods = append(in.Methods, mm)
+	switch {
+	case ml != nil && ml.Skip():
+		mm.Why = "skip"
+		return
+	case !lastIsError(sig):
+		if ml != nil {
+			b.errorf(ml.Pos, "%s.%s: the last result is not error, so the method cannot report a failure or a rejection and cannot be guarded; remove the line or write //breaker:skip", in.Name, m.Name())
+		}
+		mm.Why = "noerror"
+		return
+	case ml != nil:
+		var inherit *Route
+		if base != nil {
+			inherit = base.route
+		}
+		r := b.newRoute(ml, strings.ToLower(in.Name), inherit, rs)
+		r.Method = m.Name()
+		r.order = ils.n + len(in.Routes)
+		mm.Route = r
+		in.Routes = append(in.Routes, r)
+		if o, ok := ml.Get("timeout"); ok && !mm.Ctx {
+			b.errorf(o.Pos, "%s.%s: timeout: the method has no context.Context first parameter to carry a deadline", in.Name, m.Name())
+		}
+	case base != nil:
+		mm.Route = base.route
+		if !slices.Contains(in.Routes, base.route) {
+			in.Routes = append(in.Routes, base.route)
+		}
+	default:
+		mm.Why = "noroute"
+		return
+	}
+	b.checkResults(in, mm)
+	if mm.Route.Timeout == 0 {
+		return
+	}
+	if mm.Ctx {
+		mm.UseTimeout = true
+	} else if ml == nil || !ml.Has("timeout") {
+		mpos := b.fset.Position(m.Pos())
+		if mpos.Filename != src {
+			mpos = in.Pos // an embedded method declared elsewhere
+		}
+		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+	}
+}
+
+// place adds in to the output file of src, creating it on first use.
+func (b *builder) place(in *Interface, pkg *types.Package, f *ast.File, src string) {
+	out := outputPath(src)
+	file := b.files[out]
+	if file == nil {
+		file = &File{
+			Path:     out,
+			Source:   src,
+			Build:    load.BuildLine(f),
+			PkgName:  pkg.Name(),
+			PkgPath:  pkg.Path(),
+			Reserved: map[string]bool{},
+		}
+		b.files[out] = file
+	}
+	for _, n := range pkg.Scope().Names() {
+		file.Reserved[n] = true
+	}
+	file.Interfaces = append(file.Interfaces, in)
+}

@@ -1,0 +1,309 @@
+package model
+
+import (
+	"go/ast"
+	"go/types"
+	"strconv"
+	"strings"
+
+	"golang.org/x/tools/go/packages"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
+)
+
+// nameInfo gathers the name-level settings given for one breaker name.
+type nameInfo struct {
+	given map[string]annotation.Option // key → first option giving it
+}
+
+// settings are the name's settings as given anywhere in the run.
+func (ni *nameInfo) settings() Settings {
+	var s Settings
+	for k, o := range ni.given {
+		switch k {
+		case "threshold":
+			s.Threshold = o.Value.Count
+		case "reset":
+			s.Reset = o.Value.Duration
+		case "halfopen":
+			s.HalfOpen = o.Value.Count
+		case "successes":
+			s.Successes = o.Value.Count
+		case "ratelimit":
+			s.Rate = o.Value.Rate
+		}
+	}
+	return s
+}
+
+// newRoute makes the route of one line. A line without name takes the name
+// of inherit (a method line) or defaultName, and the line keys of inherit
+// that it does not give itself. Its name-level settings are recorded for
+// the name and filled in by [builder.resolve] once the run is read.
+func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Route, rs resolver) *Route {
+	r := &Route{Name: defaultName, Pos: l.Pos}
+	if inherit != nil {
+		r.inheritLineKeys(inherit)
+	}
+	if o, ok := l.Get("name"); ok {
+		r.Name = o.Value.Name
+	}
+	b.nameKeys(r.Name, l)
+	for _, o := range l.Options {
+		b.lineKey(r, l, o, rs)
+	}
+	if o, ok := l.Get("stalesize"); ok && r.Stale == 0 {
+		b.errorf(o.Pos, "stalesize: there is no stale cache to size; give stale=D too")
+	}
+	if r.Stale == 0 {
+		r.StaleSize = 0
+	}
+	b.routes = append(b.routes, r)
+	return r
+}
+
+// inheritLineKeys copies the name and the line keys of the route a method
+// line refines.
+func (r *Route) inheritLineKeys(from *Route) {
+	r.Name = from.Name
+	r.Timeout, r.MaxWait, r.maxwaitOpt, r.Exclude = from.Timeout, from.MaxWait, from.maxwaitOpt, from.Exclude
+	r.Attempts, r.Backoff, r.Budget = from.Attempts, from.Backoff, from.Budget
+	r.Valid, r.validFunc, r.validOpt = from.Valid, from.validFunc, from.validOpt
+	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
+}
+
+// nameKeys records the name-level keys l gives for name; a value that
+// differs from one given before for the name is an error citing both.
+func (b *builder) nameKeys(name string, l *annotation.Line) {
+	ni := b.names[name]
+	if ni == nil {
+		ni = &nameInfo{given: map[string]annotation.Option{}}
+		b.names[name] = ni
+	}
+	for _, o := range l.Options {
+		if annotation.KeyScope(o.Key) != annotation.NameScope {
+			continue
+		}
+		if prev, ok := ni.given[o.Key]; ok {
+			if !prev.Value.Equal(o.Value) {
+				b.errorf(o.Pos, "breaker %q: %s=%s conflicts with %s=%s given at %s", name, o.Key, o.Raw, prev.Key, prev.Raw, prev.Pos)
+			}
+			continue
+		}
+		ni.given[o.Key] = o
+	}
+}
+
+// lineKey applies one line key of l to r; other keys are left alone.
+func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs resolver) {
+	switch o.Key {
+	case "timeout":
+		r.Timeout = o.Value.Duration
+	case "maxwait":
+		r.MaxWait, r.maxwaitOpt = o.Value.Duration, &o
+	case "exclude":
+		r.Exclude = b.resolveExclude(o, rs)
+	case "attempts":
+		r.Attempts = o.Value.Count
+	case "backoff":
+		r.Backoff = o.Value.Backoff
+	case "budget":
+		r.Budget = o.Value.Count
+	case "valid":
+		r.Valid, r.validFunc, r.validOpt = nil, nil, nil
+		if o.Value.Name == "-" {
+			if l.Where == annotation.OnInterface {
+				b.errorf(o.Pos, "valid: - clears a valid func a method inherits; on an interface line, leave valid out")
+			}
+			return
+		}
+		r.validOpt = &o
+		if f := b.resolveValid(o, rs); f != nil {
+			r.validFunc = f
+			r.Valid = &Ref{Path: f.Pkg().Path(), Name: f.Name(), Text: o.Raw}
+		}
+	case "stale":
+		r.Stale, r.staleOpt = o.Value.Duration, &o
+		if r.Stale == 0 {
+			r.staleOpt = nil
+			if l.Where == annotation.OnInterface {
+				b.errorf(o.Pos, "stale: 0 clears a stale cache a method inherits; on an interface line, leave stale out")
+			}
+		}
+	case "stalesize":
+		r.StaleSize = o.Value.Count
+	}
+}
+
+// resolve fills in every route's name-level settings from the whole run.
+func (b *builder) resolve() {
+	for _, r := range b.routes {
+		r.Settings = b.names[r.Name].settings()
+		if r.maxwaitOpt != nil && r.Settings.Rate.Per == 0 {
+			b.errorf(r.maxwaitOpt.Pos, "maxwait: breaker %q has no ratelimit, so there is no token to wait for", r.Name)
+		}
+	}
+}
+
+// resolver resolves the identifiers of annotations as the interface's
+// file sees them.
+type resolver struct {
+	scope *types.Scope // the file's
+	pkg   *types.Package
+}
+
+func fileScope(p *packages.Package, f *ast.File) *types.Scope {
+	if s := p.TypesInfo.Scopes[f]; s != nil {
+		return s
+	}
+	return p.Types.Scope()
+}
+
+// object resolves id, a package-level name of the package (what: "value",
+// "func") or pkg.Name of a package the file imports. It returns the
+// object, or a problem to report after "key: ".
+func (rs resolver) object(id, what string) (types.Object, string) {
+	if q, sel, ok := strings.Cut(id, "."); ok {
+		pn, _ := lookup(rs.scope, q).(*types.PkgName)
+		if pn == nil {
+			return nil, id + ": " + q + " is not an imported package in this file"
+		}
+		obj := pn.Imported().Scope().Lookup(sel)
+		if obj == nil || !obj.Exported() {
+			return nil, id + ": package " + pn.Imported().Path() + " has no exported " + sel
+		}
+		return obj, ""
+	}
+	obj := lookup(rs.scope, id)
+	if obj == nil {
+		return nil, id + ": undefined"
+	}
+	if obj.Parent() != rs.pkg.Scope() {
+		return nil, id + ": not a package-level " + what + " of " + rs.pkg.Name()
+	}
+	return obj, ""
+}
+
+// resolveExclude resolves exclude's identifiers: each must be a
+// package-level value whose type implements error. The errors are at the
+// item.
+func (b *builder) resolveExclude(o annotation.Option, rs resolver) []Ref {
+	var refs []Ref
+	errType := types.Universe.Lookup("error").Type().Underlying().(*types.Interface)
+	for i, id := range o.Value.List {
+		pos := o.ItemPos(i)
+		obj, problem := rs.object(id, "value")
+		switch obj.(type) {
+		case nil:
+			b.errorf(pos, "exclude: %s", problem)
+			continue
+		case *types.Var, *types.Const:
+		default:
+			b.errorf(pos, "exclude: %s is not a variable or constant (it is a %s)", id, kind(obj))
+			continue
+		}
+		if !types.Implements(obj.Type(), errType) {
+			b.errorf(pos, "exclude: %s is not an error: its type %s does not implement error", id, types.TypeString(obj.Type(), types.RelativeTo(rs.pkg)))
+			continue
+		}
+		refs = append(refs, Ref{Path: obj.Pkg().Path(), Name: obj.Name(), Text: id})
+	}
+	return refs
+}
+
+// resolveValid resolves valid's identifier: a package-level func, not
+// generic. Whether its signature fits is checked per method
+// ([builder.checkResults]).
+func (b *builder) resolveValid(o annotation.Option, rs resolver) *types.Func {
+	id := o.Value.Name
+	obj, problem := rs.object(id, "func")
+	if obj == nil {
+		b.errorf(o.Pos, "valid: %s", problem)
+		return nil
+	}
+	f, ok := obj.(*types.Func)
+	if !ok {
+		b.errorf(o.Pos, "valid: %s is not a func (it is a %s)", id, kind(obj))
+		return nil
+	}
+	if f.Type().(*types.Signature).TypeParams().Len() > 0 {
+		b.errorf(o.Pos, "valid: %s is generic; name a func of the results' own types", id)
+		return nil
+	}
+	return f
+}
+
+// checkResults checks that the valid func and the stale cache of m's route
+// fit m. The errors are at the key, which may be on the interface's line.
+func (b *builder) checkResults(in *Interface, m *Method) {
+	r := m.Route
+	res := m.Sig.Results()
+	var want []types.Type
+	for i := range res.Len() - 1 {
+		want = append(want, res.At(i).Type())
+	}
+	qual := types.RelativeTo(in.Obj.Pkg())
+	if r.validFunc != nil {
+		sig := r.validFunc.Type().(*types.Signature)
+		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&
+			types.Identical(sig.Results().At(0).Type().Underlying(), types.Typ[types.Bool])
+		for i := 0; fits && i < len(want); i++ {
+			fits = types.AssignableTo(want[i], sig.Params().At(i).Type())
+		}
+		if !fits {
+			var ts []string
+			for _, t := range want {
+				ts = append(ts, types.TypeString(t, qual))
+			}
+			b.errorf(r.validOpt.Pos, "valid: %s is %s; %s.%s needs func(%s) bool", r.Valid.Text,
+				types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "))
+		}
+	}
+	if r.Stale > 0 && r.staleOpt != nil {
+		if len(want) == 0 {
+			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns only an error: there is no result to keep", in.Name, m.Name)
+			return
+		}
+		for i := range m.Sig.Params().Len() {
+			v := m.Sig.Params().At(i)
+			if i == 0 && m.Ctx {
+				continue
+			}
+			if !types.Comparable(v.Type()) {
+				what := "argument " + strconv.Itoa(i+1)
+				if v.Name() != "" && v.Name() != "_" {
+					what = "argument " + v.Name()
+				}
+				b.errorf(r.staleOpt.Pos, "stale: %s.%s: %s of type %s is not comparable, so it cannot key the cache", in.Name, m.Name, what, types.TypeString(v.Type(), qual))
+				return
+			}
+		}
+	}
+}
+
+func kind(o types.Object) string {
+	switch o.(type) {
+	case *types.TypeName:
+		return "type"
+	case *types.Func:
+		return "func"
+	case *types.PkgName:
+		return "package"
+	case *types.Builtin:
+		return "builtin"
+	case *types.Var:
+		return "variable"
+	case *types.Const:
+		return "constant"
+	}
+	return "other object"
+}
+
+func lookup(scope *types.Scope, name string) types.Object {
+	for s := scope; s != nil; s = s.Parent() {
+		if o := s.Lookup(name); o != nil {
+			return o
+		}
+	}
+	return nil
+}
