@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // step is one line of a breaker's script: an action at the fake clock's
@@ -254,7 +255,7 @@ func (stoppedTimer) Stop() bool { return true }
 
 func TestRouteTimeoutLengthensProbeHold(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
 	trip(t, rt.Breaker())
 	clk.Advance(5 * time.Second)
 	_, err := rt.Enter(context.Background())
@@ -273,7 +274,7 @@ func TestOutcomeClasses(t *testing.T) {
 		name     string
 		ctx      context.Context
 		err      error
-		class    runtime.Classifier
+		class    func(context.Context, error) runtime.Outcome
 		failures uint64
 		ignored  uint64
 	}{
@@ -292,7 +293,7 @@ func TestOutcomeClasses(t *testing.T) {
 				opts = append(opts, runtime.WithClassifier("c", tt.class))
 			}
 			reg, _ := newTestRegistry(t, opts...)
-			rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
+			rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
 			call, err := rt.Enter(tt.ctx)
 			require.NoError(t, err)
 			callErr := tt.err
@@ -311,7 +312,7 @@ func TestOutcomeClasses(t *testing.T) {
 
 func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
 	b := rt.Breaker()
 	trip(t, b)
 	clk.Advance(time.Second)
@@ -323,7 +324,7 @@ func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
 			return err
 		}
 		defer call.Exit(context.Background(), &err)
-		err = runtime.ErrInFlight
+		err = breakerimpl.PanicGuard
 		panic("quote parser bug")
 	}
 	assert.PanicsWithValue(t, "quote parser bug", func() { _ = guarded() })
@@ -391,7 +392,7 @@ func TestResetClearsEveryCounter(t *testing.T) {
 	require.Equal(t, 1, st.ConsecutiveFailures)
 	b.Reset() // CLOSED already: still clears
 	st = b.Stats()
-	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Counted: true, FailureThreshold: 2, ResetSeconds: 30}, st)
+	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Status: runtime.LevelOK, Counted: true, FailureThreshold: 2, ResetSeconds: 30}, st)
 	trip(t, b)
 	reg.ResetAll()
 	assert.Equal(t, runtime.Closed, b.State())

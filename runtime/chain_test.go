@@ -12,17 +12,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // chainCall is what the generator emits for one chain method: the primary
 // through its route, then each fallback, then the stale cache.
-func chainCall(ctx context.Context, primary *runtime.Route, fbs []*runtime.Route, impls []func() (int, error),
-	valid func(int) bool, stale *runtime.StaleCache[string, int], key string) (r int, err error) {
-	run := runtime.StartChain(ctx, 0)
+func chainCall(ctx context.Context, primary *breakerimpl.Route, fbs []*breakerimpl.Route, impls []func() (int, error),
+	valid func(int) bool, stale *breakerimpl.StaleCache[string, int], key string) (r int, err error) {
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := primary.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
@@ -31,7 +32,7 @@ func chainCall(ctx context.Context, primary *runtime.Route, fbs []*runtime.Route
 			break
 		}
 	}
-	if run.Primary(primary, retry.Tries(), err, err == nil && valid(r)) {
+	if run.PrimaryValid(primary, retry.Tries(), err, err == nil && valid(r)) {
 		if err == nil && stale != nil {
 			stale.Put(key, r)
 		}
@@ -43,7 +44,7 @@ func chainCall(ctx context.Context, primary *runtime.Route, fbs []*runtime.Route
 			continue
 		}
 		r, err = tryOnce(call, ctx, impls[i+1])
-		if run.Answered(fb, err, err == nil && valid(r)) {
+		if run.AnsweredValid(fb, err, err == nil && valid(r)) {
 			if err == nil && stale != nil {
 				stale.Put(key, r)
 			}
@@ -59,17 +60,17 @@ func chainCall(ctx context.Context, primary *runtime.Route, fbs []*runtime.Route
 	return 0, run.Err()
 }
 
-func tryOnce(call runtime.Call, ctx context.Context, f func() (int, error)) (_ int, err error) {
+func tryOnce(call breakerimpl.Call, ctx context.Context, f func() (int, error)) (_ int, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard
 	return f()
 }
 
 func TestChainPaths(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	primary := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
-	sina := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: runtime.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
-	stale := runtime.NewStaleCache[string, int](reg, 24*time.Hour, 8)
+	primary := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
+	sina := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
+	stale := breakerimpl.NewStaleCache[string, int](reg, 24*time.Hour, 8)
 	positive := func(v int) bool { return v > 0 }
 	down := errors.New("HTTP 502")
 	var emErr, sinaErr error
@@ -80,7 +81,7 @@ func TestChainPaths(t *testing.T) {
 	}
 	call := func() (int, *runtime.Provenance, error) {
 		ctx, p := runtime.WithProvenance(context.Background())
-		v, err := chainCall(ctx, primary, []*runtime.Route{sina}, impls, positive, stale, "600519")
+		v, err := chainCall(ctx, primary, []*breakerimpl.Route{sina}, impls, positive, stale, "600519")
 		return v, p, err
 	}
 
@@ -145,7 +146,7 @@ func TestChainPaths(t *testing.T) {
 
 func TestChainErrorMatching(t *testing.T) {
 	down := errors.New("down")
-	mixed := &runtime.ChainError{Sources: []runtime.SourceError{
+	mixed := &runtime.ChainError{Sources: []runtime.Skip{
 		{Source: "em", Why: "open", Err: &runtime.OpenError{Name: "em"}},
 		{Source: "fallback:sina", Why: "error", Err: fmt.Errorf("sina: %w", down)},
 	}}
@@ -159,15 +160,15 @@ func TestChainErrorMatching(t *testing.T) {
 
 func TestChainBudgetStopsFallbacks(t *testing.T) {
 	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv()) // real clock: a 1ns backoff
-	primary := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 100}, Attempts: 2, Backoff: time.Nanosecond})
-	fb := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
+	primary := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 100}, Attempts: 2, Backoff: time.Nanosecond})
+	fb := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
 	calls := 0
 	impls := []func() (int, error){
 		func() (int, error) { calls++; return 0, errors.New("flaky") },
 		func() (int, error) { calls++; return 1, nil },
 	}
 	ctx, p := runtime.WithProvenance(runtime.WithBudget(context.Background(), 2))
-	_, err := chainCall(ctx, primary, []*runtime.Route{fb}, impls, func(int) bool { return true }, nil, "")
+	_, err := chainCall(ctx, primary, []*breakerimpl.Route{fb}, impls, func(int) bool { return true }, nil, "")
 	assert.Equal(t, 2, calls, "the primary's two tries spent the budget")
 	assert.ErrorIs(t, err, runtime.ErrBudget)
 	assert.Equal(t, "none (p error, fallback:f budget)", p.String())
@@ -175,8 +176,8 @@ func TestChainBudgetStopsFallbacks(t *testing.T) {
 
 func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	outer := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
-	inner := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "inner"}})
+	outer := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
+	inner := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "inner"}})
 	ctx, p := runtime.WithProvenance(context.Background())
 	ok := func(v int) bool { return true }
 	_, err := chainCall(ctx, outer, nil, []func() (int, error){func() (int, error) {
@@ -189,7 +190,7 @@ func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 
 func TestStaleCacheLRUAndAge(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	c := runtime.NewStaleCache[string, int](reg, time.Minute, 2)
+	c := breakerimpl.NewStaleCache[string, int](reg, time.Minute, 2)
 	c.Put("a", 1)
 	c.Put("b", 2)
 	_, _, ok := c.Get("a") // a is now the most recently used
@@ -206,7 +207,7 @@ func TestStaleCacheLRUAndAge(t *testing.T) {
 	_, _, ok = c.Get("a")
 	assert.False(t, ok, "never served past its age limit")
 
-	ic := runtime.NewStaleCache[any, int](reg, time.Minute, 2)
+	ic := breakerimpl.NewStaleCache[any, int](reg, time.Minute, 2)
 	assert.NotPanics(t, func() { ic.Put([]int{1}, 1) }, "an unhashable key is simply not cached")
 	_, _, ok = ic.Get([]int{1})
 	assert.False(t, ok)
@@ -218,7 +219,7 @@ func TestStaleCacheLRUAndAge(t *testing.T) {
 
 func TestStaleCacheConcurrent(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	c := runtime.NewStaleCache[int, int](reg, time.Hour, 64)
+	c := breakerimpl.NewStaleCache[int, int](reg, time.Hour, 64)
 	var wg sync.WaitGroup
 	for g := range 8 {
 		wg.Go(func() {
@@ -237,7 +238,7 @@ func TestStaleCacheConcurrent(t *testing.T) {
 
 func TestExitValidInvalidCountsAsNeither(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
 	ctx := context.Background()
 	get := func(v int, callErr error) (r int, err error) {
 		call, err := rt.Enter(ctx)
@@ -246,7 +247,7 @@ func TestExitValidInvalidCountsAsNeither(t *testing.T) {
 		}
 		valid := true
 		defer call.ExitValid(ctx, &err, &valid)
-		err = runtime.ErrInFlight
+		err = breakerimpl.PanicGuard
 		r, err = v, callErr
 		valid = err != nil || r > 0
 		return

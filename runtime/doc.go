@@ -21,7 +21,7 @@
 // Outcomes: nil is a success; an error the route excludes is a success; a
 // [context.Canceled] while the caller's context is done counts as neither;
 // every other error, a DeadlineExceeded included, is a failure. A
-// [Classifier] may decide otherwise per breaker. A panic is a failure and is
+// classifier ([WithClassifier]) may decide otherwise per breaker. A panic is a failure and is
 // re-raised. An error whose chain has RetryAfter() time.Duration returning
 // more than zero opens the breaker at once for that long (a 429 or a ban).
 //
@@ -50,7 +50,7 @@
 //
 // Settings can be changed at run time by name: [WithConfig] and
 // [WithRateLimit] in code, BREAKER_<NAME>_THRESHOLD, _RESET, _HALFOPEN,
-// _SUCCESSES and _RATELIMIT in the environment ([EnvName] spells NAME).
+// _SUCCESSES and _RATELIMIT in the environment (NAME in upper case, with '.', '-' and ':' as '_').
 //
 // # Retries, budgets and chains
 //

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // A breaker guards a hand-written call with Do; generated wrappers do the
@@ -99,7 +100,7 @@ func ExampleBrief() {
 // A route is what generated code calls: the breaker, then the limiter.
 func ExampleRoute() {
 	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
-	rt := reg.Route(runtime.RouteConfig{
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{
 		Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		Rate:    1.5, Burst: 3, MaxWait: 100 * time.Millisecond,
 	})
@@ -109,7 +110,7 @@ func ExampleRoute() {
 			return 0, err
 		}
 		defer call.Exit(ctx, &err)
-		err = runtime.ErrInFlight
+		err = breakerimpl.PanicGuard
 		return len(q), nil // the upstream call
 	}
 	for range 4 {

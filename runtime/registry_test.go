@@ -190,9 +190,11 @@ func TestBrief(t *testing.T) {
 func TestReasonCappedAt200(t *testing.T) {
 	reg, _ := newTestRegistry(t, runtime.WithCallCounts())
 	b := reg.Breaker(runtime.Config{Name: "long", FailureThreshold: 1})
-	tok, err := b.Acquire(context.Background())
-	require.NoError(t, err)
-	b.Record(tok, runtime.Failure, &runtime.PanicError{Value: strings.Repeat("数据", 300)})
+	// The panic is recorded as "panic: <value>" (API moved: PanicError is
+	// no longer exported, so the panic itself makes the reason).
+	assert.Panics(t, func() {
+		_ = b.Do(context.Background(), func(context.Context) error { panic(strings.Repeat("数据", 300)) })
+	})
 	r := reg.Events(1)[0].Reason
 	assert.LessOrEqual(t, len([]rune(r)), 200)
 	assert.True(t, strings.HasPrefix(r, "panic: 数据"))

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // TestEnterFast: EnterFast admits exactly the calls that need nothing but
@@ -22,10 +23,10 @@ func TestEnterFast(t *testing.T) {
 	defer runtime.ForgetCallStates()()
 	reg, clk := newTestRegistry(t)
 	cfg := runtime.Config{Name: "fast", FailureThreshold: 2, ResetTimeout: 10}
-	rt := reg.Route(runtime.RouteConfig{Breaker: cfg})
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: cfg})
 	ctx := context.Background()
 
-	exit := func(call runtime.Call, err error) { call.Exit(ctx, &err) }
+	exit := func(call breakerimpl.Call, err error) { call.Exit(ctx, &err) }
 	call, ok := rt.EnterFast()
 	require.True(t, ok, "a CLOSED breaker with no limiter, budget or provenance in play")
 	exit(call, errUpstream)
@@ -35,7 +36,7 @@ func TestEnterFast(t *testing.T) {
 	exit(call, nil)
 	assert.Zero(t, rt.Breaker().Stats().ConsecutiveFailures, "a success clears the count")
 
-	limited := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "limited"}, Rate: 1, Burst: 1})
+	limited := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "limited"}, Rate: 1, Burst: 1})
 	_, ok = limited.EnterFast()
 	assert.False(t, ok, "a call that must wait for a token")
 
@@ -66,7 +67,7 @@ func TestEnterFastInlines(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
+	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, "./breakerimpl").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	if !strings.Contains(string(out), "can inline (*Route).EnterFast") {
 		t.Errorf("EnterFast does not inline; the compiler says:\n%s", grepLines(string(out), "EnterFast"))
@@ -90,7 +91,7 @@ func grepLines(s, sub string) string {
 func TestPeriodWrapKeepsLimiter(t *testing.T) {
 	defer runtime.ForgetCallStates()()
 	reg, _ := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
+	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
 	b := rt.Breaker()
 	b.SetPeriod(1<<32 - 1)
 	b.Reset() // the next period would be 0

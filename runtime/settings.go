@@ -33,10 +33,10 @@ func (o override) apply(cfg Config) Config {
 	return cfg
 }
 
-// EnvName returns the name as it appears in environment variables: upper
-// case, with '.', '-' and ':' as '_'. BREAKER_<EnvName>_THRESHOLD and its
+// envName returns the name as it appears in environment variables: upper
+// case, with '.', '-' and ':' as '_'. BREAKER_<envName>_THRESHOLD and its
 // siblings override the breaker's settings.
-func EnvName(name string) string {
+func envName(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {
 		case '.', '-', ':':
@@ -54,7 +54,7 @@ func EnvName(name string) string {
 func WithConfig(cfgs ...Config) Option {
 	return func(r *Registry) {
 		for _, c := range cfgs {
-			k := EnvName(c.Name)
+			k := envName(c.Name)
 			o := r.code[k]
 			o.cfg = override{cfg: c}.apply(o.cfg)
 			r.code[k] = o
@@ -71,7 +71,7 @@ func WithRateLimit(name string, rate float64, burst int) Option {
 		if !(rate > 0) {
 			return
 		}
-		k := EnvName(name)
+		k := envName(name)
 		o := r.code[k]
 		o.rate, o.burst = rate, max(burst, 1)
 		r.code[k] = o
@@ -117,7 +117,7 @@ func (r *Registry) readEnv(environ []string) {
 		case "_RESET":
 			o.cfg.ResetTimeout, err = seconds(val)
 		case "_RATELIMIT":
-			o.rate, o.burst, err = ParseRateLimit(val)
+			o.rate, o.burst, err = parseRateLimit(val)
 		default:
 			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
 		}
@@ -153,9 +153,9 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseRateLimit parses "R/B": R tokens per second (a number > 0) with a
+// parseRateLimit parses "R/B": R tokens per second (a number > 0) with a
 // burst of B (a whole number >= 1), as in the ratelimit annotation key.
-func ParseRateLimit(s string) (rate float64, burst int, err error) {
+func parseRateLimit(s string) (rate float64, burst int, err error) {
 	rs, bs, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
 		return 0, 0, fmt.Errorf("want RATE/BURST, such as 1.5/3")
@@ -174,14 +174,14 @@ func ParseRateLimit(s string) (rate float64, burst int, err error) {
 // settle applies the run-time layers to cfg: the environment, then
 // WithConfig.
 func (r *Registry) settle(cfg Config) Config {
-	k := EnvName(cfg.Name)
+	k := envName(cfg.Name)
 	cfg = r.env[k].apply(cfg)
 	return r.code[k].apply(cfg)
 }
 
 // settleRate applies the run-time layers to a limiter's settings.
 func (r *Registry) settleRate(name string, rate float64, burst int) (float64, int) {
-	k := EnvName(name)
+	k := envName(name)
 	for _, o := range []override{r.env[k], r.code[k]} {
 		if o.rate > 0 {
 			rate, burst = o.rate, o.burst
