@@ -47,7 +47,7 @@ var errUpstream = errors.New("upstream down")
 func newGuarded(tb testing.TB, err error, cfg breakerimpl.RouteConfig, opts ...runtime.Option) (quoter, *breakerimpl.Route) {
 	tb.Helper()
 	reg := runtime.NewRegistry(append([]runtime.Option{runtime.WithLogger(discardLogger())}, opts...)...)
-	rt := breakerimpl.NewRoute(reg, cfg)
+	rt := breakerimpl.NewRoute(reg, anyImpl, cfg)
 	return &guarded{next: &upstream{err: err}, route: rt}, rt
 }
 

@@ -255,7 +255,7 @@ func (stoppedTimer) Stop() bool { return true }
 
 func TestRouteTimeoutLengthensProbeHold(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
 	trip(t, rt.Breaker())
 	clk.Advance(5 * time.Second)
 	_, err := rt.Enter(context.Background())
@@ -293,7 +293,7 @@ func TestOutcomeClasses(t *testing.T) {
 				opts = append(opts, runtime.WithClassifier("c", tt.class))
 			}
 			reg, _ := newTestRegistry(t, opts...)
-			rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
+			rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
 			call, err := rt.Enter(tt.ctx)
 			require.NoError(t, err)
 			callErr := tt.err
@@ -312,7 +312,7 @@ func TestOutcomeClasses(t *testing.T) {
 
 func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
 	b := rt.Breaker()
 	trip(t, b)
 	clk.Advance(time.Second)

@@ -68,8 +68,8 @@ func tryOnce(call breakerimpl.Call, ctx context.Context, f func() (int, error)) 
 
 func TestChainPaths(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	primary := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
-	sina := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
+	sina := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
 	stale := breakerimpl.NewStaleCache[string, int](reg, 24*time.Hour, 8)
 	positive := func(v int) bool { return v > 0 }
 	down := errors.New("HTTP 502")
@@ -160,8 +160,8 @@ func TestChainErrorMatching(t *testing.T) {
 
 func TestChainBudgetStopsFallbacks(t *testing.T) {
 	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv()) // real clock: a 1ns backoff
-	primary := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 100}, Attempts: 2, Backoff: time.Nanosecond})
-	fb := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 100}, Attempts: 2, Backoff: time.Nanosecond})
+	fb := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
 	calls := 0
 	impls := []func() (int, error){
 		func() (int, error) { calls++; return 0, errors.New("flaky") },
@@ -176,8 +176,8 @@ func TestChainBudgetStopsFallbacks(t *testing.T) {
 
 func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	outer := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
-	inner := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "inner"}})
+	outer := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
+	inner := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "inner"}})
 	ctx, p := runtime.WithProvenance(context.Background())
 	ok := func(v int) bool { return true }
 	_, err := chainCall(ctx, outer, nil, []func() (int, error){func() (int, error) {
@@ -238,7 +238,7 @@ func TestStaleCacheConcurrent(t *testing.T) {
 
 func TestExitValidInvalidCountsAsNeither(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
 	ctx := context.Background()
 	get := func(v int, callErr error) (r int, err error) {
 		call, err := rt.Enter(ctx)

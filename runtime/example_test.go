@@ -100,7 +100,7 @@ func ExampleBrief() {
 // A route is what generated code calls: the breaker, then the limiter.
 func ExampleRoute() {
 	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
 		Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		Rate:    1.5, Burst: 3, MaxWait: 100 * time.Millisecond,
 	})

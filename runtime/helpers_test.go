@@ -10,6 +10,10 @@ import (
 	"github.com/breakergen/breakergen/runtime"
 )
 
+// anyImpl is the implementation a test's route guards: not nil, so that
+// the route admits calls.
+var anyImpl = struct{}{}
+
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
 // t0 is the fixed instant every fake clock starts at.

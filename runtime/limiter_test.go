@@ -107,7 +107,7 @@ func TestLimiterUnderContention(t *testing.T) {
 func TestRouteLimiterRefusalFreesSlotAndCountsNeither(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: time.Second},
 			Rate:    0.25, Burst: 1, MaxWait: 100 * time.Millisecond, // a token every 4s
 		})

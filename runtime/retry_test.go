@@ -56,7 +56,7 @@ func TestRetryAfterOpensForThatLong(t *testing.T) {
 func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
 	ban := &coolingError{httpError{403, time.Minute}}
 	reg, _ := newTestRegistry(t, runtime.WithClassifier("classified", func(context.Context, error) runtime.Outcome { return runtime.Ignored }))
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "excluded"}, Exclude: []error{ban}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "excluded"}, Exclude: []error{ban}})
 	call, err := rt.Enter(context.Background())
 	require.NoError(t, err)
 	var callErr error = ban
@@ -117,7 +117,7 @@ func once(call breakerimpl.Call, ctx context.Context, upstream func() error) (er
 func TestRetryTriesEachThroughTheBreakerWithBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 3}, Attempts: 3, Backoff: 2 * time.Second})
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 3}, Attempts: 3, Backoff: 2 * time.Second})
 		start := time.Now()
 		var at []time.Duration
 		err := try(rt, context.Background(), func() error {
@@ -138,7 +138,7 @@ func TestRetryTriesEachThroughTheBreakerWithBackoff(t *testing.T) {
 func TestRetryStopsOnNonRetryableAndRejection(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 2}, Attempts: 5, Backoff: time.Second})
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 2}, Attempts: 5, Backoff: time.Second})
 		n := 0
 		err := try(rt, context.Background(), func() error { n++; return &httpError{code: 403} })
 		assert.Equal(t, 1, n, "a 403 is tried once")
@@ -154,7 +154,7 @@ func TestRetryStopsOnNonRetryableAndRejection(t *testing.T) {
 func TestRetryBackoffHonoursDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em"}, Attempts: 4, Backoff: 3 * time.Second})
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em"}, Attempts: 4, Backoff: 3 * time.Second})
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		start := time.Now()
@@ -169,7 +169,7 @@ func TestRetryBackoffHonoursDeadline(t *testing.T) {
 func TestRetryJitterBounds(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 1000}, Attempts: 6,
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 1000}, Attempts: 6,
 			Backoff: 100 * time.Millisecond, BackoffMax: 500 * time.Millisecond})
 		for range 20 {
 			var at []time.Time
@@ -187,7 +187,7 @@ func TestRetryJitterBounds(t *testing.T) {
 func TestBudgetSharedAcrossCalls(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-		rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 100}, Attempts: 4, Backoff: time.Millisecond})
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em", FailureThreshold: 100}, Attempts: 4, Backoff: time.Millisecond})
 		ctx := runtime.WithBudget(context.Background(), 6)
 		n := 0
 		flaky := func() error { n++; return errors.New("flaky") }
@@ -212,13 +212,13 @@ func TestBudgetSharedAcrossCalls(t *testing.T) {
 		assert.Zero(t, left)
 
 		// The route's own budget.
-		rb := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "rb", FailureThreshold: 100}, Attempts: 5, Budget: 2, Backoff: time.Millisecond})
+		rb := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "rb", FailureThreshold: 100}, Attempts: 5, Budget: 2, Backoff: time.Millisecond})
 		n = 0
 		_ = try(rb, context.Background(), flaky)
 		assert.Equal(t, 2, n)
 
 		// WithBudget(ctx, 0) refuses every call, plain routes included.
-		plain := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "plain"}})
+		plain := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "plain"}})
 		_, err = plain.Enter(runtime.WithBudget(context.Background(), 0))
 		assert.ErrorIs(t, err, runtime.ErrBudget)
 	})
@@ -249,11 +249,11 @@ func TestRunTimeSettings(t *testing.T) {
 	assert.Equal(t, 5, tdx.Config().FailureThreshold, "a malformed value keeps the lower layer")
 	assert.Equal(t, 3, reg.Breaker(runtime.Config{Name: "a-b"}).Config().HalfOpenMax)
 
-	tencent := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tencent"}, Rate: 10, Burst: 10})
+	tencent := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tencent"}, Rate: 10, Burst: 10})
 	rate, burst := tencent.Limiter().Rate()
 	assert.Equal(t, 2.0, rate)
 	assert.Equal(t, 4, burst)
-	push := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "push2ex"}})
+	push := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "push2ex"}})
 	require.NotNil(t, push.Limiter(), "an override may limit a name the annotations left unlimited")
 
 	out := logs.String()
@@ -279,7 +279,7 @@ func TestParseRateLimit(t *testing.T) {
 func TestRouteExcluded(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	notFound := errors.New("not found")
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
 	assert.True(t, rt.Excluded(fmt.Errorf("quote: %w", notFound)))
 	assert.False(t, rt.Excluded(nil))
 	assert.False(t, rt.Excluded(errors.New("down")))
@@ -290,7 +290,7 @@ func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
 	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em"}, Attempts: 2, Budget: 6})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "em"}, Attempts: 2, Budget: 6})
 	ctx := context.Background()
 	ok := func() error { return nil }
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = try(rt, ctx, ok) }))

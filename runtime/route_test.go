@@ -23,7 +23,7 @@ func TestEnterFast(t *testing.T) {
 	defer runtime.ForgetCallStates()()
 	reg, clk := newTestRegistry(t)
 	cfg := runtime.Config{Name: "fast", FailureThreshold: 2, ResetTimeout: 10}
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: cfg})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: cfg})
 	ctx := context.Background()
 
 	exit := func(call breakerimpl.Call, err error) { call.Exit(ctx, &err) }
@@ -36,7 +36,7 @@ func TestEnterFast(t *testing.T) {
 	exit(call, nil)
 	assert.Zero(t, rt.Breaker().Stats().ConsecutiveFailures, "a success clears the count")
 
-	limited := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "limited"}, Rate: 1, Burst: 1})
+	limited := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "limited"}, Rate: 1, Burst: 1})
 	_, ok = limited.EnterFast()
 	assert.False(t, ok, "a call that must wait for a token")
 
@@ -91,7 +91,7 @@ func grepLines(s, sub string) string {
 func TestPeriodWrapKeepsLimiter(t *testing.T) {
 	defer runtime.ForgetCallStates()()
 	reg, _ := newTestRegistry(t)
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
 	b := rt.Breaker()
 	b.SetPeriod(1<<32 - 1)
 	b.Reset() // the next period would be 0

@@ -31,7 +31,7 @@ func TestStressManyGoroutines(t *testing.T) {
 				_ = b.Stats()
 			}
 		}))
-	rt := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "stress", FailureThreshold: 3, ResetTimeout: 50 * time.Millisecond, HalfOpenMax: 2}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "stress", FailureThreshold: 3, ResetTimeout: 50 * time.Millisecond, HalfOpenMax: 2}})
 	b := rt.Breaker()
 
 	const workers, calls = 16, 2000
@@ -104,9 +104,9 @@ func TestZeroAllocations(t *testing.T) {
 	}
 	reg, _ := newTestRegistry(t)
 	ctx := context.Background()
-	ok := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "ok"}})
-	failing := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fail", FailureThreshold: 1 << 30}})
-	open := breakerimpl.NewRoute(reg, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "open", FailureThreshold: 1}})
+	ok := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "ok"}})
+	failing := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fail", FailureThreshold: 1 << 30}})
+	open := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "open", FailureThreshold: 1}})
 	trip(t, open.Breaker())
 	upstream := errors.New("down")
 	guarded := func(rt *breakerimpl.Route, callErr error) (err error) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // LimitedQuoterBreaker is a LimitedQuoter whose methods go through circuit
@@ -18,18 +19,15 @@ import (
 // the wrapped LimitedQuoter is.
 type LimitedQuoterBreaker struct {
 	next    LimitedQuoter
-	limited *runtime.Route
+	limited *breakerimpl.Route
 }
 
 // NewLimitedQuoterBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewLimitedQuoterBreaker(next LimitedQuoter, reg *runtime.Registry) *LimitedQuoterBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &LimitedQuoterBreaker{
 		next: next,
-		limited: reg.Route(runtime.RouteConfig{
+		limited: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "limited", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1e+09,
 			Burst:   1000000,
@@ -39,18 +37,14 @@ func NewLimitedQuoterBreaker(next LimitedQuoter, reg *runtime.Registry) *Limited
 
 var _ LimitedQuoter = (*LimitedQuoterBreaker)(nil)
 
-// Quote calls next.Quote through breaker "limited" (limiter 1e+09/s burst 1000000).
+// Quote calls next.Quote through breaker "limited".
 func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, err := w.limited.Enter(ctx)
 	if err != nil {
 		return
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
@@ -64,8 +58,8 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 type LimitedQuoterChain struct {
 	primary          LimitedQuoter
 	fallbacks        []runtime.Fallback[LimitedQuoter]
-	limited          *runtime.Route
-	limitedFallbacks []*runtime.Route
+	limited          *breakerimpl.Route
+	limitedFallbacks []*breakerimpl.Route
 }
 
 // NewLimitedQuoterChain tries primary (guarded by LimitedQuoter's annotated
@@ -74,21 +68,18 @@ type LimitedQuoterChain struct {
 // named "fallback:" and its Name, with the settings of LimitedQuoter's default
 // route (breaker "limited").
 func NewLimitedQuoterChain(primary LimitedQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[LimitedQuoter]) *LimitedQuoterChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &LimitedQuoterChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		limited: reg.Route(runtime.RouteConfig{
+		limited: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "limited", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1e+09,
 			Burst:   1000000,
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.limitedFallbacks = append(c.limitedFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.limitedFallbacks = append(c.limitedFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
 	}
 	return c
@@ -96,26 +87,27 @@ func NewLimitedQuoterChain(primary LimitedQuoter, reg *runtime.Registry, fallbac
 
 var _ LimitedQuoter = (*LimitedQuoterChain)(nil)
 
-// Quote asks primary.Quote through breaker "limited" (limiter 1e+09/s burst 1000000), then each fallback.
+// Quote asks primary.Quote through breaker "limited" (limiter 1e+09/s burst
+// 1000000), then each fallback.
 func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.limited.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.limited, retry.Tries(), err, true) {
+	if run.Primary(c.limited, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -123,8 +115,8 @@ func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, 
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
-		if run.Answered(c.limitedFallbacks[i], err, true) {
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.limitedFallbacks[i], err) {
 			return
 		}
 	}
@@ -133,11 +125,11 @@ func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, 
 }
 
 // tryQuote makes one try of Quote on impl through its route.
-func (c *LimitedQuoterChain) tryQuote(call runtime.Call, impl LimitedQuoter, ctx context.Context, code string) (_ Quote, err error) {
+func (c *LimitedQuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl LimitedQuoter, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Quote(ctx, code)
@@ -151,18 +143,15 @@ func (c *LimitedQuoterChain) tryQuote(call runtime.Call, impl LimitedQuoter, ctx
 // wrapped Quoter is.
 type QuoterBreaker struct {
 	next   Quoter
-	quotes *runtime.Route
+	quotes *breakerimpl.Route
 }
 
-// NewQuoterBreaker wraps next; breakers and limiters come from reg, or
-// from runtime.Default() when reg is nil.
+// NewQuoterBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
 func NewQuoterBreaker(next Quoter, reg *runtime.Registry) *QuoterBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &QuoterBreaker{
 		next: next,
-		quotes: reg.Route(runtime.RouteConfig{
+		quotes: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
 	}
@@ -172,10 +161,6 @@ var _ Quoter = (*QuoterBreaker)(nil)
 
 // Quote calls next.Quote through breaker "quotes".
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.quotes.EnterFast()
 	if !ok {
 		if call, err = w.quotes.Enter(ctx); err != nil {
@@ -183,7 +168,7 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
@@ -197,8 +182,8 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 type QuoterChain struct {
 	primary         Quoter
 	fallbacks       []runtime.Fallback[Quoter]
-	quotes          *runtime.Route
-	quotesFallbacks []*runtime.Route
+	quotes          *breakerimpl.Route
+	quotesFallbacks []*breakerimpl.Route
 }
 
 // NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
@@ -207,19 +192,16 @@ type QuoterChain struct {
 // "fallback:" and its Name, with the settings of Quoter's default route
 // (breaker "quotes").
 func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &QuoterChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		quotes: reg.Route(runtime.RouteConfig{
+		quotes: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.quotesFallbacks = append(c.quotesFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.quotesFallbacks = append(c.quotesFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
 	}
 	return c
@@ -230,23 +212,23 @@ var _ Quoter = (*QuoterChain)(nil)
 // Quote asks primary.Quote through breaker "quotes", then each fallback.
 func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.quotes.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.quotes, retry.Tries(), err, true) {
+	if run.Primary(c.quotes, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -254,8 +236,8 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
-		if run.Answered(c.quotesFallbacks[i], err, true) {
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.quotesFallbacks[i], err) {
 			return
 		}
 	}
@@ -264,11 +246,11 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 }
 
 // tryQuote makes one try of Quote on impl through its route.
-func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ Quote, err error) {
+func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Quote(ctx, code)

@@ -7,30 +7,29 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // FundFlowSourceBreaker is a FundFlowSource whose methods go through circuit
 // breakers:
 //
-//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
+//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding
+//     ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
 //
 // Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
 // the wrapped FundFlowSource is.
 type FundFlowSourceBreaker struct {
 	next          FundFlowSource
-	eastmoney     *runtime.Route
-	fundFlowStale *runtime.StaleCache[string, FundFlow]
+	eastmoney     *breakerimpl.Route
+	fundFlowStale *breakerimpl.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundFlowSourceBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &FundFlowSourceBreaker{
 		next: next,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -38,26 +37,22 @@ func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundF
 			Attempts: 2,
 			Budget:   6,
 		}),
-		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
+		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
 }
 
 var _ FundFlowSource = (*FundFlowSourceBreaker)(nil)
 
-// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h).
+// FundFlow calls next.FundFlow through breaker "eastmoney".
 func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	var valid bool
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, valid, err = w.tryFundFlow(call, ctx, code)
+		r0, valid, err = w.tryFundFlow(ctx, call, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
@@ -76,10 +71,10 @@ func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 F
 }
 
 // tryFundFlow makes one try of FundFlow through its route.
-func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+func (w *FundFlowSourceBreaker) tryFundFlow(ctx context.Context, call breakerimpl.Call, code string) (r0 FundFlow, valid bool, err error) {
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.FundFlow(ctx, code)
 	valid = err != nil || validFlow(r0)
 	return
@@ -96,9 +91,9 @@ func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Conte
 type FundFlowSourceChain struct {
 	primary            FundFlowSource
 	fallbacks          []runtime.Fallback[FundFlowSource]
-	eastmoney          *runtime.Route
-	eastmoneyFallbacks []*runtime.Route
-	fundFlowStale      *runtime.StaleCache[string, FundFlow]
+	eastmoney          *breakerimpl.Route
+	eastmoneyFallbacks []*breakerimpl.Route
+	fundFlowStale      *breakerimpl.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceChain tries primary (guarded by FundFlowSource's annotated
@@ -108,13 +103,10 @@ type FundFlowSourceChain struct {
 // "fallback:" and its Name, with the settings of FundFlowSource's default
 // route (breaker "eastmoney").
 func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[FundFlowSource]) *FundFlowSourceChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &FundFlowSourceChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -122,11 +114,11 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 			Attempts: 2,
 			Budget:   6,
 		}),
-		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
+		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
 	}
@@ -135,27 +127,29 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 
 var _ FundFlowSource = (*FundFlowSourceChain)(nil)
 
-// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h), then each fallback, then the stale cache.
+// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s
+// burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale
+// 24h), then each fallback, then the stale cache.
 func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, 6)
 	defer run.Done()
 	var valid bool
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, valid, err = c.tryFundFlow(call, c.primary, ctx, code)
+		r0, valid, err = c.tryFundFlow(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, valid) {
+	if run.PrimaryValid(c.eastmoney, retry.Tries(), err, valid) {
 		if err == nil {
 			c.fundFlowStale.Put(code, r0)
 		}
@@ -166,8 +160,8 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 		if !ok {
 			continue
 		}
-		r0, valid, err = c.tryFundFlow(call2, fb.Impl, ctx, code)
-		if run.Answered(c.eastmoneyFallbacks[i], err, valid) {
+		r0, valid, err = c.tryFundFlow(ctx, call2, fb.Impl, code)
+		if run.AnsweredValid(c.eastmoneyFallbacks[i], err, valid) {
 			if err == nil {
 				c.fundFlowStale.Put(code, r0)
 			}
@@ -183,12 +177,12 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 }
 
 // tryFundFlow makes one try of FundFlow on impl through its route.
-func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.Call, impl FundFlowSource, code string) (r0 FundFlow, valid bool, err error) {
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	r0, err = impl.FundFlow(ctx, code)
@@ -200,35 +194,29 @@ func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource
 // breakers:
 //
 //   - Changes: breaker "push2ex" (excluding ErrNotFound; budget 6)
-//   - Finance: breaker "tdx" (excluding ErrNotFound)
-//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - Kline: breaker "tdx" (excluding ErrNotFound)
+//   - Finance, Kline: breaker "tdx" (excluding ErrNotFound)
+//   - Industry, QuoteList, Search: breaker "eastmoney" (limiter 1.5/s burst 3;
+//     excluding ErrNotFound; 2 attempts; budget 6)
 //   - Name: unguarded (no error result)
 //   - Ping: unguarded (skip)
-//   - Quote: breaker "tencent" (excluding ErrNotFound)
-//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - StockInfo: breaker "tencent" (excluding ErrNotFound)
+//   - Quote, StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
 // Create it with NewStockSourceBreaker. It is safe for concurrent use when the
 // wrapped StockSource is.
 type StockSourceBreaker struct {
 	next      StockSource
-	eastmoney *runtime.Route
-	tencent   *runtime.Route
-	tdx       *runtime.Route
-	push2ex   *runtime.Route
+	eastmoney *breakerimpl.Route
+	tencent   *breakerimpl.Route
+	tdx       *breakerimpl.Route
+	push2ex   *breakerimpl.Route
 }
 
 // NewStockSourceBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSourceBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &StockSourceBreaker{
 		next: next,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -236,15 +224,15 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Attempts: 2,
 			Budget:   6,
 		}),
-		tencent: reg.Route(runtime.RouteConfig{
+		tencent: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		tdx: reg.Route(runtime.RouteConfig{
+		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		push2ex: reg.Route(runtime.RouteConfig{
+		push2ex: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
 			Exclude:  []error{ErrNotFound},
 			Attempts: 1,
@@ -255,19 +243,15 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 
 var _ StockSource = (*StockSourceBreaker)(nil)
 
-// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6).
+// Changes calls next.Changes through breaker "push2ex".
 func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.push2ex.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryChanges(call, ctx)
+		r0, err = w.tryChanges(ctx, call)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -275,18 +259,14 @@ func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err erro
 }
 
 // tryChanges makes one try of Changes through its route.
-func (w *StockSourceBreaker) tryChanges(call runtime.Call, ctx context.Context) (_ []Change, err error) {
+func (w *StockSourceBreaker) tryChanges(ctx context.Context, call breakerimpl.Call) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Changes(ctx)
 }
 
-// Finance calls next.Finance through breaker "tdx" (excluding ErrNotFound).
+// Finance calls next.Finance through breaker "tdx".
 func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financials, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tdx.EnterFast()
 	if !ok {
 		if call, err = w.tdx.Enter(ctx); err != nil {
@@ -294,23 +274,19 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Finance(ctx, code)
 }
 
-// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// Industry calls next.Industry through breaker "eastmoney".
 func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Industry, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryIndustry(call, ctx, code)
+		r0, err = w.tryIndustry(ctx, call, code)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -318,18 +294,14 @@ func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Indu
 }
 
 // tryIndustry makes one try of Industry through its route.
-func (w *StockSourceBreaker) tryIndustry(call runtime.Call, ctx context.Context, code string) (_ Industry, err error) {
+func (w *StockSourceBreaker) tryIndustry(ctx context.Context, call breakerimpl.Call, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Industry(ctx, code)
 }
 
-// Kline calls next.Kline through breaker "tdx" (excluding ErrNotFound).
+// Kline calls next.Kline through breaker "tdx".
 func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tdx.EnterFast()
 	if !ok {
 		if call, err = w.tdx.Enter(ctx); err != nil {
@@ -337,11 +309,12 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, period, n)
 }
 
-// Name calls next.Name unguarded: it has no error result to report failures with.
+// Name calls next.Name unguarded: it has no error result to report failures
+// with.
 func (w *StockSourceBreaker) Name() string {
 	return w.next.Name()
 }
@@ -349,18 +322,14 @@ func (w *StockSourceBreaker) Name() string {
 // Ping calls next.Ping unguarded: //breaker:skip says so.
 func (w *StockSourceBreaker) Ping(ctx context.Context) (err error) {
 	if w.next == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return w.next.Ping(ctx)
 }
 
-// Quote calls next.Quote through breaker "tencent" (excluding ErrNotFound).
+// Quote calls next.Quote through breaker "tencent".
 func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tencent.EnterFast()
 	if !ok {
 		if call, err = w.tencent.Enter(ctx); err != nil {
@@ -368,23 +337,19 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
-// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// QuoteList calls next.QuoteList through breaker "eastmoney".
 func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryQuoteList(call, ctx, codes)
+		r0, err = w.tryQuoteList(ctx, call, codes)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -392,25 +357,21 @@ func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 
 }
 
 // tryQuoteList makes one try of QuoteList through its route.
-func (w *StockSourceBreaker) tryQuoteList(call runtime.Call, ctx context.Context, codes []string) (_ []Quote, err error) {
+func (w *StockSourceBreaker) tryQuoteList(ctx context.Context, call breakerimpl.Call, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.QuoteList(ctx, codes)
 }
 
-// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// Search calls next.Search through breaker "eastmoney".
 func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.trySearch(call, ctx, query)
+		r0, err = w.trySearch(ctx, call, query)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -418,18 +379,14 @@ func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit
 }
 
 // trySearch makes one try of Search through its route.
-func (w *StockSourceBreaker) trySearch(call runtime.Call, ctx context.Context, query string) (_ []Hit, err error) {
+func (w *StockSourceBreaker) trySearch(ctx context.Context, call breakerimpl.Call, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Search(ctx, query)
 }
 
-// StockInfo calls next.StockInfo through breaker "tencent" (excluding ErrNotFound).
+// StockInfo calls next.StockInfo through breaker "tencent".
 func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ StockInfo, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tencent.EnterFast()
 	if !ok {
 		if call, err = w.tencent.Enter(ctx); err != nil {
@@ -437,7 +394,7 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.StockInfo(ctx, code)
 }
 
@@ -451,14 +408,14 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 type StockSourceChain struct {
 	primary            StockSource
 	fallbacks          []runtime.Fallback[StockSource]
-	eastmoney          *runtime.Route
-	eastmoneyFallbacks []*runtime.Route
-	tencent            *runtime.Route
-	tencentFallbacks   []*runtime.Route
-	tdx                *runtime.Route
-	tdxFallbacks       []*runtime.Route
-	push2ex            *runtime.Route
-	push2exFallbacks   []*runtime.Route
+	eastmoney          *breakerimpl.Route
+	eastmoneyFallbacks []*breakerimpl.Route
+	tencent            *breakerimpl.Route
+	tencentFallbacks   []*breakerimpl.Route
+	tdx                *breakerimpl.Route
+	tdxFallbacks       []*breakerimpl.Route
+	push2ex            *breakerimpl.Route
+	push2exFallbacks   []*breakerimpl.Route
 }
 
 // NewStockSourceChain tries primary (guarded by StockSource's annotated
@@ -467,13 +424,10 @@ type StockSourceChain struct {
 // named "fallback:" and its Name, with the settings of StockSource's default
 // route (breaker "eastmoney").
 func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[StockSource]) *StockSourceChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &StockSourceChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -481,15 +435,15 @@ func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks .
 			Attempts: 2,
 			Budget:   6,
 		}),
-		tencent: reg.Route(runtime.RouteConfig{
+		tencent: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		tdx: reg.Route(runtime.RouteConfig{
+		tdx: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		push2ex: reg.Route(runtime.RouteConfig{
+		push2ex: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
 			Exclude:  []error{ErrNotFound},
 			Attempts: 1,
@@ -497,20 +451,20 @@ func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks .
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
-		c.tencentFallbacks = append(c.tencentFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.tencentFallbacks = append(c.tencentFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
-		c.tdxFallbacks = append(c.tdxFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.tdxFallbacks = append(c.tdxFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
-		c.push2exFallbacks = append(c.push2exFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.push2exFallbacks = append(c.push2exFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
 	}
@@ -519,26 +473,27 @@ func NewStockSourceChain(primary StockSource, reg *runtime.Registry, fallbacks .
 
 var _ StockSource = (*StockSourceChain)(nil)
 
-// Changes asks primary.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6), then each fallback.
+// Changes asks primary.Changes through breaker "push2ex" (excluding
+// ErrNotFound; budget 6), then each fallback.
 func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, 6)
 	defer run.Done()
 	retry := c.push2ex.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryChanges(call, c.primary, ctx)
+		r0, err = c.tryChanges(ctx, call, c.primary)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.push2ex, retry.Tries(), err, true) {
+	if run.Primary(c.push2ex, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -546,8 +501,8 @@ func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error)
 		if !ok {
 			continue
 		}
-		r0, err = c.tryChanges(call2, fb.Impl, ctx)
-		if run.Answered(c.push2exFallbacks[i], err, true) {
+		r0, err = c.tryChanges(ctx, call2, fb.Impl)
+		if run.Answered(c.push2exFallbacks[i], err) {
 			return
 		}
 	}
@@ -556,36 +511,37 @@ func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error)
 }
 
 // tryChanges makes one try of Changes on impl through its route.
-func (c *StockSourceChain) tryChanges(call runtime.Call, impl StockSource, ctx context.Context) (_ []Change, err error) {
+func (c *StockSourceChain) tryChanges(ctx context.Context, call breakerimpl.Call, impl StockSource) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Changes(ctx)
 }
 
-// Finance asks primary.Finance through breaker "tdx" (excluding ErrNotFound), then each fallback.
+// Finance asks primary.Finance through breaker "tdx" (excluding ErrNotFound),
+// then each fallback.
 func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financials, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryFinance(call, c.primary, ctx, code)
+		r0, err = c.tryFinance(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.tdx, retry.Tries(), err, true) {
+	if run.Primary(c.tdx, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -593,8 +549,8 @@ func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financi
 		if !ok {
 			continue
 		}
-		r0, err = c.tryFinance(call2, fb.Impl, ctx, code)
-		if run.Answered(c.tdxFallbacks[i], err, true) {
+		r0, err = c.tryFinance(ctx, call2, fb.Impl, code)
+		if run.Answered(c.tdxFallbacks[i], err) {
 			return
 		}
 	}
@@ -603,36 +559,37 @@ func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financi
 }
 
 // tryFinance makes one try of Finance on impl through its route.
-func (c *StockSourceChain) tryFinance(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Financials, err error) {
+func (c *StockSourceChain) tryFinance(ctx context.Context, call breakerimpl.Call, impl StockSource, code string) (_ Financials, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Finance(ctx, code)
 }
 
-// Industry asks primary.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+// Industry asks primary.Industry through breaker "eastmoney" (limiter 1.5/s
+// burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
 func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Industry, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, 6)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryIndustry(call, c.primary, ctx, code)
+		r0, err = c.tryIndustry(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+	if run.Primary(c.eastmoney, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -640,8 +597,8 @@ func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Indust
 		if !ok {
 			continue
 		}
-		r0, err = c.tryIndustry(call2, fb.Impl, ctx, code)
-		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+		r0, err = c.tryIndustry(ctx, call2, fb.Impl, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err) {
 			return
 		}
 	}
@@ -650,36 +607,37 @@ func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Indust
 }
 
 // tryIndustry makes one try of Industry on impl through its route.
-func (c *StockSourceChain) tryIndustry(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Industry, err error) {
+func (c *StockSourceChain) tryIndustry(ctx context.Context, call breakerimpl.Call, impl StockSource, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Industry(ctx, code)
 }
 
-// Kline asks primary.Kline through breaker "tdx" (excluding ErrNotFound), then each fallback.
+// Kline asks primary.Kline through breaker "tdx" (excluding ErrNotFound), then
+// each fallback.
 func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period, n int) (r0 []Bar, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryKline(call, c.primary, ctx, code, period, n)
+		r0, err = c.tryKline(ctx, call, c.primary, code, period, n)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.tdx, retry.Tries(), err, true) {
+	if run.Primary(c.tdx, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -687,8 +645,8 @@ func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period
 		if !ok {
 			continue
 		}
-		r0, err = c.tryKline(call2, fb.Impl, ctx, code, period, n)
-		if run.Answered(c.tdxFallbacks[i], err, true) {
+		r0, err = c.tryKline(ctx, call2, fb.Impl, code, period, n)
+		if run.Answered(c.tdxFallbacks[i], err) {
 			return
 		}
 	}
@@ -697,17 +655,18 @@ func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period
 }
 
 // tryKline makes one try of Kline on impl through its route.
-func (c *StockSourceChain) tryKline(call runtime.Call, impl StockSource, ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
+func (c *StockSourceChain) tryKline(ctx context.Context, call breakerimpl.Call, impl StockSource, code string, period Period, n int) (_ []Bar, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Kline(ctx, code, period, n)
 }
 
-// Name calls primary.Name unguarded: it has no error result to report failures with.
+// Name calls primary.Name unguarded: it has no error result to report failures
+// with.
 func (c *StockSourceChain) Name() string {
 	return c.primary.Name()
 }
@@ -715,32 +674,33 @@ func (c *StockSourceChain) Name() string {
 // Ping calls primary.Ping unguarded: //breaker:skip says so.
 func (c *StockSourceChain) Ping(ctx context.Context) (err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return c.primary.Ping(ctx)
 }
 
-// Quote asks primary.Quote through breaker "tencent" (excluding ErrNotFound), then each fallback.
+// Quote asks primary.Quote through breaker "tencent" (excluding ErrNotFound),
+// then each fallback.
 func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.tencent.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.tencent, retry.Tries(), err, true) {
+	if run.Primary(c.tencent, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -748,8 +708,8 @@ func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
-		if run.Answered(c.tencentFallbacks[i], err, true) {
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.tencentFallbacks[i], err) {
 			return
 		}
 	}
@@ -758,36 +718,37 @@ func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 }
 
 // tryQuote makes one try of Quote on impl through its route.
-func (c *StockSourceChain) tryQuote(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ Quote, err error) {
+func (c *StockSourceChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl StockSource, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Quote(ctx, code)
 }
 
-// QuoteList asks primary.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+// QuoteList asks primary.QuoteList through breaker "eastmoney" (limiter 1.5/s
+// burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
 func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, 6)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuoteList(call, c.primary, ctx, codes)
+		r0, err = c.tryQuoteList(ctx, call, c.primary, codes)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+	if run.Primary(c.eastmoney, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -795,8 +756,8 @@ func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuoteList(call2, fb.Impl, ctx, codes)
-		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+		r0, err = c.tryQuoteList(ctx, call2, fb.Impl, codes)
+		if run.Answered(c.eastmoneyFallbacks[i], err) {
 			return
 		}
 	}
@@ -805,36 +766,37 @@ func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []
 }
 
 // tryQuoteList makes one try of QuoteList on impl through its route.
-func (c *StockSourceChain) tryQuoteList(call runtime.Call, impl StockSource, ctx context.Context, codes []string) (_ []Quote, err error) {
+func (c *StockSourceChain) tryQuoteList(ctx context.Context, call breakerimpl.Call, impl StockSource, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.QuoteList(ctx, codes)
 }
 
-// Search asks primary.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
+// Search asks primary.Search through breaker "eastmoney" (limiter 1.5/s burst
+// 3; excluding ErrNotFound; 2 attempts; budget 6), then each fallback.
 func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, 6)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.trySearch(call, c.primary, ctx, query)
+		r0, err = c.trySearch(ctx, call, c.primary, query)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+	if run.Primary(c.eastmoney, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -842,8 +804,8 @@ func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, 
 		if !ok {
 			continue
 		}
-		r0, err = c.trySearch(call2, fb.Impl, ctx, query)
-		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+		r0, err = c.trySearch(ctx, call2, fb.Impl, query)
+		if run.Answered(c.eastmoneyFallbacks[i], err) {
 			return
 		}
 	}
@@ -852,36 +814,37 @@ func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, 
 }
 
 // trySearch makes one try of Search on impl through its route.
-func (c *StockSourceChain) trySearch(call runtime.Call, impl StockSource, ctx context.Context, query string) (_ []Hit, err error) {
+func (c *StockSourceChain) trySearch(ctx context.Context, call breakerimpl.Call, impl StockSource, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Search(ctx, query)
 }
 
-// StockInfo asks primary.StockInfo through breaker "tencent" (excluding ErrNotFound), then each fallback.
+// StockInfo asks primary.StockInfo through breaker "tencent" (excluding
+// ErrNotFound), then each fallback.
 func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 StockInfo, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, 0)
 	defer run.Done()
 	retry := c.tencent.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryStockInfo(call, c.primary, ctx, code)
+		r0, err = c.tryStockInfo(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.tencent, retry.Tries(), err, true) {
+	if run.Primary(c.tencent, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -889,8 +852,8 @@ func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 Stock
 		if !ok {
 			continue
 		}
-		r0, err = c.tryStockInfo(call2, fb.Impl, ctx, code)
-		if run.Answered(c.tencentFallbacks[i], err, true) {
+		r0, err = c.tryStockInfo(ctx, call2, fb.Impl, code)
+		if run.Answered(c.tencentFallbacks[i], err) {
 			return
 		}
 	}
@@ -899,11 +862,11 @@ func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 Stock
 }
 
 // tryStockInfo makes one try of StockInfo on impl through its route.
-func (c *StockSourceChain) tryStockInfo(call runtime.Call, impl StockSource, ctx context.Context, code string) (_ StockInfo, err error) {
+func (c *StockSourceChain) tryStockInfo(ctx context.Context, call breakerimpl.Call, impl StockSource, code string) (_ StockInfo, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.StockInfo(ctx, code)

@@ -55,16 +55,18 @@ type Route struct {
 	timeout time.Duration
 	exclude []error
 	clock   runtime.Clock
+	nilImpl bool // the implementation is nil: every call gets ErrNilImpl
 
 	attempts            int
 	backoff, backoffMax time.Duration
 	budget              int
 }
 
-// NewRoute returns a route through the breaker and limiter of reg named by
-// cfg.Breaker.Name, creating them if needed. A nil reg is
-// [runtime.Default].
-func NewRoute(reg *runtime.Registry, cfg RouteConfig) *Route {
+// NewRoute returns a route for calls to impl through the breaker and limiter
+// of reg named by cfg.Breaker.Name, creating them if needed. A nil reg is
+// [runtime.Default]. When impl is nil, every call on the route is refused
+// with [ErrNilImpl], so that a wrapper of nil does not panic.
+func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if reg == nil {
 		reg = runtime.Default()
 	}
@@ -80,6 +82,7 @@ func NewRoute(reg *runtime.Registry, cfg RouteConfig) *Route {
 		timeout: max(cfg.Timeout, 0),
 		exclude: cfg.Exclude,
 		clock:   reg.Clock(),
+		nilImpl: impl == nil,
 
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
@@ -88,6 +91,9 @@ func NewRoute(reg *runtime.Registry, cfg RouteConfig) *Route {
 	}
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
+	}
+	if rt.nilImpl {
+		rt.slow = ^uint64(0) // Enter refuses every call
 	}
 	if rate, _ := c.SettleRate(cfg.Rate, cfg.Burst); rate > 0 {
 		rt.limiter = reg.Limiter(b.Name(), cfg.Rate, cfg.Burst)
@@ -118,8 +124,7 @@ var PanicGuard = core.PanicGuard
 var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
 
 // Call is one admitted call on a [Route], a two-word value. Generated code
-// defers [Call.Exit] right after [Route.EnterFast] or [Route.Enter]
-// admitted the call.
+// defers [Call.Exit] right after [Route.Enter] admitted the call.
 type Call struct {
 	route *Route
 	word  uint64 // the breaker's admission
@@ -129,8 +134,8 @@ type Call struct {
 // one load and one test, small enough for the compiler to inline into the
 // caller, which is what generated wrappers need on their hottest path. When
 // ok is false nothing was admitted and the caller must call Enter, which
-// decides (an OPEN breaker, a probe, a limiter, a budget or provenance
-// record in play).
+// decides (an OPEN breaker, a probe, a limiter, a nil implementation, a
+// budget or provenance record in play).
 func (rt *Route) EnterFast() (c Call, ok bool) {
 	c.word = rt.state.Load()
 	c.route = rt
@@ -138,16 +143,20 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 }
 
 // Enter admits one call made with ctx: the breaker first, then, if the route
-// has one, the limiter (whose wait ctx bounds). It returns the breaker's
-// rejection (matching [runtime.ErrOpen]), the limiter's refusal (matching
-// [runtime.ErrRateLimited]) or ctx's error from a wait that ended; in those cases the
-// method must not be called and nothing else is needed. Enter allocates
-// nothing unless it waits for a token.
+// has one, the limiter (whose wait ctx bounds). It returns [ErrNilImpl] on
+// a route whose implementation is nil, the breaker's rejection (matching
+// [runtime.ErrOpen]), the limiter's refusal (matching
+// [runtime.ErrRateLimited]) or ctx's error from a wait that ended; in those
+// cases the method must not be called and nothing else is needed. Enter
+// allocates nothing unless it waits for a token.
 //
 // Generated code calls [Route.EnterFast] first and Enter only when that
 // declines (or straight away on a route with a rate limit, where it always
 // would), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
+	if rt.nilImpl {
+		return Call{}, ErrNilImpl
+	}
 	if rt.state.Load()&core.FastMask == core.Open {
 		return Call{}, rt.core.Rejection() // the rejection path: no lock, clock or budget
 	}
