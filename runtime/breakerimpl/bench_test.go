@@ -1,10 +1,8 @@
-package runtime_test
+package breakerimpl_test
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
@@ -41,8 +39,6 @@ func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }
-
-var errUpstream = errors.New("upstream down")
 
 func newGuarded(tb testing.TB, err error, cfg breakerimpl.RouteConfig, opts ...runtime.Option) (quoter, *breakerimpl.Route) {
 	tb.Helper()
@@ -109,27 +105,4 @@ func BenchmarkRouteSuccessParallel(b *testing.B) {
 func BenchmarkRouteSuccessParallelCounted(b *testing.B) {
 	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
 	benchParallel(b, q)
-}
-
-var sinkTime time.Time
-
-// BenchmarkClockNow is the cost of one clock read on this machine, for
-// reading the failure path's figure (it records the failure's time).
-func BenchmarkClockNow(b *testing.B) {
-	for b.Loop() {
-		sinkTime = time.Now()
-	}
-}
-
-var sinkDuration time.Duration
-
-var benchStart = time.Now()
-
-// BenchmarkClockSince is a monotonic-only read (time.Since of a time with a
-// monotonic reading), the cheaper clock a failure could use if its time did
-// not have to be wall time read at that instant.
-func BenchmarkClockSince(b *testing.B) {
-	for b.Loop() {
-		sinkDuration = time.Since(benchStart)
-	}
 }

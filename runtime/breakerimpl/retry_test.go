@@ -1,97 +1,18 @@
-package runtime_test
+package breakerimpl_test
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
-
-// httpError is an upstream's answer the way a client would type it.
-type httpError struct {
-	code       int
-	retryAfter time.Duration
-}
-
-func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
-
-func (e *httpError) Retryable() bool { return e.code >= 500 }
-
-type coolingError struct{ httpError }
-
-func (e *coolingError) RetryAfter() time.Duration { return e.retryAfter }
-
-func TestRetryAfterOpensForThatLong(t *testing.T) {
-	reg, clk := newTestRegistry(t)
-	b := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second})
-	err := b.Do(context.Background(), func(context.Context) error {
-		return fmt.Errorf("search: %w", &coolingError{httpError{429, 90 * time.Second}})
-	})
-	require.Error(t, err)
-	assert.Equal(t, runtime.Open, b.State(), "one 429 opens at once, whatever the threshold")
-	ev := reg.Events(1)[0]
-	assert.Equal(t, "retry after 1m30s: search: HTTP 429", ev.Reason)
-	assert.Equal(t, t0.Add(90*time.Second), b.Stats().NextProbe)
-	clk.Advance(89 * time.Second)
-	assert.Equal(t, runtime.Open, b.State(), "the cooldown, not the reset window")
-	clk.Advance(time.Second)
-	assert.Equal(t, runtime.HalfOpen, b.State())
-
-	// A failing probe with a RetryAfter re-opens for that long too, capped at 24h.
-	err = b.Do(context.Background(), func(context.Context) error { return &coolingError{httpError{403, 1000 * time.Hour}} })
-	require.Error(t, err)
-	assert.Equal(t, runtime.Open, b.State())
-	assert.Equal(t, clk.Now().Add(24*time.Hour), b.Stats().NextProbe)
-}
-
-func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
-	ban := &coolingError{httpError{403, time.Minute}}
-	reg, _ := newTestRegistry(t, runtime.WithClassifier("classified", func(context.Context, error) runtime.Outcome { return runtime.Ignored }))
-	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "excluded"}, Exclude: []error{ban}})
-	call, err := rt.Enter(context.Background())
-	require.NoError(t, err)
-	var callErr error = ban
-	call.Exit(context.Background(), &callErr)
-	assert.Equal(t, runtime.Closed, rt.Breaker().State())
-
-	b := reg.Breaker(runtime.Config{Name: "classified"})
-	_ = b.Do(context.Background(), func(context.Context) error { return ban })
-	assert.Equal(t, runtime.Closed, b.State())
-}
-
-func TestRetryable(t *testing.T) {
-	done, cancel := context.WithCancel(context.Background())
-	cancel()
-	live := context.Background()
-	tests := []struct {
-		ctx  context.Context
-		err  error
-		want bool
-	}{
-		{live, nil, false},
-		{live, errors.New("reset by peer"), true},
-		{live, &httpError{code: 502}, true},
-		{live, fmt.Errorf("quote: %w", &httpError{code: 404}), false},
-		{live, errors.Join(errors.New("x"), &httpError{code: 400}), false},
-		{live, &coolingError{httpError{code: 503}}, false}, // has RetryAfter: cool down instead
-		{live, runtime.ErrRateLimited, false},
-		{live, context.DeadlineExceeded, true}, // the route's own per-try timeout
-		{done, context.Canceled, false},
-		{done, errors.New("anything once the caller gave up"), false},
-	}
-	for i, tt := range tests {
-		assert.Equal(t, tt.want, runtime.Retryable(tt.ctx, tt.err), "case %d: %v", i, tt.err)
-	}
-}
 
 // try is what the generator emits per guarded method for a route with tries.
 func try(rt *breakerimpl.Route, ctx context.Context, upstream func() error) (err error) {
@@ -224,67 +145,6 @@ func TestBudgetSharedAcrossCalls(t *testing.T) {
 	})
 }
 
-func TestRunTimeSettings(t *testing.T) {
-	var logs logBuffer
-	restore := runtime.SetEnviron([]string{
-		"BREAKER_EASTMONEY_THRESHOLD=4",
-		"BREAKER_EASTMONEY_RESET=120", // seconds, as the origin story writes it
-		"BREAKER_TDX_RESET=2m",
-		"BREAKER_A_B_HALFOPEN=3", // a-b and a_b share variables
-		"BREAKER_TENCENT_RATELIMIT=2/4",
-		"BREAKER_TDX_THRESHOLD=many", // malformed: warned, ignored
-		"BREAKER_TDX_COLOUR=blue",    // unknown key: warned
-		"PATH=/usr/bin",
-	})
-	defer restore()
-	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()),
-		runtime.WithConfig(runtime.Config{Name: "eastmoney", ResetTimeout: time.Minute}),
-		runtime.WithRateLimit("push2ex", 1, 1))
-
-	em := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second})
-	assert.Equal(t, 4, em.Config().FailureThreshold, "environment over annotation")
-	assert.Equal(t, time.Minute, em.Config().ResetTimeout, "WithConfig over environment")
-	tdx := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 5})
-	assert.Equal(t, 2*time.Minute, tdx.Config().ResetTimeout)
-	assert.Equal(t, 5, tdx.Config().FailureThreshold, "a malformed value keeps the lower layer")
-	assert.Equal(t, 3, reg.Breaker(runtime.Config{Name: "a-b"}).Config().HalfOpenMax)
-
-	tencent := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tencent"}, Rate: 10, Burst: 10})
-	rate, burst := tencent.Limiter().Rate()
-	assert.Equal(t, 2.0, rate)
-	assert.Equal(t, 4, burst)
-	push := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "push2ex"}})
-	require.NotNil(t, push.Limiter(), "an override may limit a name the annotations left unlimited")
-
-	out := logs.String()
-	assert.Contains(t, out, "BREAKER_TDX_THRESHOLD")
-	assert.Contains(t, out, "BREAKER_TDX_COLOUR")
-	assert.Equal(t, 2, strings.Count(out, "level=WARN"), out)
-
-	quiet := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
-	assert.Equal(t, 5, quiet.Breaker(runtime.Config{Name: "eastmoney"}).Config().FailureThreshold)
-}
-
-func TestParseRateLimit(t *testing.T) {
-	r, b, err := runtime.ParseRateLimit("1.5/3")
-	require.NoError(t, err)
-	assert.Equal(t, 1.5, r)
-	assert.Equal(t, 3, b)
-	for _, bad := range []string{"", "1.5", "0/3", "-1/3", "x/3", "1/0", "1/x", "NaN/2"} {
-		_, _, err := runtime.ParseRateLimit(bad)
-		assert.Error(t, err, bad)
-	}
-}
-
-func TestRouteExcluded(t *testing.T) {
-	reg, _ := newTestRegistry(t)
-	notFound := errors.New("not found")
-	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
-	assert.True(t, rt.Excluded(fmt.Errorf("quote: %w", notFound)))
-	assert.False(t, rt.Excluded(nil))
-	assert.False(t, rt.Excluded(errors.New("down")))
-}
-
 func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
@@ -295,3 +155,16 @@ func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {
 	ok := func() error { return nil }
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = try(rt, ctx, ok) }))
 }
+
+type httpError struct {
+	code       int
+	retryAfter time.Duration
+}
+
+type coolingError struct{ httpError }
+
+func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
+
+func (e *httpError) Retryable() bool { return e.code >= 500 }
+
+func (e *coolingError) RetryAfter() time.Duration { return e.retryAfter }

@@ -1,26 +1,27 @@
-package runtime_test
+package breakerimpl_test
 
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // TestEnterFast: EnterFast admits exactly the calls that need nothing but
 // a CLOSED breaker, and declines every other, leaving the decision to
 // Enter; what it admits settles through Exit like any call.
 func TestEnterFast(t *testing.T) {
-	defer runtime.ForgetCallStates()()
+	defer breakerimpl.ForgetCallStates()()
 	reg, clk := newTestRegistry(t)
 	cfg := runtime.Config{Name: "fast", FailureThreshold: 2, ResetTimeout: 10}
 	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: cfg})
@@ -67,7 +68,7 @@ func TestEnterFastInlines(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command")
 	}
-	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, "./breakerimpl").CombinedOutput()
+	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	if !strings.Contains(string(out), "can inline (*Route).EnterFast") {
 		t.Errorf("EnterFast does not inline; the compiler says:\n%s", grepLines(string(out), "EnterFast"))
@@ -84,24 +85,68 @@ func grepLines(s, sub string) string {
 	return b.String()
 }
 
-// TestPeriodWrapKeepsLimiter: after 2^32 transitions the period counter
-// wraps; it skips 0, so that no state word is 0 and EnterFast, which lets a
-// call of a limited route through only when the word is 0, never skips the
-// limiter.
-func TestPeriodWrapKeepsLimiter(t *testing.T) {
-	defer runtime.ForgetCallStates()()
+func TestRouteExcluded(t *testing.T) {
 	reg, _ := newTestRegistry(t)
-	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
-	b := rt.Breaker()
-	b.SetPeriod(1<<32 - 1)
-	b.Reset() // the next period would be 0
-	require.Equal(t, runtime.Closed, b.State())
-	_, ok := rt.EnterFast()
-	assert.False(t, ok, "a limited route must wait for its token")
+	notFound := errors.New("not found")
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
+	assert.True(t, rt.Excluded(fmt.Errorf("quote: %w", notFound)))
+	assert.False(t, rt.Excluded(nil))
+	assert.False(t, rt.Excluded(errors.New("down")))
+}
+
+func TestExitValidInvalidCountsAsNeither(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
 	ctx := context.Background()
-	call, err := rt.Enter(ctx)
-	require.NoError(t, err, "the burst's token")
-	call.Exit(ctx, new(error))
-	_, err = rt.Enter(ctx)
-	assert.ErrorIs(t, err, runtime.ErrRateLimited, "the limiter still decides")
+	get := func(v int, callErr error) (r int, err error) {
+		call, err := rt.Enter(ctx)
+		if err != nil {
+			return 0, err
+		}
+		valid := true
+		defer call.ExitValid(ctx, &err, &valid)
+		err = breakerimpl.PanicGuard
+		r, err = v, callErr
+		valid = err != nil || r > 0
+		return
+	}
+	_, err := get(0, nil)
+	require.NoError(t, err)
+	st := rt.Breaker().Stats()
+	assert.Equal(t, uint64(1), st.Ignored)
+	assert.Equal(t, runtime.Closed, st.State)
+
+	trip(t, rt.Breaker())
+	clk.Advance(time.Second)
+	_, err = get(0, nil) // an invalid probe frees its slot, keeps HALF_OPEN
+	require.NoError(t, err)
+	assert.Equal(t, runtime.HalfOpen, rt.Breaker().State())
+	assert.Equal(t, 0, rt.Breaker().Stats().ProbesInFlight)
+	_, err = get(5, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Closed, rt.Breaker().State())
+	_, err = get(0, errors.New("down"))
+	assert.Error(t, err)
+	assert.Equal(t, runtime.Open, rt.Breaker().State())
+}
+
+func TestRouteLimiterRefusalFreesSlotAndCountsNeither(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: time.Second},
+			Rate:    0.25, Burst: 1, MaxWait: 100 * time.Millisecond, // a token every 4s
+		})
+		b := rt.Breaker()
+		require.True(t, rt.Limiter().Allow()) // the only token
+		trip(t, b)
+		time.Sleep(time.Second)
+		require.Equal(t, runtime.HalfOpen, b.State())
+		_, err := rt.Enter(context.Background()) // probe admitted, no token within maxwait
+		require.ErrorIs(t, err, runtime.ErrRateLimited)
+		st := b.Stats()
+		assert.Equal(t, 0, st.ProbesInFlight, "the refused call freed its probe slot")
+		assert.Equal(t, uint64(1), st.RateLimited)
+		assert.Equal(t, runtime.HalfOpen, st.State, "a refusal is neither success nor failure")
+	})
 }
