@@ -17,8 +17,8 @@ func WithBudget(ctx context.Context, n int) context.Context {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	st := core.From[Provenance](ctx)
-	next := &core.CallState[Provenance]{Budget: core.NewBudget(n, st.BudgetOf())}
+	st := core.From(ctx)
+	next := &core.CallState{Budget: core.NewBudget(n, st.BudgetOf())}
 	if st != nil {
 		next.Prov, next.Busy = st.Prov, st.Busy
 	}
@@ -28,7 +28,7 @@ func WithBudget(ctx context.Context, n int) context.Context {
 // BudgetLeft returns how many tries the budgets in ctx still allow (the
 // smallest of the chain), and false when ctx carries none.
 func BudgetLeft(ctx context.Context) (int, bool) {
-	b := core.From[Provenance](ctx).BudgetOf()
+	b := core.From(ctx).BudgetOf()
 	if b == nil {
 		return 0, false
 	}

@@ -71,6 +71,6 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 		ctx = context.Background()
 	}
 	p := &Provenance{}
-	st := core.From[Provenance](ctx)
-	return core.With(ctx, &core.CallState[Provenance]{Budget: st.BudgetOf(), Prov: p, Busy: new(atomic.Bool)}), p
+	st := core.From(ctx)
+	return core.With(ctx, &core.CallState{Budget: st.BudgetOf(), Prov: p, Busy: new(atomic.Bool)}), p
 }

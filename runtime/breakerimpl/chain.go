@@ -17,8 +17,8 @@ func FallbackName(name string) string { return "fallback:" + name }
 // not safe for concurrent use.
 type Chain struct {
 	ctx     context.Context
-	st      *core.CallState[runtime.Provenance] // when prov was claimed
-	prov    *runtime.Provenance                 // claimed for this call, or nil
+	st      *core.CallState     // when prov was claimed
+	prov    *runtime.Provenance // claimed for this call, or nil
 	sources []runtime.Skip
 	tries   int
 	left    budget // tries the route's budget still allows
@@ -30,8 +30,8 @@ func StartChain(ctx context.Context, budget int) Chain {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	st := core.From[runtime.Provenance](ctx)
-	p := st.Claim()
+	st := core.From(ctx)
+	p, _ := st.Claim().(*runtime.Provenance)
 	if p == nil {
 		st = nil
 	} else {

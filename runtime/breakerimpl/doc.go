@@ -15,13 +15,20 @@
 // to the breaker that admitted it, exactly as [runtime.Breaker.Do] does: the
 // same admission, the same outcome recording and the same panic rule (a
 // panic is a failure with the reason "panic: <value>", frees a HALF_OPEN
-// slot and is re-raised). Generated code runs it in three lines:
+// slot and is re-raised). A generated method runs it so:
 //
-//	call, ok := w.quote.EnterFast()     // inlined: one load, one test
-//	if !ok { call, err = w.quote.Enter(ctx) ... }
+//	call, ok := w.quote.EnterFast() // inlined: one load, one test
+//	if !ok {
+//		if call, err = w.quote.Enter(ctx); err != nil {
+//			return // rejected, rate limited, out of budget, or nil next
+//		}
+//	}
 //	defer call.Exit(ctx, &err)
-//	err = breakerimpl.PanicGuard        // overwritten when the call returns
-//	return w.next.Quote(ctx, sym)
+//	err = breakerimpl.PanicGuard // stays only if the call panics
+//	return w.next.Quote(ctx, code)
+//
+// [PanicGuard] is how Exit tells a panic from a return without calling
+// recover on every call, and without a closure or an allocation.
 //
 // The state of a *runtime.Breaker is not in package runtime's API: a Route
 // reaches it through an internal package, runtime/internal/core, which

@@ -168,7 +168,7 @@ func (rt *Route) Enter(ctx context.Context) (Call, error) {
 // runs in a small frame.
 func (rt *Route) enter(ctx context.Context) (Call, error) {
 	b := rt.core
-	bud := core.From[runtime.Provenance](ctx).BudgetOf()
+	bud := core.From(ctx).BudgetOf()
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget
 	}

@@ -52,11 +52,13 @@ func (b *Budget) Spend() bool {
 }
 
 // CallState is what a ctx carries for guarded calls: one value, so a call
-// pays at most one ctx lookup for budgets and provenance together. P is
-// runtime.Provenance; Busy is set while a call writes Prov.
-type CallState[P any] struct {
+// pays at most one ctx lookup for budgets and provenance together. Prov is
+// a *runtime.Provenance (this package cannot name it; a type assertion on
+// the claim is cheaper than a generic lookup that does not inline); Busy is
+// set while a call writes it.
+type CallState struct {
 	Budget *Budget
-	Prov   *P
+	Prov   any
 	Busy   *atomic.Bool
 }
 
@@ -70,22 +72,26 @@ var InUse atomic.Uint64
 
 // With returns ctx carrying st, and sends every call through the ctx lookup
 // from now on.
-func With[P any](ctx context.Context, st *CallState[P]) context.Context {
+func With(ctx context.Context, st *CallState) context.Context {
 	InUse.Store(^uint64(0))
 	return context.WithValue(ctx, callStateKey{}, st)
 }
 
 // From returns the call state of ctx, or nil.
-func From[P any](ctx context.Context) *CallState[P] {
+func From(ctx context.Context) *CallState {
 	if ctx == nil || InUse.Load() == 0 {
 		return nil
 	}
-	st, _ := ctx.Value(callStateKey{}).(*CallState[P])
+	return lookup(ctx)
+}
+
+func lookup(ctx context.Context) *CallState {
+	st, _ := ctx.Value(callStateKey{}).(*CallState)
 	return st
 }
 
 // BudgetOf returns the budget record of st, or nil.
-func (st *CallState[P]) BudgetOf() *Budget {
+func (st *CallState) BudgetOf() *Budget {
 	if st == nil {
 		return nil
 	}
@@ -95,7 +101,7 @@ func (st *CallState[P]) BudgetOf() *Budget {
 // Claim returns the provenance record of st for the call about to start,
 // or nil when there is none or an outer call holds it; [CallState.Unclaim]
 // gives it back.
-func (st *CallState[P]) Claim() *P {
+func (st *CallState) Claim() any {
 	if st == nil || st.Prov == nil || !st.Busy.CompareAndSwap(false, true) {
 		return nil
 	}
@@ -103,7 +109,7 @@ func (st *CallState[P]) Claim() *P {
 }
 
 // Unclaim gives back the record taken by Claim.
-func (st *CallState[P]) Unclaim() {
+func (st *CallState) Unclaim() {
 	if st != nil && st.Busy != nil {
 		st.Busy.Store(false)
 	}

@@ -35,19 +35,19 @@ func TestCallStateClaimOnce(t *testing.T) {
 	old := InUse.Load()
 	defer InUse.Store(old)
 	InUse.Store(0)
-	assert.Nil(t, From[record](context.Background()))
+	assert.Nil(t, From(context.Background()))
 
 	r := &record{}
-	ctx := With(context.Background(), &CallState[record]{Prov: r, Busy: new(atomic.Bool)})
+	ctx := With(context.Background(), &CallState{Prov: r, Busy: new(atomic.Bool)})
 	assert.NotZero(t, InUse.Load(), "every call looks in the ctx from now on")
-	st := From[record](ctx)
+	st := From(ctx)
 	require.NotNil(t, st)
 	assert.Same(t, r, st.Claim())
 	assert.Nil(t, st.Claim(), "an outer call holds it")
 	st.Unclaim()
 	assert.Same(t, r, st.Claim())
 
-	var noState *CallState[record]
+	var noState *CallState
 	assert.Nil(t, noState.Claim())
 	assert.Nil(t, noState.BudgetOf())
 	noState.Unclaim()
