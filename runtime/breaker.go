@@ -124,14 +124,14 @@ type probe struct {
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
 	// Read on every call; written only by transitions.
-	state  atomic.Uint64             // period<<32 | flags | State
-	reject atomic.Pointer[OpenError] // the rejection of the current period
-	reg    *Registry                 // owner: clock, logger, events
-	cfg    Config                    // with defaults applied; immutable
-	class  classifier                // nil for the default rule
-	count  bool                      // exact call counting (WithCallCounts)
-	flags  uint64                    // countFlag when count
-	_      [64]byte                  // keep the counters below off this cache line
+	state  atomic.Uint64         // period<<32 | flags | State
+	reject atomic.Pointer[error] // the rejection (*OpenError) of the current period
+	reg    *Registry             // owner: clock, logger, events
+	cfg    Config                // with defaults applied; immutable
+	class  classifier            // nil for the default rule
+	count  bool                  // exact call counting (WithCallCounts)
+	flags  uint64                // countFlag when count
+	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
@@ -173,7 +173,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Ops: (*ops)(b)}
 	return b
 }
 
@@ -252,7 +252,13 @@ func (b *Breaker) rejected() error {
 	if b.count {
 		b.rejections.Add(1)
 	}
-	return b.reject.Load()
+	return *b.reject.Load()
+}
+
+// setReject makes e the rejection of the period about to start.
+func (b *Breaker) setReject(e *OpenError) {
+	err := error(e)
+	b.reject.Store(&err)
 }
 
 // admitProbe registers a probe whose slot was claimed in state word s. It
@@ -550,10 +556,10 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 	case Open:
 		b.openedAt = now
 		b.nextProbe = now.Add(window)
-		b.reject.Store(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
+		b.setReject(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
 		b.timer = b.reg.clock.AfterFunc(window, func() { b.openElapsed(next) })
 	case HalfOpen:
-		b.reject.Store(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
+		b.setReject(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
 	}
 	b.state.Store(next)
 }
@@ -613,7 +619,6 @@ type ops Breaker
 func (o *ops) b() *Breaker { return (*Breaker)(o) }
 
 func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
-func (o *ops) Rejection() error                         { return o.reject.Load() }
 func (o *ops) Ignore(w uint64)                          { o.b().outcome(w, Ignored, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 

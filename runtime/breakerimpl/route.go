@@ -45,17 +45,16 @@ type RouteConfig struct {
 // breaker, then the limiter, then the call. Get one from [NewRoute]. A
 // Route is safe for concurrent use.
 type Route struct {
-	state   *atomic.Uint64 // the breaker's state word
-	fails   *atomic.Uint64 // the breaker's consecutive failures
-	slow    uint64         // state bits that send Enter off the fast path
-	core    *core.Breaker
+	state   *atomic.Uint64         // the breaker's state word
+	reject  *atomic.Pointer[error] // the breaker's rejection
+	slow    uint64                 // state bits that send Enter off the fast path
+	core    core.Breaker           // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
 	limiter *runtime.Limiter // nil without a rate limit
 	maxWait time.Duration
 	timeout time.Duration
 	exclude []error
 	clock   runtime.Clock
-	nilImpl bool // the implementation is nil: every call gets ErrNilImpl
 
 	attempts            int
 	backoff, backoffMax time.Duration
@@ -74,15 +73,14 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	c := core.BreakerOf(b)
 	rt := &Route{
 		state:   c.State,
-		fails:   c.Fails,
+		reject:  c.Reject,
 		slow:    core.FastMask,
-		core:    c,
+		core:    *c,
 		breaker: b,
 		maxWait: max(cfg.MaxWait, 0),
 		timeout: max(cfg.Timeout, 0),
 		exclude: cfg.Exclude,
 		clock:   reg.Clock(),
-		nilImpl: impl == nil,
 
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
@@ -92,8 +90,10 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
 	}
-	if rt.nilImpl {
-		rt.slow = ^uint64(0) // Enter refuses every call
+	if impl == nil {
+		// Every call is refused as if the breaker were OPEN, with
+		// ErrNilImpl: no test on the paths of the other routes.
+		rt.state, rt.reject = &nilImpl.state, &nilImpl.reject
 	}
 	if rate, _ := c.SettleRate(cfg.Rate, cfg.Burst); rate > 0 {
 		rt.limiter = reg.Limiter(b.Name(), cfg.Rate, cfg.Burst)
@@ -122,6 +122,18 @@ var PanicGuard = core.PanicGuard
 // ErrNilImpl is returned by generated wrappers whose wrapped
 // implementation is nil, instead of panicking on the nil interface.
 var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
+
+// nilImpl is the state of the routes of a nil implementation: a word that
+// is always OPEN and a rejection that is always ErrNilImpl.
+var nilImpl struct {
+	state  atomic.Uint64
+	reject atomic.Pointer[error]
+}
+
+func init() {
+	nilImpl.state.Store(core.PeriodOne | core.Open)
+	nilImpl.reject.Store(&ErrNilImpl)
+}
 
 // Call is one admitted call on a [Route], a two-word value. Generated code
 // defers [Call.Exit] right after [Route.Enter] admitted the call.
@@ -154,11 +166,8 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // declines (or straight away on a route with a rate limit, where it always
 // would), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	if rt.nilImpl {
-		return Call{}, ErrNilImpl
-	}
 	if rt.state.Load()&core.FastMask == core.Open {
-		return Call{}, rt.core.Rejection() // the rejection path: no lock, clock or budget
+		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
 	}
 	return rt.enter(ctx)
 }
@@ -167,7 +176,7 @@ func (rt *Route) Enter(ctx context.Context) (Call, error) {
 // opened since is rejected by Admit); kept apart so that the rejection path
 // runs in a small frame.
 func (rt *Route) enter(ctx context.Context) (Call, error) {
-	b := rt.core
+	b := &rt.core
 	bud := core.From(ctx).BudgetOf()
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget

@@ -46,8 +46,6 @@ type Ops interface {
 	// rejection. hold is how long a probe may keep its slot when that is
 	// longer than the reset window.
 	Admit(hold time.Duration) (uint64, error)
-	// Rejection returns the rejection of the current period.
-	Rejection() error
 	// Settle counts the outcome of the call admitted as w whose error is
 	// err (nil for a success), as the breaker classifies it.
 	Settle(ctx context.Context, w uint64, err error)
@@ -65,10 +63,11 @@ type Ops interface {
 }
 
 // Breaker is the part of a *runtime.Breaker that the call protocol drives:
-// the two words the hot paths read, and the slow paths.
+// what the hot paths read, and the slow paths.
 type Breaker struct {
-	State *atomic.Uint64 // period<<32 | flags | state
-	Fails *atomic.Uint64 // period<<32 | consecutive failures in CLOSED
+	State  *atomic.Uint64         // period<<32 | flags | state
+	Fails  *atomic.Uint64         // period<<32 | consecutive failures in CLOSED
+	Reject *atomic.Pointer[error] // the rejection of an OPEN or HALF_OPEN period
 	Ops
 }
 
