@@ -94,7 +94,7 @@ func (c *LimitedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, 
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.limited)
 	defer run.Done()
 	retry := c.limited.Retry()
 	for {
@@ -215,7 +215,7 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.quotes)
 	defer run.Done()
 	retry := c.quotes.Retry()
 	for {

@@ -89,7 +89,7 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.benchQuotes)
 	defer run.Done()
 	retry := c.benchQuotes.Retry()
 	for {

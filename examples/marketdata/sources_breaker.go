@@ -135,7 +135,7 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	var valid bool
 	retry := c.eastmoney.Retry()
@@ -480,7 +480,7 @@ func (c *StockSourceChain) Changes(ctx context.Context) (r0 []Change, err error)
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.push2ex)
 	defer run.Done()
 	retry := c.push2ex.Retry()
 	for {
@@ -528,7 +528,7 @@ func (c *StockSourceChain) Finance(ctx context.Context, code string) (r0 Financi
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tdx)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
@@ -576,7 +576,7 @@ func (c *StockSourceChain) Industry(ctx context.Context, code string) (r0 Indust
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
@@ -624,7 +624,7 @@ func (c *StockSourceChain) Kline(ctx context.Context, code string, period Period
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tdx)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
@@ -687,7 +687,7 @@ func (c *StockSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tencent)
 	defer run.Done()
 	retry := c.tencent.Retry()
 	for {
@@ -735,7 +735,7 @@ func (c *StockSourceChain) QuoteList(ctx context.Context, codes []string) (r0 []
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
@@ -783,7 +783,7 @@ func (c *StockSourceChain) Search(ctx context.Context, query string) (r0 []Hit, 
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
@@ -831,7 +831,7 @@ func (c *StockSourceChain) StockInfo(ctx context.Context, code string) (r0 Stock
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tencent)
 	defer run.Done()
 	retry := c.tencent.Retry()
 	for {

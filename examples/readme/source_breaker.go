@@ -119,7 +119,7 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tdx)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
@@ -167,7 +167,7 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {

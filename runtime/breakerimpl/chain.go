@@ -17,29 +17,38 @@ func FallbackName(name string) string { return "fallback:" + name }
 // not safe for concurrent use.
 type Chain struct {
 	ctx     context.Context
-	st      *core.CallState     // when prov was claimed
-	prov    *runtime.Provenance // claimed for this call, or nil
+	st      *core.CallState // whose provenance record this call claimed, or nil
 	sources []runtime.Skip
 	tries   int
 	left    budget // tries the route's budget still allows
 }
 
-// StartChain begins a chain call made with ctx whose route allows budget
-// tries (0 for no route budget).
-func StartChain(ctx context.Context, budget int) Chain {
-	if ctx == nil {
-		ctx = context.Background()
+// StartChain begins a chain call made with ctx whose primary goes through
+// rt: the budget of rt is the whole chain's.
+func StartChain(ctx context.Context, rt *Route) (c Chain) {
+	c.ctx, c.left = ctx, rt.budget
+	if core.InUse.Load() != 0 {
+		c.claim()
 	}
-	st := core.From(ctx)
-	p, _ := st.Claim().(*runtime.Provenance)
-	if p == nil {
-		st = nil
-	} else {
+	return c
+}
+
+// claim claims the provenance record of the call's ctx, if any.
+func (c *Chain) claim() {
+	st := core.From(c.ctx)
+	if p, _ := st.Claim().(*runtime.Provenance); p != nil {
 		*p = runtime.Provenance{Skipped: p.Skipped[:0]}
+		c.st = st
 	}
-	// One literal, returned in registers: building it in a local and
-	// returning that copied it through memory, which cost more than the rest.
-	return Chain{ctx: ctx, st: st, prov: p, left: newBudget(budget)}
+}
+
+// prov returns the provenance record the call claimed, or nil.
+func (c *Chain) prov() *runtime.Provenance {
+	if c.st == nil {
+		return nil
+	}
+	p, _ := c.st.Prov.(*runtime.Provenance)
+	return p
 }
 
 // Primary records how the primary's tries ended, on a route without a
@@ -47,13 +56,23 @@ func StartChain(ctx context.Context, budget int) Chain {
 // error. It reports whether that is the answer: a success, or an excluded
 // error. After the primary, fallbacks get the budget the primary left.
 func (c *Chain) Primary(rt *Route, tries int, err error) bool {
-	return c.PrimaryValid(rt, tries, err, true)
+	if err == nil && c.st == nil {
+		return true // the answer, and no record to write it in
+	}
+	return c.primary(rt, tries, err, true)
 }
 
 // PrimaryValid is [Chain.Primary] on a route with a `valid` func: valid
 // reports whether the result passed it. A success with invalid data is not
 // the answer.
 func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
+	if err == nil && valid && c.st == nil {
+		return true // the answer, and no record to write it in
+	}
+	return c.primary(rt, tries, err, valid)
+}
+
+func (c *Chain) primary(rt *Route, tries int, err error, valid bool) bool {
 	c.tries += tries
 	c.left.spend(tries)
 	return c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err))
@@ -64,6 +83,9 @@ func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
 // false the fallback must not be called.
 func (c *Chain) Fallback(fb *Route) (Call, bool) {
 	name := fb.breaker.Name()
+	if c.ctx == nil {
+		c.ctx = context.Background() // a nil ctx is the background
+	}
 	if c.ctx.Err() != nil {
 		return Call{}, false
 	}
@@ -95,7 +117,7 @@ func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
 func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
 	switch {
 	case excluded || err == nil && valid:
-		if p := c.prov; p != nil {
+		if p := c.prov(); p != nil {
 			p.Source, p.Tries = name, c.tries
 		}
 		return true
@@ -109,7 +131,7 @@ func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
 
 // Stale records that the answer came from the stale cache, age old.
 func (c *Chain) Stale(age time.Duration) {
-	if p := c.prov; p != nil {
+	if p := c.prov(); p != nil {
 		p.Source, p.Stale, p.Age, p.Tries = "stale", true, age, c.tries
 	}
 }
@@ -117,7 +139,7 @@ func (c *Chain) Stale(age time.Duration) {
 // Err returns the call's error once no source answered: a
 // [*runtime.ChainError].
 func (c *Chain) Err() error {
-	if p := c.prov; p != nil {
+	if p := c.prov(); p != nil {
 		p.Tries = c.tries
 	}
 	return &runtime.ChainError{Sources: c.sources}
@@ -129,7 +151,7 @@ func (c *Chain) Done() { c.st.Unclaim() }
 func (c *Chain) skip(name, why string, err error) {
 	s := runtime.Skip{Source: name, Why: why, Err: err}
 	c.sources = append(c.sources, s)
-	if p := c.prov; p != nil {
+	if p := c.prov(); p != nil {
 		p.Skipped = append(p.Skipped, s)
 	}
 }
@@ -143,7 +165,7 @@ func why(ctx context.Context, err error) string {
 		return "ratelimited"
 	case errors.Is(err, runtime.ErrBudget):
 		return "budget"
-	case ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		return "canceled"
 	}
 	return "error"

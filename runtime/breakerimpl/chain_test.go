@@ -16,7 +16,7 @@ import (
 // through its route, then each fallback, then the stale cache.
 func chainCall(ctx context.Context, primary *breakerimpl.Route, fbs []*breakerimpl.Route, impls []func() (int, error),
 	valid func(int) bool, stale *breakerimpl.StaleCache[string, int], key string) (r int, err error) {
-	run := breakerimpl.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, primary)
 	defer run.Done()
 	retry := primary.Retry()
 	for {

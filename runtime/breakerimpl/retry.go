@@ -58,7 +58,7 @@ type Retry struct {
 
 // Retry starts the tries of one call.
 func (rt *Route) Retry() Retry {
-	return Retry{rt: rt, left: newBudget(rt.budget)}
+	return Retry{rt: rt, left: rt.budget}
 }
 
 // Tries returns the number of upstream tries made so far.
@@ -99,9 +99,16 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 // ([runtime.Retryable]), when the budget is spent, and when ctx ends before the
 // wait would (a wait that would end after ctx's deadline is not started).
 func (r *Retry) Again(ctx context.Context, err error) bool {
+	if err == nil || r.tries >= r.rt.attempts {
+		return false
+	}
+	return r.again(ctx, err)
+}
+
+// again is Again after a failed try with attempts left.
+func (r *Retry) again(ctx context.Context, err error) bool {
 	rt := r.rt
-	if err == nil || r.tries >= rt.attempts || r.left.spent() || rt.excluded(err) ||
-		!runtime.Retryable(ctx, err) {
+	if r.left.spent() || rt.excluded(err) || !runtime.Retryable(ctx, err) {
 		return false
 	}
 	d := rt.backoff

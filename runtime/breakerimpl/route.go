@@ -58,7 +58,7 @@ type Route struct {
 
 	attempts            int
 	backoff, backoffMax time.Duration
-	budget              int
+	budget              budget // a fresh call's: -1 for no limit
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -85,7 +85,7 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
 		backoffMax: max(cfg.BackoffMax, 0),
-		budget:     max(cfg.Budget, 0),
+		budget:     newBudget(cfg.Budget),
 	}
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff

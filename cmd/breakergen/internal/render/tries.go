@@ -169,7 +169,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	if t.chain {
 		run = a.fresh("run")
 		body = append(body,
-			jen.Id(run).Op(":=").Add(g.impl("StartChain")).Call(jen.Id(t.ctx), jen.Lit(r.Budget)),
+			jen.Id(run).Op(":=").Add(g.impl("StartChain")).Call(jen.Id(t.ctx), route()),
 			jen.Defer().Id(run).Dot("Done").Call(),
 		)
 	}
