@@ -138,8 +138,6 @@ func (l *logBuffer) logger() *slog.Logger {
 	}))
 }
 
-var errUpstream = errors.New("upstream down")
-
 func newTestRegistry(t *testing.T, opts ...runtime.Option) (*runtime.Registry, *fakeClock) {
 	t.Helper()
 	clk := newFakeClock()

@@ -1,7 +1,6 @@
 package breakerimpl_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -107,35 +106,6 @@ func (c *fakeClock) Advance(d time.Duration) {
 	}
 	c.now = end
 	c.mu.Unlock()
-}
-
-// logBuffer captures a registry's log lines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.buf.String()
-}
-
-func (l *logBuffer) logger() *slog.Logger {
-	return slog.New(slog.NewTextHandler(l, &slog.HandlerOptions{
-		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
-			if a.Key == slog.TimeKey && len(groups) == 0 {
-				return slog.Attr{}
-			}
-			return a
-		},
-	}))
 }
 
 var errUpstream = errors.New("upstream down")

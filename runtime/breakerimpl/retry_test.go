@@ -157,14 +157,9 @@ func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {
 }
 
 type httpError struct {
-	code       int
-	retryAfter time.Duration
+	code int
 }
-
-type coolingError struct{ httpError }
 
 func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
 
 func (e *httpError) Retryable() bool { return e.code >= 500 }
-
-func (e *coolingError) RetryAfter() time.Duration { return e.retryAfter }

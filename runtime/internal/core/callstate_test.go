@@ -27,7 +27,7 @@ func TestBudgetSpendsFromEveryRecordOrNone(t *testing.T) {
 	assert.True(t, none.Spend())
 }
 
-type record struct{ n int }
+type record struct{ name string }
 
 // TestCallStateClaimOnce: the record of a ctx is claimed by one call at a
 // time, and the lookup is skipped until a state was ever stored.
@@ -37,7 +37,7 @@ func TestCallStateClaimOnce(t *testing.T) {
 	InUse.Store(0)
 	assert.Nil(t, From(context.Background()))
 
-	r := &record{}
+	r := &record{name: "r"}
 	ctx := With(context.Background(), &CallState{Prov: r, Busy: new(atomic.Bool)})
 	assert.NotZero(t, InUse.Load(), "every call looks in the ctx from now on")
 	st := From(ctx)
