@@ -7,14 +7,24 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// Defaults for the zero fields of a [Config].
+// Defaults for the zero fields of a [Config] and for [NewRegistry], and the
+// longest cooldown an error can ask for.
 const (
 	DefaultFailureThreshold = 5
 	DefaultResetTimeout     = 30 * time.Second
 	DefaultHalfOpenMax      = 1
 	DefaultSuccessThreshold = 1
+
+	// DefaultEventCapacity is how many events a [Registry] keeps unless
+	// [WithEventCapacity] says otherwise.
+	DefaultEventCapacity = 100
+
+	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
+	MaxCooldown = 24 * time.Hour
 )
 
 // Config is the configuration of one named breaker. Zero (or negative)
@@ -83,29 +93,17 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("Outcome(%d)", uint8(o))
 }
 
-// Classifier decides how a non-nil error counts for a breaker. It is set per
-// breaker name with [WithClassifier] and replaces the default rule (a
-// [context.Canceled] while the caller's context is done is ignored, every
-// other error is a failure). It must be safe for concurrent use.
-type Classifier func(ctx context.Context, err error) Outcome
-
-// The state word packs the state period (a counter bumped by every
-// transition and reset) in its high 32 bits, and the counting flag and the
-// State in its low bits, so that the hot paths decide with one load and one
-// test that a call is a plain CLOSED one (word&fastMask == 0). An admission
-// is the state word it was admitted in, plus the probe's id in bits 3-31 for
-// HALF_OPEN probes. The fails and probes words carry the period in their
-// high 32 bits too, so that an outcome from an older period never counts.
+// The state word and its bits are described in package core.
 const (
-	stateMask  = 3
-	countFlag  = 4
-	fastMask   = stateMask | countFlag
-	probeShift = 3
-	probeMask  = 1<<32 - 1<<probeShift
-	periodOne  = 1 << 32
+	stateMask  = core.StateMask
+	countFlag  = core.CountFlag
+	fastMask   = core.FastMask
+	probeShift = core.ProbeShift
+	probeMask  = core.ProbeMask
+	periodOne  = core.PeriodOne
 )
 
-func period(w uint64) uint32 { return uint32(w >> 32) }
+func period(w uint64) uint32 { return core.Period(w) }
 
 // Token is the admission of one call by [Breaker.Acquire]: a small value to
 // pass to [Breaker.Release] exactly once. The zero Token is not valid.
@@ -126,14 +124,14 @@ type probe struct {
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
 	// Read on every call; written only by transitions.
-	state  atomic.Uint64             // period<<32 | flags | State
-	reject atomic.Pointer[OpenError] // the rejection of the current period
-	reg    *Registry                 // owner: clock, logger, events
-	cfg    Config                    // with defaults applied; immutable
-	class  Classifier                // nil for the default rule
-	count  bool                      // exact call counting (WithCallCounts)
-	flags  uint64                    // countFlag when count
-	_      [64]byte                  // keep the counters below off this cache line
+	state  atomic.Uint64         // period<<32 | flags | State
+	reject atomic.Pointer[error] // the rejection (*OpenError) of the current period
+	reg    *Registry             // owner: clock, logger, events
+	cfg    Config                // with defaults applied; immutable
+	class  classifier            // nil for the default rule
+	count  bool                  // exact call counting (WithCallCounts)
+	flags  uint64                // countFlag when count
+	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
@@ -152,6 +150,8 @@ type Breaker struct {
 	lastSuccess atomic.Int64
 	_           [64]byte
 
+	core core.Breaker // what the call protocol drives; see package core
+
 	mu           sync.Mutex // guards the fields below and every transition
 	stateChanges uint64
 	openedAt     time.Time
@@ -163,7 +163,7 @@ type Breaker struct {
 	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
 }
 
-func newBreaker(reg *Registry, cfg Config, class Classifier) *Breaker {
+func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls}
 	if b.count {
 		b.flags = countFlag
@@ -173,7 +173,12 @@ func newBreaker(reg *Registry, cfg Config, class Classifier) *Breaker {
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
 	b.reclaimed = make([]uint64, 0, 16)
+	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Ops: (*ops)(b)}
 	return b
+}
+
+func init() {
+	core.BreakerOf = func(b any) *core.Breaker { return &b.(*Breaker).core }
 }
 
 // Name returns the breaker's name.
@@ -201,9 +206,9 @@ func (b *Breaker) Acquire(ctx context.Context) (Token, error) {
 	return Token{b: b, ctx: ctx, word: w}, err
 }
 
-// admit is the admission step shared by Acquire and Route.Enter. hold is how
-// long a probe may keep its slot when that is longer than the reset window
-// (the route's timeout).
+// admit is the admission step of every call: Acquire and generated code's
+// routes. hold is how long a probe may keep its slot when that is longer
+// than the reset window (the route's timeout).
 func (b *Breaker) admit(hold time.Duration) (uint64, error) {
 	if s := b.state.Load(); s&fastMask == 0 {
 		return s, nil
@@ -247,7 +252,13 @@ func (b *Breaker) rejected() error {
 	if b.count {
 		b.rejections.Add(1)
 	}
-	return b.reject.Load()
+	return *b.reject.Load()
+}
+
+// setReject makes e the rejection of the period about to start.
+func (b *Breaker) setReject(e *OpenError) {
+	err := error(e)
+	b.reject.Store(&err)
 }
 
 // admitProbe registers a probe whose slot was claimed in state word s. It
@@ -273,16 +284,12 @@ func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
 
 // Release reports the outcome of a call admitted by [Breaker.Acquire]: nil
 // is a success; a non-nil error is classified by the breaker's
-// [Classifier], or else is a failure, except a [context.Canceled] while the
+// classifier ([WithClassifier]), or else is a failure, except a [context.Canceled] while the
 // caller's context is done, which is ignored. The outcome counts only if the
 // breaker is still in the state period that admitted the call. Release
 // allocates nothing.
 func (b *Breaker) Release(t Token, err error) {
-	if err != nil || t.word&fastMask != 0 {
-		b.outcome(t.word, b.Classify(t.ctx, err), err)
-	} else if uint32(b.fails.Load()) != 0 {
-		b.clearFails(t.word)
-	}
+	b.core.Release(t.ctx, t.word, err)
 }
 
 // Record reports the outcome of a call admitted by [Breaker.Acquire] as
@@ -334,8 +341,8 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 			b.clearFails(w)
 		}
 	case Failure:
-		if d := retryAfter(err); d > 0 {
-			b.trip(w, cooldownReason(d, err), d)
+		if reason, d, ok := cooldown(err); ok {
+			b.trip(w, reason, d)
 			return
 		}
 		for {
@@ -401,11 +408,11 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 				b.probeWins, b.cfg.SuccessThreshold), 0)
 		}
 	case Failure:
-		if d := retryAfter(err); d > 0 {
-			b.transitionLocked(Open, cooldownReason(d, err), d)
-		} else {
-			b.transitionLocked(Open, reasonOf(err), b.cfg.ResetTimeout)
+		reason, d, ok := cooldown(err)
+		if !ok {
+			reason, d = reasonOf(err), b.cfg.ResetTimeout
 		}
+		b.transitionLocked(Open, reason, d)
 	}
 	b.mu.Unlock()
 	b.reg.flush()
@@ -532,7 +539,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 // counts and arming the period's timer.
 func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
 	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
-	if period(next) == 0 { // wrapped: no word may be 0 (see Route.EnterFast)
+	if period(next) == 0 { // wrapped: no admission word may be 0
 		next += periodOne
 	}
 	b.fails.Store(next &^ 0xffffffff)
@@ -549,10 +556,10 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 	case Open:
 		b.openedAt = now
 		b.nextProbe = now.Add(window)
-		b.reject.Store(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
+		b.setReject(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
 		b.timer = b.reg.clock.AfterFunc(window, func() { b.openElapsed(next) })
 	case HalfOpen:
-		b.reject.Store(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
+		b.setReject(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
 	}
 	b.state.Store(next)
 }
@@ -578,9 +585,9 @@ func (b *Breaker) Reset() {
 
 // Do runs fn through the breaker: it returns the rejection without calling
 // fn when the breaker does not admit the call, and otherwise fn's error,
-// which it reports like [Breaker.Release]. A panic in fn counts as a failure
-// and is re-raised. For hand-written callers; generated wrappers use the
-// allocation-free two-step API.
+// which it reports like [Breaker.Release]. A panic in fn counts as a
+// failure, frees the call's slot and is re-raised. Generated wrappers run
+// on the same protocol.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
 	if ctx == nil {
 		ctx = context.Background()
@@ -590,16 +597,69 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 		return err
 	}
 	defer b.exit(t, &err)
+	err = core.PanicGuard // still set after exit only if fn did not return
 	return fn(ctx)
 }
 
-// exit reports the outcome of the call admitted as t, whose error is *errp,
-// and turns a panic into a failure before re-raising it. It must be called
-// directly by defer.
+// exit reports the outcome of the call admitted as t, whose error is *errp.
+// It must be called directly by defer, so that its recover sees a panic.
 func (b *Breaker) exit(t Token, errp *error) {
-	if v := recover(); v != nil {
-		b.outcome(t.word, Failure, &PanicError{Value: v})
-		panic(v)
+	if *errp == core.PanicGuard {
+		b.core.Unreturned(t.word, recover())
+		return
 	}
-	b.Release(t, *errp)
+	b.core.Release(t.ctx, t.word, *errp)
+}
+
+// ops is a Breaker seen as the slow paths of [core.Ops]: methods that
+// generated code reaches through package breakerimpl without their being
+// in this package's API.
+type ops Breaker
+
+func (o *ops) b() *Breaker { return (*Breaker)(o) }
+
+func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
+func (o *ops) Ignore(w uint64)                          { o.b().outcome(w, Ignored, nil) }
+func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
+
+func (o *ops) Settle(ctx context.Context, w uint64, err error) {
+	b := o.b()
+	b.outcome(w, b.Classify(ctx, err), err)
+}
+
+func (o *ops) Limited(w uint64) {
+	o.limited.Add(1)
+	o.b().outcome(w, Ignored, nil)
+}
+
+func (o *ops) Panicked(w uint64, v any) {
+	o.b().outcome(w, Failure, &panicError{value: v})
+}
+
+func (o *ops) SettleRate(rate float64, burst int) (float64, int) {
+	return o.reg.settleRate(o.cfg.Name, rate, burst)
+}
+
+// panicError is what a panic in a guarded call is recorded as (the panic
+// itself is re-raised to the caller): the reason "panic: <value>".
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// cooldown returns the OPEN window the first error in err's chain (through
+// Unwrap() error and Unwrap() []error) with a RetryAfter() time.Duration
+// method asks for, capped at MaxCooldown, and the transition's reason; ok
+// is false when no error asks for more than zero.
+func cooldown(err error) (reason string, d time.Duration, ok bool) {
+	walk(err, func(e error) bool {
+		if ra, ok := e.(interface{ RetryAfter() time.Duration }); ok {
+			d = min(ra.RetryAfter(), MaxCooldown)
+			return true
+		}
+		return false
+	})
+	if d <= 0 {
+		return "", 0, false
+	}
+	return "retry after " + d.String() + ": " + reasonOf(err), d, true
 }

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/breakergen/breakergen/runtime"
 )
 
 // step is one line of a breaker's script: an action at the fake clock's
@@ -170,20 +170,6 @@ func TestBreakerSteps(t *testing.T) {
 	}
 }
 
-func newTestRegistry(t *testing.T, opts ...runtime.Option) (*runtime.Registry, *fakeClock) {
-	t.Helper()
-	clk := newFakeClock()
-	return runtime.NewRegistry(append([]runtime.Option{runtime.WithClock(clk), runtime.WithLogger(discardLogger())}, opts...)...), clk
-}
-
-func trip(t *testing.T, b *runtime.Breaker) {
-	t.Helper()
-	for b.State() == runtime.Closed {
-		_ = b.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
-	}
-	require.Equal(t, runtime.Open, b.State())
-}
-
 func TestRejectionNamesBreakerAndNextProbe(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	b := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: 30 * time.Second})
@@ -254,7 +240,7 @@ func (stoppedTimer) Stop() bool { return true }
 
 func TestRouteTimeoutLengthensProbeHold(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: 5 * time.Second}, Timeout: 20 * time.Second})
 	trip(t, rt.Breaker())
 	clk.Advance(5 * time.Second)
 	_, err := rt.Enter(context.Background())
@@ -273,7 +259,7 @@ func TestOutcomeClasses(t *testing.T) {
 		name     string
 		ctx      context.Context
 		err      error
-		class    runtime.Classifier
+		class    func(context.Context, error) runtime.Outcome
 		failures uint64
 		ignored  uint64
 	}{
@@ -292,7 +278,7 @@ func TestOutcomeClasses(t *testing.T) {
 				opts = append(opts, runtime.WithClassifier("c", tt.class))
 			}
 			reg, _ := newTestRegistry(t, opts...)
-			rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
+			rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "c", FailureThreshold: 1}, Exclude: []error{errNotFound}})
 			call, err := rt.Enter(tt.ctx)
 			require.NoError(t, err)
 			callErr := tt.err
@@ -311,7 +297,7 @@ func TestOutcomeClasses(t *testing.T) {
 
 func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
 	reg, clk := newTestRegistry(t)
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second}})
 	b := rt.Breaker()
 	trip(t, b)
 	clk.Advance(time.Second)
@@ -323,7 +309,7 @@ func TestPanicIsFailureFreesSlotAndIsReraised(t *testing.T) {
 			return err
 		}
 		defer call.Exit(context.Background(), &err)
-		err = runtime.ErrInFlight
+		err = breakerimpl.PanicGuard
 		panic("quote parser bug")
 	}
 	assert.PanicsWithValue(t, "quote parser bug", func() { _ = guarded() })
@@ -391,7 +377,7 @@ func TestResetClearsEveryCounter(t *testing.T) {
 	require.Equal(t, 1, st.ConsecutiveFailures)
 	b.Reset() // CLOSED already: still clears
 	st = b.Stats()
-	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Counted: true, FailureThreshold: 2, ResetSeconds: 30}, st)
+	assert.Equal(t, runtime.Stats{Name: "r", State: runtime.Closed, Status: runtime.LevelOK, Counted: true, FailureThreshold: 2, ResetSeconds: 30}, st)
 	trip(t, b)
 	reg.ResetAll()
 	assert.Equal(t, runtime.Closed, b.State())
@@ -425,3 +411,63 @@ func assertTime(t *testing.T, want, got time.Time, msg ...any) {
 }
 
 func fmtErr(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// TestPeriodWrapKeepsLimiter: after 2^32 transitions the period counter
+// wraps; it skips 0, so that no state word is 0 and EnterFast, which lets a
+// call of a limited route through only when the word is 0, never skips the
+// limiter.
+func TestPeriodWrapKeepsLimiter(t *testing.T) {
+	defer runtime.ForgetCallStates()()
+	reg, _ := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "wrap"}, Rate: 1, Burst: 1, MaxWait: time.Millisecond})
+	b := rt.Breaker()
+	b.SetPeriod(1<<32 - 1)
+	b.Reset() // the next period would be 0
+	require.Equal(t, runtime.Closed, b.State())
+	_, ok := rt.EnterFast()
+	assert.False(t, ok, "a limited route must wait for its token")
+	ctx := context.Background()
+	call, err := rt.Enter(ctx)
+	require.NoError(t, err, "the burst's token")
+	call.Exit(ctx, new(error))
+	_, err = rt.Enter(ctx)
+	assert.ErrorIs(t, err, runtime.ErrRateLimited, "the limiter still decides")
+}
+
+func TestRetryAfterOpensForThatLong(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second})
+	err := b.Do(context.Background(), func(context.Context) error {
+		return fmt.Errorf("search: %w", &coolingError{httpError{429, 90 * time.Second}})
+	})
+	require.Error(t, err)
+	assert.Equal(t, runtime.Open, b.State(), "one 429 opens at once, whatever the threshold")
+	ev := reg.Events(1)[0]
+	assert.Equal(t, "retry after 1m30s: search: HTTP 429", ev.Reason)
+	assert.Equal(t, t0.Add(90*time.Second), b.Stats().NextProbe)
+	clk.Advance(89 * time.Second)
+	assert.Equal(t, runtime.Open, b.State(), "the cooldown, not the reset window")
+	clk.Advance(time.Second)
+	assert.Equal(t, runtime.HalfOpen, b.State())
+
+	// A failing probe with a RetryAfter re-opens for that long too, capped at 24h.
+	err = b.Do(context.Background(), func(context.Context) error { return &coolingError{httpError{403, 1000 * time.Hour}} })
+	require.Error(t, err)
+	assert.Equal(t, runtime.Open, b.State())
+	assert.Equal(t, clk.Now().Add(24*time.Hour), b.Stats().NextProbe)
+}
+
+func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
+	ban := &coolingError{httpError{403, time.Minute}}
+	reg, _ := newTestRegistry(t, runtime.WithClassifier("classified", func(context.Context, error) runtime.Outcome { return runtime.Ignored }))
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "excluded"}, Exclude: []error{ban}})
+	call, err := rt.Enter(context.Background())
+	require.NoError(t, err)
+	var callErr error = ban
+	call.Exit(context.Background(), &callErr)
+	assert.Equal(t, runtime.Closed, rt.Breaker().State())
+
+	b := reg.Breaker(runtime.Config{Name: "classified"})
+	_ = b.Do(context.Background(), func(context.Context) error { return ban })
+	assert.Equal(t, runtime.Closed, b.State())
+}

@@ -1,7 +1,8 @@
-// Package runtime is what breakergen's generated wrappers call: named
-// circuit breakers, token-bucket limiters, a registry that owns them, an
-// in-memory degradation-event log, health levels, retries with budgets,
-// fallback chains with a stale cache, and provenance records.
+// Package runtime is the user API of breakergen's wrappers: named circuit
+// breakers, token-bucket limiters, a registry that owns them, an in-memory
+// degradation-event log, health levels, retry budgets, fallbacks and
+// provenance records. What only generated code calls lives in
+// runtime/breakerimpl.
 //
 // It depends on the standard library only; the HTTP endpoints and the
 // dashboard live in the subpackage runtime/httphealth.
@@ -21,21 +22,19 @@
 // Outcomes: nil is a success; an error the route excludes is a success; a
 // [context.Canceled] while the caller's context is done counts as neither;
 // every other error, a DeadlineExceeded included, is a failure. A
-// [Classifier] may decide otherwise per breaker. A panic is a failure and is
+// classifier ([WithClassifier]) may decide otherwise per breaker. A panic is a failure and is
 // re-raised. An error whose chain has RetryAfter() time.Duration returning
 // more than zero opens the breaker at once for that long (a 429 or a ban).
 //
 // # Calling through a breaker
 //
-// Generated wrappers use a [Route] (one per annotation line): [Route.Enter]
-// admits the call (breaker, then limiter) and the deferred [Call.Exit]
-// reports its outcome. On routes without a rate limit, [Route.EnterFast],
-// which the compiler inlines, comes first and admits a plain CLOSED call
-// with one load and one test; Enter is called only when it declines.
-// Neither allocates, takes a lock or reads the clock on the CLOSED success
-// path or on the rejection path. Hand-written code can use [Breaker.Do], or
-// the same two steps on a breaker: [Breaker.Acquire] returns a [Token] that
-// [Breaker.Release] takes with the call's error.
+// Hand-written code calls [Breaker.Do], or takes the same two steps
+// itself: [Breaker.Acquire] returns a [Token] that [Breaker.Release] takes
+// with the call's error. Generated wrappers run the same protocol through
+// package runtime/breakerimpl, which is for generated code only: the same
+// admission, the same outcome recording and the same panic rule. Neither
+// allocates, takes a lock or reads the clock on the CLOSED success path or
+// on the rejection path.
 //
 // # Registry
 //
@@ -50,20 +49,21 @@
 //
 // Settings can be changed at run time by name: [WithConfig] and
 // [WithRateLimit] in code, BREAKER_<NAME>_THRESHOLD, _RESET, _HALFOPEN,
-// _SUCCESSES and _RATELIMIT in the environment ([EnvName] spells NAME).
+// _SUCCESSES and _RATELIMIT in the environment (NAME is the name in upper
+// case, with '.', '-' and ':' as '_').
 //
 // # Retries, budgets and chains
 //
-// A route with attempts runs its tries through [Route.Retry]: every try is
-// admitted and recorded on its own, waits honour the ctx, and retrying stops
-// at a rejection, a non-retryable error ([Retryable]) or a spent budget.
-// [WithBudget] shares a budget of upstream tries across every guarded call
-// made for one request.
+// A route with attempts makes each try through its breaker on its own:
+// waits honour the ctx, and retrying stops at a rejection, a
+// non-retryable error ([Retryable]) or a spent budget. [WithBudget] shares
+// a budget of upstream tries across every guarded call made for one
+// request.
 //
 // A generated chain tries the primary, then each [Fallback] (guarded by its
-// own breaker, fallback:<name>), then a [StaleCache] of the last valid
-// results; [Chain] runs one such call and its error is a [*ChainError].
-// [WithProvenance] lets the caller learn which source answered.
+// own breaker, fallback:<name>), then a cache of the last valid results;
+// its error is a [*ChainError]. [WithProvenance] lets the caller learn
+// which source answered.
 //
 // # Testing
 //

@@ -21,9 +21,14 @@ var (
 	// token could not arrive before the call's deadline or its maximum wait.
 	ErrRateLimited = errors.New("breaker: rate limited")
 
-	// ErrNilImpl is returned by generated wrappers whose wrapped
-	// implementation is nil, instead of panicking on the nil interface.
-	ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
+	// ErrBudget matches a call that could make no upstream try because its
+	// budget of tries was spent (see [WithBudget] and the `budget` key).
+	ErrBudget = errors.New("breaker: retry budget spent")
+
+	// ErrInvalid matches a [ChainError] whose every answer was rejected by
+	// the route's `valid` function: the sources answered, but with no
+	// usable data.
+	ErrInvalid = errors.New("breaker: no valid answer")
 )
 
 // OpenError is the error of a rejected call. It matches [ErrOpen]. The
@@ -68,15 +73,6 @@ func (e *RateLimitError) Error() string {
 
 // Is reports whether target is [ErrRateLimited].
 func (e *RateLimitError) Is(target error) bool { return target == ErrRateLimited }
-
-// PanicError is what a panic in a guarded call is recorded as (the panic
-// itself is re-raised to the caller).
-type PanicError struct {
-	// Value is the value passed to panic.
-	Value any
-}
-
-func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 const (
 	briefMax  = 160

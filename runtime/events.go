@@ -20,10 +20,6 @@ type Event struct {
 	Reason string `json:"reason"`
 }
 
-// DefaultEventCapacity is how many events a [Registry] keeps unless
-// [WithEventCapacity] says otherwise.
-const DefaultEventCapacity = 100
-
 // defaultEventLimit is what Events(limit <= 0) returns at most.
 const defaultEventLimit = 50
 
@@ -69,7 +65,7 @@ func (r *ring) newest(limit int) []Event {
 // reasonOf is the reason of a transition caused by err: Brief(err), or for a
 // panic "panic: <value>"; "" (the transition's default) for nil.
 func reasonOf(err error) string {
-	var pe *PanicError
+	var pe *panicError
 	if errors.As(err, &pe) {
 		return pe.Error()
 	}

@@ -1,5 +1,7 @@
 package runtime
 
+import "github.com/breakergen/breakergen/runtime/internal/core"
+
 // SetEnviron replaces the environment NewRegistry reads, for tests.
 func SetEnviron(env []string) (restore func()) {
 	old := environ
@@ -11,9 +13,9 @@ func SetEnviron(env []string) (restore func()) {
 // WithProvenance of the process, for tests that need a process that has used
 // neither; restore sets it back. Tests using it must not run in parallel.
 func ForgetCallStates() (restore func()) {
-	old := callStatesInUse.Load()
-	callStatesInUse.Store(0)
-	return func() { callStatesInUse.Store(old) }
+	old := core.InUse.Load()
+	core.InUse.Store(0)
+	return func() { core.InUse.Store(old) }
 }
 
 // SetPeriod moves b to state period p (its state unchanged), for tests of

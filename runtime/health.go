@@ -5,15 +5,6 @@ import "time"
 // Level is a health level: "ok", "degraded" or "down".
 type Level string
 
-const (
-	// LevelOK is the level of a CLOSED breaker.
-	LevelOK Level = "ok"
-	// LevelDegraded is the level of a HALF_OPEN breaker.
-	LevelDegraded Level = "degraded"
-	// LevelDown is the level of an OPEN breaker.
-	LevelDown Level = "down"
-)
-
 func (l Level) rank() int {
 	switch l {
 	case LevelOK:
@@ -67,6 +58,9 @@ type Stats struct {
 	Successes   uint64    `json:"successes,omitempty"`
 	Rejections  uint64    `json:"rejections,omitempty"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
+
+	// Status is the health level of State.
+	Status Level `json:"status"`
 }
 
 // Stats returns a snapshot of the breaker's counters, after making any move
@@ -80,7 +74,7 @@ func (b *Breaker) Stats() Stats {
 		Name:             b.cfg.Name,
 		FailureThreshold: b.cfg.FailureThreshold,
 		ResetSeconds:     b.cfg.ResetTimeout.Seconds(),
-		State:            State(s & 3),
+		State:            State(s & stateMask),
 		Failures:         b.failures.Load(),
 		Ignored:          b.ignored.Load(),
 		RateLimited:      b.limited.Load(),
@@ -92,6 +86,7 @@ func (b *Breaker) Stats() Stats {
 		Successes:        b.successes.Load(),
 		Rejections:       b.rejections.Load(),
 	}
+	st.Status = st.State.Level()
 	if st.State == Closed {
 		st.ConsecutiveFailures = int(uint32(b.fails.Load()))
 	}
@@ -108,12 +103,6 @@ func (b *Breaker) Stats() Stats {
 	return st
 }
 
-// BreakerHealth is one breaker's entry in [Health]: its [Stats] and level.
-type BreakerHealth struct {
-	Stats
-	Status Level `json:"status"`
-}
-
 // Health is the health of every breaker of a registry. It marshals to JSON
 // as {"status": "ok", "breakers": [{"name": ..., "state": "CLOSED",
 // "status": "ok", ...}]}.
@@ -121,19 +110,18 @@ type Health struct {
 	// Status is the worst level of any breaker; "ok" with no breakers.
 	Status Level `json:"status"`
 	// Breakers are in name order.
-	Breakers []BreakerHealth `json:"breakers"`
+	Breakers []Stats `json:"breakers"`
 }
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []BreakerHealth{}}
+	h := Health{Status: LevelOK, Breakers: []Stats{}}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
-		lv := st.State.Level()
-		if lv.rank() > h.Status.rank() {
-			h.Status = lv
+		if st.Status.rank() > h.Status.rank() {
+			h.Status = st.Status
 		}
-		h.Breakers = append(h.Breakers, BreakerHealth{Stats: st, Status: lv})
+		h.Breakers = append(h.Breakers, st)
 	}
 	return h
 }

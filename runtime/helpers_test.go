@@ -2,13 +2,22 @@ package runtime_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"log/slog"
 	"sort"
 	"sync"
+	"testing"
 	"time"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
 )
+
+// anyImpl is the implementation a test's route guards: not nil, so that
+// the route admits calls.
+var anyImpl = struct{}{}
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
@@ -127,4 +136,18 @@ func (l *logBuffer) logger() *slog.Logger {
 			return a
 		},
 	}))
+}
+
+func newTestRegistry(t *testing.T, opts ...runtime.Option) (*runtime.Registry, *fakeClock) {
+	t.Helper()
+	clk := newFakeClock()
+	return runtime.NewRegistry(append([]runtime.Option{runtime.WithClock(clk), runtime.WithLogger(discardLogger())}, opts...)...), clk
+}
+
+func trip(t *testing.T, b *runtime.Breaker) {
+	t.Helper()
+	for b.State() == runtime.Closed {
+		_ = b.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
+	}
+	require.Equal(t, runtime.Open, b.State())
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"sync"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Limiter is a token bucket: it refills at a rate of tokens per second up to
@@ -104,17 +106,12 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 	l.tokens-- // reserved: the token that arrives after wait is ours
 	l.mu.Unlock()
 
-	done := make(chan struct{})
-	t := l.clock.AfterFunc(wait, func() { close(done) })
-	select {
-	case <-done:
+	if core.Sleep(ctx, wait, l.clock.AfterFunc) {
 		return nil
-	case <-ctx.Done():
-		t.Stop()
-		l.mu.Lock() // give the reserved token back: the call is not made
-		l.advanceLocked(l.clock.Now())
-		l.tokens = min(float64(l.burst), l.tokens+1)
-		l.mu.Unlock()
-		return ctx.Err()
 	}
+	l.mu.Lock() // give the reserved token back: the call is not made
+	l.advanceLocked(l.clock.Now())
+	l.tokens = min(float64(l.burst), l.tokens+1)
+	l.mu.Unlock()
+	return ctx.Err()
 }

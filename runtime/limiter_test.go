@@ -103,27 +103,6 @@ func TestLimiterUnderContention(t *testing.T) {
 	})
 }
 
-func TestRouteLimiterRefusalFreesSlotAndCountsNeither(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))
-		rt := reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: time.Second},
-			Rate:    0.25, Burst: 1, MaxWait: 100 * time.Millisecond, // a token every 4s
-		})
-		b := rt.Breaker()
-		require.True(t, rt.Limiter().Allow()) // the only token
-		trip(t, b)
-		time.Sleep(time.Second)
-		require.Equal(t, runtime.HalfOpen, b.State())
-		_, err := rt.Enter(context.Background()) // probe admitted, no token within maxwait
-		require.ErrorIs(t, err, runtime.ErrRateLimited)
-		st := b.Stats()
-		assert.Equal(t, 0, st.ProbesInFlight, "the refused call freed its probe slot")
-		assert.Equal(t, uint64(1), st.RateLimited)
-		assert.Equal(t, runtime.HalfOpen, st.State, "a refusal is neither success nor failure")
-	})
-}
-
 func TestBreakerTimersInsideSynctestBubble(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))

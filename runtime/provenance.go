@@ -4,6 +4,8 @@ import (
 	"context"
 	"sync/atomic"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Provenance says where the answer of one guarded call came from. Put one in
@@ -22,8 +24,6 @@ type Provenance struct {
 	Tries int
 	// Skipped lists the sources passed over before Source, in order.
 	Skipped []Skip
-
-	busy atomic.Bool // a call is writing the record
 }
 
 // Skip is a source that was passed over, and why.
@@ -33,7 +33,7 @@ type Skip struct {
 	// Why is "open", "error", "invalid", "budget", "ratelimited" or
 	// "canceled".
 	Why string
-	// Err is the error, if the source answered one (or the rejection).
+	// Err is the source's error or rejection; nil for an invalid answer.
 	Err error
 }
 
@@ -71,64 +71,6 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 		ctx = context.Background()
 	}
 	p := &Provenance{}
-	useCallStates()
-	st := callStateFrom(ctx)
-	return context.WithValue(ctx, callStateKey{}, &callState{budget: st.budgetOrNil(), prov: p}), p
-}
-
-// claim returns the record of ctx for the call about to start, emptied, or
-// nil when there is none or an outer call holds it.
-func claimProvenance(ctx context.Context) *Provenance {
-	p := callStateFrom(ctx).provOrNil()
-	if p == nil || !p.busy.CompareAndSwap(false, true) {
-		return nil
-	}
-	p.Source, p.Stale, p.Age, p.Tries, p.Skipped = "", false, 0, 0, p.Skipped[:0]
-	return p
-}
-
-func (p *Provenance) release() {
-	if p != nil {
-		p.busy.Store(false)
-	}
-}
-
-// callState is what a ctx carries for guarded calls: one value, so a call
-// pays at most one ctx lookup for budgets and provenance together.
-type callState struct {
-	budget *budget
-	prov   *Provenance
-}
-
-type callStateKey struct{}
-
-// callStatesInUse is 0 until the first WithBudget or WithProvenance, and
-// all ones from then on, so that programs that use neither never look in
-// the ctx. It is a word rather than a flag so that [Route.EnterFast] can OR
-// it into the state word and decide with one test.
-var callStatesInUse atomic.Uint64
-
-// useCallStates sends every call through the ctx lookup from now on.
-func useCallStates() { callStatesInUse.Store(^uint64(0)) }
-
-func callStateFrom(ctx context.Context) *callState {
-	if ctx == nil || callStatesInUse.Load() == 0 {
-		return nil
-	}
-	st, _ := ctx.Value(callStateKey{}).(*callState)
-	return st
-}
-
-func (st *callState) budgetOrNil() *budget {
-	if st == nil {
-		return nil
-	}
-	return st.budget
-}
-
-func (st *callState) provOrNil() *Provenance {
-	if st == nil {
-		return nil
-	}
-	return st.prov
+	st := core.From(ctx)
+	return core.With(ctx, &core.CallState{Budget: st.BudgetOf(), Prov: p, Busy: new(atomic.Bool)}), p
 }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -19,9 +20,9 @@ type Registry struct {
 	events      *ring
 	hooks       []func(Event)
 	countCalls  bool
-	classifiers map[string]Classifier
+	classifiers map[string]classifier
 	noEnv       bool
-	env, code   map[string]override // run-time settings by EnvName
+	env, code   map[string]override // run-time settings by envName
 
 	mu       sync.RWMutex // guards breakers, limiters
 	breakers map[string]*Breaker
@@ -33,6 +34,9 @@ type Registry struct {
 	queue    []Event    // transitions recorded but not yet logged and hooked
 	draining bool       // a goroutine is running flush's loop
 }
+
+// classifier is a [WithClassifier] function.
+type classifier = func(ctx context.Context, err error) Outcome
 
 // Option configures a [Registry].
 type Option func(*Registry)
@@ -81,8 +85,11 @@ func OnStateChange(hook func(Event)) Option {
 	}
 }
 
-// WithClassifier sets the [Classifier] of the breaker called name.
-func WithClassifier(name string, c Classifier) Option {
+// WithClassifier sets how a non-nil error counts for the breaker called
+// name: c replaces the default rule (a [context.Canceled] while the caller's
+// context is done is ignored, every other error is a failure). c must be
+// safe for concurrent use.
+func WithClassifier(name string, c func(ctx context.Context, err error) Outcome) Option {
 	return func(r *Registry) {
 		if c != nil {
 			r.classifiers[name] = c
@@ -94,9 +101,9 @@ func WithClassifier(name string, c Classifier) Option {
 // Successes, Rejections and LastSuccess. It is off by default because it
 // costs the hot paths one shared atomic write per call (and a clock read per
 // success), which stops the CLOSED success path from scaling across cores:
-// see BenchmarkRouteSuccessParallel with and without it. Failures, state
-// changes, consecutive counts and failure and transition times are always
-// exact.
+// see runtime/breakerimpl's BenchmarkRouteSuccessParallel and its Counted
+// twin. Failures, state changes, consecutive counts and failure and
+// transition times are always exact.
 func WithCallCounts() Option {
 	return func(r *Registry) { r.countCalls = true }
 }
@@ -104,12 +111,12 @@ func WithCallCounts() Option {
 // NewRegistry returns an empty registry. It reads the BREAKER_<NAME>_*
 // environment variables now (unless [WithoutEnv]): THRESHOLD, RESET (a Go
 // duration or seconds), HALFOPEN, SUCCESSES and RATELIMIT (R/B), where NAME
-// is the breaker's [EnvName].
+// is the breaker's name in upper case, with '.', '-' and ':' as '_'.
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
 		events:      newRing(DefaultEventCapacity),
-		classifiers: map[string]Classifier{},
+		classifiers: map[string]classifier{},
 		breakers:    map[string]*Breaker{},
 		limiters:    map[string]*Limiter{},
 		warned:      map[string]bool{},

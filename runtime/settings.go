@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/breakergen/breakergen/internal/ratelimit"
 )
 
 // override is one layer of run-time settings for a name: zero fields keep
@@ -33,10 +35,10 @@ func (o override) apply(cfg Config) Config {
 	return cfg
 }
 
-// EnvName returns the name as it appears in environment variables: upper
-// case, with '.', '-' and ':' as '_'. BREAKER_<EnvName>_THRESHOLD and its
+// envName returns the name as it appears in environment variables: upper
+// case, with '.', '-' and ':' as '_'. BREAKER_<envName>_THRESHOLD and its
 // siblings override the breaker's settings.
-func EnvName(name string) string {
+func envName(name string) string {
 	return strings.Map(func(r rune) rune {
 		switch r {
 		case '.', '-', ':':
@@ -54,7 +56,7 @@ func EnvName(name string) string {
 func WithConfig(cfgs ...Config) Option {
 	return func(r *Registry) {
 		for _, c := range cfgs {
-			k := EnvName(c.Name)
+			k := envName(c.Name)
 			o := r.code[k]
 			o.cfg = override{cfg: c}.apply(o.cfg)
 			r.code[k] = o
@@ -71,7 +73,7 @@ func WithRateLimit(name string, rate float64, burst int) Option {
 		if !(rate > 0) {
 			return
 		}
-		k := EnvName(name)
+		k := envName(name)
 		o := r.code[k]
 		o.rate, o.burst = rate, max(burst, 1)
 		r.code[k] = o
@@ -117,7 +119,7 @@ func (r *Registry) readEnv(environ []string) {
 		case "_RESET":
 			o.cfg.ResetTimeout, err = seconds(val)
 		case "_RATELIMIT":
-			o.rate, o.burst, err = ParseRateLimit(val)
+			o.rate, o.burst, err = ratelimit.Parse(val)
 		default:
 			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
 		}
@@ -153,35 +155,17 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// ParseRateLimit parses "R/B": R tokens per second (a number > 0) with a
-// burst of B (a whole number >= 1), as in the ratelimit annotation key.
-func ParseRateLimit(s string) (rate float64, burst int, err error) {
-	rs, bs, ok := strings.Cut(strings.TrimSpace(s), "/")
-	if !ok {
-		return 0, 0, fmt.Errorf("want RATE/BURST, such as 1.5/3")
-	}
-	rate, err = strconv.ParseFloat(rs, 64)
-	if err != nil || !(rate > 0) || rate > 1e9 {
-		return 0, 0, fmt.Errorf("rate %q: want a number > 0", rs)
-	}
-	burst, err = strconv.Atoi(bs)
-	if err != nil || burst < 1 {
-		return 0, 0, fmt.Errorf("burst %q: want a whole number >= 1", bs)
-	}
-	return rate, burst, nil
-}
-
 // settle applies the run-time layers to cfg: the environment, then
 // WithConfig.
 func (r *Registry) settle(cfg Config) Config {
-	k := EnvName(cfg.Name)
+	k := envName(cfg.Name)
 	cfg = r.env[k].apply(cfg)
 	return r.code[k].apply(cfg)
 }
 
 // settleRate applies the run-time layers to a limiter's settings.
 func (r *Registry) settleRate(name string, rate float64, burst int) (float64, int) {
-	k := EnvName(name)
+	k := envName(name)
 	for _, o := range []override{r.env[k], r.code[k]} {
 		if o.rate > 0 {
 			rate, burst = o.rate, o.burst

@@ -8,6 +8,8 @@ import (
 // State is the state of a [Breaker]. The zero value is [Closed].
 type State int32
 
+// The states of a breaker, and the health [Level] each stands for (see
+// [State.Level]).
 const (
 	// Closed admits every call and counts consecutive failures.
 	Closed State = iota
@@ -15,6 +17,13 @@ const (
 	HalfOpen
 	// Open rejects every call with an error that matches [ErrOpen].
 	Open
+
+	// LevelOK is the level of a CLOSED breaker.
+	LevelOK Level = "ok"
+	// LevelDegraded is the level of a HALF_OPEN breaker.
+	LevelDegraded Level = "degraded"
+	// LevelDown is the level of an OPEN breaker.
+	LevelDown Level = "down"
 )
 
 // String returns "CLOSED", "HALF_OPEN" or "OPEN"; other values print as

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // TestStressManyGoroutines hammers one breaker and one route from many
@@ -30,7 +31,7 @@ func TestStressManyGoroutines(t *testing.T) {
 				_ = b.Stats()
 			}
 		}))
-	rt := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "stress", FailureThreshold: 3, ResetTimeout: 50 * time.Millisecond, HalfOpenMax: 2}})
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "stress", FailureThreshold: 3, ResetTimeout: 50 * time.Millisecond, HalfOpenMax: 2}})
 	b := rt.Breaker()
 
 	const workers, calls = 16, 2000
@@ -46,7 +47,7 @@ func TestStressManyGoroutines(t *testing.T) {
 				ctx := context.Background()
 				// Half the workers go the generated wrappers' way:
 				// EnterFast first, Enter only when it declines.
-				call, ok := runtime.Call{}, false
+				call, ok := breakerimpl.Call{}, false
 				if w%2 == 0 {
 					call, ok = rt.EnterFast()
 				}
@@ -103,18 +104,18 @@ func TestZeroAllocations(t *testing.T) {
 	}
 	reg, _ := newTestRegistry(t)
 	ctx := context.Background()
-	ok := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "ok"}})
-	failing := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "fail", FailureThreshold: 1 << 30}})
-	open := reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "open", FailureThreshold: 1}})
+	ok := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "ok"}})
+	failing := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fail", FailureThreshold: 1 << 30}})
+	open := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "open", FailureThreshold: 1}})
 	trip(t, open.Breaker())
 	upstream := errors.New("down")
-	guarded := func(rt *runtime.Route, callErr error) (err error) {
+	guarded := func(rt *breakerimpl.Route, callErr error) (err error) {
 		call, err := rt.Enter(ctx)
 		if err != nil {
 			return err
 		}
 		defer call.Exit(ctx, &err)
-		err = runtime.ErrInFlight
+		err = breakerimpl.PanicGuard
 		return callErr
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = guarded(ok, nil) }), "success")

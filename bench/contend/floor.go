@@ -20,7 +20,7 @@ func (w *Forward) Quote(ctx context.Context, code string) (quote.Quote, error) {
 	return w.Next.Quote(ctx, code)
 }
 
-// errInFlight plays the part of runtime.ErrInFlight.
+// errInFlight plays the part of breakerimpl.PanicGuard.
 var errInFlight = errors.New("contend: call in flight")
 
 // Deferred forwards the call like the generated wrapper does, minus the

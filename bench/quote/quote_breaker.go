@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // LimitedQuoterBreaker is a LimitedQuoter whose methods go through circuit
@@ -18,18 +19,15 @@ import (
 // the wrapped LimitedQuoter is.
 type LimitedQuoterBreaker struct {
 	next    LimitedQuoter
-	limited *runtime.Route
+	limited *breakerimpl.Route
 }
 
 // NewLimitedQuoterBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewLimitedQuoterBreaker(next LimitedQuoter, reg *runtime.Registry) *LimitedQuoterBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &LimitedQuoterBreaker{
 		next: next,
-		limited: reg.Route(runtime.RouteConfig{
+		limited: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "limited", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1e+09,
 			Burst:   1000000,
@@ -39,18 +37,14 @@ func NewLimitedQuoterBreaker(next LimitedQuoter, reg *runtime.Registry) *Limited
 
 var _ LimitedQuoter = (*LimitedQuoterBreaker)(nil)
 
-// Quote calls next.Quote through breaker "limited" (limiter 1e+09/s burst 1000000).
+// Quote calls next.Quote through breaker "limited".
 func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, err := w.limited.Enter(ctx)
 	if err != nil {
 		return
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
@@ -62,18 +56,15 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 // wrapped Quoter is.
 type QuoterBreaker struct {
 	next   Quoter
-	quotes *runtime.Route
+	quotes *breakerimpl.Route
 }
 
-// NewQuoterBreaker wraps next; breakers and limiters come from reg, or
-// from runtime.Default() when reg is nil.
+// NewQuoterBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
 func NewQuoterBreaker(next Quoter, reg *runtime.Registry) *QuoterBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &QuoterBreaker{
 		next: next,
-		quotes: reg.Route(runtime.RouteConfig{
+		quotes: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
 	}
@@ -83,10 +74,6 @@ var _ Quoter = (*QuoterBreaker)(nil)
 
 // Quote calls next.Quote through breaker "quotes".
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.quotes.EnterFast()
 	if !ok {
 		if call, err = w.quotes.Enter(ctx); err != nil {
@@ -94,6 +81,6 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 type upstream struct{ err error }
@@ -45,12 +46,12 @@ type deferred struct{ next Quoter }
 
 func (w *deferred) Quote(ctx context.Context, code string) (_ int, err error) {
 	defer settle(&err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }
 
 func settle(errp *error) {
-	if *errp == runtime.ErrInFlight {
+	if *errp == breakerimpl.PanicGuard {
 		if v := recover(); v != nil {
 			panic(v)
 		}
@@ -75,7 +76,8 @@ func BenchmarkGeneratedFailure(b *testing.B) { bench(b, newWrapper(errors.New("d
 // BenchmarkGeneratedRejection: OPEN, every call rejected without a call.
 func BenchmarkGeneratedRejection(b *testing.B) {
 	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
-	w := &QuoterBreaker{next: &upstream{err: errors.New("down")}, benchQuotes: reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
+	next := &upstream{err: errors.New("down")}
+	w := &QuoterBreaker{next: next, benchQuotes: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
 	w.Quote(context.Background(), "trip")
 	bench(b, w)
 }
@@ -98,7 +100,8 @@ func benchParallel(b *testing.B, q Quoter) {
 // and neither does a CLOSED success.
 func TestRejectionAllocatesNothing(t *testing.T) {
 	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
-	w := &QuoterBreaker{next: &upstream{err: errors.New("down")}, benchQuotes: reg.Route(runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
+	next := &upstream{err: errors.New("down")}
+	w := &QuoterBreaker{next: next, benchQuotes: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})}
 	ctx := context.Background()
 	w.Quote(ctx, "trip")
 	if _, err := w.Quote(ctx, "x"); !errors.Is(err, runtime.ErrOpen) {

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // The shapes below are not what breakergen generates. They measure what
@@ -33,13 +33,13 @@ type deferredClosure struct{ next Quoter }
 
 func (w *deferredClosure) Quote(ctx context.Context, code string) (_ int, err error) {
 	defer func() {
-		if err == runtime.ErrInFlight {
+		if err == breakerimpl.PanicGuard {
 			if v := recover(); v != nil {
 				panic(v)
 			}
 		}
 	}()
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }
 
@@ -49,7 +49,7 @@ func (w *deferredClosure) Quote(ctx context.Context, code string) (_ int, err er
 // forbids this; it is here to measure what the rule costs.
 type unaccounted struct {
 	next  Quoter
-	route *runtime.Route
+	route *breakerimpl.Route
 }
 
 func (w *unaccounted) Quote(ctx context.Context, code string) (r0 int, err error) {

@@ -6,6 +6,7 @@ import (
 	"context"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // QuoterBreaker is a Quoter whose methods go through circuit breakers:
@@ -16,18 +17,15 @@ import (
 // wrapped Quoter is.
 type QuoterBreaker struct {
 	next        Quoter
-	benchQuotes *runtime.Route
+	benchQuotes *breakerimpl.Route
 }
 
-// NewQuoterBreaker wraps next; breakers and limiters come from reg, or
-// from runtime.Default() when reg is nil.
+// NewQuoterBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
 func NewQuoterBreaker(next Quoter, reg *runtime.Registry) *QuoterBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &QuoterBreaker{
 		next: next,
-		benchQuotes: reg.Route(runtime.RouteConfig{
+		benchQuotes: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "bench-quotes", FailureThreshold: 1073741824},
 		}),
 	}
@@ -37,10 +35,6 @@ var _ Quoter = (*QuoterBreaker)(nil)
 
 // Quote calls next.Quote through breaker "bench-quotes".
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.benchQuotes.EnterFast()
 	if !ok {
 		if call, err = w.benchQuotes.Enter(ctx); err != nil {
@@ -48,7 +42,7 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err erro
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
@@ -62,8 +56,8 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ int, err erro
 type QuoterChain struct {
 	primary              Quoter
 	fallbacks            []runtime.Fallback[Quoter]
-	benchQuotes          *runtime.Route
-	benchQuotesFallbacks []*runtime.Route
+	benchQuotes          *breakerimpl.Route
+	benchQuotesFallbacks []*breakerimpl.Route
 }
 
 // NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
@@ -72,19 +66,16 @@ type QuoterChain struct {
 // "fallback:" and its Name, with the settings of Quoter's default route
 // (breaker "bench-quotes").
 func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &QuoterChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		benchQuotes: reg.Route(runtime.RouteConfig{
+		benchQuotes: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "bench-quotes", FailureThreshold: 1073741824},
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.benchQuotesFallbacks = append(c.benchQuotesFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 1073741824},
+		c.benchQuotesFallbacks = append(c.benchQuotesFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 1073741824},
 		}))
 	}
 	return c
@@ -95,23 +86,23 @@ var _ Quoter = (*QuoterChain)(nil)
 // Quote asks primary.Quote through breaker "bench-quotes", then each fallback.
 func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.benchQuotes)
 	defer run.Done()
 	retry := c.benchQuotes.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.benchQuotes, retry.Tries(), err, true) {
+	if run.Primary(c.benchQuotes, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -119,8 +110,8 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
-		if run.Answered(c.benchQuotesFallbacks[i], err, true) {
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.benchQuotesFallbacks[i], err) {
 			return
 		}
 	}
@@ -129,11 +120,11 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 int, err error
 }
 
 // tryQuote makes one try of Quote on impl through its route.
-func (c *QuoterChain) tryQuote(call runtime.Call, impl Quoter, ctx context.Context, code string) (_ int, err error) {
+func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ int, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Quote(ctx, code)

@@ -7,30 +7,29 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // FundFlowSourceBreaker is a FundFlowSource whose methods go through circuit
 // breakers:
 //
-//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
+//   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding
+//     ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
 //
 // Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
 // the wrapped FundFlowSource is.
 type FundFlowSourceBreaker struct {
 	next          FundFlowSource
-	eastmoney     *runtime.Route
-	fundFlowStale *runtime.StaleCache[string, FundFlow]
+	eastmoney     *breakerimpl.Route
+	fundFlowStale *breakerimpl.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundFlowSourceBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &FundFlowSourceBreaker{
 		next: next,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -38,26 +37,22 @@ func NewFundFlowSourceBreaker(next FundFlowSource, reg *runtime.Registry) *FundF
 			Attempts: 2,
 			Budget:   6,
 		}),
-		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
+		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
 }
 
 var _ FundFlowSource = (*FundFlowSourceBreaker)(nil)
 
-// FundFlow calls next.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h).
+// FundFlow calls next.FundFlow through breaker "eastmoney".
 func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	var valid bool
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, valid, err = w.tryFundFlow(call, ctx, code)
+		r0, valid, err = w.tryFundFlow(ctx, call, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
@@ -76,10 +71,10 @@ func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 F
 }
 
 // tryFundFlow makes one try of FundFlow through its route.
-func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+func (w *FundFlowSourceBreaker) tryFundFlow(ctx context.Context, call breakerimpl.Call, code string) (r0 FundFlow, valid bool, err error) {
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.FundFlow(ctx, code)
 	valid = err != nil || validFlow(r0)
 	return
@@ -96,9 +91,9 @@ func (w *FundFlowSourceBreaker) tryFundFlow(call runtime.Call, ctx context.Conte
 type FundFlowSourceChain struct {
 	primary            FundFlowSource
 	fallbacks          []runtime.Fallback[FundFlowSource]
-	eastmoney          *runtime.Route
-	eastmoneyFallbacks []*runtime.Route
-	fundFlowStale      *runtime.StaleCache[string, FundFlow]
+	eastmoney          *breakerimpl.Route
+	eastmoneyFallbacks []*breakerimpl.Route
+	fundFlowStale      *breakerimpl.StaleCache[string, FundFlow]
 }
 
 // NewFundFlowSourceChain tries primary (guarded by FundFlowSource's annotated
@@ -108,13 +103,10 @@ type FundFlowSourceChain struct {
 // "fallback:" and its Name, with the settings of FundFlowSource's default
 // route (breaker "eastmoney").
 func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[FundFlowSource]) *FundFlowSourceChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &FundFlowSourceChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -122,11 +114,11 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 			Attempts: 2,
 			Budget:   6,
 		}),
-		fundFlowStale: runtime.NewStaleCache[string, FundFlow](reg, 24*time.Hour, runtime.DefaultStaleSize),
+		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
 	}
@@ -135,27 +127,29 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 
 var _ FundFlowSource = (*FundFlowSourceChain)(nil)
 
-// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h), then each fallback, then the stale cache.
+// FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s
+// burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale
+// 24h), then each fallback, then the stale cache.
 func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 6)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	var valid bool
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, valid, err = c.tryFundFlow(call, c.primary, ctx, code)
+		r0, valid, err = c.tryFundFlow(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, valid) {
+	if run.PrimaryValid(c.eastmoney, retry.Tries(), err, valid) {
 		if err == nil {
 			c.fundFlowStale.Put(code, r0)
 		}
@@ -166,8 +160,8 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 		if !ok {
 			continue
 		}
-		r0, valid, err = c.tryFundFlow(call2, fb.Impl, ctx, code)
-		if run.Answered(c.eastmoneyFallbacks[i], err, valid) {
+		r0, valid, err = c.tryFundFlow(ctx, call2, fb.Impl, code)
+		if run.AnsweredValid(c.eastmoneyFallbacks[i], err, valid) {
 			if err == nil {
 				c.fundFlowStale.Put(code, r0)
 			}
@@ -183,12 +177,12 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 }
 
 // tryFundFlow makes one try of FundFlow on impl through its route.
-func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource, ctx context.Context, code string) (r0 FundFlow, valid bool, err error) {
+func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.Call, impl FundFlowSource, code string) (r0 FundFlow, valid bool, err error) {
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	r0, err = impl.FundFlow(ctx, code)
@@ -200,35 +194,29 @@ func (c *FundFlowSourceChain) tryFundFlow(call runtime.Call, impl FundFlowSource
 // breakers:
 //
 //   - Changes: breaker "push2ex" (excluding ErrNotFound; budget 6)
-//   - Finance: breaker "tdx" (excluding ErrNotFound)
-//   - Industry: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - Kline: breaker "tdx" (excluding ErrNotFound)
+//   - Finance, Kline: breaker "tdx" (excluding ErrNotFound)
+//   - Industry, QuoteList, Search: breaker "eastmoney" (limiter 1.5/s burst 3;
+//     excluding ErrNotFound; 2 attempts; budget 6)
 //   - Name: unguarded (no error result)
 //   - Ping: unguarded (skip)
-//   - Quote: breaker "tencent" (excluding ErrNotFound)
-//   - QuoteList: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - Search: breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6)
-//   - StockInfo: breaker "tencent" (excluding ErrNotFound)
+//   - Quote, StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
 // Create it with NewStockSourceBreaker. It is safe for concurrent use when the
 // wrapped StockSource is.
 type StockSourceBreaker struct {
 	next      StockSource
-	eastmoney *runtime.Route
-	tencent   *runtime.Route
-	tdx       *runtime.Route
-	push2ex   *runtime.Route
+	eastmoney *breakerimpl.Route
+	tencent   *breakerimpl.Route
+	tdx       *breakerimpl.Route
+	push2ex   *breakerimpl.Route
 }
 
 // NewStockSourceBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSourceBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &StockSourceBreaker{
 		next: next,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
 			Burst:    3,
@@ -236,15 +224,15 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Attempts: 2,
 			Budget:   6,
 		}),
-		tencent: reg.Route(runtime.RouteConfig{
+		tencent: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		tdx: reg.Route(runtime.RouteConfig{
+		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}),
-		push2ex: reg.Route(runtime.RouteConfig{
+		push2ex: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
 			Exclude:  []error{ErrNotFound},
 			Attempts: 1,
@@ -255,19 +243,15 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 
 var _ StockSource = (*StockSourceBreaker)(nil)
 
-// Changes calls next.Changes through breaker "push2ex" (excluding ErrNotFound; budget 6).
+// Changes calls next.Changes through breaker "push2ex".
 func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.push2ex.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryChanges(call, ctx)
+		r0, err = w.tryChanges(ctx, call)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -275,18 +259,14 @@ func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err erro
 }
 
 // tryChanges makes one try of Changes through its route.
-func (w *StockSourceBreaker) tryChanges(call runtime.Call, ctx context.Context) (_ []Change, err error) {
+func (w *StockSourceBreaker) tryChanges(ctx context.Context, call breakerimpl.Call) (_ []Change, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Changes(ctx)
 }
 
-// Finance calls next.Finance through breaker "tdx" (excluding ErrNotFound).
+// Finance calls next.Finance through breaker "tdx".
 func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financials, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tdx.EnterFast()
 	if !ok {
 		if call, err = w.tdx.Enter(ctx); err != nil {
@@ -294,23 +274,19 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Finance(ctx, code)
 }
 
-// Industry calls next.Industry through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// Industry calls next.Industry through breaker "eastmoney".
 func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Industry, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryIndustry(call, ctx, code)
+		r0, err = w.tryIndustry(ctx, call, code)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -318,18 +294,14 @@ func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Indu
 }
 
 // tryIndustry makes one try of Industry through its route.
-func (w *StockSourceBreaker) tryIndustry(call runtime.Call, ctx context.Context, code string) (_ Industry, err error) {
+func (w *StockSourceBreaker) tryIndustry(ctx context.Context, call breakerimpl.Call, code string) (_ Industry, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Industry(ctx, code)
 }
 
-// Kline calls next.Kline through breaker "tdx" (excluding ErrNotFound).
+// Kline calls next.Kline through breaker "tdx".
 func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tdx.EnterFast()
 	if !ok {
 		if call, err = w.tdx.Enter(ctx); err != nil {
@@ -337,11 +309,12 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, period, n)
 }
 
-// Name calls next.Name unguarded: it has no error result to report failures with.
+// Name calls next.Name unguarded: it has no error result to report failures
+// with.
 func (w *StockSourceBreaker) Name() string {
 	return w.next.Name()
 }
@@ -349,18 +322,14 @@ func (w *StockSourceBreaker) Name() string {
 // Ping calls next.Ping unguarded: //breaker:skip says so.
 func (w *StockSourceBreaker) Ping(ctx context.Context) (err error) {
 	if w.next == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return w.next.Ping(ctx)
 }
 
-// Quote calls next.Quote through breaker "tencent" (excluding ErrNotFound).
+// Quote calls next.Quote through breaker "tencent".
 func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tencent.EnterFast()
 	if !ok {
 		if call, err = w.tencent.Enter(ctx); err != nil {
@@ -368,23 +337,19 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
-// QuoteList calls next.QuoteList through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// QuoteList calls next.QuoteList through breaker "eastmoney".
 func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 []Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.tryQuoteList(call, ctx, codes)
+		r0, err = w.tryQuoteList(ctx, call, codes)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -392,25 +357,21 @@ func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 
 }
 
 // tryQuoteList makes one try of QuoteList through its route.
-func (w *StockSourceBreaker) tryQuoteList(call runtime.Call, ctx context.Context, codes []string) (_ []Quote, err error) {
+func (w *StockSourceBreaker) tryQuoteList(ctx context.Context, call breakerimpl.Call, codes []string) (_ []Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.QuoteList(ctx, codes)
 }
 
-// Search calls next.Search through breaker "eastmoney" (limiter 1.5/s burst 3; excluding ErrNotFound; 2 attempts; budget 6).
+// Search calls next.Search through breaker "eastmoney".
 func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	retry := w.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			return
 		}
-		r0, err = w.trySearch(call, ctx, query)
+		r0, err = w.trySearch(ctx, call, query)
 		if !retry.Again(ctx, err) {
 			return
 		}
@@ -418,18 +379,14 @@ func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit
 }
 
 // trySearch makes one try of Search through its route.
-func (w *StockSourceBreaker) trySearch(call runtime.Call, ctx context.Context, query string) (_ []Hit, err error) {
+func (w *StockSourceBreaker) trySearch(ctx context.Context, call breakerimpl.Call, query string) (_ []Hit, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Search(ctx, query)
 }
 
-// StockInfo calls next.StockInfo through breaker "tencent" (excluding ErrNotFound).
+// StockInfo calls next.StockInfo through breaker "tencent".
 func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ StockInfo, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tencent.EnterFast()
 	if !ok {
 		if call, err = w.tencent.Enter(ctx); err != nil {
@@ -437,6 +394,6 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.StockInfo(ctx, code)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/breakergen/breakergen/examples/marketdata"
 	"github.com/breakergen/breakergen/examples/marketdata/mocks"
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // These tests pin down what the annotations in sources.go promise, so they
@@ -243,10 +244,10 @@ func TestUnguardedAndNil(t *testing.T) {
 
 	nilSrc := marketdata.NewStockSourceBreaker(nil, reg)
 	for _, m := range stockMethods {
-		assert.ErrorIs(t, m.call(t.Context(), nilSrc), runtime.ErrNilImpl, m.name)
+		assert.ErrorIs(t, m.call(t.Context(), nilSrc), breakerimpl.ErrNilImpl, m.name)
 	}
 	_, err := marketdata.NewFundFlowSourceBreaker(nil, reg).FundFlow(t.Context(), "600519")
-	assert.ErrorIs(t, err, runtime.ErrNilImpl)
+	assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
 }
 
 // TestPanicIsAFailure: a panicking source counts as a failure of its
@@ -315,7 +316,7 @@ func TestChainNilFallback(t *testing.T) {
 	})
 	var ce *runtime.ChainError
 	require.ErrorAs(t, err, &ce)
-	assert.ErrorIs(t, err, runtime.ErrNilImpl)
+	assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
 	assert.ErrorIs(t, err, assert.AnError)
 	assert.Contains(t, err.Error(), "fallback:nil: error: breaker: wrapped implementation is nil")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // QuoteSourceBreaker is a QuoteSource whose methods go through circuit
@@ -19,24 +20,21 @@ import (
 // wrapped QuoteSource is.
 type QuoteSourceBreaker struct {
 	next      QuoteSource
-	eastmoney *runtime.Route
-	tdx       *runtime.Route
+	eastmoney *breakerimpl.Route
+	tdx       *breakerimpl.Route
 }
 
 // NewQuoteSourceBreaker wraps next; breakers and limiters come from reg, or
 // from runtime.Default() when reg is nil.
 func NewQuoteSourceBreaker(next QuoteSource, reg *runtime.Registry) *QuoteSourceBreaker {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	return &QuoteSourceBreaker{
 		next: next,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1.5,
 			Burst:   3,
 		}),
-		tdx: reg.Route(runtime.RouteConfig{
+		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
 	}
@@ -46,10 +44,6 @@ var _ QuoteSource = (*QuoteSourceBreaker)(nil)
 
 // Kline calls next.Kline through breaker "tdx".
 func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (_ []Bar, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, ok := w.tdx.EnterFast()
 	if !ok {
 		if call, err = w.tdx.Enter(ctx); err != nil {
@@ -57,22 +51,18 @@ func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, days)
 }
 
-// Quote calls next.Quote through breaker "eastmoney" (limiter 1.5/s burst 3).
+// Quote calls next.Quote through breaker "eastmoney".
 func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
-	if w.next == nil {
-		err = runtime.ErrNilImpl
-		return
-	}
 	call, err := w.eastmoney.Enter(ctx)
 	if err != nil {
 		return
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
 
@@ -86,10 +76,10 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 type QuoteSourceChain struct {
 	primary            QuoteSource
 	fallbacks          []runtime.Fallback[QuoteSource]
-	eastmoney          *runtime.Route
-	eastmoneyFallbacks []*runtime.Route
-	tdx                *runtime.Route
-	tdxFallbacks       []*runtime.Route
+	eastmoney          *breakerimpl.Route
+	eastmoneyFallbacks []*breakerimpl.Route
+	tdx                *breakerimpl.Route
+	tdxFallbacks       []*breakerimpl.Route
 }
 
 // NewQuoteSourceChain tries primary (guarded by QuoteSource's annotated
@@ -98,27 +88,24 @@ type QuoteSourceChain struct {
 // named "fallback:" and its Name, with the settings of QuoteSource's default
 // route (breaker "eastmoney").
 func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[QuoteSource]) *QuoteSourceChain {
-	if reg == nil {
-		reg = runtime.Default()
-	}
 	c := &QuoteSourceChain{
 		primary:   primary,
 		fallbacks: fallbacks,
-		eastmoney: reg.Route(runtime.RouteConfig{
+		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1.5,
 			Burst:   3,
 		}),
-		tdx: reg.Route(runtime.RouteConfig{
+		tdx: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
-		c.tdxFallbacks = append(c.tdxFallbacks, reg.Route(runtime.RouteConfig{
-			Breaker: runtime.Config{Name: runtime.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		c.tdxFallbacks = append(c.tdxFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
 	}
 	return c
@@ -129,23 +116,23 @@ var _ QuoteSource = (*QuoteSourceChain)(nil)
 // Kline asks primary.Kline through breaker "tdx", then each fallback.
 func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0 []Bar, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.tdx)
 	defer run.Done()
 	retry := c.tdx.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryKline(call, c.primary, ctx, code, days)
+		r0, err = c.tryKline(ctx, call, c.primary, code, days)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.tdx, retry.Tries(), err, true) {
+	if run.Primary(c.tdx, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -153,8 +140,8 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 		if !ok {
 			continue
 		}
-		r0, err = c.tryKline(call2, fb.Impl, ctx, code, days)
-		if run.Answered(c.tdxFallbacks[i], err, true) {
+		r0, err = c.tryKline(ctx, call2, fb.Impl, code, days)
+		if run.Answered(c.tdxFallbacks[i], err) {
 			return
 		}
 	}
@@ -163,36 +150,37 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 }
 
 // tryKline makes one try of Kline on impl through its route.
-func (c *QuoteSourceChain) tryKline(call runtime.Call, impl QuoteSource, ctx context.Context, code string, days int) (_ []Bar, err error) {
+func (c *QuoteSourceChain) tryKline(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string, days int) (_ []Bar, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Kline(ctx, code, days)
 }
 
-// Quote asks primary.Quote through breaker "eastmoney" (limiter 1.5/s burst 3), then each fallback.
+// Quote asks primary.Quote through breaker "eastmoney" (limiter 1.5/s burst
+// 3), then each fallback.
 func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
 	if c.primary == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := runtime.StartChain(ctx, 0)
+	run := breakerimpl.StartChain(ctx, c.eastmoney)
 	defer run.Done()
 	retry := c.eastmoney.Retry()
 	for {
-		var call runtime.Call
+		var call breakerimpl.Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			break
 		}
-		r0, err = c.tryQuote(call, c.primary, ctx, code)
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {
 			break
 		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err, true) {
+	if run.Primary(c.eastmoney, retry.Tries(), err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -200,8 +188,8 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 		if !ok {
 			continue
 		}
-		r0, err = c.tryQuote(call2, fb.Impl, ctx, code)
-		if run.Answered(c.eastmoneyFallbacks[i], err, true) {
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.eastmoneyFallbacks[i], err) {
 			return
 		}
 	}
@@ -210,11 +198,11 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 }
 
 // tryQuote makes one try of Quote on impl through its route.
-func (c *QuoteSourceChain) tryQuote(call runtime.Call, impl QuoteSource, ctx context.Context, code string) (_ Quote, err error) {
+func (c *QuoteSourceChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	if impl == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	return impl.Quote(ctx, code)

@@ -169,7 +169,7 @@ func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
 		Updated:     formatTime(now),
 		UpdatedISO:  formatTimestamp(now),
 		RefreshText: formatDuration(h.refresh()),
-		BlankCard:   h.card(runtime.BreakerHealth{}, now),
+		BlankCard:   h.card(runtime.Stats{}, now),
 		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
 		CSS:         template.CSS(dashboardCSS),
 		Script:      template.JS(dashboardJS),
@@ -206,7 +206,7 @@ func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
 
 // card builds one breaker's card. The rows and their keys are the ones the
 // page's script fills in.
-func (h *Handler) card(b runtime.BreakerHealth, now time.Time) cardView {
+func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 	display := h.displayName(b.Name)
 	c := cardView{Name: b.Name, Display: display, ShowName: display != b.Name, State: newStateView("state", b.State)}
 	next := "none (closed)"

@@ -23,7 +23,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/internal/ratelimit"
 )
 
 // Prefix starts every annotation line.
@@ -397,10 +397,10 @@ func parseStale(s string, v *Value) string {
 	return parseDuration(s, v)
 }
 
-// parseRate reads R/B with the runtime's own parser, so that an annotation
-// accepts exactly what BREAKER_<NAME>_RATELIMIT accepts.
+// parseRate reads R/B with the parser the runtime uses (internal/ratelimit),
+// so that an annotation accepts exactly what BREAKER_<NAME>_RATELIMIT accepts.
 func parseRate(s string, v *Value) string {
-	per, burst, err := runtime.ParseRateLimit(s)
+	per, burst, err := ratelimit.Parse(s)
 	if err != nil || s != strings.TrimSpace(s) {
 		return fmt.Sprintf("%q is not R/B (tokens per second > 0, burst >= 1), like 1.5/3", s)
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/internal/ratelimit"
 )
 
 // TestKeysTable: every entry of the table is complete and consistent, so
@@ -75,12 +75,13 @@ func TestRenderedTables(t *testing.T) {
 }
 
 // TestParseRateIsTheRuntimes: ratelimit reads R/B with the runtime's
-// parser, so an annotation accepts what BREAKER_<NAME>_RATELIMIT accepts.
+// parser (internal/ratelimit), so an annotation accepts what
+// BREAKER_<NAME>_RATELIMIT accepts.
 func TestParseRateIsTheRuntimes(t *testing.T) {
 	for _, s := range []string{"1.5/3", "1e9/1", "2e9/1", "0.001/1", "1/0", "-1/2", "Inf/1", "1/1.5", "1", "/"} {
 		var v Value
 		problem := parseRate(s, &v)
-		_, _, err := runtime.ParseRateLimit(s)
+		_, _, err := ratelimit.Parse(s)
 		assert.Equal(t, err == nil, problem == "", s)
 	}
 }

@@ -14,8 +14,12 @@ import (
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
 
-// RuntimePath is the import path of the runtime generated code calls.
+// RuntimePath is the import path of the runtime's user API, which generated
+// code names in its constructors (registry, configs, fallbacks).
 const RuntimePath = "github.com/breakergen/breakergen/runtime"
+
+// ImplPath is the import path of the package generated code calls.
+const ImplPath = "github.com/breakergen/breakergen/runtime/breakerimpl"
 
 // imports assigns every imported package of one output file a name that is
 // unique in the file and free in the destination package.

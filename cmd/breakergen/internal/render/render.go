@@ -68,6 +68,7 @@ func File(mf *model.File) ([]byte, error) {
 		im.add("time", "time")
 	}
 	im.add(RuntimePath, "runtime")
+	im.add(ImplPath, "breakerimpl")
 
 	f := jen.NewFilePathName(local.Path(), mf.PkgName)
 	im.apply(f)
@@ -108,7 +109,18 @@ type gen struct {
 	local *types.Package
 }
 
+// rt names a declaration of the runtime's user API.
 func (g *gen) rt(name string) *jen.Statement { return jen.Qual(RuntimePath, name) }
+
+// impl names a declaration of the package for generated code.
+func (g *gen) impl(name string) *jen.Statement { return jen.Qual(ImplPath, name) }
+
+// comment writes s as comment lines wrapped at 80 columns.
+func comment(f *jen.File, s string) {
+	for _, l := range wrap(s) {
+		f.Comment(l)
+	}
+}
 
 // typeParams returns the declaration [K comparable, V any] and the use
 // [K, V] of a generic interface's parameters.
@@ -141,7 +153,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 
 	// Names no local may take: the body's packages and the type parameters.
 	reserved := map[string]bool{"nil": true}
-	for _, p := range []string{RuntimePath, "context"} {
+	for _, p := range []string{RuntimePath, ImplPath, "context"} {
 		if n, ok := g.im.names[p]; ok {
 			reserved[n] = true
 		}
@@ -167,7 +179,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var fields []jen.Code
 	fields = append(fields, jen.Id(in.NextField).Add(next()))
 	for _, r := range in.Routes {
-		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.rt("Route")))
+		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Route")))
 	}
 	fields = append(fields, g.staleFields(in)...)
 	f.Type().Id(in.Wrapper).Types(decl...).Struct(fields...)
@@ -176,28 +188,24 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	// The constructor.
 	ca := newAlloc(reserved)
 	nextName, regName := ca.fresh("next"), ca.fresh("reg")
-	f.Commentf("%s wraps %s; breakers and limiters come from %s, or", in.Ctor, nextName, regName)
-	f.Comment("from runtime.Default() when " + regName + " is nil.")
+	comment(f, fmt.Sprintf("%s wraps %s; breakers and limiters come from %s, or from runtime.Default() when %s is nil.", in.Ctor, nextName, regName, regName))
 	var vals []jen.Code
 	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Id(regName).Dot("Route").Call(g.routeConfig(r, nil)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, nextName, r, nil)))
 	}
 	vals = append(vals, g.staleInits(in, regName)...)
 	f.Func().Id(in.Ctor).Types(decl...).Params(
 		jen.Id(nextName).Add(next()),
 		jen.Id(regName).Op("*").Add(g.rt("Registry")),
 	).Op("*").Add(wrapper()).Block(
-		jen.If(jen.Id(regName).Op("==").Nil()).Block(
-			jen.Id(regName).Op("=").Add(g.rt("Default")).Call(),
-		),
 		jen.Return(jen.Op("&").Add(wrapper()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...)),
 	)
 	f.Line()
 	if use == nil {
 		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil())
 	} else {
-		f.Commentf("%s implements %s for every type argument.", in.Wrapper, in.Name)
+		comment(f, fmt.Sprintf("%s implements %s for every type argument.", in.Wrapper, in.Name))
 		f.Func().Id("_").Types(decl...).Params().Block(
 			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(wrapper())).Parens(jen.Nil()),
 		)
@@ -235,7 +243,7 @@ func (g *gen) staleFields(in *model.Interface) []jen.Code {
 			continue
 		}
 		k, v, _, _ := g.staleTypes(m)
-		out = append(out, jen.Id(m.StaleField).Op("*").Add(g.rt("StaleCache")).Types(k, v))
+		out = append(out, jen.Id(m.StaleField).Op("*").Add(g.impl("StaleCache")).Types(k, v))
 	}
 	return out
 }
@@ -248,11 +256,11 @@ func (g *gen) staleInits(in *model.Interface, reg string) []jen.Code {
 			continue
 		}
 		k, v, _, _ := g.staleTypes(m)
-		size := jen.Add(g.rt("DefaultStaleSize"))
+		size := jen.Add(g.impl("DefaultStaleSize"))
 		if m.Route.StaleSize > 0 {
 			size = jen.Lit(m.Route.StaleSize)
 		}
-		out = append(out, jen.Id(m.StaleField).Op(":").Add(g.rt("NewStaleCache")).Types(k, v).Call(jen.Id(reg), g.duration(m.Route.Stale), size))
+		out = append(out, jen.Id(m.StaleField).Op(":").Add(g.impl("NewStaleCache")).Types(k, v).Call(jen.Id(reg), g.duration(m.Route.Stale), size))
 	}
 	return out
 }
@@ -271,8 +279,8 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	}
 	for _, r := range in.Routes {
 		fields = append(fields,
-			jen.Id(r.Field).Op("*").Add(g.rt("Route")),
-			jen.Id(r.FallbackField).Index().Op("*").Add(g.rt("Route")),
+			jen.Id(r.Field).Op("*").Add(g.impl("Route")),
+			jen.Id(r.FallbackField).Index().Op("*").Add(g.impl("Route")),
 		)
 	}
 	fields = append(fields, g.staleFields(in)...)
@@ -295,11 +303,10 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		jen.Id(in.FallbacksField).Op(":").Id(fallbacks),
 	}
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Id(reg).Dot("Route").Call(g.routeConfig(r, nil)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(reg, primary, r, nil)))
 	}
 	vals = append(vals, g.staleInits(in, reg)...)
 	body := []jen.Code{
-		jen.If(jen.Id(reg).Op("==").Nil()).Block(jen.Id(reg).Op("=").Add(g.rt("Default")).Call()),
 		jen.Id(c).Op(":=").Op("&").Add(ct()).Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, vals...),
 	}
 	if len(in.Routes) > 0 {
@@ -307,7 +314,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		for _, r := range in.Routes {
 			fr := g.fallbackRoute(in, r)
 			adds = append(adds, jen.Id(c).Dot(r.FallbackField).Op("=").Append(jen.Id(c).Dot(r.FallbackField),
-				jen.Id(reg).Dot("Route").Call(g.routeConfig(fr, g.rt("FallbackName").Call(jen.Id(fb).Dot("Name"))))))
+				g.newRoute(reg, fb, fr, g.impl("FallbackName").Call(jen.Id(fb).Dot("Name")))))
 		}
 		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id(fb)).Op(":=").Range().Id(fallbacks)).Block(adds...))
 	}
@@ -321,7 +328,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	if use == nil {
 		f.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil())
 	} else {
-		f.Commentf("%s implements %s for every type argument.", in.ChainType, in.Name)
+		comment(f, fmt.Sprintf("%s implements %s for every type argument.", in.ChainType, in.Name))
 		f.Func().Id("_").Types(decl...).Params().Block(
 			jen.Var().Id("_").Add(next()).Op("=").Parens(jen.Op("*").Add(ct())).Parens(jen.Nil()),
 		)
@@ -371,7 +378,15 @@ func chainDoc(in *model.Interface) []string {
 	return lines
 }
 
-// routeConfig renders r's runtime.RouteConfig; name, if not nil, is the
+// newRoute renders the route of r on registry reg for calls to impl (a
+// route of a nil impl refuses every call); name, if not nil, is the
+// breaker's name instead of r.Name. A chain's fallback routes are made for
+// the Fallback, never nil: a nil Impl is a failure of that fallback.
+func (g *gen) newRoute(reg, impl string, r *model.Route, name jen.Code) jen.Code {
+	return g.impl("NewRoute").Call(jen.Id(reg), jen.Id(impl), g.routeConfig(r, name))
+}
+
+// routeConfig renders r's breakerimpl.RouteConfig; name, if not nil, is the
 // breaker's name instead of r.Name.
 func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	s := r.Settings
@@ -427,7 +442,7 @@ func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	if r.Budget > 0 {
 		items = append(items, jen.Id("Budget").Op(":").Lit(r.Budget))
 	}
-	return g.rt("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
+	return g.impl("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
 }
 
 // duration renders d in its largest whole unit: 30 * time.Second.
@@ -501,7 +516,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
-		f.Commentf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why))
+		comment(f, fmt.Sprintf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why)))
 		res := sig.Results()
 		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
 			// It can still report a nil wrapped value instead of panicking.
@@ -513,7 +528,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			rnames[n-1] = errName
 			f.Add(decl.Add(g.tr.results(res, rnames)).Block(
 				jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
-					jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
+					jen.Id(errName).Op("=").Add(g.impl("ErrNilImpl")),
 					jen.Return(),
 				),
 				jen.Return(call),
@@ -538,10 +553,14 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	body = append(body, jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
-		jen.Id(errName).Op("=").Add(g.rt("ErrNilImpl")),
-		jen.Return(),
-	))
+	if chain {
+		// A wrapper's routes refuse every call of a nil next with
+		// ErrNilImpl; a chain answers a nil primary at once.
+		body = append(body, jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
+			jen.Id(errName).Op("=").Add(g.impl("ErrNilImpl")),
+			jen.Return(),
+		))
+	}
 	if m.Ctx {
 		ctx = names[0]
 	} else {
@@ -584,11 +603,19 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		)
 	}
 	body = append(body,
-		jen.Id(errName).Op("=").Add(g.rt("ErrInFlight")),
+		g.panicGuard(errName),
 		jen.Return(call),
 	)
-	f.Commentf("%s calls next.%s through breaker %q%s.", m.Name, m.Name, r.Name, routeExtras(r, m))
+	// The route's settings are listed in the type's doc, once.
+	comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q.", m.Name, impl, m.Name, r.Name))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// panicGuard renders the line before the guarded call: the error result
+// holds breakerimpl.PanicGuard until the call returns, so that the deferred
+// Exit can tell a panic from a return without a recover on every call.
+func (g *gen) panicGuard(errName string) jen.Code {
+	return jen.Id(errName).Op("=").Add(g.impl("PanicGuard")).Comment("stays only if the call panics")
 }
 
 // shortDuration formats d without zero trailing units: 24h, 1m30s.
@@ -660,13 +687,23 @@ func wrapperDoc(in *model.Interface) []string {
 		article = "an"
 	}
 	lines := wrap(fmt.Sprintf("%s is %s %s whose methods go through circuit breakers:", in.Wrapper, article, in.Name))
-	lines = append(lines, "")
+	// One item per way through: the methods that share a breaker and its
+	// settings are listed together, in method order.
+	var keys []string
+	byKey := map[string][]string{}
 	for _, m := range in.Methods {
-		if m.Route == nil {
-			lines = append(lines, fmt.Sprintf("  - %s: unguarded (%s)", m.Name, shortWhy(m.Why)))
-			continue
+		key := fmt.Sprintf("unguarded (%s)", shortWhy(m.Why))
+		if m.Route != nil {
+			key = fmt.Sprintf("breaker %q%s", m.Route.Name, routeExtras(m.Route, m))
 		}
-		lines = append(lines, fmt.Sprintf("  - %s: breaker %q%s", m.Name, m.Route.Name, routeExtras(m.Route, m)))
+		if _, ok := byKey[key]; !ok {
+			keys = append(keys, key)
+		}
+		byKey[key] = append(byKey[key], m.Name)
+	}
+	lines = append(lines, "")
+	for _, k := range keys {
+		lines = append(lines, bullet(strings.Join(byKey[k], ", ")+": "+k)...)
 	}
 	lines = append(lines, "")
 	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))...)
@@ -710,12 +747,29 @@ func (a *alloc) fresh(want string) string {
 	return n
 }
 
-// wrap breaks prose into comment lines of at most 76 characters.
-func wrap(s string) []string {
+// wrap breaks prose into comment lines of at most 76 characters, so that
+// with "// " in front they fit in 80 columns.
+func wrap(s string) []string { return wrapWidth(s, 76) }
+
+// bullet renders s as an item of a comment's list, "  - " then the text,
+// its continuation lines indented under it.
+func bullet(s string) []string {
+	lines := wrapWidth(s, 72)
+	for i := range lines {
+		if i == 0 {
+			lines[i] = "  - " + lines[i]
+		} else {
+			lines[i] = "    " + lines[i]
+		}
+	}
+	return lines
+}
+
+func wrapWidth(s string, width int) []string {
 	var lines []string
 	cur := ""
 	for _, w := range strings.Fields(s) {
-		if cur != "" && len(cur)+1+len(w) > 76 {
+		if cur != "" && len(cur)+1+len(w) > width {
 			lines = append(lines, cur)
 			cur = w
 			continue

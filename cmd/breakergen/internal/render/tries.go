@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -150,15 +151,17 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 	}
 	lhs = append(lhs, jen.Id(t.err))
+	// The helper takes ctx first, then the call, then the rest.
+	rest := t.args
+	if m.Ctx {
+		rest = t.args[1:]
+	}
 	tryCall := func(call string, implExpr jen.Code) *jen.Statement {
-		as := []jen.Code{jen.Id(call)}
+		as := []jen.Code{jen.Id(t.ctx), jen.Id(call)}
 		if t.chain {
 			as = append(as, implExpr)
 		}
-		if !m.Ctx {
-			as = append(as, jen.Id(t.ctx))
-		}
-		as = append(as, t.args...)
+		as = append(as, rest...)
 		return jen.List(lhs...).Op("=").Id(t.recv).Dot(m.Try).Call(as...)
 	}
 	route := func() *jen.Statement { return jen.Id(t.recv).Dot(r.Field) }
@@ -166,7 +169,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	if t.chain {
 		run = a.fresh("run")
 		body = append(body,
-			jen.Id(run).Op(":=").Add(g.rt("StartChain")).Call(jen.Id(t.ctx), jen.Lit(r.Budget)),
+			jen.Id(run).Op(":=").Add(g.impl("StartChain")).Call(jen.Id(t.ctx), route()),
 			jen.Defer().Id(run).Dot("Done").Call(),
 		)
 	}
@@ -176,7 +179,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	body = append(body,
 		jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
 		jen.For().Block(
-			jen.Var().Id(t.call).Add(g.rt("Call")),
+			jen.Var().Id(t.call).Add(g.impl("Call")),
 			jen.If(
 				jen.List(jen.Id(t.call), jen.Id(t.err)).Op("=").Id(t.retry).Dot("Enter").Call(jen.Id(t.ctx), jen.Id(t.err)),
 				jen.Id(t.err).Op("!=").Nil(),
@@ -185,11 +188,15 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
 		),
 	)
-	validArg := func() jen.Code {
+	// outcome records a source's answer: PrimaryValid and AnsweredValid
+	// on a route with a valid func, Primary and Answered without.
+	outcome := func(method string, args ...jen.Code) *jen.Statement {
+		args = append(args, jen.Id(t.err))
 		if r.Valid != nil {
-			return jen.Id(t.valid)
+			method += "Valid"
+			args = append(args, jen.Id(t.valid))
 		}
-		return jen.True()
+		return jen.Id(run).Dot(method).Call(args...)
 	}
 	put := func() jen.Code {
 		return jen.Id(t.recv).Dot(m.StaleField).Dot("Put").Call(t.keyExpr, t.val)
@@ -223,12 +230,12 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body,
-			jen.If(jen.Id(run).Dot("Primary").Call(route(), jen.Id(t.retry).Dot("Tries").Call(), jen.Id(t.err), validArg())).Block(answered()...),
+			jen.If(outcome("Primary", route(), jen.Id(t.retry).Dot("Tries").Call())).Block(answered()...),
 			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(
 				jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
 				jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
 				tryCall(call, jen.Id(fb).Dot("Impl")),
-				jen.If(jen.Id(run).Dot("Answered").Call(fbRoute.Clone(), jen.Id(t.err), validArg())).Block(answered()...),
+				jen.If(outcome("Answered", fbRoute.Clone())).Block(answered()...),
 			),
 		)
 		if stale {
@@ -253,23 +260,32 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		body = append(body, getStale(), jen.Return())
 	}
 	if t.chain {
-		f.Commentf("%s asks %s.%s through breaker %q%s, then each fallback%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), map[bool]string{true: ", then the stale cache", false: ""}[stale])
+		then := ""
+		if stale {
+			then = ", then the stale cache"
+		}
+		comment(f, fmt.Sprintf("%s asks %s.%s through breaker %q%s, then each fallback%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), then))
 	} else {
-		f.Commentf("%s calls %s.%s through breaker %q%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m))
+		comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q.", m.Name, t.impl, m.Name, r.Name))
 	}
 	f.Add(decl.Add(g.tr.results(res, t.rnames)).Block(body...))
 
 	// The helper: one try.
-	tparams := []jen.Code{jen.Id(t.call).Add(g.rt("Call"))}
+	var tparams []jen.Code
+	restParams := t.params
+	if m.Ctx {
+		tparams = append(tparams, t.params[0])
+		restParams = t.params[1:]
+	} else {
+		tparams = append(tparams, jen.Id(t.ctx).Qual("context", "Context"))
+	}
+	tparams = append(tparams, jen.Id(t.call).Add(g.impl("Call")))
 	target := jen.Id(t.recv).Dot(t.impl)
 	if t.chain {
 		tparams = append(tparams, jen.Id(impl).Add(t.iface))
 		target = jen.Id(impl)
 	}
-	if !m.Ctx {
-		tparams = append(tparams, jen.Id(t.ctx).Qual("context", "Context"))
-	}
-	tparams = append(tparams, t.params...)
+	tparams = append(tparams, restParams...)
 	upstream := target.Dot(m.Name).Call(t.args...)
 	var tbody []jen.Code
 	var results jen.Code
@@ -287,7 +303,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.Defer().Id(t.call).Dot("ExitValid").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err), jen.Op("&").Id(t.valid)),
 		)
 		tbody = append(tbody, g.timeout(t)...)
-		tbody = append(tbody, jen.Id(t.err).Op("=").Add(g.rt("ErrInFlight")))
+		tbody = append(tbody, g.panicGuard(t.err))
 		tbody = append(tbody, g.nilImpl(t, impl)...)
 		tbody = append(tbody,
 			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
@@ -303,27 +319,27 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		results = g.tr.results(res, tnames)
 		tbody = append(tbody, jen.Defer().Id(t.call).Dot("Exit").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err)))
 		tbody = append(tbody, g.timeout(t)...)
-		tbody = append(tbody, jen.Id(t.err).Op("=").Add(g.rt("ErrInFlight")))
+		tbody = append(tbody, g.panicGuard(t.err))
 		tbody = append(tbody, g.nilImpl(t, impl)...)
 		tbody = append(tbody, jen.Return(upstream))
 	}
 	f.Line()
 	if t.chain {
-		f.Commentf("%s makes one try of %s on %s through its route.", m.Try, m.Name, impl)
+		comment(f, fmt.Sprintf("%s makes one try of %s on %s through its route.", m.Try, m.Name, impl))
 	} else {
-		f.Commentf("%s makes one try of %s through its route.", m.Try, m.Name)
+		comment(f, fmt.Sprintf("%s makes one try of %s through its route.", m.Try, m.Name))
 	}
 	f.Func().Params(jen.Id(t.recv).Op("*").Add(recvType)).Id(m.Try).Params(tparams...).Add(results).Block(tbody...)
 }
 
 // nilImpl makes a chain's try report a fallback given with a nil Impl as
-// runtime.ErrNilImpl (a failure of that fallback) instead of panicking.
+// breakerimpl.ErrNilImpl (a failure of that fallback) instead of panicking.
 func (g *gen) nilImpl(t *tries, impl string) []jen.Code {
 	if !t.chain {
 		return nil
 	}
 	return []jen.Code{jen.If(jen.Id(impl).Op("==").Nil()).Block(
-		jen.Id(t.err).Op("=").Add(g.rt("ErrNilImpl")),
+		jen.Id(t.err).Op("=").Add(g.impl("ErrNilImpl")),
 		jen.Return(),
 	)}
 }

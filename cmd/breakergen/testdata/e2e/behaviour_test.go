@@ -13,6 +13,7 @@ import (
 	"go.uber.org/mock/gomock"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 var errDown = errors.New("upstream down")
@@ -200,7 +201,7 @@ func TestUnguardedAndNil(t *testing.T) {
 	assert.Equal(t, "src", w.Name())
 	var nilW = NewSourceBreaker(nil, newRegistry())
 	_, err := nilW.Quote(context.Background(), "x")
-	assert.ErrorIs(t, err, runtime.ErrNilImpl)
+	assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
 }
 
 func TestDefaultRegistry(t *testing.T) {

@@ -108,7 +108,8 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	for _, t := range thresholds {
 		s.reg.Breaker(runtime.Config{Name: t.name, FailureThreshold: t.threshold, ResetTimeout: s.Window})
 	}
-	s.reg.Breaker(runtime.Config{Name: runtime.FallbackName(marketdata.Sina), FailureThreshold: 5, ResetTimeout: s.Window})
+	// A fallback's breaker is named "fallback:" and the fallback's Name.
+	s.reg.Breaker(runtime.Config{Name: "fallback:" + marketdata.Sina, FailureThreshold: 5, ResetTimeout: s.Window})
 	stocks := marketdata.NewStockSourceBreaker(s.Client, s.reg)
 	// Fund flows: eastmoney, then sina, then the last valid answer of the
 	// day, as the origin service did.

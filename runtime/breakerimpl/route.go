@@ -1,10 +1,13 @@
-package runtime
+package breakerimpl
 
 import (
 	"context"
 	"errors"
 	"sync/atomic"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // RouteConfig is one annotation line, resolved by the generator: the breaker
@@ -12,7 +15,7 @@ import (
 type RouteConfig struct {
 	// Breaker names the breaker and gives its settings; the first settings
 	// registered for a name win.
-	Breaker Config
+	Breaker runtime.Config
 	// Rate and Burst configure the limiter of the same name; Rate 0 means
 	// the route has no limiter.
 	Rate  float64
@@ -39,67 +42,101 @@ type RouteConfig struct {
 }
 
 // Route is what a generated wrapper calls for each guarded method: the
-// breaker, then the limiter, then the call. Get one from [Registry.Route].
-// A Route is safe for concurrent use.
+// breaker, then the limiter, then the call. Get one from [NewRoute]. A
+// Route is safe for concurrent use.
 type Route struct {
-	state   *atomic.Uint64 // the breaker's state word
-	slow    uint64         // state bits that send Enter off the fast path
-	breaker *Breaker
-	limiter *Limiter // nil without a rate limit
+	state   *atomic.Uint64         // the breaker's state word
+	reject  *atomic.Pointer[error] // the breaker's rejection
+	slow    uint64                 // state bits that send Enter off the fast path
+	core    core.Breaker           // a copy: one load less on the way to its words
+	breaker *runtime.Breaker
+	limiter *runtime.Limiter // nil without a rate limit
 	maxWait time.Duration
 	timeout time.Duration
 	exclude []error
+	clock   runtime.Clock
 
 	attempts            int
 	backoff, backoffMax time.Duration
-	budget              int
+	budget              budget // a fresh call's: -1 for no limit
 }
 
-// Route returns a route through the breaker and limiter named by
-// cfg.Breaker.Name, creating them if needed.
-func (r *Registry) Route(cfg RouteConfig) *Route {
-	b := r.Breaker(cfg.Breaker)
+// NewRoute returns a route for calls to impl through the breaker and limiter
+// of reg named by cfg.Breaker.Name, creating them if needed. A nil reg is
+// [runtime.Default]. When impl is nil, every call on the route is refused
+// with [ErrNilImpl], so that a wrapper of nil does not panic.
+func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	b := reg.Breaker(cfg.Breaker)
+	c := core.BreakerOf(b)
 	rt := &Route{
-		state:   &b.state,
-		slow:    fastMask,
+		state:   c.State,
+		reject:  c.Reject,
+		slow:    core.FastMask,
+		core:    *c,
 		breaker: b,
 		maxWait: max(cfg.MaxWait, 0),
 		timeout: max(cfg.Timeout, 0),
 		exclude: cfg.Exclude,
+		clock:   reg.Clock(),
 
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
 		backoffMax: max(cfg.BackoffMax, 0),
-		budget:     max(cfg.Budget, 0),
+		budget:     newBudget(cfg.Budget),
 	}
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
 	}
-	if rate, _ := r.settleRate(b.cfg.Name, cfg.Rate, cfg.Burst); rate > 0 {
-		rt.limiter = r.Limiter(rt.breaker.cfg.Name, cfg.Rate, cfg.Burst)
+	if impl == nil {
+		// Every call is refused as if the breaker were OPEN, with
+		// ErrNilImpl: no test on the paths of the other routes.
+		rt.state, rt.reject = &nilImpl.state, &nilImpl.reject
+	}
+	if rate, _ := c.SettleRate(cfg.Rate, cfg.Burst); rate > 0 {
+		rt.limiter = reg.Limiter(b.Name(), cfg.Rate, cfg.Burst)
 		rt.slow = ^uint64(0) // every call waits for a token
 	}
 	return rt
 }
 
 // Breaker returns the route's breaker.
-func (rt *Route) Breaker() *Breaker { return rt.breaker }
+func (rt *Route) Breaker() *runtime.Breaker { return rt.breaker }
 
 // Limiter returns the route's limiter, or nil.
-func (rt *Route) Limiter() *Limiter { return rt.limiter }
+func (rt *Route) Limiter() *runtime.Limiter { return rt.limiter }
 
 // Timeout returns the route's per-call timeout; 0 means none.
 func (rt *Route) Timeout() time.Duration { return rt.timeout }
 
-// ErrInFlight is the value generated code gives a guarded method's error
-// result before it calls the wrapped method, so that [Call.Exit] can tell a
-// method that never returned (a panic) from one that did without calling
-// recover on every call. No method ever returns it.
-var ErrInFlight = errors.New("breaker: call in flight")
+// PanicGuard is the value generated code gives a guarded method's error
+// result before it calls the wrapped method. If the method returns, the
+// result is overwritten; if it panics, [Call.Exit] still finds PanicGuard
+// there and knows, without calling recover on every call, that the call
+// must count as a failure and the panic be re-raised. No method ever
+// returns it.
+var PanicGuard = core.PanicGuard
+
+// ErrNilImpl is returned by generated wrappers whose wrapped
+// implementation is nil, instead of panicking on the nil interface.
+var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
+
+// nilImpl is the state of the routes of a nil implementation: a word that
+// is always OPEN and a rejection that is always ErrNilImpl.
+var nilImpl struct {
+	state  atomic.Uint64
+	reject atomic.Pointer[error]
+}
+
+func init() {
+	nilImpl.state.Store(core.PeriodOne | core.Open)
+	nilImpl.reject.Store(&ErrNilImpl)
+}
 
 // Call is one admitted call on a [Route], a two-word value. Generated code
-// defers [Call.Exit] right after [Route.EnterFast] or [Route.Enter]
-// admitted the call.
+// defers [Call.Exit] right after [Route.Enter] admitted the call.
 type Call struct {
 	route *Route
 	word  uint64 // the breaker's admission
@@ -109,41 +146,42 @@ type Call struct {
 // one load and one test, small enough for the compiler to inline into the
 // caller, which is what generated wrappers need on their hottest path. When
 // ok is false nothing was admitted and the caller must call Enter, which
-// decides (an OPEN breaker, a probe, a limiter, a budget or provenance
-// record in play).
+// decides (an OPEN breaker, a probe, a limiter, a nil implementation, a
+// budget or provenance record in play).
 func (rt *Route) EnterFast() (c Call, ok bool) {
 	c.word = rt.state.Load()
 	c.route = rt
-	return c, (c.word|callStatesInUse.Load())&rt.slow == 0
+	return c, (c.word|core.InUse.Load())&rt.slow == 0
 }
 
 // Enter admits one call made with ctx: the breaker first, then, if the route
-// has one, the limiter (whose wait ctx bounds). It returns the breaker's
-// rejection (matching [ErrOpen]), the limiter's refusal (matching
-// [ErrRateLimited]) or ctx's error from a wait that ended; in those cases the
-// method must not be called and nothing else is needed. Enter allocates
-// nothing unless it waits for a token.
+// has one, the limiter (whose wait ctx bounds). It returns [ErrNilImpl] on
+// a route whose implementation is nil, the breaker's rejection (matching
+// [runtime.ErrOpen]), the limiter's refusal (matching
+// [runtime.ErrRateLimited]) or ctx's error from a wait that ended; in those
+// cases the method must not be called and nothing else is needed. Enter
+// allocates nothing unless it waits for a token.
 //
 // Generated code calls [Route.EnterFast] first and Enter only when that
 // declines (or straight away on a route with a rate limit, where it always
 // would), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	if b := rt.breaker; b.state.Load()&fastMask == uint64(Open) {
-		return Call{}, b.reject.Load() // the rejection path: no lock, clock or budget
+	if rt.state.Load()&core.FastMask == core.Open {
+		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
 	}
 	return rt.enter(ctx)
 }
 
 // enter is Enter for a breaker that was not OPEN a moment ago (one that
-// opened since is rejected by admit); kept apart so that the rejection path
+// opened since is rejected by Admit); kept apart so that the rejection path
 // runs in a small frame.
 func (rt *Route) enter(ctx context.Context) (Call, error) {
-	b := rt.breaker
-	bud := budgetFrom(ctx)
-	if !bud.available() {
-		return Call{}, ErrBudget
+	b := &rt.core
+	bud := core.From(ctx).BudgetOf()
+	if !bud.Available() {
+		return Call{}, runtime.ErrBudget
 	}
-	w, err := b.admit(rt.timeout)
+	w, err := b.Admit(rt.timeout)
 	if err != nil {
 		return Call{}, err
 	}
@@ -152,16 +190,17 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			ctx = context.Background()
 		}
 		if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
-			if errors.Is(err, ErrRateLimited) {
-				b.limited.Add(1)
+			if errors.Is(err, runtime.ErrRateLimited) {
+				b.Limited(w)
+			} else {
+				b.Ignore(w)
 			}
-			b.outcome(w, Ignored, nil)
 			return Call{}, err
 		}
 	}
-	if !bud.spend() { // a sibling call spent the last try meanwhile
-		b.outcome(w, Ignored, nil)
-		return Call{}, ErrBudget
+	if !bud.Spend() { // a sibling call spent the last try meanwhile
+		b.Ignore(w)
+		return Call{}, runtime.ErrBudget
 	}
 	return Call{rt, w}, nil
 }
@@ -171,17 +210,15 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 // be called directly by defer: it recovers a panic, records it as a failure
 // and re-raises it. An error in the route's Exclude list counts as a
 // success; otherwise the breaker classifies the error (see
-// [Breaker.Release]). Exit allocates nothing unless the call panicked.
+// [runtime.Breaker.Release]). Exit allocates nothing unless the call panicked.
 func (c Call) Exit(ctx context.Context, errp *error) {
 	err := *errp
-	if err == nil && c.word&fastMask == 0 { // a plain CLOSED success
-		if b := c.route.breaker; uint32(b.fails.Load()) != 0 {
-			b.clearFails(c.word)
-		}
+	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
+		c.route.core.Succeeded(c.word)
 		return
 	}
-	if err == ErrInFlight {
-		c.unreturned(recover())
+	if err == PanicGuard {
+		c.route.core.Unreturned(c.word, recover())
 		return
 	}
 	c.exitSlow(ctx, err)
@@ -192,35 +229,23 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // returning. A successful call with invalid data counts as neither success
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
-	if err := *errp; err == ErrInFlight {
-		c.unreturned(recover())
+	if err := *errp; err == PanicGuard {
+		c.route.core.Unreturned(c.word, recover())
 		return
 	} else if err == nil && !*valid {
-		c.route.breaker.outcome(c.word, Ignored, nil)
+		c.route.core.Ignore(c.word)
 		return
 	}
 	c.exitSlow(ctx, *errp)
 }
 
-// unreturned settles a call whose method never returned: it panicked with
-// v, a failure re-raised here, or its goroutine exited (v == nil), which
-// counts as neither.
-func (c Call) unreturned(v any) {
-	if v == nil {
-		c.route.breaker.outcome(c.word, Ignored, nil)
-		return
-	}
-	c.route.breaker.outcome(c.word, Failure, &PanicError{Value: v})
-	panic(v)
-}
-
+// exitSlow settles every outcome but a plain CLOSED success: an excluded
+// error counts as a success.
 func (c Call) exitSlow(ctx context.Context, err error) {
-	b := c.route.breaker
-	o := Success
-	if err != nil && !c.route.excluded(err) {
-		o = b.Classify(ctx, err)
+	if err != nil && c.route.excluded(err) {
+		err = nil
 	}
-	b.outcome(c.word, o, err)
+	c.route.core.Release(ctx, c.word, err)
 }
 
 // Excluded reports whether err is in the route's Exclude list (matched

@@ -1,12 +1,11 @@
-package runtime_test
+package breakerimpl_test
 
 import (
 	"context"
-	"errors"
 	"testing"
-	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // quoter is the shape of a generated wrapper's target: one typed method.
@@ -22,12 +21,12 @@ func (u *upstream) Quote(ctx context.Context, code string) (int, error) { return
 // guarded is what breakergen generates for quoter with one route.
 type guarded struct {
 	next  quoter
-	route *runtime.Route
+	route *breakerimpl.Route
 }
 
 func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 	if w.next == nil {
-		err = runtime.ErrNilImpl
+		err = breakerimpl.ErrNilImpl
 		return
 	}
 	call, ok := w.route.EnterFast()
@@ -37,16 +36,14 @@ func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 		}
 	}
 	defer call.Exit(ctx, &err)
-	err = runtime.ErrInFlight
+	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }
 
-var errUpstream = errors.New("upstream down")
-
-func newGuarded(tb testing.TB, err error, cfg runtime.RouteConfig, opts ...runtime.Option) (quoter, *runtime.Route) {
+func newGuarded(tb testing.TB, err error, cfg breakerimpl.RouteConfig, opts ...runtime.Option) (quoter, *breakerimpl.Route) {
 	tb.Helper()
 	reg := runtime.NewRegistry(append([]runtime.Option{runtime.WithLogger(discardLogger())}, opts...)...)
-	rt := reg.Route(cfg)
+	rt := breakerimpl.NewRoute(reg, anyImpl, cfg)
 	return &guarded{next: &upstream{err: err}, route: rt}, rt
 }
 
@@ -67,18 +64,18 @@ func BenchmarkDirectFailure(b *testing.B) {
 }
 
 func BenchmarkRouteSuccess(b *testing.B) {
-	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "s"}})
+	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "s"}})
 	benchCalls(b, q)
 }
 
 func BenchmarkRouteFailure(b *testing.B) {
 	// A threshold the benchmark never reaches: every call is a CLOSED failure.
-	q, _ := newGuarded(b, errUpstream, runtime.RouteConfig{Breaker: runtime.Config{Name: "f", FailureThreshold: 1 << 30}})
+	q, _ := newGuarded(b, errUpstream, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "f", FailureThreshold: 1 << 30}})
 	benchCalls(b, q)
 }
 
 func BenchmarkRouteRejection(b *testing.B) {
-	q, rt := newGuarded(b, errUpstream, runtime.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})
+	q, rt := newGuarded(b, errUpstream, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})
 	q.Quote(context.Background(), "trip")
 	if rt.Breaker().State() != runtime.Open {
 		b.Fatal("breaker did not open")
@@ -101,34 +98,11 @@ func BenchmarkDirectSuccessParallel(b *testing.B) {
 }
 
 func BenchmarkRouteSuccessParallel(b *testing.B) {
-	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "p"}})
+	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p"}})
 	benchParallel(b, q)
 }
 
 func BenchmarkRouteSuccessParallelCounted(b *testing.B) {
-	q, _ := newGuarded(b, nil, runtime.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
+	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
 	benchParallel(b, q)
-}
-
-var sinkTime time.Time
-
-// BenchmarkClockNow is the cost of one clock read on this machine, for
-// reading the failure path's figure (it records the failure's time).
-func BenchmarkClockNow(b *testing.B) {
-	for b.Loop() {
-		sinkTime = time.Now()
-	}
-}
-
-var sinkDuration time.Duration
-
-var benchStart = time.Now()
-
-// BenchmarkClockSince is a monotonic-only read (time.Since of a time with a
-// monotonic reading), the cheaper clock a failure could use if its time did
-// not have to be wall time read at that instant.
-func BenchmarkClockSince(b *testing.B) {
-	for b.Loop() {
-		sinkDuration = time.Since(benchStart)
-	}
 }

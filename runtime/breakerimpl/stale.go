@@ -1,8 +1,10 @@
-package runtime
+package breakerimpl
 
 import (
 	"sync"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime"
 )
 
 // DefaultStaleSize is how many entries a [StaleCache] keeps per method
@@ -15,7 +17,7 @@ const DefaultStaleSize = 1024
 // the least recently used. Values are stored as given, not copied. The zero
 // value is not usable; it is safe for concurrent use.
 type StaleCache[K comparable, V any] struct {
-	clock Clock
+	clock runtime.Clock
 	ttl   time.Duration
 
 	mu    sync.Mutex // guards the fields below
@@ -34,14 +36,14 @@ type staleNode[K comparable, V any] struct {
 
 // NewStaleCache returns a cache of at most size entries (DefaultStaleSize
 // when size < 1) that serves entries younger than ttl, on reg's clock.
-func NewStaleCache[K comparable, V any](reg *Registry, ttl time.Duration, size int) *StaleCache[K, V] {
+func NewStaleCache[K comparable, V any](reg *runtime.Registry, ttl time.Duration, size int) *StaleCache[K, V] {
 	if reg == nil {
-		reg = Default()
+		reg = runtime.Default()
 	}
 	if size < 1 {
 		size = DefaultStaleSize
 	}
-	return &StaleCache[K, V]{clock: reg.clock, ttl: ttl, index: make(map[K]int32, size),
+	return &StaleCache[K, V]{clock: reg.Clock(), ttl: ttl, index: make(map[K]int32, size),
 		nodes: make([]staleNode[K, V], 0, size), head: -1, tail: -1}
 }
 

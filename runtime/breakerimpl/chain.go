@@ -1,0 +1,172 @@
+package breakerimpl
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// FallbackName returns the breaker name of the fallback called name.
+func FallbackName(name string) string { return "fallback:" + name }
+
+// Chain runs one call of a generated chain: the primary, the fallbacks in
+// order, then the stale cache. Generated code keeps it on the stack; it is
+// not safe for concurrent use.
+type Chain struct {
+	ctx     context.Context
+	st      *core.CallState // whose provenance record this call claimed, or nil
+	sources []runtime.Skip
+	tries   int
+	left    budget // tries the route's budget still allows
+}
+
+// StartChain begins a chain call made with ctx whose primary goes through
+// rt: the budget of rt is the whole chain's.
+func StartChain(ctx context.Context, rt *Route) (c Chain) {
+	c.ctx, c.left = ctx, rt.budget
+	if core.InUse.Load() != 0 {
+		c.claim()
+	}
+	return c
+}
+
+// claim claims the provenance record of the call's ctx, if any.
+func (c *Chain) claim() {
+	st := core.From(c.ctx)
+	if p, _ := st.Claim().(*runtime.Provenance); p != nil {
+		*p = runtime.Provenance{Skipped: p.Skipped[:0]}
+		c.st = st
+	}
+}
+
+// prov returns the provenance record the call claimed, or nil.
+func (c *Chain) prov() *runtime.Provenance {
+	if c.st == nil {
+		return nil
+	}
+	p, _ := c.st.Prov.(*runtime.Provenance)
+	return p
+}
+
+// Primary records how the primary's tries ended, on a route without a
+// `valid` func: tries upstream tries made (by [Retry]) and err the call's
+// error. It reports whether that is the answer: a success, or an excluded
+// error. After the primary, fallbacks get the budget the primary left.
+func (c *Chain) Primary(rt *Route, tries int, err error) bool {
+	if err == nil && c.st == nil {
+		return true // the answer, and no record to write it in
+	}
+	return c.primary(rt, tries, err, true)
+}
+
+// PrimaryValid is [Chain.Primary] on a route with a `valid` func: valid
+// reports whether the result passed it. A success with invalid data is not
+// the answer.
+func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
+	if err == nil && valid && c.st == nil {
+		return true // the answer, and no record to write it in
+	}
+	return c.primary(rt, tries, err, valid)
+}
+
+func (c *Chain) primary(rt *Route, tries int, err error, valid bool) bool {
+	c.tries += tries
+	c.left.spend(tries)
+	return c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err))
+}
+
+// Fallback admits a try of the fallback on route fb unless the budget is
+// spent or its breaker rejects it (recorded as skipped). When it returns
+// false the fallback must not be called.
+func (c *Chain) Fallback(fb *Route) (Call, bool) {
+	name := fb.breaker.Name()
+	if c.ctx == nil {
+		c.ctx = context.Background() // a nil ctx is the background
+	}
+	if c.ctx.Err() != nil {
+		return Call{}, false
+	}
+	if c.left.spent() {
+		c.skip(name, "budget", runtime.ErrBudget)
+		return Call{}, false
+	}
+	call, err := fb.Enter(c.ctx)
+	if err != nil {
+		c.skip(name, why(c.ctx, err), err)
+		return Call{}, false
+	}
+	c.tries++
+	c.left.spend(1)
+	return call, true
+}
+
+// Answered records a fallback's answer (see [Chain.Primary]) and reports
+// whether it is the call's answer.
+func (c *Chain) Answered(fb *Route, err error) bool {
+	return c.AnsweredValid(fb, err, true)
+}
+
+// AnsweredValid is [Chain.Answered] on a route with a `valid` func.
+func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
+	return c.outcome(fb.breaker.Name(), err, valid, err != nil && fb.excluded(err))
+}
+
+func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
+	switch {
+	case excluded || err == nil && valid:
+		if p := c.prov(); p != nil {
+			p.Source, p.Tries = name, c.tries
+		}
+		return true
+	case err == nil:
+		c.skip(name, "invalid", nil)
+	default:
+		c.skip(name, why(c.ctx, err), err)
+	}
+	return false
+}
+
+// Stale records that the answer came from the stale cache, age old.
+func (c *Chain) Stale(age time.Duration) {
+	if p := c.prov(); p != nil {
+		p.Source, p.Stale, p.Age, p.Tries = "stale", true, age, c.tries
+	}
+}
+
+// Err returns the call's error once no source answered: a
+// [*runtime.ChainError].
+func (c *Chain) Err() error {
+	if p := c.prov(); p != nil {
+		p.Tries = c.tries
+	}
+	return &runtime.ChainError{Sources: c.sources}
+}
+
+// Done releases the provenance record; generated code defers it.
+func (c *Chain) Done() { c.st.Unclaim() }
+
+func (c *Chain) skip(name, why string, err error) {
+	s := runtime.Skip{Source: name, Why: why, Err: err}
+	c.sources = append(c.sources, s)
+	if p := c.prov(); p != nil {
+		p.Skipped = append(p.Skipped, s)
+	}
+}
+
+// why names the reason a source was passed over.
+func why(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(err, runtime.ErrOpen):
+		return "open"
+	case errors.Is(err, runtime.ErrRateLimited):
+		return "ratelimited"
+	case errors.Is(err, runtime.ErrBudget):
+		return "budget"
+	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return "canceled"
+	}
+	return "error"
+}

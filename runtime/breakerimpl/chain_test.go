@@ -1,0 +1,172 @@
+package breakerimpl_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// chainCall is what the generator emits for one chain method: the primary
+// through its route, then each fallback, then the stale cache.
+func chainCall(ctx context.Context, primary *breakerimpl.Route, fbs []*breakerimpl.Route, impls []func() (int, error),
+	valid func(int) bool, stale *breakerimpl.StaleCache[string, int], key string) (r int, err error) {
+	run := breakerimpl.StartChain(ctx, primary)
+	defer run.Done()
+	retry := primary.Retry()
+	for {
+		var call breakerimpl.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r, err = tryOnce(call, ctx, impls[0])
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.PrimaryValid(primary, retry.Tries(), err, err == nil && valid(r)) {
+		if err == nil && stale != nil {
+			stale.Put(key, r)
+		}
+		return r, err
+	}
+	for i, fb := range fbs {
+		call, ok := run.Fallback(fb)
+		if !ok {
+			continue
+		}
+		r, err = tryOnce(call, ctx, impls[i+1])
+		if run.AnsweredValid(fb, err, err == nil && valid(r)) {
+			if err == nil && stale != nil {
+				stale.Put(key, r)
+			}
+			return r, err
+		}
+	}
+	if stale != nil {
+		if v, age, ok := stale.Get(key); ok {
+			run.Stale(age)
+			return v, nil
+		}
+	}
+	return 0, run.Err()
+}
+
+func tryOnce(call breakerimpl.Call, ctx context.Context, f func() (int, error)) (_ int, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard
+	return f()
+}
+
+func TestChainPaths(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
+	sina := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
+	stale := breakerimpl.NewStaleCache[string, int](reg, 24*time.Hour, 8)
+	positive := func(v int) bool { return v > 0 }
+	down := errors.New("HTTP 502")
+	var emErr, sinaErr error
+	emVal, sinaVal := 100, 200
+	impls := []func() (int, error){
+		func() (int, error) { return emVal, emErr },
+		func() (int, error) { return sinaVal, sinaErr },
+	}
+	call := func() (int, *runtime.Provenance, error) {
+		ctx, p := runtime.WithProvenance(context.Background())
+		v, err := chainCall(ctx, primary, []*breakerimpl.Route{sina}, impls, positive, stale, "600519")
+		return v, p, err
+	}
+
+	v, p, err := call()
+	require.NoError(t, err)
+	assert.Equal(t, 100, v)
+	assert.Equal(t, "eastmoney", p.Source)
+	assert.Equal(t, "live", p.String())
+	assert.Equal(t, 1, p.Tries)
+
+	emErr = down // primary error, then fallback
+	v, p, err = call()
+	require.NoError(t, err)
+	assert.Equal(t, 200, v)
+	assert.Equal(t, "fallback:sina (eastmoney error)", p.String())
+	assert.Equal(t, 2, p.Tries)
+
+	// eastmoney is open now: skipped without a try.
+	v, p, err = call()
+	require.NoError(t, err)
+	assert.Equal(t, 200, v)
+	assert.Equal(t, "fallback:sina (eastmoney open)", p.String())
+	assert.Equal(t, 1, p.Tries)
+
+	// Both fail: the stale value (the last valid one, 200) is served.
+	clk.Advance(12 * time.Second)
+	sinaErr = down
+	v, p, err = call()
+	require.NoError(t, err)
+	assert.Equal(t, 200, v)
+	assert.True(t, p.Stale)
+	assert.Equal(t, 12*time.Second, p.Age)
+	assert.Equal(t, "stale 12s (eastmoney open, fallback:sina error)", p.String())
+
+	// Too old (and both breakers probing, failing again): the chain
+	// error, naming every source and matching their errors.
+	clk.Advance(24 * time.Hour)
+	v, _, err = call()
+	assert.Zero(t, v)
+	var ce *runtime.ChainError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, "breaker: every source failed: eastmoney: error: HTTP 502; fallback:sina: error: HTTP 502", err.Error())
+	assert.ErrorIs(t, err, down)
+	assert.NotErrorIs(t, err, runtime.ErrOpen)
+	_, _, err = call()
+	assert.Equal(t, "breaker: every source failed: eastmoney: open; fallback:sina: open", err.Error())
+	assert.ErrorIs(t, err, runtime.ErrOpen, "every source was open")
+
+	// Invalid answers are skipped and never cached.
+	primary.Breaker().Reset()
+	sina.Breaker().Reset()
+	emErr, sinaErr = nil, nil
+	emVal, sinaVal = 0, -1
+	v, p, err = call()
+	assert.ErrorIs(t, err, runtime.ErrInvalid)
+	assert.Equal(t, "none (eastmoney invalid, fallback:sina invalid)", p.String())
+	assert.Equal(t, runtime.Closed, primary.Breaker().State(), "an invalid answer is no failure")
+	_, _, cached := stale.Get("600519")
+	assert.False(t, cached, "the old entry aged out and no invalid one replaced it")
+	assert.Zero(t, v)
+}
+
+func TestChainBudgetStopsFallbacks(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv()) // real clock: a 1ns backoff
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 100}, Attempts: 2, Backoff: time.Nanosecond})
+	fb := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
+	calls := 0
+	impls := []func() (int, error){
+		func() (int, error) { calls++; return 0, errors.New("flaky") },
+		func() (int, error) { calls++; return 1, nil },
+	}
+	ctx, p := runtime.WithProvenance(runtime.WithBudget(context.Background(), 2))
+	_, err := chainCall(ctx, primary, []*breakerimpl.Route{fb}, impls, func(int) bool { return true }, nil, "")
+	assert.Equal(t, 2, calls, "the primary's two tries spent the budget")
+	assert.ErrorIs(t, err, runtime.ErrBudget)
+	assert.Equal(t, "none (p error, fallback:f budget)", p.String())
+}
+
+func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	outer := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
+	inner := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "inner"}})
+	ctx, p := runtime.WithProvenance(context.Background())
+	ok := func(v int) bool { return true }
+	_, err := chainCall(ctx, outer, nil, []func() (int, error){func() (int, error) {
+		// The primary itself calls another chain with the same ctx.
+		return chainCall(ctx, inner, nil, []func() (int, error){func() (int, error) { return 1, nil }}, ok, nil, "")
+	}}, ok, nil, "")
+	require.NoError(t, err)
+	assert.Equal(t, "outer", p.Source)
+}

@@ -1,0 +1,12 @@
+package breakerimpl
+
+import "github.com/breakergen/breakergen/runtime/internal/core"
+
+// ForgetCallStates clears the flag set by the first WithBudget or
+// WithProvenance of the process, for tests that need a process that has used
+// neither; restore sets it back. Tests using it must not run in parallel.
+func ForgetCallStates() (restore func()) {
+	old := core.InUse.Load()
+	core.InUse.Store(0)
+	return func() { core.InUse.Store(old) }
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package breakerimpl_test
+
+const raceEnabled = true

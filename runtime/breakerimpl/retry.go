@@ -1,0 +1,134 @@
+package breakerimpl
+
+import (
+	"context"
+	"math/rand/v2"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// DefaultBackoff is the wait between tries of a route with attempts > 1 and
+// no backoff setting.
+const DefaultBackoff = 100 * time.Millisecond
+
+// budget is what a route's `budget` key still allows one call: a number of
+// tries, or -1 for no limit.
+type budget int
+
+func newBudget(n int) budget {
+	if n > 0 {
+		return budget(n)
+	}
+	return -1
+}
+
+// spent reports whether no try is left.
+func (b budget) spent() bool { return b == 0 }
+
+// spend takes n tries, down to zero.
+func (b *budget) spend(n int) {
+	if *b > 0 {
+		*b = max(*b-budget(n), 0)
+	}
+}
+
+// Retry runs the tries of one call on a route with attempts, a backoff or a
+// budget. Generated code keeps it on the stack:
+//
+//	retry := w.eastmoney.Retry()
+//	for {
+//		var call runtime.Call
+//		if call, err = retry.Enter(ctx, err); err != nil {
+//			return
+//		}
+//		r0, err = w.trySearch(ctx, call, q)
+//		if !retry.Again(ctx, err) {
+//			return
+//		}
+//	}
+//
+// A Retry is not safe for concurrent use; it serves one call.
+type Retry struct {
+	rt    *Route
+	tries int    // tries made
+	left  budget // the route's budget left
+}
+
+// Retry starts the tries of one call.
+func (rt *Route) Retry() Retry {
+	return Retry{rt: rt, left: rt.budget}
+}
+
+// Tries returns the number of upstream tries made so far.
+func (r *Retry) Tries() int { return r.tries }
+
+// Enter admits the next try: the budgets (the route's and every one in ctx),
+// then the breaker, then the limiter. A try the breaker or the limiter
+// refuses costs no budget. When the try is refused, Enter returns last, the
+// error of the previous try, if there was one (the caller gets the last
+// upstream error, not the refusal that stopped the retries), and otherwise
+// the refusal: an error matching [runtime.ErrOpen], [runtime.ErrRateLimited] or
+// [runtime.ErrBudget].
+func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
+	refuse := func(err error) (Call, error) {
+		if r.tries > 0 && last != nil {
+			return Call{}, last
+		}
+		return Call{}, err
+	}
+	if r.left.spent() {
+		return refuse(runtime.ErrBudget)
+	}
+	call, ok := r.rt.EnterFast()
+	if !ok {
+		var err error
+		if call, err = r.rt.Enter(ctx); err != nil { // spends from the ctx's budgets
+			return refuse(err)
+		}
+	}
+	r.left.spend(1)
+	r.tries++
+	return call, nil
+}
+
+// Again reports whether the call should make another try after one that
+// returned err, and if so waits the route's backoff first. It is false on
+// success, when the tries are used up, when err is not retryable
+// ([runtime.Retryable]), when the budget is spent, and when ctx ends before the
+// wait would (a wait that would end after ctx's deadline is not started).
+func (r *Retry) Again(ctx context.Context, err error) bool {
+	if err == nil || r.tries >= r.rt.attempts {
+		return false
+	}
+	return r.again(ctx, err)
+}
+
+// again is Again after a failed try with attempts left.
+func (r *Retry) again(ctx context.Context, err error) bool {
+	rt := r.rt
+	if r.left.spent() || rt.excluded(err) || !runtime.Retryable(ctx, err) {
+		return false
+	}
+	d := rt.backoff
+	if rt.backoffMax > 0 {
+		// Full jitter in [0, min(max, backoff·2^(n-1))] before try n+1.
+		ceil := rt.backoffMax
+		if shift := r.tries - 1; shift < 62 && rt.backoff<<shift > 0 && rt.backoff<<shift < ceil {
+			ceil = rt.backoff << shift
+		}
+		d = rand.N(ceil + 1)
+	}
+	if d <= 0 {
+		return ctx == nil || ctx.Err() == nil
+	}
+	if ctx != nil {
+		if dl, ok := ctx.Deadline(); ok && rt.clock.Now().Add(d).After(dl) {
+			return false
+		}
+	} else {
+		ctx = context.Background()
+	}
+	return core.Sleep(ctx, d, rt.clock.AfterFunc)
+}

@@ -1,0 +1,152 @@
+package breakerimpl_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestEnterFast: EnterFast admits exactly the calls that need nothing but
+// a CLOSED breaker, and declines every other, leaving the decision to
+// Enter; what it admits settles through Exit like any call.
+func TestEnterFast(t *testing.T) {
+	defer breakerimpl.ForgetCallStates()()
+	reg, clk := newTestRegistry(t)
+	cfg := runtime.Config{Name: "fast", FailureThreshold: 2, ResetTimeout: 10}
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: cfg})
+	ctx := context.Background()
+
+	exit := func(call breakerimpl.Call, err error) { call.Exit(ctx, &err) }
+	call, ok := rt.EnterFast()
+	require.True(t, ok, "a CLOSED breaker with no limiter, budget or provenance in play")
+	exit(call, errUpstream)
+	assert.Equal(t, 1, rt.Breaker().Stats().ConsecutiveFailures, "its outcome counts")
+	call, ok = rt.EnterFast()
+	require.True(t, ok)
+	exit(call, nil)
+	assert.Zero(t, rt.Breaker().Stats().ConsecutiveFailures, "a success clears the count")
+
+	limited := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "limited"}, Rate: 1, Burst: 1})
+	_, ok = limited.EnterFast()
+	assert.False(t, ok, "a call that must wait for a token")
+
+	trip(t, rt.Breaker())
+	_, ok = rt.EnterFast()
+	assert.False(t, ok, "OPEN")
+	clk.Advance(10)
+	require.Equal(t, runtime.HalfOpen, rt.Breaker().State())
+	_, ok = rt.EnterFast()
+	assert.False(t, ok, "HALF_OPEN: a probe needs a slot")
+	call, err := rt.Enter(ctx)
+	require.NoError(t, err)
+	exit(call, nil)
+	require.Equal(t, runtime.Closed, rt.Breaker().State())
+
+	_ = runtime.WithBudget(ctx, 1) // from now on every call may carry one
+	_, ok = rt.EnterFast()
+	assert.False(t, ok, "budgets are in use: Enter must look in the ctx")
+	_, err = rt.Enter(runtime.WithBudget(ctx, 0))
+	assert.True(t, errors.Is(err, runtime.ErrBudget), "and Enter does: %v", err)
+}
+
+// TestEnterFastInlines: EnterFast is only worth its place in generated code
+// if the compiler inlines it; a change that pushes it over the inlining
+// budget would slow every wrapper silently, so it fails here instead.
+func TestEnterFastInlines(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	if !strings.Contains(string(out), "can inline (*Route).EnterFast") {
+		t.Errorf("EnterFast does not inline; the compiler says:\n%s", grepLines(string(out), "EnterFast"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var b strings.Builder
+	for line := range strings.Lines(s) {
+		if strings.Contains(line, sub) {
+			b.WriteString(line)
+		}
+	}
+	return b.String()
+}
+
+func TestRouteExcluded(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	notFound := errors.New("not found")
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "x"}, Exclude: []error{notFound}})
+	assert.True(t, rt.Excluded(fmt.Errorf("quote: %w", notFound)))
+	assert.False(t, rt.Excluded(nil))
+	assert.False(t, rt.Excluded(errors.New("down")))
+}
+
+func TestExitValidInvalidCountsAsNeither(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "v", FailureThreshold: 1, ResetTimeout: time.Second}})
+	ctx := context.Background()
+	get := func(v int, callErr error) (r int, err error) {
+		call, err := rt.Enter(ctx)
+		if err != nil {
+			return 0, err
+		}
+		valid := true
+		defer call.ExitValid(ctx, &err, &valid)
+		err = breakerimpl.PanicGuard
+		r, err = v, callErr
+		valid = err != nil || r > 0
+		return
+	}
+	_, err := get(0, nil)
+	require.NoError(t, err)
+	st := rt.Breaker().Stats()
+	assert.Equal(t, uint64(1), st.Ignored)
+	assert.Equal(t, runtime.Closed, st.State)
+
+	trip(t, rt.Breaker())
+	clk.Advance(time.Second)
+	_, err = get(0, nil) // an invalid probe frees its slot, keeps HALF_OPEN
+	require.NoError(t, err)
+	assert.Equal(t, runtime.HalfOpen, rt.Breaker().State())
+	assert.Equal(t, 0, rt.Breaker().Stats().ProbesInFlight)
+	_, err = get(5, nil)
+	require.NoError(t, err)
+	assert.Equal(t, runtime.Closed, rt.Breaker().State())
+	_, err = get(0, errors.New("down"))
+	assert.Error(t, err)
+	assert.Equal(t, runtime.Open, rt.Breaker().State())
+}
+
+func TestRouteLimiterRefusalFreesSlotAndCountsNeither(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: time.Second},
+			Rate:    0.25, Burst: 1, MaxWait: 100 * time.Millisecond, // a token every 4s
+		})
+		b := rt.Breaker()
+		require.True(t, rt.Limiter().Allow()) // the only token
+		trip(t, b)
+		time.Sleep(time.Second)
+		require.Equal(t, runtime.HalfOpen, b.State())
+		_, err := rt.Enter(context.Background()) // probe admitted, no token within maxwait
+		require.ErrorIs(t, err, runtime.ErrRateLimited)
+		st := b.Stats()
+		assert.Equal(t, 0, st.ProbesInFlight, "the refused call freed its probe slot")
+		assert.Equal(t, uint64(1), st.RateLimited)
+		assert.Equal(t, runtime.HalfOpen, st.State, "a refusal is neither success nor failure")
+	})
+}

@@ -1,0 +1,59 @@
+package breakerimpl_test
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestStaleCacheLRUAndAge(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	c := breakerimpl.NewStaleCache[string, int](reg, time.Minute, 2)
+	c.Put("a", 1)
+	c.Put("b", 2)
+	_, _, ok := c.Get("a") // a is now the most recently used
+	require.True(t, ok)
+	c.Put("c", 3) // evicts b
+	_, _, ok = c.Get("b")
+	assert.False(t, ok)
+	v, age, ok := c.Get("a")
+	assert.True(t, ok)
+	assert.Equal(t, 1, v)
+	assert.Zero(t, age)
+	assert.Equal(t, 2, c.Len())
+	clk.Advance(time.Minute)
+	_, _, ok = c.Get("a")
+	assert.False(t, ok, "never served past its age limit")
+
+	ic := breakerimpl.NewStaleCache[any, int](reg, time.Minute, 2)
+	assert.NotPanics(t, func() { ic.Put([]int{1}, 1) }, "an unhashable key is simply not cached")
+	_, _, ok = ic.Get([]int{1})
+	assert.False(t, ok)
+	if !raceEnabled {
+		c.Put("a", 5)
+		assert.Zero(t, testing.AllocsPerRun(100, func() { c.Put("a", 6) }), "updating an entry allocates nothing")
+	}
+}
+
+func TestStaleCacheConcurrent(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	c := breakerimpl.NewStaleCache[int, int](reg, time.Hour, 64)
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 2000 {
+				k := (g*7 + i) % 100
+				c.Put(k, k*10)
+				if v, _, ok := c.Get(k); ok && v != k*10 {
+					t.Errorf("key %d holds %d", k, v)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 64, c.Len(), "bounded by its size")
+}

@@ -1,0 +1,54 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// TestBudgetLeftNests: a nested budget reports the smallest of the chain,
+// a ctx without one reports none, and a negative budget is an empty one.
+func TestBudgetLeftNests(t *testing.T) {
+	_, ok := runtime.BudgetLeft(context.Background())
+	assert.False(t, ok, "no budget in the ctx")
+
+	outer := runtime.WithBudget(context.Background(), 5)
+	left, ok := runtime.BudgetLeft(outer)
+	require.True(t, ok)
+	assert.Equal(t, 5, left)
+
+	inner := runtime.WithBudget(outer, 9)
+	left, _ = runtime.BudgetLeft(inner)
+	assert.Equal(t, 5, left, "the outer record is the smaller")
+	inner = runtime.WithBudget(outer, 2)
+	left, _ = runtime.BudgetLeft(inner)
+	assert.Equal(t, 2, left)
+
+	var nilCtx context.Context // accepted as the background
+	left, ok = runtime.BudgetLeft(runtime.WithBudget(nilCtx, -3))
+	assert.True(t, ok)
+	assert.Zero(t, left)
+}
+
+// TestBudgetKeepsProvenance: a budget added after a provenance record
+// keeps the record in the ctx, and the other way round.
+func TestBudgetKeepsProvenance(t *testing.T) {
+	ctx, p := runtime.WithProvenance(context.Background())
+	ctx = runtime.WithBudget(ctx, 3)
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "b"})
+	require.NoError(t, b.Do(ctx, func(context.Context) error { return nil }))
+	left, ok := runtime.BudgetLeft(ctx)
+	require.True(t, ok)
+	assert.Equal(t, 3, left, "Breaker.Do spends no budget: budgets count a route's tries")
+	assert.NotNil(t, p)
+
+	ctx2, _ := runtime.WithProvenance(runtime.WithBudget(context.Background(), 4))
+	left, ok = runtime.BudgetLeft(ctx2)
+	require.True(t, ok)
+	assert.Equal(t, 4, left, "a provenance record keeps the budget")
+}

@@ -1,0 +1,130 @@
+// Package core is what package runtime and package breakerimpl share: the
+// breaker's state word, the one call protocol (admission, outcome, the panic
+// rule), the call records a ctx carries (budgets and provenance) and the
+// wait on a clock.
+//
+// Package runtime owns the breakers; package breakerimpl, which generated
+// code calls, reaches a *runtime.Breaker's internals through [BreakerOf],
+// a function variable that package runtime sets in its init (the seam grpc
+// keeps in its internal package). Nothing here is exported to users: an
+// internal package can change with every release.
+package core
+
+import (
+	"context"
+	"errors"
+	"sync/atomic"
+	"time"
+)
+
+// The state word packs the state period (a counter bumped by every
+// transition and reset) in its high 32 bits, and the counting flag and the
+// state in its low bits, so that the hot paths decide with one load and one
+// test that a call is a plain CLOSED one (word&FastMask == 0). An admission
+// is the state word it was admitted in, plus the probe's id in bits 3-31
+// for HALF_OPEN probes. The fails and probes words carry the period in
+// their high 32 bits too, so that an outcome from an older period never
+// counts.
+const (
+	StateMask  = 3
+	CountFlag  = 4
+	FastMask   = StateMask | CountFlag
+	ProbeShift = 3
+	ProbeMask  = 1<<32 - 1<<ProbeShift
+	PeriodOne  = 1 << 32
+
+	// Open is the state bits of an OPEN breaker (runtime.Open).
+	Open = 2
+)
+
+// Period returns the state period of a state, fails or probes word.
+func Period(w uint64) uint32 { return uint32(w >> 32) }
+
+// Ops is the slow part of a breaker, implemented by package runtime.
+type Ops interface {
+	// Admit admits one call and returns its admission word, or the
+	// rejection. hold is how long a probe may keep its slot when that is
+	// longer than the reset window.
+	Admit(hold time.Duration) (uint64, error)
+	// Settle counts the outcome of the call admitted as w whose error is
+	// err (nil for a success), as the breaker classifies it.
+	Settle(ctx context.Context, w uint64, err error)
+	// Ignore frees the call admitted as w and counts it as neither.
+	Ignore(w uint64)
+	// Limited is Ignore for a call the limiter refused.
+	Limited(w uint64)
+	// Panicked counts a call that panicked with v as a failure.
+	Panicked(w uint64, v any)
+	// ClearFails clears the consecutive failures of w's period.
+	ClearFails(w uint64)
+	// SettleRate returns the limiter settings of the breaker's name after
+	// the run-time overrides.
+	SettleRate(rate float64, burst int) (float64, int)
+}
+
+// Breaker is the part of a *runtime.Breaker that the call protocol drives:
+// what the hot paths read, and the slow paths.
+type Breaker struct {
+	State  *atomic.Uint64         // period<<32 | flags | state
+	Fails  *atomic.Uint64         // period<<32 | consecutive failures in CLOSED
+	Reject *atomic.Pointer[error] // the rejection of an OPEN or HALF_OPEN period
+	Ops
+}
+
+// BreakerOf returns the core of a *runtime.Breaker. Package runtime sets it
+// in its init; its argument is typed any because this package cannot name
+// runtime's types.
+var BreakerOf func(b any) *Breaker
+
+// PanicGuard is the error a guarded call holds until the guarded function
+// returns: an exit that still finds it knows the function panicked (or its
+// goroutine exited), without calling recover on every call. No function
+// ever returns it.
+//
+//lint:ignore ST1012 never returned: the name says what it guards, not what failed
+var PanicGuard = errors.New("breaker: guarded call did not return")
+
+// Release counts the outcome of the call admitted as w whose error is err:
+// a plain CLOSED success costs a load; every other outcome is settled by the
+// breaker.
+func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
+	if err == nil && w&FastMask == 0 {
+		b.Succeeded(w)
+		return
+	}
+	b.Settle(ctx, w, err)
+}
+
+// Succeeded counts a plain CLOSED success admitted as w.
+func (b *Breaker) Succeeded(w uint64) {
+	if uint32(b.Fails.Load()) != 0 {
+		b.ClearFails(w)
+	}
+}
+
+// Unreturned settles a call admitted as w whose function never returned:
+// it panicked with v, a failure re-raised here, or its goroutine exited
+// (v == nil), which counts as neither. The deferred exit calls recover and
+// passes its value.
+func (b *Breaker) Unreturned(w uint64, v any) {
+	if v == nil {
+		b.Ignore(w)
+		return
+	}
+	b.Panicked(w, v)
+	panic(v)
+}
+
+// Sleep waits d on a clock's AfterFunc, or until ctx ends; it reports
+// whether the wait ran its course. The timer is stopped when ctx ends.
+func Sleep[T interface{ Stop() bool }](ctx context.Context, d time.Duration, afterFunc func(time.Duration, func()) T) bool {
+	done := make(chan struct{})
+	t := afterFunc(d, func() { close(done) })
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		t.Stop()
+		return false
+	}
+}
