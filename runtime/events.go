@@ -67,11 +67,16 @@ func (r *ring) newest(limit int) []Event {
 }
 
 // reasonOf is the reason of a transition caused by err: Brief(err), or for a
-// panic "panic: <value>"; "" (the transition's default) for nil.
+// panic "panic: <value>", made as safe to show as a Brief line; "" (the
+// transition's default) for nil.
 func reasonOf(err error) string {
 	var pe *PanicError
 	if errors.As(err, &pe) {
-		return pe.Error()
+		msg := pe.Error()
+		if e, ok := pe.Value.(error); ok {
+			msg = redactURLErrors(msg, e)
+		}
+		return redactWords(foldSpace(msg))
 	}
 	return Brief(err)
 }
