@@ -68,9 +68,15 @@
 // # GET /health/degradation-events?limit=N
 //
 // The degradation log ([runtime.Registry.Events]), newest first: up to N
-// events, where N absent or 0 means 50 and N above the log's capacity (100
-// by default) means all of it. timestamp is RFC 3339 at second precision,
-// in UTC (it decodes into a [runtime.Event] as it is). For example:
+// events, where N absent or 0 means 50, and N above the log's capacity (100
+// by default) means all of it, up to at most [DefaultMaxLimit] (1000)
+// events per answer, or what [WithMaxLimit] says: a larger N is cut to it,
+// so that one request cannot cost the server more than that whatever
+// [runtime.WithEventCapacity] keeps. The answer is encoded and sent one
+// event at a time; a long one goes out without a Content-Length (chunked).
+// timestamp is RFC 3339 at second precision, in UTC (it decodes into a
+// [runtime.Event] as it is). A reason never carries a URL's credentials
+// or a control character ([runtime.Brief]). For example:
 //
 //	[
 //	  {
