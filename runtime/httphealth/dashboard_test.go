@@ -85,8 +85,9 @@ func TestDashboardCards(t *testing.T) {
 	assert.Regexp(t, `✓</span> <span data-f="state-word">Closed \(ok\)</span>`, c)
 	assert.Contains(t, c, `<dd data-f="next">none (closed)</dd>`)
 
-	assert.Less(t, strings.Index(page, `data-name="eastmoney"`), strings.Index(page, `data-name="fallback:tencent_kline"`))
-	assert.Less(t, strings.Index(page, `data-name="fallback:tencent_kline"`), strings.Index(page, `data-name="tdx"`))
+	// Not ok first (issue 18): down, degraded, then ok, each in name order.
+	assert.Less(t, strings.Index(page, `data-name="eastmoney"`), strings.Index(page, `data-name="tdx"`))
+	assert.Less(t, strings.Index(page, `data-name="tdx"`), strings.Index(page, `data-name="fallback:tencent_kline"`))
 	assert.Contains(t, page, `data-f="cards-empty" hidden>`)
 }
 

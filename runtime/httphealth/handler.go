@@ -216,7 +216,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(w, r, q)
 }
 
-func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, _ url.Values) {
+func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, q url.Values) {
+	req, err := parsePage(q)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.paged {
+		h.writeJSON(w, r, http.StatusOK, h.breakerPage(req))
+		return
+	}
 	h.writeJSON(w, r, http.StatusOK, h.registry().Health())
 }
 
