@@ -15,30 +15,43 @@ import (
 )
 
 // manyBreakers is a handler over a registry of n breakers, one in ten of
-// them OPEN, on a stopped clock.
-func manyBreakers(b *testing.B, n int) http.Handler {
+// them OPEN for a long time, on a clock that moves only when told.
+func manyBreakers(b *testing.B, n int) (http.Handler, *fakeClock) {
 	b.Helper()
 	clock := newFakeClock(start)
 	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)))
 	boom := errors.New("marketdata: 502 Bad Gateway")
 	for i := range n {
-		br := reg.Breaker(runtime.Config{Name: fmt.Sprintf("source%05d", i), FailureThreshold: 1, ResetTimeout: time.Minute})
+		br := reg.Breaker(runtime.Config{Name: fmt.Sprintf("source%05d", i), FailureThreshold: 1, ResetTimeout: 10000 * time.Hour})
 		if i%10 == 0 {
 			_ = br.Do(context.Background(), func(context.Context) error { return boom })
 		}
 	}
-	return httphealth.New(reg, httphealth.WithClock(clock))
+	return httphealth.New(reg, httphealth.WithClock(clock)), clock
 }
 
 // BenchmarkDashboard measures GET /health/ at 10, 1,000 and 10,000
-// breakers, one in ten of them OPEN. bytes/op is the size of the page.
+// breakers, one in ten of them OPEN, rendering the page for every request:
+// the clock moves one refresh interval between requests. page-bytes is
+// the size of the page.
 func BenchmarkDashboard(b *testing.B) {
+	benchmarkDashboard(b, httphealth.DefaultRefresh)
+}
+
+// BenchmarkDashboardCached is BenchmarkDashboard with every request within
+// one refresh interval, as when many clients load the page at once.
+func BenchmarkDashboardCached(b *testing.B) {
+	benchmarkDashboard(b, 0)
+}
+
+func benchmarkDashboard(b *testing.B, step time.Duration) {
 	for _, n := range []int{10, 1000, 10000} {
 		b.Run(fmt.Sprintf("breakers=%d", n), func(b *testing.B) {
-			h := manyBreakers(b, n)
+			h, clock := manyBreakers(b, n)
 			req := httptest.NewRequest(http.MethodGet, "/health/", nil)
 			var size int
 			for b.Loop() {
+				clock.Add(step)
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != http.StatusOK {

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -162,14 +163,62 @@ func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, q url.V
 		h.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	var buf bytes.Buffer
-	if err := dashboardTmpl.Execute(&buf, h.page(h.breakerPage(req), h.registry().Events(dashboardLimit))); err != nil {
+	body, err := h.rendered(req)
+	if err != nil {
 		h.writeError(w, r, http.StatusInternalServerError, "rendering the dashboard: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Security-Policy", dashboardCSP)
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", body)
+}
+
+// renderCacheSize is how many views of the dashboard (a page of a search)
+// a Handler keeps rendered.
+const renderCacheSize = 16
+
+// renderCache keeps rendered views of the dashboard for one refresh
+// interval. Its zero value is empty and ready.
+type renderCache struct {
+	mu    sync.Mutex // guards views; held while rendering, so that each view renders once for every client
+	views map[pageRequest]renderedView
+}
+
+type renderedView struct {
+	body  []byte // read-only once stored
+	until time.Time
+}
+
+// rendered returns the dashboard's view req, rendered at most once per
+// refresh interval for every client: the page says when it was rendered,
+// and its script brings it up to date from the JSON endpoints at once.
+func (h *Handler) rendered(req pageRequest) ([]byte, error) {
+	c := &h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := h.now()
+	if v, ok := c.views[req]; ok && now.Before(v.until) {
+		return v.body, nil
+	}
+	var buf bytes.Buffer
+	if err := dashboardTmpl.Execute(&buf, h.page(h.breakerPage(req), h.registry().Events(dashboardLimit))); err != nil {
+		return nil, err
+	}
+	if c.views == nil {
+		c.views = make(map[pageRequest]renderedView, renderCacheSize)
+	}
+	if len(c.views) >= renderCacheSize {
+		for k, v := range c.views {
+			if !now.Before(v.until) {
+				delete(c.views, k)
+			}
+		}
+		if len(c.views) >= renderCacheSize {
+			clear(c.views)
+		}
+	}
+	c.views[req] = renderedView{body: buf.Bytes(), until: now.Add(h.refresh())}
+	return buf.Bytes(), nil
 }
 
 // page builds the dashboard's view of one page of breakers and the events.

@@ -189,3 +189,21 @@ func TestDashboardAccessibleMarkup(t *testing.T) {
 	assert.Regexp(t, `<section aria-labelledby="sources-h">\s*<h2 id="sources-h">`, page)
 	assert.Regexp(t, `<section aria-labelledby="timeline-h">\s*<h2 id="timeline-h">`, page)
 }
+
+// TestDashboardRenderedOncePerRefresh: every client gets the same
+// rendering for one refresh interval; the JSON endpoints are always
+// current.
+func TestDashboardRenderedOncePerRefresh(t *testing.T) {
+	f := newFixture(t, httphealth.WithRefresh(2*time.Second))
+	b := f.reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Hour})
+	first := f.dashboard(t)
+	assert.Contains(t, card(t, first, "tdx"), `data-state="CLOSED"`)
+
+	fail(t, b, 1, "boom")
+	f.clock.Add(time.Second)
+	assert.Equal(t, first, f.dashboard(t), "within the interval: the same rendering")
+	assert.Contains(t, f.serve(http.MethodGet, "/health/datasources").Body.String(), `"state": "OPEN"`)
+
+	f.clock.Add(time.Second)
+	assert.Contains(t, card(t, f.dashboard(t), "tdx"), `data-state="OPEN"`, "rendered again once it passed")
+}

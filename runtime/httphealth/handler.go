@@ -49,6 +49,7 @@ type Handler struct {
 	every time.Duration     // dashboard refresh interval
 	title string
 	max   int // most events per answer
+	cache renderCache
 }
 
 // Option configures a [Handler].
