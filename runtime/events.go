@@ -16,7 +16,8 @@ type Event struct {
 	// From and To are the states before and after.
 	From State `json:"from_state"`
 	To   State `json:"to_state"`
-	// Reason says why, in one line of at most 200 characters; never empty.
+	// Reason says why, in one line of at most 200 characters, with no
+	// control character and no URL credentials (see [Brief]); never empty.
 	Reason string `json:"reason"`
 }
 

@@ -173,7 +173,7 @@ func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, q url.V
 	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", body)
 }
 
-// renderCacheSize is how many views of the dashboard (a page of a search)
+// renderCacheSize is how many views of the dashboard (a page and a search)
 // a Handler keeps rendered.
 const renderCacheSize = 16
 

@@ -122,7 +122,7 @@
 // another page, with or without JavaScript. The server renders it in full,
 // so it is useful without JavaScript; a small inline script then refreshes
 // it in place from the JSON endpoints every few seconds ([WithRefresh]).
-// The server renders each view (a page of a search) at most once per
+// The server renders each view (a page and a search) at most once per
 // refresh interval, for every client: a reload within the interval gets
 // the same page, which says when it was rendered, and the script brings it
 // up to date at once. It loads nothing from anywhere else, and its

@@ -86,7 +86,7 @@ type breakerPage struct {
 	PerPage int `json:"per_page"`
 }
 
-// page builds the page req asks for.
+// breakerPage builds the page req asks for.
 func (h *Handler) breakerPage(req pageRequest) breakerPage {
 	all := h.registry().Breakers() // name order
 	p := breakerPage{Status: runtime.LevelOK, Total: len(all), Query: req.query, PerPage: PageSize}
