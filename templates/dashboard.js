@@ -205,11 +205,14 @@
     const ctl = new AbortController();
     const guard = window.setTimeout(() => ctl.abort(), Math.max(2 * refresh, 10000));
     try {
+      const asked = { page, query };
       const params = new URLSearchParams({ page: String(page), q: query });
       const [h, ev] = await Promise.all([
         getJSON("datasources", ctl.signal, params),
         getJSON("degradation-events?limit=" + cfg.limit, ctl.signal),
       ]);
+      // Another page or search was asked for meanwhile: tick fetches it next.
+      if (page !== asked.page || query !== asked.query) return;
       serverNow = isNaN(h.date) ? Date.now() : h.date;
       fetchedAt = performance.now();
       renderHealth(h.body);
