@@ -3,7 +3,9 @@ package runtime
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -85,12 +87,26 @@ const (
 // marketdata.StatusError), left out for the standard library's plain errors
 // made by errors.New and fmt.Errorf; when the message is empty it is the type
 // alone. Cuts fall on rune boundaries. Brief(nil) is "".
+//
+// The line is safe to show to whoever can read the health endpoints or a
+// terminal:
+//   - Every control character ([unicode.IsControl]: NUL, BEL, ESC, DEL, the
+//     C1 controls) that is not white space, and every byte that is not
+//     UTF-8, becomes U+FFFD.
+//   - No URL keeps its credentials: its userinfo becomes "REDACTED", every
+//     value of its query string becomes "REDACTED" (the keys stay, so that
+//     "?symbol=REDACTED&token=REDACTED" still says what was sent), and its
+//     fragment becomes "#REDACTED". A URL is the URL of every [*url.Error]
+//     in err's chain, with or without a scheme, and every word of the
+//     message (up to white space, a quote or an angle bracket) that
+//     contains "://", or a "?" followed later by "=". Secrets elsewhere
+//     (in a path, in a header an error quotes) are not recognised.
 func Brief(err error) string {
 	if err == nil {
 		return ""
 	}
 	typ := errorTypeName(err)
-	msg := foldSpace(err.Error())
+	msg := redactWords(foldSpace(redactURLErrors(err.Error(), err)))
 	var s string
 	switch {
 	case typ == "":
@@ -116,6 +132,11 @@ func errorTypeName(err error) string {
 	return full
 }
 
+// foldSpace makes s one line that is safe to print: every run of white
+// space becomes one space (none at either end), and every other control
+// character ([unicode.IsControl]) and every byte that is not UTF-8 becomes
+// U+FFFD, so that no ESC, BEL or NUL reaches a JSON answer, a page or a
+// terminal. Every reason goes through it.
 func foldSpace(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
@@ -129,6 +150,9 @@ func foldSpace(s string) string {
 			b.WriteByte(' ')
 		}
 		space = false
+		if unicode.IsControl(r) {
+			r = utf8.RuneError
+		}
 		b.WriteRune(r)
 	}
 	return b.String()
@@ -149,4 +173,147 @@ func truncate(s string, max int) string {
 		n++
 	}
 	return s
+}
+
+// redactedText is what stands in for a credential in a [Brief] line.
+const redactedText = "REDACTED"
+
+// redactURLErrors replaces in msg the URL of every [*url.Error] in err's
+// chain, as it is and as %q quotes it, by its redacted form: such a URL
+// may have no scheme, which the word scan of [redactWords] would need.
+func redactURLErrors(msg string, err error) string {
+	walkErrors(err, func(e error) {
+		ue, ok := e.(*url.Error)
+		if !ok || ue == nil || ue.URL == "" {
+			return
+		}
+		r := redactURL(ue.URL, true)
+		if r == ue.URL {
+			return
+		}
+		msg = strings.ReplaceAll(msg, ue.URL, r)
+		q, rq := strconv.Quote(ue.URL), strconv.Quote(r)
+		if q = q[1 : len(q)-1]; q != ue.URL {
+			msg = strings.ReplaceAll(msg, q, rq[1:len(rq)-1])
+		}
+	})
+	return msg
+}
+
+// maxErrorNodes bounds the walk of an error tree, so that a chain that
+// unwraps to itself cannot hang Brief.
+const maxErrorNodes = 64
+
+// walkErrors calls f for err and every error it wraps, depth first, for at
+// most maxErrorNodes errors.
+func walkErrors(err error, f func(error)) {
+	n := 0
+	var walk func(error)
+	walk = func(e error) {
+		if e == nil || n >= maxErrorNodes {
+			return
+		}
+		n++
+		f(e)
+		switch u := e.(type) {
+		case interface{ Unwrap() error }:
+			walk(u.Unwrap())
+		case interface{ Unwrap() []error }:
+			for _, e := range u.Unwrap() {
+				walk(e)
+			}
+		}
+	}
+	walk(err)
+}
+
+// redactWords redacts every word of s, a line from [foldSpace], that looks
+// like a URL: one that contains "://", or a "?" followed later by "=".
+// Words end at a space, a quote, a backquote or an angle bracket.
+func redactWords(s string) string {
+	if !strings.Contains(s, "://") && !strings.Contains(s, "?") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for s != "" {
+		i := strings.IndexFunc(s, isWordEnd)
+		if i < 0 {
+			i = len(s)
+		}
+		b.WriteString(redactWord(s[:i]))
+		if i == len(s) {
+			break
+		}
+		_, n := utf8.DecodeRuneInString(s[i:])
+		b.WriteString(s[i : i+n])
+		s = s[i+n:]
+	}
+	return b.String()
+}
+
+func isWordEnd(r rune) bool {
+	switch r {
+	case ' ', '"', '\'', '`', '<', '>':
+		return true
+	}
+	return false
+}
+
+// redactWord redacts w if it looks like a URL, keeping punctuation that
+// ends a sentence or closes a bracket after it.
+func redactWord(w string) string {
+	scheme := strings.Contains(w, "://")
+	q := strings.IndexByte(w, '?')
+	if !scheme && (q < 0 || !strings.Contains(w[q:], "=")) {
+		return w
+	}
+	body := strings.TrimRight(w, ".,:;!)]}")
+	return redactURL(body, scheme) + w[len(body):]
+}
+
+// redactURL returns u with its userinfo, every value of its query and its
+// fragment replaced by "REDACTED". userinfo says whether u may carry one:
+// after "://", or at its start when it has no scheme.
+func redactURL(u string, userinfo bool) string {
+	frag := ""
+	if i := strings.IndexByte(u, '#'); i >= 0 {
+		u, frag = u[:i], "#"+redactedText
+	}
+	query := ""
+	if i := strings.IndexByte(u, '?'); i >= 0 {
+		u, query = u[:i], "?"+redactQuery(u[i+1:])
+	}
+	if userinfo {
+		start := 0
+		if i := strings.Index(u, "://"); i >= 0 {
+			start = i + 3
+			for start < len(u) && u[start] == '/' { // dns:///host, file:///
+				start++
+			}
+		}
+		end := len(u)
+		if i := strings.IndexByte(u[start:], '/'); i >= 0 {
+			end = start + i
+		}
+		if at := strings.LastIndexByte(u[start:end], '@'); at >= 0 {
+			u = u[:start] + redactedText + u[start+at:]
+		}
+	}
+	return u + query + frag
+}
+
+// redactQuery replaces every value of the query q by "REDACTED", keeping
+// its keys; a part without "=" is taken for a value.
+func redactQuery(q string) string {
+	parts := strings.Split(q, "&")
+	for i, p := range parts {
+		switch k, _, ok := strings.Cut(p, "="); {
+		case ok:
+			parts[i] = k + "=" + redactedText
+		case p != "":
+			parts[i] = redactedText
+		}
+	}
+	return strings.Join(parts, "&")
 }

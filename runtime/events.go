@@ -16,7 +16,8 @@ type Event struct {
 	// From and To are the states before and after.
 	From State `json:"from_state"`
 	To   State `json:"to_state"`
-	// Reason says why, in one line of at most 200 characters; never empty.
+	// Reason says why, in one line of at most 200 characters, with no
+	// control character and no URL credentials (see [Brief]); never empty.
 	Reason string `json:"reason"`
 }
 
@@ -63,11 +64,16 @@ func (r *ring) newest(limit int) []Event {
 }
 
 // reasonOf is the reason of a transition caused by err: Brief(err), or for a
-// panic "panic: <value>"; "" (the transition's default) for nil.
+// panic "panic: <value>", made as safe to show as a Brief line; "" (the
+// transition's default) for nil.
 func reasonOf(err error) string {
 	var pe *panicError
 	if errors.As(err, &pe) {
-		return pe.Error()
+		msg := pe.Error()
+		if e, ok := pe.value.(error); ok {
+			msg = redactURLErrors(msg, e)
+		}
+		return redactWords(foldSpace(msg))
 	}
 	return Brief(err)
 }

@@ -10,6 +10,9 @@
   const states = cfg.states, levels = cfg.levels;
   const refresh = Math.max(100, cfg.refresh_ms || 5000);
   const none = "—";
+  // The page of breakers shown (from 1) and the search text: the server
+  // sends one page of them, those that are not ok first.
+  let page = cfg.page || 1, query = cfg.q || "";
 
   // displayName mirrors httphealth's: the registered name, else the part
   // after the last ":" (fallback:sina → sina), else the part of that before
@@ -99,6 +102,44 @@
     window.setTimeout(() => { el.textContent = text; }, 50);
   }
 
+  // summaryText and pageText mirror httphealth's.
+  function summaryText(h) {
+    if (!h.total) return "";
+    const c = h.counts || {};
+    return (h.total === 1 ? "1 source" : h.total + " sources") + ": " + (c.down || 0) + " down, " +
+      (c.degraded || 0) + " degraded, " + (c.ok || 0) + " ok. Those not ok come first.";
+  }
+
+  function pageText(h) {
+    let s = "Page " + h.page + " of " + h.pages;
+    const n = h.breakers.length;
+    if (n > 0) {
+      const from = (h.page - 1) * h.per_page + 1;
+      s += ": " + from + "–" + (from + n - 1) + " of " + h.matched;
+    }
+    if (h.q) s += " matching “" + h.q + "”";
+    return s + ".";
+  }
+
+  function renderPager(h) {
+    page = h.page;
+    const summary = setText(document, "summary", summaryText(h));
+    summary.hidden = !h.total;
+    f("pager").hidden = !(h.pages > 1 || h.q);
+    setText(document, "page-text", pageText(h));
+    f("prev").disabled = h.page <= 1;
+    f("next").disabled = h.page >= h.pages;
+    const empty = f("cards-empty");
+    setText(document, "cards-empty", h.total ? "No source matches “" + h.q + "”." : "No breakers registered yet.");
+    empty.hidden = h.breakers.length > 0;
+    // The address shows the view, so that a reload or a shared link opens it.
+    const params = new URLSearchParams();
+    if (h.page > 1) params.set("page", String(h.page));
+    if (h.q) params.set("q", h.q);
+    const want = location.pathname + (params.size ? "?" + params : "");
+    if (location.pathname + location.search !== want) history.replaceState(null, "", want);
+  }
+
   function renderHealth(h) {
     const lv = levels[h.status] || levels.down;
     const overall = f("overall");
@@ -120,7 +161,7 @@
       if (list.children[i] !== card) list.insertBefore(card, list.children[i] || null);
     });
     for (const li of old.values()) li.remove();
-    f("cards-empty").hidden = h.breakers.length > 0;
+    renderPager(h);
     if (changed.length) announce(changed.join(". ") + ".");
   }
 
@@ -151,22 +192,27 @@
     }
   }
 
-  async function getJSON(path, signal) {
+  async function getJSON(path, signal, params) {
+    if (params) path += "?" + params;
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" }, signal });
     if (!res.ok) throw new Error(path + ": HTTP " + res.status);
     const date = Date.parse(res.headers.get("X-Server-Time") || res.headers.get("Date") || "");
     return { body: await res.json(), date };
   }
 
-  let timer = 0, busy = false, lastOK = "";
+  let timer = 0, busy = false, again = false, lastOK = "";
   async function refreshOnce() {
     const ctl = new AbortController();
     const guard = window.setTimeout(() => ctl.abort(), Math.max(2 * refresh, 10000));
     try {
+      const asked = { page, query };
+      const params = new URLSearchParams({ page: String(page), q: query });
       const [h, ev] = await Promise.all([
-        getJSON("datasources", ctl.signal),
+        getJSON("datasources", ctl.signal, params),
         getJSON("degradation-events?limit=" + cfg.limit, ctl.signal),
       ]);
+      // Another page or search was asked for meanwhile: tick fetches it next.
+      if (page !== asked.page || query !== asked.query) return;
       serverNow = isNaN(h.date) ? Date.now() : h.date;
       fetchedAt = performance.now();
       renderHealth(h.body);
@@ -181,7 +227,8 @@
   }
 
   async function tick() {
-    if (busy || document.hidden) return; // visibilitychange resumes
+    if (busy) { again = true; return; } // a page asked for while refreshing
+    if (document.hidden) return; // visibilitychange resumes
     busy = true;
     window.clearTimeout(timer);
     try {
@@ -193,9 +240,21 @@
       p.hidden = false;
     } finally {
       busy = false;
-      timer = window.setTimeout(tick, refresh);
+      timer = window.setTimeout(tick, again ? 0 : refresh);
+      again = false;
     }
   }
+
+  f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
+  f("next").addEventListener("click", () => { page += 1; tick(); });
+  let typing = 0;
+  f("q").addEventListener("input", (e) => {
+    window.clearTimeout(typing);
+    typing = window.setTimeout(() => { query = e.target.value.trim(); page = 1; tick(); }, 250);
+  });
+  for (const key of ["prev", "next", "q"]) f(key).disabled = false;
+  f("prev").disabled = page <= 1;
+  f("next").disabled = f("next").hasAttribute("data-end");
 
   f("live").hidden = false;
   document.addEventListener("visibilitychange", () => { if (!document.hidden) tick(); });

@@ -301,3 +301,95 @@ func TestDashboardInBrowser(t *testing.T) {
 	cancel()
 	<-consoleDone
 }
+
+// TestDashboardPagedInBrowser opens the dashboard of 120 breakers: one
+// page of 50, those not ok first, then the next page, then a search, with
+// a breaker tripping on the page shown.
+func TestDashboardPagedInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	bctx := browser(t, ctx)
+
+	f := pagedFixture(t, httphealth.WithRefresh(100*time.Millisecond))
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+
+	var (
+		mu       sync.Mutex // guards problems
+		problems []string
+	)
+	consoleDone := make(chan struct{})
+	messages := chromedp.Console(bctx)
+	go func() {
+		defer close(consoleDone)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
+				mu.Lock()
+				problems = append(problems, m.String())
+				mu.Unlock()
+			}
+		}
+	}()
+
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	p.waitFor("the script to start", `!document.querySelector('[data-f=live]').hidden`)
+	eval[bool](p, `window.__sameDocument = true`)
+	cards := func() []string {
+		return eval[[]string](p, `[...document.querySelectorAll('[data-f=cards] > li')].map(li => li.dataset.name)`)
+	}
+	text := func(key string) string {
+		return eval[string](p, fmt.Sprintf(`document.querySelector('[data-f=%s]').textContent`, key))
+	}
+
+	got := cards()
+	require.Len(t, got, 50)
+	assert.Equal(t, "source000", got[0], "down first")
+	assert.Equal(t, "120 sources: 12 down, 3 degraded, 105 ok. Those not ok come first.", text("summary"))
+	assert.Equal(t, "Page 1 of 3: 1–50 of 120.", text("page-text"))
+	assert.True(t, eval[bool](p, `document.querySelector('[data-f=prev]').disabled`))
+	p.waitFor("next enabled", `!document.querySelector('[data-f=next]').disabled`)
+
+	// The next page, without a reload; the address follows.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`[data-f=next]`))))
+	p.waitFor("page 2", `document.querySelector('[data-f=page-text]').textContent.startsWith("Page 2 of 3")`)
+	got = cards()
+	require.Len(t, got, 50)
+	assert.NotContains(t, got, "source000")
+	assert.Equal(t, srv.URL+"/health/?page=2", eval[string](p, `location.href`))
+	assert.False(t, eval[bool](p, `document.querySelector('[data-f=prev]').disabled`))
+
+	// A search: back to page 1 of the matches.
+	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`[data-f=q]`), "SOURCE11")))
+	p.waitFor("the matches", `document.querySelectorAll('[data-f=cards] > li').length === 10`)
+	assert.Equal(t, "Page 1 of 1: 1–10 of 10 matching “SOURCE11”.", text("page-text"))
+	assert.Equal(t, []string{"source110", "source111", "source112"}, cards()[:3])
+	assert.True(t, eval[bool](p, `document.querySelector('[data-f=next]').disabled`))
+
+	// A breaker of the page trips: it moves up with the others not ok.
+	fail(t, f.reg.Breaker(runtime.Config{Name: "source117"}), 1, "boom")
+	p.waitFor("source117 second, OPEN",
+		`document.querySelectorAll('[data-f=cards] > li')[1].dataset.name === "source117" &&
+		 document.querySelectorAll('[data-f=cards] > li')[1].dataset.state === "OPEN"`)
+	assert.Equal(t, "120 sources: 13 down, 3 degraded, 104 ok. Those not ok come first.", text("summary"))
+	p.screenshot("dashboard-paged.png")
+
+	// Nothing matches: the page says so.
+	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`[data-f=q]`), "x")))
+	p.waitFor("no match", `!document.querySelector('[data-f=cards-empty]').hidden`)
+	assert.Equal(t, "No source matches “SOURCE11x”.", text("cards-empty"))
+	assert.Empty(t, cards())
+	assert.True(t, eval[bool](p, `window.__sameDocument === true`), "the page was not reloaded")
+
+	mu.Lock()
+	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
+	mu.Unlock()
+	cancel()
+	<-consoleDone
+}

@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -60,6 +61,9 @@ type (
 		Updated     string
 		UpdatedISO  string
 		RefreshText string
+		Summary     string
+		Pager       pagerView
+		EmptyText   string
 		Cards       []cardView
 		Events      []eventView
 		BlankCard   cardView
@@ -67,6 +71,12 @@ type (
 		Config      scriptConfig
 		CSS         template.CSS
 		Script      template.JS
+	}
+	pagerView struct {
+		Show        bool // more than one page, or a search
+		Query       string
+		Text        string
+		First, Last bool
 	}
 	levelView struct {
 		Level  runtime.Level
@@ -108,6 +118,8 @@ type (
 		Title     string                      `json:"title"`
 		RefreshMS int64                       `json:"refresh_ms"`
 		Limit     int                         `json:"limit"`
+		Page      int                         `json:"page"`
+		Query     string                      `json:"q"`
 		Names     map[string]string           `json:"names"`
 		States    map[string]stateText        `json:"states"`
 		Levels    map[runtime.Level]levelText `json:"levels"`
@@ -145,19 +157,72 @@ func cspHash(s string) string {
 	return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
 }
 
-func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, _ url.Values) {
-	var buf bytes.Buffer
-	if err := dashboardTmpl.Execute(&buf, h.page(h.registry().Health(), h.registry().Events(dashboardLimit))); err != nil {
+func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, q url.Values) {
+	req, err := parsePage(q)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	body, err := h.rendered(req)
+	if err != nil {
 		h.writeError(w, r, http.StatusInternalServerError, "rendering the dashboard: "+err.Error())
 		return
 	}
 	w.Header().Set("Content-Security-Policy", dashboardCSP)
 	w.Header().Set("Referrer-Policy", "no-referrer")
-	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", buf.Bytes())
+	h.write(w, r, http.StatusOK, "text/html; charset=utf-8", body)
 }
 
-// page builds the dashboard's view of health and events.
-func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
+// renderCacheSize is how many views of the dashboard (a page and a search)
+// a Handler keeps rendered.
+const renderCacheSize = 16
+
+// renderCache keeps rendered views of the dashboard for one refresh
+// interval. Its zero value is empty and ready.
+type renderCache struct {
+	mu    sync.Mutex // guards views; held while rendering, so that each view renders once for every client
+	views map[pageRequest]renderedView
+}
+
+type renderedView struct {
+	body  []byte // read-only once stored
+	until time.Time
+}
+
+// rendered returns the dashboard's view req, rendered at most once per
+// refresh interval for every client: the page says when it was rendered,
+// and its script brings it up to date from the JSON endpoints at once.
+func (h *Handler) rendered(req pageRequest) ([]byte, error) {
+	c := &h.cache
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := h.now()
+	if v, ok := c.views[req]; ok && now.Before(v.until) {
+		return v.body, nil
+	}
+	var buf bytes.Buffer
+	if err := dashboardTmpl.Execute(&buf, h.page(h.breakerPage(req), h.registry().Events(dashboardLimit))); err != nil {
+		return nil, err
+	}
+	if c.views == nil {
+		c.views = make(map[pageRequest]renderedView, renderCacheSize)
+	}
+	if len(c.views) >= renderCacheSize {
+		for k, v := range c.views {
+			if !now.Before(v.until) {
+				delete(c.views, k)
+			}
+		}
+		if len(c.views) >= renderCacheSize {
+			clear(c.views)
+		}
+	}
+	c.views[req] = renderedView{body: buf.Bytes(), until: now.Add(h.refresh())}
+	return buf.Bytes(), nil
+}
+
+// page builds the dashboard's view of one page of breakers and the events.
+func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 	now := h.now()
 	lv, ok := levels[health.Status]
 	if !ok {
@@ -169,14 +234,25 @@ func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
 		Updated:     formatTime(now),
 		UpdatedISO:  formatTimestamp(now),
 		RefreshText: formatDuration(h.refresh()),
-		BlankCard:   h.card(runtime.Stats{}, now),
-		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
-		CSS:         template.CSS(dashboardCSS),
-		Script:      template.JS(dashboardJS),
+		Summary:     summaryText(health),
+		Pager: pagerView{
+			Show:  health.Pages > 1 || health.Query != "",
+			Query: health.Query,
+			Text:  pageText(health),
+			First: health.Page == 1,
+			Last:  health.Page == health.Pages,
+		},
+		EmptyText:  emptyText(health),
+		BlankCard:  h.card(runtime.Stats{}, now),
+		BlankEvent: eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
+		CSS:        template.CSS(dashboardCSS),
+		Script:     template.JS(dashboardJS),
 		Config: scriptConfig{
 			Title:     h.pageTitle(),
 			RefreshMS: h.refresh().Milliseconds(),
 			Limit:     dashboardLimit,
+			Page:      health.Page,
+			Query:     health.Query,
 			Names:     h.names,
 			States:    map[string]stateText{},
 			Levels:    levels,
@@ -202,6 +278,45 @@ func (h *Handler) page(health runtime.Health, evs []runtime.Event) pageView {
 		})
 	}
 	return p
+}
+
+// summaryText counts the breakers by level, for people; the page's script
+// has a copy.
+func summaryText(p breakerPage) string {
+	if p.Total == 0 {
+		return ""
+	}
+	return plural(p.Total, "source", "sources") + ": " + strconv.Itoa(p.Counts.Down) + " down, " +
+		strconv.Itoa(p.Counts.Degraded) + " degraded, " + strconv.Itoa(p.Counts.OK) + " ok. Those not ok come first."
+}
+
+// pageText says which breakers the page shows; the page's script has a
+// copy.
+func pageText(p breakerPage) string {
+	s := "Page " + strconv.Itoa(p.Page) + " of " + strconv.Itoa(p.Pages)
+	if n := len(p.Breakers); n > 0 {
+		from := (p.Page-1)*p.PerPage + 1
+		s += ": " + strconv.Itoa(from) + "–" + strconv.Itoa(from+n-1) + " of " + strconv.Itoa(p.Matched)
+	}
+	if p.Query != "" {
+		s += " matching “" + p.Query + "”"
+	}
+	return s + "."
+}
+
+// emptyText is what the page says when it shows no breaker.
+func emptyText(p breakerPage) string {
+	if p.Total == 0 {
+		return "No breakers registered yet."
+	}
+	return "No source matches “" + p.Query + "”."
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return strconv.Itoa(n) + " " + many
 }
 
 // card builds one breaker's card. The rows and their keys are the ones the

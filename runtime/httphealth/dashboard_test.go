@@ -85,8 +85,9 @@ func TestDashboardCards(t *testing.T) {
 	assert.Regexp(t, `✓</span> <span data-f="state-word">Closed \(ok\)</span>`, c)
 	assert.Contains(t, c, `<dd data-f="next">none (closed)</dd>`)
 
-	assert.Less(t, strings.Index(page, `data-name="eastmoney"`), strings.Index(page, `data-name="fallback:tencent_kline"`))
-	assert.Less(t, strings.Index(page, `data-name="fallback:tencent_kline"`), strings.Index(page, `data-name="tdx"`))
+	// Not ok first (issue 18): down, degraded, then ok, each in name order.
+	assert.Less(t, strings.Index(page, `data-name="eastmoney"`), strings.Index(page, `data-name="tdx"`))
+	assert.Less(t, strings.Index(page, `data-name="tdx"`), strings.Index(page, `data-name="fallback:tencent_kline"`))
 	assert.Contains(t, page, `data-f="cards-empty" hidden>`)
 }
 
@@ -187,4 +188,22 @@ func TestDashboardAccessibleMarkup(t *testing.T) {
 	}
 	assert.Regexp(t, `<section aria-labelledby="sources-h">\s*<h2 id="sources-h">`, page)
 	assert.Regexp(t, `<section aria-labelledby="timeline-h">\s*<h2 id="timeline-h">`, page)
+}
+
+// TestDashboardRenderedOncePerRefresh: every client gets the same
+// rendering for one refresh interval; the JSON endpoints are always
+// current.
+func TestDashboardRenderedOncePerRefresh(t *testing.T) {
+	f := newFixture(t, httphealth.WithRefresh(2*time.Second))
+	b := f.reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Hour})
+	first := f.dashboard(t)
+	assert.Contains(t, card(t, first, "tdx"), `data-state="CLOSED"`)
+
+	fail(t, b, 1, "boom")
+	f.clock.Add(time.Second)
+	assert.Equal(t, first, f.dashboard(t), "within the interval: the same rendering")
+	assert.Contains(t, f.serve(http.MethodGet, "/health/datasources").Body.String(), `"state": "OPEN"`)
+
+	f.clock.Add(time.Second)
+	assert.Contains(t, card(t, f.dashboard(t), "tdx"), `data-state="OPEN"`, "rendered again once it passed")
 }

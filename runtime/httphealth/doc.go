@@ -68,9 +68,15 @@
 // # GET /health/degradation-events?limit=N
 //
 // The degradation log ([runtime.Registry.Events]), newest first: up to N
-// events, where N absent or 0 means 50 and N above the log's capacity (100
-// by default) means all of it. timestamp is RFC 3339 at second precision,
-// in UTC (it decodes into a [runtime.Event] as it is). For example:
+// events, where N absent or 0 means 50, and N above the log's capacity (100
+// by default) means all of it, up to at most [DefaultMaxLimit] (1000)
+// events per answer, or what [WithMaxLimit] says: a larger N is cut to it,
+// so that one request cannot cost the server more than that whatever
+// [runtime.WithEventCapacity] keeps. The answer is encoded and sent one
+// event at a time; a long one goes out without a Content-Length (chunked).
+// timestamp is RFC 3339 at second precision, in UTC (it decodes into a
+// [runtime.Event] as it is). A reason never carries a URL's credentials
+// or a control character ([runtime.Brief]). For example:
 //
 //	[
 //	  {
@@ -82,18 +88,96 @@
 //	  }
 //	]
 //
+// With page=N or q=text, the answer is one page of [PageSize] breakers
+// instead, those that are not ok first (down, then degraded, then ok, each
+// in name order), of the breakers whose name or display name contains text
+// (in any case), with counts of every breaker by level. A page past the
+// last is the last; a page that is not a whole number >= 1, or a q longer
+// than 256 bytes, is a bad query:
+//
+//	{
+//	  "status": "down",
+//	  "breakers": [ ...at most 50, as above... ],
+//	  "counts": {"ok": 9000, "degraded": 0, "down": 1000},
+//	  "total": 10000,
+//	  "q": "",
+//	  "matched": 10000,
+//	  "page": 1,
+//	  "pages": 200,
+//	  "per_page": 50
+//	}
+//
+// The page reads every breaker's state but the counters of its own
+// breakers only, so it stays cheap however many breakers there are.
+//
 // # GET /health/
 //
-// The dashboard, an HTML page: the overall level, one card per breaker
-// (its state in words and as a symbol, its counters, the time until its
-// next probe) and the degradation timeline, newest first, with the reason
-// of each event and names for people ([WithDisplayName]). The server
-// renders it in full, so it is useful without JavaScript; a small inline
-// script then refreshes it in place from the JSON endpoints every few
-// seconds ([WithRefresh]). It loads nothing from anywhere else, and its
+// The dashboard, an HTML page: the overall level, the breakers counted by
+// level, one card per breaker of one page (its state in words and as a
+// symbol, its counters, the time until its next probe) and the degradation
+// timeline, newest first, with the reason of each event and names for
+// people ([WithDisplayName]). The page is the one a paged
+// /health/datasources answer holds: those not ok first, [PageSize] a page,
+// with buttons for the others and a search box; ?page=N and ?q=text open
+// another page, with or without JavaScript. The server renders it in full,
+// so it is useful without JavaScript; a small inline script then refreshes
+// it in place from the JSON endpoints every few seconds ([WithRefresh]).
+// The server renders each view (a page and a search) at most once per
+// refresh interval, for every client: a reload within the interval gets
+// the same page, which says when it was rendered, and the script brings it
+// up to date at once. It loads nothing from anywhere else, and its
 // Content-Security-Policy allows nothing else. Its sources are in package
 // [github.com/breakergen/breakergen/templates]. GET /health redirects
 // here.
+//
+// # Serving
+//
+// The handler sets no timeouts and authenticates no one: both are the
+// embedder's job, as they are for any [http.Handler].
+//
+// Serve it with an [http.Server] whose read, header, write and idle
+// timeouts are set. Under a bare [http.ListenAndServe], a client that sends
+// half a request, or never reads the answer, holds its connection and its
+// goroutines for ever, and an idle keep-alive connection never closes:
+//
+//	srv := &http.Server{
+//		Addr:              "127.0.0.1:8080",
+//		Handler:           mux,
+//		ReadHeaderTimeout: 5 * time.Second,  // the request line and headers
+//		ReadTimeout:       10 * time.Second, // the whole request
+//		WriteTimeout:      30 * time.Second, // the whole answer: leave room for the longest
+//		IdleTimeout:       2 * time.Minute,  // a keep-alive connection between requests
+//	}
+//	log.Fatal(srv.ListenAndServe())
+//
+// Whoever reaches the handler sees every breaker's name, state and
+// counters and the reasons of the degradation log. Reasons carry no URL
+// credentials and no control characters ([runtime.Brief]), but an error's
+// text may still say more than you want to publish. Serve it on a loopback
+// or internal address only, or put authentication in front of it, as a
+// middleware of your own. The dashboard refreshes itself with same-origin
+// requests, which carry the browser's cookies and HTTP Basic credentials,
+// so either kind of check keeps the page working:
+//
+//	func basicAuth(user, pass string, next http.Handler) http.Handler {
+//		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+//			u, p, ok := r.BasicAuth()
+//			if !ok || subtle.ConstantTimeCompare([]byte(u+":"+p), []byte(user+":"+pass)) != 1 {
+//				w.Header().Set("WWW-Authenticate", `Basic realm="health", charset="UTF-8"`)
+//				http.Error(w, "unauthorized", http.StatusUnauthorized)
+//				return
+//			}
+//			next.ServeHTTP(w, r)
+//		})
+//	}
+//
+//	mux.Handle("/ops/", basicAuth("ops", secret, http.StripPrefix("/ops", httphealth.New(reg))))
+//
+// Basic credentials cross the network in the clear: serve them over TLS.
+// What one request costs is bounded: the events answer holds at most
+// [DefaultMaxLimit] events ([WithMaxLimit]) and the dashboard one page of
+// [PageSize] breakers; only /health/datasources without page or q lists
+// every breaker.
 //
 // # Errors
 //

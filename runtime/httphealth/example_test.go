@@ -2,6 +2,7 @@ package httphealth_test
 
 import (
 	"context"
+	"crypto/subtle"
 	"errors"
 	"fmt"
 	"io"
@@ -116,5 +117,66 @@ func ExampleWithDisplayName() {
 	)
 	mux := http.NewServeMux()
 	mux.Handle("/health/", h) // the dashboard is at /health/
-	log.Fatal(http.ListenAndServe("localhost:8080", mux))
+
+	// A server with every timeout set: see the package doc, "Serving".
+	srv := &http.Server{
+		Addr:              "localhost:8080",
+		Handler:           mux,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+	}
+	log.Fatal(srv.ListenAndServe())
+}
+
+// basicAuth lets through the requests that carry user and pass, compared
+// in constant time, and asks the others for them.
+func basicAuth(user, pass string, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, ok := r.BasicAuth()
+		if !ok || subtle.ConstantTimeCompare([]byte(u+":"+p), []byte(user+":"+pass)) != 1 {
+			w.Header().Set("WWW-Authenticate", `Basic realm="health", charset="UTF-8"`)
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// The handler authenticates no one: put a middleware of your own in front
+// of it, and serve it with timeouts. The dashboard's refreshes are
+// same-origin requests, so the browser sends the Basic credentials with
+// them too.
+func Example_authentication() {
+	reg := runtime.NewRegistry(runtime.WithClock(stoppedClock{}), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	reg.Breaker(runtime.Config{Name: "tencent"})
+
+	mux := http.NewServeMux()
+	mux.Handle("/ops/", basicAuth("ops", "correct horse", http.StripPrefix("/ops", httphealth.New(reg))))
+	srv := httptest.NewUnstartedServer(mux)
+	srv.Config.ReadHeaderTimeout = 5 * time.Second
+	srv.Config.ReadTimeout = 10 * time.Second
+	srv.Config.WriteTimeout = 30 * time.Second
+	srv.Config.IdleTimeout = 2 * time.Minute
+	srv.Start()
+	defer srv.Close()
+
+	for _, pass := range []string{"", "wrong", "correct horse"} {
+		req, _ := http.NewRequest(http.MethodGet, srv.URL+"/ops/health/datasources?page=1", nil)
+		if pass != "" {
+			req.SetBasicAuth("ops", pass)
+		}
+		res, err := srv.Client().Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
+		res.Body.Close()
+		fmt.Println(res.Status, res.Header.Get("WWW-Authenticate"))
+	}
+	// Output:
+	// 401 Unauthorized Basic realm="health", charset="UTF-8"
+	// 401 Unauthorized Basic realm="health", charset="UTF-8"
+	// 200 OK
 }

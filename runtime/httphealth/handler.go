@@ -30,6 +30,14 @@ const DefaultRefresh = 5 * time.Second
 // DefaultTitle is the dashboard's title unless [WithTitle] says otherwise.
 const DefaultTitle = "Data source health"
 
+// DefaultMaxLimit is the most events one answer of [PathEvents] holds
+// unless [WithMaxLimit] says otherwise: a larger limit is cut to it.
+const DefaultMaxLimit = 1000
+
+// defaultLimit is how many events [PathEvents] answers with when the
+// request gives no limit, or 0: the registry's default.
+const defaultLimit = 50
+
 // Handler serves the health endpoints and the dashboard of one
 // [runtime.Registry]. Create one with [New]; the zero value serves
 // [runtime.Default] with every default. A Handler is safe for concurrent
@@ -40,6 +48,8 @@ type Handler struct {
 	names map[string]string // breaker name → display name
 	every time.Duration     // dashboard refresh interval
 	title string
+	max   int // most events per answer
+	cache renderCache
 }
 
 // Option configures a [Handler].
@@ -93,6 +103,19 @@ func WithTitle(title string) Option {
 	}
 }
 
+// WithMaxLimit sets the most events one answer of [PathEvents] holds: a
+// request for more gets this many (the registry keeps at most its
+// capacity anyway, 100 unless [runtime.WithEventCapacity] says otherwise).
+// It bounds what one request can cost a server whose registry keeps many
+// events. Default [DefaultMaxLimit]; values below 1 are ignored.
+func WithMaxLimit(n int) Option {
+	return func(h *Handler) {
+		if n >= 1 {
+			h.max = n
+		}
+	}
+}
+
 // New returns a Handler for reg, or for [runtime.Default] when reg is nil.
 func New(reg *runtime.Registry, opts ...Option) *Handler {
 	if reg == nil {
@@ -104,6 +127,7 @@ func New(reg *runtime.Registry, opts ...Option) *Handler {
 		names: map[string]string{},
 		every: DefaultRefresh,
 		title: DefaultTitle,
+		max:   DefaultMaxLimit,
 	}
 	for _, o := range opts {
 		if o != nil {
@@ -134,6 +158,13 @@ func (h *Handler) refresh() time.Duration {
 		return DefaultRefresh
 	}
 	return h.every
+}
+
+func (h *Handler) maxLimit() int {
+	if h.max <= 0 {
+		return DefaultMaxLimit
+	}
+	return h.max
 }
 
 func (h *Handler) pageTitle() string {
@@ -186,7 +217,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	serve(w, r, q)
 }
 
-func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, _ url.Values) {
+func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, q url.Values) {
+	req, err := parsePage(q)
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	if req.paged {
+		h.writeJSON(w, r, http.StatusOK, h.breakerPage(req))
+		return
+	}
 	h.writeJSON(w, r, http.StatusOK, h.registry().Health())
 }
 
@@ -206,18 +246,104 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, q url.Valu
 		h.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	evs := h.registry().Events(limit)
-	out := make([]eventJSON, len(evs))
-	for i, ev := range evs {
-		out[i] = eventJSON{
+	if limit == 0 {
+		limit = defaultLimit
+	}
+	evs := h.registry().Events(min(limit, h.maxLimit()))
+
+	// The array is written one event at a time, in the layout writeJSON
+	// gives, so that no answer is ever built whole.
+	h.setCommon(w)
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	bw := &bodyWriter{w: w, head: r.Method == http.MethodHead, status: http.StatusOK}
+	if len(evs) == 0 {
+		bw.writeString("[]\n")
+		bw.close()
+		return
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetIndent("  ", "  ")
+	sep := "[\n  "
+	for _, ev := range evs {
+		buf.Reset()
+		buf.WriteString(sep)
+		// An eventJSON holds strings and states only: it always encodes.
+		_ = enc.Encode(eventJSON{
 			Timestamp: formatTimestamp(ev.Time),
 			Source:    ev.Source,
 			From:      ev.From,
 			To:        ev.To,
 			Reason:    ev.Reason,
+		})
+		buf.Truncate(buf.Len() - 1) // the Encoder's newline
+		if !bw.write(buf.Bytes()) {
+			return // the client is gone
+		}
+		sep = ",\n  "
+	}
+	bw.writeString("\n]\n")
+	bw.close()
+}
+
+// spillSize is how much of an answer a [bodyWriter] keeps before it starts
+// streaming.
+const spillSize = 32 << 10
+
+// bodyWriter writes an answer whose length is known only at its end. It
+// keeps the first spillSize bytes, so that a short answer goes out in one
+// write with its Content-Length; past that it sends the headers and
+// streams the rest (chunked, under HTTP/1.1). For HEAD it counts the bytes
+// and writes none, so that the Content-Length is what GET would send.
+type bodyWriter struct {
+	w         http.ResponseWriter
+	head      bool
+	status    int
+	buf       []byte
+	n         int  // bytes counted, for HEAD
+	streaming bool // the headers are sent
+	failed    bool // a write failed: the client is gone
+}
+
+// write writes p and reports whether the client can still take more.
+func (b *bodyWriter) write(p []byte) bool {
+	switch {
+	case b.failed:
+		return false
+	case b.head:
+		b.n += len(p)
+	case b.streaming:
+		if _, err := b.w.Write(p); err != nil {
+			b.failed = true
+		}
+	default:
+		b.buf = append(b.buf, p...)
+		if len(b.buf) > spillSize {
+			b.streaming = true
+			b.w.WriteHeader(b.status)
+			_, err := b.w.Write(b.buf)
+			b.buf = nil
+			b.failed = err != nil
 		}
 	}
-	h.writeJSON(w, r, http.StatusOK, out)
+	return !b.failed
+}
+
+func (b *bodyWriter) writeString(s string) bool { return b.write([]byte(s)) }
+
+// close sends what is left: the whole answer with its length when it never
+// spilled.
+func (b *bodyWriter) close() {
+	switch {
+	case b.streaming:
+	case b.head:
+		b.w.Header().Set("Content-Length", strconv.Itoa(b.n))
+		b.w.WriteHeader(b.status)
+	default:
+		b.w.Header().Set("Content-Length", strconv.Itoa(len(b.buf)))
+		b.w.WriteHeader(b.status)
+		_, _ = b.w.Write(b.buf)
+	}
 }
 
 // formatTimestamp formats t in RFC 3339 at second precision, in UTC.
@@ -225,9 +351,9 @@ func formatTimestamp(t time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-// parseLimit reads the limit parameter: absent or 0 means the registry's
-// default (50), a value above the log's capacity is capped by the
-// registry, anything but one whole number >= 0 is an error.
+// parseLimit reads the limit parameter: absent or 0 means the default
+// (50); a value above the maximum ([WithMaxLimit]) or the log's capacity is
+// cut by the caller; anything but one whole number >= 0 is an error.
 func parseLimit(q url.Values) (int, error) {
 	vs, ok := q["limit"]
 	if !ok {

@@ -427,3 +427,80 @@ func TestZeroHandler(t *testing.T) {
 		assert.Equal(t, http.StatusOK, rec.Code, target)
 	}
 }
+
+// manyEvents records n events (n even) on a registry that keeps capacity:
+// trips and failed probes of one breaker, alternately.
+func manyEvents(t *testing.T, capacity, n int, opts ...httphealth.Option) *fixture {
+	t.Helper()
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.WithEventCapacity(capacity))
+	b := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Second})
+	fail(t, b, 1, "trip")
+	for range n/2 - 1 {
+		clock.Add(time.Second)
+		require.Equal(t, runtime.HalfOpen, b.State())
+		fail(t, b, 1, "again: the upstream answered 502 Bad Gateway")
+	}
+	clock.Add(time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+	require.Len(t, reg.Events(capacity), min(n, capacity))
+	opts = append([]httphealth.Option{httphealth.WithClock(clock)}, opts...)
+	return &fixture{clock: clock, reg: reg, h: httphealth.New(reg, opts...)}
+}
+
+func TestEventsMaxLimit(t *testing.T) {
+	f := manyEvents(t, 2000, 1200)
+	for _, tc := range []struct {
+		h     *httphealth.Handler
+		query string
+		want  int
+	}{
+		{f.h, "", 50},
+		{f.h, "?limit=1100", httphealth.DefaultMaxLimit},
+		{f.h, "?limit=999999999", httphealth.DefaultMaxLimit},
+		{httphealth.New(f.reg, httphealth.WithMaxLimit(120)), "?limit=999999999", 120},
+		{httphealth.New(f.reg, httphealth.WithMaxLimit(120)), "?limit=100", 100},
+		{httphealth.New(f.reg, httphealth.WithMaxLimit(10)), "", 10},
+		{httphealth.New(f.reg, httphealth.WithMaxLimit(0)), "?limit=1100", httphealth.DefaultMaxLimit},
+		{httphealth.New(f.reg, httphealth.WithMaxLimit(5000)), "?limit=1100", 1100},
+	} {
+		rec := httptest.NewRecorder()
+		tc.h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health/degradation-events"+tc.query, nil))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+		var evs []runtime.Event
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &evs))
+		assert.Len(t, evs, tc.want, tc.query)
+	}
+}
+
+// TestEventsStreamed: a long answer goes out while it is encoded, without
+// a Content-Length, in the same layout as a short one.
+func TestEventsStreamed(t *testing.T) {
+	f := manyEvents(t, 2000, 1200)
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+
+	res, err := srv.Client().Get(srv.URL + "/health/degradation-events?limit=1000")
+	require.NoError(t, err)
+	body, err := io.ReadAll(res.Body)
+	require.NoError(t, res.Body.Close())
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	assert.Equal(t, int64(-1), res.ContentLength, "streamed: no length ahead")
+	assert.Equal(t, []string{"chunked"}, res.TransferEncoding)
+	assert.Equal(t, "application/json; charset=utf-8", res.Header.Get("Content-Type"))
+	assert.Equal(t, "no-store", res.Header.Get("Cache-Control"))
+
+	var evs []json.RawMessage
+	require.NoError(t, json.Unmarshal(body, &evs))
+	require.Len(t, evs, 1000)
+	want, err := json.MarshalIndent(evs, "", "  ")
+	require.NoError(t, err)
+	assert.Equal(t, string(want)+"\n", string(body), "the layout of a buffered answer")
+
+	head, err := srv.Client().Head(srv.URL + "/health/degradation-events?limit=1000")
+	require.NoError(t, err)
+	require.NoError(t, head.Body.Close())
+	assert.Equal(t, int64(len(body)), head.ContentLength, "HEAD says how long GET's answer is")
+}

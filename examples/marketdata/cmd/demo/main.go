@@ -24,7 +24,9 @@
 //	-window d   open window of every breaker (default 2s)
 //	-v          also print the runtime's own log (log/slog) to stderr
 //	-serve addr after the scenario, serve GET /health/datasources and
-//	            GET /health/degradation-events on addr until interrupted
+//	            GET /health/degradation-events on addr until interrupted,
+//	            with read, header, write and idle timeouts and no
+//	            authentication: give it a loopback address
 package main
 
 import (

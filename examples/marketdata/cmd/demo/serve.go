@@ -19,7 +19,7 @@ func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io
 	if err != nil {
 		return err
 	}
-	srv := &http.Server{Handler: healthMux(reg), ReadHeaderTimeout: 10 * time.Second}
+	srv := newServer(healthMux(reg))
 	fmt.Fprintf(out, "\ndashboard  http://%s/health/\njson       http://%[1]s/health/datasources  http://%[1]s/health/degradation-events\n(Ctrl-C to stop)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -33,6 +33,22 @@ func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io
 			return err
 		}
 		return nil
+	}
+}
+
+// newServer returns a server for h with every timeout set, as httphealth's
+// doc asks: without them, a client that sends half a request or never
+// reads the answer holds a connection for ever, and idle keep-alive
+// connections never close. The demo serves a loopback address and no
+// authentication; a real service would put its own in front of the
+// handler (see httphealth's "Serving").
+func newServer(h http.Handler) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       10 * time.Second,
+		WriteTimeout:      30 * time.Second,
+		IdleTimeout:       2 * time.Minute,
 	}
 }
 

@@ -1,0 +1,19 @@
+package main
+
+import (
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+// TestServerTimeouts: the demo's server sets every timeout httphealth's
+// "Serving" asks for, so that idle and half-sent connections close.
+func TestServerTimeouts(t *testing.T) {
+	srv := newServer(http.NotFoundHandler())
+	assert.Positive(t, srv.ReadHeaderTimeout)
+	assert.Positive(t, srv.ReadTimeout)
+	assert.Positive(t, srv.WriteTimeout)
+	assert.Positive(t, srv.IdleTimeout)
+	assert.Less(t, srv.ReadHeaderTimeout, srv.ReadTimeout)
+}

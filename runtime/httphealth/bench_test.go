@@ -1,0 +1,105 @@
+package httphealth_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// manyBreakers is a handler over a registry of n breakers, one in ten of
+// them OPEN for a long time, on a clock that moves only when told.
+func manyBreakers(b *testing.B, n int) (http.Handler, *fakeClock) {
+	b.Helper()
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	boom := errors.New("marketdata: 502 Bad Gateway")
+	for i := range n {
+		br := reg.Breaker(runtime.Config{Name: fmt.Sprintf("source%05d", i), FailureThreshold: 1, ResetTimeout: 10000 * time.Hour})
+		if i%10 == 0 {
+			_ = br.Do(context.Background(), func(context.Context) error { return boom })
+		}
+	}
+	return httphealth.New(reg, httphealth.WithClock(clock)), clock
+}
+
+// BenchmarkDashboard measures GET /health/ at 10, 1,000 and 10,000
+// breakers, one in ten of them OPEN, rendering the page for every request:
+// the clock moves one refresh interval between requests. page-bytes is
+// the size of the page.
+func BenchmarkDashboard(b *testing.B) {
+	benchmarkDashboard(b, httphealth.DefaultRefresh)
+}
+
+// BenchmarkDashboardCached is BenchmarkDashboard with every request within
+// one refresh interval, as when many clients load the page at once.
+func BenchmarkDashboardCached(b *testing.B) {
+	benchmarkDashboard(b, 0)
+}
+
+func benchmarkDashboard(b *testing.B, step time.Duration) {
+	for _, n := range []int{10, 1000, 10000} {
+		b.Run(fmt.Sprintf("breakers=%d", n), func(b *testing.B) {
+			h, clock := manyBreakers(b, n)
+			req := httptest.NewRequest(http.MethodGet, "/health/", nil)
+			var size int
+			for b.Loop() {
+				clock.Add(step)
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("GET /health/: %d", rec.Code)
+				}
+				size = rec.Body.Len()
+			}
+			b.ReportMetric(float64(size), "page-bytes")
+		})
+	}
+}
+
+// discardWriter is a ResponseWriter that keeps nothing, so that the
+// benchmark measures the handler and not a recorder's buffer.
+type discardWriter struct {
+	h http.Header
+	n int
+}
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { w.n += len(p); return len(p), nil }
+
+// BenchmarkEventsAtCap measures GET /health/degradation-events with a
+// huge limit on a registry that keeps 100,000 events.
+func BenchmarkEventsAtCap(b *testing.B) {
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.WithEventCapacity(100000))
+	br := reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Second})
+	boom := errors.New(`Get "https://push2.eastmoney.com/api/qt/stock/get?secid=1.600000&token=SECRET": EOF`)
+	// Each round but the first records two events: OPEN → HALF_OPEN as the
+	// window elapses, HALF_OPEN → OPEN as the probe fails.
+	for range 50001 {
+		_ = br.Do(context.Background(), func(context.Context) error { return boom })
+		clock.Add(time.Second)
+		br.State() // makes the due move: this clock's timers never fire
+	}
+	if n := len(reg.Events(100000)); n != 100000 {
+		b.Fatalf("%d events, want 100000", n)
+	}
+	h := httphealth.New(reg, httphealth.WithClock(clock))
+	req := httptest.NewRequest(http.MethodGet, "/health/degradation-events?limit=999999999", nil)
+	var size int
+	for b.Loop() {
+		w := &discardWriter{h: http.Header{}}
+		h.ServeHTTP(w, req)
+		size = w.n
+	}
+	b.ReportMetric(float64(size), "answer-bytes")
+}

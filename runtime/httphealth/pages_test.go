@@ -1,0 +1,194 @@
+package httphealth_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// pagedFixture registers 120 breakers, source000 to source119: twelve
+// OPEN (every tenth), three HALF_OPEN (source005, 015 and 025), the rest
+// CLOSED.
+func pagedFixture(t *testing.T, opts ...httphealth.Option) *fixture {
+	t.Helper()
+	f := newFixture(t, opts...)
+	for i := range 120 {
+		cfg := runtime.Config{Name: fmt.Sprintf("source%03d", i), FailureThreshold: 1, ResetTimeout: time.Minute}
+		switch {
+		case i%10 == 0:
+			fail(t, f.reg.Breaker(cfg), 1, "502 Bad Gateway")
+		case i%10 == 5 && i < 30:
+			cfg.ResetTimeout = time.Second
+			fail(t, f.reg.Breaker(cfg), 1, "timeout")
+		default:
+			f.reg.Breaker(cfg)
+		}
+	}
+	f.clock.Add(2 * time.Second)
+	return f
+}
+
+// pageJSON is a paged /health/datasources answer.
+type pageJSON struct {
+	Status   runtime.Level           `json:"status"`
+	Breakers []runtime.Stats `json:"breakers"`
+	Counts   map[string]int          `json:"counts"`
+	Total    int                     `json:"total"`
+	Query    string                  `json:"q"`
+	Matched  int                     `json:"matched"`
+	Page     int                     `json:"page"`
+	Pages    int                     `json:"pages"`
+	PerPage  int                     `json:"per_page"`
+}
+
+func (f *fixture) page(t *testing.T, query string) pageJSON {
+	t.Helper()
+	rec := f.serve(http.MethodGet, "/health/datasources?"+query)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assertCommonHeaders(t, rec)
+	var p pageJSON
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
+	return p
+}
+
+func names(p pageJSON) []string {
+	var out []string
+	for _, b := range p.Breakers {
+		out = append(out, b.Name)
+	}
+	return out
+}
+
+func TestDatasourcesPaged(t *testing.T) {
+	f := pagedFixture(t, httphealth.WithDisplayName("source042", "东方财富 East Money"))
+
+	p := f.page(t, "page=1")
+	assert.Equal(t, runtime.LevelDown, p.Status)
+	assert.Equal(t, map[string]int{"ok": 105, "degraded": 3, "down": 12}, p.Counts)
+	assert.Equal(t, 120, p.Total)
+	assert.Equal(t, 120, p.Matched)
+	assert.Equal(t, 1, p.Page)
+	assert.Equal(t, 3, p.Pages)
+	assert.Equal(t, httphealth.PageSize, p.PerPage)
+	require.Len(t, p.Breakers, 50)
+	got := names(p)
+	assert.Equal(t, []string{"source000", "source010", "source020"}, got[:3], "down first, in name order")
+	assert.Equal(t, []string{"source110", "source005", "source015", "source025", "source001"}, got[11:16],
+		"then degraded, then ok")
+	assert.Equal(t, runtime.Open, p.Breakers[0].State)
+	assert.Equal(t, runtime.LevelDegraded, p.Breakers[12].Status)
+	assert.Equal(t, runtime.LevelOK, p.Breakers[15].Status)
+
+	p = f.page(t, "page=3")
+	assert.Equal(t, 3, p.Page)
+	assert.Len(t, p.Breakers, 20)
+	assert.Equal(t, "source119", p.Breakers[19].Name)
+
+	p = f.page(t, "page=99999999999999999999999")
+	assert.Equal(t, 3, p.Page, "past the end: the last page")
+
+	p = f.page(t, "q=SOURCE01")
+	assert.Equal(t, 10, p.Matched, "case does not matter")
+	assert.Equal(t, 1, p.Pages)
+	assert.Equal(t, "source010", p.Breakers[0].Name)
+	assert.Equal(t, "source015", p.Breakers[1].Name)
+	assert.Equal(t, 120, p.Total)
+	assert.Equal(t, 12, p.Counts["down"], "counts are over every breaker")
+
+	p = f.page(t, "q="+url.QueryEscape(" 东方财富 "))
+	assert.Equal(t, []string{"source042"}, names(p), "display names match too")
+	assert.Equal(t, "东方财富", p.Query)
+
+	p = f.page(t, "q=nothing&page=2")
+	assert.Equal(t, 0, p.Matched)
+	assert.Equal(t, 1, p.Page)
+	assert.Equal(t, 1, p.Pages)
+	assert.NotNil(t, p.Breakers)
+	assert.Empty(t, p.Breakers)
+
+	// Without page or q: the registry's Health as it always was.
+	rec := f.serve(http.MethodGet, "/health/datasources")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var raw map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &raw))
+	assert.Len(t, raw, 2, "status and breakers only")
+	var all runtime.Health
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &all))
+	assert.Len(t, all.Breakers, 120)
+	assert.Equal(t, "source000", all.Breakers[0].Name)
+	assert.Equal(t, "source001", all.Breakers[1].Name, "name order")
+}
+
+func TestPagedBadInput(t *testing.T) {
+	f := newFixture(t)
+	for _, tc := range []struct{ target, mention string }{
+		{"/health/datasources?page=0", `"0"`},
+		{"/health/datasources?page=-1", `"-1"`},
+		{"/health/datasources?page=two", `"two"`},
+		{"/health/datasources?page=1&page=2", "2 times"},
+		{"/health/datasources?q=a&q=b", "2 times"},
+		{"/health/datasources?q=" + strings.Repeat("x", 257), "257 bytes"},
+		{"/health/?page=x", `"x"`},
+		{"/health/?q=a&q=b", "2 times"},
+	} {
+		rec := f.serve(http.MethodGet, tc.target)
+		require.Equal(t, http.StatusBadRequest, rec.Code, tc.target)
+		assertCommonHeaders(t, rec)
+		var body map[string]string
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+		assert.Contains(t, body["error"], tc.mention, tc.target)
+	}
+}
+
+func TestDashboardPaged(t *testing.T) {
+	f := pagedFixture(t)
+	page := f.dashboard(t)
+	assert.Equal(t, 50, strings.Count(page, `<li class="card" data-name="source`))
+	assert.Contains(t, page, `data-f="summary">120 sources: 12 down, 3 degraded, 105 ok. Those not ok come first.</p>`)
+	assert.Regexp(t, `<nav class="pager" data-f="pager" aria-label="Pages of data sources">`, page, "shown")
+	assert.Contains(t, page, `data-f="page-text" aria-live="polite">Page 1 of 3: 1–50 of 120.</span>`)
+	assert.Regexp(t, `data-f="prev" data-end disabled>`, page)
+	assert.Regexp(t, `data-f="next" disabled>`, page, "the script enables it")
+	assert.Contains(t, page, "Add ?page=2 or ?q=name to the address")
+	assert.Regexp(t, `<li class="card" data-name="source000" data-state="OPEN"`, page)
+	assert.NotContains(t, page, `data-name="source119"`)
+
+	page = f.dashboardAt(t, "?page=3")
+	assert.Equal(t, 20, strings.Count(page, `<li class="card" data-name="source`))
+	assert.Contains(t, page, "Page 3 of 3: 101–120 of 120.")
+	assert.Contains(t, page, `data-name="source119"`)
+	assert.Regexp(t, `data-f="next" data-end disabled>`, page)
+	assert.Contains(t, page, `"page":3`)
+
+	page = f.dashboardAt(t, "?q=%3Cb%3E")
+	assert.Contains(t, page, `No source matches “&lt;b&gt;”.`, "escaped")
+	assert.Contains(t, page, `value="&lt;b&gt;"`)
+	assert.NotContains(t, page, "<b>")
+	assert.Regexp(t, `data-f="cards-empty">No source`, page, "shown")
+}
+
+func TestDashboardSmallNoPager(t *testing.T) {
+	f := newFixture(t)
+	trace(t, f)
+	page := f.dashboard(t)
+	assert.Contains(t, page, `aria-label="Pages of data sources" hidden>`, "one page and no search: no pager")
+	assert.Contains(t, page, `data-f="summary">1 source: 0 down, 0 degraded, 1 ok.`)
+}
+
+// dashboardAt gets the page with a query.
+func (f *fixture) dashboardAt(t *testing.T, query string) string {
+	t.Helper()
+	rec := f.serve(http.MethodGet, "/health/"+query)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	return rec.Body.String()
+}
