@@ -40,15 +40,15 @@ func pagedFixture(t *testing.T, opts ...httphealth.Option) *fixture {
 
 // pageJSON is a paged /health/datasources answer.
 type pageJSON struct {
-	Status   runtime.Level           `json:"status"`
+	Status   runtime.Level   `json:"status"`
 	Breakers []runtime.Stats `json:"breakers"`
-	Counts   map[string]int          `json:"counts"`
-	Total    int                     `json:"total"`
-	Query    string                  `json:"q"`
-	Matched  int                     `json:"matched"`
-	Page     int                     `json:"page"`
-	Pages    int                     `json:"pages"`
-	PerPage  int                     `json:"per_page"`
+	Counts   map[string]int  `json:"counts"`
+	Total    int             `json:"total"`
+	Query    string          `json:"q"`
+	Matched  int             `json:"matched"`
+	Page     int             `json:"page"`
+	Pages    int             `json:"pages"`
+	PerPage  int             `json:"per_page"`
 }
 
 func (f *fixture) page(t *testing.T, query string) pageJSON {
