@@ -5,8 +5,8 @@
 //
 //	cd bench && go run ./cmd/report
 //
-// It takes about a quarter of an hour on two cores. Every number and every cell of
-// the behaviour table in the file it writes comes from the run.
+// It takes about a quarter of an hour on two cores. Every number and every
+// cell of the behaviour table in the file it writes comes from the run.
 //
 // Flags:
 //
