@@ -102,6 +102,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	m.loadEnd = loadavg()
 	rep := report{machine: m, opts: o, bench: res, behaviour: beh, gen: gens, weight: weight, took: time.Since(start)}
 	text := rep.markdown()
 	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {

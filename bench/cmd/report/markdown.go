@@ -50,7 +50,7 @@ func (r report) markdown() string {
 	p("Every number and every cell below is the output of one run of `go run ./cmd/report` in `bench/`, ")
 	p("which took %s (benchmarks %s, generators %s, compile weight %s).\n\n", roundDur(r.took), roundDur(r.bench.took), roundDur(r.gen.took), roundDur(r.weight.took))
 	p("| machine | |\n| --- | --- |\n")
-	p("| CPUs (nproc) | %d |\n| CPU model | %s |\n| Go | %s |\n| load average at start | %s |\n\n", m.cpus, m.model, m.goVer, m.loadavg)
+	p("| CPUs (nproc) | %d |\n| CPU model | %s |\n| Go | %s |\n| load average at start | %s |\n| load average at the end | %s |\n\n", m.cpus, m.model, m.goVer, m.loadavg, m.loadEnd)
 	p("Reproduce: `make bench`, or `cd bench && go run ./cmd/report` (flags: `-rounds`, `-benchtime`, `-genruns`, `-compileruns`, `-gen DIR`, `-raw DIR` to keep the raw `go test -bench` output for benchstat).\n")
 	p("This run: `go run ./cmd/report%s`.\n\n", strings.TrimRight(" "+strings.Join(r.opts.args, " "), " "))
 
