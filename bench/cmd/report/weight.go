@@ -46,7 +46,12 @@ const weightModule = "example.com/genweight"
 // interleaved.
 func measureWeight(o options, g genResults) (weightResults, error) {
 	start := time.Now()
-	res := weightResults{fixture: g.fixtures[0], lines: map[string]int{}, runs: map[string][]compileRun{}}
+	res := weightResults{lines: map[string]int{}, runs: map[string][]compileRun{}}
+	i := slices.IndexFunc(g.fixtures, func(f fixture) bool { return f.name == "synth" })
+	if i < 0 {
+		return res, fmt.Errorf("compile weight: no synth fixture")
+	}
+	res.fixture = g.fixtures[i]
 	gen, err := filepath.Abs(o.gen)
 	if err != nil {
 		return res, err
