@@ -48,8 +48,9 @@ lint: ## staticcheck, pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	./bin/staticcheck ./...
 
-bench: ## breakergen beside its peers and the generator beside mockgen/mockery; rewrites BENCHMARKS.md (~8 min)
+bench: ## breakergen beside its peers and the generator beside mockgen/mockery; rewrites BENCHMARKS.md (~15 min)
 	cd bench && $(GO) run ./cmd/report
 
-bench-runtime: ## the runtime's own benchmarks beside a direct call (6 runs each; compare with benchstat)
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./runtime/ ./benchmarks/wrapper/
+bench-runtime: ## the runtime's own benchmarks, then the wrapper beside a direct call and its floor (6 runs each; compare with benchstat)
+	$(GO) test -run '^$$' -bench . -benchmem -count 6 -cpu 1,2 ./runtime/
+	cd bench && $(GO) test -run '^$$' -bench '/^(direct|forward|floor|breakergen|breakergen-chain)$$' -benchmem -count 6 -cpu 1,2 ./contend/

@@ -32,3 +32,11 @@ func NewBreakergen(next quote.Quoter, reg *runtime.Registry, s Settings) quote.Q
 	}
 	return quote.NewQuoterBreaker(next, reg)
 }
+
+// NewBreakergenChain returns the generated chain around primary, on reg,
+// with one fallback ("backup", the same upstream): [quote.QuoterChain]. In
+// the success scenario the primary answers every call, the case SPEC §7
+// bounds at 2x the plain wrapper.
+func NewBreakergenChain(primary quote.Quoter, reg *runtime.Registry) *quote.QuoterChain {
+	return quote.NewQuoterChain(primary, reg, runtime.Fallback[quote.Quoter]{Name: "backup", Impl: primary})
+}

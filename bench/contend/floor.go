@@ -2,14 +2,19 @@ package contend
 
 import (
 	"context"
-	"errors"
 
 	"github.com/breakergen/breakergen/bench/quote"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
-// The floors are not breakers: they bound from below what any wrapper of
-// this shape can cost, so that the report can say how far a target is from
-// what is possible at all on the machine.
+// The rows below are not breakers: they bound from below what any wrapper
+// of the generated shape can cost on the machine, so that the report can
+// state SPEC §7's success target as a ratio to the floor measured in the
+// same run.
+//
+// Floor mirrors the generated wrapper (quote.QuoterBreaker.Quote): when the
+// generator or the runtime calls it makes change, change Floor and
+// floorGuard with them, and nothing else. Only the breaker is left out.
 
 // Forward is a wrapper that only forwards the call: the cost of one more
 // dynamic call, which every contender pays.
@@ -20,24 +25,24 @@ func (w *Forward) Quote(ctx context.Context, code string) (quote.Quote, error) {
 	return w.Next.Quote(ctx, code)
 }
 
-// errInFlight plays the part of breakerimpl.PanicGuard.
-var errInFlight = errors.New("contend: call in flight")
-
-// Deferred forwards the call like the generated wrapper does, minus the
-// breaker: it presets the error and defers a function that recovers only
-// when the method did not return, which is what a wrapper must do to count
-// a panic as a failure without calling recover on every call.
-type Deferred struct{ Next quote.Quoter }
+// Floor is the generated wrapper's shape with its panic guard and no
+// breaker: the error preset to the panic guard, and a deferred guard that recovers only when the method did not return, which
+// is how a wrapper counts a panic as a failure (SPEC §3) without calling
+// recover on every call.
+type Floor struct{ Next quote.Quoter }
 
 // Quote implements quote.Quoter.
-func (w *Deferred) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
-	defer exit(&err)
-	err = errInFlight
+func (w *Floor) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
+	defer floorGuard(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.Next.Quote(ctx, code)
 }
 
-func exit(errp *error) {
-	if *errp == errInFlight {
+// floorGuard is the panic guard of the generated wrapper (breakerimpl.Call.Exit)
+// without the breaker's bookkeeping: a method that did not return left the
+// sentinel in *errp; its panic, if any, is re-raised.
+func floorGuard(_ context.Context, errp *error) {
+	if *errp == breakerimpl.PanicGuard {
 		if v := recover(); v != nil {
 			panic(v)
 		}

@@ -12,9 +12,10 @@ type Quote struct {
 	Price float64
 }
 
-// Quoter is the upstream every contender wraps.
+// Quoter is the upstream every contender wraps; its chain (primary plus
+// fallbacks) is measured too.
 //
-//breaker:name=quotes threshold=5 reset=30s
+//breaker:name=quotes threshold=5 reset=30s chain
 type Quoter interface {
 	Quote(ctx context.Context, code string) (Quote, error)
 }

@@ -84,3 +84,87 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
+
+// QuoterChain is a Quoter that answers each call from the first source that
+// can: the primary Quoter through the breakers of its routes, then each
+// fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
+//
+// Create it with NewQuoterChain. It is safe for concurrent use when the Quoter
+// values it holds are.
+type QuoterChain struct {
+	primary         Quoter
+	fallbacks       []runtime.Fallback[Quoter]
+	quotes          *breakerimpl.Route
+	quotesFallbacks []*breakerimpl.Route
+}
+
+// NewQuoterChain tries primary (guarded by Quoter's annotated routes), then
+// each of fallbacks in order. Breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of Quoter's default route
+// (breaker "quotes").
+func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
+	c := &QuoterChain{
+		primary:   primary,
+		fallbacks: fallbacks,
+		quotes: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.quotesFallbacks = append(c.quotesFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ Quoter = (*QuoterChain)(nil)
+
+// Quote asks primary.Quote through breaker "quotes", then each fallback.
+func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	if c.primary == nil {
+		err = breakerimpl.ErrNilImpl
+		return
+	}
+	run := breakerimpl.StartChain(ctx, c.quotes)
+	defer run.Done()
+	retry := c.quotes.Retry()
+	for {
+		var call breakerimpl.Call
+		if call, err = retry.Enter(ctx, err); err != nil {
+			break
+		}
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.quotes, retry.Tries(), err) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.quotesFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.quotesFallbacks[i], err) {
+			return
+		}
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	if impl == nil {
+		err = breakerimpl.ErrNilImpl
+		return
+	}
+	return impl.Quote(ctx, code)
+}

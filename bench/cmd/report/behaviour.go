@@ -12,13 +12,14 @@ import (
 // behaviour maps contender and property to the value its test recorded.
 type behaviour map[string]map[string]string
 
-// runBehaviour runs the behaviour tests of package contend, which append
-// one JSON record per cell to the file named by BENCH_BEHAVIOUR_OUT.
+// runBehaviour runs the behaviour and allocation tests of package contend,
+// which append one JSON record per cell to the file named by
+// BENCH_BEHAVIOUR_OUT.
 func runBehaviour(o options) (behaviour, error) {
 	fmt.Fprintln(o.log, "behaviour tests")
 	path := filepath.Join(o.raw, "behaviour.jsonl")
 	os.Remove(path)
-	cmd := exec.Command("go", "test", "-count", "1", "-run", "^TestBehaviour", "./contend")
+	cmd := exec.Command("go", "test", "-count", "1", "-run", "^Test(Behaviour|.*Allocates)", "./contend")
 	cmd.Env = append(os.Environ(), "BENCH_BEHAVIOUR_OUT="+path)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return nil, fmt.Errorf("behaviour tests: %v\n%s", err, out)

@@ -8,8 +8,10 @@ import (
 )
 
 // The generator comparison runs every tool on two packages of a throw-away
-// module: synth, 200 annotated interfaces of 10 methods each, and httpgen,
-// whose signatures use net/http, io, net/url and generics.
+// module: synth, 200 annotated interfaces of 10 methods each in 20 files
+// (the package cmd/breakergen's BenchmarkGenerate200x10 times), synthone,
+// the same interfaces in one file, and httpgen, whose signatures use
+// net/http, io, net/url and generics.
 
 const fixtureModule = "example.com/genbench"
 
@@ -17,65 +19,70 @@ const fixtureModule = "example.com/genbench"
 type fixture struct {
 	name       string   // package name and directory
 	interfaces []string // the interfaces mockgen is asked for
-	src        string
+	methods    int      // methods over all interfaces, for lines a method
+	files      []file   // the package's files, in order
+}
+
+// file is one source file of a fixture.
+type file struct {
+	name string
+	src  string
+	// ifaces: the file declares interfaces, so mockgen's source mode
+	// (one file a run) runs on it.
+	ifaces bool
 }
 
 func fixtures() []fixture {
-	return []fixture{synthFixture(), httpFixture()}
+	return []fixture{synthFixture("synth", 200, 10, 10), synthFixture("synthone", 200, 10, 200), httpFixture()}
 }
 
-func synthFixture() fixture {
-	var b strings.Builder
-	b.WriteString(`// Package synth is a synthetic package: 200 annotated interfaces of 10 methods.
-package synth
+// synthFixture is a copy of writeSynthetic in
+// cmd/breakergen/bench_test.go (a test of package main, which this module
+// cannot import): package name, nIfaces annotated interfaces with nMethods
+// methods each, spread over files of perFile interfaces (writeSynthetic:
+// 10), with the usual shapes: ctx first or not, variadics, several
+// results, routes by methods globs, method lines, skips. Keep the two in
+// step, so that the report and the generator's own benchmark time the same
+// package. With perFile = nIfaces every interface is in one file, which
+// mockgen's source mode (one file a process) reads in one run.
+func synthFixture(name string, nIfaces, nMethods, perFile int) fixture {
+	fx := fixture{name: name, methods: nIfaces * nMethods}
+	fx.files = append(fx.files, file{name: "common.go", src: "package " + name + `
 
-import (
-	"context"
-	"time"
-)
+import "errors"
 
-// Item is what the services store.
-type Item struct {
-	ID    string
-	Tags  []string
-	Price float64
-}
+type Quote struct{ Code string; Price float64 }
 
-// Filter selects items.
-type Filter struct{ Prefix string }
-
-// Key identifies an item.
-type Key struct{ Shard, ID int }
-
-// Event is a change to an item.
-type Event struct {
-	Item Item
-	At   time.Time
-}
-`)
-	var names []string
-	for i := range 200 {
-		n := fmt.Sprintf("Service%03d", i)
-		names = append(names, n)
-		fmt.Fprintf(&b, `
-// %[1]s is synthetic service %[2]d.
-//
-//breaker:name=svc%03[2]d threshold=5 reset=30s
-type %[1]s interface {
-	Get(ctx context.Context, id string) (Item, error)
-	List(ctx context.Context, f Filter, limit int) ([]Item, error)
-	Put(ctx context.Context, it Item) error
-	Delete(ctx context.Context, ids ...string) error
-	Count(ctx context.Context) (int, error)
-	Watch(ctx context.Context, id string) (<-chan Event, error)
-	Apply(ctx context.Context, fn func(Item) bool) (int, error)
-	Stats(ctx context.Context, from, to time.Time) (map[string]float64, error)
-	Lookup(ctx context.Context, k Key) (*Item, bool, error)
-	Close() error
-}
-`, n, i)
+var ErrNotFound = errors.New("not found")
+`})
+	for f := 0; f*perFile < nIfaces; f++ {
+		var b strings.Builder
+		b.WriteString("package " + name + "\n\nimport (\n\t\"context\"\n\t\"io\"\n\t\"time\"\n)\n\nvar _ = io.EOF\n")
+		for i := f * perFile; i < min(nIfaces, (f+1)*perFile); i++ {
+			fx.interfaces = append(fx.interfaces, fmt.Sprintf("Source%d", i))
+			fmt.Fprintf(&b, "\n// Source%d is a synthetic data source.\n", i)
+			fmt.Fprintf(&b, "//breaker:name=s%d threshold=5 reset=30s ratelimit=10/20 exclude=ErrNotFound,io.EOF\n", i)
+			fmt.Fprintf(&b, "//breaker:name=s%d-get methods=Get* timeout=2s\n", i)
+			fmt.Fprintf(&b, "type Source%d interface {\n", i)
+			for m := range nMethods {
+				switch m % 5 {
+				case 0:
+					fmt.Fprintf(&b, "\tGet%d(ctx context.Context, code string) (Quote, error)\n", m)
+				case 1:
+					fmt.Fprintf(&b, "\t//breaker:timeout=1s\n\tList%d(ctx context.Context, codes ...string) ([]Quote, error)\n", m)
+				case 2:
+					fmt.Fprintf(&b, "\tAt%d(ctx context.Context, t time.Time, n int) (map[string]Quote, int, error)\n", m)
+				case 3:
+					fmt.Fprintf(&b, "\tSync%d(code string) error\n", m)
+				case 4:
+					fmt.Fprintf(&b, "\t//breaker:skip\n\tPing%d(ctx context.Context) error\n", m)
+				}
+			}
+			b.WriteString("}\n")
+		}
+		fx.files = append(fx.files, file{name: fmt.Sprintf("source%02d.go", f), src: b.String(), ifaces: true})
 	}
-	return fixture{name: "synth", interfaces: names, src: b.String()}
+	return fx
 }
 
 func httpFixture() fixture {
@@ -138,12 +145,14 @@ type Gateway%[1]s[Req, Resp any] interface {
 }
 `, s)
 	}
-	return fixture{name: "httpgen", interfaces: names, src: b.String()}
+	return fixture{name: "httpgen", interfaces: names, methods: 10 * (5 + 4 + 2 + 3),
+		files: []file{{name: "httpgen.go", src: b.String(), ifaces: true}}}
 }
 
-// writeFixtures lays out the module in dir.
-func writeFixtures(dir string, fs []fixture) error {
-	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module "+fixtureModule+"\n\ngo 1.26\n"), 0o644); err != nil {
+// writeFixtures lays out a module in dir: its go.mod, and a directory a
+// fixture.
+func writeFixtures(dir, gomod string, fs []fixture) error {
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644); err != nil {
 		return err
 	}
 	for _, f := range fs {
@@ -151,8 +160,10 @@ func writeFixtures(dir string, fs []fixture) error {
 		if err := os.MkdirAll(pkg, 0o755); err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(pkg, f.name+".go"), []byte(f.src), 0o644); err != nil {
-			return err
+		for _, src := range f.files {
+			if err := os.WriteFile(filepath.Join(pkg, src.name), []byte(src.src), 0o644); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

@@ -20,30 +20,33 @@ const (
 type tool struct {
 	name    string
 	version string
-	bin     string
-	// cmd returns the command that generates for f in module dir mod, and
-	// the file it writes.
-	cmd func(mod string, f fixture) (*exec.Cmd, string)
+	about   string // how it is run, for the report
+	// cmds returns the processes that generate for f in module dir mod,
+	// run one after the other, and the files they write.
+	cmds func(mod string, f fixture) ([]*exec.Cmd, []string)
 }
 
 // genResults are the timings of every tool on every fixture.
 type genResults struct {
 	tools    []tool
 	fixtures []fixture
+	bin      string                                // where the tools were built
 	runs     map[string]map[string][]time.Duration // fixture, tool
 	lines    map[string]map[string]int             // fixture, tool: lines written
 	took     time.Duration
 }
 
 // timeGenerators builds each generator once, then times whole processes on
-// each fixture, interleaved (breakergen, mockgen, mockery, breakergen, ...),
-// after one untimed round that warms the build and module caches. Before
-// every run the outputs of all tools are removed, so every run writes its
-// file and every tool loads the same sources.
+// each fixture, interleaved (breakergen, mockgen -source, mockgen package
+// mode, mockery, breakergen, ...), after one untimed round that warms the
+// build and module caches. Before every run the outputs of all tools are
+// removed, so every run writes its files and every tool loads the same
+// sources.
 func timeGenerators(o options) (genResults, error) {
 	start := time.Now()
 	res := genResults{fixtures: fixtures(), runs: map[string]map[string][]time.Duration{}, lines: map[string]map[string]int{}}
 	bin := filepath.Join(o.raw, "bin")
+	res.bin = bin
 	mod := filepath.Join(o.raw, "genbench")
 	out := filepath.Join(o.raw, "genout")
 	for _, d := range []string{bin, out} {
@@ -55,57 +58,63 @@ func timeGenerators(o options) (genResults, error) {
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		return res, err
 	}
-	if err := writeFixtures(mod, res.fixtures); err != nil {
+	if err := writeFixtures(mod, "module "+fixtureModule+"\n\ngo 1.26\n", res.fixtures); err != nil {
 		return res, err
 	}
 
 	fmt.Fprintln(o.log, "generators: building breakergen, mockgen, mockery")
-	gen, err := filepath.Abs(o.gen)
+	rev, err := buildTools(o, bin)
 	if err != nil {
 		return res, err
 	}
-	if _, err := os.Stat(filepath.Join(gen, "cmd", "breakergen")); err != nil {
-		return res, fmt.Errorf("-gen %s has no cmd/breakergen: %v", o.gen, err)
-	}
-	build := exec.Command("go", "build", "-o", filepath.Join(bin, "breakergen"), "./cmd/breakergen")
-	build.Dir = gen
-	if b, err := build.CombinedOutput(); err != nil {
-		return res, fmt.Errorf("building breakergen: %v\n%s", err, b)
-	}
-	for _, pkg := range []string{mockgenPkg, mockeryPkg} {
-		install := exec.Command("go", "install", pkg)
-		install.Dir = o.raw
-		install.Env = append(os.Environ(), "GOBIN="+bin)
-		if b, err := install.CombinedOutput(); err != nil {
-			return res, fmt.Errorf("go install %s: %v\n%s", pkg, err, b)
-		}
-	}
-	rev := "unknown"
-	if b, err := exec.Command("git", "-C", gen, "rev-parse", "--short", "HEAD").Output(); err == nil {
-		rev = strings.TrimSpace(string(b))
-	}
 
 	res.tools = []tool{
-		{name: "breakergen", version: "commit " + rev, bin: filepath.Join(bin, "breakergen"),
-			cmd: func(mod string, f fixture) (*exec.Cmd, string) {
+		{name: "breakergen", version: "commit " + rev,
+			about: "in the package's directory, no arguments (as `go generate` runs it); it writes one `_breaker.go` a source file",
+			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
 				c := exec.Command(filepath.Join(bin, "breakergen"))
 				c.Dir = filepath.Join(mod, f.name)
-				return c, filepath.Join(mod, f.name, f.name+"_breaker.go")
+				var files []string
+				for _, src := range f.files {
+					if src.ifaces {
+						files = append(files, filepath.Join(mod, f.name, strings.TrimSuffix(src.name, ".go")+"_breaker.go"))
+					}
+				}
+				return []*exec.Cmd{c}, files
 			}},
-		{name: "mockgen", version: strings.TrimPrefix(mockgenPkg, "go.uber.org/mock/mockgen@"), bin: filepath.Join(bin, "mockgen"),
-			cmd: func(mod string, f fixture) (*exec.Cmd, string) {
-				dst := filepath.Join(out, "mockgen_"+f.name+".go")
+		{name: "mockgen-source", version: mockgenVersion(),
+			about: "source mode, `mockgen -source FILE`: one process a file that declares interfaces (it takes one file), run one after the other as that many `go:generate` lines would",
+			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
+				var cs []*exec.Cmd
+				var files []string
+				for _, src := range f.files {
+					if !src.ifaces {
+						continue
+					}
+					dst := filepath.Join(out, "mockgen-source_"+f.name+"_"+src.name)
+					c := exec.Command(filepath.Join(bin, "mockgen"), "-source", filepath.Join(f.name, src.name),
+						"-destination", dst, "-package", "mocks", "-self_package", fixtureModule+"/mocks")
+					c.Dir = mod
+					cs, files = append(cs, c), append(files, dst)
+				}
+				return cs, files
+			}},
+		{name: "mockgen-package", version: mockgenVersion(),
+			about: "package mode, `mockgen IMPORTPATH Iface1,Iface2,...`: one process naming every interface",
+			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
+				dst := filepath.Join(out, "mockgen-package_"+f.name+".go")
 				c := exec.Command(filepath.Join(bin, "mockgen"), "-destination", dst, "-package", "mocks",
 					"-self_package", fixtureModule+"/mocks", fixtureModule+"/"+f.name, strings.Join(f.interfaces, ","))
 				c.Dir = mod
-				return c, dst
+				return []*exec.Cmd{c}, []string{dst}
 			}},
-		{name: "mockery", version: strings.TrimPrefix(mockeryPkg, "github.com/vektra/mockery/v3@"), bin: filepath.Join(bin, "mockery"),
-			cmd: func(mod string, f fixture) (*exec.Cmd, string) {
+		{name: "mockery", version: strings.TrimPrefix(mockeryPkg, "github.com/vektra/mockery/v3@"),
+			about: "with the configuration `mockery init` writes and `all: true`",
+			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
 				cfg := filepath.Join(out, "mockery-"+f.name+".yml")
 				c := exec.Command(filepath.Join(bin, "mockery"), "--config", cfg)
 				c.Dir = mod
-				return c, filepath.Join(mod, f.name, "mocks_test.go")
+				return []*exec.Cmd{c}, []string{filepath.Join(mod, f.name, "mocks_test.go")}
 			}},
 	}
 	for _, f := range res.fixtures {
@@ -118,8 +127,10 @@ func timeGenerators(o options) (genResults, error) {
 
 	clean := func(f fixture) {
 		for _, t := range res.tools {
-			_, file := t.cmd(mod, f)
-			os.Remove(file)
+			_, files := t.cmds(mod, f)
+			for _, file := range files {
+				os.Remove(file)
+			}
 		}
 	}
 	for round := range o.genruns + 1 { // round 0 warms the caches
@@ -127,20 +138,21 @@ func timeGenerators(o options) (genResults, error) {
 		for _, f := range res.fixtures {
 			for _, t := range res.tools {
 				clean(f)
-				c, file := t.cmd(mod, f)
-				var stderr bytes.Buffer
-				c.Stderr = &stderr
+				cs, files := t.cmds(mod, f)
 				t0 := time.Now()
-				err := c.Run()
+				for _, c := range cs {
+					var stderr bytes.Buffer
+					c.Stderr = &stderr
+					if err := c.Run(); err != nil {
+						return res, fmt.Errorf("%s on %s: %v\n%s", t.name, f.name, err, stderr.Bytes())
+					}
+				}
 				d := time.Since(t0)
+				n, err := countLines(files)
 				if err != nil {
-					return res, fmt.Errorf("%s on %s: %v\n%s", t.name, f.name, err, stderr.Bytes())
+					return res, fmt.Errorf("%s on %s: %v", t.name, f.name, err)
 				}
-				b, err := os.ReadFile(file)
-				if err != nil {
-					return res, fmt.Errorf("%s on %s wrote no %s: %v", t.name, f.name, file, err)
-				}
-				res.lines[f.name][t.name] = bytes.Count(b, []byte("\n"))
+				res.lines[f.name][t.name] = n
 				if round > 0 {
 					res.runs[f.name][t.name] = append(res.runs[f.name][t.name], d)
 				}
@@ -152,6 +164,51 @@ func timeGenerators(o options) (genResults, error) {
 	}
 	res.took = time.Since(start)
 	return res, nil
+}
+
+// buildTools builds breakergen from o.gen and installs mockgen and mockery
+// into bin; it returns breakergen's commit.
+func buildTools(o options, bin string) (string, error) {
+	gen, err := filepath.Abs(o.gen)
+	if err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(filepath.Join(gen, "cmd", "breakergen")); err != nil {
+		return "", fmt.Errorf("-gen %s has no cmd/breakergen: %v", o.gen, err)
+	}
+	build := exec.Command("go", "build", "-o", filepath.Join(bin, "breakergen"), "./cmd/breakergen")
+	build.Dir = gen
+	if b, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building breakergen: %v\n%s", err, b)
+	}
+	for _, pkg := range []string{mockgenPkg, mockeryPkg} {
+		install := exec.Command("go", "install", pkg)
+		install.Dir = o.raw
+		install.Env = append(os.Environ(), "GOBIN="+bin)
+		if b, err := install.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go install %s: %v\n%s", pkg, err, b)
+		}
+	}
+	rev := "unknown"
+	if b, err := exec.Command("git", "-C", gen, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		rev = strings.TrimSpace(string(b))
+	}
+	return rev, nil
+}
+
+func mockgenVersion() string { return strings.TrimPrefix(mockgenPkg, "go.uber.org/mock/mockgen@") }
+
+// countLines returns the lines of files together; each must exist.
+func countLines(files []string) (int, error) {
+	n := 0
+	for _, file := range files {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return 0, fmt.Errorf("wrote no %s: %v", file, err)
+		}
+		n += bytes.Count(b, []byte("\n"))
+	}
+	return n, nil
 }
 
 // mockeryConfig is what `mockery init` writes, with every interface of f's

@@ -17,6 +17,7 @@ type machine struct {
 	goVer    string // go version
 	osArch   string
 	loadavg  string // /proc/loadavg when the run started
+	loadEnd  string // and when it ended
 	kernelOS string
 }
 
@@ -35,13 +36,21 @@ func describeMachine() (machine, error) {
 		}
 		f.Close()
 	}
-	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
-		m.loadavg = strings.Join(strings.Fields(string(b))[:3], " ")
-	}
+	m.loadavg = loadavg()
 	out, err := exec.Command("go", "version").Output()
 	if err != nil {
 		return m, fmt.Errorf("go version: %w", err)
 	}
 	m.goVer = strings.TrimPrefix(string(bytes.TrimSpace(out)), "go version ")
 	return m, nil
+}
+
+// loadavg returns the 1, 5 and 15 minute load averages, or "" where there
+// are none.
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return ""
+	}
+	return strings.Join(strings.Fields(string(b))[:3], " ")
 }

@@ -1,11 +1,12 @@
-// Command report runs the comparative benchmarks, the behaviour tests and
-// the generator timings of the bench module, and rewrites ../BENCHMARKS.md
-// from that run. Run it from the bench directory:
+// Command report runs the comparative benchmarks, the behaviour and
+// allocation tests, the generator timings and the compile weight of the
+// bench module, and rewrites ../BENCHMARKS.md from that run, with SPEC §7's
+// targets as ratios of rows measured in it. Run it from the bench directory:
 //
 //	cd bench && go run ./cmd/report
 //
-// It takes about ten minutes on two cores. Every number and every cell of
-// the behaviour table in the file it writes comes from the run.
+// It takes about a quarter of an hour on two cores. Every number and every
+// cell of the behaviour table in the file it writes comes from the run.
 //
 // Flags:
 //
@@ -14,6 +15,7 @@
 //	-rounds N       benchmark rounds; each round runs every benchmark once (default 6)
 //	-benchtime D    -benchtime of each benchmark run (default 300ms)
 //	-genruns N      timed runs of each generator on each package (default 5)
+//	-compileruns N  timed builds of the package with each tool's output (default 3)
 //	-raw DIR        where to keep the raw outputs (default a temporary directory)
 package main
 
@@ -37,14 +39,15 @@ func main() {
 
 // options are the command's flags.
 type options struct {
-	gen       string
-	out       string
-	rounds    int
-	benchtime string
-	genruns   int
-	raw       string
-	log       io.Writer
-	args      []string // as given, for the report
+	gen         string
+	out         string
+	rounds      int
+	benchtime   string
+	genruns     int
+	compileruns int
+	raw         string
+	log         io.Writer
+	args        []string // as given, for the report
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -56,6 +59,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.rounds, "rounds", 6, "benchmark rounds; each runs every benchmark once")
 	fs.StringVar(&o.benchtime, "benchtime", "300ms", "-benchtime of each benchmark run")
 	fs.IntVar(&o.genruns, "genruns", 5, "timed runs of each generator on each package")
+	fs.IntVar(&o.compileruns, "compileruns", 3, "timed builds of the 200×10 package with each tool's output")
 	fs.StringVar(&o.raw, "raw", "", "`dir` to keep the raw outputs in (default a temporary one)")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -63,8 +67,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments %q", fs.Args())
 	}
-	if o.rounds < 1 || o.genruns < 1 {
-		return errors.New("-rounds and -genruns must be at least 1")
+	if o.rounds < 1 || o.genruns < 1 || o.compileruns < 1 {
+		return errors.New("-rounds, -genruns and -compileruns must be at least 1")
 	}
 	if o.raw == "" {
 		dir, err := os.MkdirTemp("", "breakergen-bench-")
@@ -90,11 +94,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	weight, err := measureWeight(o, gens)
+	if err != nil {
+		return err
+	}
 	res, err := runBenchmarks(o)
 	if err != nil {
 		return err
 	}
-	rep := report{machine: m, opts: o, bench: res, behaviour: beh, gen: gens, took: time.Since(start)}
+	m.loadEnd = loadavg()
+	rep := report{machine: m, opts: o, bench: res, behaviour: beh, gen: gens, weight: weight, took: time.Since(start)}
 	text := rep.markdown()
 	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 )
@@ -13,21 +14,23 @@ type report struct {
 	bench     benchResults
 	behaviour behaviour
 	gen       genResults
+	weight    weightResults
 	took      time.Duration // the whole run
 }
 
 // contenders in the order of the tables; direct is the baseline.
 var contenders = []struct{ name, what string }{
 	{"direct", "the upstream called directly"},
-	{"breakergen", "the generated `QuoterBreaker` (runtime `Route.EnterFast` or `Route.Enter`, then `Call.Exit`)"},
+	{"breakergen", "the generated `QuoterBreaker`, the plain wrapper"},
+	{"breakergen-chain", "the generated `QuoterChain` with one fallback (success only): the chain whose primary answers"},
 	{"gobreaker-execute", "sony/gobreaker/v2 `CircuitBreaker.Execute`"},
 	{"gobreaker-twostep", "sony/gobreaker/v2 `TwoStepCircuitBreaker.Allow` + `done(err)`"},
 	{"failsafe-executor", "failsafe-go `failsafe.With(cb).Get`"},
 	{"failsafe-breaker", "failsafe-go bare breaker: `TryAcquirePermit`, `RecordSuccess`/`RecordError`"},
 	{"resiliency", "eapache/go-resiliency `breaker.Run`"},
 	{"hystrix", "afex/hystrix-go `hystrix.Do`"},
-	{"floor-forward", "not a breaker (success only): a wrapper that only forwards, i.e. the one extra dynamic call every contender pays"},
-	{"floor-defer", "not a breaker (success only): the generated wrapper's shape without the runtime, forwarding with the error preset and a deferred function that recovers only if the method did not return (how a wrapper counts panics)"},
+	{"forward", "not a breaker (success only): a wrapper that only forwards, i.e. the one extra dynamic call every contender pays"},
+	{"floor", "not a breaker (success only): the generated wrapper's shape with its panic guard and no breaker (`bench/contend/floor.go`): the nil check, the error preset to the in-flight sentinel, and a deferred guard that recovers only if the method did not return (how a wrapper counts a panic as a failure)"},
 }
 
 // scenarios of the benchmark tables: the benchmark name and its baseline.
@@ -45,17 +48,21 @@ func (r report) markdown() string {
 	p("# Benchmarks\n\n")
 	p("<!-- Written by `cd bench && go run ./cmd/report` (make bench). Do not edit by hand: rerun it. -->\n\n")
 	p("Every number and every cell below is the output of one run of `go run ./cmd/report` in `bench/`, ")
-	p("which took %s (benchmarks %s, generators %s).\n\n", roundDur(r.took), roundDur(r.bench.took), roundDur(r.gen.took))
+	p("which took %s (benchmarks %s, generators %s, compile weight %s).\n\n", roundDur(r.took), roundDur(r.bench.took), roundDur(r.gen.took), roundDur(r.weight.took))
 	p("| machine | |\n| --- | --- |\n")
-	p("| CPUs (nproc) | %d |\n| CPU model | %s |\n| Go | %s |\n| load average at start | %s |\n\n", m.cpus, m.model, m.goVer, m.loadavg)
-	p("Reproduce: `make bench`, or `cd bench && go run ./cmd/report` (flags: `-rounds`, `-benchtime`, `-genruns`, `-gen DIR`, `-raw DIR` to keep the raw `go test -bench` output for benchstat).\n")
+	p("| CPUs (nproc) | %d |\n| CPU model | %s |\n| Go | %s |\n| load average at start | %s |\n| load average at the end | %s |\n\n", m.cpus, m.model, m.goVer, m.loadavg, m.loadEnd)
+	p("Reproduce: `make bench`, or `cd bench && go run ./cmd/report` (flags: `-rounds`, `-benchtime`, `-genruns`, `-compileruns`, `-gen DIR`, `-raw DIR` to keep the raw `go test -bench` output for benchstat).\n")
 	p("This run: `go run ./cmd/report%s`.\n\n", strings.TrimRight(" "+strings.Join(r.opts.args, " "), " "))
 
-	p("## Targets\n\n| target | measured | verdict |\n| --- | --- | --- |\n")
+	p("## Targets\n\n")
+	p("SPEC §7's bounds, each a ratio of two rows measured in this run on this machine; the verdict is on the serial 1-CPU ratio.\n\n")
+	p("| target | measured | verdict |\n| --- | --- | --- |\n")
 	for _, t := range r.targets() {
 		p("| %s | %s | %s |\n", t.name, t.measured, t.verdict)
 	}
 	p("\n")
+
+	r.pathsTable(p)
 
 	p("## One typed method through each breaker\n\n")
 	p("`Quoter.Quote(ctx, code) (Quote, error)` is called directly and through each contender; every contender calls the same `quote.Upstream`, ")
@@ -113,34 +120,123 @@ func (r report) markdown() string {
 	}
 	p("\n")
 
+	r.generatorsSection(p)
+	r.weightSection(p)
+	return b.String()
+}
+
+// pathsTable is breakergen's own rows beside the direct call and the
+// floor: every path SPEC §7 bounds, in every configuration.
+func (r report) pathsTable(p func(string, ...any)) {
+	rows := []struct {
+		what string
+		at   ref
+	}{
+		{"direct call", directSuccess},
+		{"forward (one more dynamic call)", ref{"Success", "forward"}},
+		{"floor (wrapper shape, panic guard, no breaker)", floorSuccess},
+		{"wrapper, success", wrapperSuccess},
+		{"chain, primary answers", chainSuccess},
+		{"wrapper, failure (never trips)", ref{"Failure", "breakergen"}},
+		{"wrapper, rejection (open)", ref{"Rejection", "breakergen"}},
+	}
+	p("## breakergen's paths\n\n")
+	p("The generated wrapper and chain beside the direct call and the floor, from the benchmarks below (medians, ns/op); ")
+	p("× floor and × direct divide by the floor's and the direct success call's ns/op in the same configuration. allocs/op is the largest median of the four configurations.\n\n")
+	p("| path | serial 1 CPU | serial 2 CPUs | RunParallel 1 CPU | RunParallel 2 CPUs | × floor (serial 1 CPU / RunParallel 2 CPUs) | × direct (serial 1 CPU / RunParallel 2 CPUs) | allocs/op |\n")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, row := range rows {
+		var cells []string
+		allocs, ran := 0.0, false
+		for _, cfg := range []struct {
+			par  bool
+			cpus int
+		}{{false, 1}, {false, 2}, {true, 1}, {true, 2}} {
+			name := "Benchmark" + row.at.sc
+			if cfg.par {
+				name += "Parallel"
+			}
+			s, _, ok := r.bench.median(name+"/"+row.at.who, cfg.cpus)
+			if !ok {
+				cells = append(cells, "–")
+				continue
+			}
+			ran = true
+			allocs = max(allocs, s.allocs)
+			cells = append(cells, ns(s.ns))
+		}
+		if !ran {
+			continue
+		}
+		f1, _ := r.ratioOf(row.at, floorSuccess, false, 1)
+		f2, _ := r.ratioOf(row.at, floorSuccess, true, 2)
+		d1, _ := r.ratioOf(row.at, directSuccess, false, 1)
+		d2, _ := r.ratioOf(row.at, directSuccess, true, 2)
+		p("| %s | %s | %s / %s | %s / %s | %g |\n", row.what, strings.Join(cells, " | "), times(f1), times(f2), times(d1), times(d2), allocs)
+	}
+	p("\n")
+}
+
+// generatorsSection: every tool on every fixture, interleaved.
+func (r report) generatorsSection(p func(string, ...any)) {
 	p("## Generators\n\n")
 	p("Whole-process wall time of each generator producing its output for the same interfaces, with warm build and module caches ")
-	p("(one untimed round first), %d timed runs each, interleaved (breakergen, mockgen, mockery, breakergen, ...); every binary was built once before timing, ", r.opts.genruns)
-	p("and every tool's output is removed before each run. mockgen runs in package mode naming every interface; mockery with the configuration `mockery init` writes and `all: true`.\n\n")
-	p("| tool | version |\n| --- | --- |\n")
+	p("(one untimed round first), %d timed runs each, interleaved (breakergen, mockgen -source, mockgen package mode, mockery, breakergen, ...); ", r.opts.genruns)
+	p("every binary was built once before timing, and every tool's output is removed before each run. How each tool runs:\n\n")
 	for _, t := range r.gen.tools {
-		p("| %s | %s |\n", t.name, t.version)
+		p("- **%s** (%s): %s\n", t.name, t.version, t.about)
 	}
-	p("\n| package | tool | median | min | max | × breakergen | lines written |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	p("\nLines a method divides the lines written by the methods of the package's interfaces (skipped ones included: every tool writes them).\n\n")
+	p("| package | tool | median | min | max | × breakergen | lines written | lines a method |\n| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, f := range r.gen.fixtures {
 		bg := r.gen.median(f.name, "breakergen")
 		for _, t := range r.gen.tools {
 			runs := r.gen.runs[f.name][t.name]
-			lo, hi := runs[0], runs[0]
-			for _, d := range runs {
-				lo, hi = min(lo, d), max(hi, d)
+			if len(runs) == 0 {
+				continue
 			}
+			lo, hi := slices.Min(runs), slices.Max(runs)
 			md := r.gen.median(f.name, t.name)
-			p("| %s | %s | %s | %s | %s | %s | %d |\n", fixtureTitle(f), t.name, ms(md), ms(lo), ms(hi), ratio(float64(md), float64(bg)), r.gen.lines[f.name][t.name])
+			n := r.gen.lines[f.name][t.name]
+			p("| %s | %s | %s | %s | %s | %s | %d | %.1f |\n", fixtureTitle(f), t.name, ms(md), ms(lo), ms(hi),
+				ratio(float64(md), float64(bg)), n, float64(n)/float64(max(f.methods, 1)))
 		}
 	}
 	p("\n")
-	return b.String()
+}
+
+// weightSection: the package built with each tool's output.
+func (r report) weightSection(p func(string, ...any)) {
+	w := r.weight
+	p("## Compile weight\n\n")
+	p("The synth package (200 interfaces × 10 methods, 20 files) built alone, with breakergen's wrappers, and with mockgen's mocks of the same interfaces ")
+	p("(package mode, written into the package). Each of %d interleaved rounds builds each copy once with `go build ./DIR` after writing a file with a fresh constant into it, ", r.opts.compileruns)
+	p("so that this package, and only it, misses the build cache; the standard library, the breakergen runtime and gomock stay cached from an untimed build. ")
+	p("Wall time is the whole `go build`; peak RSS is the rusage maximum of the go command and the compiler it waited for (`ru_maxrss`).\n\n")
+	p("| package built | generated lines | lines a method | go build median | min | max | × mockgen | peak RSS (median) |\n| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	mt, _ := w.median("mockgen")
+	for _, v := range weightVariants {
+		if len(w.runs[v]) == 0 {
+			continue
+		}
+		t, rss := w.median(v)
+		lo, hi := w.spread(v)
+		what := map[string]string{"sources": "sources alone", "breakergen": "with breakergen's wrappers", "mockgen": "with mockgen's mocks"}[v]
+		lines, per := "–", "–"
+		if v != "sources" {
+			lines, per = fmt.Sprint(w.lines[v]), fmt.Sprintf("%.1f", w.perMethod(v))
+		}
+		p("| %s | %s | %s | %s | %s | %s | %s | %s |\n", what, lines, per, secs(t), secs(lo), secs(hi), ratio(float64(t), float64(mt)), mib(rss))
+	}
+	p("\n")
 }
 
 func fixtureTitle(f fixture) string {
-	if f.name == "synth" {
-		return "synth (200 interfaces × 10 methods)"
+	switch f.name {
+	case "synth":
+		return "synth (200 interfaces × 10 methods, 20 files)"
+	case "synthone":
+		return "synthone (the same, one file)"
 	}
 	return fmt.Sprintf("httpgen (%d interfaces: net/http, generics)", len(f.interfaces))
 }
@@ -183,6 +279,11 @@ func ratio(a, b float64) string {
 	}
 	return fmt.Sprintf("%.1f×", r)
 }
+
+func secs(d time.Duration) string { return fmt.Sprintf("%.1f s", d.Seconds()) }
+
+// mib formats KiB as MiB.
+func mib(kib int64) string { return fmt.Sprintf("%.0f MiB", float64(kib)/1024) }
 
 func ms(d time.Duration) string { return fmt.Sprintf("%.0f ms", float64(d)/float64(time.Millisecond)) }
 

@@ -1,0 +1,55 @@
+package contend_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+
+	"github.com/breakergen/breakergen/bench/contend"
+	"github.com/breakergen/breakergen/bench/quote"
+)
+
+// The allocation tests of the generated wrapper and chain.
+// a benchmark's per-op average rounds away.
+
+// TestRejectionAllocatesNothing: a rejection must not allocate (SPEC §3),
+// and neither does a CLOSED success.
+func TestRejectionAllocatesNothing(t *testing.T) {
+	s := contend.Settings{Threshold: 1, Reset: time.Hour}
+	w := contend.NewBreakergen(quote.NewUpstream(quote.ErrUpstream), contend.Registry(s), s)
+	ctx := context.Background()
+	w.Quote(ctx, "trip")
+	_, err := w.Quote(ctx, "x")
+	require.ErrorIs(t, err, runtime.ErrOpen, "not open")
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { w.Quote(ctx, "x") }), "rejection allocates")
+	ok := contend.NewBreakergen(quote.NewUpstream(nil), contend.Registry(closed), closed)
+	assert.Zero(t, testing.AllocsPerRun(100, func() { ok.Quote(ctx, "x") }), "success allocates")
+}
+
+// TestChainPrimarySuccessAllocatesNothing: a chain whose primary answers
+// allocates nothing (SPEC §6), with or without a provenance record. It
+// records the count for the report's allocation target.
+func TestChainPrimarySuccessAllocatesNothing(t *testing.T) {
+	c := contend.NewBreakergenChain(quote.NewUpstream(nil), contend.Registry(closed))
+	ctx := context.Background()
+	pctx, p := runtime.WithProvenance(ctx)
+	_, err := c.Quote(pctx, "x")
+	require.NoError(t, err, "primary did not answer")
+	require.Equal(t, "quotes", p.Source, "primary did not answer")
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	n := testing.AllocsPerRun(100, func() { c.Quote(ctx, "x") })
+	assert.Zero(t, n, "chain success allocates")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { c.Quote(pctx, "x") }), "chain success with provenance allocates")
+	record(t, "breakergen", "allocs:Chain", fmt.Sprint(n))
+}

@@ -1,5 +1,0 @@
-//go:build !race
-
-package wrapper
-
-const raceEnabled = false
