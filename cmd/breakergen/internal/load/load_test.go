@@ -1,6 +1,7 @@
 package load
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"os"
@@ -134,7 +135,12 @@ func TestOwnOutputsHidden(t *testing.T) {
 	assert.Equal(t, map[string]bool{abs("a_breaker.go"): true, abs("b_breaker.go"): true, abs("c_breaker.go"): true}, res.Outputs)
 	var checked int
 	for _, p := range res.Packages {
-		assert.Empty(t, p.Errors, p.ID)
+		for _, e := range p.Errors {
+			// Function bodies are not checked, so an import used only
+			// in them draws a type error; nothing else may.
+			assert.Equal(t, packages.TypeError, e.Kind, "%s: %s", p.ID, e)
+			assert.NotContains(t, e.Pos, "_breaker.go", "%s: %s", p.ID, e)
+		}
 		if p.Name != "a" {
 			continue
 		}
@@ -154,4 +160,38 @@ func TestOwnOutputsHidden(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 2, checked, "a and its test variant")
+}
+
+func TestTrimBodies(t *testing.T) {
+	src := `package x
+
+func a() int { return undefined }
+
+func (T) b() { var unused int }
+
+func c() {
+	//breaker:name=c
+	type C interface{ M() error }
+}
+
+func d() {
+	// breaker:name=d is a near miss the model warns about
+}
+
+// e's doc mentions breaker; its body does not.
+func e() { _ = 1 }
+
+func f()
+`
+	fset := token.NewFileSet()
+	f, err := parser.ParseFile(fset, "x.go", src, parser.ParseComments)
+	require.NoError(t, err)
+	trimBodies(f)
+	kept := map[string]bool{}
+	for _, d := range f.Decls {
+		fd := d.(*ast.FuncDecl)
+		kept[fd.Name.Name] = fd.Body != nil
+	}
+	assert.Equal(t, map[string]bool{"a": false, "b": false, "c": true, "d": true, "e": false, "f": false}, kept)
+	assert.Len(t, f.Comments, 3, "comments stay")
 }
