@@ -3,6 +3,8 @@
 // empty files, so that a stale wrapper never breaks regeneration and is never
 // type-checked.
 //
+// Nothing in a run reads a function body, so the type checker gets none.
+//
 // The empty files reach the go command through its -overlay build flag and
 // the type checker through the ParseFile hook, not through
 // packages.Config.Overlay: go/packages distrusts the export data of every
@@ -42,6 +44,9 @@ type Config struct {
 type Result struct {
 	Fset *token.FileSet
 	// Packages are the loaded packages, test variants included, sorted by ID.
+	// Their syntax has no function bodies but those with a comment that
+	// mentions "breaker", so their type errors include "imported and not
+	// used" for imports only bodies use.
 	Packages []*packages.Package
 	// Outputs are the files carrying our header found in the packages'
 	// directories, by absolute path.
@@ -61,9 +66,9 @@ func IsOutput(src []byte) bool {
 
 // Load lists the packages, finds our earlier outputs in their directories,
 // and loads them all at once with types and syntax, each earlier output
-// replaced by an empty file of the same package. It returns an error only
-// when the go command itself fails; problems inside packages are in each
-// package's Errors.
+// replaced by an empty file of the same package and function bodies dropped
+// (see trimBodies). It returns an error only when the go command itself
+// fails; problems inside packages are in each package's Errors.
 func Load(cfg Config) (*Result, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
