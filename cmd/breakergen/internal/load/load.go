@@ -3,7 +3,8 @@
 // empty files, so that a stale wrapper never breaks regeneration and is never
 // type-checked.
 //
-// Nothing in a run reads a function body, so the type checker gets none.
+// Nothing in a run reads a function body, so the type checker gets none but
+// those that may hold annotations (see trimBodies).
 //
 // The empty files reach the go command through its -overlay build flag and
 // the type checker through the ParseFile hook, not through
