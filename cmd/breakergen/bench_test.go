@@ -143,12 +143,14 @@ func BenchmarkGenerateInProcess200x10(b *testing.B) {
 //     when it is on PATH
 //
 // It skips unless mockgen is on PATH. With the versions that
-// bench/cmd/report pins:
+// bench/cmd/report pins, and an older breakergen beside this one:
 //
 //	GOBIN=/tmp/peers go install go.uber.org/mock/mockgen@v0.6.0
 //	GOBIN=/tmp/peers go install github.com/vektra/mockery/v3@v3.9.1
-//	PATH=/tmp/peers:$PATH go test -run '^$' -bench GeneratorPeers \
-//		-benchtime 15x ./cmd/breakergen
+//	git archive dd0a4f5 | (mkdir /tmp/base && tar -x -C /tmp/base)
+//	(cd /tmp/base && go build -o /tmp/peers/breakergen-base ./cmd/breakergen)
+//	PATH=/tmp/peers:$PATH BREAKERGEN_BASE=/tmp/peers/breakergen-base \
+//		go test -run '^$' -bench GeneratorPeers -benchtime 15x ./cmd/breakergen
 func BenchmarkGeneratorPeers(b *testing.B) {
 	mockgen, err := exec.LookPath("mockgen")
 	if err != nil {
