@@ -2,9 +2,15 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 )
 
 func TestExitCodes(t *testing.T) {
@@ -33,4 +39,32 @@ func TestParseArgs(t *testing.T) {
 	o, err = parseArgs(nil, &errOut)
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"."}, o.patterns)
+}
+
+// TestBrokenOwnOutputs: our earlier outputs that no longer parse or
+// type-check do not stop a run (they are never type-checked): the live one
+// is rewritten and the orphan is removed.
+func TestBrokenOwnOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	dir := t.TempDir()
+	writeModule(t, dir)
+	files := map[string]string{
+		"a.go": "package x\n\nimport \"context\"\n\n//breaker:name=s\ntype Source interface {\n\tGet(ctx context.Context) error\n}\n",
+		// A syntax error, as an interrupted write might leave.
+		"a_breaker.go": load.Header + "\n\npackage x\n\nfunc (w *SourceBreaker) Get(\n",
+		// A type error, and no source any more.
+		"gone_breaker.go": load.Header + "\n\npackage x\n\nvar _ Gone = (*GoneBreaker)(nil)\n",
+	}
+	for name, src := range files {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(src), 0o644))
+	}
+	var stdout, stderr strings.Builder
+	require.NoError(t, generate(&options{patterns: []string{"."}, dir: dir, env: goEnv()}, &stdout, &stderr), stderr.String())
+	assert.Empty(t, stderr.String())
+	got, err := os.ReadFile(filepath.Join(dir, "a_breaker.go"))
+	require.NoError(t, err)
+	assert.Contains(t, string(got), "func NewSourceBreaker(")
+	assert.NoFileExists(t, filepath.Join(dir, "gone_breaker.go"))
 }

@@ -1,14 +1,26 @@
 // Package load loads the packages of a run with go/packages: one type-checked
-// load for every pattern, with breakergen's own earlier outputs hidden behind
-// an empty overlay so that a stale wrapper never breaks regeneration.
+// load for every pattern, with breakergen's own earlier outputs replaced by
+// empty files, so that a stale wrapper never breaks regeneration and is never
+// type-checked.
+//
+// Nothing in a run reads a function body, so the type checker gets none but
+// those that may hold annotations (see trimBodies).
+//
+// The empty files reach the go command through its -overlay build flag and
+// the type checker through the ParseFile hook, not through
+// packages.Config.Overlay: go/packages distrusts the export data of every
+// dependency when Config.Overlay is set and type-checks them all from source
+// (for any package: the standard library's runtime, syscall, time...).
 package load
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -33,6 +45,9 @@ type Config struct {
 type Result struct {
 	Fset *token.FileSet
 	// Packages are the loaded packages, test variants included, sorted by ID.
+	// Their syntax has no function bodies but those with a comment that
+	// mentions "breaker", so their type errors include "imported and not
+	// used" for imports only bodies use.
 	Packages []*packages.Package
 	// Outputs are the files carrying our header found in the packages'
 	// directories, by absolute path.
@@ -41,8 +56,9 @@ type Result struct {
 	Unmatched []string
 }
 
-// loads counts the calls of packages.Load, for tests.
-var loads atomic.Int32
+// loads counts the calls of packages.Load, and parsed the files parsed, for
+// tests.
+var loads, parsed atomic.Int32
 
 // IsOutput reports whether src (a file's first bytes) carries our header.
 func IsOutput(src []byte) bool {
@@ -51,9 +67,9 @@ func IsOutput(src []byte) bool {
 
 // Load lists the packages, finds our earlier outputs in their directories,
 // and loads them all at once with types and syntax, each earlier output
-// replaced by an empty file of the same package. It returns an error only
-// when the go command itself fails; problems inside packages are in each
-// package's Errors.
+// replaced by an empty file of the same package and function bodies dropped
+// (see trimBodies). It returns an error only when the go command itself
+// fails; problems inside packages are in each package's Errors.
 func Load(cfg Config) (*Result, error) {
 	patterns := cfg.Patterns
 	if len(patterns) == 0 {
@@ -102,6 +118,19 @@ func Load(cfg Config) (*Result, error) {
 			}
 		}
 	}
+	loadFlags := flags
+	if len(overlay) > 0 {
+		tmp, err := os.MkdirTemp("", "breakergen-overlay-")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(tmp)
+		file, err := writeOverlay(tmp, overlay)
+		if err != nil {
+			return nil, err
+		}
+		loadFlags = append(slices.Clip(flags), "-overlay="+file)
+	}
 	loads.Add(1)
 	fset := token.NewFileSet()
 	pkgs, err := packages.Load(&packages.Config{
@@ -109,12 +138,19 @@ func Load(cfg Config) (*Result, error) {
 			packages.NeedTypes | packages.NeedTypesInfo,
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
-		BuildFlags: flags,
+		BuildFlags: loadFlags,
 		Tests:      true,
 		Fset:       fset,
-		Overlay:    overlay,
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
-			return parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
+			if empty, ok := overlay[filename]; ok {
+				src = empty
+			}
+			parsed.Add(1)
+			f, err := parser.ParseFile(fset, filename, src, parser.ParseComments|parser.SkipObjectResolution)
+			if f != nil {
+				trimBodies(f)
+			}
+			return f, err
 		},
 	}, patterns...)
 	if err != nil {
@@ -218,7 +254,9 @@ func matchesAny(dir, pattern string, list []*packages.Package) bool {
 }
 
 // findOutputs records the files in dir that carry our header, and an overlay
-// that empties each of them (keeping its package clause and build line).
+// that empties each of them (keeping its package clause and build line). An
+// output is emptied even when its own package clause no longer parses, as
+// long as its source's does.
 func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte) error {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
@@ -228,11 +266,11 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 		if !strings.HasSuffix(name, "_breaker.go") && !strings.HasSuffix(name, "_breaker_test.go") {
 			continue
 		}
-		src, err := os.ReadFile(name)
+		head, err := readHead(name)
 		if err != nil {
 			return err
 		}
-		if !IsOutput(src) {
+		if !IsOutput(head) {
 			continue
 		}
 		abs, err := filepath.Abs(name)
@@ -240,24 +278,95 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 			return err
 		}
 		outputs[abs] = true
-		f, err := parser.ParseFile(token.NewFileSet(), name, src, parser.PackageClauseOnly|parser.ParseComments)
-		if err != nil {
-			continue // let the load report it
-		}
 		// The package is the source's, which may have been renamed since.
-		pkg := f.Name.Name
+		pkg, build := "", ""
+		if f, err := parser.ParseFile(token.NewFileSet(), name, head, parser.PackageClauseOnly|parser.ParseComments); err == nil {
+			pkg, build = f.Name.Name, BuildLine(f)
+		}
 		if sf, err := parser.ParseFile(token.NewFileSet(), SourceOf(name), nil, parser.PackageClauseOnly); err == nil {
 			pkg = sf.Name.Name
 		}
+		if pkg == "" {
+			continue // let the load report it
+		}
 		var b strings.Builder
 		b.WriteString(Header + "\n\n")
-		if line := BuildLine(f); line != "" {
-			b.WriteString(line + "\n\n")
+		if build != "" {
+			b.WriteString(build + "\n\n")
 		}
 		fmt.Fprintf(&b, "package %s\n", pkg)
 		overlay[abs] = []byte(b.String())
 	}
 	return nil
+}
+
+// headSize bounds what findOutputs reads of a file: our header, build line
+// and package clause come first, and the rest (up to a megabyte for a large
+// package) is never needed.
+const headSize = 4 << 10
+
+// readHead returns the first headSize bytes of the file (all of a shorter
+// one).
+func readHead(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	buf := make([]byte, headSize)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+// trimBodies drops the bodies of f's functions, which nothing in a run
+// needs: the type checker then checks declarations only. A body that holds a
+// comment mentioning "breaker" stays, for the model to report an annotated
+// interface declared inside a function (or a near miss of an annotation).
+func trimBodies(f *ast.File) {
+	var marks []token.Pos // comments that may be annotations, in order
+	for _, cg := range f.Comments {
+		for _, c := range cg.List {
+			if strings.Contains(strings.ToLower(c.Text), "breaker") {
+				marks = append(marks, c.Slash)
+			}
+		}
+	}
+	for _, d := range f.Decls {
+		fd, ok := d.(*ast.FuncDecl)
+		if !ok || fd.Body == nil {
+			continue
+		}
+		i, _ := slices.BinarySearch(marks, fd.Body.Lbrace)
+		if i < len(marks) && marks[i] < fd.Body.Rbrace {
+			continue
+		}
+		fd.Body = nil
+	}
+}
+
+// writeOverlay writes into dir each empty file of overlay and the go
+// command's -overlay file that puts them in place of our outputs, and
+// returns the latter's path.
+func writeOverlay(dir string, overlay map[string][]byte) (string, error) {
+	replace := map[string]string{}
+	i := 0
+	for path, src := range overlay {
+		name := filepath.Join(dir, fmt.Sprintf("%d.go", i))
+		i++
+		if err := os.WriteFile(name, src, 0o644); err != nil {
+			return "", err
+		}
+		replace[path] = name
+	}
+	js, err := json.Marshal(struct{ Replace map[string]string }{replace})
+	if err != nil {
+		return "", err
+	}
+	file := filepath.Join(dir, "overlay.json")
+	return file, os.WriteFile(file, js, 0o644)
 }
 
 // SourceOf is the source file whose wrappers go to the output path.
