@@ -128,13 +128,17 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, c.quotes)
-	defer run.Done()
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.quotes) {
+		defer run.Done()
+	}
 	retry := c.quotes.Retry()
 	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			break
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break
+			}
 		}
 		r0, err = c.tryQuote(ctx, call, c.primary, code)
 		if !retry.Again(ctx, err) {

@@ -135,8 +135,10 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, c.eastmoney)
-	defer run.Done()
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.eastmoney) {
+		defer run.Done()
+	}
 	var valid bool
 	retry := c.eastmoney.Retry()
 	for {
@@ -247,9 +249,11 @@ var _ StockSource = (*StockSourceBreaker)(nil)
 func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err error) {
 	retry := w.push2ex.Retry()
 	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			return
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				return
+			}
 		}
 		r0, err = w.tryChanges(ctx, call)
 		if !retry.Again(ctx, err) {

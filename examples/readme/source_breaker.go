@@ -119,13 +119,17 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, c.tdx)
-	defer run.Done()
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.tdx) {
+		defer run.Done()
+	}
 	retry := c.tdx.Retry()
 	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			break
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break
+			}
 		}
 		r0, err = c.tryKline(ctx, call, c.primary, code, days)
 		if !retry.Again(ctx, err) {
@@ -167,8 +171,10 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 		err = breakerimpl.ErrNilImpl
 		return
 	}
-	run := breakerimpl.StartChain(ctx, c.eastmoney)
-	defer run.Done()
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.eastmoney) {
+		defer run.Done()
+	}
 	retry := c.eastmoney.Retry()
 	for {
 		var call breakerimpl.Call

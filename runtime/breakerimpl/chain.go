@@ -23,23 +23,29 @@ type Chain struct {
 	left    budget // tries the route's budget still allows
 }
 
-// StartChain begins a chain call made with ctx whose primary goes through
-// rt: the budget of rt is the whole chain's.
-func StartChain(ctx context.Context, rt *Route) (c Chain) {
+// Start begins a chain call made with ctx whose primary goes through rt:
+// the budget of rt is the whole chain's. It reports whether the call
+// claimed the provenance record of ctx, which [Chain.Done] must give back;
+// generated code defers Done only then. Generated code declares the Chain
+// (var run breakerimpl.Chain) and starts it in place: a Chain returned by
+// value would be copied through memory on every call.
+func (c *Chain) Start(ctx context.Context, rt *Route) (claimed bool) {
 	c.ctx, c.left = ctx, rt.budget
 	if core.InUse.Load() != 0 {
-		c.claim()
+		return c.claim()
 	}
-	return c
+	return false
 }
 
 // claim claims the provenance record of the call's ctx, if any.
-func (c *Chain) claim() {
+func (c *Chain) claim() bool {
 	st := core.From(c.ctx)
 	if p, _ := st.Claim().(*runtime.Provenance); p != nil {
 		*p = runtime.Provenance{Skipped: p.Skipped[:0]}
 		c.st = st
+		return true
 	}
+	return false
 }
 
 // prov returns the provenance record the call claimed, or nil.
@@ -145,7 +151,8 @@ func (c *Chain) Err() error {
 	return &runtime.ChainError{Sources: c.sources}
 }
 
-// Done releases the provenance record; generated code defers it.
+// Done gives back the provenance record that [Chain.Start] claimed;
+// generated code defers it when Start reports a claim.
 func (c *Chain) Done() { c.st.Unclaim() }
 
 func (c *Chain) skip(name, why string, err error) {

@@ -16,13 +16,17 @@ import (
 // through its route, then each fallback, then the stale cache.
 func chainCall(ctx context.Context, primary *breakerimpl.Route, fbs []*breakerimpl.Route, impls []func() (int, error),
 	valid func(int) bool, stale *breakerimpl.StaleCache[string, int], key string) (r int, err error) {
-	run := breakerimpl.StartChain(ctx, primary)
-	defer run.Done()
+	var run breakerimpl.Chain
+	if run.Start(ctx, primary) {
+		defer run.Done()
+	}
 	retry := primary.Retry()
 	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			break
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break
+			}
 		}
 		r, err = tryOnce(call, ctx, impls[0])
 		if !retry.Again(ctx, err) {

@@ -39,9 +39,11 @@ func (b *budget) spend(n int) {
 //
 //	retry := w.eastmoney.Retry()
 //	for {
-//		var call runtime.Call
-//		if call, err = retry.Enter(ctx, err); err != nil {
-//			return
+//		call, ok := retry.EnterFast()
+//		if !ok {
+//			if call, err = retry.Enter(ctx, err); err != nil {
+//				return
+//			}
 //		}
 //		r0, err = w.trySearch(ctx, call, q)
 //		if !retry.Again(ctx, err) {
@@ -63,6 +65,19 @@ func (rt *Route) Retry() Retry {
 
 // Tries returns the number of upstream tries made so far.
 func (r *Retry) Tries() int { return r.tries }
+
+// EnterFast is the part of [Retry.Enter] that admits a plain CLOSED try
+// (see [Route.EnterFast]) while the route's budget lasts; small enough to
+// inline. When ok is false nothing was admitted and the caller must call
+// Enter, which decides.
+func (r *Retry) EnterFast() (c Call, ok bool) {
+	if c, ok = r.rt.EnterFast(); ok && r.left != 0 {
+		r.left.spend(1)
+		r.tries++
+		return c, true
+	}
+	return c, false
+}
 
 // Enter admits the next try: the budgets (the route's and every one in ctx),
 // then the breaker, then the limiter. A try the breaker or the limiter

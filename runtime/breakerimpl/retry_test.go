@@ -18,9 +18,11 @@ import (
 func try(rt *breakerimpl.Route, ctx context.Context, upstream func() error) (err error) {
 	retry := rt.Retry()
 	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			return
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				return
+			}
 		}
 		err = once(call, ctx, upstream)
 		if !retry.Again(ctx, err) {
@@ -143,6 +145,47 @@ func TestBudgetSharedAcrossCalls(t *testing.T) {
 		_, err = plain.Enter(runtime.WithBudget(context.Background(), 0))
 		assert.ErrorIs(t, err, runtime.ErrBudget)
 	})
+}
+
+// TestRetryEnterFast: the inlined admission takes a plain CLOSED try only
+// while the route's budget lasts, counts it like Enter, and leaves every
+// other try to Enter.
+func TestRetryEnterFast(t *testing.T) {
+	defer breakerimpl.ForgetCallStates()()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fast", FailureThreshold: 1}, Attempts: 3, Budget: 2})
+	ctx := context.Background()
+	retry := rt.Retry()
+	for range 2 {
+		call, ok := retry.EnterFast()
+		require.True(t, ok, "a CLOSED try within the route's budget")
+		var err error // a success
+		call.Exit(ctx, &err)
+	}
+	assert.Equal(t, 2, retry.Tries())
+	_, ok := retry.EnterFast()
+	assert.False(t, ok, "the route's budget is spent")
+	_, err := retry.Enter(ctx, errors.New("last"))
+	assert.EqualError(t, err, "last", "Enter decides: the last upstream error")
+
+	// OPEN: declined, and Enter rejects.
+	assert.Error(t, try(rt, ctx, func() error { return &httpError{code: 403} })) // not retried
+	require.Equal(t, runtime.Open, rt.Breaker().State())
+	retry = rt.Retry()
+	_, ok = retry.EnterFast()
+	assert.False(t, ok, "an OPEN breaker")
+	_, err = retry.Enter(ctx, nil)
+	assert.ErrorIs(t, err, runtime.ErrOpen)
+	assert.Zero(t, retry.Tries())
+
+	// Once a budget or provenance record exists, every try looks in the ctx.
+	rt.Breaker().Reset()
+	_ = runtime.WithBudget(ctx, 1)
+	retry = rt.Retry()
+	_, ok = retry.EnterFast()
+	assert.False(t, ok, "budgets in use")
+	_, err = retry.Enter(runtime.WithBudget(ctx, 0), nil)
+	assert.ErrorIs(t, err, runtime.ErrBudget)
 }
 
 func TestRetriedCallSuccessAllocatesNothing(t *testing.T) {

@@ -62,7 +62,8 @@ func TestEnterFast(t *testing.T) {
 
 // TestEnterFastInlines: EnterFast is only worth its place in generated code
 // if the compiler inlines it; a change that pushes it over the inlining
-// budget would slow every wrapper silently, so it fails here instead.
+// budget would slow every wrapper silently, so it fails here instead. The
+// same holds for what a chain's primary calls on its way in.
 func TestEnterFastInlines(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -70,8 +71,10 @@ func TestEnterFastInlines(t *testing.T) {
 	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	if !strings.Contains(string(out), "can inline (*Route).EnterFast") {
-		t.Errorf("EnterFast does not inline; the compiler says:\n%s", grepLines(string(out), "EnterFast"))
+	for _, fn := range []string{"(*Route).EnterFast", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary"} {
+		if !strings.Contains(string(out), "can inline "+fn+"\n") {
+			t.Errorf("%s does not inline; the compiler says:\n%s", fn, grepLines(string(out), fn))
+		}
 	}
 }
 

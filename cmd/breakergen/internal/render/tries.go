@@ -165,28 +165,48 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		return jen.List(lhs...).Op("=").Id(t.recv).Dot(m.Try).Call(as...)
 	}
 	route := func() *jen.Statement { return jen.Id(t.recv).Dot(r.Field) }
+	// One name serves every ok of the method: each lives in its own block.
+	ok := a.fresh("ok")
 	run := ""
 	if t.chain {
+		// The chain is started in place (a Chain returned by value is
+		// copied through memory on every call), and Done is deferred only
+		// when Start claimed a provenance record to give back.
 		run = a.fresh("run")
 		body = append(body,
-			jen.Id(run).Op(":=").Add(g.impl("StartChain")).Call(jen.Id(t.ctx), route()),
-			jen.Defer().Id(run).Dot("Done").Call(),
+			jen.Var().Id(run).Add(g.impl("Chain")),
+			jen.If(jen.Id(run).Dot("Start").Call(jen.Id(t.ctx), route())).Block(
+				jen.Defer().Id(run).Dot("Done").Call(),
+			),
 		)
 	}
 	if r.Valid != nil && (t.chain || stale) {
 		body = append(body, jen.Var().Id(t.valid).Bool())
 	}
+	enter := func() *jen.Statement {
+		return jen.If(
+			jen.List(jen.Id(t.call), jen.Id(t.err)).Op("=").Id(t.retry).Dot("Enter").Call(jen.Id(t.ctx), jen.Id(t.err)),
+			jen.Id(t.err).Op("!=").Nil(),
+		).Block(leave)
+	}
+	var admit []jen.Code
+	if r.Settings.Rate.Per > 0 {
+		// Every try waits for a token: EnterFast would always decline.
+		admit = []jen.Code{jen.Var().Id(t.call).Add(g.impl("Call")), enter()}
+	} else {
+		// EnterFast inlines, as in a plain wrapper: a plain CLOSED try
+		// costs one load and one test here.
+		admit = []jen.Code{
+			jen.List(jen.Id(t.call), jen.Id(ok)).Op(":=").Id(t.retry).Dot("EnterFast").Call(),
+			jen.If(jen.Op("!").Id(ok)).Block(enter()),
+		}
+	}
 	body = append(body,
 		jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
-		jen.For().Block(
-			jen.Var().Id(t.call).Add(g.impl("Call")),
-			jen.If(
-				jen.List(jen.Id(t.call), jen.Id(t.err)).Op("=").Id(t.retry).Dot("Enter").Call(jen.Id(t.ctx), jen.Id(t.err)),
-				jen.Id(t.err).Op("!=").Nil(),
-			).Block(leave),
+		jen.For().Block(append(admit,
 			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
-		),
+		)...),
 	)
 	// outcome records a source's answer: PrimaryValid and AnsweredValid
 	// on a route with a valid func, Primary and Answered without.
@@ -201,9 +221,9 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	put := func() jen.Code {
 		return jen.Id(t.recv).Dot(m.StaleField).Dot("Put").Call(t.keyExpr, t.val)
 	}
-	v, age, ok := "", "", ""
+	v, age := "", ""
 	if stale {
-		v, age, ok = a.fresh("v"), a.fresh("age"), a.fresh("ok")
+		v, age = a.fresh("v"), a.fresh("age")
 	}
 	getStale := func(found ...jen.Code) jen.Code {
 		ret := append(t.unpack(v), jen.Nil())
@@ -225,9 +245,6 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			return []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
 		}
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
-		if !stale {
-			ok = a.fresh("ok")
-		}
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body,
 			jen.If(outcome("Primary", route(), jen.Id(t.retry).Dot("Tries").Call())).Block(answered()...),
