@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/textwrap"
 )
 
 // Key is one annotation key: how it is written, what it means, what it
@@ -162,7 +164,7 @@ func ManualTable() []string {
 		if d == "" {
 			d = "-"
 		}
-		for i, m := range wrap(plain(k.meaning()), mw) {
+		for i, m := range textwrap.Lines(plain(k.meaning()), mw) {
 			if i == 0 {
 				out = append(out, row(k.Name, plain(k.Value), m, d))
 			} else {
@@ -191,7 +193,7 @@ func UsageTable() string {
 		if k.Scope == NameScope {
 			text += "; per name"
 		}
-		lines := wrap(text, 80-col)
+		lines := textwrap.Lines(text, 80-col)
 		first := indent + head
 		if len(first) >= col {
 			sb.WriteString(first + "\n")
@@ -206,23 +208,4 @@ func UsageTable() string {
 		}
 	}
 	return sb.String()
-}
-
-// wrap breaks s into lines of at most width bytes (a longer word stands
-// alone).
-func wrap(s string, width int) []string {
-	var lines []string
-	cur := ""
-	for _, w := range strings.Fields(s) {
-		if cur != "" && len(cur)+1+len(w) > width {
-			lines = append(lines, cur)
-			cur = w
-			continue
-		}
-		if cur != "" {
-			cur += " "
-		}
-		cur += w
-	}
-	return append(lines, cur)
 }

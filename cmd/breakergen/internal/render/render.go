@@ -16,6 +16,7 @@ import (
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/textwrap"
 )
 
 // File renders one output file: header, build line, package and wrappers.
@@ -749,12 +750,12 @@ func (a *alloc) fresh(want string) string {
 
 // wrap breaks prose into comment lines of at most 76 characters, so that
 // with "// " in front they fit in 80 columns.
-func wrap(s string) []string { return wrapWidth(s, 76) }
+func wrap(s string) []string { return textwrap.Lines(s, 76) }
 
 // bullet renders s as an item of a comment's list, "  - " then the text,
 // its continuation lines indented under it.
 func bullet(s string) []string {
-	lines := wrapWidth(s, 72)
+	lines := textwrap.Lines(s, 72)
 	for i := range lines {
 		if i == 0 {
 			lines[i] = "  - " + lines[i]
@@ -763,23 +764,6 @@ func bullet(s string) []string {
 		}
 	}
 	return lines
-}
-
-func wrapWidth(s string, width int) []string {
-	var lines []string
-	cur := ""
-	for _, w := range strings.Fields(s) {
-		if cur != "" && len(cur)+1+len(w) > width {
-			lines = append(lines, cur)
-			cur = w
-			continue
-		}
-		if cur != "" {
-			cur += " "
-		}
-		cur += w
-	}
-	return append(lines, cur)
 }
 
 // groupImports puts the standard library's imports in a group of their own,
