@@ -131,6 +131,7 @@ type Breaker struct {
 	class  classifier            // nil for the default rule
 	count  bool                  // exact call counting (WithCallCounts)
 	flags  uint64                // countFlag when count
+	stamps stamps                // the clock of lastFailure and lastSuccess
 	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
@@ -140,14 +141,14 @@ type Breaker struct {
 	failures    atomic.Uint64
 	ignored     atomic.Uint64
 	limited     atomic.Uint64
-	lastFailure atomic.Int64 // unix nanoseconds, 0 for never
+	lastFailure atomic.Int64 // a stamp (see stamps), 0 for never
 	_           [64]byte
 
 	// Written on every call only when counting is on (WithCallCounts).
 	calls       atomic.Uint64
 	successes   atomic.Uint64
 	rejections  atomic.Uint64
-	lastSuccess atomic.Int64
+	lastSuccess atomic.Int64 // a stamp, like lastFailure
 	_           [64]byte
 
 	core core.Breaker // what the call protocol drives; see package core
@@ -164,7 +165,7 @@ type Breaker struct {
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls}
+	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
 	if b.count {
 		b.flags = countFlag
 	}
@@ -366,11 +367,11 @@ func (b *Breaker) countOutcome(o Outcome) {
 	case Success:
 		if b.count {
 			b.successes.Add(1)
-			b.lastSuccess.Store(b.reg.clock.Now().UnixNano())
+			b.lastSuccess.Store(b.stamps.now())
 		}
 	case Failure:
 		b.failures.Add(1)
-		b.lastFailure.Store(b.reg.clock.Now().UnixNano())
+		b.lastFailure.Store(b.stamps.now())
 	default:
 		b.ignored.Add(1)
 	}

@@ -27,3 +27,52 @@ type realClock struct{}
 
 func (realClock) Now() time.Time                            { return time.Now() }
 func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterFunc(d, f) }
+
+// stamps turns the instants the hot paths record (the last failure, the
+// last success) into words an atomic holds, 0 meaning never, and back.
+//
+// With the real clock an instant is taken as the time since an anchor on
+// the monotonic clock: one monotonic read (time.Since) costs about half of
+// time.Now on a virtual machine, and a failing call records its time on
+// every call. The anchor is a wall-clock reading with its monotonic reading,
+// taken when the breaker is created, so the time read back is that wall
+// time plus the elapsed monotonic time: exact to the monotonic clock, and
+// unmoved by a later step of the wall clock (as time.Time's own Sub and
+// Since are). Inside a testing/synctest bubble both readings are the
+// bubble's, so a breaker created in the bubble records the bubble's time.
+//
+// With any other clock ([WithClock]) an instant is its Unix nanoseconds.
+type stamps struct {
+	clock  Clock
+	mono   bool      // clock is the real clock: instants are offsets from anchor
+	anchor time.Time // a nanosecond before creation, so every offset is > 0
+}
+
+func newStamps(clock Clock) stamps {
+	_, mono := clock.(realClock)
+	s := stamps{clock: clock, mono: mono}
+	if mono {
+		s.anchor = time.Now().Add(-time.Nanosecond)
+	}
+	return s
+}
+
+// now returns the current instant; it reads the clock once.
+func (s *stamps) now() int64 {
+	if s.mono {
+		return int64(time.Since(s.anchor))
+	}
+	return s.clock.Now().UnixNano()
+}
+
+// time returns the instant n, the zero Time for 0, without a monotonic
+// reading.
+func (s *stamps) time(n int64) time.Time {
+	switch {
+	case n == 0:
+		return time.Time{}
+	case s.mono:
+		return s.anchor.Add(time.Duration(n)).Round(0)
+	}
+	return time.Unix(0, n)
+}
