@@ -652,15 +652,35 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 // method asks for, capped at MaxCooldown, and the transition's reason; ok
 // is false when no error asks for more than zero.
 func cooldown(err error) (reason string, d time.Duration, ok bool) {
-	walk(err, func(e error) bool {
-		if ra, ok := e.(interface{ RetryAfter() time.Duration }); ok {
-			d = min(ra.RetryAfter(), MaxCooldown)
-			return true
-		}
-		return false
-	})
-	if d <= 0 {
+	if d, _ = retryAfter(err); d <= 0 {
 		return "", 0, false
 	}
+	d = min(d, MaxCooldown)
 	return "retry after " + d.String() + ": " + reasonOf(err), d, true
+}
+
+// retryAfter returns what the first error in err's tree, depth first, with
+// a RetryAfter() time.Duration method asks for; found is false when there
+// is none. Every failing call asks, so it walks with one type switch per
+// error (one cached type test) and no callback.
+func retryAfter(err error) (d time.Duration, found bool) {
+	for {
+		switch e := err.(type) {
+		case nil:
+			return 0, false
+		case interface{ RetryAfter() time.Duration }:
+			return e.RetryAfter(), true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				if d, found = retryAfter(err); found {
+					return d, true
+				}
+			}
+			return 0, false
+		default:
+			return 0, false
+		}
+	}
 }
