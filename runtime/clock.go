@@ -38,8 +38,9 @@ func (realClock) AfterFunc(d time.Duration, f func()) Timer { return time.AfterF
 // taken when the breaker is created, so the time read back is that wall
 // time plus the elapsed monotonic time: exact to the monotonic clock, and
 // unmoved by a later step of the wall clock (as time.Time's own Sub and
-// Since are). Inside a testing/synctest bubble both readings are the
-// bubble's, so a breaker created in the bubble records the bubble's time.
+// Since are); on Linux that clock stops while the machine is suspended. Inside a testing/synctest bubble the time package reads no
+// monotonic clock and Since falls back to wall times, so a failure records
+// the bubble's time wherever the breaker was created.
 //
 // With any other clock ([WithClock]) an instant is its Unix nanoseconds.
 type stamps struct {

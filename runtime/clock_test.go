@@ -50,20 +50,25 @@ func TestLastFailureRealClock(t *testing.T) {
 	assert.True(t, b.Stats().LastFailure.IsZero(), "Reset clears it")
 }
 
-// TestLastFailureSynctest: a breaker created in a testing/synctest bubble
-// records the bubble's time, to the nanosecond.
+// TestLastFailureSynctest: inside a testing/synctest bubble a failure
+// records the bubble's time, to the nanosecond, whether the breaker was
+// created in the bubble or outside it (as Default's breakers may be).
 func TestLastFailureSynctest(t *testing.T) {
+	outside := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger())).
+		Breaker(runtime.Config{Name: "outside", FailureThreshold: 100})
 	synctest.Test(t, func(t *testing.T) {
 		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
-		b := reg.Breaker(runtime.Config{Name: "bubble", FailureThreshold: 100})
-		time.Sleep(90*time.Minute + 7*time.Nanosecond)
-		failOnce(b)
-		want := time.Now()
-		require.True(t, want.Equal(b.Stats().LastFailure), "want %s, got %s", want, b.Stats().LastFailure)
+		inside := reg.Breaker(runtime.Config{Name: "inside", FailureThreshold: 100})
+		for _, b := range []*runtime.Breaker{inside, outside} {
+			time.Sleep(90*time.Minute + 7*time.Nanosecond)
+			failOnce(b)
+			want := time.Now()
+			require.True(t, want.Equal(b.Stats().LastFailure), "%s: want %s, got %s", b.Name(), want, b.Stats().LastFailure)
 
-		time.Sleep(time.Second)
-		failOnce(b)
-		assert.True(t, want.Add(time.Second).Equal(b.Stats().LastFailure))
+			time.Sleep(time.Second)
+			failOnce(b)
+			assert.True(t, want.Add(time.Second).Equal(b.Stats().LastFailure), b.Name())
+		}
 	})
 }
 

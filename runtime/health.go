@@ -46,8 +46,10 @@ type Stats struct {
 
 	// LastFailure is when the last failure was recorded; zero if none. With
 	// the real clock it is the wall time at the breaker's creation plus the
-	// monotonic time elapsed since, so a later step of the wall clock does
-	// not move it. LastSuccess is recorded alike.
+	// monotonic time elapsed since (one cheap clock read per failure): it
+	// follows the monotonic clock, so it ignores later steps of the wall
+	// clock and, on Linux, time the machine spent suspended. LastSuccess is
+	// recorded alike.
 	LastFailure time.Time `json:"last_failure,omitzero"`
 	// OpenedAt is when the breaker last moved to OPEN.
 	OpenedAt time.Time `json:"opened_at,omitzero"`
