@@ -26,14 +26,14 @@ func succeedOnce(b *runtime.Breaker) {
 // TestLastFailureRealClock: with the real clock the failure's time is the
 // breaker's anchor plus the monotonic time since, so it falls between two
 // wall-clock readings taken around the call (the wall clock is not stepped
-// within a test), and carries no monotonic reading, like a time read back
-// from JSON.
+// within a test), give or take the anchor's skew, and carries no monotonic
+// reading, like a time read back from JSON.
 func TestLastFailureRealClock(t *testing.T) {
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithCallCounts())
 	b := reg.Breaker(runtime.Config{Name: "real"})
 	assert.True(t, b.Stats().LastFailure.IsZero(), "no failure yet")
 
-	before := time.Now().Round(0)
+	before := time.Now().Round(0).Add(-runtime.AnchorSkew)
 	failOnce(b)
 	succeedOnce(b)
 	after := time.Now().Round(0)
