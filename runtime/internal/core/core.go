@@ -83,8 +83,6 @@ var BreakerOf func(b any) *Breaker
 // It has a type of its own: comparing an error with it then costs one word
 // compare for every other error, where an errors.New value would send the
 // many errors of that same type through the runtime's interface equality.
-//
-//lint:ignore ST1012 never returned: the name says what it guards, not what failed
 var PanicGuard error = &guardError{"breaker: guarded call did not return"}
 
 type guardError struct{ msg string }
