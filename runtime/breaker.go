@@ -131,6 +131,7 @@ type Breaker struct {
 	class  classifier            // nil for the default rule
 	count  bool                  // exact call counting (WithCallCounts)
 	flags  uint64                // countFlag when count
+	stamps stamps                // the clock of lastFailure and lastSuccess
 	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
@@ -140,14 +141,14 @@ type Breaker struct {
 	failures    atomic.Uint64
 	ignored     atomic.Uint64
 	limited     atomic.Uint64
-	lastFailure atomic.Int64 // unix nanoseconds, 0 for never
+	lastFailure atomic.Int64 // a stamp (see stamps), 0 for never
 	_           [64]byte
 
 	// Written on every call only when counting is on (WithCallCounts).
 	calls       atomic.Uint64
 	successes   atomic.Uint64
 	rejections  atomic.Uint64
-	lastSuccess atomic.Int64
+	lastSuccess atomic.Int64 // a stamp, like lastFailure
 	_           [64]byte
 
 	core core.Breaker // what the call protocol drives; see package core
@@ -164,7 +165,7 @@ type Breaker struct {
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls}
+	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
 	if b.count {
 		b.flags = countFlag
 	}
@@ -360,17 +361,21 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 	}
 }
 
-// countOutcome adds one outcome to the totals.
+// countOutcome adds one outcome to the totals. It reads the clock before
+// the atomic writes: the clock read waits for earlier instructions to
+// finish, a locked write among them (about 4 ns of a failing call).
 func (b *Breaker) countOutcome(o Outcome) {
 	switch o {
 	case Success:
 		if b.count {
+			now := b.stamps.now()
 			b.successes.Add(1)
-			b.lastSuccess.Store(b.reg.clock.Now().UnixNano())
+			b.lastSuccess.Store(now)
 		}
 	case Failure:
+		now := b.stamps.now()
 		b.failures.Add(1)
-		b.lastFailure.Store(b.reg.clock.Now().UnixNano())
+		b.lastFailure.Store(now)
 	default:
 		b.ignored.Add(1)
 	}
@@ -651,15 +656,35 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 // method asks for, capped at MaxCooldown, and the transition's reason; ok
 // is false when no error asks for more than zero.
 func cooldown(err error) (reason string, d time.Duration, ok bool) {
-	walk(err, func(e error) bool {
-		if ra, ok := e.(interface{ RetryAfter() time.Duration }); ok {
-			d = min(ra.RetryAfter(), MaxCooldown)
-			return true
-		}
-		return false
-	})
-	if d <= 0 {
+	if d, _ = retryAfter(err); d <= 0 {
 		return "", 0, false
 	}
+	d = min(d, MaxCooldown)
 	return "retry after " + d.String() + ": " + reasonOf(err), d, true
+}
+
+// retryAfter returns what the first error in err's tree, depth first, with
+// a RetryAfter() time.Duration method asks for; found is false when there
+// is none. Every failing call asks, so it walks with one type switch per
+// error (one cached type test) and no callback.
+func retryAfter(err error) (d time.Duration, found bool) {
+	for {
+		switch e := err.(type) {
+		case nil:
+			return 0, false
+		case interface{ RetryAfter() time.Duration }:
+			return e.RetryAfter(), true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				if d, found = retryAfter(err); found {
+					return d, true
+				}
+			}
+			return 0, false
+		default:
+			return 0, false
+		}
+	}
 }

@@ -457,6 +457,38 @@ func TestRetryAfterOpensForThatLong(t *testing.T) {
 	assert.Equal(t, clk.Now().Add(24*time.Hour), b.Stats().NextProbe)
 }
 
+// TestRetryAfterTree: the first error of the tree, depth first, that has a
+// RetryAfter method decides, through Unwrap() error and Unwrap() []error.
+func TestRetryAfterTree(t *testing.T) {
+	cool := func(d time.Duration) error { return &coolingError{httpError{429, d}} }
+	plain := errors.New("plain")
+	for _, tc := range []struct {
+		name string
+		err  error
+		want time.Duration // 0: no cooldown, the breaker stays CLOSED
+	}{
+		{"plain", plain, 0},
+		{"itself", cool(time.Minute), time.Minute},
+		{"wrapped twice", fmt.Errorf("a: %w", fmt.Errorf("b: %w", cool(time.Minute))), time.Minute},
+		{"second of a join", errors.Join(plain, fmt.Errorf("w: %w", cool(2*time.Minute))), 2 * time.Minute},
+		{"nested joins", errors.Join(errors.Join(plain, plain), errors.Join(cool(3*time.Minute), cool(time.Hour))), 3 * time.Minute},
+		{"the first one asks for nothing", errors.Join(cool(0), cool(time.Hour)), 0},
+		{"multi-%w", fmt.Errorf("%w and %w", plain, cool(4*time.Minute)), 4 * time.Minute},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			reg, clk := newTestRegistry(t)
+			b := reg.Breaker(runtime.Config{Name: "tree", FailureThreshold: 5})
+			_ = b.Do(context.Background(), func(context.Context) error { return tc.err })
+			if tc.want == 0 {
+				assert.Equal(t, runtime.Closed, b.State())
+				return
+			}
+			require.Equal(t, runtime.Open, b.State())
+			assert.Equal(t, clk.Now().Add(tc.want), b.Stats().NextProbe)
+		})
+	}
+}
+
 func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
 	ban := &coolingError{httpError{403, time.Minute}}
 	reg, _ := newTestRegistry(t, runtime.WithClassifier("classified", func(context.Context, error) runtime.Outcome { return runtime.Ignored }))

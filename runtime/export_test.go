@@ -28,3 +28,7 @@ func (b *Breaker) SetPeriod(p uint32) {
 	b.probes.Store(w &^ 0xffffffff)
 	b.state.Store(w)
 }
+
+// AnchorSkew is how much earlier than the instant it records a time read
+// back with the real clock may be (see stamps).
+const AnchorSkew = anchorSkew

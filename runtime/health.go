@@ -44,6 +44,12 @@ type Stats struct {
 	// ProbesInFlight is the number of HALF_OPEN probes pending.
 	ProbesInFlight int `json:"probes_in_flight"`
 
+	// LastFailure is when the last failure was recorded; zero if none. With
+	// the real clock it is the wall time at the breaker's creation plus the
+	// monotonic time elapsed since (one cheap clock read per failure): it
+	// follows the monotonic clock, so it ignores later steps of the wall
+	// clock and, on Linux, time the machine spent suspended. LastSuccess is
+	// recorded alike.
 	LastFailure time.Time `json:"last_failure,omitzero"`
 	// OpenedAt is when the breaker last moved to OPEN.
 	OpenedAt time.Time `json:"opened_at,omitzero"`
@@ -94,12 +100,8 @@ func (b *Breaker) Stats() Stats {
 		st.ConsecutiveSuccesses = b.probeWins
 		st.ProbesInFlight = len(b.inflight)
 	}
-	if n := b.lastFailure.Load(); n != 0 {
-		st.LastFailure = time.Unix(0, n)
-	}
-	if n := b.lastSuccess.Load(); n != 0 {
-		st.LastSuccess = time.Unix(0, n)
-	}
+	st.LastFailure = b.stamps.time(b.lastFailure.Load())
+	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
 	return st
 }
 
