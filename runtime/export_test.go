@@ -2,11 +2,17 @@ package runtime
 
 import "github.com/breakergen/breakergen/runtime/internal/core"
 
-// SetEnviron replaces the environment NewRegistry reads, for tests.
+// SetEnviron replaces the environment NewRegistry reads, for tests, and
+// forgets which variables were warned about, as a new process would, so
+// that a test that expects a warning passes however often it runs.
 func SetEnviron(env []string) (restore func()) {
 	old := environ
 	environ = func() []string { return env }
-	return func() { environ = old }
+	envWarned.Clear()
+	return func() {
+		environ = old
+		envWarned.Clear()
+	}
 }
 
 // ForgetCallStates clears the flag set by the first WithBudget or
