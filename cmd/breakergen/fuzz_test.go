@@ -1,0 +1,144 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/ifacegen"
+)
+
+// fuzzSeeds is how many seeds TestGenerateSeeds runs in one module: about
+// 15 s on two cores (go test -race ./cmd/breakergen -run TestGenerateSeeds).
+const fuzzSeeds = 20
+
+// TestGenerateSeeds runs the generator fuzzer on seeds 1 to fuzzSeeds, one
+// package each, in one temporary module: breakergen must generate them
+// without an error, its wrappers must vet clean, and the tests ifacegen
+// wrote must pass: every method of every wrapper forwards every argument
+// and result unchanged. BREAKERGEN_FUZZ_SEEDS=7,12 runs those seeds
+// instead (to reproduce a failure of FuzzGenerate), and
+// BREAKERGEN_FUZZ_BUGS=all (or a comma list of ifacegen.KnownBugs) lets
+// the packages show the known, open bugs that they avoid by default.
+func TestGenerateSeeds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("generates, vets and tests a module of random interfaces")
+	}
+	var seeds []uint64
+	if env := os.Getenv("BREAKERGEN_FUZZ_SEEDS"); env != "" {
+		for _, s := range strings.Split(env, ",") {
+			n, err := strconv.ParseUint(strings.TrimSpace(s), 0, 64)
+			require.NoError(t, err, "BREAKERGEN_FUZZ_SEEDS")
+			seeds = append(seeds, n)
+		}
+	} else {
+		for s := range uint64(fuzzSeeds) {
+			seeds = append(seeds, s+1)
+		}
+	}
+	checkSeeds(t, seeds...)
+}
+
+// FuzzGenerate is the generator fuzzer, with the seed of ifacegen as its
+// input (one package of random annotated interfaces a seed; see
+// TestGenerateSeeds for what is checked):
+//
+//	go test -run '^$' -fuzz FuzzGenerate -fuzztime 10m ./cmd/breakergen/
+//
+// or make fuzz FUZZTIME=10m. Each input takes a few seconds (a go vet and
+// a go test of a temporary module). A failing seed is kept in
+// testdata/fuzz/FuzzGenerate and reruns with every go test; the module it
+// yields is copied to $BREAKERGEN_ARTIFACTS/fuzz when that is set.
+func FuzzGenerate(f *testing.F) {
+	if testing.Short() {
+		f.Skip("generates, vets and tests a module of random interfaces")
+	}
+	f.Fuzz(func(t *testing.T, seed uint64) {
+		checkSeeds(t, seed)
+	})
+}
+
+// checkSeeds writes the packages of seeds into a temporary module, runs
+// breakergen on it in-process, and then go vet and go test there.
+func checkSeeds(t *testing.T, seeds ...uint64) {
+	t.Helper()
+	var reproduce []string
+	switch env := os.Getenv("BREAKERGEN_FUZZ_BUGS"); env {
+	case "":
+	case "all":
+		reproduce = ifacegen.KnownBugs
+	default:
+		reproduce = strings.Split(env, ",")
+	}
+	dir := t.TempDir()
+	writeModule(t, dir)
+	for _, seed := range seeds {
+		p, err := ifacegen.Generate("example.com/x", seed, reproduce...)
+		require.NoError(t, err, "seed %d", seed)
+		for name, data := range p.Files {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+		}
+	}
+	failed := true
+	defer func() {
+		if failed {
+			keepFuzzModule(t, dir, seeds)
+		}
+	}()
+
+	var stdout, stderr bytes.Buffer
+	o := &options{patterns: []string{"./..."}, dir: dir, env: goEnv()}
+	if err := generate(o, &stdout, &stderr); err != nil {
+		// Tell a generator bug from a fuzzer bug: the packages alone
+		// (the tests aside, which call the wrappers) must compile.
+		cmd := exec.Command("go", "build", "./...")
+		cmd.Dir, cmd.Env = dir, goEnv()
+		out, berr := cmd.CombinedOutput()
+		require.NoError(t, berr, "seeds %v: ifacegen wrote invalid Go:\n%s", seeds, out)
+		t.Fatalf("seeds %v: breakergen failed: %v\n%s", seeds, err, stderr.String())
+	}
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		require.True(t, l == "" || strings.Contains(l, ": warning: "), "seeds %v: breakergen printed more than warnings:\n%s", seeds, stderr.String())
+	}
+	goCmd(t, dir, "go", "vet", "./...")
+	goCmd(t, dir, "go", "test", "-count=1", "./...")
+
+	// The output is up to date: a second run would write nothing.
+	stderr.Reset()
+	o.check = true
+	require.NoError(t, generate(o, &stdout, &stderr), "seeds %v: a second run would change files:\n%s", seeds, stderr.String())
+	failed = false
+}
+
+// keepFuzzModule copies the module of a failed run to
+// $BREAKERGEN_ARTIFACTS/fuzz/seeds-..., when that is set.
+func keepFuzzModule(t *testing.T, dir string, seeds []uint64) {
+	root := os.Getenv("BREAKERGEN_ARTIFACTS")
+	if root == "" {
+		t.Logf("seeds %v failed; set BREAKERGEN_ARTIFACTS to keep the module", seeds)
+		return
+	}
+	var ids []string
+	for _, s := range seeds {
+		ids = append(ids, strconv.FormatUint(s, 10))
+	}
+	dst := filepath.Join(root, "fuzz", "seeds-"+strings.Join(ids, "-"))
+	_ = os.RemoveAll(dst)
+	for name, data := range snapshot(t, dir) {
+		p := filepath.Join(dst, filepath.FromSlash(name))
+		if os.MkdirAll(filepath.Dir(p), 0o755) != nil || os.WriteFile(p, []byte(data), 0o644) != nil {
+			t.Logf("could not keep the module in %s", dst)
+			return
+		}
+	}
+	t.Log(fmt.Sprintf("the module is kept in %s", dst))
+}
