@@ -52,19 +52,50 @@ const (
 	// field; no package but that one can implement it, and breakergen
 	// writes a wrapper that does not compile instead of an error.
 	BugForeignUnexportedField = "foreign-unexported-field"
-	// BugParamShadowsType: a parameter named like a type of the
-	// package (or a type parameter) that the method's results use; the
-	// chain's body declares its zero value by the type's name.
+	// BugParamShadowsType: a parameter named like a type that the
+	// method's results use, of the package or predeclared (string, int,
+	// bool, any); the chain's body declares its zero value by the type's
+	// name, which the parameter shadows.
 	BugParamShadowsType = "param-shadows-type"
+	// BugMethodNameMaxwait: a method line that names a breaker without
+	// a ratelimit inherits maxwait from the interface line that would
+	// route the method, and breakergen reports an error at that
+	// interface line ("maxwait: breaker "b" has no ratelimit").
+	BugMethodNameMaxwait = "method-name-maxwait"
+	// BugTypeParamShadowsImport: a type parameter named runtime (or
+	// context) shadows the package the wrapper's code names so.
+	BugTypeParamShadowsImport = "type-param-shadows-import"
+	// BugParamNamedTrue: a parameter named true breaks the chain's
+	// run.Primary(..., true).
+	BugParamNamedTrue = "param-named-true"
 )
 
 // KnownBugs are every known bug's name.
-var KnownBugs = []string{BugForeignUnexportedField, BugParamShadowsType}
+var KnownBugs = []string{BugForeignUnexportedField, BugParamShadowsType, BugMethodNameMaxwait, BugTypeParamShadowsImport, BugParamNamedTrue}
+
+// Chains says which interfaces breakergen writes a fallback chain for.
+type Chains int
+
+const (
+	// ChainsEvery: every annotated interface has an XChain.
+	ChainsEvery Chains = iota
+	// ChainsFlag: the interfaces whose line carries the chain flag
+	// (SPEC §6) have one; Generate gives the flag to some.
+	ChainsFlag
+)
+
+// Options are what Generate may vary beside the seed.
+type Options struct {
+	// Chains is how the breakergen under test decides on chains.
+	Chains Chains
+	// Reproduce names known bugs whose forms the package may show.
+	Reproduce []string
+}
 
 // Generate writes the package of seed into a module whose path is modPath.
-// reproduce names known bugs whose forms it may use.
-func Generate(modPath string, seed uint64, reproduce ...string) (*Package, error) {
+func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 	g := &gen{
+		opts:     o,
 		avoid:    map[string]bool{},
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		seed:     seed,
@@ -74,7 +105,7 @@ func Generate(modPath string, seed uint64, reproduce ...string) (*Package, error
 		limited:  map[string]bool{},
 	}
 	for _, b := range KnownBugs {
-		g.avoid[b] = !slices.Contains(reproduce, b)
+		g.avoid[b] = !slices.Contains(o.Reproduce, b)
 	}
 	g.local = &pkg{modPath + "/" + g.dir, ""}
 	g.build(modPath)
@@ -82,6 +113,7 @@ func Generate(modPath string, seed uint64, reproduce ...string) (*Package, error
 }
 
 type gen struct {
+	opts  Options
 	avoid map[string]bool // known bugs whose forms to leave out
 	r     *rand.Rand
 	seed  uint64
@@ -126,6 +158,12 @@ type iface struct {
 	target namedT
 	file   int // 0: a.go, 1: b.go (with a build line), 2: c_test.go
 	self   *named
+	chain  bool // the first line has the chain flag
+}
+
+// chains reports whether in has a fallback chain.
+func (g *gen) chains(in *iface) bool {
+	return g.opts.Chains == ChainsEvery || in.chain
 }
 
 type form int
@@ -251,6 +289,9 @@ func (g *gen) newTParams(n int, sc *scope) []*tparam {
 			name = pick(g, tparamNames)
 		}
 		used[name] = true
+		if g.avoid[BugTypeParamShadowsImport] && name == "runtime" {
+			name = "runtimeT"
+		}
 		var c *constraint
 		switch {
 		case sc.p == g.local && g.chance(0.1):
@@ -408,6 +449,13 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 	for range g.intn(4) {
 		params = append(params, g.randType(sc, 0, true))
 	}
+	if g.chance(0.12) {
+		// Two packages with one name in one signature.
+		params = append(params, pick(g, [][]typ{
+			{ptrT{namedT{d: stdTText}}, ptrT{namedT{d: stdTHTML}}},
+			{ptrT{namedT{d: stdRand}}, ptrT{namedT{d: stdRandV2}}},
+		})...)
+	}
 	variadic := g.chance(0.25)
 	if variadic {
 		params = append(params, sliceT{g.variadicElem(sc)})
@@ -440,7 +488,13 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 		case k < 80:
 			return pick(g, collidingNames)
 		case k < 86:
-			return pick(g, predeclared)
+			n := pick(g, predeclared)
+			switch {
+			case g.avoid[BugParamShadowsType] && slices.Contains([]string{"string", "any", "int", "bool"}, n),
+				g.avoid[BugParamNamedTrue] && n == "true":
+				return n + "x"
+			}
+			return n
 		case k < 93:
 			return "_"
 		default:
@@ -448,10 +502,10 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 			for _, t := range g.localTypes {
 				own = append(own, t.name)
 			}
+			types := len(own)
 			for _, p := range sc.tparams {
 				own = append(own, p.name)
 			}
-			types := len(own)
 			own = append(own, in.name, name, g.dep.name)
 			i := g.intn(len(own))
 			if i < types && g.avoid[BugParamShadowsType] {
@@ -861,6 +915,11 @@ func (g *gen) annotate(in *iface) {
 		}
 		l.opts = append(l.opts, g.nameOpts(name)...)
 		l.opts = append(l.opts, g.lineOpts(name, anyCtx)...)
+		if len(l.opts) == 0 {
+			// gofmt rewrites a bare //breaker: in a doc comment to
+			// "// breaker:", which is no annotation.
+			l.opts = append(l.opts, opt{key: "name", val: name})
+		}
 		g.r.Shuffle(len(l.opts), func(i, j int) { l.opts[i], l.opts[j] = l.opts[j], l.opts[i] })
 		return l
 	}
@@ -906,6 +965,24 @@ func (g *gen) annotate(in *iface) {
 	}
 	if len(in.lines) == 0 && !marked {
 		in.lines = append(in.lines, ifaceLine(false))
+	}
+	if g.avoid[BugMethodNameMaxwait] {
+		for _, m := range in.methods {
+			if m.line == nil || len(m.line.opts) == 0 || m.line.opts[0].key != "name" || g.limited[m.line.opts[0].val] {
+				continue
+			}
+			for _, l := range in.lines {
+				l.opts = slices.DeleteFunc(l.opts, func(o opt) bool { return o.key == "maxwait" })
+			}
+		}
+	}
+	if g.opts.Chains == ChainsFlag && g.chance(0.4) {
+		if len(in.lines) == 0 {
+			in.lines = append(in.lines, ifaceLine(false))
+		}
+		in.chain = true
+		l := in.lines[0]
+		l.opts = slices.Insert(l.opts, g.intn(len(l.opts)+1), opt{key: "chain"})
 	}
 }
 

@@ -1,6 +1,7 @@
 package ifacegen
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,13 +12,13 @@ import (
 // it, and fails on anything that does not parse), and the same seed the
 // same files.
 func TestGenerate(t *testing.T) {
-	for seed := range uint64(200) {
-		p, err := Generate("example.com/x", seed)
+	for seed := range uint64(50) {
+		p, err := Generate("example.com/x", seed, Options{})
 		require.NoError(t, err, "seed %d", seed)
 		require.NotEmpty(t, p.Interfaces, "seed %d", seed)
 		require.Contains(t, p.Files, p.Dir+"/a.go")
 		require.Contains(t, p.Files, p.Dir+"/fz_test.go")
-		again, err := Generate("example.com/x", seed)
+		again, err := Generate("example.com/x", seed, Options{})
 		require.NoError(t, err)
 		assert.Equal(t, p, again, "seed %d", seed)
 	}
@@ -27,10 +28,10 @@ func TestGenerate(t *testing.T) {
 // leaves the interfaces' names alone.
 func TestReproduce(t *testing.T) {
 	changed := 0
-	for seed := range uint64(200) {
-		p, err := Generate("example.com/x", seed)
+	for seed := range uint64(50) {
+		p, err := Generate("example.com/x", seed, Options{})
 		require.NoError(t, err)
-		q, err := Generate("example.com/x", seed, KnownBugs...)
+		q, err := Generate("example.com/x", seed, Options{Reproduce: KnownBugs})
 		require.NoError(t, err)
 		assert.Equal(t, p.Interfaces, q.Interfaces)
 		if !assert.ObjectsAreEqual(p.Files, q.Files) {
@@ -38,4 +39,23 @@ func TestReproduce(t *testing.T) {
 		}
 	}
 	assert.Positive(t, changed)
+}
+
+// TestChainFlag: with the chain flag, some interfaces carry it, and only
+// their tests call a chain.
+func TestChainFlag(t *testing.T) {
+	flagged := 0
+	for seed := range uint64(50) {
+		p, err := Generate("example.com/x", seed, Options{Chains: ChainsFlag})
+		require.NoError(t, err)
+		src := string(p.Files[p.Dir+"/fz_test.go"])
+		for _, data := range p.Files {
+			flagged += strings.Count(string(data), " chain\n") + strings.Count(string(data), " chain ")
+		}
+		chains := strings.Count(src, "Chain(rec, fzRegistry())") + strings.Count(src, "Chain[")
+		if chains > 0 {
+			assert.Positive(t, flagged, "seed %d", seed)
+		}
+	}
+	assert.Positive(t, flagged)
 }
