@@ -68,10 +68,17 @@ const (
 	// BugParamNamedTrue: a parameter named true breaks the chain's
 	// run.Primary(..., true).
 	BugParamNamedTrue = "param-named-true"
+	// BugDelegatedResultNames: the wrapper and the chain keep the result
+	// names of a method they delegate unguarded (skip, or no error
+	// result) as declared, so a result named w or c collides with the
+	// receiver, and one named like a type parameter (context.Context's
+	// Deadline() (deadline time.Time, ok bool) with a type parameter ok)
+	// with the receiver's type parameter.
+	BugDelegatedResultNames = "delegated-result-names"
 )
 
 // KnownBugs are every known bug's name.
-var KnownBugs = []string{BugForeignUnexportedField, BugParamShadowsType, BugMethodNameMaxwait, BugTypeParamShadowsImport, BugParamNamedTrue}
+var KnownBugs = []string{BugForeignUnexportedField, BugParamShadowsType, BugMethodNameMaxwait, BugTypeParamShadowsImport, BugParamNamedTrue, BugDelegatedResultNames}
 
 // Chains says which interfaces breakergen writes a fallback chain for.
 type Chains int
@@ -130,13 +137,22 @@ type gen struct {
 
 	// Lazily declared types.
 	t0, pair, opt, id, ctxAlias, code, ints, timeT, rcAlias, number *named
-	item, box, level, handle, key                                   *named
+	item, box, level, handle, depKeyT                               *named
 
 	methodCount int
 	names       []string        // breaker names given so far
 	settings    map[string]bool // breaker names whose settings were given
 	limited     map[string]bool // breaker names with a ratelimit
 	files       int             // source files of the local package
+	keys        *file           // writes keys of signatures
+}
+
+// key is ft written as text, to tell signatures apart.
+func (g *gen) key(ft funcT) string {
+	if g.keys == nil {
+		g.keys = &file{g: g, test: true, imports: map[*pkg]string{}, used: map[string]bool{}}
+	}
+	return g.keys.ts(ft)
 }
 
 func (g *gen) chance(p float64) bool { return g.r.Float64() < p }
@@ -289,8 +305,8 @@ func (g *gen) newTParams(n int, sc *scope) []*tparam {
 			name = pick(g, tparamNames)
 		}
 		used[name] = true
-		if g.avoid[BugTypeParamShadowsImport] && name == "runtime" {
-			name = "runtimeT"
+		if g.avoid[BugTypeParamShadowsImport] && name == "runtime" || g.avoid[BugDelegatedResultNames] && name == "ok" {
+			name += "T"
 		}
 		var c *constraint
 		switch {
@@ -410,12 +426,22 @@ func (g *gen) newIface(p *pkg, name string, annotated bool) *iface {
 			in.embeds = append(in.embeds, g.instantiate(pick(g, g.depIfaces), sc))
 		}
 	}
-	seenEmbed := map[*named]bool{}
+	// Keep the embeds whose methods agree with those of the embeds
+	// before them: a generic interface embedded twice with other type
+	// arguments would declare a method twice.
+	sigs := map[string]string{}
 	in.embeds = slices.DeleteFunc(in.embeds, func(e typ) bool {
-		d := e.(namedT).d
-		dup := seenEmbed[d]
-		seenEmbed[d] = true
-		return dup
+		n := unalias(e).(namedT)
+		ms := n.d.iface.methodSet(n.args)
+		for _, m := range ms {
+			if k, ok := sigs[m.name]; ok && k != g.key(m.ft) {
+				return true
+			}
+		}
+		for _, m := range ms {
+			sigs[m.name] = g.key(m.ft)
+		}
+		return false
 	})
 	seen := map[string]bool{}
 	for _, m := range in.methodSet(nil) {
@@ -526,7 +552,14 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 				m.rnames = append(m.rnames, "err")
 				continue
 			}
-			m.rnames = append(m.rnames, fresh(namePool))
+			n := fresh(namePool)
+			if g.avoid[BugDelegatedResultNames] && n != "_" && (n == "w" || n == "c" || slices.ContainsFunc(sc.tparams, func(p *tparam) bool { return p.name == n })) {
+				for used[n] {
+					n += "x"
+				}
+				used[n] = true
+			}
+			m.rnames = append(m.rnames, n)
 		}
 	}
 	return m
@@ -779,12 +812,12 @@ func (g *gen) depHandle() *named {
 }
 
 func (g *gen) depKey() *named {
-	if g.key == nil {
-		g.key = &named{pkg: g.dep, name: "Key"}
-		g.key.declare = func(*file) string { return "// Key is a constraint.\ntype Key interface{ ~string | ~int }" }
-		g.depTypes = append(g.depTypes, g.key)
+	if g.depKeyT == nil {
+		g.depKeyT = &named{pkg: g.dep, name: "Key"}
+		g.depKeyT.declare = func(*file) string { return "// Key is a constraint.\ntype Key interface{ ~string | ~int }" }
+		g.depTypes = append(g.depTypes, g.depKeyT)
 	}
-	return g.key
+	return g.depKeyT
 }
 
 // Annotations.
