@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"fmt"
+	"go/token"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/ifacegen"
 )
 
@@ -19,9 +21,16 @@ import (
 // 15 s on two cores (go test -race ./cmd/breakergen -run TestGenerateSeeds).
 const fuzzSeeds = 20
 
-// fuzzChains is how this breakergen decides on fallback chains: the
-// packages' tests call NewXChain too where there is one.
-const fuzzChains = ifacegen.ChainsEvery
+// fuzzChains is how this breakergen decides on fallback chains (the
+// packages' tests call NewXChain too where there is one): for the
+// interfaces whose line has the chain flag (SPEC §6) once the annotation
+// parser knows it, for every interface before.
+func fuzzChains() ifacegen.Chains {
+	if _, errs := annotation.Parse("//breaker:chain", token.Position{}, annotation.OnInterface); len(errs) == 0 {
+		return ifacegen.ChainsFlag
+	}
+	return ifacegen.ChainsEvery
+}
 
 // TestGenerateSeeds runs the generator fuzzer on seeds 1 to fuzzSeeds, one
 // package each, in one temporary module: breakergen must generate them
@@ -78,7 +87,7 @@ func FuzzGenerate(f *testing.F) {
 // runs breakergen -check after that, which must find nothing to change.
 func checkSeeds(t *testing.T, again bool, seeds ...uint64) {
 	t.Helper()
-	opts := ifacegen.Options{Chains: fuzzChains}
+	opts := ifacegen.Options{Chains: fuzzChains()}
 	switch env := os.Getenv("BREAKERGEN_FUZZ_BUGS"); env {
 	case "":
 	case "all":
