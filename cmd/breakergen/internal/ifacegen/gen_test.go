@@ -59,3 +59,28 @@ func TestChainFlag(t *testing.T) {
 	}
 	assert.Positive(t, flagged)
 }
+
+// TestTypeText: the shapes whose text is easy to get wrong.
+func TestTypeText(t *testing.T) {
+	g := &gen{}
+	g.local = &pkg{"example.com/x/s1", "s1"}
+	f := g.newFile(g.local, true, nil, nil)
+	i := basicT{"int"}
+	for _, c := range []struct {
+		want string
+		typ  typ
+	}{
+		{"chan (<-chan int)", chanT{both, chanT{recvOnly, i}}},
+		{"<-chan <-chan int", chanT{recvOnly, chanT{recvOnly, i}}},
+		{"chan<- chan int", chanT{sendOnly, chanT{both, i}}},
+		{"func(int, ...any) error", funcT{params: []typ{i, sliceT{namedT{d: stdAny}}}, results: []typ{namedT{d: stdError}}, variadic: true}},
+		{"func() (int, int)", funcT{results: []typ{i, i}}},
+		{"map[string][]*fztime.Time", mapT{basicT{"string"}, sliceT{ptrT{namedT{d: stdTime}}}}},
+		{"fzos.DirEntry", namedT{d: stdOSDirEntry}},
+		{"*fztemplate.Template", ptrT{namedT{d: stdTText}}},
+		{"interface{ fzio.Reader; Len() int }", litT{true}},
+		{"*fztemplate2.Template", ptrT{namedT{d: stdTHTML}}},
+	} {
+		assert.Equal(t, c.want, f.ts(c.typ))
+	}
+}

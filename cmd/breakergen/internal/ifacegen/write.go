@@ -118,11 +118,13 @@ func (g *gen) write() (*Package, error) {
 	for _, t := range g.localTypes {
 		reserved[t.name] = true
 	}
-	for _, in := range append(slices.Clone(g.localIfaces), g.annotated...) {
+	for _, in := range g.localIfaces {
+		reserved[in.name] = true
+	}
+	for _, in := range g.annotated {
 		reserved[in.name] = true
 		out.Interfaces = append(out.Interfaces, in.name)
 	}
-	out.Interfaces = out.Interfaces[len(g.localIfaces):]
 
 	// The package's files.
 	names := []string{"a.go", "b.go", "c_test.go"}
