@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"go/token"
 	"os"
@@ -10,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -56,7 +58,7 @@ func TestGenerateSeeds(t *testing.T) {
 			seeds = append(seeds, s+1)
 		}
 	}
-	checkSeeds(t, true, seeds...)
+	checkSeeds(t, false, seeds...)
 }
 
 // FuzzGenerate is the generator fuzzer, with the seed of ifacegen as its
@@ -67,10 +69,10 @@ func TestGenerateSeeds(t *testing.T) {
 //
 // or make fuzz FUZZTIME=10m. Each input takes a few seconds (go test
 // -vet=all of a temporary module; the -check run of TestGenerateSeeds is
-// left out), and the fuzzing engine kills a worker whose input runs over
-// 10 s ("fuzzing process hung or terminated unexpectedly: exit status
-// 2"), so on a busy machine give it one worker: -parallel 1, as make fuzz
-// does. A failing seed is kept in testdata/fuzz/FuzzGenerate and reruns
+// left out). The fuzzing engine kills a worker whose input runs over 10 s
+// ("fuzzing process hung or terminated unexpectedly: exit status 2"), so
+// an input whose go test outruns fuzzBudget is skipped, and make fuzz
+// runs one worker (-parallel 1), which makes that rarer on two cores. A failing seed is kept in testdata/fuzz/FuzzGenerate and reruns
 // with every go test (as BREAKERGEN_FUZZ_SEEDS does); the module it yields
 // is copied to $BREAKERGEN_ARTIFACTS/fuzz when that is set.
 func FuzzGenerate(f *testing.F) {
@@ -78,15 +80,27 @@ func FuzzGenerate(f *testing.F) {
 		f.Skip("generates, vets and tests a module of random interfaces")
 	}
 	f.Fuzz(func(t *testing.T, seed uint64) {
-		checkSeeds(t, false, seed)
+		checkSeeds(t, true, seed)
 	})
 }
 
+// fuzzBudget is how long an input of FuzzGenerate may take before its go
+// test is stopped and the input skipped: the fuzzing engine kills a worker
+// whose input runs over 10 s, which a busy machine reaches.
+const fuzzBudget = 7 * time.Second
+
 // checkSeeds writes the packages of seeds into a temporary module, runs
-// breakergen on it in-process, and then go vet and go test there; again
-// runs breakergen -check after that, which must find nothing to change.
-func checkSeeds(t *testing.T, again bool, seeds ...uint64) {
+// breakergen on it in-process, and then go vet and go test there. Unless
+// fuzzing, breakergen -check runs after that and must find nothing to
+// change; when fuzzing, an input that would outrun fuzzBudget is skipped.
+func checkSeeds(t *testing.T, fuzzing bool, seeds ...uint64) {
 	t.Helper()
+	ctx := t.Context()
+	if fuzzing {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, fuzzBudget)
+		defer cancel()
+	}
 	opts := ifacegen.Options{Chains: fuzzChains()}
 	switch env := os.Getenv("BREAKERGEN_FUZZ_BUGS"); env {
 	case "":
@@ -128,8 +142,16 @@ func checkSeeds(t *testing.T, again bool, seeds ...uint64) {
 		require.True(t, l == "" || strings.Contains(l, ": warning: "), "seeds %v: breakergen printed more than warnings:\n%s", seeds, stderr.String())
 	}
 	// go vet's every check, and the tests, in one go command.
-	goCmd(t, dir, "go", "test", "-count=1", "-vet=all", "./...")
-	if !again {
+	cmd := exec.CommandContext(ctx, "go", "test", "-count=1", "-vet=all", "./...")
+	cmd.Dir, cmd.Env = dir, goEnv()
+	cmd.WaitDelay = 500 * time.Millisecond // the go command's children may hold its output
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		failed = false
+		t.Skipf("seeds %v: go test took over %v (a busy machine); skipped", seeds, fuzzBudget)
+	}
+	require.NoError(t, err, "seeds %v: go test -vet=all:\n%s", seeds, out)
+	if fuzzing {
 		failed = false
 		return
 	}
