@@ -248,6 +248,7 @@ func (in *iface) methodSet(args []typ) []*method {
 type scope struct {
 	p       *pkg // the package declaring it
 	tparams []*tparam
+	self    *iface // the annotated interface being declared, or nil
 }
 
 var (
@@ -377,7 +378,9 @@ func (g *gen) build(modPath string) {
 				in.form = formGroup
 			}
 		}
-		in.self = &named{pkg: g.local, name: name, iface: in}
+		if in.self == nil {
+			in.self = &named{pkg: g.local, name: name, iface: in}
+		}
 		if g.files > 0 {
 			in.file = g.intn(g.files + 1)
 		}
@@ -404,7 +407,12 @@ func (g *gen) instantiate(in *iface, sc *scope) namedT {
 func (g *gen) newIface(p *pkg, name string, annotated bool) *iface {
 	in := &iface{pkg: p, name: name}
 	in.self = &named{pkg: p, name: name, iface: in}
-	sc := &scope{p: p}
+	if annotated {
+		// The interface itself as a parameter or result type: the
+		// test's value is a recorder of its own.
+		in.self.val = func(*vctx, []typ) string { return "&fzRec" + name + "{}" }
+	}
+	sc := &scope{p: p, self: in}
 	if !annotated {
 		if g.chance(0.3) {
 			in.tparams = []*tparam{{name: pick(g, []string{"T", "E", "X"}), cons: constraints[0]}}
@@ -421,7 +429,12 @@ func (g *gen) newIface(p *pkg, name string, annotated bool) *iface {
 		case k < 5 && p == g.local:
 			in.embeds = append(in.embeds, namedT{d: g.localRC()})
 		case k < 8 && p == g.local && len(g.localIfaces) > 0:
-			in.embeds = append(in.embeds, g.instantiate(pick(g, g.localIfaces), sc))
+			e := g.instantiate(pick(g, g.localIfaces), sc)
+			if len(e.args) > 0 && g.chance(0.4) {
+				// Through a generic alias: type LA[T any] = L[T].
+				e.d = g.genericAlias(e.d)
+			}
+			in.embeds = append(in.embeds, e)
 		case len(g.depIfaces) > 0:
 			in.embeds = append(in.embeds, g.instantiate(pick(g, g.depIfaces), sc))
 		}
@@ -473,7 +486,7 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 		}
 	}
 	for range g.intn(4) {
-		params = append(params, g.randType(sc, 0, true))
+		params = append(params, g.selfOr(sc))
 	}
 	if g.chance(0.12) {
 		// Two packages with one name in one signature.
@@ -493,7 +506,7 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 		if i == nr-1 && errLast {
 			results = append(results, namedT{d: stdError})
 		} else {
-			results = append(results, g.randType(sc, 0, true))
+			results = append(results, g.selfOr(sc))
 		}
 	}
 	m.ft = funcT{params, results, variadic}
@@ -563,6 +576,19 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 		}
 	}
 	return m
+}
+
+// selfOr is, now and then, the annotated interface being declared (as in
+// Sub(ctx) (Source, error)), else a random type.
+func (g *gen) selfOr(sc *scope) typ {
+	if sc.self != nil && sc.self.self.val != nil && g.chance(0.06) {
+		var args []typ
+		for _, p := range sc.tparams {
+			args = append(args, tparamT{p})
+		}
+		return namedT{sc.self.self, args}
+	}
+	return g.randType(sc, 0, true)
 }
 
 // variadicElem is the element type of a variadic parameter.
@@ -765,6 +791,23 @@ func (g *gen) timeOr() *named {
 		return g.timeT
 	}
 	return g.localCode()
+}
+
+// genericAlias is a generic alias of the generic interface d.
+func (g *gen) genericAlias(d *named) *named {
+	name := d.name + "A"
+	for _, t := range g.localTypes {
+		if t.name == name {
+			return t
+		}
+	}
+	p := &tparam{name: "T", cons: constraints[0]}
+	a := &named{pkg: g.local, name: name, alias: true, tparams: []*tparam{p}, under: namedT{d, []typ{tparamT{p}}}, iface: d.iface}
+	a.declare = func(*file) string {
+		return "// " + name + " is a generic alias of an interface.\ntype " + name + "[T any] = " + d.name + "[T]"
+	}
+	g.localTypes = append(g.localTypes, a)
+	return a
 }
 
 // Lazily declared types of the other package.
