@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"go/token"
 	"os"
 	"os/exec"
@@ -19,8 +18,9 @@ import (
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/ifacegen"
 )
 
-// fuzzSeeds is how many seeds TestGenerateSeeds runs in one module: about
-// 15 s on two cores (go test -race ./cmd/breakergen -run TestGenerateSeeds).
+// fuzzSeeds is how many seeds TestGenerateSeeds runs, in one module:
+// 15 s on this two-core machine with -race (go test -race -run
+// TestGenerateSeeds -v ./cmd/breakergen, warm caches).
 const fuzzSeeds = 20
 
 // fuzzChains is how this breakergen decides on fallback chains (the
@@ -34,14 +34,18 @@ func fuzzChains() ifacegen.Chains {
 	return ifacegen.ChainsEvery
 }
 
-// TestGenerateSeeds runs the generator fuzzer on seeds 1 to fuzzSeeds, one
-// package each, in one temporary module: breakergen must generate them
-// without an error, its wrappers must vet clean (every check), the tests
-// ifacegen wrote must pass, and a second run must find nothing to change: every method of every wrapper forwards every argument
-// and result unchanged. BREAKERGEN_FUZZ_SEEDS=7,12 runs those seeds
-// instead (to reproduce a failure of FuzzGenerate), and
-// BREAKERGEN_FUZZ_BUGS=all (or a comma list of ifacegen.KnownBugs) lets
-// the packages show the known, open bugs that they avoid by default.
+// TestGenerateSeeds runs the generator fuzzer on seeds 1 to fuzzSeeds,
+// one package each (see package ifacegen), in one temporary module:
+// breakergen, run in-process, must generate them with nothing but
+// warnings on stderr; the module must pass go test -vet=all, so the
+// wrappers compile and vet clean and the tests ifacegen wrote pass: every
+// method of every wrapper (and chain) forwards every argument and result
+// unchanged; and a second run with -check must find nothing to change.
+//
+// BREAKERGEN_FUZZ_SEEDS=7,12 runs those seeds instead (to reproduce a
+// failure of FuzzGenerate); BREAKERGEN_FUZZ_BUGS=all, or a comma list of
+// ifacegen.KnownBugs, lets the packages show the open generator bugs that
+// they avoid by default.
 func TestGenerateSeeds(t *testing.T) {
 	if testing.Short() {
 		t.Skip("generates, vets and tests a module of random interfaces")
@@ -62,19 +66,19 @@ func TestGenerateSeeds(t *testing.T) {
 }
 
 // FuzzGenerate is the generator fuzzer, with the seed of ifacegen as its
-// input (one package of random annotated interfaces a seed; see
-// TestGenerateSeeds for what is checked):
+// input (a package of random annotated interfaces; TestGenerateSeeds says
+// what is checked):
 //
 //	go test -run '^$' -fuzz FuzzGenerate -fuzztime 10m -parallel 1 ./cmd/breakergen/
 //
-// or make fuzz FUZZTIME=10m. Each input takes a few seconds (go test
-// -vet=all of a temporary module; the -check run of TestGenerateSeeds is
-// left out). The fuzzing engine kills a worker whose input runs over 10 s
-// ("fuzzing process hung or terminated unexpectedly: exit status 2"), so
-// an input whose go test outruns fuzzBudget is skipped, and make fuzz
-// runs one worker (-parallel 1), which makes that rarer on two cores. A failing seed is kept in testdata/fuzz/FuzzGenerate and reruns
-// with every go test (as BREAKERGEN_FUZZ_SEEDS does); the module it yields
-// is copied to $BREAKERGEN_ARTIFACTS/fuzz when that is set.
+// or make fuzz FUZZTIME=10m. An input takes a few seconds, the go test
+// -vet=all of a temporary module (the -check run is left out). The
+// fuzzing engine kills a worker whose input runs over 10 s ("fuzzing
+// process hung or terminated unexpectedly: exit status 2"), so an input
+// whose go test outruns fuzzBudget is skipped, and make fuzz runs one
+// worker, which on two cores makes that rarer. A failing seed is kept in
+// testdata/fuzz/FuzzGenerate, which every go test reruns; the module it
+// yields is copied to $BREAKERGEN_ARTIFACTS/fuzz when that is set.
 func FuzzGenerate(f *testing.F) {
 	if testing.Short() {
 		f.Skip("generates, vets and tests a module of random interfaces")
@@ -90,7 +94,7 @@ func FuzzGenerate(f *testing.F) {
 const fuzzBudget = 7 * time.Second
 
 // checkSeeds writes the packages of seeds into a temporary module, runs
-// breakergen on it in-process, and then go vet and go test there. Unless
+// breakergen on it in-process, and then go test -vet=all there. Unless
 // fuzzing, breakergen -check runs after that and must find nothing to
 // change; when fuzzing, an input that would outrun fuzzBudget is skipped.
 func checkSeeds(t *testing.T, fuzzing bool, seeds ...uint64) {
@@ -163,17 +167,18 @@ func checkSeeds(t *testing.T, fuzzing bool, seeds ...uint64) {
 	failed = false
 }
 
-// keepFuzzModule copies the module of a failed run to
-// $BREAKERGEN_ARTIFACTS/fuzz/seeds-..., when that is set.
+// keepFuzzModule says how to rerun seeds, and copies the module of the
+// failed run to $BREAKERGEN_ARTIFACTS/fuzz/seeds-... when that is set.
 func keepFuzzModule(t *testing.T, dir string, seeds []uint64) {
-	root := os.Getenv("BREAKERGEN_ARTIFACTS")
-	if root == "" {
-		t.Logf("seeds %v failed; set BREAKERGEN_ARTIFACTS to keep the module", seeds)
-		return
-	}
 	var ids []string
 	for _, s := range seeds {
 		ids = append(ids, strconv.FormatUint(s, 10))
+	}
+	t.Logf("rerun: BREAKERGEN_FUZZ_SEEDS=%s go test -run TestGenerateSeeds ./cmd/breakergen", strings.Join(ids, ","))
+	root := os.Getenv("BREAKERGEN_ARTIFACTS")
+	if root == "" {
+		t.Log("set BREAKERGEN_ARTIFACTS to keep the module")
+		return
 	}
 	dst := filepath.Join(root, "fuzz", "seeds-"+strings.Join(ids, "-"))
 	_ = os.RemoveAll(dst)
@@ -184,5 +189,5 @@ func keepFuzzModule(t *testing.T, dir string, seeds []uint64) {
 			return
 		}
 	}
-	t.Log(fmt.Sprintf("the module is kept in %s", dst))
+	t.Logf("the module is kept in %s", dst)
 }
