@@ -12,7 +12,7 @@ import (
 // it, and fails on anything that does not parse), and the same seed the
 // same files.
 func TestGenerate(t *testing.T) {
-	for seed := range uint64(50) {
+	for seed := range uint64(20) {
 		p, err := Generate("example.com/x", seed, Options{})
 		require.NoError(t, err, "seed %d", seed)
 		require.NotEmpty(t, p.Interfaces, "seed %d", seed)
@@ -28,7 +28,7 @@ func TestGenerate(t *testing.T) {
 // leaves the interfaces' names alone.
 func TestReproduce(t *testing.T) {
 	changed := 0
-	for seed := range uint64(50) {
+	for seed := range uint64(20) {
 		p, err := Generate("example.com/x", seed, Options{})
 		require.NoError(t, err)
 		q, err := Generate("example.com/x", seed, Options{Reproduce: KnownBugs})
@@ -45,7 +45,7 @@ func TestReproduce(t *testing.T) {
 // their tests call a chain.
 func TestChainFlag(t *testing.T) {
 	flagged := 0
-	for seed := range uint64(50) {
+	for seed := range uint64(20) {
 		p, err := Generate("example.com/x", seed, Options{Chains: ChainsFlag})
 		require.NoError(t, err)
 		src := string(p.Files[p.Dir+"/fz_test.go"])
