@@ -69,11 +69,11 @@ const (
 	// run.Primary(..., true).
 	BugParamNamedTrue = "param-named-true"
 	// BugDelegatedResultNames: the wrapper and the chain keep the result
-	// names of a method they delegate unguarded (skip, or no error
-	// result) as declared, so a result named w or c collides with the
-	// receiver, and one named like a type parameter (context.Context's
-	// Deadline() (deadline time.Time, ok bool) with a type parameter ok)
-	// with the receiver's type parameter.
+	// names of a method without an error result as declared, so a result
+	// named w or c collides with the receiver, and one named like a type
+	// parameter (context.Context's Deadline() (deadline time.Time, ok
+	// bool) beside a type parameter ok) with the receiver's type
+	// parameter.
 	BugDelegatedResultNames = "delegated-result-names"
 )
 
