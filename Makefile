@@ -4,7 +4,7 @@ GO ?= go
 # Where tests leave files for people to look at (the dashboard's screenshots).
 export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 
-.PHONY: help demo serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime
+.PHONY: help demo serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
@@ -47,6 +47,15 @@ check-generate: ## fail if any generated file is stale
 lint: ## staticcheck, pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	./bin/staticcheck ./...
+
+# How long make fuzz runs the generator fuzzer, and with how many workers
+# (the engine kills an input that runs over 10 s: more workers on a busy
+# machine make that likelier).
+FUZZTIME ?= 60s
+FUZZPARALLEL ?= 1
+
+fuzz: ## the generator fuzzer for FUZZTIME (60s): random annotated interfaces must generate, vet, and forward every argument unchanged
+	$(GO) test -run '^$$' -fuzz FuzzGenerate -fuzztime $(FUZZTIME) -parallel $(FUZZPARALLEL) ./cmd/breakergen/
 
 bench: ## breakergen beside its peers and the generator beside mockgen/mockery; rewrites BENCHMARKS.md (~15 min)
 	cd bench && $(GO) run ./cmd/report
