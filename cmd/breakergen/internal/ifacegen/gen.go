@@ -52,33 +52,10 @@ const (
 	// field; no package but that one can implement it, and breakergen
 	// writes a wrapper that does not compile instead of an error.
 	BugForeignUnexportedField = "foreign-unexported-field"
-	// BugParamShadowsType: a parameter named like a type that the
-	// method's results use, of the package or predeclared (string, int,
-	// bool, any); the chain's body declares its zero value by the type's
-	// name, which the parameter shadows.
-	BugParamShadowsType = "param-shadows-type"
-	// BugMethodNameMaxwait: a method line that names a breaker without
-	// a ratelimit inherits maxwait from the interface line that would
-	// route the method, and breakergen reports an error at that
-	// interface line ("maxwait: breaker "b" has no ratelimit").
-	BugMethodNameMaxwait = "method-name-maxwait"
-	// BugTypeParamShadowsImport: a type parameter named runtime (or
-	// context) shadows the package the wrapper's code names so.
-	BugTypeParamShadowsImport = "type-param-shadows-import"
-	// BugParamNamedTrue: a parameter named true breaks the chain's
-	// run.Primary(..., true).
-	BugParamNamedTrue = "param-named-true"
-	// BugDelegatedResultNames: the wrapper and the chain keep the result
-	// names of a method without an error result as declared, so a result
-	// named w or c collides with the receiver, and one named like a type
-	// parameter (context.Context's Deadline() (deadline time.Time, ok
-	// bool) beside a type parameter ok) with the receiver's type
-	// parameter.
-	BugDelegatedResultNames = "delegated-result-names"
 )
 
 // KnownBugs are every known bug's name.
-var KnownBugs = []string{BugForeignUnexportedField, BugParamShadowsType, BugMethodNameMaxwait, BugTypeParamShadowsImport, BugParamNamedTrue, BugDelegatedResultNames}
+var KnownBugs = []string{BugForeignUnexportedField}
 
 // Chains says which interfaces breakergen writes a fallback chain for.
 type Chains int
@@ -306,9 +283,6 @@ func (g *gen) newTParams(n int, sc *scope) []*tparam {
 			name = pick(g, tparamNames)
 		}
 		used[name] = true
-		if g.avoid[BugTypeParamShadowsImport] && name == "runtime" || g.avoid[BugDelegatedResultNames] && name == "ok" {
-			name += "T"
-		}
 		var c *constraint
 		switch {
 		case sc.p == g.local && g.chance(0.1):
@@ -527,13 +501,7 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 		case k < 80:
 			return pick(g, collidingNames)
 		case k < 86:
-			n := pick(g, predeclared)
-			switch {
-			case g.avoid[BugParamShadowsType] && slices.Contains([]string{"string", "any", "int", "bool"}, n),
-				g.avoid[BugParamNamedTrue] && n == "true":
-				return n + "x"
-			}
-			return n
+			return pick(g, predeclared)
 		case k < 93:
 			return "_"
 		default:
@@ -541,16 +509,11 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 			for _, t := range g.localTypes {
 				own = append(own, t.name)
 			}
-			types := len(own)
 			for _, p := range sc.tparams {
 				own = append(own, p.name)
 			}
 			own = append(own, in.name, name, g.dep.name)
-			i := g.intn(len(own))
-			if i < types && g.avoid[BugParamShadowsType] {
-				return own[i] + "x"
-			}
-			return own[i]
+			return own[g.intn(len(own))]
 		}
 	}
 	if len(params) > 0 && !g.chance(0.2) {
@@ -565,14 +528,7 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 				m.rnames = append(m.rnames, "err")
 				continue
 			}
-			n := fresh(namePool)
-			if g.avoid[BugDelegatedResultNames] && n != "_" && (n == "w" || n == "c" || slices.ContainsFunc(sc.tparams, func(p *tparam) bool { return p.name == n })) {
-				for used[n] {
-					n += "x"
-				}
-				used[n] = true
-			}
-			m.rnames = append(m.rnames, n)
+			m.rnames = append(m.rnames, fresh(namePool))
 		}
 	}
 	return m
@@ -1041,16 +997,6 @@ func (g *gen) annotate(in *iface) {
 	}
 	if len(in.lines) == 0 && !marked {
 		in.lines = append(in.lines, ifaceLine(false))
-	}
-	if g.avoid[BugMethodNameMaxwait] {
-		for _, m := range in.methods {
-			if m.line == nil || len(m.line.opts) == 0 || m.line.opts[0].key != "name" || g.limited[m.line.opts[0].val] {
-				continue
-			}
-			for _, l := range in.lines {
-				l.opts = slices.DeleteFunc(l.opts, func(o opt) bool { return o.key == "maxwait" })
-			}
-		}
 	}
 	if g.opts.Chains == ChainsFlag && g.chance(0.4) {
 		if len(in.lines) == 0 {

@@ -296,5 +296,10 @@ func (b *builder) place(in *Interface, pkg *types.Package, f *ast.File, src stri
 	for _, n := range pkg.Scope().Names() {
 		file.Reserved[n] = true
 	}
+	// A type parameter named runtime or context is in scope in the
+	// wrapper's every declaration: no import may take its name.
+	for i := range in.TypeParams.Len() {
+		file.Reserved[in.TypeParams.At(i).Obj().Name()] = true
+	}
 	file.Interfaces = append(file.Interfaces, in)
 }

@@ -31,7 +31,8 @@ type File struct {
 	PkgName string
 	PkgPath string
 	// Reserved are the package-scope names of the destination package,
-	// the generated ones included.
+	// the generated ones included, and the type parameters of the file's
+	// generic interfaces: names no import of the file may take.
 	Reserved map[string]bool
 	// Interfaces in name order.
 	Interfaces []*Interface

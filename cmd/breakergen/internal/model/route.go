@@ -38,7 +38,8 @@ func (ni *nameInfo) settings() Settings {
 
 // newRoute makes the route of one line. A line without name takes the name
 // of inherit (a method line) or defaultName, and the line keys of inherit
-// that it does not give itself. Its name-level settings are recorded for
+// that it does not give itself; a method line that names another breaker
+// takes them too, but maxwait, which belonged to the other name's limiter. Its name-level settings are recorded for
 // the name and filled in by [builder.resolve] once the run is read.
 func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Route, rs resolver) *Route {
 	r := &Route{Name: defaultName, Pos: l.Pos}
@@ -46,6 +47,12 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 		r.inheritLineKeys(inherit)
 	}
 	if o, ok := l.Get("name"); ok {
+		if o.Value.Name != r.Name {
+			// An inherited maxwait bounded the waits for the other
+			// name's tokens; this name's limiter, if any, is not bound
+			// by it.
+			r.MaxWait, r.maxwaitOpt = 0, nil
+		}
 		r.Name = o.Value.Name
 	}
 	b.nameKeys(r.Name, l)

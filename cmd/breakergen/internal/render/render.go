@@ -472,8 +472,14 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	a := newAlloc(reserved)
 	if chain || m.StaleField != "" {
 		// The body names types (a zero value, a stale key): parameters
-		// must not shadow the packages they come from.
+		// must not shadow them, nor the packages they come from.
 		for _, n := range g.im.names {
+			a.taken[n] = true
+		}
+		for _, n := range types.Universe.Names() {
+			a.taken[n] = true
+		}
+		for _, n := range in.Obj.Pkg().Scope().Names() {
 			a.taken[n] = true
 		}
 	}
@@ -540,7 +546,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		if res.Len() == 0 {
 			body = call
 		}
-		f.Add(decl.Add(g.tr.results(res, nil)).Block(body))
+		// The results go unnamed: the body names none, and a declared
+		// name could collide with the receiver or a type parameter.
+		f.Add(decl.Add(g.tr.results(res, make([]string, res.Len()))).Block(body))
 		return
 	}
 

@@ -155,22 +155,25 @@ func (tr typer) signature(sig *types.Signature) *jen.Statement {
 	return jen.Params(params...).Add(tr.results(sig.Results(), nil))
 }
 
-// results renders a result list; names, if not nil, names each result.
+// results renders a result list; names, if not nil, names each result
+// ("" for none).
 func (tr typer) results(r *types.Tuple, names []string) jen.Code {
+	name := func(i int) string {
+		if names != nil {
+			return names[i]
+		}
+		return r.At(i).Name()
+	}
 	switch {
 	case r.Len() == 0:
 		return jen.Null()
-	case r.Len() == 1 && names == nil && r.At(0).Name() == "":
+	case r.Len() == 1 && name(0) == "":
 		return tr.typ(r.At(0).Type())
 	}
 	var out []jen.Code
 	for i := range r.Len() {
 		v := r.At(i)
-		name := v.Name()
-		if names != nil {
-			name = names[i]
-		}
-		if name != "" {
+		if name := name(i); name != "" {
 			out = append(out, jen.Id(name).Add(tr.typ(v.Type())))
 		} else {
 			out = append(out, tr.typ(v.Type()))
