@@ -44,19 +44,6 @@ type Package struct {
 	Interfaces []string
 }
 
-// Known bugs of breakergen that the fuzzer found, still open: Generate
-// avoids the forms that show them, unless asked to reproduce them.
-const (
-	// BugForeignUnexportedField: an interface embeds one of another
-	// package whose method has an anonymous struct with an unexported
-	// field; no package but that one can implement it, and breakergen
-	// writes a wrapper that does not compile instead of an error.
-	BugForeignUnexportedField = "foreign-unexported-field"
-)
-
-// KnownBugs are every known bug's name.
-var KnownBugs = []string{BugForeignUnexportedField}
-
 // Chains says which interfaces breakergen writes a fallback chain for.
 type Chains int
 
@@ -72,15 +59,12 @@ const (
 type Options struct {
 	// Chains is how the breakergen under test decides on chains.
 	Chains Chains
-	// Reproduce names known bugs whose forms the package may show.
-	Reproduce []string
 }
 
 // Generate writes the package of seed into a module whose path is modPath.
 func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 	g := &gen{
 		opts:     o,
-		avoid:    map[string]bool{},
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		seed:     seed,
 		dir:      "s" + strconv.FormatUint(seed, 10),
@@ -88,20 +72,16 @@ func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 		settings: map[string]bool{},
 		limited:  map[string]bool{},
 	}
-	for _, b := range KnownBugs {
-		g.avoid[b] = !slices.Contains(o.Reproduce, b)
-	}
 	g.local = &pkg{modPath + "/" + g.dir, ""}
 	g.build(modPath)
 	return g.write()
 }
 
 type gen struct {
-	opts  Options
-	avoid map[string]bool // known bugs whose forms to leave out
-	r     *rand.Rand
-	seed  uint64
-	dir   string
+	opts Options
+	r    *rand.Rand
+	seed uint64
+	dir  string
 
 	local, dep *pkg
 	depDir     string
@@ -604,7 +584,9 @@ func (g *gen) randType(sc *scope, depth int, top bool) typ {
 				fs = append(fs, field{t: namedT{d: stdReader}, embedded: true, name: "Reader"})
 			}
 			fs = append(fs, field{name: "Name", t: basicT{"string"}, tag: `json:"name,omitempty"`})
-			if g.chance(0.5) && (sc.p == g.local || !g.avoid[BugForeignUnexportedField]) {
+			// Only the local package may add an unexported field: another
+			// package's would make the interface unwrappable (an error).
+			if g.chance(0.5) && sc.p == g.local {
 				fs = append(fs, field{name: "raw", t: sliceT{basicT{"byte"}}})
 			}
 			return structT{fs}

@@ -24,23 +24,6 @@ func TestGenerate(t *testing.T) {
 	}
 }
 
-// TestReproduce: asking for the known bugs changes some packages, and
-// leaves the interfaces' names alone.
-func TestReproduce(t *testing.T) {
-	changed := 0
-	for seed := range uint64(20) {
-		p, err := Generate("example.com/x", seed, Options{})
-		require.NoError(t, err)
-		q, err := Generate("example.com/x", seed, Options{Reproduce: KnownBugs})
-		require.NoError(t, err)
-		assert.Equal(t, p.Interfaces, q.Interfaces)
-		if !assert.ObjectsAreEqual(p.Files, q.Files) {
-			changed++
-		}
-	}
-	assert.Positive(t, changed)
-}
-
 // TestChainFlag: with the chain flag, some interfaces carry it, and only
 // their tests call a chain.
 func TestChainFlag(t *testing.T) {

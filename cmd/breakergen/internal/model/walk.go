@@ -52,14 +52,32 @@ func Walk(t types.Type, fn func(types.Type)) {
 	}
 }
 
-// foreignUnexported names the first type in t that is unexported in
-// another package than pkg, or returns "".
+// foreignUnexported names the first part of t that is unexported in
+// another package than pkg (a type, an anonymous struct's field or an
+// anonymous interface's method: pkg cannot spell any of them), or returns "".
 func foreignUnexported(t types.Type, pkg *types.Package) string {
 	bad := ""
+	foreign := func(o types.Object) bool {
+		return bad == "" && o.Pkg() != nil && o.Pkg() != pkg && !o.Exported()
+	}
 	Walk(t, func(t types.Type) {
-		obj := TypeName(t)
-		if bad == "" && obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && !obj.Exported() {
-			bad = obj.Pkg().Path() + "." + obj.Name()
+		switch t := t.(type) {
+		case *types.Struct:
+			for f := range t.Fields() {
+				if foreign(f) {
+					bad = "the field " + f.Name() + " of a struct type from " + f.Pkg().Path()
+				}
+			}
+		case *types.Interface:
+			for m := range t.ExplicitMethods() {
+				if foreign(m) {
+					bad = "the method " + m.Name() + " of an interface type from " + m.Pkg().Path()
+				}
+			}
+		default:
+			if obj := TypeName(t); obj != nil && foreign(obj) {
+				bad = obj.Pkg().Path() + "." + obj.Name()
+			}
 		}
 	})
 	return bad
