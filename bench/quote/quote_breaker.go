@@ -113,7 +113,7 @@ func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.quotesFallbacks = append(c.quotesFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+		c.quotesFallbacks = append(c.quotesFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
 	}
@@ -124,10 +124,6 @@ var _ Quoter = (*QuoterChain)(nil)
 
 // Quote asks primary.Quote through breaker "quotes", then each fallback.
 func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
-	if c.primary == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.quotes) {
 		defer run.Done()
@@ -166,9 +162,5 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
-	if impl == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	return impl.Quote(ctx, code)
 }

@@ -117,7 +117,7 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Exclude: []error{ErrNotFound},
 		}))
@@ -131,10 +131,6 @@ var _ FundFlowSource = (*FundFlowSourceChain)(nil)
 // burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale
 // 24h), then each fallback, then the stale cache.
 func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
-	if c.primary == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
@@ -183,10 +179,6 @@ func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.
 	valid = true
 	defer call.ExitValid(ctx, &err, &valid)
 	err = breakerimpl.PanicGuard // stays only if the call panics
-	if impl == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	r0, err = impl.FundFlow(ctx, code)
 	valid = err != nil || validFlow(r0)
 	return

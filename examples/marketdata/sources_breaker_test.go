@@ -320,3 +320,30 @@ func TestChainNilFallback(t *testing.T) {
 	assert.ErrorIs(t, err, assert.AnError)
 	assert.Contains(t, err.Error(), "fallback:nil: error: breaker: wrapped implementation is nil")
 }
+
+// TestChainNilImplTouchesNoBreaker: a Fallback without Impl, or a nil
+// primary, is refused by its route without counting against the breaker,
+// which other chains share by name: a working fallback of the same name
+// keeps answering them, and a chain with a nil primary asks its fallbacks.
+func TestChainNilImplTouchesNoBreaker(t *testing.T) {
+	ctrl := gomock.NewController(t)
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()), runtime.WithoutEnv())
+	broken := marketdata.NewFundFlowSourceChain(nil, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: "sina"})
+	for range 10 {
+		_, err := broken.FundFlow(t.Context(), "600519")
+		assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
+	}
+	b, ok := reg.Lookup("fallback:sina")
+	require.True(t, ok)
+	assert.Equal(t, runtime.Closed, b.State())
+	assert.Zero(t, b.Stats().Failures, "a missing Impl is not the fallback's failure")
+
+	sina := mocks.NewMockFundFlowSource(ctrl)
+	sina.EXPECT().FundFlow(gomock.Any(), "600519").Return(marketdata.FundFlow{Code: "600519", MainNet: 1, Time: time.Unix(1, 0)}, nil)
+	working := marketdata.NewFundFlowSourceChain(nil, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: "sina", Impl: sina})
+	ctx, p := runtime.WithProvenance(t.Context())
+	f, err := working.FundFlow(ctx, "600519")
+	require.NoError(t, err)
+	assert.Equal(t, "600519", f.Code)
+	assert.Equal(t, "fallback:sina", p.Source, "a nil primary is passed over for the fallbacks")
+}

@@ -101,10 +101,10 @@ func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks .
 		}),
 	}
 	for _, fb := range fallbacks {
-		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+		c.eastmoneyFallbacks = append(c.eastmoneyFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
-		c.tdxFallbacks = append(c.tdxFallbacks, breakerimpl.NewRoute(reg, fb, breakerimpl.RouteConfig{
+		c.tdxFallbacks = append(c.tdxFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}))
 	}
@@ -115,10 +115,6 @@ var _ QuoteSource = (*QuoteSourceChain)(nil)
 
 // Kline asks primary.Kline through breaker "tdx", then each fallback.
 func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0 []Bar, err error) {
-	if c.primary == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.tdx) {
 		defer run.Done()
@@ -157,20 +153,12 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 func (c *QuoteSourceChain) tryKline(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string, days int) (_ []Bar, err error) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
-	if impl == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	return impl.Kline(ctx, code, days)
 }
 
 // Quote asks primary.Quote through breaker "eastmoney" (limiter 1.5/s burst
 // 3), then each fallback.
 func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
-	if c.primary == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
@@ -207,9 +195,5 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 func (c *QuoteSourceChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string) (_ Quote, err error) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
-	if impl == nil {
-		err = breakerimpl.ErrNilImpl
-		return
-	}
 	return impl.Quote(ctx, code)
 }

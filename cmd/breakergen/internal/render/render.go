@@ -193,7 +193,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var vals []jen.Code
 	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, nextName, r, nil)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, jen.Id(nextName), r, nil)))
 	}
 	vals = append(vals, g.staleInits(in, regName)...)
 	f.Func().Id(in.Ctor).Types(decl...).Params(
@@ -304,7 +304,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		jen.Id(in.FallbacksField).Op(":").Id(fallbacks),
 	}
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(reg, primary, r, nil)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(reg, jen.Id(primary), r, nil)))
 	}
 	vals = append(vals, g.staleInits(in, reg)...)
 	body := []jen.Code{
@@ -315,7 +315,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		for _, r := range in.Routes {
 			fr := g.fallbackRoute(in, r)
 			adds = append(adds, jen.Id(c).Dot(r.FallbackField).Op("=").Append(jen.Id(c).Dot(r.FallbackField),
-				g.newRoute(reg, fb, fr, g.impl("FallbackName").Call(jen.Id(fb).Dot("Name")))))
+				g.newRoute(reg, jen.Id(fb).Dot("Impl"), fr, g.impl("FallbackName").Call(jen.Id(fb).Dot("Name")))))
 		}
 		body = append(body, jen.For(jen.List(jen.Id("_"), jen.Id(fb)).Op(":=").Range().Id(fallbacks)).Block(adds...))
 	}
@@ -379,12 +379,13 @@ func chainDoc(in *model.Interface) []string {
 	return lines
 }
 
-// newRoute renders the route of r on registry reg for calls to impl (a
-// route of a nil impl refuses every call); name, if not nil, is the
-// breaker's name instead of r.Name. A chain's fallback routes are made for
-// the Fallback, never nil: a nil Impl is a failure of that fallback.
-func (g *gen) newRoute(reg, impl string, r *model.Route, name jen.Code) jen.Code {
-	return g.impl("NewRoute").Call(jen.Id(reg), jen.Id(impl), g.routeConfig(r, name))
+// newRoute renders the route of r on registry reg for calls to impl: the
+// route of a nil impl (a nil next or primary, a Fallback without Impl)
+// refuses every call with breakerimpl.ErrNilImpl and never touches the
+// breaker, which other wrappers and chains may share by name. name, if not
+// nil, is the breaker's name instead of r.Name.
+func (g *gen) newRoute(reg string, impl jen.Code, r *model.Route, name jen.Code) jen.Code {
+	return g.impl("NewRoute").Call(jen.Id(reg), impl, g.routeConfig(r, name))
 }
 
 // routeConfig renders r's breakerimpl.RouteConfig; name, if not nil, is the
@@ -562,14 +563,6 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	if chain {
-		// A wrapper's routes refuse every call of a nil next with
-		// ErrNilImpl; a chain answers a nil primary at once.
-		body = append(body, jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
-			jen.Id(errName).Op("=").Add(g.impl("ErrNilImpl")),
-			jen.Return(),
-		))
-	}
 	if m.Ctx {
 		ctx = names[0]
 	} else {

@@ -321,7 +321,6 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		)
 		tbody = append(tbody, g.timeout(t)...)
 		tbody = append(tbody, g.panicGuard(t.err))
-		tbody = append(tbody, g.nilImpl(t, impl)...)
 		tbody = append(tbody,
 			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
 			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(vargs...),
@@ -337,7 +336,6 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		tbody = append(tbody, jen.Defer().Id(t.call).Dot("Exit").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err)))
 		tbody = append(tbody, g.timeout(t)...)
 		tbody = append(tbody, g.panicGuard(t.err))
-		tbody = append(tbody, g.nilImpl(t, impl)...)
 		tbody = append(tbody, jen.Return(upstream))
 	}
 	f.Line()
@@ -347,18 +345,6 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		comment(f, fmt.Sprintf("%s makes one try of %s through its route.", m.Try, m.Name))
 	}
 	f.Func().Params(jen.Id(t.recv).Op("*").Add(recvType)).Id(m.Try).Params(tparams...).Add(results).Block(tbody...)
-}
-
-// nilImpl makes a chain's try report a fallback given with a nil Impl as
-// breakerimpl.ErrNilImpl (a failure of that fallback) instead of panicking.
-func (g *gen) nilImpl(t *tries, impl string) []jen.Code {
-	if !t.chain {
-		return nil
-	}
-	return []jen.Code{jen.If(jen.Id(impl).Op("==").Nil()).Block(
-		jen.Id(t.err).Op("=").Add(g.impl("ErrNilImpl")),
-		jen.Return(),
-	)}
 }
 
 // timeout adds the route's per-try timeout to ctx, if it has one.
