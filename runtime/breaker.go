@@ -245,6 +245,9 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 		if w, ok := b.admitProbe(s, hold); ok {
 			return w, nil
 		}
+		if b.state.Load() == s { // the period ran out of probe ids
+			return 0, b.rejected()
+		}
 		s = b.state.Load()
 	}
 }
@@ -263,11 +266,16 @@ func (b *Breaker) setReject(e *OpenError) {
 }
 
 // admitProbe registers a probe whose slot was claimed in state word s. It
-// fails when the period ended in between (the claimed slot went with it).
+// fails when the period ended in between (the claimed slot went with it),
+// or when the period has given out every probe id (the slot is freed).
 func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.state.Load() != s || b.probeSeq >= probeMask>>probeShift {
+	if b.state.Load() != s {
+		return 0, false
+	}
+	if b.probeSeq >= probeMask>>probeShift {
+		b.probes.Add(^uint64(0))
 		return 0, false
 	}
 	if b.count {

@@ -503,3 +503,25 @@ func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
 	_ = b.Do(context.Background(), func(context.Context) error { return ban })
 	assert.Equal(t, runtime.Closed, b.State())
 }
+
+// TestProbeIDsRunOut: a HALF_OPEN period that has given out every probe id
+// refuses further probes without keeping their slots, so the slot count
+// does not leak and the breaker can still close.
+func TestProbeIDsRunOut(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "ids", FailureThreshold: 1, ResetTimeout: time.Second, HalfOpenMax: 1})
+	trip(t, b)
+	clk.Advance(time.Second)
+	require.Equal(t, runtime.HalfOpen, b.State())
+
+	b.SetProbeSeq(runtime.ProbeIDs)
+	_, err := b.Acquire(context.Background())
+	require.ErrorIs(t, err, runtime.ErrOpen, "no id left: refused")
+	assert.Zero(t, b.Stats().ProbesInFlight, "the refused probe's slot is free")
+
+	b.SetProbeSeq(0)
+	tok, err := b.Acquire(context.Background())
+	require.NoError(t, err, "the slot was given back, so a probe is admitted")
+	b.Release(tok, nil)
+	assert.Equal(t, runtime.Closed, b.State())
+}

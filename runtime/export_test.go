@@ -38,3 +38,14 @@ func (b *Breaker) SetPeriod(p uint32) {
 // AnchorSkew is how much earlier than the instant it records a time read
 // back with the real clock may be (see stamps).
 const AnchorSkew = anchorSkew
+
+// SetProbeSeq sets the id of the period's last probe, for tests of what
+// happens when the ids run out.
+func (b *Breaker) SetProbeSeq(n uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.probeSeq = n
+}
+
+// ProbeIDs is how many probe ids one HALF_OPEN period gives out.
+const ProbeIDs = probeMask >> probeShift
