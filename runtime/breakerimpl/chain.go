@@ -84,15 +84,17 @@ func (c *Chain) primary(rt *Route, tries int, err error, valid bool) bool {
 	return c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err))
 }
 
-// Fallback admits a try of the fallback on route fb unless the budget is
-// spent or its breaker rejects it (recorded as skipped). When it returns
+// Fallback admits a try of the fallback on route fb unless the caller's ctx
+// has ended, the budget is spent or its breaker rejects it (each recorded as
+// skipped). When it returns
 // false the fallback must not be called.
 func (c *Chain) Fallback(fb *Route) (Call, bool) {
 	name := fb.breaker.Name()
 	if c.ctx == nil {
 		c.ctx = context.Background() // a nil ctx is the background
 	}
-	if c.ctx.Err() != nil {
+	if err := c.ctx.Err(); err != nil {
+		c.skip(name, "canceled", err) // not asked: the ChainError must not say open
 		return Call{}, false
 	}
 	if c.left.spent() {

@@ -161,6 +161,29 @@ func TestChainBudgetStopsFallbacks(t *testing.T) {
 	assert.Equal(t, "none (p error, fallback:f budget)", p.String())
 }
 
+// TestChainCanceledSkipsAreRecorded: once the caller's ctx has ended no
+// fallback is asked, and each says so, so that the error of a chain whose
+// primary was OPEN does not claim every source was rejected.
+func TestChainCanceledSkipsAreRecorded(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p", FailureThreshold: 1}})
+	fb := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "fallback:f"}})
+	trip(t, primary.Breaker())
+	asked := false
+	impls := []func() (int, error){
+		func() (int, error) { return 0, nil },
+		func() (int, error) { asked = true; return 1, nil },
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	ctx, p := runtime.WithProvenance(ctx)
+	_, err := chainCall(ctx, primary, []*breakerimpl.Route{fb}, impls, func(int) bool { return true }, nil, "")
+	assert.False(t, asked)
+	assert.ErrorIs(t, err, context.Canceled)
+	assert.NotErrorIs(t, err, runtime.ErrOpen, "the fallback was not rejected, only not asked")
+	assert.Equal(t, "none (p open, fallback:f canceled)", p.String())
+}
+
 func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 	reg, _ := newTestRegistry(t)
 	outer := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "outer"}})
