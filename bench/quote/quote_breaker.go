@@ -4,6 +4,7 @@ package quote
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -15,8 +16,8 @@ import (
 //
 //   - Quote: breaker "limited" (limiter 1e+09/s burst 1000000)
 //
-// Create it with NewLimitedQuoterBreaker. It is safe for concurrent use when
-// the wrapped LimitedQuoter is.
+// Create it with NewLimitedQuoterBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped LimitedQuoter is.
 type LimitedQuoterBreaker struct {
 	next    LimitedQuoter
 	limited *breakerimpl.Route
@@ -52,8 +53,8 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 //
 //   - Quote: breaker "quotes"
 //
-// Create it with NewQuoterBreaker. It is safe for concurrent use when the
-// wrapped Quoter is.
+// Create it with NewQuoterBreaker; the zero value is not usable. It is safe
+// for concurrent use when the wrapped Quoter is.
 type QuoterBreaker struct {
 	next   Quoter
 	quotes *breakerimpl.Route
@@ -90,8 +91,8 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 // fallback in order, each through its own breaker. A caller learns which
 // source answered from runtime.WithProvenance.
 //
-// Create it with NewQuoterChain. It is safe for concurrent use when the Quoter
-// values it holds are.
+// Create it with NewQuoterChain; the zero value is not usable. It is safe for
+// concurrent use when the Quoter values it holds are.
 type QuoterChain struct {
 	primary         Quoter
 	fallbacks       []runtime.Fallback[Quoter]
@@ -107,7 +108,7 @@ type QuoterChain struct {
 func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
 	c := &QuoterChain{
 		primary:   primary,
-		fallbacks: fallbacks,
+		fallbacks: slices.Clone(fallbacks),
 		quotes: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),

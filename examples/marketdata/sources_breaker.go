@@ -4,6 +4,7 @@ package marketdata
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -16,8 +17,8 @@ import (
 //   - FundFlow: breaker "eastmoney" (limiter 1.5/s burst 3; excluding
 //     ErrNotFound; 2 attempts; budget 6; valid validFlow; stale 24h)
 //
-// Create it with NewFundFlowSourceBreaker. It is safe for concurrent use when
-// the wrapped FundFlowSource is.
+// Create it with NewFundFlowSourceBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped FundFlowSource is.
 type FundFlowSourceBreaker struct {
 	next          FundFlowSource
 	eastmoney     *breakerimpl.Route
@@ -86,8 +87,8 @@ func (w *FundFlowSourceBreaker) tryFundFlow(ctx context.Context, call breakerimp
 // the stale cache of the methods that keep one. A caller learns which source
 // answered from runtime.WithProvenance.
 //
-// Create it with NewFundFlowSourceChain. It is safe for concurrent use when
-// the FundFlowSource values it holds are.
+// Create it with NewFundFlowSourceChain; the zero value is not usable. It is
+// safe for concurrent use when the FundFlowSource values it holds are.
 type FundFlowSourceChain struct {
 	primary            FundFlowSource
 	fallbacks          []runtime.Fallback[FundFlowSource]
@@ -105,7 +106,7 @@ type FundFlowSourceChain struct {
 func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[FundFlowSource]) *FundFlowSourceChain {
 	c := &FundFlowSourceChain{
 		primary:   primary,
-		fallbacks: fallbacks,
+		fallbacks: slices.Clone(fallbacks),
 		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,
@@ -195,8 +196,8 @@ func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.
 //   - Ping: unguarded (skip)
 //   - Quote, StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
-// Create it with NewStockSourceBreaker. It is safe for concurrent use when the
-// wrapped StockSource is.
+// Create it with NewStockSourceBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped StockSource is.
 type StockSourceBreaker struct {
 	next      StockSource
 	eastmoney *breakerimpl.Route

@@ -4,6 +4,7 @@ package readme
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -16,8 +17,8 @@ import (
 //   - Kline: breaker "tdx"
 //   - Quote: breaker "eastmoney" (limiter 1.5/s burst 3)
 //
-// Create it with NewQuoteSourceBreaker. It is safe for concurrent use when the
-// wrapped QuoteSource is.
+// Create it with NewQuoteSourceBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped QuoteSource is.
 type QuoteSourceBreaker struct {
 	next      QuoteSource
 	eastmoney *breakerimpl.Route
@@ -71,8 +72,8 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 // then each fallback in order, each through its own breaker. A caller learns
 // which source answered from runtime.WithProvenance.
 //
-// Create it with NewQuoteSourceChain. It is safe for concurrent use when the
-// QuoteSource values it holds are.
+// Create it with NewQuoteSourceChain; the zero value is not usable. It is safe
+// for concurrent use when the QuoteSource values it holds are.
 type QuoteSourceChain struct {
 	primary            QuoteSource
 	fallbacks          []runtime.Fallback[QuoteSource]
@@ -90,7 +91,7 @@ type QuoteSourceChain struct {
 func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[QuoteSource]) *QuoteSourceChain {
 	c := &QuoteSourceChain{
 		primary:   primary,
-		fallbacks: fallbacks,
+		fallbacks: slices.Clone(fallbacks),
 		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1.5,

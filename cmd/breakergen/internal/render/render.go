@@ -301,7 +301,8 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	}
 	vals := []jen.Code{
 		jen.Id(in.PrimaryField).Op(":").Id(primary),
-		jen.Id(in.FallbacksField).Op(":").Id(fallbacks),
+		// A copy: the caller's slice may change, its routes would not.
+		jen.Id(in.FallbacksField).Op(":").Qual("slices", "Clone").Call(jen.Id(fallbacks)),
 	}
 	for _, r := range in.Routes {
 		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(reg, jen.Id(primary), r, nil)))
@@ -375,7 +376,7 @@ func chainDoc(in *model.Interface) []string {
 	}
 	lines := wrap(fmt.Sprintf("%s is %s %s that answers each call from the first source that can: the primary %s through the breakers of its routes, then each fallback in order, each through its own breaker%s. A caller learns which source answered from runtime.WithProvenance.", in.ChainType, article, in.Name, in.Name, then))
 	lines = append(lines, "")
-	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
+	lines = append(lines, wrap(fmt.Sprintf("Create it with %s; the zero value is not usable. It is safe for concurrent use when the %s values it holds are.", in.ChainCtor, in.Name))...)
 	return lines
 }
 
@@ -708,7 +709,7 @@ func wrapperDoc(in *model.Interface) []string {
 		lines = append(lines, bullet(strings.Join(byKey[k], ", ")+": "+k)...)
 	}
 	lines = append(lines, "")
-	lines = append(lines, wrap(fmt.Sprintf("Create it with %s. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))...)
+	lines = append(lines, wrap(fmt.Sprintf("Create it with %s; the zero value is not usable. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))...)
 	return lines
 }
 
