@@ -33,8 +33,8 @@
 // with the call's error. Generated wrappers run the same protocol through
 // package runtime/breakerimpl, which is for generated code only: the same
 // admission, the same outcome recording and the same panic rule. Neither
-// allocates, takes a lock or reads the clock on the CLOSED success path or
-// on the rejection path.
+// allocates, takes a lock or reads the clock on the CLOSED success path
+// (without [WithCallCounts]) or on the rejection path.
 //
 // # Registry
 //

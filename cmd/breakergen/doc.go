@@ -27,8 +27,9 @@
 // For each annotated interface X declared in f.go, breakergen writes to
 // f_breaker.go (f_test.go gives f_breaker_test.go) a type XBreaker that
 // implements X by calling the wrapped X through the breakers (and rate
-// limiters) of package github.com/breakergen/breakergen/runtime, and its
-// constructor:
+// limiters) of a github.com/breakergen/breakergen/runtime registry (the
+// generated code calls them through runtime/breakerimpl, a package for
+// generated code only), and its constructor:
 //
 //	func NewXBreaker(next X, reg *runtime.Registry) *XBreaker
 //

@@ -100,7 +100,7 @@ type Settings struct {
 
 // Route is one annotation line as the wrapper uses it.
 type Route struct {
-	Field    string // the wrapper's field holding the *runtime.Route
+	Field    string // the wrapper's field holding the *breakerimpl.Route
 	Name     string // breaker (and limiter) name
 	Settings Settings
 	Timeout  time.Duration
