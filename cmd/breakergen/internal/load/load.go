@@ -16,6 +16,7 @@ package load
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/parser"
@@ -120,6 +121,9 @@ func Load(cfg Config) (*Result, error) {
 	}
 	loadFlags := flags
 	if len(overlay) > 0 {
+		if goflagsOverlay(cfg.Env) {
+			return nil, errors.New("GOFLAGS sets -overlay, which breakergen needs for hiding its own earlier outputs from the type checker: run it without that flag")
+		}
 		tmp, err := os.MkdirTemp("", "breakergen-overlay-")
 		if err != nil {
 			return nil, err
@@ -375,4 +379,24 @@ func SourceOf(path string) string {
 		return s + "_test.go"
 	}
 	return strings.TrimSuffix(path, "_breaker.go") + ".go"
+}
+
+// goflagsOverlay reports whether GOFLAGS, in env or else in the process's
+// environment, sets -overlay: the go command would take ours instead of it.
+func goflagsOverlay(env []string) bool {
+	if env == nil {
+		env = os.Environ()
+	}
+	goflags := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "GOFLAGS="); ok {
+			goflags = v // the last one wins, as in exec
+		}
+	}
+	for _, f := range strings.Fields(goflags) {
+		if f == "-overlay" || f == "--overlay" || strings.HasPrefix(f, "-overlay=") || strings.HasPrefix(f, "--overlay=") {
+			return true
+		}
+	}
+	return false
 }

@@ -195,3 +195,11 @@ func f()
 	assert.Equal(t, map[string]bool{"a": false, "b": false, "c": true, "d": true, "e": false, "f": false}, kept)
 	assert.Len(t, f.Comments, 3, "comments stay")
 }
+
+func TestGoflagsOverlay(t *testing.T) {
+	assert.True(t, goflagsOverlay([]string{"GOFLAGS=-mod=mod -overlay=/tmp/o.json"}))
+	assert.True(t, goflagsOverlay([]string{"GOFLAGS=--overlay=o.json"}))
+	assert.False(t, goflagsOverlay([]string{"GOFLAGS=-overlay=o.json", "GOFLAGS=-mod=mod"}), "the last GOFLAGS wins")
+	assert.False(t, goflagsOverlay([]string{"GOFLAGS=-mod=mod", "GOOVERLAY=x"}))
+	assert.False(t, goflagsOverlay([]string{}))
+}
