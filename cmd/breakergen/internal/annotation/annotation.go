@@ -154,6 +154,10 @@ type Line struct {
 	Pos     token.Position // of the "//"
 	Where   Where
 	Options []Option // in the order written
+	// Invalid are the keys given with a value that did not parse, each
+	// already an error, so that later checks do not take the line for
+	// one without them.
+	Invalid []string
 }
 
 // Get returns the option key of the line.
@@ -264,14 +268,17 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		switch {
 		case sp.Flag() && hasVal:
 			errs = append(errs, Errorf(wpos, "%s: is a flag and takes no value", key))
+			l.Invalid = append(l.Invalid, key)
 			continue
 		case sp.Flag():
 		case !hasVal:
 			errs = append(errs, Errorf(wpos, "%s: missing value (write %s=...)", key, key))
+			l.Invalid = append(l.Invalid, key)
 			continue
 		default:
 			if problem := sp.parse(val, &o.Value); problem != "" {
 				errs = append(errs, Errorf(wpos, "%s: %s", key, problem))
+				l.Invalid = append(l.Invalid, key)
 				continue
 			}
 		}

@@ -212,6 +212,9 @@ func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []
 				}
 			}
 			ils.globbed = append(ils.globbed, il)
+		case slices.Contains(l.Invalid, "methods"):
+			// Its methods did not parse (an error already): it routes
+			// nothing, and is not the default route either.
 		case ils.dflt != nil:
 			b.errorf(l.Pos, "%s: a second line without methods=; only one line can be the default route (the first is at line %d)", in.Name, ils.dflt.l.Pos.Line)
 		default:
