@@ -186,15 +186,6 @@ func substAll(ts []typ, m map[*tparam]typ) []typ {
 	return out
 }
 
-// concrete replaces every type parameter by its type argument.
-func concrete(t typ, tps []*tparam) typ {
-	m := map[*tparam]typ{}
-	for _, p := range tps {
-		m[p] = p.conc
-	}
-	return subst(t, m)
-}
-
 // bind maps d's type parameters to args.
 func bind(tps []*tparam, args []typ) map[*tparam]typ {
 	m := map[*tparam]typ{}
