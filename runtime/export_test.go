@@ -38,3 +38,10 @@ func (b *Breaker) SetPeriod(p uint32) {
 // AnchorSkew is how much earlier than the instant it records a time read
 // back with the real clock may be (see stamps).
 const AnchorSkew = anchorSkew
+
+// QueueLen is how many events wait for their log line and hooks.
+func (r *Registry) QueueLen() int {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	return r.queue.len()
+}
