@@ -157,3 +157,47 @@ func TestStalledSinkBoundsTheEventQueue(t *testing.T) {
 		assert.Len(t, got(), capacity+2)
 	})
 }
+
+// BenchmarkStalledSinkStorm makes b.N transitions while the registry's one
+// hook is blocked, with the default queue and log capacities, and reports
+// the heap after the storm (after a GC), the events dropped and the events
+// left queued. Run with a fixed count to compare, e.g.
+// go test -run '^$' -bench StalledSinkStorm -benchtime 1000000x ./runtime/
+func BenchmarkStalledSinkStorm(b *testing.B) {
+	stalled, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()),
+		runtime.OnStateChange(func(runtime.Event) { once.Do(func() { close(stalled); <-release }) }))
+	stuck := reg.Breaker(runtime.Config{Name: "stuck", FailureThreshold: 1})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = stuck.Do(context.Background(), func(context.Context) error { return errors.New("down") })
+	}()
+	<-stalled
+	var breakers []*runtime.Breaker
+	for i := range 4 {
+		breakers = append(breakers, reg.Breaker(runtime.Config{Name: fmt.Sprintf("storm%d", i), FailureThreshold: 1}))
+	}
+	boom := errors.New("boom")
+	ctx := context.Background()
+	i := 0
+	for b.Loop() {
+		br := breakers[i%len(breakers)]
+		i++
+		tok, err := br.Acquire(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		br.Release(tok, boom) // CLOSED → OPEN
+		br.Reset()
+	}
+	var mem goruntime.MemStats
+	goruntime.GC()
+	goruntime.ReadMemStats(&mem)
+	b.ReportMetric(float64(mem.HeapAlloc)/(1<<20), "heap-MiB")
+	b.ReportMetric(float64(reg.DroppedEvents()), "dropped")
+	b.ReportMetric(float64(reg.QueueLen()), "queued")
+	close(release)
+	<-done
+}
