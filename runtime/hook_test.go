@@ -201,3 +201,20 @@ func BenchmarkStalledSinkStorm(b *testing.B) {
 	close(release)
 	<-done
 }
+
+// TestEventQueueCapacityBadInput: a capacity below 1 is ignored, and the
+// default queue delivers every event while the hooks keep up.
+func TestEventQueueCapacityBadInput(t *testing.T) {
+	var seen []runtime.Event
+	reg, clk := newTestRegistry(t, runtime.WithEventQueueCapacity(0), runtime.WithEventQueueCapacity(-1),
+		runtime.OnStateChange(func(ev runtime.Event) { seen = append(seen, ev) }))
+	b := reg.Breaker(runtime.Config{Name: "q", FailureThreshold: 1, ResetTimeout: time.Second})
+	for range 3 * runtime.DefaultEventQueueCapacity {
+		trip(t, b)
+		clk.Advance(time.Second) // OPEN → HALF_OPEN, on this goroutine
+		b.Reset()
+	}
+	assert.Len(t, seen, 6*runtime.DefaultEventQueueCapacity, "every transition hooked, on the caller's goroutine")
+	assert.Zero(t, reg.DroppedEvents())
+	assert.Zero(t, reg.Health().DroppedEvents)
+}

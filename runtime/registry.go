@@ -94,20 +94,23 @@ func WithEventQueueCapacity(n int) Option {
 // [WithEventQueueCapacity]). A hook may call back into the breaker. Keep
 // hooks fast.
 //
-// Hooks run after the transition, outside every lock, one event at a
-// time: never two hook calls at once, and in the order the transitions
-// were recorded, across breakers too (so each breaker's in transition
-// order). Which goroutine runs them: the goroutine whose call made the
-// transition (a Do, Acquire, Release, State, Stats or Health, or a timer's
-// goroutine for a move that time made) delivers the queued events itself,
-// its own included, when no other goroutine is delivering, but at most
-// 16 of them; a longer backlog is handed to a goroutine of
-// the registry, started then and ended as soon as the queue is empty. When
-// another goroutine is already delivering, the caller only queues its
-// event and returns: that goroutine runs its hooks. So a caller never
-// spends more than 16 events' worth of logging and hooks on the event path,
-// and a hook that blocks stalls only the goroutine running it. A nil hook
-// is ignored.
+// Hooks run after the transition, outside every lock, one call at a time
+// (never two at once): event after event in the one order in which the
+// registry recorded the transitions of all its breakers, which for each
+// breaker is its transition order, and for each event every hook in the
+// order they were added.
+//
+// Which goroutine runs them: the goroutine whose call made a transition (a
+// Do, Acquire, Release, State, Stats or Health, or a timer's goroutine for
+// a move that time made) delivers the queued events itself, its own and
+// any queued before it, when no other goroutine is delivering, but at most
+// 16 of them; if more are left, it hands them to a goroutine of the
+// registry, started then and ended as soon as the queue is empty. When
+// another goroutine is delivering, the caller only queues its event and
+// returns, and that goroutine runs its hooks. So no caller logs and hooks
+// more than 16 events, and a hook that blocks holds up only the goroutine
+// running it and the delivery of later events, which queue up to the
+// queue's capacity. A nil hook is ignored.
 func OnStateChange(hook func(Event)) Option {
 	return func(r *Registry) {
 		if hook != nil {
