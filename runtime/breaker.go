@@ -23,6 +23,11 @@ const (
 	// [WithEventCapacity] says otherwise.
 	DefaultEventCapacity = 100
 
+	// DefaultEventQueueCapacity is how many transitions a [Registry] lets
+	// wait for their log line and hooks unless [WithEventQueueCapacity]
+	// says otherwise (64 KB, allocated at the first transition).
+	DefaultEventQueueCapacity = 1024
+
 	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
 	MaxCooldown = 24 * time.Hour
 )

@@ -44,7 +44,11 @@
 // [Level] per breaker and [Registry.Events] the degradation log, newest
 // first: every transition logs one INFO line (breaker[tdx] CLOSED → OPEN),
 // records one [Event] and calls the [OnStateChange] hooks, outside every
-// lock and in order. [Breaker.Reset] and [Registry.ResetAll] clear
+// lock and in order. The log line and the hooks go through a bounded queue
+// ([WithEventQueueCapacity]): a sink slower than a storm of transitions
+// loses the oldest lines and hook calls, counted in [Health], never an
+// Event of the log nor a state change, and no caller delivers more than a
+// few queued events. [Breaker.Reset] and [Registry.ResetAll] clear
 // everything and record no event.
 //
 // Settings can be changed at run time by name: [WithConfig] and

@@ -63,6 +63,43 @@ func (r *ring) newest(limit int) []Event {
 	return out
 }
 
+// eventQueue is a fixed-capacity FIFO of events waiting for their log line
+// and hooks. Its buffer is allocated at the first push. It is guarded by
+// its registry's qmu.
+type eventQueue struct {
+	buf        []Event
+	capacity   int
+	head, size int // buf[head] is the oldest of size events
+}
+
+func newEventQueue(capacity int) eventQueue { return eventQueue{capacity: capacity} }
+
+func (q *eventQueue) len() int { return q.size }
+
+// push appends ev, dropping the oldest event if the queue is full; it
+// reports whether it dropped one.
+func (q *eventQueue) push(ev Event) (dropped bool) {
+	if q.buf == nil {
+		q.buf = make([]Event, q.capacity)
+	}
+	if q.size == len(q.buf) {
+		q.pop()
+		dropped = true
+	}
+	q.buf[(q.head+q.size)%len(q.buf)] = ev
+	q.size++
+	return dropped
+}
+
+// pop removes and returns the oldest event; the queue must not be empty.
+func (q *eventQueue) pop() Event {
+	ev := q.buf[q.head]
+	q.buf[q.head] = Event{} // let its strings go
+	q.head = (q.head + 1) % len(q.buf)
+	q.size--
+	return ev
+}
+
 // reasonOf is the reason of a transition caused by err: Brief(err), or for a
 // panic "panic: <value>", made as safe to show as a Brief line; "" (the
 // transition's default) for nil.

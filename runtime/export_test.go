@@ -49,3 +49,10 @@ func (b *Breaker) SetProbeSeq(n uint64) {
 
 // ProbeIDs is how many probe ids one HALF_OPEN period gives out.
 const ProbeIDs = probeMask >> probeShift
+
+// QueueLen is how many events wait for their log line and hooks.
+func (r *Registry) QueueLen() int {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	return r.queue.len()
+}

@@ -111,13 +111,18 @@ func (b *Breaker) Stats() Stats {
 type Health struct {
 	// Status is the worst level of any breaker; "ok" with no breakers.
 	Status Level `json:"status"`
+	// DroppedEvents counts the transitions whose log line and hook calls
+	// were skipped because the event queue was full (see
+	// [WithEventQueueCapacity] and [Registry.DroppedEvents]); their Events
+	// are in the log all the same. Left out of the JSON while zero.
+	DroppedEvents uint64 `json:"dropped_events,omitempty"`
 	// Breakers are in name order.
 	Breakers []Stats `json:"breakers"`
 }
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {

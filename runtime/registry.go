@@ -30,9 +30,11 @@ type Registry struct {
 
 	warned map[string]bool // guarded by mu: settings already warned about
 
-	qmu      sync.Mutex // guards queue, draining
-	queue    []Event    // transitions recorded but not yet logged and hooked
-	draining bool       // a goroutine is running flush's loop
+	qmu      sync.Mutex // guards queue, draining, dropped, reported
+	queue    eventQueue // transitions recorded but not yet logged and hooked
+	draining bool       // a goroutine is delivering queued events
+	dropped  uint64     // events dropped from a full queue, never logged nor hooked
+	reported uint64     // the dropped count last warned about
 }
 
 // classifier is a [WithClassifier] function.
@@ -72,11 +74,43 @@ func WithEventCapacity(n int) Option {
 	}
 }
 
+// WithEventQueueCapacity sets how many transitions may wait for their log
+// line and hooks (see [OnStateChange]). Default
+// [DefaultEventQueueCapacity]; values below 1 are ignored. When a log
+// handler or a hook is slower than the transitions, the queue fills, and
+// each new transition drops the oldest queued one: its log line and hook
+// calls are skipped and counted in [Health].DroppedEvents, but its [Event]
+// is in [Registry.Events] and the state change itself is never lost.
+func WithEventQueueCapacity(n int) Option {
+	return func(r *Registry) {
+		if n >= 1 {
+			r.queue = newEventQueue(n)
+		}
+	}
+}
+
 // OnStateChange adds a hook called with the Event of every transition of
-// every breaker of the registry. Hooks run after the transition, outside
-// every lock, in transition order, on the goroutine of the call that caused
-// it (or a timer's); a hook may call back into the breaker. Keep them fast.
-// A nil hook is ignored.
+// every breaker of the registry (bar those dropped from a full queue, see
+// [WithEventQueueCapacity]). A hook may call back into the breaker. Keep
+// hooks fast.
+//
+// Hooks run after the transition, outside every lock, one call at a time
+// (never two at once): event after event in the one order in which the
+// registry recorded the transitions of all its breakers, which for each
+// breaker is its transition order, and for each event every hook in the
+// order they were added.
+//
+// Which goroutine runs them: the goroutine whose call made a transition (a
+// Do, Acquire, Release, State, Stats or Health, or a timer's goroutine for
+// a move that time made) delivers the queued events itself, its own and
+// any queued before it, when no other goroutine is delivering, but at most
+// 16 of them; if more are left, it hands them to a goroutine of the
+// registry, started then and ended as soon as the queue is empty. When
+// another goroutine is delivering, the caller only queues its event and
+// returns, and that goroutine runs its hooks. So no caller logs and hooks
+// more than 16 events, and a hook that blocks holds up only the goroutine
+// running it and the delivery of later events, which queue up to the
+// queue's capacity. A nil hook is ignored.
 func OnStateChange(hook func(Event)) Option {
 	return func(r *Registry) {
 		if hook != nil {
@@ -116,6 +150,7 @@ func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
 		events:      newRing(DefaultEventCapacity),
+		queue:       newEventQueue(DefaultEventQueueCapacity),
 		classifiers: map[string]classifier{},
 		breakers:    map[string]*Breaker{},
 		limiters:    map[string]*Limiter{},
@@ -256,37 +291,78 @@ func (r *Registry) log() *slog.Logger {
 
 // record adds a transition's event to the log and queues it for flush. It is
 // called with the breaker's lock held, so the queue is in transition order.
+// A full queue drops its oldest event (see [WithEventQueueCapacity]).
 func (r *Registry) record(ev Event) {
 	r.events.add(ev)
 	r.qmu.Lock()
-	r.queue = append(r.queue, ev)
+	if r.queue.push(ev) {
+		r.dropped++
+	}
 	r.qmu.Unlock()
 }
 
+// drainBudget is how many queued events a caller's flush delivers at most
+// before it hands the rest to a goroutine of the registry.
+const drainBudget = 16
+
 // flush logs queued events and runs the hooks, outside every lock and in
-// order. Whoever finds the queue idle drains it; a transition made by a hook
-// is queued and drained by the same loop after the hook returns.
+// order. Whoever finds nobody delivering delivers: at most drainBudget
+// events on the caller's goroutine, then, if some are left, on a goroutine
+// started for them that ends when the queue is empty. A transition made by
+// a hook is queued and delivered by the same loop after the hook returns.
 func (r *Registry) flush() {
 	r.qmu.Lock()
-	if r.draining || len(r.queue) == 0 {
+	if r.draining || r.queue.len() == 0 {
 		r.qmu.Unlock()
 		return
 	}
 	r.draining = true
-	for len(r.queue) > 0 {
-		ev := r.queue[0]
-		r.queue = r.queue[1:]
+	r.qmu.Unlock()
+	if !r.deliver(drainBudget) {
+		go r.deliver(-1)
+	}
+}
+
+// deliver logs and hooks queued events, at most budget of them (no limit
+// when budget < 0), as the one goroutine delivering. It reports whether it
+// emptied the queue, and then is no longer delivering; otherwise it still
+// is, and its caller must hand the rest on.
+func (r *Registry) deliver(budget int) bool {
+	for {
+		r.qmu.Lock()
+		if r.queue.len() == 0 {
+			r.draining = false
+			lost := r.dropped - r.reported
+			r.reported = r.dropped
+			r.qmu.Unlock()
+			if lost > 0 {
+				r.log().Warn(fmt.Sprintf("breaker events: %d transitions dropped from the full event queue, not logged nor hooked; Registry.Events has them", lost),
+					"dropped", lost)
+			}
+			return true
+		}
+		if budget == 0 {
+			r.qmu.Unlock()
+			return false
+		}
+		budget--
+		ev := r.queue.pop()
 		r.qmu.Unlock()
 		r.log().Info(fmt.Sprintf("breaker[%s] %s → %s", ev.Source, ev.From, ev.To),
 			"breaker", ev.Source, "from", ev.From.String(), "to", ev.To.String(), "reason", ev.Reason)
 		for _, h := range r.hooks {
 			r.runHook(h, ev)
 		}
-		r.qmu.Lock()
 	}
-	r.queue = nil
-	r.draining = false
-	r.qmu.Unlock()
+}
+
+// DroppedEvents returns how many transitions were dropped from the full
+// event queue (see [WithEventQueueCapacity]) since the registry was made:
+// their log lines and hook calls were skipped.
+func (r *Registry) DroppedEvents() uint64 {
+	r.qmu.Lock()
+	defer r.qmu.Unlock()
+	return r.dropped
 }
 
 // runHook runs one hook; a panicking hook is logged and does not stop the

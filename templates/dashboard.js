@@ -106,8 +106,10 @@
   function summaryText(h) {
     if (!h.total) return "";
     const c = h.counts || {};
-    return (h.total === 1 ? "1 source" : h.total + " sources") + ": " + (c.down || 0) + " down, " +
+    let s = (h.total === 1 ? "1 source" : h.total + " sources") + ": " + (c.down || 0) + " down, " +
       (c.degraded || 0) + " degraded, " + (c.ok || 0) + " ok. Those not ok come first.";
+    if (h.dropped_events) s += " " + h.dropped_events + " state changes not logged nor hooked (event queue full).";
+    return s;
   }
 
   function pageText(h) {

@@ -2,7 +2,9 @@ package httphealth_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -392,4 +394,53 @@ func TestDashboardPagedInBrowser(t *testing.T) {
 	mu.Unlock()
 	cancel()
 	<-consoleDone
+}
+
+// TestDashboardDroppedEventsInBrowser: the page's script says how many
+// state changes the registry's event queue dropped, as the server does, and
+// keeps the count up to date.
+func TestDashboardDroppedEventsInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	bctx := browser(t, ctx)
+
+	// A hook that stalls on its first call, until the test ends: every
+	// later transition waits in a queue of 1, each dropping the one before.
+	stalled, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.WithEventQueueCapacity(1),
+		runtime.OnStateChange(func(runtime.Event) { once.Do(func() { close(stalled); <-release }) }))
+	stuckDone := make(chan struct{})
+	t.Cleanup(func() { close(release); <-stuckDone })
+	go func() {
+		defer close(stuckDone)
+		_ = reg.Breaker(runtime.Config{Name: "stuck", FailureThreshold: 1}).
+			Do(context.Background(), func(context.Context) error { return errors.New("down") })
+	}()
+	<-stalled
+	flip := func(n int) { // n transitions of breaker "flip", each queued
+		b := reg.Breaker(runtime.Config{Name: "flip", FailureThreshold: 1})
+		for range n {
+			fail(t, b, 1, "down")
+			b.Reset()
+		}
+	}
+	flip(3) // 2 dropped
+	srv := httptest.NewServer(httphealth.New(reg, httphealth.WithRefresh(100*time.Millisecond)))
+	t.Cleanup(srv.Close)
+
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	p.waitFor("the script to start", `!document.querySelector('[data-f=live]').hidden`)
+	summary := `document.querySelector('[data-f=summary]').textContent`
+	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 2 state changes not logged nor hooked (event queue full).",
+		eval[string](p, summary))
+	flip(5) // 5 more dropped: the script's refresh says 7
+	p.waitFor("the script's count", summary+`.endsWith(" 7 state changes not logged nor hooked (event queue full).")`)
+	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 7 state changes not logged nor hooked (event queue full).",
+		eval[string](p, summary))
 }

@@ -280,14 +280,18 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 	return p
 }
 
-// summaryText counts the breakers by level, for people; the page's script
-// has a copy.
+// summaryText counts the breakers by level, and the transitions the event
+// queue dropped, for people; the page's script has a copy.
 func summaryText(p breakerPage) string {
 	if p.Total == 0 {
 		return ""
 	}
-	return plural(p.Total, "source", "sources") + ": " + strconv.Itoa(p.Counts.Down) + " down, " +
+	s := plural(p.Total, "source", "sources") + ": " + strconv.Itoa(p.Counts.Down) + " down, " +
 		strconv.Itoa(p.Counts.Degraded) + " degraded, " + strconv.Itoa(p.Counts.OK) + " ok. Those not ok come first."
+	if p.DroppedEvents > 0 {
+		s += " " + strconv.FormatUint(p.DroppedEvents, 10) + " state changes not logged nor hooked (event queue full)."
+	}
+	return s
 }
 
 // pageText says which breakers the page shows; the page's script has a

@@ -65,6 +65,12 @@
 // With [runtime.WithCallCounts] on the registry, each breaker also reports
 // calls, successes, rejections and last_success.
 //
+// dropped_events, present once it is not zero, counts the state changes
+// whose log line and hook calls the registry skipped because its event
+// queue was full ([runtime.WithEventQueueCapacity]): a log handler or a
+// hook is too slow. The paged answer below carries it too, and the
+// dashboard's summary says it.
+//
 // # GET /health/degradation-events?limit=N
 //
 // The degradation log ([runtime.Registry.Events]), newest first: up to N

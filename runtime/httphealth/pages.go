@@ -84,12 +84,16 @@ type breakerPage struct {
 	Page    int `json:"page"`
 	Pages   int `json:"pages"`
 	PerPage int `json:"per_page"`
+	// DroppedEvents is the registry's [runtime.Health] DroppedEvents: the
+	// transitions not logged nor hooked because the event queue was full.
+	DroppedEvents uint64 `json:"dropped_events,omitempty"`
 }
 
 // breakerPage builds the page req asks for.
 func (h *Handler) breakerPage(req pageRequest) breakerPage {
 	all := h.registry().Breakers() // name order
-	p := breakerPage{Status: runtime.LevelOK, Total: len(all), Query: req.query, PerPage: PageSize}
+	p := breakerPage{Status: runtime.LevelOK, Total: len(all), Query: req.query, PerPage: PageSize,
+		DroppedEvents: h.registry().DroppedEvents()}
 	query := strings.ToLower(req.query)
 	// down, degraded, ok: each keeps the name order.
 	var byLevel [3][]*runtime.Breaker

@@ -1,12 +1,17 @@
 package httphealth_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -191,4 +196,42 @@ func (f *fixture) dashboardAt(t *testing.T, query string) string {
 	rec := f.serve(http.MethodGet, "/health/"+query)
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	return rec.Body.String()
+}
+
+// TestDroppedEventsShown: transitions dropped from a full event queue (a
+// stalled hook) are counted in the Health JSON, the paged answer and the
+// dashboard's summary.
+func TestDroppedEventsShown(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		stalled, release := make(chan struct{}), make(chan struct{})
+		var once sync.Once
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+			runtime.WithEventQueueCapacity(2),
+			runtime.OnStateChange(func(runtime.Event) { once.Do(func() { close(stalled); <-release }) }))
+		f := &fixture{clock: newFakeClock(start), reg: reg}
+		f.h = httphealth.New(reg, httphealth.WithClock(f.clock))
+		assert.NotContains(t, f.serve(http.MethodGet, "/health/datasources").Body.String(), "dropped_events", "left out while zero")
+
+		stuck := reg.Breaker(runtime.Config{Name: "stuck", FailureThreshold: 1})
+		go func() { _ = stuck.Do(context.Background(), func(context.Context) error { return errors.New("down") }) }()
+		<-stalled
+		for i := range 5 { // 5 transitions queued behind the stalled hook, 2 kept
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("s%d", i), FailureThreshold: 1})
+			fail(t, b, 1, "down")
+			b.Reset()
+		}
+
+		var health runtime.Health
+		require.NoError(t, json.Unmarshal(f.serve(http.MethodGet, "/health/datasources").Body.Bytes(), &health))
+		assert.Equal(t, uint64(3), health.DroppedEvents)
+		var paged struct {
+			DroppedEvents uint64 `json:"dropped_events"`
+		}
+		require.NoError(t, json.Unmarshal(f.serve(http.MethodGet, "/health/datasources?page=1").Body.Bytes(), &paged))
+		assert.Equal(t, uint64(3), paged.DroppedEvents)
+		assert.Contains(t, f.dashboard(t), `data-f="summary">6 sources: 1 down, 0 degraded, 5 ok. Those not ok come first. `+
+			`3 state changes not logged nor hooked (event queue full).</p>`)
+		close(release)
+		synctest.Wait()
+	})
 }
