@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	goruntime "runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -217,4 +219,32 @@ func TestEventQueueCapacityBadInput(t *testing.T) {
 	assert.Len(t, seen, 6*runtime.DefaultEventQueueCapacity, "every transition hooked, on the caller's goroutine")
 	assert.Zero(t, reg.DroppedEvents())
 	assert.Zero(t, reg.Health().DroppedEvents)
+}
+
+// panicHandler is a slog handler that panics on every record.
+type panicHandler struct{ slog.Handler }
+
+func (panicHandler) Enabled(context.Context, slog.Level) bool  { return true }
+func (panicHandler) Handle(context.Context, slog.Record) error { panic("handler broke") }
+
+// TestPanickingLogHandler: a slog handler that panics loses its lines, but
+// the caller does not see the panic and the hooks keep running.
+func TestPanickingLogHandler(t *testing.T) {
+	var mu sync.Mutex // guards seen
+	seen := 0
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(panicHandler{})),
+		runtime.OnStateChange(func(runtime.Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			seen++
+		}))
+	for i := range 3 {
+		b := reg.Breaker(runtime.Config{Name: "p" + strconv.Itoa(i), FailureThreshold: 1})
+		assert.NotPanics(t, func() {
+			_ = b.Do(context.Background(), func(context.Context) error { return errors.New("down") })
+		})
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	assert.Equal(t, 3, seen, "every trip reached the hook")
 }

@@ -336,8 +336,10 @@ func (r *Registry) deliver(budget int) bool {
 			r.reported = r.dropped
 			r.qmu.Unlock()
 			if lost > 0 {
-				r.log().Warn(fmt.Sprintf("breaker events: %d transitions dropped from the full event queue, not logged nor hooked; Registry.Events has them", lost),
-					"dropped", lost)
+				logSafely(func() {
+					r.log().Warn(fmt.Sprintf("breaker events: %d transitions dropped from the full event queue, not logged nor hooked; Registry.Events has them", lost),
+						"dropped", lost)
+				})
 			}
 			return true
 		}
@@ -348,8 +350,10 @@ func (r *Registry) deliver(budget int) bool {
 		budget--
 		ev := r.queue.pop()
 		r.qmu.Unlock()
-		r.log().Info(fmt.Sprintf("breaker[%s] %s → %s", ev.Source, ev.From, ev.To),
-			"breaker", ev.Source, "from", ev.From.String(), "to", ev.To.String(), "reason", ev.Reason)
+		logSafely(func() {
+			r.log().Info(fmt.Sprintf("breaker[%s] %s → %s", ev.Source, ev.From, ev.To),
+				"breaker", ev.Source, "from", ev.From.String(), "to", ev.To.String(), "reason", ev.Reason)
+		})
 		for _, h := range r.hooks {
 			r.runHook(h, ev)
 		}
@@ -374,4 +378,13 @@ func (r *Registry) runHook(h func(Event), ev Event) {
 		}
 	}()
 	h(ev)
+}
+
+// logSafely makes one log call of the delivery: a panicking slog handler
+// loses that line but stops neither the delivery (which would stay marked
+// as running, so no hook would run again) nor, on the registry's backlog
+// goroutine, the process.
+func logSafely(log func()) {
+	defer func() { _ = recover() }()
+	log()
 }
