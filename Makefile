@@ -44,9 +44,10 @@ check-generate: ## fail if any generated file is stale
 	$(GO) run ./cmd/breakergen -check ./...
 	cd bench && $(GO) run github.com/breakergen/breakergen/cmd/breakergen -check ./quote
 
-lint: ## staticcheck, pinned as a tool in tools/go.mod
+lint: ## staticcheck (both modules), pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
 	./bin/staticcheck ./...
+	cd bench && ../bin/staticcheck ./...
 
 # How long make fuzz runs the generator fuzzer, and with how many workers
 # (the engine kills an input that runs over 10 s: more workers on a busy

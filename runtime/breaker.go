@@ -23,10 +23,14 @@ const (
 	// [WithEventCapacity] says otherwise.
 	DefaultEventCapacity = 100
 
-	// DefaultEventQueueCapacity is how many transitions a [Registry] lets
-	// wait for their log line and hooks unless [WithEventQueueCapacity]
-	// says otherwise (64 KB, allocated at the first transition).
-	DefaultEventQueueCapacity = 1024
+	// EventQueueCapacity is how many transitions a [Registry] lets wait
+	// for their log line and hooks (64 KB, allocated at the first
+	// transition). When a log handler or a hook is slower than the
+	// transitions, the queue fills, and each new transition drops the
+	// oldest queued one: its log line and hook calls are skipped and
+	// counted in [Health].DroppedEvents, but its [Event] is in
+	// [Registry.Events] and the state change itself is never lost.
+	EventQueueCapacity = 1024
 
 	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
 	MaxCooldown = 24 * time.Hour

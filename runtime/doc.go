@@ -45,7 +45,7 @@
 // first: every transition logs one INFO line (breaker[tdx] CLOSED → OPEN),
 // records one [Event] and calls the [OnStateChange] hooks, outside every
 // lock and in order. The log line and the hooks go through a bounded queue
-// ([WithEventQueueCapacity]): a sink slower than a storm of transitions
+// ([EventQueueCapacity]): a sink slower than a storm of transitions
 // loses the oldest lines and hook calls, counted in [Health], never an
 // Event of the log nor a state change, and no caller delivers more than a
 // few queued events. [Breaker.Reset] and [Registry.ResetAll] clear

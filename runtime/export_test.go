@@ -56,3 +56,13 @@ func (r *Registry) QueueLen() int {
 	defer r.qmu.Unlock()
 	return r.queue.len()
 }
+
+// WithEventQueueCapacity sets the capacity of the event queue (see
+// EventQueueCapacity), for tests that fill it with a few transitions.
+func WithEventQueueCapacity(n int) Option {
+	return func(r *Registry) {
+		if n >= 1 {
+			r.queue = newEventQueue(n)
+		}
+	}
+}

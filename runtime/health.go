@@ -113,7 +113,7 @@ type Health struct {
 	Status Level `json:"status"`
 	// DroppedEvents counts the transitions whose log line and hook calls
 	// were skipped because the event queue was full (see
-	// [WithEventQueueCapacity] and [Registry.DroppedEvents]); their Events
+	// [EventQueueCapacity] and [Registry.DroppedEvents]); their Events
 	// are in the log all the same. Left out of the JSON while zero.
 	DroppedEvents uint64 `json:"dropped_events,omitempty"`
 	// Breakers are in name order.

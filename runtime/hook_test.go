@@ -211,12 +211,12 @@ func TestEventQueueCapacityBadInput(t *testing.T) {
 	reg, clk := newTestRegistry(t, runtime.WithEventQueueCapacity(0), runtime.WithEventQueueCapacity(-1),
 		runtime.OnStateChange(func(ev runtime.Event) { seen = append(seen, ev) }))
 	b := reg.Breaker(runtime.Config{Name: "q", FailureThreshold: 1, ResetTimeout: time.Second})
-	for range 3 * runtime.DefaultEventQueueCapacity {
+	for range 3 * runtime.EventQueueCapacity {
 		trip(t, b)
 		clk.Advance(time.Second) // OPEN → HALF_OPEN, on this goroutine
 		b.Reset()
 	}
-	assert.Len(t, seen, 6*runtime.DefaultEventQueueCapacity, "every transition hooked, on the caller's goroutine")
+	assert.Len(t, seen, 6*runtime.EventQueueCapacity, "every transition hooked, on the caller's goroutine")
 	assert.Zero(t, reg.DroppedEvents())
 	assert.Zero(t, reg.Health().DroppedEvents)
 }

@@ -74,24 +74,9 @@ func WithEventCapacity(n int) Option {
 	}
 }
 
-// WithEventQueueCapacity sets how many transitions may wait for their log
-// line and hooks (see [OnStateChange]). Default
-// [DefaultEventQueueCapacity]; values below 1 are ignored. When a log
-// handler or a hook is slower than the transitions, the queue fills, and
-// each new transition drops the oldest queued one: its log line and hook
-// calls are skipped and counted in [Health].DroppedEvents, but its [Event]
-// is in [Registry.Events] and the state change itself is never lost.
-func WithEventQueueCapacity(n int) Option {
-	return func(r *Registry) {
-		if n >= 1 {
-			r.queue = newEventQueue(n)
-		}
-	}
-}
-
 // OnStateChange adds a hook called with the Event of every transition of
 // every breaker of the registry (bar those dropped from a full queue, see
-// [WithEventQueueCapacity]). A hook may call back into the breaker. Keep
+// [EventQueueCapacity]). A hook may call back into the breaker. Keep
 // hooks fast.
 //
 // Hooks run after the transition, outside every lock, one call at a time
@@ -150,7 +135,7 @@ func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
 		events:      newRing(DefaultEventCapacity),
-		queue:       newEventQueue(DefaultEventQueueCapacity),
+		queue:       newEventQueue(EventQueueCapacity),
 		classifiers: map[string]classifier{},
 		breakers:    map[string]*Breaker{},
 		limiters:    map[string]*Limiter{},
@@ -291,7 +276,7 @@ func (r *Registry) log() *slog.Logger {
 
 // record adds a transition's event to the log and queues it for flush. It is
 // called with the breaker's lock held, so the queue is in transition order.
-// A full queue drops its oldest event (see [WithEventQueueCapacity]).
+// A full queue drops its oldest event (see [EventQueueCapacity]).
 func (r *Registry) record(ev Event) {
 	r.events.add(ev)
 	r.qmu.Lock()
@@ -361,7 +346,7 @@ func (r *Registry) deliver(budget int) bool {
 }
 
 // DroppedEvents returns how many transitions were dropped from the full
-// event queue (see [WithEventQueueCapacity]) since the registry was made:
+// event queue (see [EventQueueCapacity]) since the registry was made:
 // their log lines and hook calls were skipped.
 func (r *Registry) DroppedEvents() uint64 {
 	r.qmu.Lock()

@@ -408,11 +408,11 @@ func TestDashboardDroppedEventsInBrowser(t *testing.T) {
 	bctx := browser(t, ctx)
 
 	// A hook that stalls on its first call, until the test ends: every
-	// later transition waits in a queue of 1, each dropping the one before.
+	// later transition waits in the queue, and once it is full each drops
+	// the oldest.
 	stalled, release := make(chan struct{}), make(chan struct{})
 	var once sync.Once
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
-		runtime.WithEventQueueCapacity(1),
 		runtime.OnStateChange(func(runtime.Event) { once.Do(func() { close(stalled); <-release }) }))
 	stuckDone := make(chan struct{})
 	t.Cleanup(func() { close(release); <-stuckDone })
@@ -429,7 +429,7 @@ func TestDashboardDroppedEventsInBrowser(t *testing.T) {
 			b.Reset()
 		}
 	}
-	flip(3) // 2 dropped
+	flip(runtime.EventQueueCapacity + 2) // 2 dropped
 	srv := httptest.NewServer(httphealth.New(reg, httphealth.WithRefresh(100*time.Millisecond)))
 	t.Cleanup(srv.Close)
 

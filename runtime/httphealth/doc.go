@@ -67,7 +67,7 @@
 //
 // dropped_events, present once it is not zero, counts the state changes
 // whose log line and hook calls the registry skipped because its event
-// queue was full ([runtime.WithEventQueueCapacity]): a log handler or a
+// queue was full ([runtime.EventQueueCapacity]): a log handler or a
 // hook is too slow. The paged answer below carries it too, and the
 // dashboard's summary says it.
 //

@@ -206,7 +206,6 @@ func TestDroppedEventsShown(t *testing.T) {
 		stalled, release := make(chan struct{}), make(chan struct{})
 		var once sync.Once
 		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
-			runtime.WithEventQueueCapacity(2),
 			runtime.OnStateChange(func(runtime.Event) { once.Do(func() { close(stalled); <-release }) }))
 		f := &fixture{clock: newFakeClock(start), reg: reg}
 		f.h = httphealth.New(reg, httphealth.WithClock(f.clock))
@@ -215,8 +214,10 @@ func TestDroppedEventsShown(t *testing.T) {
 		stuck := reg.Breaker(runtime.Config{Name: "stuck", FailureThreshold: 1})
 		go func() { _ = stuck.Do(context.Background(), func(context.Context) error { return errors.New("down") }) }()
 		<-stalled
-		for i := range 5 { // 5 transitions queued behind the stalled hook, 2 kept
-			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("s%d", i), FailureThreshold: 1})
+		// The queue's capacity and 3 more transitions wait behind the
+		// stalled hook: the 3 oldest are dropped.
+		for i := range runtime.EventQueueCapacity + 3 {
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("s%d", i%5), FailureThreshold: 1})
 			fail(t, b, 1, "down")
 			b.Reset()
 		}

@@ -112,18 +112,6 @@ func (r benchResults) median(name string, cpus int) (sample, int, bool) {
 	}, len(ss), true
 }
 
-// maxAllocs returns the largest allocs/op of any sample of name at cpus.
-func (r benchResults) maxAllocs(name string, cpus int) float64 {
-	if cpus > 1 {
-		name += "-" + strconv.Itoa(cpus)
-	}
-	m := 0.0
-	for _, s := range r.samples[name] {
-		m = max(m, s.allocs)
-	}
-	return m
-}
-
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return 0

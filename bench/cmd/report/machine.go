@@ -12,13 +12,12 @@ import (
 
 // machine says where the numbers were taken.
 type machine struct {
-	cpus     int    // online CPUs (nproc)
-	model    string // /proc/cpuinfo's "model name"
-	goVer    string // go version
-	osArch   string
-	loadavg  string // /proc/loadavg when the run started
-	loadEnd  string // and when it ended
-	kernelOS string
+	cpus    int    // online CPUs (nproc)
+	model   string // /proc/cpuinfo's "model name"
+	goVer   string // go version
+	osArch  string
+	loadavg string // /proc/loadavg when the run started
+	loadEnd string // and when it ended
 }
 
 func describeMachine() (machine, error) {
