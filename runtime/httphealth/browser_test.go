@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"testing"
@@ -176,26 +177,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	srv := httptest.NewServer(mux)
 	t.Cleanup(srv.Close)
 
-	// Everything the page writes to the console, collected from the start.
-	var (
-		mu       sync.Mutex // guards problems
-		problems []string
-	)
-	consoleDone := make(chan struct{})
-	messages := chromedp.Console(bctx)
-	go func() {
-		defer close(consoleDone)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	console := watchConsole(bctx) // from the start
 
 	require.NoError(t, chromedp.Do(bctx,
 		chromedp.EmulateViewport(1280, 900),
@@ -289,9 +271,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	p.waitFor("dark colours", `matchMedia("(prefers-color-scheme: dark)").matches`)
 	p.screenshot("dashboard-phone-dark.png")
 
-	mu.Lock()
-	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
-	mu.Unlock()
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
 
 	// The server goes away: the page says so and keeps what it showed.
 	srv.Close()
@@ -301,7 +281,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Len(t, p.events(), 4)
 
 	cancel()
-	<-consoleDone
+	<-console.done
 }
 
 // TestDashboardPagedInBrowser opens the dashboard of 120 breakers: one
@@ -319,25 +299,7 @@ func TestDashboardPagedInBrowser(t *testing.T) {
 	srv := httptest.NewServer(f.h)
 	t.Cleanup(srv.Close)
 
-	var (
-		mu       sync.Mutex // guards problems
-		problems []string
-	)
-	consoleDone := make(chan struct{})
-	messages := chromedp.Console(bctx)
-	go func() {
-		defer close(consoleDone)
-		for m, err := range messages {
-			if err != nil {
-				return
-			}
-			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
-				mu.Lock()
-				problems = append(problems, m.String())
-				mu.Unlock()
-			}
-		}
-	}()
+	console := watchConsole(bctx)
 
 	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
 	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
@@ -389,11 +351,9 @@ func TestDashboardPagedInBrowser(t *testing.T) {
 	assert.Empty(t, cards())
 	assert.True(t, eval[bool](p, `window.__sameDocument === true`), "the page was not reloaded")
 
-	mu.Lock()
-	assert.Empty(t, problems, "the page wrote errors or warnings to the console")
-	mu.Unlock()
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
 	cancel()
-	<-consoleDone
+	<-console.done
 }
 
 // TestDashboardDroppedEventsInBrowser: the page's script says how many
@@ -443,4 +403,38 @@ func TestDashboardDroppedEventsInBrowser(t *testing.T) {
 	p.waitFor("the script's count", summary+`.endsWith(" 7 state changes not logged nor hooked (event queue full).")`)
 	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 7 state changes not logged nor hooked (event queue full).",
 		eval[string](p, summary))
+}
+
+// consoleLog collects the errors, exceptions and warnings a page writes to
+// its console, until the browser context ends (then done is closed).
+type consoleLog struct {
+	mu    sync.Mutex // guards found
+	found []string
+	done  chan struct{}
+}
+
+func watchConsole(bctx context.Context) *consoleLog {
+	c := &consoleLog{done: make(chan struct{})}
+	messages := chromedp.Console(bctx)
+	go func() {
+		defer close(c.done)
+		for m, err := range messages {
+			if err != nil {
+				return
+			}
+			if m.Type == chromedp.ConsoleError || m.IsException() || m.Type == chromedp.ConsoleWarning {
+				c.mu.Lock()
+				c.found = append(c.found, m.String())
+				c.mu.Unlock()
+			}
+		}
+	}()
+	return c
+}
+
+// problems returns what the page has written so far.
+func (c *consoleLog) problems() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return slices.Clone(c.found)
 }
