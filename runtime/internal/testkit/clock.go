@@ -1,7 +1,8 @@
-// Package fakeclock is the runtime's tests' clock: time moves only when a
-// test says so, and timers fire in order, synchronously, on the goroutine
-// that moves it. The runtime and breakerimpl tests share it.
-package fakeclock
+// Package testkit holds what the runtime's and breakerimpl's tests share:
+// a clock whose time moves only when a test says so (timers fire in order,
+// synchronously, on the goroutine that moves it), a registry on it, and a
+// way to trip a breaker. Only tests import it.
+package testkit
 
 import (
 	"sort"

@@ -1,4 +1,4 @@
-package fakeclock
+package testkit
 
 import (
 	"testing"
