@@ -15,14 +15,9 @@ var anyImpl = struct{}{}
 
 func discardLogger() *slog.Logger { return slog.New(slog.DiscardHandler) }
 
-// t0 is the fixed instant every fake clock starts at.
-var t0 = testkit.T0
-
 // fakeClock is the tests' clock: time moves only when Advance is called,
 // and timers due by then fire in order, synchronously, inside Advance.
 type fakeClock = testkit.Clock
-
-func newFakeClock() *fakeClock { return testkit.New(t0) }
 
 var errUpstream = errors.New("upstream down")
 
