@@ -4,6 +4,10 @@ GO ?= go
 # Where tests leave files for people to look at (the dashboard's screenshots).
 export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 
+# Every module of the repository (the core, bench/, the exporters, redisstate):
+# vet, race and lint go through each. tools/ only pins staticcheck.
+MODULES := $(sort $(patsubst ./%,%,$(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './tools/*' -not -path '*/testdata/*' -not -path './.*'))))
+
 .PHONY: help demo serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime fuzz
 
 help: ## list the targets
@@ -15,19 +19,17 @@ demo: ## run the market-data scenario end to end (loopback only, about 12s)
 serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
 	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
 
-test: fmt vet race race-repeat check-generate ## gofmt, go vet, go test -race (both modules), hook tests repeated, generated-code freshness
+test: fmt vet race race-repeat check-generate ## gofmt, go vet, go test -race (every module), hook tests repeated, generated-code freshness
 
 fmt: ## fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
 	if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 
-vet: ## go vet ./... (and in bench/)
-	$(GO) vet ./...
-	cd bench && $(GO) vet ./...
+vet: ## go vet ./... in every module
+	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
 
-race: ## go test -race ./... (and the behaviour tests in bench/)
-	$(GO) test -race ./...
-	cd bench && $(GO) test -race ./...
+race: ## go test -race ./... in every module
+	@set -e; for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race ./...); done
 
 # Hooks may run on a timer's goroutine: the tests that read what a hook wrote
 # pass alone and must pass beside anything, so they run many times under
@@ -44,10 +46,9 @@ check-generate: ## fail if any generated file is stale
 	$(GO) run ./cmd/breakergen -check ./...
 	cd bench && $(GO) run github.com/breakergen/breakergen/cmd/breakergen -check ./quote
 
-lint: ## staticcheck (both modules), pinned as a tool in tools/go.mod
+lint: ## staticcheck (every module), pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck
-	./bin/staticcheck ./...
-	cd bench && ../bin/staticcheck ./...
+	@set -e; for m in $(MODULES); do echo "staticcheck ($$m)"; (cd $$m && $(CURDIR)/bin/staticcheck ./...); done
 
 # How long make fuzz runs the generator fuzzer, and with how many workers
 # (the engine kills an input that runs over 10 s: more workers on a busy

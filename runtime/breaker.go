@@ -54,6 +54,37 @@ type Config struct {
 	// SuccessThreshold is how many consecutive probe successes close the
 	// breaker. Default 1.
 	SuccessThreshold int
+
+	// WindowCalls (the last N calls, N >= 10) or WindowPeriod (the last D,
+	// D >= 1s, kept as ten buckets of D/10) turns on rate-based tripping;
+	// they are one setting, and a layer that sets either replaces the lower
+	// layer's window. With a window, FailureThreshold applies only when it
+	// is given explicitly. Default none.
+	WindowCalls  int
+	WindowPeriod time.Duration
+	// FailureRate (0..1) trips the breaker when the window holds at least
+	// MinimumCalls ended calls and failures/calls reaches it. Default 0.5.
+	FailureRate float64
+	// MinimumCalls is how many calls the window must hold before a rate
+	// applies. Default 20, or WindowCalls when that is smaller.
+	MinimumCalls int
+	// SlowCall makes a call that ends after this long a slow one, whatever
+	// its outcome; SlowRate (0..1, default 0.5) trips the breaker when
+	// slow/calls in the window reaches it. Default none.
+	SlowCall time.Duration
+	SlowRate float64
+	// InFlight counts a call still running after this long as one failure
+	// at that moment; its later outcome is ignored. Default none.
+	InFlight time.Duration
+
+	// Concurrency is the most calls of this name in flight at once (a
+	// bulkhead); 0 means no limit.
+	Concurrency int
+	// Throttle is K of adaptive client-side throttling (K >= 1): over the
+	// last two minutes a new call is refused with [ErrThrottled] with
+	// probability max(0, (requests - K·accepted) / (requests + 1)); 0 means
+	// none.
+	Throttle float64
 }
 
 func (c Config) withDefaults() Config {

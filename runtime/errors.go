@@ -31,6 +31,16 @@ var (
 	// the route's `valid` function: the sources answered, but with no
 	// usable data.
 	ErrInvalid = errors.New("breaker: no valid answer")
+
+	// ErrBulkheadFull matches a call refused because its name already had
+	// Concurrency calls in flight and no slot came free within the route's
+	// maxwait or the ctx deadline (a wait the ctx ended matches ctx.Err()
+	// too). The upstream was not called.
+	ErrBulkheadFull = errors.New("breaker: bulkhead full")
+
+	// ErrThrottled matches a call refused locally by adaptive throttling
+	// (Config.Throttle): the upstream was not called.
+	ErrThrottled = errors.New("breaker: throttled")
 )
 
 // OpenError is the error of a rejected call. It matches [ErrOpen]. The
