@@ -35,7 +35,7 @@ race: ## go test -race ./... in every module
 # pass alone and must pass beside anything, so they run many times under
 # -race (a few seconds in all) on top of the full run.
 race-repeat: ## the demo's scenario and the runtime's hook tests, -race -count=N
-	$(GO) test -race -count=200 -run '^TestScenario$$' ./examples/marketdata/cmd/demo/
+	$(GO) test -race -count=200 -run '^TestScenario$$' ./examples/marketdata/demo/
 	$(GO) test -race -count=50 -run 'Hook|Transition|Stress|^ExampleRegistry' ./runtime/
 
 generate: ## regenerate every generated file (go generate, both modules)

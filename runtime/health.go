@@ -65,8 +65,46 @@ type Stats struct {
 	Rejections  uint64    `json:"rejections,omitempty"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
 
+	// Window names the breaker's window ("100 calls" or "1m0s") when it has
+	// one (Config.WindowCalls or WindowPeriod); the window figures after it
+	// are in the JSON only then. Rates are fractions, 0..1.
+	Window               string  `json:"window,omitempty"`
+	WindowCalls          int     `json:"window_calls,omitempty"`
+	WindowFailures       int     `json:"window_failures,omitempty"`
+	WindowSlow           int     `json:"window_slow,omitempty"`
+	FailureRate          float64 `json:"failure_rate,omitempty"`
+	FailureRateThreshold float64 `json:"failure_rate_threshold,omitempty"`
+	SlowRate             float64 `json:"slow_rate,omitempty"`
+	SlowRateThreshold    float64 `json:"slow_rate_threshold,omitempty"`
+
+	// InFlight is how many calls are in flight, when the breaker keeps
+	// count (Config.Concurrency or Config.InFlight); Concurrency is the
+	// limit. ThrottleProbability is the adaptive throttle's current
+	// refusal probability (Config.Throttle). Throttled and BulkheadFull
+	// count the calls refused with ErrThrottled and ErrBulkheadFull.
+	InFlight            int     `json:"in_flight,omitempty"`
+	Concurrency         int     `json:"concurrency,omitempty"`
+	ThrottleProbability float64 `json:"throttle_probability,omitempty"`
+	Throttled           uint64  `json:"throttled,omitempty"`
+	BulkheadFull        uint64  `json:"bulkhead_full,omitempty"`
+
 	// Status is the health level of State.
 	Status Level `json:"status"`
+}
+
+// ChainAnswer counts how the calls of generated chains were answered: by
+// Source (the breaker name that answered, or "stale") and Kind ("live",
+// "fallback", "stale", "hedged" or "none"), since the registry was created.
+type ChainAnswer struct {
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
+	Count  uint64 `json:"count"`
+}
+
+// ChainAnswers returns the answer counts of every generated chain built on
+// the registry, in source and kind order.
+func (r *Registry) ChainAnswers() []ChainAnswer {
+	return nil // counted once chains record their answers (issue 15/16)
 }
 
 // Stats returns a snapshot of the breaker's counters, after making any move

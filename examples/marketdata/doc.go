@@ -29,8 +29,8 @@
 // other than 2xx come back as a [*StatusError], which says whether a retry
 // makes sense and how long the upstream asked us to stay away. The
 // fakeupstream package serves the same API on loopback and can be told to
-// fail, ban, throttle or stall per provider; cmd/demo drives it through a
-// whole outage and recovery.
+// fail, ban, throttle or stall per provider; the demo package (run by
+// cmd/demo) drives it through a whole outage and recovery.
 //
 // [Service] is a consumer: it builds a stock overview from several sources
 // and degrades section by section when a breaker is open.

@@ -20,15 +20,22 @@ import (
 // transition and reset) in its high 32 bits, and the counting flag and the
 // state in its low bits, so that the hot paths decide with one load and one
 // test that a call is a plain CLOSED one (word&FastMask == 0). An admission
-// is the state word it was admitted in, plus the probe's id in bits 3-31
+// is the state word it was admitted in, plus the probe's id in bits 5-31
 // for HALF_OPEN probes. The fails and probes words carry the period in
 // their high 32 bits too, so that an outcome from an older period never
 // counts.
+//
+// WindowFlag marks a breaker whose calls must be recorded one by one (a
+// window that is not clean, slow or in-flight tracking; issue 14), LoadFlag
+// one whose calls take a bulkhead slot or feed a throttle (issue 15): either
+// sends every call off the fast path.
 const (
 	StateMask  = 3
 	CountFlag  = 4
-	FastMask   = StateMask | CountFlag
-	ProbeShift = 3
+	WindowFlag = 8
+	LoadFlag   = 16
+	FastMask   = StateMask | CountFlag | WindowFlag | LoadFlag
+	ProbeShift = 5
 	ProbeMask  = 1<<32 - 1<<ProbeShift
 	PeriodOne  = 1 << 32
 

@@ -34,61 +34,21 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
-	"time"
 
-	"github.com/breakergen/breakergen/examples/marketdata/fakeupstream"
+	"github.com/breakergen/breakergen/examples/marketdata/demo"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := demo.Main(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
 			fmt.Fprintln(os.Stderr, "demo:", err)
 		}
 		stop()
 		os.Exit(2)
 	}
-}
-
-// run parses args, plays the scenario against a fake upstream on loopback,
-// and serves the health endpoints afterwards if asked to.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	window := fs.Duration("window", 2*time.Second, "open window of every breaker (the annotations say 30s)")
-	verbose := fs.Bool("v", false, "also print the runtime's own log to stderr")
-	serve := fs.String("serve", "", "after the scenario, serve the health endpoints on `addr` until interrupted")
-	if err := fs.Parse(args); err != nil {
-		return err
-	}
-	if fs.NArg() > 0 {
-		return fmt.Errorf("unexpected arguments: %q", fs.Args())
-	}
-	if *window <= 0 {
-		return fmt.Errorf("-window must be positive")
-	}
-
-	up := fakeupstream.New()
-	if _, err := up.Start("127.0.0.1:0"); err != nil {
-		return err
-	}
-	defer up.Close()
-
-	sc := &Scenario{Up: up, Client: up.Client(), Window: *window}
-	if *verbose {
-		sc.Logger = slog.New(slog.NewTextHandler(stderr, nil))
-	}
-	if _, err := sc.Run(ctx, stdout); err != nil {
-		return err
-	}
-	if *serve == "" {
-		return nil
-	}
-	return serveHealth(ctx, *serve, sc.Registry(), stdout)
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"context"
@@ -13,13 +13,13 @@ import (
 	"github.com/breakergen/breakergen/runtime/httphealth"
 )
 
-// serveHealth serves the registry's health on addr until ctx ends.
-func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io.Writer) error {
+// Serve serves h on addr until ctx ends, with the timeouts of [NewServer].
+func Serve(ctx context.Context, addr string, h http.Handler, out io.Writer) error {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return err
 	}
-	srv := newServer(healthMux(reg))
+	srv := NewServer(h)
 	fmt.Fprintf(out, "\ndashboard  http://%s/health/\njson       http://%[1]s/health/datasources  http://%[1]s/health/degradation-events\n(Ctrl-C to stop)\n", ln.Addr())
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(ln) }()
@@ -36,13 +36,13 @@ func serveHealth(ctx context.Context, addr string, reg *runtime.Registry, out io
 	}
 }
 
-// newServer returns a server for h with every timeout set, as httphealth's
+// NewServer returns a server for h with every timeout set, as httphealth's
 // doc asks: without them, a client that sends half a request or never
 // reads the answer holds a connection for ever, and idle keep-alive
 // connections never close. The demo serves a loopback address and no
 // authentication; a real service would put its own in front of the
 // handler (see httphealth's "Serving").
-func newServer(h http.Handler) *http.Server {
+func NewServer(h http.Handler) *http.Server {
 	return &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -52,9 +52,9 @@ func newServer(h http.Handler) *http.Server {
 	}
 }
 
-// healthMux serves the health endpoints and the dashboard of reg, with the
+// HealthMux serves the health endpoints and the dashboard of reg, with the
 // providers' display names.
-func healthMux(reg *runtime.Registry) *http.ServeMux {
+func HealthMux(reg *runtime.Registry) *http.ServeMux {
 	mux := http.NewServeMux()
 	mux.Handle("/health/", httphealth.New(reg,
 		httphealth.WithTitle("breakergen demo: market data sources"),

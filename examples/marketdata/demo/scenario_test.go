@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"bytes"
@@ -135,9 +135,9 @@ func TestThresholdsMatchAnnotations(t *testing.T) {
 
 func TestRunFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Error(t, run(t.Context(), []string{"-window", "0s"}, &stdout, &stderr))
-	assert.Error(t, run(t.Context(), []string{"extra"}, &stdout, &stderr))
-	assert.Error(t, run(t.Context(), []string{"-nope"}, &stdout, &stderr))
+	assert.Error(t, Main(t.Context(), []string{"-window", "0s"}, &stdout, &stderr))
+	assert.Error(t, Main(t.Context(), []string{"extra"}, &stdout, &stderr))
+	assert.Error(t, Main(t.Context(), []string{"-nope"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "-serve addr")
 	assert.Empty(t, stdout.String())
 }
@@ -148,7 +148,7 @@ func TestHealthMux(t *testing.T) {
 	tok, err := b.Acquire(t.Context())
 	require.NoError(t, err)
 	b.Release(tok, assert.AnError)
-	mux := healthMux(reg)
+	mux := HealthMux(reg)
 
 	get := func(target string) *httptest.ResponseRecorder {
 		rec := httptest.NewRecorder()

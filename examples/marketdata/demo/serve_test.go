@@ -1,4 +1,4 @@
-package main
+package demo
 
 import (
 	"net/http"
@@ -10,7 +10,7 @@ import (
 // TestServerTimeouts: the demo's server sets every timeout httphealth's
 // "Serving" asks for, so that idle and half-sent connections close.
 func TestServerTimeouts(t *testing.T) {
-	srv := newServer(http.NotFoundHandler())
+	srv := NewServer(http.NotFoundHandler())
 	assert.Positive(t, srv.ReadHeaderTimeout)
 	assert.Positive(t, srv.ReadTimeout)
 	assert.Positive(t, srv.WriteTimeout)
