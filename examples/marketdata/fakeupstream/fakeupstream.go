@@ -42,6 +42,11 @@ type Behavior struct {
 	// Empty makes every successful answer an empty JSON object: a 200
 	// with no data.
 	Empty bool
+	// FailEvery, when above 1 with a failing Status, makes only every
+	// FailEvery-th request to the provider fail (counted since this
+	// behavior was set); the others answer normally. A background error
+	// rate of 10% is FailEvery 10.
+	FailEvery int
 }
 
 // String describes the behavior, e.g. "429, Retry-After 2s" or "slow (1.5s)".
@@ -61,6 +66,9 @@ func (b Behavior) String() string {
 	if b.Empty {
 		parts = append(parts, "empty answers")
 	}
+	if b.FailEvery > 1 && b.Status != 0 && b.Status != http.StatusOK {
+		parts[0] = fmt.Sprintf("1 in %d: %s", b.FailEvery, parts[0])
+	}
 	return strings.Join(parts, ", ")
 }
 
@@ -69,8 +77,9 @@ func (b Behavior) String() string {
 type Server struct {
 	counts map[string]*atomic.Int64 // per provider; the map is never written after New
 
-	mu       sync.Mutex // guards behavior, srv, base
+	mu       sync.Mutex // guards behavior, since, srv, base
 	behavior map[string]Behavior
+	since    map[string]int64 // the request count when the behavior was set
 	srv      *http.Server
 	base     string
 }
@@ -78,7 +87,7 @@ type Server struct {
 // New returns a server whose providers all answer normally. It serves
 // nothing until [Server.Start], or through [Server.Transport].
 func New() *Server {
-	s := &Server{counts: map[string]*atomic.Int64{}, behavior: map[string]Behavior{}, base: "http://upstream.test"}
+	s := &Server{counts: map[string]*atomic.Int64{}, behavior: map[string]Behavior{}, since: map[string]int64{}, base: "http://upstream.test"}
 	for _, p := range Providers {
 		s.counts[p] = new(atomic.Int64)
 	}
@@ -171,6 +180,7 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 func (s *Server) Set(provider string, b Behavior) {
 	s.mu.Lock()
 	s.behavior[provider] = b
+	s.since[provider] = s.Requests(provider)
 	s.mu.Unlock()
 }
 
@@ -217,8 +227,13 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, "no such provider")
 		return
 	}
-	count.Add(1)
-	b := s.Behavior(provider)
+	n := count.Add(1)
+	s.mu.Lock()
+	b, since := s.behavior[provider], s.since[provider]
+	s.mu.Unlock()
+	if b.FailEvery > 1 && (n-since)%int64(b.FailEvery) != 0 {
+		b.Status, b.RetryAfter = 0, 0 // one of the requests that answer
+	}
 	if b.Delay > 0 {
 		t := time.NewTimer(b.Delay)
 		select {
