@@ -42,11 +42,12 @@ type Behavior struct {
 	// Empty makes every successful answer an empty JSON object: a 200
 	// with no data.
 	Empty bool
-	// FailEvery, when above 1 with a failing Status, makes only every
-	// FailEvery-th request to the provider fail (counted since this
-	// behavior was set); the others answer normally. A background error
-	// rate of 10% is FailEvery 10.
-	FailEvery int
+	// Pattern, with a failing Status, says which requests fail: its
+	// characters, repeated, map the requests since the behavior was set,
+	// 'x' failing with Status and any other answering normally. An
+	// upstream failing 1 request in 10 is ".........x"; empty fails every
+	// request.
+	Pattern string
 }
 
 // String describes the behavior, e.g. "429, Retry-After 2s" or "slow (1.5s)".
@@ -66,8 +67,8 @@ func (b Behavior) String() string {
 	if b.Empty {
 		parts = append(parts, "empty answers")
 	}
-	if b.FailEvery > 1 && b.Status != 0 && b.Status != http.StatusOK {
-		parts[0] = fmt.Sprintf("1 in %d: %s", b.FailEvery, parts[0])
+	if b.Pattern != "" && b.Status != 0 && b.Status != http.StatusOK {
+		parts[0] = fmt.Sprintf("%d in %d: %s", strings.Count(b.Pattern, "x"), len(b.Pattern), parts[0])
 	}
 	return strings.Join(parts, ", ")
 }
@@ -231,7 +232,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	b, since := s.behavior[provider], s.since[provider]
 	s.mu.Unlock()
-	if b.FailEvery > 1 && (n-since)%int64(b.FailEvery) != 0 {
+	if p := b.Pattern; p != "" && p[(n-since-1)%int64(len(p))] != 'x' {
 		b.Status, b.RetryAfter = 0, 0 // one of the requests that answer
 	}
 	if b.Delay > 0 {

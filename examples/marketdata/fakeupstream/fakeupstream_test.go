@@ -79,15 +79,15 @@ func TestBehaviors(t *testing.T) {
 	assert.Equal(t, "200 OK, empty answers", s.Behavior(marketdata.Sina).String())
 }
 
-// TestFailEvery: a provider failing 1 call in n fails exactly the n-th,
-// 2n-th... request after the behavior was set, whatever came before.
-func TestFailEvery(t *testing.T) {
+// TestPattern: a provider with a pattern fails exactly the requests its
+// 'x's stand for, counted from when the behavior was set.
+func TestPattern(t *testing.T) {
 	s := fakeupstream.New()
 	c := &http.Client{Transport: s.Transport()}
 	url := s.Endpoints().TDX + "/finance?code=600519"
 	get(t, c, url) // requests before Set do not shift the pattern
 
-	s.Set(marketdata.TDX, fakeupstream.Behavior{Status: http.StatusServiceUnavailable, FailEvery: 3})
+	s.Set(marketdata.TDX, fakeupstream.Behavior{Status: http.StatusServiceUnavailable, Pattern: "..x"})
 	assert.Equal(t, "1 in 3: 503 Service Unavailable", s.Behavior(marketdata.TDX).String())
 	var codes []int
 	for range 7 {
@@ -96,8 +96,8 @@ func TestFailEvery(t *testing.T) {
 	}
 	assert.Equal(t, []int{200, 200, 503, 200, 200, 503, 200}, codes)
 
-	// Without a failing status FailEvery changes nothing.
-	s.Set(marketdata.TDX, fakeupstream.Behavior{FailEvery: 2})
+	// Without a failing status a pattern changes nothing.
+	s.Set(marketdata.TDX, fakeupstream.Behavior{Pattern: "xx"})
 	for range 3 {
 		res, _ := get(t, c, url)
 		assert.Equal(t, http.StatusOK, res.StatusCode)
