@@ -23,8 +23,9 @@
 // Outcomes are disjoint: ignored is the caller's own cancel
 // ([runtime.Stats].Canceled); the limiter's, the throttle's and the
 // bulkhead's refusals have their own values. An invalid answer (a `valid`
-// func said no) and a call a spent budget stopped after its admission are
-// in none of them.
+// func said no), a wait for a token that the caller's context ended, and a
+// call a spent budget stopped after its admission are in none of them
+// ([runtime.Stats].Ignored counts them all).
 //
 // A series the runtime does not count is left out, not reported as 0:
 // success and rejected need call counting ([runtime.WithCallCounts], off by
