@@ -69,6 +69,8 @@ type Collector struct {
 	answers func() []runtime.ChainAnswer // reg.ChainAnswers; a seam for tests
 }
 
+var _ prom.Collector = (*Collector)(nil)
+
 // NewCollector returns a Collector of reg; a nil reg is
 // [runtime.Default]. Register it with a [prom.Registerer]:
 //

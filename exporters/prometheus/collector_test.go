@@ -207,3 +207,40 @@ func TestNewCollectorNilIsTheDefaultRegistry(t *testing.T) {
 	got := gather(t, prometheus.NewCollector(nil))
 	assert.Contains(t, got, `breakergen_breaker_state{breaker="`+name+`",state="closed"}`)
 }
+
+// TestCollectorScrapesWhileCalling scrapes while goroutines call, trip and
+// reset breakers (for the race detector: the collector only reads
+// snapshots).
+func TestCollectorScrapesWhileCalling(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	r := prom.NewRegistry()
+	r.MustRegister(prometheus.NewCollector(reg))
+	ctx := context.Background()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("b%d", g%2), FailureThreshold: 3})
+			for i := range 2000 {
+				switch {
+				case i%500 == 0:
+					b.Reset()
+				case i%50 < 3: // trips; OPEN rejects the calls until the next reset
+					_ = b.Do(ctx, fail)
+				default:
+					_ = b.Do(ctx, succeed)
+				}
+			}
+		}()
+	}
+	for range 50 {
+		_, err := r.Gather()
+		require.NoError(t, err)
+	}
+	for range 4 {
+		<-done
+	}
+	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Equal(t, 6, n, "two breakers, three states each")
+}
