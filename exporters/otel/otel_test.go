@@ -202,3 +202,39 @@ func TestRegisterNilArguments(t *testing.T) {
 	_, err = otel.Register(newRegistry(), nil)
 	assert.EqualError(t, err, "otel: Register: nil metric.Meter")
 }
+
+// TestRegisterCollectsWhileCalling collects while goroutines call, trip
+// and reset breakers (for the race detector).
+func TestRegisterCollectsWhileCalling(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	ctx := context.Background()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("b%d", g%2), FailureThreshold: 3})
+			for i := range 2000 {
+				switch {
+				case i%500 == 0:
+					b.Reset()
+				case i%50 < 3: // trips; OPEN rejects the calls until the next reset
+					_ = b.Do(ctx, fail)
+				default:
+					_ = b.Do(ctx, succeed)
+				}
+			}
+		}()
+	}
+	for range 50 {
+		collect(t, reader)
+	}
+	for range 4 {
+		<-done
+	}
+	got := collect(t, reader)
+	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b0,circuitbreaker.state=open}")
+	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b1,circuitbreaker.state=open}")
+}
