@@ -16,8 +16,8 @@ help: ## list the targets
 demo: ## run the market-data scenario end to end (loopback only, about 12s)
 	$(GO) run ./examples/marketdata/cmd/demo
 
-serve: ## the demo, then keep serving the dashboard on 127.0.0.1:8080
-	$(GO) run ./examples/marketdata/cmd/demo -serve 127.0.0.1:8080
+serve: ## the demo, then keep serving the dashboard and Prometheus /metrics on 127.0.0.1:8080
+	cd examples/ops && $(GO) run ./cmd/serve -serve 127.0.0.1:8080
 
 test: fmt vet race race-repeat check-generate ## gofmt, go vet, go test -race (every module), hook tests repeated, generated-code freshness
 

@@ -181,6 +181,7 @@ type Breaker struct {
 	failures    atomic.Uint64
 	ignored     atomic.Uint64
 	limited     atomic.Uint64
+	canceled    atomic.Uint64
 	lastFailure atomic.Int64 // a stamp (see stamps), 0 for never
 	_           [64]byte
 
@@ -195,6 +196,7 @@ type Breaker struct {
 
 	mu           sync.Mutex // guards the fields below and every transition
 	stateChanges uint64
+	transitions  [3][3]uint64 // [from][to]
 	openedAt     time.Time
 	nextProbe    time.Time
 	probeWins    int      // consecutive probe successes in this HALF_OPEN period
@@ -582,6 +584,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	now := b.reg.clock.Now()
 	b.startPeriodLocked(cur, to, now, window)
 	b.stateChanges++
+	b.transitions[from][to]++
 	if reason == "" {
 		reason = defaultReason(from, to)
 	}
@@ -625,8 +628,9 @@ func (b *Breaker) Reset() {
 	cur := b.state.Load()
 	b.startPeriodLocked(cur, Closed, b.reg.clock.Now(), 0)
 	b.stateChanges = 0
+	b.transitions = [3][3]uint64{}
 	b.openedAt = time.Time{}
-	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.calls, &b.successes, &b.rejections} {
+	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
 	}
 	b.lastFailure.Store(0)
@@ -677,7 +681,11 @@ func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
-	b.outcome(w, b.Classify(ctx, err), err)
+	out := b.Classify(ctx, err)
+	if out == Ignored {
+		b.canceled.Add(1)
+	}
+	b.outcome(w, out, err)
 }
 
 func (o *ops) Limited(w uint64) {

@@ -34,8 +34,20 @@ type Stats struct {
 	// RateLimited counts calls the limiter refused after the breaker
 	// admitted them; they are also in Ignored.
 	RateLimited uint64 `json:"rate_limited"`
+	// Canceled counts calls whose error the breaker classified as ignored
+	// (see [Breaker.Release]): the caller's own cancel under the default
+	// rule, or a [WithClassifier] verdict. They are also in Ignored, which
+	// besides them holds the limiter's refusals (RateLimited), token waits
+	// that the caller's context ended, invalid answers, and calls a spent
+	// budget stopped after their admission.
+	Canceled uint64 `json:"canceled,omitempty"`
 	// StateChanges counts transitions since creation or the last Reset.
 	StateChanges uint64 `json:"state_changes"`
+	// Transitions counts the transitions by state pair,
+	// Transitions[from][to] (Transitions[Closed][Open] is how often the
+	// breaker tripped), since creation or the last Reset; their sum is
+	// StateChanges. Left out of the JSON.
+	Transitions [3][3]uint64 `json:"-"`
 	// ConsecutiveFailures is the failure count towards the threshold in
 	// CLOSED; ConsecutiveSuccesses the probe successes towards the success
 	// threshold in HALF_OPEN.
@@ -122,7 +134,9 @@ func (b *Breaker) Stats() Stats {
 		Failures:         b.failures.Load(),
 		Ignored:          b.ignored.Load(),
 		RateLimited:      b.limited.Load(),
+		Canceled:         b.canceled.Load(),
 		StateChanges:     b.stateChanges,
+		Transitions:      b.transitions,
 		OpenedAt:         b.openedAt,
 		NextProbe:        b.nextProbe,
 		Counted:          b.count,

@@ -1,11 +1,14 @@
 package runtime_test
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -53,4 +56,94 @@ func TestHealthLevelsAndJSON(t *testing.T) {
 	assert.Equal(t, "2026-03-02T09:31:01Z", doc.Breakers[1].NextProbe)
 	assert.Equal(t, "CLOSED", doc.Breakers[2].State)
 	assert.NotContains(t, string(raw), `"calls"`, "uncounted totals are left out")
+}
+
+func TestStatsCountTransitionsByPair(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second})
+	ctx := context.Background()
+	down := errors.New("down")
+	fail := func(context.Context) error { return down }
+	ok := func(context.Context) error { return nil }
+
+	require.ErrorIs(t, b.Do(ctx, fail), down) // CLOSED → OPEN
+	clk.Advance(time.Second)                  // OPEN → HALF_OPEN
+	require.ErrorIs(t, b.Do(ctx, fail), down) // HALF_OPEN → OPEN
+	clk.Advance(time.Second)                  // OPEN → HALF_OPEN
+	require.NoError(t, b.Do(ctx, ok))         // HALF_OPEN → CLOSED
+	require.ErrorIs(t, b.Do(ctx, fail), down) // CLOSED → OPEN
+
+	st := b.Stats()
+	var want [3][3]uint64
+	want[runtime.Closed][runtime.Open] = 2
+	want[runtime.Open][runtime.HalfOpen] = 2
+	want[runtime.HalfOpen][runtime.Open] = 1
+	want[runtime.HalfOpen][runtime.Closed] = 1
+	assert.Equal(t, want, st.Transitions)
+	var sum uint64
+	for _, row := range st.Transitions {
+		for _, n := range row {
+			sum += n
+		}
+	}
+	assert.Equal(t, st.StateChanges, sum, "StateChanges is their sum")
+
+	raw, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "transitions")
+
+	b.Reset()
+	assert.Equal(t, [3][3]uint64{}, b.Stats().Transitions, "a reset is a counter reset")
+	assert.Len(t, reg.Events(0), 6, "and records no event")
+}
+
+func TestStatsCanceledIsTheCallersCancelOnly(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "em", FailureThreshold: 5})
+	canceled, cancel := context.WithCancel(context.Background())
+	cancel()
+	require.ErrorIs(t, b.Do(canceled, func(ctx context.Context) error { return ctx.Err() }), context.Canceled)
+	tok, err := b.Acquire(canceled)
+	require.NoError(t, err)
+	b.Release(tok, context.Canceled)
+	st := b.Stats()
+	assert.Equal(t, uint64(2), st.Canceled)
+	assert.Equal(t, uint64(2), st.Ignored)
+
+	// An invalid answer and a limiter's refusal are ignored too, but are
+	// not the caller's cancel.
+	ctx := context.Background()
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+		Breaker: runtime.Config{Name: "em", FailureThreshold: 5}, Rate: 1e-3, Burst: 1, MaxWait: time.Millisecond,
+	})
+	call, err := rt.Enter(ctx)
+	require.NoError(t, err, "the burst's token")
+	invalid, callErr := false, error(nil)
+	call.ExitValid(ctx, &callErr, &invalid)
+	_, err = rt.Enter(ctx)
+	require.ErrorIs(t, err, runtime.ErrRateLimited)
+	st = b.Stats()
+	assert.Equal(t, uint64(2), st.Canceled)
+	assert.Equal(t, uint64(1), st.RateLimited)
+	assert.Equal(t, uint64(4), st.Ignored)
+
+	raw, err := json.Marshal(st)
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"canceled":2`)
+	b.Reset()
+	assert.Zero(t, b.Stats().Canceled)
+	raw, err = json.Marshal(b.Stats())
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "canceled", "left out while zero")
+}
+
+func TestStatsCanceledCountsAClassifiersIgnored(t *testing.T) {
+	reg, _ := newTestRegistry(t, runtime.WithClassifier("c", func(context.Context, error) runtime.Outcome { return runtime.Ignored }))
+	b := reg.Breaker(runtime.Config{Name: "c"})
+	down := errors.New("down")
+	require.ErrorIs(t, b.Do(context.Background(), func(context.Context) error { return down }), down)
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Canceled)
+	assert.Equal(t, uint64(1), st.Ignored)
+	assert.Zero(t, st.Failures)
 }

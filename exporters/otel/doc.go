@@ -1,0 +1,35 @@
+// Package otel exports the breakers of a breakergen [runtime.Registry] as
+// OpenTelemetry metrics: [Register] creates observable instruments on a
+// [metric.Meter] whose callback reads the registry each time the meter's
+// reader collects, so the calls pay nothing for it and breakers created
+// later are included. It is its own module, so that the runtime keeps
+// depending on the standard library alone.
+//
+// # Instruments
+//
+//	breakergen.breaker.state                 Int64ObservableGauge          circuitbreaker.name, circuitbreaker.state: 1 for the current state, 0 for the two others
+//	breakergen.breaker.calls                 Int64ObservableCounter        circuitbreaker.name, breakergen.outcome
+//	breakergen.breaker.transitions           Int64ObservableCounter        circuitbreaker.name, breakergen.from_state, breakergen.to_state
+//	breakergen.breaker.consecutive_failures  Int64ObservableGauge          circuitbreaker.name
+//	breakergen.breaker.failure_rate          Float64ObservableGauge        circuitbreaker.name (breakers with a window)
+//	breakergen.breaker.in_flight             Int64ObservableUpDownCounter  circuitbreaker.name (breakers with a concurrency limit or an inflight bound)
+//	breakergen.chain.answers                 Int64ObservableCounter        breakergen.chain.source, breakergen.chain.kind
+//
+// circuitbreaker.name and circuitbreaker.state are the attributes of
+// OpenTelemetry's circuit-breaker semantic convention proposal; states are
+// closed, half_open and open, as in the Prometheus exporter. Outcomes are
+// success, failure, ignored (the caller's own cancel), rejected,
+// rate_limited, throttled and bulkhead_full, disjoint. Chain kinds are
+// live, fallback, stale, hedged and none. in_flight is an up-down counter,
+// as OpenTelemetry's conventions make counts of active requests.
+//
+// The counters are the runtime's totals since each breaker was created, so
+// a registration made late still sees earlier calls (cumulative
+// temporality reads them as they are; [runtime.Breaker.Reset] is a reset
+// of the count). A measurement the runtime does not count is left out,
+// not observed as 0: success and rejected need call counting
+// ([runtime.WithCallCounts], off by default because it costs the success
+// path a shared write per call), failure_rate a window, in_flight a
+// concurrency limit or an inflight bound, throttled a throttle and
+// bulkhead_full a concurrency limit.
+package otel

@@ -1,0 +1,165 @@
+package otel
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/breakergen/breakergen/runtime"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+)
+
+// The attribute keys: circuitbreaker.name and circuitbreaker.state are
+// those of OpenTelemetry's circuit-breaker semantic convention proposal;
+// the others are breakergen's own.
+const (
+	nameKey    = attribute.Key("circuitbreaker.name")
+	stateKey   = attribute.Key("circuitbreaker.state")
+	outcomeKey = attribute.Key("breakergen.outcome")
+	fromKey    = attribute.Key("breakergen.from_state")
+	toKey      = attribute.Key("breakergen.to_state")
+	sourceKey  = attribute.Key("breakergen.chain.source")
+	kindKey    = attribute.Key("breakergen.chain.kind")
+)
+
+// states are the breaker states in the order of their values.
+var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open}
+
+// own are the transitions a breaker makes by itself, observed from the
+// start at 0; other pairs once counted.
+var own = map[[2]runtime.State]bool{
+	{runtime.Closed, runtime.Open}:     true,
+	{runtime.Open, runtime.HalfOpen}:   true,
+	{runtime.HalfOpen, runtime.Closed}: true,
+	{runtime.HalfOpen, runtime.Open}:   true,
+}
+
+// stateValue returns the attribute value of s: "closed", "half_open" or
+// "open".
+func stateValue(s runtime.State) string { return strings.ToLower(s.String()) }
+
+// instruments are the observable instruments of one registration.
+type instruments struct {
+	state        metric.Int64ObservableGauge
+	calls        metric.Int64ObservableCounter
+	transitions  metric.Int64ObservableCounter
+	consecutive  metric.Int64ObservableGauge
+	failureRate  metric.Float64ObservableGauge
+	inFlight     metric.Int64ObservableUpDownCounter
+	chainAnswers metric.Int64ObservableCounter
+}
+
+// Register creates breakergen's observable instruments on m and a callback
+// that reads reg whenever m's reader collects: the calls pay nothing for
+// it, and breakers created later are included. Unregister the returned
+// Registration to stop observing (the instruments stay, with no more
+// data). A nil reg or m is an error.
+func Register(reg *runtime.Registry, m metric.Meter) (metric.Registration, error) {
+	if reg == nil {
+		return nil, errors.New("otel: Register: nil *runtime.Registry")
+	}
+	if m == nil {
+		return nil, errors.New("otel: Register: nil metric.Meter")
+	}
+	return register(m, reg.Breakers, reg.ChainAnswers)
+}
+
+// register is Register reading the breakers and the chains' answers from
+// the given functions.
+func register(m metric.Meter, breakers func() []*runtime.Breaker, answers func() []runtime.ChainAnswer) (metric.Registration, error) {
+	var in instruments
+	var errs []error
+	add := func(err error) { errs = append(errs, err) }
+	var err error
+	in.state, err = m.Int64ObservableGauge("breakergen.breaker.state",
+		metric.WithDescription("The breaker's state: 1 for the current state (circuitbreaker.state closed, half_open or open), 0 for the two others."))
+	add(err)
+	in.calls, err = m.Int64ObservableCounter("breakergen.breaker.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls by breakergen.outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel."))
+	add(err)
+	in.transitions, err = m.Int64ObservableCounter("breakergen.breaker.transitions", metric.WithUnit("{transition}"),
+		metric.WithDescription("State transitions by breakergen.from_state and breakergen.to_state since the breaker was created or reset."))
+	add(err)
+	in.consecutive, err = m.Int64ObservableGauge("breakergen.breaker.consecutive_failures", metric.WithUnit("{failure}"),
+		metric.WithDescription("Consecutive failures towards the breaker's threshold (0 unless CLOSED)."))
+	add(err)
+	in.failureRate, err = m.Float64ObservableGauge("breakergen.breaker.failure_rate", metric.WithUnit("1"),
+		metric.WithDescription("Failures over calls in the breaker's window, 0..1 (breakers with a window only)."))
+	add(err)
+	in.inFlight, err = m.Int64ObservableUpDownCounter("breakergen.breaker.in_flight", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls in flight (breakers with a concurrency limit or an inflight bound only)."))
+	add(err)
+	in.chainAnswers, err = m.Int64ObservableCounter("breakergen.chain.answers", metric.WithUnit("{answer}"),
+		metric.WithDescription("Answers of generated chains by breakergen.chain.source (breaker name, or stale) and breakergen.chain.kind (live, fallback, stale, hedged, none)."))
+	add(err)
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("otel: Register: %w", err)
+	}
+
+	r, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		for _, b := range breakers() {
+			in.observe(o, b.Stats(), b.Config())
+		}
+		for _, a := range answers() {
+			o.ObserveInt64(in.chainAnswers, int64(a.Count), metric.WithAttributes(sourceKey.String(a.Source), kindKey.String(a.Kind)))
+		}
+		return nil
+	}, in.state, in.calls, in.transitions, in.consecutive, in.failureRate, in.inFlight, in.chainAnswers)
+	if err != nil {
+		return nil, fmt.Errorf("otel: Register: %w", err)
+	}
+	return r, nil
+}
+
+// observe records one breaker's measurements. A measurement the runtime
+// does not count is left out, as in the Prometheus exporter.
+func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config) {
+	name := nameKey.String(st.Name)
+	for _, s := range states {
+		var v int64
+		if s == st.State {
+			v = 1
+		}
+		o.ObserveInt64(in.state, v, metric.WithAttributes(name, stateKey.String(stateValue(s))))
+	}
+
+	calls := func(outcome string, n uint64) {
+		o.ObserveInt64(in.calls, int64(n), metric.WithAttributes(name, outcomeKey.String(outcome)))
+	}
+	if st.Counted {
+		calls("success", st.Successes)
+	}
+	calls("failure", st.Failures)
+	calls("ignored", st.Canceled)
+	if st.Counted {
+		calls("rejected", st.Rejections)
+	}
+	calls("rate_limited", st.RateLimited)
+	if cfg.Throttle > 0 || st.Throttled > 0 {
+		calls("throttled", st.Throttled)
+	}
+	if cfg.Concurrency > 0 || st.BulkheadFull > 0 {
+		calls("bulkhead_full", st.BulkheadFull)
+	}
+
+	for _, from := range states {
+		for _, to := range states {
+			n := st.Transitions[from][to]
+			if from == to || n == 0 && !own[[2]runtime.State{from, to}] {
+				continue
+			}
+			o.ObserveInt64(in.transitions, int64(n), metric.WithAttributes(name,
+				fromKey.String(stateValue(from)), toKey.String(stateValue(to))))
+		}
+	}
+
+	o.ObserveInt64(in.consecutive, int64(st.ConsecutiveFailures), metric.WithAttributes(name))
+	if st.Window != "" || cfg.WindowCalls > 0 || cfg.WindowPeriod > 0 {
+		o.ObserveFloat64(in.failureRate, st.FailureRate, metric.WithAttributes(name))
+	}
+	if cfg.Concurrency > 0 || cfg.InFlight > 0 {
+		o.ObserveInt64(in.inFlight, int64(st.InFlight), metric.WithAttributes(name))
+	}
+}

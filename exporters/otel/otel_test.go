@@ -1,0 +1,240 @@
+package otel_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/breakergen/breakergen/exporters/otel"
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	"go.opentelemetry.io/otel/sdk/metric/metricdata"
+)
+
+func newRegistry(opts ...runtime.Option) *runtime.Registry {
+	return runtime.NewRegistry(append([]runtime.Option{runtime.WithoutEnv(),
+		runtime.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+}
+
+var errDown = errors.New("down")
+
+func fail(context.Context) error    { return errDown }
+func succeed(context.Context) error { return nil }
+
+func newMeter() (metric.Meter, *sdkmetric.ManualReader) {
+	reader := sdkmetric.NewManualReader()
+	return sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)).Meter("breakergen-test"), reader
+}
+
+// point is one data point: its instrument's kind and its value.
+type point struct {
+	kind  string // "gauge", "counter" (monotonic cumulative sum) or "updown"
+	value float64
+}
+
+// collect returns every data point the reader collects, keyed by
+// `instrument{key=value,...}` with the attributes in key order.
+func collect(t *testing.T, reader *sdkmetric.ManualReader) map[string]point {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, reader.Collect(context.Background(), &rm))
+	out := map[string]point{}
+	key := func(name string, set attribute.Set) string {
+		var kv []string
+		for _, a := range set.ToSlice() {
+			kv = append(kv, fmt.Sprintf("%s=%s", a.Key, a.Value.String()))
+		}
+		slices.Sort(kv)
+		return name + "{" + strings.Join(kv, ",") + "}"
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Gauge[int64]:
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)] = point{"gauge", float64(p.Value)}
+				}
+			case metricdata.Gauge[float64]:
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)] = point{"gauge", p.Value}
+				}
+			case metricdata.Sum[int64]:
+				kind := "updown"
+				if d.IsMonotonic {
+					kind = "counter"
+					assert.Equal(t, metricdata.CumulativeTemporality, d.Temporality, m.Name)
+				}
+				for _, p := range d.DataPoints {
+					out[key(m.Name, p.Attributes)] = point{kind, float64(p.Value)}
+				}
+			default:
+				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)
+			}
+		}
+	}
+	return out
+}
+
+func TestRegisterObservesTheBreakers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newRegistry(runtime.WithCallCounts())
+		m, reader := newMeter()
+		_, err := otel.RegisterWithAnswers(reg, m, func() []runtime.ChainAnswer {
+			return []runtime.ChainAnswer{{Source: "tdx", Kind: "live", Count: 7}, {Source: "stale", Kind: "stale", Count: 2}}
+		})
+		require.NoError(t, err)
+		ctx := context.Background()
+
+		tdx := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second})
+		require.ErrorIs(t, tdx.Do(ctx, fail), errDown)            // closed → open
+		require.ErrorIs(t, tdx.Do(ctx, succeed), runtime.ErrOpen) // rejected
+		time.Sleep(time.Second)
+		synctest.Wait()                          // open → half_open, by the breaker's timer
+		require.NoError(t, tdx.Do(ctx, succeed)) // half_open → closed
+		em := reg.Breaker(runtime.Config{Name: "eastmoney"})
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		require.ErrorIs(t, em.Do(canceled, func(ctx context.Context) error { return ctx.Err() }), context.Canceled)
+		require.ErrorIs(t, em.Do(ctx, fail), errDown)
+		reg.Breaker(runtime.Config{Name: "windowed", WindowCalls: 100})
+		reg.Breaker(runtime.Config{Name: "bulkhead", Concurrency: 4})
+		reg.Breaker(runtime.Config{Name: "throttled", Throttle: 2})
+
+		got := collect(t, reader)
+		want := map[string]point{
+			"breakergen.breaker.state{circuitbreaker.name=tdx,circuitbreaker.state=closed}":    {"gauge", 1},
+			"breakergen.breaker.state{circuitbreaker.name=tdx,circuitbreaker.state=half_open}": {"gauge", 0},
+			"breakergen.breaker.state{circuitbreaker.name=tdx,circuitbreaker.state=open}":      {"gauge", 0},
+
+			"breakergen.breaker.calls{breakergen.outcome=success,circuitbreaker.name=tdx}":       {"counter", 1},
+			"breakergen.breaker.calls{breakergen.outcome=failure,circuitbreaker.name=tdx}":       {"counter", 1},
+			"breakergen.breaker.calls{breakergen.outcome=ignored,circuitbreaker.name=tdx}":       {"counter", 0},
+			"breakergen.breaker.calls{breakergen.outcome=rejected,circuitbreaker.name=tdx}":      {"counter", 1},
+			"breakergen.breaker.calls{breakergen.outcome=rate_limited,circuitbreaker.name=tdx}":  {"counter", 0},
+			"breakergen.breaker.calls{breakergen.outcome=ignored,circuitbreaker.name=eastmoney}": {"counter", 1},
+			"breakergen.breaker.calls{breakergen.outcome=failure,circuitbreaker.name=eastmoney}": {"counter", 1},
+
+			"breakergen.breaker.transitions{breakergen.from_state=closed,breakergen.to_state=open,circuitbreaker.name=tdx}":      {"counter", 1},
+			"breakergen.breaker.transitions{breakergen.from_state=open,breakergen.to_state=half_open,circuitbreaker.name=tdx}":   {"counter", 1},
+			"breakergen.breaker.transitions{breakergen.from_state=half_open,breakergen.to_state=closed,circuitbreaker.name=tdx}": {"counter", 1},
+			"breakergen.breaker.transitions{breakergen.from_state=half_open,breakergen.to_state=open,circuitbreaker.name=tdx}":   {"counter", 0},
+
+			"breakergen.breaker.consecutive_failures{circuitbreaker.name=eastmoney}": {"gauge", 1},
+			"breakergen.breaker.failure_rate{circuitbreaker.name=windowed}":          {"gauge", 0},
+			"breakergen.breaker.in_flight{circuitbreaker.name=bulkhead}":             {"updown", 0},
+
+			"breakergen.breaker.calls{breakergen.outcome=bulkhead_full,circuitbreaker.name=bulkhead}": {"counter", 0},
+			"breakergen.breaker.calls{breakergen.outcome=throttled,circuitbreaker.name=throttled}":    {"counter", 0},
+
+			"breakergen.chain.answers{breakergen.chain.kind=live,breakergen.chain.source=tdx}":    {"counter", 7},
+			"breakergen.chain.answers{breakergen.chain.kind=stale,breakergen.chain.source=stale}": {"counter", 2},
+		}
+		for k, v := range want {
+			if assert.Contains(t, got, k) {
+				assert.Equal(t, v, got[k], k)
+			}
+		}
+		for k := range got {
+			assert.False(t, strings.HasPrefix(k, "breakergen.breaker.failure_rate") && !strings.Contains(k, "=windowed}"),
+				"failure_rate only with a window: %s", k)
+			assert.False(t, strings.HasPrefix(k, "breakergen.breaker.in_flight") && !strings.Contains(k, "=bulkhead}"),
+				"in_flight only with concurrency or inflight: %s", k)
+			assert.False(t, strings.Contains(k, "outcome=throttled") && !strings.Contains(k, "=throttled}"), k)
+			assert.False(t, strings.Contains(k, "outcome=bulkhead_full") && !strings.Contains(k, "=bulkhead}"), k)
+		}
+		assert.NotContains(t, got, "breakergen.breaker.transitions{breakergen.from_state=open,breakergen.to_state=closed,circuitbreaker.name=tdx}",
+			"a pair the breaker does not make by itself appears once counted")
+
+		tdx.Reset() // a reset of the count
+		got = collect(t, reader)
+		assert.Zero(t, got["breakergen.breaker.transitions{breakergen.from_state=closed,breakergen.to_state=open,circuitbreaker.name=tdx}"].value)
+	})
+}
+
+func TestRegisterWithoutCallCountsLeavesOutSuccessAndRejected(t *testing.T) {
+	reg := newRegistry()
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	b := reg.Breaker(runtime.Config{Name: "plain", FailureThreshold: 1})
+	require.NoError(t, b.Do(context.Background(), succeed))
+	require.ErrorIs(t, b.Do(context.Background(), fail), errDown)
+	require.ErrorIs(t, b.Do(context.Background(), succeed), runtime.ErrOpen)
+
+	got := collect(t, reader)
+	assert.NotContains(t, got, "breakergen.breaker.calls{breakergen.outcome=success,circuitbreaker.name=plain}")
+	assert.NotContains(t, got, "breakergen.breaker.calls{breakergen.outcome=rejected,circuitbreaker.name=plain}")
+	assert.Equal(t, point{"counter", 1}, got["breakergen.breaker.calls{breakergen.outcome=failure,circuitbreaker.name=plain}"])
+	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=plain,circuitbreaker.state=open}"])
+	for k := range got {
+		assert.False(t, strings.HasPrefix(k, "breakergen.chain.answers"), "no chain has answered: %s", k)
+	}
+}
+
+func TestRegisterSeesLaterBreakersUntilUnregistered(t *testing.T) {
+	reg := newRegistry()
+	m, reader := newMeter()
+	r, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	assert.Empty(t, collect(t, reader))
+
+	reg.Breaker(runtime.Config{Name: "late"})
+	assert.Contains(t, collect(t, reader), "breakergen.breaker.state{circuitbreaker.name=late,circuitbreaker.state=closed}")
+
+	require.NoError(t, r.Unregister())
+	assert.Empty(t, collect(t, reader))
+}
+
+func TestRegisterNilArguments(t *testing.T) {
+	_, err := otel.Register(nil, noop.NewMeterProvider().Meter("x"))
+	assert.EqualError(t, err, "otel: Register: nil *runtime.Registry")
+	_, err = otel.Register(newRegistry(), nil)
+	assert.EqualError(t, err, "otel: Register: nil metric.Meter")
+}
+
+// TestRegisterCollectsWhileCalling collects while goroutines call, trip
+// and reset breakers (for the race detector).
+func TestRegisterCollectsWhileCalling(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	ctx := context.Background()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("b%d", g%2), FailureThreshold: 3})
+			for i := range 2000 {
+				switch {
+				case i%500 == 0:
+					b.Reset()
+				case i%50 < 3: // trips; OPEN rejects the calls until the next reset
+					_ = b.Do(ctx, fail)
+				default:
+					_ = b.Do(ctx, succeed)
+				}
+			}
+		}()
+	}
+	for range 50 {
+		collect(t, reader)
+	}
+	for range 4 {
+		<-done
+	}
+	got := collect(t, reader)
+	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b0,circuitbreaker.state=open}")
+	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b1,circuitbreaker.state=open}")
+}

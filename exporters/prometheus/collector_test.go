@@ -1,0 +1,246 @@
+package prometheus_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/breakergen/breakergen/exporters/prometheus"
+	"github.com/breakergen/breakergen/runtime"
+	prom "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func newRegistry(opts ...runtime.Option) *runtime.Registry {
+	return runtime.NewRegistry(append([]runtime.Option{runtime.WithoutEnv(),
+		runtime.WithLogger(slog.New(slog.DiscardHandler))}, opts...)...)
+}
+
+var errDown = errors.New("down")
+
+func fail(context.Context) error    { return errDown }
+func succeed(context.Context) error { return nil }
+
+// gather returns every series c exports, as `name{label="value",...}`
+// (labels in name order) mapped to its value.
+func gather(t *testing.T, c prom.Collector) map[string]float64 {
+	t.Helper()
+	r := prom.NewPedanticRegistry()
+	require.NoError(t, r.Register(c))
+	mfs, err := r.Gather()
+	require.NoError(t, err)
+	out := map[string]float64{}
+	for _, mf := range mfs {
+		for _, m := range mf.GetMetric() {
+			var labels []string
+			for _, l := range m.GetLabel() {
+				labels = append(labels, fmt.Sprintf("%s=%q", l.GetName(), l.GetValue()))
+			}
+			slices.Sort(labels)
+			v := m.GetGauge().GetValue() + m.GetCounter().GetValue()
+			out[mf.GetName()+"{"+strings.Join(labels, ",")+"}"] = v
+		}
+	}
+	return out
+}
+
+const help = `
+# HELP breakergen_breaker_calls_total Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.
+# TYPE breakergen_breaker_calls_total counter
+# HELP breakergen_breaker_consecutive_failures Consecutive failures towards the breaker's threshold (0 unless CLOSED).
+# TYPE breakergen_breaker_consecutive_failures gauge
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the two others.
+# TYPE breakergen_breaker_state gauge
+# HELP breakergen_breaker_transitions_total State transitions by from/to state since the breaker was created or reset.
+# TYPE breakergen_breaker_transitions_total counter
+`
+
+func TestCollectorFamilies(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newRegistry(runtime.WithCallCounts())
+		ctx := context.Background()
+		c := prometheus.NewCollector(reg)
+
+		tdx := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second})
+		require.ErrorIs(t, tdx.Do(ctx, fail), errDown)            // closed → open
+		require.ErrorIs(t, tdx.Do(ctx, succeed), runtime.ErrOpen) // rejected
+		time.Sleep(time.Second)                                   // open → half_open
+		synctest.Wait()                                           // by the breaker's timer
+		require.NoError(t, tdx.Do(ctx, succeed))                  // half_open → closed
+		require.ErrorIs(t, tdx.Do(ctx, fail), errDown)            // closed → open
+
+		em := reg.Breaker(runtime.Config{Name: "eastmoney"})
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		require.ErrorIs(t, em.Do(canceled, func(ctx context.Context) error { return ctx.Err() }), context.Canceled)
+		require.ErrorIs(t, em.Do(ctx, fail), errDown)
+		require.ErrorIs(t, em.Do(ctx, fail), errDown)
+
+		want := help + `
+breakergen_breaker_calls_total{breaker="eastmoney",outcome="failure"} 2
+breakergen_breaker_calls_total{breaker="eastmoney",outcome="ignored"} 1
+breakergen_breaker_calls_total{breaker="eastmoney",outcome="rate_limited"} 0
+breakergen_breaker_calls_total{breaker="eastmoney",outcome="rejected"} 0
+breakergen_breaker_calls_total{breaker="eastmoney",outcome="success"} 0
+breakergen_breaker_calls_total{breaker="tdx",outcome="failure"} 2
+breakergen_breaker_calls_total{breaker="tdx",outcome="ignored"} 0
+breakergen_breaker_calls_total{breaker="tdx",outcome="rate_limited"} 0
+breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"} 1
+breakergen_breaker_calls_total{breaker="tdx",outcome="success"} 1
+breakergen_breaker_consecutive_failures{breaker="eastmoney"} 2
+breakergen_breaker_consecutive_failures{breaker="tdx"} 0
+breakergen_breaker_state{breaker="eastmoney",state="closed"} 1
+breakergen_breaker_state{breaker="eastmoney",state="half_open"} 0
+breakergen_breaker_state{breaker="eastmoney",state="open"} 0
+breakergen_breaker_state{breaker="tdx",state="closed"} 0
+breakergen_breaker_state{breaker="tdx",state="half_open"} 0
+breakergen_breaker_state{breaker="tdx",state="open"} 1
+breakergen_breaker_transitions_total{breaker="eastmoney",from="closed",to="open"} 0
+breakergen_breaker_transitions_total{breaker="eastmoney",from="half_open",to="closed"} 0
+breakergen_breaker_transitions_total{breaker="eastmoney",from="half_open",to="open"} 0
+breakergen_breaker_transitions_total{breaker="eastmoney",from="open",to="half_open"} 0
+breakergen_breaker_transitions_total{breaker="tdx",from="closed",to="open"} 2
+breakergen_breaker_transitions_total{breaker="tdx",from="half_open",to="closed"} 1
+breakergen_breaker_transitions_total{breaker="tdx",from="half_open",to="open"} 0
+breakergen_breaker_transitions_total{breaker="tdx",from="open",to="half_open"} 1
+`
+		require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
+
+		problems, err := testutil.CollectAndLint(c)
+		require.NoError(t, err)
+		assert.Empty(t, problems)
+
+		// Reset is a counter reset, and the state follows.
+		tdx.Reset()
+		got := gather(t, c)
+		assert.Zero(t, got[`breakergen_breaker_transitions_total{breaker="tdx",from="closed",to="open"}`])
+		assert.Zero(t, got[`breakergen_breaker_calls_total{breaker="tdx",outcome="failure"}`])
+		assert.Equal(t, 1.0, got[`breakergen_breaker_state{breaker="tdx",state="closed"}`])
+	})
+}
+
+func TestCollectorLeavesOutWhatTheRuntimeDoesNotCount(t *testing.T) {
+	reg := newRegistry() // no call counting
+	reg.Breaker(runtime.Config{Name: "plain"})
+	reg.Breaker(runtime.Config{Name: "windowed", WindowCalls: 100})
+	reg.Breaker(runtime.Config{Name: "bulkhead", Concurrency: 4})
+	reg.Breaker(runtime.Config{Name: "hung", InFlight: time.Second})
+	reg.Breaker(runtime.Config{Name: "throttled", Throttle: 2})
+	got := gather(t, prometheus.NewCollector(reg))
+
+	has := func(series string) bool { _, ok := got[series]; return ok }
+	for _, name := range []string{"plain", "windowed", "bulkhead", "hung", "throttled"} {
+		assert.False(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="success"}`), name)
+		assert.False(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="rejected"}`), name)
+		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="failure"}`), name)
+		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="ignored"}`), name)
+		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="rate_limited"}`), name)
+		assert.Equal(t, name == "windowed", has(`breakergen_breaker_failure_rate{breaker="`+name+`"}`), name)
+		assert.Equal(t, name == "bulkhead" || name == "hung", has(`breakergen_breaker_in_flight{breaker="`+name+`"}`), name)
+		assert.Equal(t, name == "bulkhead", has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="bulkhead_full"}`), name)
+		assert.Equal(t, name == "throttled", has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="throttled"}`), name)
+		assert.False(t, has(`breakergen_breaker_transitions_total{breaker="`+name+`",from="open",to="closed"}`),
+			"a pair the breaker does not make by itself appears once counted")
+	}
+	for series := range got {
+		assert.False(t, strings.HasPrefix(series, "breakergen_chain_answers_total"), "no chain has answered")
+	}
+}
+
+func TestCollectorSeesBreakersCreatedLater(t *testing.T) {
+	reg := newRegistry()
+	c := prometheus.NewCollector(reg)
+	r := prom.NewRegistry()
+	r.MustRegister(c)
+	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Zero(t, n)
+
+	b := reg.Breaker(runtime.Config{Name: "late", FailureThreshold: 1})
+	require.ErrorIs(t, b.Do(context.Background(), fail), errDown)
+	n, err = testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Equal(t, 3, n)
+	want := `
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the two others.
+# TYPE breakergen_breaker_state gauge
+breakergen_breaker_state{breaker="late",state="closed"} 0
+breakergen_breaker_state{breaker="late",state="half_open"} 0
+breakergen_breaker_state{breaker="late",state="open"} 1
+`
+	require.NoError(t, testutil.GatherAndCompare(r, strings.NewReader(want), "breakergen_breaker_state"))
+}
+
+func TestCollectorChainAnswers(t *testing.T) {
+	c := prometheus.NewCollector(newRegistry())
+	prometheus.SetChainAnswers(c, func() []runtime.ChainAnswer {
+		return []runtime.ChainAnswer{
+			{Source: "eastmoney", Kind: "live", Count: 40},
+			{Source: "fallback:sina", Kind: "fallback", Count: 3},
+			{Source: "stale", Kind: "stale", Count: 2},
+		}
+	})
+	want := `
+# HELP breakergen_chain_answers_total Answers of generated chains by source (breaker name, or stale) and kind (live, fallback, stale, hedged, none).
+# TYPE breakergen_chain_answers_total counter
+breakergen_chain_answers_total{kind="fallback",source="fallback:sina"} 3
+breakergen_chain_answers_total{kind="live",source="eastmoney"} 40
+breakergen_chain_answers_total{kind="stale",source="stale"} 2
+`
+	require.NoError(t, testutil.CollectAndCompare(c, strings.NewReader(want)))
+	problems, err := testutil.CollectAndLint(c)
+	require.NoError(t, err)
+	assert.Empty(t, problems)
+}
+
+func TestNewCollectorNilIsTheDefaultRegistry(t *testing.T) {
+	name := "prometheus-test-default"
+	runtime.Default().Breaker(runtime.Config{Name: name})
+	got := gather(t, prometheus.NewCollector(nil))
+	assert.Contains(t, got, `breakergen_breaker_state{breaker="`+name+`",state="closed"}`)
+}
+
+// TestCollectorScrapesWhileCalling scrapes while goroutines call, trip and
+// reset breakers (for the race detector: the collector only reads
+// snapshots).
+func TestCollectorScrapesWhileCalling(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	r := prom.NewRegistry()
+	r.MustRegister(prometheus.NewCollector(reg))
+	ctx := context.Background()
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("b%d", g%2), FailureThreshold: 3})
+			for i := range 2000 {
+				switch {
+				case i%500 == 0:
+					b.Reset()
+				case i%50 < 3: // trips; OPEN rejects the calls until the next reset
+					_ = b.Do(ctx, fail)
+				default:
+					_ = b.Do(ctx, succeed)
+				}
+			}
+		}()
+	}
+	for range 50 {
+		_, err := r.Gather()
+		require.NoError(t, err)
+	}
+	for range 4 {
+		<-done
+	}
+	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Equal(t, 6, n, "two breakers, three states each")
+}

@@ -1,0 +1,45 @@
+// Package prometheus exports the breakers of a breakergen
+// [runtime.Registry] as Prometheus metrics, through a client_golang
+// collector that reads the registry when it is scraped: the calls pay
+// nothing for it, and breakers created after the collector was registered
+// are included. It is its own module, so that the runtime keeps depending
+// on the standard library alone.
+//
+// # Metrics
+//
+//	breakergen_breaker_state{breaker,state}            gauge: 1 for the current state (closed, half_open, open), 0 for the two others
+//	breakergen_breaker_calls_total{breaker,outcome}    counter: success, failure, ignored, rejected, rate_limited, throttled, bulkhead_full
+//	breakergen_breaker_transitions_total{breaker,from,to} counter
+//	breakergen_breaker_consecutive_failures{breaker}   gauge
+//	breakergen_breaker_failure_rate{breaker}           gauge, 0..1: breakers with a window
+//	breakergen_breaker_in_flight{breaker}              gauge: breakers with a concurrency limit or an inflight bound
+//	breakergen_chain_answers_total{source,kind}        counter: kind live, fallback, stale, hedged or none
+//
+// Counters are the runtime's totals since the breaker was created, so a
+// collector registered late still sees earlier calls and transitions;
+// [runtime.Breaker.Reset] shows as a counter reset, which rate() and
+// increase() handle.
+//
+// Outcomes are disjoint: ignored is the caller's own cancel
+// ([runtime.Stats].Canceled); the limiter's, the throttle's and the
+// bulkhead's refusals have their own values. An invalid answer (a `valid`
+// func said no), a wait for a token that the caller's context ended, and a
+// call a spent budget stopped after its admission are in none of them
+// ([runtime.Stats].Ignored counts them all).
+//
+// A series the runtime does not count is left out, not reported as 0:
+// success and rejected need call counting ([runtime.WithCallCounts], off by
+// default because it costs the success path a shared write per call);
+// failure_rate needs a window, in_flight a concurrency limit or an inflight
+// bound, throttled a throttle and bulkhead_full a concurrency limit. The
+// transitions a breaker makes by itself (closed→open, open→half_open,
+// half_open→closed, half_open→open) are reported from the start, at 0.
+//
+// # Rules and dashboard
+//
+// Beside this package: rules.yml, alerting rules (a breaker OPEN for 5
+// minutes, a breaker flapping, a chain answering from stale data) with their
+// promtool unit tests in rules_test.yml, and grafana.json, a Grafana
+// dashboard of these metrics. Tests hold both to what the collector
+// exports.
+package prometheus
