@@ -26,32 +26,25 @@ type override struct {
 // lower layer's window, count or time.
 func (o override) apply(cfg Config) Config {
 	c := o.cfg
-	setInt(&cfg.FailureThreshold, c.FailureThreshold)
-	setInt(&cfg.ResetTimeout, c.ResetTimeout)
-	setInt(&cfg.HalfOpenMax, c.HalfOpenMax)
-	setInt(&cfg.SuccessThreshold, c.SuccessThreshold)
+	setGiven(&cfg.FailureThreshold, c.FailureThreshold)
+	setGiven(&cfg.ResetTimeout, c.ResetTimeout)
+	setGiven(&cfg.HalfOpenMax, c.HalfOpenMax)
+	setGiven(&cfg.SuccessThreshold, c.SuccessThreshold)
 	if c.WindowCalls > 0 || c.WindowPeriod > 0 {
 		cfg.WindowCalls, cfg.WindowPeriod = max(c.WindowCalls, 0), max(c.WindowPeriod, 0)
 	}
-	setFloat(&cfg.FailureRate, c.FailureRate)
-	setInt(&cfg.MinimumCalls, c.MinimumCalls)
-	setInt(&cfg.SlowCall, c.SlowCall)
-	setFloat(&cfg.SlowRate, c.SlowRate)
-	setInt(&cfg.InFlight, c.InFlight)
-	setInt(&cfg.Concurrency, c.Concurrency)
-	setFloat(&cfg.Throttle, c.Throttle)
+	setGiven(&cfg.FailureRate, c.FailureRate)
+	setGiven(&cfg.MinimumCalls, c.MinimumCalls)
+	setGiven(&cfg.SlowCall, c.SlowCall)
+	setGiven(&cfg.SlowRate, c.SlowRate)
+	setGiven(&cfg.InFlight, c.InFlight)
+	setGiven(&cfg.Concurrency, c.Concurrency)
+	setGiven(&cfg.Throttle, c.Throttle)
 	return cfg
 }
 
-// setInt sets *dst to v when v is given (> 0).
-func setInt[T int | time.Duration](dst *T, v T) {
-	if v > 0 {
-		*dst = v
-	}
-}
-
-// setFloat sets *dst to v when v is given (> 0; NaN is not).
-func setFloat(dst *float64, v float64) {
+// setGiven sets *dst to v when v is given: above zero (NaN is not).
+func setGiven[T int | time.Duration | float64](dst *T, v T) {
 	if v > 0 {
 		*dst = v
 	}
