@@ -53,8 +53,11 @@
 //
 // Settings can be changed at run time by name: [WithConfig] and
 // [WithRateLimit] in code, BREAKER_<NAME>_THRESHOLD, _RESET, _HALFOPEN,
-// _SUCCESSES and _RATELIMIT in the environment (NAME is the name in upper
-// case, with '.', '-' and ':' as '_').
+// _SUCCESSES, _RATELIMIT, _WINDOW, _FAILRATE, _MINIMUM, _SLOW, _SLOWRATE,
+// _INFLIGHT, _CONCURRENCY and _THROTTLE in the environment (NAME is the
+// name in upper case, with '.', '-' and ':' as '_'). [WithConfig] wins
+// over the environment, which wins over the annotation; a window given by
+// a layer, of calls or of time, replaces the lower layer's.
 //
 // # Retries, budgets and chains
 //

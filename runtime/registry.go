@@ -129,8 +129,12 @@ func WithCallCounts() Option {
 
 // NewRegistry returns an empty registry. It reads the BREAKER_<NAME>_*
 // environment variables now (unless [WithoutEnv]): THRESHOLD, RESET (a Go
-// duration or seconds), HALFOPEN, SUCCESSES and RATELIMIT (R/B), where NAME
-// is the breaker's name in upper case, with '.', '-' and ':' as '_'.
+// duration or seconds), HALFOPEN, SUCCESSES, RATELIMIT (R/B), WINDOW (100
+// calls or 60s), FAILRATE and SLOWRATE (50% or 0.5), MINIMUM, SLOW and
+// INFLIGHT (a Go duration or seconds), CONCURRENCY and THROTTLE (K >= 1),
+// where NAME is the breaker's name in upper case, with '.', '-' and ':' as
+// '_'. A malformed value or an unknown key is logged once as a warning
+// naming the variable, and the lower layer's value stays.
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
@@ -166,7 +170,7 @@ func Default() *Registry { return defaultRegistry() }
 // with a different one gets the existing breaker and logs a warning once per
 // differing configuration.
 func (r *Registry) Breaker(cfg Config) *Breaker {
-	cfg = r.settle(cfg.withDefaults())
+	cfg = r.settle(cfg).withDefaults()
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/internal/ratelimit"
+	"github.com/breakergen/breakergen/internal/setting"
 )
 
 // override is one layer of run-time settings for a name: zero fields keep
@@ -19,20 +21,33 @@ type override struct {
 	burst int
 }
 
+// apply lays o over cfg: every field o sets replaces cfg's. WindowCalls and
+// WindowPeriod are one setting: a layer that sets either replaces the
+// lower layer's window, count or time.
 func (o override) apply(cfg Config) Config {
-	if o.cfg.FailureThreshold > 0 {
-		cfg.FailureThreshold = o.cfg.FailureThreshold
+	c := o.cfg
+	setGiven(&cfg.FailureThreshold, c.FailureThreshold)
+	setGiven(&cfg.ResetTimeout, c.ResetTimeout)
+	setGiven(&cfg.HalfOpenMax, c.HalfOpenMax)
+	setGiven(&cfg.SuccessThreshold, c.SuccessThreshold)
+	if c.WindowCalls > 0 || c.WindowPeriod > 0 {
+		cfg.WindowCalls, cfg.WindowPeriod = max(c.WindowCalls, 0), max(c.WindowPeriod, 0)
 	}
-	if o.cfg.ResetTimeout > 0 {
-		cfg.ResetTimeout = o.cfg.ResetTimeout
-	}
-	if o.cfg.HalfOpenMax > 0 {
-		cfg.HalfOpenMax = o.cfg.HalfOpenMax
-	}
-	if o.cfg.SuccessThreshold > 0 {
-		cfg.SuccessThreshold = o.cfg.SuccessThreshold
-	}
+	setGiven(&cfg.FailureRate, c.FailureRate)
+	setGiven(&cfg.MinimumCalls, c.MinimumCalls)
+	setGiven(&cfg.SlowCall, c.SlowCall)
+	setGiven(&cfg.SlowRate, c.SlowRate)
+	setGiven(&cfg.InFlight, c.InFlight)
+	setGiven(&cfg.Concurrency, c.Concurrency)
+	setGiven(&cfg.Throttle, c.Throttle)
 	return cfg
+}
+
+// setGiven sets *dst to v when v is given: above zero (NaN is not).
+func setGiven[T int | time.Duration | float64](dst *T, v T) {
+	if v > 0 {
+		*dst = v
+	}
 }
 
 // envName returns the name as it appears in environment variables: upper
@@ -50,9 +65,13 @@ func envName(name string) string {
 
 // WithConfig overrides the settings of the breakers named by each cfg's
 // Name, whatever the annotations say; zero fields keep the lower layer's
-// value (the environment's, then the annotation's). Overrides take effect
+// value (the environment's, then the annotation's), except that
+// WindowCalls and WindowPeriod are one setting: a cfg that sets either
+// replaces the lower layer's window, so WindowPeriod: time.Minute turns an
+// annotated window=100 into a one-minute window. Overrides take effect
 // when a breaker is created. It is the highest layer: WithConfig, then the
-// environment, then the annotation.
+// environment, then the annotation; of two WithConfig for one name, the
+// later wins field by field.
 func WithConfig(cfgs ...Config) Option {
 	return func(r *Registry) {
 		for _, c := range cfgs {
@@ -89,11 +108,20 @@ func WithoutEnv() Option {
 // envWarned makes each malformed variable a single warning per process.
 var envWarned sync.Map
 
+// envSuffixes are the keys of BREAKER_<NAME>_<KEY>, one per name key of
+// the annotations. No suffix ends another, so a name ending in one (a
+// breaker called "x-slow") still reads right.
+var envSuffixes = []string{
+	"_THRESHOLD", "_RESET", "_HALFOPEN", "_SUCCESSES", "_RATELIMIT",
+	"_WINDOW", "_FAILRATE", "_MINIMUM", "_SLOW", "_SLOWRATE", "_INFLIGHT",
+	"_CONCURRENCY", "_THROTTLE",
+}
+
 // readEnv parses the BREAKER_<NAME>_<KEY> variables of environ. A malformed
 // value or an unknown key is logged once as a warning naming the variable,
 // and the lower layer's value stays.
 func (r *Registry) readEnv(environ []string) {
-	suffixes := []string{"_THRESHOLD", "_RESET", "_HALFOPEN", "_SUCCESSES", "_RATELIMIT"}
+	suffixes := envSuffixes
 	for _, kv := range environ {
 		key, val, _ := strings.Cut(kv, "=")
 		rest, ok := strings.CutPrefix(key, "BREAKER_")
@@ -120,6 +148,26 @@ func (r *Registry) readEnv(environ []string) {
 			o.cfg.ResetTimeout, err = seconds(val)
 		case "_RATELIMIT":
 			o.rate, o.burst, err = ratelimit.Parse(val)
+		case "_WINDOW":
+			var n int
+			var d time.Duration
+			if n, d, err = setting.Window(val); err == nil {
+				o.cfg.WindowCalls, o.cfg.WindowPeriod = n, d
+			}
+		case "_FAILRATE":
+			o.cfg.FailureRate, err = setting.Percent(val, true)
+		case "_MINIMUM":
+			o.cfg.MinimumCalls, err = positiveInt(val)
+		case "_SLOW":
+			o.cfg.SlowCall, err = seconds(val)
+		case "_SLOWRATE":
+			o.cfg.SlowRate, err = setting.Percent(val, true)
+		case "_INFLIGHT":
+			o.cfg.InFlight, err = seconds(val)
+		case "_CONCURRENCY":
+			o.cfg.Concurrency, err = positiveInt(val)
+		case "_THROTTLE":
+			o.cfg.Throttle, err = setting.Throttle(val)
 		default:
 			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
 		}
@@ -155,10 +203,11 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// settle applies the run-time layers to cfg: the environment, then
-// WithConfig.
+// settle applies the run-time layers to cfg, as given (before
+// withDefaults, so that a field left zero by every layer stays "not given"):
+// the environment, then WithConfig.
 func (r *Registry) settle(cfg Config) Config {
-	k := envName(cfg.Name)
+	k := envName(cmp.Or(cfg.Name, "default")) // the name withDefaults gives
 	cfg = r.env[k].apply(cfg)
 	return r.code[k].apply(cfg)
 }

@@ -51,3 +51,117 @@ func TestRunTimeSettings(t *testing.T) {
 	quiet := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
 	assert.Equal(t, 5, quiet.Breaker(runtime.Config{Name: "eastmoney"}).Config().FailureThreshold)
 }
+
+// TestWindowLoadSettings: the settings of SPEC sections 8 and 9 go through
+// the same layers as the others (WithConfig, then the environment, then the
+// annotation), and a window is one setting whichever form a layer gives.
+func TestWindowLoadSettings(t *testing.T) {
+	annotated := runtime.Config{Name: "eastmoney", WindowCalls: 100, FailureRate: 0.5, MinimumCalls: 20,
+		SlowCall: time.Second, SlowRate: 0.5, InFlight: time.Minute, Concurrency: 4, Throttle: 2}
+	tests := []struct {
+		name string
+		env  []string
+		code []runtime.Config
+		want runtime.Config
+	}{
+		{name: "annotation alone", want: annotated},
+		{
+			name: "environment over annotation",
+			env: []string{
+				"BREAKER_EASTMONEY_WINDOW=60s", "BREAKER_EASTMONEY_FAILRATE=25%", "BREAKER_EASTMONEY_MINIMUM=10",
+				"BREAKER_EASTMONEY_SLOW=2", "BREAKER_EASTMONEY_SLOWRATE=0.8", "BREAKER_EASTMONEY_INFLIGHT=30s",
+				"BREAKER_EASTMONEY_CONCURRENCY=8", "BREAKER_EASTMONEY_THROTTLE=1.5",
+			},
+			want: runtime.Config{Name: "eastmoney", WindowPeriod: time.Minute, FailureRate: 0.25, MinimumCalls: 10,
+				SlowCall: 2 * time.Second, SlowRate: 0.8, InFlight: 30 * time.Second, Concurrency: 8, Throttle: 1.5},
+		},
+		{
+			name: "WithConfig over environment, field by field",
+			env:  []string{"BREAKER_EASTMONEY_WINDOW=60s", "BREAKER_EASTMONEY_FAILRATE=0.3"},
+			code: []runtime.Config{{Name: "eastmoney", WindowCalls: 200, Throttle: 3}},
+			want: runtime.Config{Name: "eastmoney", WindowCalls: 200, FailureRate: 0.3, MinimumCalls: 20,
+				SlowCall: time.Second, SlowRate: 0.5, InFlight: time.Minute, Concurrency: 4, Throttle: 3},
+		},
+		{
+			name: "a count window replaces a time window",
+			env:  []string{"BREAKER_EASTMONEY_WINDOW=500"},
+			code: []runtime.Config{{Name: "eastmoney", WindowPeriod: 2 * time.Minute}, {Name: "eastmoney", WindowCalls: 50}},
+			want: func() runtime.Config { c := annotated; c.WindowCalls = 50; return c }(),
+		},
+		{
+			name: "the later WithConfig wins",
+			code: []runtime.Config{{Name: "eastmoney", Concurrency: 2, SlowRate: 0.9}, {Name: "eastmoney", Concurrency: 3}},
+			want: func() runtime.Config { c := annotated; c.Concurrency, c.SlowRate = 3, 0.9; return c }(),
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			restore := runtime.SetEnviron(tt.env)
+			defer restore()
+			reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithConfig(tt.code...))
+			assert.Equal(t, tt.want, reg.Settle(annotated))
+			b := reg.Breaker(annotated)
+			got := b.Config()
+			got.FailureThreshold, got.ResetTimeout, got.HalfOpenMax, got.SuccessThreshold = 0, 0, 0, 0
+			assert.Equal(t, tt.want, got, "the breaker is created with the settled config")
+		})
+	}
+}
+
+// TestEnvWindowOnly: a window from the environment alone turns on a
+// window for a name the annotation gave none, and leaves the threshold
+// "not given" (zero) for the defaults to decide, as SPEC section 8 asks.
+func TestEnvWindowOnly(t *testing.T) {
+	restore := runtime.SetEnviron([]string{"BREAKER_TDX_WINDOW=100", "BREAKER_A_B_INFLIGHT=45"})
+	defer restore()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()))
+	got := reg.Settle(runtime.Config{Name: "tdx", ResetTimeout: time.Minute})
+	assert.Equal(t, runtime.Config{Name: "tdx", ResetTimeout: time.Minute, WindowCalls: 100}, got)
+	assert.Equal(t, 45*time.Second, reg.Settle(runtime.Config{Name: "a.b"}).InFlight, "seconds, and . as _")
+	assert.Equal(t, runtime.Config{Name: "other"}, reg.Settle(runtime.Config{Name: "other"}))
+}
+
+// TestEnvWindowLoadMalformed: every malformed value is warned about once,
+// naming the variable, and the lower layer's value stays.
+func TestEnvWindowLoadMalformed(t *testing.T) {
+	env := []string{
+		"BREAKER_TDX_WINDOW=5",           // under 10 calls
+		"BREAKER_TDX_FAILRATE=150%",      // over 100%
+		"BREAKER_TDX_MINIMUM=0",          // under 1
+		"BREAKER_TDX_SLOW=fast",          // not a duration
+		"BREAKER_TDX_SLOWRATE=0",         // under 1%
+		"BREAKER_TDX_INFLIGHT=-1s",       // not positive
+		"BREAKER_TDX_CONCURRENCY=lots",   // not a number
+		"BREAKER_TDX_THROTTLE=0.5",       // under 1
+		"BREAKER_TDX_SLOWRATE_MAX=1",     // unknown key
+		"BREAKER_X_SLOW_SLOWRATE=50%",    // fine: name X_SLOW
+		"BREAKER_TDX_RESET=2m",           // fine
+		"BREAKER_TDX_WINDOW_SIZE=100",    // unknown key
+		"BREAKER_TDX_FAILRATE_LIMIT=50%", // unknown key
+	}
+	restore := runtime.SetEnviron(env)
+	defer restore()
+	annotated := runtime.Config{Name: "tdx", WindowPeriod: time.Minute, FailureRate: 0.4, MinimumCalls: 30,
+		SlowCall: time.Second, SlowRate: 0.6, InFlight: time.Minute, Concurrency: 2, Throttle: 2}
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	want := annotated
+	want.ResetTimeout = 2 * time.Minute
+	assert.Equal(t, want, reg.Settle(annotated))
+	assert.Equal(t, 0.5, reg.Settle(runtime.Config{Name: "x-slow"}).SlowRate)
+
+	out := logs.String()
+	for _, kv := range env {
+		v, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(v, "BREAKER_X_") || v == "BREAKER_TDX_RESET" {
+			assert.NotContains(t, out, v)
+			continue
+		}
+		assert.Equal(t, 1, strings.Count(out, "variable="+v+"\n"), "%s warned once:\n%s", v, out)
+	}
+	for _, msg := range []string{"at least 10 calls", "percentage from 1% to 100% or a fraction", "want a number >= 1", "want one of"} {
+		assert.Contains(t, out, msg)
+	}
+	runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	assert.Equal(t, out, logs.String(), "a second registry warns about nothing new")
+}

@@ -66,47 +66,83 @@
 // key=value options and flags. A comment written "// breaker:" with a space
 // is an ordinary comment; breakergen warns about it.
 //
-//	key        value          meaning                                         default
-//	name       [a-z0-9_.:-]+  registry name of the breaker and limiter;       the interface's name, lower-cased
-//	                          wrappers that name the same breaker share it
-//	threshold  int >= 1       consecutive failures that trip CLOSED -> OPEN   5
-//	reset      Go duration    how long OPEN lasts before a probe is allowed   30s
-//	halfopen   int >= 1       concurrent probes admitted in HALF_OPEN         1
-//	successes  int >= 1       consecutive probe successes that close it       1
-//	ratelimit  R/B            token bucket: R tokens per second, burst B      none
-//	maxwait    Go duration    longest a call waits for a token before         the ctx deadline
-//	                          ErrRateLimited; needs a ratelimit for its name
-//	timeout    Go duration    per-try deadline added to the method's ctx      none
-//	exclude    ErrA,pkg.ErrB  errors (matched with errors.Is) that count as   none
-//	                          success
-//	attempts   int >= 1       tries per call, the first included; each goes   1
-//	                          through the breaker
-//	backoff    D or D..MAX    wait between tries: fixed, or exponential from  100ms
-//	                          D capped at MAX with full jitter
-//	budget     int >= 1       most upstream tries one call may spend, across  none
-//	                          retries and fallbacks (also
-//	                          runtime.WithBudget)
-//	valid      F or pkg.F     func(results...) bool; false means "no data":   none
-//	                          neither success nor failure, never kept; - on
-//	                          a method's line clears it
-//	stale      Go duration    keep the last valid result per arguments this   none
-//	                          long, for when the call fails; 0 on a method's
-//	                          line clears it
-//	stalesize  int >= 1       most results kept per method; needs stale       1024
-//	methods    Name,Glob*     on an interface line: the methods this line     -
-//	                          routes; the line without methods is the
-//	                          default route
-//	skip       flag           on a method's line: delegate without any guard  -
-//	chain      flag           on an interface line: also write the fallback   -
-//	                          chain XChain and NewXChain
+//	key          value               meaning                                         default
+//	name         [a-z0-9_.:-]+       registry name of the breaker and limiter;       the interface's name, lower-cased
+//	                                 wrappers that name the same breaker share it
+//	threshold    int >= 1            consecutive failures that trip CLOSED -> OPEN   5
+//	reset        Go duration         how long OPEN lasts before a probe is allowed   30s
+//	halfopen     int >= 1            concurrent probes admitted in HALF_OPEN         1
+//	successes    int >= 1            consecutive probe successes that close it       1
+//	ratelimit    R/B                 token bucket: R tokens per second, burst B      none
+//	window       N >= 10 or D >= 1s  trip on rates over the last N calls or the      none
+//	                                 last D (ten buckets of D/10); with it,
+//	                                 threshold applies only when given
+//	failrate     1%..100%            trip when the window holds minimum calls and    50%
+//	                                 failures/calls reaches this; needs window
+//	minimum      int >= 1            calls the window must hold before a rate        20, at most N
+//	                                 applies; needs window
+//	slow         Go duration         a call that ends after this long is slow,       none
+//	                                 whatever its outcome; needs window
+//	slowrate     1%..100%            trip when slow/calls in the window reaches      50%
+//	                                 this; needs window
+//	inflight     Go duration         a call still running after this long counts as  none
+//	                                 one failure then; its later outcome is ignored
+//	concurrency  int >= 1            most calls of the name in flight; one more      none
+//	                                 waits for a slot up to maxwait or the ctx
+//	                                 deadline, then fails with ErrBulkheadFull
+//	throttle     float >= 1          adaptive throttling: with R calls and A         none
+//	                                 accepted in the last 2 minutes, refuse a call
+//	                                 with ErrThrottled with probability max(0,
+//	                                 (R-K*A)/(R+1))
+//	maxwait      Go duration         longest a call waits for a token or a slot      the ctx deadline
+//	                                 before ErrRateLimited or ErrBulkheadFull;
+//	                                 needs a ratelimit or a concurrency for its
+//	                                 name
+//	timeout      Go duration         per-try deadline added to the method's ctx      none
+//	exclude      ErrA,pkg.ErrB       errors (matched with errors.Is) that count as   none
+//	                                 success
+//	attempts     int >= 1            tries per call, the first included; each goes   1
+//	                                 through the breaker
+//	backoff      D or D..MAX         wait between tries: fixed, or exponential from  100ms
+//	                                 D capped at MAX with full jitter
+//	budget       int >= 1            most upstream tries one call may spend, across  none
+//	                                 retries and fallbacks (also
+//	                                 runtime.WithBudget)
+//	valid        F or pkg.F          func(results...) bool; false means "no data":   none
+//	                                 neither success nor failure, never kept; - on
+//	                                 a method's line clears it
+//	stale        Go duration         keep the last valid result per arguments this   none
+//	                                 long, for when the call fails; 0 on a method's
+//	                                 line clears it
+//	stalesize    int >= 1            most results kept per method; needs stale       1024
+//	methods      Name,Glob*          on an interface line: the methods this line     -
+//	                                 routes; the line without methods is the
+//	                                 default route
+//	skip         flag                on a method's line: delegate without any guard  -
+//	chain        flag                on an interface line: also write the fallback   -
+//	                                 chain XChain and NewXChain
 //
-// threshold, reset, halfopen, successes and ratelimit belong to the name:
-// every route that names it shares one breaker and one limiter, and their
-// settings may be given once and the name used bare elsewhere
+// threshold, reset, halfopen, successes, ratelimit, window, failrate,
+// minimum, slow, slowrate, inflight, concurrency and throttle belong to the
+// name: every route that names it shares one breaker and one limiter, and
+// their settings may be given once and the name used bare elsewhere
 // (name=eastmoney), in any interface of the run. Two different values for
 // one setting of a name are an error citing both positions. timeout,
 // maxwait and exclude belong to the line and apply to the methods it
-// routes. maxwait needs a ratelimit for its name.
+// routes. maxwait needs a ratelimit or a concurrency for its name.
+//
+// window turns on rate-based tripping over the last N calls (window=100)
+// or the last D (window=1m): the breaker trips when the window holds at
+// least minimum calls and failures/calls reaches failrate, or slow/calls
+// reaches slowrate (a call is slow when it ends after slow). With a
+// window, threshold applies only when it is given. failrate, minimum, slow
+// and slowrate need a window for their name; inflight, which counts a call
+// still running after D as one failure, works with or without one.
+// concurrency bounds the calls of a name in flight (runtime.ErrBulkheadFull
+// past maxwait or the ctx deadline), and throttle=K refuses calls locally
+// with runtime.ErrThrottled as the upstream's accepted share falls. Every
+// name key can be overridden at run time (runtime.WithConfig,
+// BREAKER_<NAME>_WINDOW and its siblings).
 //
 // attempts, backoff and budget are line keys too. A route with attempts > 1
 // or a budget retries: every try goes through the breaker and the limiter
@@ -132,9 +168,8 @@
 // stalesize needs stale. A method line clears inherited keys with valid=-
 // and stale=0.
 //
-// The keys window, failrate, minimum, slow, slowrate, inflight,
-// concurrency, throttle, hedge and hedges are reserved: they are rejected
-// as "not supported yet".
+// The keys hedge and hedges are reserved: they are rejected as "not
+// supported yet".
 //
 // # Routing
 //
@@ -191,7 +226,8 @@
 // *runtime.ChainError naming every source and why. A fallback's breaker is
 // "fallback:" and its name, with the settings of X's default line (the
 // runtime's defaults when X has none), overridable by name; it gets the
-// route's timeout, exclude and valid, one try, and no limiter. Where the
+// route's timeout, exclude and valid, one try, and no limiter, concurrency
+// limit or throttle. Where the
 // answer came from is recorded in a runtime.WithProvenance record. The
 // chain's primary shares breakers and limiters by name with XBreaker on
 // the same registry; the stale caches belong to the instance.

@@ -1,7 +1,7 @@
 // Command report runs the comparative benchmarks, the behaviour and
-// allocation tests, the generator timings and the compile weight of the
-// bench module, and rewrites ../BENCHMARKS.md from that run, with SPEC §7's
-// targets as ratios of rows measured in it. Run it from the bench directory:
+// allocation tests, the trip-quality tables, the generator timings and the
+// compile weight of the bench module, and rewrites ../BENCHMARKS.md from
+// that run, with SPEC §7's targets as ratios of rows measured in it. Run it from the bench directory:
 //
 //	cd bench && go run ./cmd/report
 //
@@ -90,6 +90,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	trips, err := runTripQuality(o)
+	if err != nil {
+		return err
+	}
 	gens, err := timeGenerators(o)
 	if err != nil {
 		return err
@@ -103,7 +107,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	m.loadEnd = loadavg()
-	rep := report{machine: m, opts: o, bench: res, behaviour: beh, gen: gens, weight: weight, took: time.Since(start)}
+	rep := report{machine: m, opts: o, bench: res, behaviour: beh, tripQuality: trips, gen: gens, weight: weight, took: time.Since(start)}
 	text := rep.markdown()
 	if err := os.WriteFile(o.out, []byte(text), 0o644); err != nil {
 		return err

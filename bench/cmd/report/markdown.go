@@ -13,9 +13,11 @@ type report struct {
 	opts      options
 	bench     benchResults
 	behaviour behaviour
-	gen       genResults
-	weight    weightResults
-	took      time.Duration // the whole run
+	// tripQuality is the Markdown of package tripquality's tables.
+	tripQuality string
+	gen         genResults
+	weight      weightResults
+	took        time.Duration // the whole run
 }
 
 // contenders in the order of the tables; direct is the baseline.
@@ -120,6 +122,7 @@ func (r report) markdown() string {
 	}
 	p("\n")
 
+	r.tripQualitySection(p)
 	r.generatorsSection(p)
 	r.weightSection(p)
 	return b.String()

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 	"time"
@@ -101,4 +103,27 @@ func TestMarkdown(t *testing.T) {
 	assert.Contains(t, md, "| wrapper, success | 10.0 | 10.0 | – | – | 1.25× / – | 2.50× / – | 0 |")
 	assert.Contains(t, md, "| synth (200 interfaces × 10 methods, 20 files) | breakergen | 1500 ms | 1000 ms | 2000 ms | 1.00× | 4000 | 2.0 |")
 	assert.Contains(t, md, "| with breakergen's wrappers | 6000 | 3.0 | 5.0 s | 5.0 s | 5.0 s | – | 400 MiB |")
+}
+
+func TestTripQualitySection(t *testing.T) {
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	report{}.tripQualitySection(p)
+	assert.Empty(t, b.String(), "no section without a measurement")
+	report{tripQuality: "| contender | 1% |\n| --- | ---: |\n| x | 0 (0) |\n"}.tripQualitySection(p)
+	assert.Contains(t, b.String(), "## Trip quality\n\n")
+	assert.Contains(t, b.String(), "| x | 0 (0) |\n")
+}
+
+// TestRunTripQuality runs the measurement the report makes (the Full
+// tables, a few seconds) and checks that it comes back as Markdown tables.
+func TestRunTripQuality(t *testing.T) {
+	if testing.Short() {
+		t.Skip("measures the full tables")
+	}
+	t.Chdir("../..") // where the report runs: bench/
+	md, err := runTripQuality(options{log: io.Discard, raw: t.TempDir()})
+	require.NoError(t, err)
+	assert.Contains(t, md, "| breakergen-consecutive |")
+	assert.Contains(t, md, "over 1000000 calls at each rate")
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/breakergen/breakergen/internal/ratelimit"
+	"github.com/breakergen/breakergen/internal/setting"
 )
 
 // Prefix starts every annotation line.
@@ -112,17 +113,22 @@ func (b Backoff) String() string {
 // Value is the parsed value of an option: the field its key's parser
 // fills is set, the others are zero. A flag has none.
 type Value struct {
-	Name     string        // name; valid (a func identifier, or "-")
-	Count    int           // threshold, halfopen, successes, attempts, budget, stalesize
-	Duration time.Duration // reset, maxwait, timeout, stale (0: no cache)
-	Rate     Rate          // ratelimit
-	Backoff  Backoff       // backoff
-	List     []string      // methods, exclude
+	Name string // name; valid (a func identifier, or "-")
+	// Count: threshold, halfopen, successes, minimum, concurrency,
+	// attempts, budget, stalesize; window N.
+	Count int
+	// Duration: reset, slow, inflight, maxwait, timeout, stale (0: no
+	// cache); window D.
+	Duration time.Duration
+	Number   float64  // failrate, slowrate (as fractions), throttle
+	Rate     Rate     // ratelimit
+	Backoff  Backoff  // backoff
+	List     []string // methods, exclude
 }
 
 // Equal reports whether v and w are the same value.
 func (v Value) Equal(w Value) bool {
-	return v.Name == w.Name && v.Count == w.Count && v.Duration == w.Duration &&
+	return v.Name == w.Name && v.Count == w.Count && v.Duration == w.Duration && v.Number == w.Number &&
 		v.Rate == w.Rate && v.Backoff == w.Backoff && slices.Equal(v.List, w.List)
 }
 
@@ -412,6 +418,37 @@ func parseRate(s string, v *Value) string {
 		return fmt.Sprintf("%q is not R/B (tokens per second > 0, burst >= 1), like 1.5/3", s)
 	}
 	v.Rate = Rate{Per: per, Burst: burst}
+	return ""
+}
+
+// parseWindow reads N (calls) or D (a duration) with the parser the runtime
+// uses for BREAKER_<NAME>_WINDOW.
+func parseWindow(s string, v *Value) string {
+	n, d, err := setting.Window(s)
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not a window: want a number of calls >= %d or a Go duration >= %s, like 100 or 1m", s, setting.MinWindowCalls, setting.MinWindowPeriod)
+	}
+	v.Count, v.Duration = n, d
+	return ""
+}
+
+// parsePercent reads a percentage, 1% to 100%, as a fraction.
+func parsePercent(s string, v *Value) string {
+	f, err := setting.Percent(s, false)
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not a percentage from 1%% to 100%%, like 50%%", s)
+	}
+	v.Number = f
+	return ""
+}
+
+// parseThrottle reads K of adaptive throttling, a number >= 1.
+func parseThrottle(s string, v *Value) string {
+	k, err := setting.Throttle(s)
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not a number >= 1, like 2 or 1.5", s)
+	}
+	v.Number = k
 	return ""
 }
 

@@ -64,8 +64,18 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:valid=ok()", OnInterface, `11: valid: "ok()" is not a func identifier (like isValid or quotes.Valid), or - for none`},
 		{"//breaker:stale=-1h", OnInterface, `11: stale: "-1h" is not a positive Go duration (like 500ms, 30s, 2m)`},
 		{"//breaker:stalesize=0", OnMethod, `11: stalesize: "0" is not an integer >= 1`},
-		{"//breaker:window=1m", OnInterface, `11: window: not supported yet`},
-		{"//breaker:inflight=3", OnInterface, `11: inflight: not supported yet`},
+		{"//breaker:window=9", OnInterface, `11: window: "9" is not a window: want a number of calls >= 10 or a Go duration >= 1s, like 100 or 1m`},
+		{"//breaker:window=500ms", OnInterface, `11: window: "500ms" is not a window: want a number of calls >= 10 or a Go duration >= 1s, like 100 or 1m`},
+		{"//breaker:failrate=0.5", OnInterface, `11: failrate: "0.5" is not a percentage from 1% to 100%, like 50%`},
+		{"//breaker:failrate=150%", OnInterface, `11: failrate: "150%" is not a percentage from 1% to 100%, like 50%`},
+		{"//breaker:slowrate=0%", OnInterface, `11: slowrate: "0%" is not a percentage from 1% to 100%, like 50%`},
+		{"//breaker:minimum=0", OnInterface, `11: minimum: "0" is not an integer >= 1`},
+		{"//breaker:slow=0s", OnInterface, `11: slow: "0s" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:inflight=3", OnInterface, `11: inflight: "3" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:concurrency=-1", OnInterface, `11: concurrency: "-1" is not an integer >= 1`},
+		{"//breaker:throttle=0.5", OnInterface, `11: throttle: "0.5" is not a number >= 1, like 2 or 1.5`},
+		{"//breaker:windw=100", OnInterface, `11: unknown key "windw"; did you mean "window"?`},
+		{"//breaker:hedge=1s", OnInterface, `11: hedge: not supported yet`},
 		{"//breaker:\t=3", OnInterface, `12: "=3": missing key before =`},
 	}
 	for _, tt := range tests {
@@ -177,4 +187,21 @@ func TestParseValidStale(t *testing.T) {
 	require.Empty(t, errs)
 	assert.Equal(t, "-", l.Options[0].Value.Name)
 	assert.Equal(t, time.Duration(0), l.Options[1].Value.Duration)
+}
+
+func TestParseWindowLoadKeys(t *testing.T) {
+	l, errs := Parse("//breaker:window=100 failrate=50% minimum=20 slow=2s slowrate=80% inflight=30s concurrency=4 throttle=1.5", pos(1), OnInterface)
+	require.Empty(t, errs)
+	var got []Value
+	for _, o := range l.Options {
+		got = append(got, o.Value)
+	}
+	assert.Equal(t, []Value{
+		{Count: 100}, {Number: 0.5}, {Count: 20}, {Duration: 2 * time.Second},
+		{Number: 0.8}, {Duration: 30 * time.Second}, {Count: 4}, {Number: 1.5},
+	}, got)
+	l, errs = Parse("//breaker:window=1m", pos(1), OnMethod)
+	require.Empty(t, errs)
+	assert.Equal(t, Value{Duration: time.Minute}, l.Options[0].Value)
+	assert.False(t, Value{Number: 0.5}.Equal(Value{Number: 0.6}), "rates that differ conflict")
 }

@@ -45,8 +45,29 @@ var keys = []Key{
 		Meaning: "consecutive probe successes that close it", Default: "1"},
 	{Name: "ratelimit", Arg: "R/B", Value: "`R/B`", Scope: NameScope, parse: parseRate,
 		Meaning: "token bucket: R tokens per second, burst B", Default: "none"},
+	{Name: "window", Arg: "N|D", Value: "N >= 10 or D >= 1s", Scope: NameScope, parse: parseWindow,
+		Meaning: "trip on rates over the last N calls or the last D (ten buckets of D/10); with it, `threshold` applies only when given",
+		Default: "none"},
+	{Name: "failrate", Arg: "P%", Value: "`1%`..`100%`", Scope: NameScope, parse: parsePercent,
+		Meaning: "trip when the window holds `minimum` calls and failures/calls reaches this; needs `window`",
+		Default: "50%"},
+	{Name: "minimum", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
+		Meaning: "calls the window must hold before a rate applies; needs `window`", Default: "20, at most N"},
+	{Name: "slow", Arg: "D", Value: "Go duration", Scope: NameScope, parse: parseDuration,
+		Meaning: "a call that ends after this long is slow, whatever its outcome; needs `window`", Default: "none"},
+	{Name: "slowrate", Arg: "P%", Value: "`1%`..`100%`", Scope: NameScope, parse: parsePercent,
+		Meaning: "trip when slow/calls in the window reaches this; needs `window`", Default: "50%"},
+	{Name: "inflight", Arg: "D", Value: "Go duration", Scope: NameScope, parse: parseDuration,
+		Meaning: "a call still running after this long counts as one failure then; its later outcome is ignored",
+		Default: "none"},
+	{Name: "concurrency", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
+		Meaning: "most calls of the name in flight; one more waits for a slot up to `maxwait` or the ctx deadline, then fails with `ErrBulkheadFull`",
+		Default: "none"},
+	{Name: "throttle", Arg: "K", Value: "float >= 1", Scope: NameScope, parse: parseThrottle,
+		Meaning: "adaptive throttling: with R calls and A accepted in the last 2 minutes, refuse a call with `ErrThrottled` with probability max(0, (R-K*A)/(R+1))",
+		Default: "none"},
 	{Name: "maxwait", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
-		Meaning: "longest a call waits for a token before `ErrRateLimited`; needs a `ratelimit` for its name",
+		Meaning: "longest a call waits for a token or a slot before `ErrRateLimited` or `ErrBulkheadFull`; needs a `ratelimit` or a `concurrency` for its name",
 		Default: "the ctx deadline"},
 	{Name: "timeout", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
 		Meaning: "per-try deadline added to the method's ctx", Default: "none"},
@@ -75,9 +96,9 @@ var keys = []Key{
 		Meaning: "also write the fallback chain `XChain` and `NewXChain`"},
 }
 
-// notYet lists the keys that are specified (SPEC sections 8 and 9) but
-// not built yet: they are rejected as "not supported yet".
-var notYet = []string{"window", "failrate", "minimum", "slow", "slowrate", "inflight", "concurrency", "throttle", "hedge", "hedges"}
+// notYet lists the keys that are specified (SPEC section 9) but not built
+// yet: they are rejected as "not supported yet".
+var notYet = []string{"hedge", "hedges"}
 
 // Keys returns the table of supported keys, in the manual's order.
 func Keys() []Key { return slices.Clone(keys) }

@@ -66,6 +66,7 @@ func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 	g := &gen{
 		opts:     o,
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
+		rLoad:    rand.New(rand.NewPCG(seed, 0x77696e646f77)),
 		seed:     seed,
 		dir:      "s" + strconv.FormatUint(seed, 10),
 		reserved: map[string]bool{},
@@ -80,8 +81,11 @@ func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 type gen struct {
 	opts Options
 	r    *rand.Rand
-	seed uint64
-	dir  string
+	// rLoad draws the window and load keys, so that adding them left the
+	// interfaces of every earlier seed (and the corpus) as they were.
+	rLoad *rand.Rand
+	seed  uint64
+	dir   string
 
 	local, dep *pkg
 	depDir     string
@@ -832,6 +836,27 @@ func (g *gen) nameOpts(name string) []opt {
 	if g.chance(0.25) {
 		o = append(o, opt{key: "ratelimit", val: pick(g, []string{"1000/100", "1.5/3", "50/1", "0.5/2"})})
 		g.limited[name] = true
+	}
+	return append(o, g.windowOpts()...)
+}
+
+// windowOpts are window and load keys that never refuse or trip a call of
+// the fuzz test (its calls are few and sequential): they exercise the
+// rendering of every kind of Config field, not the runtime.
+func (g *gen) windowOpts() []opt {
+	var o []opt
+	if g.rLoad.Float64() < 0.2 {
+		o = append(o, opt{key: "window", val: []string{"1000", "1h", "90s"}[g.rLoad.IntN(3)]},
+			opt{key: "minimum", val: "1000"})
+		if g.rLoad.Float64() < 0.5 {
+			o = append(o, opt{key: "failrate", val: "100%"}, opt{key: "slow", val: "1h"}, opt{key: "slowrate", val: "100%"})
+		}
+	}
+	if g.rLoad.Float64() < 0.15 {
+		o = append(o, opt{key: "inflight", val: "1h"})
+	}
+	if g.rLoad.Float64() < 0.15 {
+		o = append(o, opt{key: "concurrency", val: "1000"})
 	}
 	return o
 }

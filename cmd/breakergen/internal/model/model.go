@@ -96,6 +96,17 @@ type Settings struct {
 	HalfOpen  int
 	Successes int
 	Rate      annotation.Rate
+	// The window (SPEC section 8): WindowCalls or WindowPeriod, never both.
+	WindowCalls  int
+	WindowPeriod time.Duration
+	FailureRate  float64 // 0..1
+	MinimumCalls int
+	SlowCall     time.Duration
+	SlowRate     float64 // 0..1
+	InFlight     time.Duration
+	// Load control (SPEC section 9).
+	Concurrency int
+	Throttle    float64
 }
 
 // Route is one annotation line as the wrapper uses it.

@@ -14,6 +14,10 @@ import (
 // nameInfo gathers the name-level settings given for one breaker name.
 type nameInfo struct {
 	given map[string]annotation.Option // key → first option giving it
+	// invalid are the keys given for the name with a value that did not
+	// parse (already errors), so that no check takes the name for one
+	// without them.
+	invalid map[string]bool
 }
 
 // settings are the name's settings as given anywhere in the run.
@@ -31,6 +35,22 @@ func (ni *nameInfo) settings() Settings {
 			s.Successes = o.Value.Count
 		case "ratelimit":
 			s.Rate = o.Value.Rate
+		case "window":
+			s.WindowCalls, s.WindowPeriod = o.Value.Count, o.Value.Duration
+		case "failrate":
+			s.FailureRate = o.Value.Number
+		case "minimum":
+			s.MinimumCalls = o.Value.Count
+		case "slow":
+			s.SlowCall = o.Value.Duration
+		case "slowrate":
+			s.SlowRate = o.Value.Number
+		case "inflight":
+			s.InFlight = o.Value.Duration
+		case "concurrency":
+			s.Concurrency = o.Value.Count
+		case "throttle":
+			s.Throttle = o.Value.Number
 		}
 	}
 	return s
@@ -84,8 +104,11 @@ func (r *Route) inheritLineKeys(from *Route) {
 func (b *builder) nameKeys(name string, l *annotation.Line) {
 	ni := b.names[name]
 	if ni == nil {
-		ni = &nameInfo{given: map[string]annotation.Option{}}
+		ni = &nameInfo{given: map[string]annotation.Option{}, invalid: map[string]bool{}}
 		b.names[name] = ni
+	}
+	for _, k := range l.Invalid {
+		ni.invalid[k] = true
 	}
 	for _, o := range l.Options {
 		if annotation.KeyScope(o.Key) != annotation.NameScope {
@@ -142,12 +165,28 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 	}
 }
 
-// resolve fills in every route's name-level settings from the whole run.
+// windowKeys are the name keys that need a window for their name.
+var windowKeys = []string{"failrate", "minimum", "slow", "slowrate"}
+
+// resolve fills in every route's name-level settings from the whole run,
+// and checks the keys that need another key of their name.
 func (b *builder) resolve() {
 	for _, r := range b.routes {
-		r.Settings = b.names[r.Name].settings()
-		if r.maxwaitOpt != nil && r.Settings.Rate.Per == 0 {
-			b.errorf(r.maxwaitOpt.Pos, "maxwait: breaker %q has no ratelimit, so there is no token to wait for", r.Name)
+		ni := b.names[r.Name]
+		r.Settings = ni.settings()
+		s := r.Settings
+		if r.maxwaitOpt != nil && s.Rate.Per == 0 && s.Concurrency == 0 && !ni.invalid["ratelimit"] && !ni.invalid["concurrency"] {
+			b.errorf(r.maxwaitOpt.Pos, "maxwait: breaker %q has no ratelimit or concurrency, so there is no token or slot to wait for", r.Name)
+		}
+	}
+	for name, ni := range b.names { // the errors are sorted later
+		if _, ok := ni.given["window"]; ok || ni.invalid["window"] {
+			continue
+		}
+		for _, k := range windowKeys {
+			if o, ok := ni.given[k]; ok {
+				b.errorf(o.Pos, "%s: breaker %q has no window to apply it to; give window=N (calls) or window=D (a duration) for it too", k, name)
+			}
 		}
 	}
 }

@@ -43,13 +43,13 @@ func File(mf *model.File) ([]byte, error) {
 			}
 		}
 		for _, r := range in.Routes {
-			if r.Settings.Reset > 0 || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
+			if durations(r.Settings) || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
 				usesTime = true
 			}
 			if r.Stale > 0 {
 				usesTime = true
 			}
-			if in.Chain && in.Default != nil && in.Default.Settings.Reset > 0 {
+			if in.Chain && in.Default != nil && durations(in.Default.Settings) {
 				usesTime = true // the fallbacks' breakers
 			}
 			for _, e := range r.Exclude {
@@ -338,14 +338,17 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 }
 
 // fallbackRoute is the route a fallback takes for the methods of r: the
-// settings of the interface's default line, r's timeout, exclude and valid,
-// one try, no limiter.
+// breaker settings of the interface's default line, r's timeout, exclude
+// and valid, one try, no limiter, no concurrency limit and no throttle.
 func (g *gen) fallbackRoute(in *model.Interface, r *model.Route) *model.Route {
 	fr := &model.Route{Timeout: r.Timeout, Exclude: r.Exclude}
 	if in.Default != nil {
 		fr.Settings = in.Default.Settings
 	}
+	// The default line's load control guards its own name's upstream,
+	// like its limiter; a fallback is another upstream.
 	fr.Settings.Rate = annotation.Rate{}
+	fr.Settings.Concurrency, fr.Settings.Throttle = 0, 0
 	return fr
 }
 
@@ -410,7 +413,39 @@ func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	if s.Successes > 0 {
 		bc = append(bc, jen.Id("SuccessThreshold").Op(":").Lit(s.Successes))
 	}
-	items := []jen.Code{jen.Id("Breaker").Op(":").Add(g.rt("Config")).Values(bc...)}
+	if s.WindowCalls > 0 {
+		bc = append(bc, jen.Id("WindowCalls").Op(":").Lit(s.WindowCalls))
+	}
+	if s.WindowPeriod > 0 {
+		bc = append(bc, jen.Id("WindowPeriod").Op(":").Add(g.duration(s.WindowPeriod)))
+	}
+	if s.FailureRate > 0 {
+		bc = append(bc, jen.Id("FailureRate").Op(":").Op(fraction(s.FailureRate)))
+	}
+	if s.MinimumCalls > 0 {
+		bc = append(bc, jen.Id("MinimumCalls").Op(":").Lit(s.MinimumCalls))
+	}
+	if s.SlowCall > 0 {
+		bc = append(bc, jen.Id("SlowCall").Op(":").Add(g.duration(s.SlowCall)))
+	}
+	if s.SlowRate > 0 {
+		bc = append(bc, jen.Id("SlowRate").Op(":").Op(fraction(s.SlowRate)))
+	}
+	if s.InFlight > 0 {
+		bc = append(bc, jen.Id("InFlight").Op(":").Add(g.duration(s.InFlight)))
+	}
+	if s.Concurrency > 0 {
+		bc = append(bc, jen.Id("Concurrency").Op(":").Lit(s.Concurrency))
+	}
+	if s.Throttle > 0 {
+		bc = append(bc, jen.Id("Throttle").Op(":").Op(fraction(s.Throttle)))
+	}
+	cfg := g.rt("Config").Values(bc...)
+	if len(bc) > 5 {
+		// One field a line, as a person writes a long literal.
+		cfg = g.rt("Config").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, bc...)
+	}
+	items := []jen.Code{jen.Id("Breaker").Op(":").Add(cfg)}
 	if s.Rate.Per > 0 {
 		items = append(items,
 			jen.Id("Rate").Op(":").Op(strconv.FormatFloat(s.Rate.Per, 'g', -1, 64)),
@@ -621,6 +656,15 @@ func (g *gen) panicGuard(errName string) jen.Code {
 	return jen.Id(errName).Op("=").Add(g.impl("PanicGuard")).Comment("stays only if the call panics")
 }
 
+// durations reports whether s renders a time.Duration.
+func durations(s model.Settings) bool {
+	return s.Reset > 0 || s.WindowPeriod > 0 || s.SlowCall > 0 || s.InFlight > 0
+}
+
+// fraction renders a float64 setting as the shortest literal that reads
+// back as f: 0.5, 0.025, 2.
+func fraction(f float64) string { return strconv.FormatFloat(f, 'g', -1, 64) }
+
 // shortDuration formats d without zero trailing units: 24h, 1m30s.
 func shortDuration(d time.Duration) string {
 	s := d.String()
@@ -649,6 +693,12 @@ func routeExtras(r *model.Route, m *model.Method) string {
 	var parts []string
 	if r.Settings.Rate.Per > 0 {
 		parts = append(parts, fmt.Sprintf("limiter %s/s burst %d", strconv.FormatFloat(r.Settings.Rate.Per, 'g', -1, 64), r.Settings.Rate.Burst))
+	}
+	if r.Settings.Concurrency > 0 {
+		parts = append(parts, fmt.Sprintf("at most %d in flight", r.Settings.Concurrency))
+	}
+	if r.Settings.Throttle > 0 {
+		parts = append(parts, "throttle "+fraction(r.Settings.Throttle))
 	}
 	if r.MaxWait > 0 {
 		parts = append(parts, "maxwait "+r.MaxWait.String())

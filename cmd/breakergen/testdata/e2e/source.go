@@ -66,3 +66,11 @@ type Flows interface {
 	//breaker:attempts=2 budget=2 backoff=1s stale=0
 	Budgeted(ctx context.Context, code string) (Flow, error)
 }
+
+// Windowed trips on rates over a window and bounds its load (SPEC sections
+// 8 and 9); the keys reach the breaker's runtime.Config.
+//
+//breaker:name=windowed window=100 failrate=25% minimum=10 slow=2s slowrate=80% inflight=1m concurrency=4 throttle=2
+type Windowed interface {
+	Get(ctx context.Context) error
+}
