@@ -1,0 +1,89 @@
+package httphealth
+
+import (
+	"fmt"
+	"math"
+	"net/url"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// MoreEventsHeader is the header, set to "true", of a [PathEvents] answer
+// that was cut at its limit: the log holds more events that match. The
+// dashboard's state band reads it to tell "nothing happened before" from
+// "not shown".
+const MoreEventsHeader = "X-More-Events"
+
+// maxSources is how many source parameters one [PathEvents] request may
+// give: one page of the dashboard.
+const maxSources = PageSize
+
+// eventFilter is which events a [PathEvents] request asks for, besides
+// its limit: those of the given sources (any when none), at or after
+// since (any when zero).
+type eventFilter struct {
+	since   time.Time
+	sources map[string]bool
+}
+
+func (f eventFilter) any() bool { return !f.since.IsZero() || f.sources != nil }
+
+func (f eventFilter) match(ev runtime.Event) bool {
+	return (f.sources == nil || f.sources[ev.Source]) && !ev.Time.Before(f.since)
+}
+
+// parseEventFilter reads the since and source parameters: since once, an
+// RFC 3339 time; source a breaker's name, given once per breaker, at most
+// maxSources times, each of 1 to maxQuery bytes.
+func parseEventFilter(q url.Values) (eventFilter, error) {
+	var f eventFilter
+	if vs, ok := q["since"]; ok {
+		if len(vs) != 1 {
+			return f, fmt.Errorf("since given %d times; give it once", len(vs))
+		}
+		t, err := time.Parse(time.RFC3339, vs[0])
+		if err != nil {
+			return f, fmt.Errorf("since %q is not an RFC 3339 time such as 2026-10-06T09:30:00Z", vs[0])
+		}
+		f.since = t
+	}
+	if vs, ok := q["source"]; ok {
+		if len(vs) > maxSources {
+			return f, fmt.Errorf("source given %d times; give at most %d", len(vs), maxSources)
+		}
+		f.sources = make(map[string]bool, len(vs))
+		for _, v := range vs {
+			if v == "" || len(v) > maxQuery {
+				return f, fmt.Errorf("source is %d bytes long; give a breaker's name of 1 to %d bytes", len(v), maxQuery)
+			}
+			f.sources[v] = true
+		}
+	}
+	return f, nil
+}
+
+// events returns up to limit events of the log that match f, newest
+// first, and whether more match. A filter reads the whole log, whose
+// capacity the registry's owner chose ([runtime.WithEventCapacity]).
+func (h *Handler) events(limit int, f eventFilter) ([]runtime.Event, bool) {
+	if !f.any() {
+		evs := h.registry().Events(limit + 1)
+		if len(evs) > limit {
+			return evs[:limit], true
+		}
+		return evs, false
+	}
+	all := h.registry().Events(math.MaxInt)
+	out := all[:0] // filtered in place: all is a copy of the log
+	for _, ev := range all {
+		if !f.match(ev) {
+			continue
+		}
+		if len(out) == limit {
+			return out, true
+		}
+		out = append(out, ev)
+	}
+	return out, false
+}
