@@ -141,7 +141,7 @@
   // drawBand draws the states of breaker b over the last bandMS, from its
   // events in that span (newest first) and its current state. cut > 0: the
   // answer was cut there, and the band does not say what came before.
-  function drawBand(card, b, evs, cut) {
+  function drawBand(card, b, evs, cut, px) {
     const to = serverNow, from = to - bandMS;
     const list = evs.slice().reverse(); // oldest first
     const clamp = (iso) => Math.min(to, Math.max(from, Date.parse(iso) || from));
@@ -152,7 +152,7 @@
     }
     marks.push({ state: list.length ? list[0].from_state : b.state, at: Math.max(from, Math.min(cut, to)), reason: "" });
     for (const e of list) marks.push({ state: e.to_state, at: clamp(e.timestamp), reason: e.reason, moved: true });
-    const minW = bandMS / 400; // a flip of a few seconds still shows
+    const minW = (bandMS * 3) / px; // 3 px: a flip of a few seconds still shows
     let opened = 0, openMS = 0;
     const rects = marks.map((m, i) => {
       const end = i + 1 < marks.length ? marks[i + 1].at : to;
@@ -207,9 +207,10 @@
       for (const k of series) p[k] = hist[i][k] >= hist[i - 1][k] ? hist[i][k] - hist[i - 1][k] : hist[i][k];
       pts.push(p);
     }
-    let peak = 1;
+    let top = 0;
     const sum = { calls: 0, failures: 0, refusals: 0 };
-    for (const p of pts) for (const k of series) { peak = Math.max(peak, p[k]); sum[k] += p[k]; }
+    for (const p of pts) for (const k of series) { top = Math.max(top, p[k]); sum[k] += p[k]; }
+    const peak = Math.max(1, top);
     const el = f("chart", card), last = chartPoints - 1;
     el.setAttribute("viewBox", "0 0 " + last + " 100");
     for (const line of el.querySelectorAll("polyline")) {
@@ -222,8 +223,8 @@
     el.setAttribute("aria-label", "Over the last " + pts.length + " refreshes: " + sum.calls + " calls, " +
       sum.failures + " failures, " + sum.refusals + " refusals.");
     setText(card, "chart-from", "−" + fmtSpan(chartPoints * refresh));
-    setText(card, "chart-text", !pts.length ? "collecting…"
-      : "peak " + peak + " per refresh" + (b.counted ? "" : "; calls not counted: the calls line is failures + refusals"));
+    setText(card, "chart-text", (!pts.length ? "collecting…" : top ? "peak " + top + " per refresh" : "no calls") +
+      (b.counted ? "" : "; calls not counted: the calls line is failures + refusals"));
     f("chart-fig", card).hidden = false;
   }
 
@@ -298,13 +299,16 @@
     for (const li of list.children) old.set(li.dataset.name, li);
     const changed = [];
     record(h.breakers);
+    // The bands' width in pixels, read once (every card is as wide).
+    const first = list.querySelector('[data-f="band"]');
+    const px = Math.max(100, (first && first.getBoundingClientRect().width) || 300);
     h.breakers.forEach((b, i) => {
       let card = old.get(b.name);
       old.delete(b.name);
       if (!card) card = tpl.cloneNode(true);
       else if (card.dataset.state !== b.state) changed.push(displayName(b.name) + ": " + (states[b.state] || {}).word);
       fillCard(card, b);
-      drawBand(card, b, band.byName.get(b.name) || [], band.cut);
+      drawBand(card, b, band.byName.get(b.name) || [], band.cut, px);
       drawChart(card, b);
       if (list.children[i] !== card) list.insertBefore(card, list.children[i] || null);
     });
