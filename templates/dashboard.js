@@ -47,12 +47,12 @@
     return "in " + Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   }
 
-  // fmtSpan says how long a span of time is: "45 s", "3 min 10 s", "1 h 0 min".
+  // fmtSpan says how long a span of time is: "45 s", "3 min 10 s", "5 min", "1 h 5 min".
   function fmtSpan(ms) {
     const s = Math.max(0, Math.round(ms / 1000));
     if (s < 60) return s + " s";
-    if (s < 3600) return Math.floor(s / 60) + " min " + (s % 60) + " s";
-    return Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
+    if (s < 3600) return Math.floor(s / 60) + " min" + (s % 60 ? " " + (s % 60) + " s" : "");
+    return Math.floor(s / 3600) + " h" + (s % 3600 >= 60 ? " " + Math.floor((s % 3600) / 60) + " min" : "");
   }
 
   const fmtClock = (ms) => new Date(ms).toISOString().slice(11, 19);
@@ -141,8 +141,8 @@
   // drawBand draws the states of breaker b over the last bandMS, from its
   // events in that span (newest first) and its current state. cut > 0: the
   // answer was cut there, and the band does not say what came before.
-  function drawBand(card, b, evs, cut, px) {
-    const to = serverNow, from = to - bandMS;
+  function drawBand(card, b, evs, cut, px, to) {
+    const from = to - bandMS;
     const list = evs.slice().reverse(); // oldest first
     const clamp = (iso) => Math.min(to, Math.max(from, Date.parse(iso) || from));
     const marks = [];
@@ -174,7 +174,11 @@
     const text = opened ? "opened " + opened + "×, open " + fmtSpan(openMS) + " in all"
       : openMS ? "open " + fmtSpan(openMS) : marks.length > 1 ? "no outage" : "no change";
     el.setAttribute("aria-label", "State over the last hour: " + text + ".");
-    setText(card, "band-text", text);
+    el.dataset.summary = text;
+    // The caption shows the span under the pointer (a tap, on a phone)
+    // until the pointer leaves the band.
+    const shown = el.dataset.pointed ? rects[Number(el.dataset.pointed)] : null;
+    setText(card, "band-text", shown ? shown.textContent : text);
     f("band-fig", card).hidden = false;
   }
 
@@ -226,6 +230,23 @@
     setText(card, "chart-text", (!pts.length ? "collecting…" : top ? "peak " + top + " per refresh" : "no calls") +
       (b.counted ? "" : "; calls not counted: the calls line is failures + refusals"));
     f("chart-fig", card).hidden = false;
+  }
+
+  // Pointing at a span of a band (hover, or a tap on a phone) shows its
+  // text in the band's caption, for screens where a tooltip never shows.
+  function pointBand(e) {
+    const seg = e.target instanceof Element ? e.target.closest(".seg") : null;
+    const band = seg && seg.closest('[data-f="band"]');
+    if (!band) return;
+    band.dataset.pointed = String([...band.children].indexOf(seg));
+    setText(band.closest(".card"), "band-text", seg.textContent);
+  }
+
+  function leaveBand(e) {
+    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    if (!band || band.contains(e.relatedTarget)) return;
+    delete band.dataset.pointed;
+    setText(band.closest(".card"), "band-text", band.dataset.summary || "");
   }
 
   function renderFleet(fl) {
@@ -308,7 +329,7 @@
       if (!card) card = tpl.cloneNode(true);
       else if (card.dataset.state !== b.state) changed.push(displayName(b.name) + ": " + (states[b.state] || {}).word);
       fillCard(card, b);
-      drawBand(card, b, band.byName.get(b.name) || [], band.cut, px);
+      drawBand(card, b, band.byName.get(b.name) || [], band.cut, px, band.now);
       drawChart(card, b);
       if (list.children[i] !== card) list.insertBefore(card, list.children[i] || null);
     });
@@ -357,11 +378,14 @@
   // fetchBand asks for the events of the named breakers over the span of
   // the bands, and groups them by breaker.
   async function fetchBand(names, signal) {
-    const band = { byName: new Map(), cut: 0 };
+    // now: the bands end when the events were read, not when the counters
+    // were, so that an event read after the counters still fits.
+    const band = { byName: new Map(), cut: 0, now: serverNow };
     if (!names.length) return band;
     const params = new URLSearchParams({ limit: String(bandLimit), since: new Date(serverNow - bandMS).toISOString() });
     for (const name of names) params.append("source", name);
-    const { body, more } = await getJSON("degradation-events", signal, params);
+    const { body, more, date } = await getJSON("degradation-events", signal, params);
+    if (!isNaN(date)) band.now = Math.max(serverNow, date);
     for (const e of body) {
       if (!band.byName.has(e.source)) band.byName.set(e.source, []);
       band.byName.get(e.source).push(e);
@@ -418,6 +442,8 @@
     }
   }
 
+  f("cards").addEventListener("pointerover", pointBand);
+  f("cards").addEventListener("pointerout", leaveBand);
   f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
   f("next").addEventListener("click", () => { page += 1; tick(); });
   let typing = 0;
