@@ -184,7 +184,7 @@
 
   // Charts: the page keeps the counters of its breakers at each of the
   // last chartPoints refreshes and draws what changed between two.
-  const samples = new Map(); // breaker name → [{calls, failures, refusals, counted}], oldest first
+  const samples = new Map(); // breaker name → [{calls, failures, refusals}], oldest first
 
   function record(breakers) {
     const seen = new Set();
@@ -194,7 +194,7 @@
       const refusals = (b.rejections || 0) + (b.rate_limited || 0) + (b.throttled || 0) + (b.bulkhead_full || 0);
       let hist = samples.get(b.name);
       if (!hist) samples.set(b.name, (hist = []));
-      hist.push({ calls: b.counted ? b.calls || 0 : failures + refusals, failures, refusals, counted: !!b.counted });
+      hist.push({ calls: b.counted ? b.calls || 0 : failures + refusals, failures, refusals });
       if (hist.length > chartPoints + 1) hist.splice(0, hist.length - chartPoints - 1);
     }
     for (const name of [...samples.keys()]) if (!seen.has(name)) samples.delete(name);
