@@ -13,7 +13,7 @@
   // The pictures: how far back the state bands go, the most events asked
   // for them, how many refreshes a chart shows. SVG elements are made in
   // the namespace of the card template's own <svg>.
-  const bandMS = cfg.band_ms || 3600000, bandLimit = cfg.band_limit || 1000;
+  const bandMS = cfg.band_ms || 3600000, bandLimit = cfg.band_limit || 1000, bandPages = cfg.band_pages || 1;
   const chartPoints = Math.max(2, cfg.chart_points || 60);
   const svgNS = f("tpl-card").content.querySelector("svg").namespaceURI;
   // The page of breakers shown (from 1) and the search text: the server
@@ -148,7 +148,7 @@
     const marks = [];
     if (cut > from) {
       marks.push({ state: "UNKNOWN", at: from,
-        reason: "not shown: the log holds more events than one answer (" + bandLimit + ")" });
+        reason: "the log holds more events than the " + bandPages * bandLimit + " the bands read" });
     }
     marks.push({ state: list.length ? list[0].from_state : b.state, at: Math.max(from, Math.min(cut, to)), reason: "" });
     for (const e of list) marks.push({ state: e.to_state, at: clamp(e.timestamp), reason: e.reason, moved: true });
@@ -376,7 +376,10 @@
   }
 
   // fetchBand asks for the events of the named breakers over the span of
-  // the bands, and groups them by breaker.
+  // the bands, page after page while the log has more (bandPages at
+  // most), and groups them by breaker. Events recorded between two pages
+  // push the older ones on: the next page then starts with the last few
+  // of the one before, which are skipped.
   async function fetchBand(names, signal) {
     // now: the bands end when the events were read, not when the counters
     // were, so that an event read after the counters still fits.
@@ -384,13 +387,24 @@
     if (!names.length) return band;
     const params = new URLSearchParams({ limit: String(bandLimit), since: new Date(serverNow - bandMS).toISOString() });
     for (const name of names) params.append("source", name);
-    const { body, more, date } = await getJSON("degradation-events", signal, params);
-    if (!isNaN(date)) band.now = Math.max(serverNow, date);
-    for (const e of body) {
+    const key = (e) => JSON.stringify([e.timestamp, e.source, e.from_state, e.to_state, e.reason]);
+    const all = [];
+    let more = true;
+    for (let n = 1; more && n <= bandPages; n++) {
+      params.set("page", String(n));
+      const answer = await getJSON("degradation-events", signal, params);
+      if (n === 1 && !isNaN(answer.date)) band.now = Math.max(serverNow, answer.date);
+      more = answer.more && answer.body.length > 0;
+      const keys = answer.body.map(key);
+      let overlap = Math.min(keys.length, all.length);
+      while (overlap > 0 && !keys.slice(0, overlap).every((k, i) => k === key(all[all.length - overlap + i]))) overlap--;
+      all.push(...answer.body.slice(overlap));
+    }
+    for (const e of all) {
       if (!band.byName.has(e.source)) band.byName.set(e.source, []);
       band.byName.get(e.source).push(e);
     }
-    if (more && body.length) band.cut = Date.parse(body[body.length - 1].timestamp) || 0;
+    if (more && all.length) band.cut = Date.parse(all[all.length - 1].timestamp) || 0;
     return band;
   }
 

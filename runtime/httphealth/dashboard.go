@@ -20,11 +20,13 @@ import (
 // dashboardLimit is how many events the dashboard shows.
 const dashboardLimit = 50
 
-// bandSpan is how far back each breaker's state band goes, and
-// chartPoints how many refreshes its chart of calls, failures and
-// refusals shows.
+// bandSpan is how far back each breaker's state band goes; bandPages
+// how many pages of events the page asks for at most at each refresh to
+// draw the bands; chartPoints how many refreshes its chart of calls,
+// failures and refusals shows.
 const (
 	bandSpan    = time.Hour
+	bandPages   = 5
 	chartPoints = 60
 )
 
@@ -128,11 +130,12 @@ type (
 		Limit     int    `json:"limit"`
 		Page      int    `json:"page"`
 		Query     string `json:"q"`
-		// BandMS is how far back the state bands go; BandLimit the most
-		// events asked for them; ChartPoints how many refreshes a chart
-		// shows.
+		// BandMS is how far back the state bands go; BandLimit the
+		// events asked for them in one answer, and BandPages in how many
+		// answers at most; ChartPoints how many refreshes a chart shows.
 		BandMS      int64                       `json:"band_ms"`
 		BandLimit   int                         `json:"band_limit"`
+		BandPages   int                         `json:"band_pages"`
 		ChartPoints int                         `json:"chart_points"`
 		Names       map[string]string           `json:"names"`
 		States      map[string]stateText        `json:"states"`
@@ -267,6 +270,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 			Limit:       dashboardLimit,
 			BandMS:      bandSpan.Milliseconds(),
 			BandLimit:   h.maxLimit(),
+			BandPages:   bandPages,
 			ChartPoints: chartPoints,
 			Page:        health.Page,
 			Query:       health.Query,

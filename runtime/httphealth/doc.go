@@ -102,10 +102,14 @@
 //
 //	/health/degradation-events?since=2026-10-06T09:30:00Z&source=eastmoney&source=tdx&limit=1000
 //
-// An answer cut at its limit while the log holds more events that match
-// carries the header [MoreEventsHeader] ("X-More-Events: true"). Picking
-// reads the whole log, whose size the registry's owner chose
-// ([runtime.WithEventCapacity]); the answer holds at most the limit.
+// page=N (from 1, as for the dashboard) skips the N-1 answers of limit
+// events before it. An answer with older events that match after it
+// carries the header [MoreEventsHeader] ("X-More-Events: true"). Pages are
+// counted from the newest event when each request is served: events
+// recorded in between push older ones onto later pages, so a client that
+// follows the pages may see an event twice but misses none the log still
+// holds. Picking reads the whole log, whose size the registry's owner
+// chose ([runtime.WithEventCapacity]); an answer holds at most the limit.
 //
 // With page=N or q=text, the answer is one page of [PageSize] breakers
 // instead, those that are not ok first (down, then degraded, then ok, each
@@ -211,8 +215,9 @@
 // Every endpoint answers GET and HEAD. Another method gets 405 Method Not
 // Allowed with an Allow header, a path the handler does not serve 404 Not
 // Found, and a bad query (a limit that is not a whole number, a negative
-// one, one given twice, a since that is not an RFC 3339 time, an empty or
-// overlong source, more than [PageSize] of them, a malformed query string)
+// one, one given twice, a page that is not a whole number >= 1, a since
+// that is not an RFC 3339 time, an empty or overlong source, more than
+// [PageSize] of them, a malformed query string)
 // 400 Bad Request, each
 // with a JSON body such as
 //

@@ -10,21 +10,31 @@ import (
 )
 
 // MoreEventsHeader is the header, set to "true", of a [PathEvents] answer
-// that was cut at its limit: the log holds more events that match. The
-// dashboard's state band reads it to tell "nothing happened before" from
-// "not shown".
+// that was cut at its limit: the log holds more events that match, older
+// ones, on the next page. The dashboard's state band reads it to ask for
+// the next page, and to tell "nothing happened before" from "not shown".
 const MoreEventsHeader = "X-More-Events"
 
 // maxSources is how many source parameters one [PathEvents] request may
 // give: one page of the dashboard.
 const maxSources = PageSize
 
-// eventFilter is which events a [PathEvents] request asks for, besides
-// its limit: those of the given sources (any when none), at or after
-// since (any when zero).
+// eventFilter is which events a [PathEvents] request asks for: those of
+// the given sources (any when none), at or after since (any when zero),
+// limit of them from page (from 1).
 type eventFilter struct {
 	since   time.Time
 	sources map[string]bool
+	limit   int
+	page    int
+}
+
+// skip is how many matching events come before the page.
+func (f eventFilter) skip() int {
+	if f.page-1 > math.MaxInt/f.limit {
+		return math.MaxInt
+	}
+	return (f.page - 1) * f.limit
 }
 
 func (f eventFilter) any() bool { return !f.since.IsZero() || f.sources != nil }
@@ -33,11 +43,17 @@ func (f eventFilter) match(ev runtime.Event) bool {
 	return (f.sources == nil || f.sources[ev.Source]) && !ev.Time.Before(f.since)
 }
 
-// parseEventFilter reads the since and source parameters: since once, an
-// RFC 3339 time; source a breaker's name, given once per breaker, at most
-// maxSources times, each of 1 to maxQuery bytes.
-func parseEventFilter(q url.Values) (eventFilter, error) {
-	var f eventFilter
+// parseEventFilter reads the since, source and page parameters: since
+// once, an RFC 3339 time; source a breaker's name, given once per
+// breaker, at most maxSources times, each of 1 to maxQuery bytes; page as
+// for the dashboard. limit is the answer's size, already read.
+func parseEventFilter(q url.Values, limit int) (eventFilter, error) {
+	f := eventFilter{limit: limit}
+	page, err := parsePageNumber(q)
+	if err != nil {
+		return f, err
+	}
+	f.page = page
 	if vs, ok := q["since"]; ok {
 		if len(vs) != 1 {
 			return f, fmt.Errorf("since given %d times; give it once", len(vs))
@@ -63,14 +79,20 @@ func parseEventFilter(q url.Values) (eventFilter, error) {
 	return f, nil
 }
 
-// events returns up to limit events of the log that match f, newest
-// first, and whether more match. A filter reads the whole log, whose
-// capacity the registry's owner chose ([runtime.WithEventCapacity]).
-func (h *Handler) events(limit int, f eventFilter) ([]runtime.Event, bool) {
+// events returns the page of events of the log that f asks for, newest
+// first, and whether older ones match too. A page is counted from the
+// newest event when the request is served: events recorded between two
+// requests move the pages, so a client that follows them may see an event
+// twice, never miss one the log still holds. since or source read the
+// whole log, whose capacity the registry's owner chose
+// ([runtime.WithEventCapacity]).
+func (h *Handler) events(f eventFilter) ([]runtime.Event, bool) {
+	skip := f.skip()
 	if !f.any() {
-		evs := h.registry().Events(limit + 1)
-		if len(evs) > limit {
-			return evs[:limit], true
+		evs := h.registry().Events(min(skip, math.MaxInt-f.limit-1) + f.limit + 1)
+		evs = evs[min(skip, len(evs)):]
+		if len(evs) > f.limit {
+			return evs[:f.limit], true
 		}
 		return evs, false
 	}
@@ -80,7 +102,11 @@ func (h *Handler) events(limit int, f eventFilter) ([]runtime.Event, bool) {
 		if !f.match(ev) {
 			continue
 		}
-		if len(out) == limit {
+		if skip > 0 {
+			skip--
+			continue
+		}
+		if len(out) == f.limit {
 			return out, true
 		}
 		out = append(out, ev)

@@ -98,6 +98,51 @@ func TestEventsFiltered(t *testing.T) {
 	assert.Equal(t, "true", rec.Header().Get(httphealth.MoreEventsHeader))
 }
 
+// TestEventsPaged: page N of limit events, newest first, with
+// X-More-Events on every page but the last, filtered or not.
+func TestEventsPaged(t *testing.T) {
+	f := manyEvents(t, 100, 10) // eastmoney: OPEN, HALF_OPEN, OPEN, ... 10 events, one a second
+	tdx := f.reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1})
+	fail(t, tdx, 1, "down") // the newest of all
+	times := func(evs []runtime.Event) []string {
+		out := []string{}
+		for _, ev := range evs {
+			out = append(out, ev.Source+" "+ev.Time.UTC().Format("05"))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		query string
+		want  []string
+		more  bool
+	}{
+		{"limit=4", []string{"tdx 05", "eastmoney 05", "eastmoney 04", "eastmoney 04"}, true},
+		{"limit=4&page=2", []string{"eastmoney 03", "eastmoney 03", "eastmoney 02", "eastmoney 02"}, true},
+		{"limit=4&page=3", []string{"eastmoney 01", "eastmoney 01", "eastmoney 00"}, false},
+		{"limit=4&page=4", []string{}, false},
+		{"limit=4&page=99999999999999999999", []string{}, false},
+		{"source=eastmoney&limit=4&page=3", []string{"eastmoney 01", "eastmoney 00"}, false},
+		{"source=eastmoney&limit=4&page=2", []string{"eastmoney 03", "eastmoney 02", "eastmoney 02", "eastmoney 01"}, true},
+		{"source=eastmoney&since=2026-10-06T09:30:03Z&limit=4&page=2", []string{"eastmoney 03"}, false},
+		{"source=eastmoney&limit=4&page=99999999999999999999", []string{}, false},
+	} {
+		evs, hd := f.eventsAt(t, tc.query)
+		assert.Equal(t, tc.want, times(evs), tc.query)
+		assert.Equal(t, tc.more, hd.Get(httphealth.MoreEventsHeader) == "true", tc.query)
+	}
+	for _, tc := range []struct{ query, mention string }{
+		{"page=0", `"0"`},
+		{"page=x&source=a", `"x"`},
+		{"page=1&page=2", "2 times"},
+	} {
+		rec := f.serve(http.MethodGet, "/health/degradation-events?"+tc.query)
+		require.Equal(t, http.StatusBadRequest, rec.Code, tc.query)
+		var body map[string]string
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body))
+		assert.Contains(t, body["error"], tc.mention, tc.query)
+	}
+}
+
 func TestEventsFilterBadInput(t *testing.T) {
 	f := newFixture(t)
 	many := url.Values{}

@@ -249,12 +249,12 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, q url.Valu
 	if limit == 0 {
 		limit = defaultLimit
 	}
-	filter, err := parseEventFilter(q)
+	filter, err := parseEventFilter(q, min(limit, h.maxLimit()))
 	if err != nil {
 		h.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
-	evs, more := h.events(min(limit, h.maxLimit()), filter)
+	evs, more := h.events(filter)
 
 	// The array is written one event at a time, in the layout writeJSON
 	// gives, so that no answer is ever built whole.

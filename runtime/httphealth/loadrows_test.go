@@ -87,5 +87,5 @@ func TestDashboardLoadRowsRendered(t *testing.T) {
 	assert.Contains(t, em, `<figure class="pic" data-f="band-fig" hidden>`)
 	assert.Contains(t, em, `<figure class="pic" data-f="chart-fig" hidden>`)
 	assert.Contains(t, html, `<div class="legend" data-f="legend" hidden>`)
-	assert.Contains(t, html, `"band_ms":3600000,"band_limit":1000,"chart_points":60`)
+	assert.Contains(t, html, `"band_ms":3600000,"band_limit":1000,"band_pages":5,"chart_points":60`)
 }

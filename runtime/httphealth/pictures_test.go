@@ -409,3 +409,56 @@ func TestDashboardPicturesManyBreakersInBrowser(t *testing.T) {
 	cancel()
 	<-console.done
 }
+
+// TestDashboardBandPagesInBrowser: the bands read the events page after
+// page, up to five answers; what lies beyond shows as "not shown".
+func TestDashboardBandPagesInBrowser(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	bctx := browser(t, ctx)
+
+	// Two events an answer: the bands need pages.
+	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond), httphealth.WithMaxLimit(2))
+	em := f.reg.Breaker(runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute})
+	cycle := func() { // three events: down, probing, recovered, a minute apart
+		fail(t, em, 1, "502 Bad Gateway")
+		f.clock.Add(time.Minute)
+		require.Equal(t, runtime.HalfOpen, em.State())
+		succeed(t, em)
+		f.clock.Add(time.Minute)
+	}
+	for range 3 {
+		cycle()
+	}
+	var pages atomic.Int64 // the most pages one band refresh asked for
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if n, _ := strconv.Atoi(r.URL.Query().Get("page")); r.URL.Query().Has("source") && int64(n) > pages.Load() {
+			pages.Store(int64(n))
+		}
+		f.h.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+
+	console := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	band := `[...document.querySelectorAll('[data-name=eastmoney] [data-f=band] rect')].map(r => r.dataset.state).join()`
+	p.waitFor("all nine events on the band, from five pages",
+		band+` === "CLOSED,OPEN,HALF_OPEN,CLOSED,OPEN,HALF_OPEN,CLOSED,OPEN,HALF_OPEN,CLOSED"`)
+	assert.Equal(t, int64(5), pages.Load(), "9 events, 2 an answer")
+	assert.Equal(t, "opened 3×, open 3 min in all", p.cardText("eastmoney", "band-text"))
+
+	// Twelve events: the five pages hold the ten newest.
+	cycle()
+	p.waitFor("the oldest beyond the pages, not shown",
+		band+` === "UNKNOWN,HALF_OPEN,CLOSED,OPEN,HALF_OPEN,CLOSED,OPEN,HALF_OPEN,CLOSED,OPEN,HALF_OPEN,CLOSED"`)
+	titles := p.bandTitles("eastmoney")
+	assert.Equal(t, "Not shown, until 09:31:00 UTC (53 min): the log holds more events than the 10 the bands read", titles[0])
+	assert.Equal(t, "opened 3×, open 3 min in all", p.cardText("eastmoney", "band-text"))
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
+	cancel()
+	<-console.done
+}
