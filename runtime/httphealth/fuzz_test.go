@@ -46,6 +46,8 @@ func FuzzHandler(f *testing.F) {
 		{"GET", "/health/degradation-events", "limit=%zz"},
 		{"GET", "/health/degradation-events", "since=2026-10-06T09:30:00Z&source=eastmoney&source=tencent&limit=1000"},
 		{"GET", "/health/degradation-events", "since=9999-99-99T99:99:99Z&source="},
+		{"GET", "/health/degradation-events", "page=99999999999999999999&limit=99999999999999999999&source=tencent"},
+		{"GET", "/health/degradation-events", "page=2&limit=1"},
 		{"HEAD", "/health/degradation-events", "source=%3Cb%3Etdx%3C%2Fb%3E&since=2026-10-06T17:30:00.5%2B08:00"},
 		{"POST", "/health/datasources", ""},
 		{"", "", ""},
