@@ -232,21 +232,40 @@
     f("chart-fig", card).hidden = false;
   }
 
-  // Pointing at a span of a band (hover, or a tap on a phone) shows its
-  // text in the band's caption, for screens where a tooltip never shows.
+  // Pointing at a band (hover, or a tap on a phone) shows the text of the
+  // span nearest the pointer in the band's caption, for screens where a
+  // tooltip never shows and spans a few pixels wide that no finger hits.
   function pointBand(e) {
-    const seg = e.target instanceof Element ? e.target.closest(".seg") : null;
-    const band = seg && seg.closest('[data-f="band"]');
-    if (!band) return;
-    band.dataset.pointed = String([...band.children].indexOf(seg));
-    setText(band.closest(".card"), "band-text", seg.textContent);
+    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    if (!band || !band.children.length) return;
+    const box = band.getBoundingClientRect();
+    const at = ((e.clientX - box.left) / box.width) * bandMS;
+    let best = 0, dist = Infinity;
+    [...band.children].forEach((r, i) => {
+      const x = Number(r.getAttribute("x")), w = Number(r.getAttribute("width"));
+      const d = at < x ? x - at : at > x + w ? at - x - w : 0;
+      if (d <= dist) { best = i; dist = d; } // the later of two on top of each other
+    });
+    if (band.dataset.pointed === String(best)) return;
+    band.dataset.pointed = String(best);
+    setText(band.closest(".card"), "band-text", band.children[best].textContent);
   }
 
-  function leaveBand(e) {
-    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
-    if (!band || band.contains(e.relatedTarget)) return;
+  function unpoint(band) {
     delete band.dataset.pointed;
     setText(band.closest(".card"), "band-text", band.dataset.summary || "");
+  }
+
+  // A mouse leaving the band brings its summary back. A finger leaves as
+  // soon as it lifts: its span stays shown until a tap elsewhere.
+  function leaveBand(e) {
+    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    if (band && e.pointerType !== "touch" && !band.contains(e.relatedTarget)) unpoint(band);
+  }
+
+  function tapElsewhere(e) {
+    const here = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    for (const band of document.querySelectorAll('[data-f="band"][data-pointed]')) if (band !== here) unpoint(band);
   }
 
   function renderFleet(fl) {
@@ -456,8 +475,10 @@
     }
   }
 
-  f("cards").addEventListener("pointerover", pointBand);
+  f("cards").addEventListener("pointermove", pointBand);
+  f("cards").addEventListener("pointerdown", pointBand);
   f("cards").addEventListener("pointerout", leaveBand);
+  document.addEventListener("pointerdown", tapElsewhere);
   f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
   f("next").addEventListener("click", () => { page += 1; tick(); });
   let typing = 0;

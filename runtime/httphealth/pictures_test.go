@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/emulation"
 	"github.com/chromedp/cdproto/input"
 	"github.com/chromedp/chromedp"
 	"github.com/stretchr/testify/assert"
@@ -77,6 +78,32 @@ func (p page) pointAt(sel, expr string) {
 		}
 	}
 	p.waitFor("pointing at "+sel, expr) // fails, with the page's text
+}
+
+// tapAt taps the middle of the element sel picks with one finger until
+// the expression is true (see pointAt).
+func (p page) tapAt(sel, expr string) {
+	p.t.Helper()
+	ctx, cancel := context.WithTimeout(p.ctx, 15*time.Second)
+	defer cancel()
+	for ctx.Err() == nil {
+		xy := eval[[]float64](p, fmt.Sprintf(`(() => {
+			const el = document.querySelector(%s);
+			el.scrollIntoView({block: "center"});
+			const b = el.getBoundingClientRect();
+			return [b.left + b.width / 2, b.top + b.height / 2]; })()`, strconv.Quote(sel)))
+		for _, params := range []input.DispatchTouchEventParams{
+			{Type: input.DispatchTouchEventTypeTouchStart, TouchPoints: []*input.TouchPoint{{X: xy[0], Y: xy[1]}}},
+			{Type: input.DispatchTouchEventTypeTouchEnd, TouchPoints: []*input.TouchPoint{}},
+		} {
+			_, err := chromedp.Call(p.ctx, input.DispatchTouchEvent, params)
+			require.NoError(p.t, err)
+		}
+		if eval[bool](p, expr) {
+			return
+		}
+	}
+	p.waitFor("tapping "+sel, expr) // fails, with the page's text
 }
 
 // noSideScroll checks that nothing is wider than the screen.
@@ -231,6 +258,15 @@ func TestDashboardPicturesInBrowser(t *testing.T) {
 	assert.True(t, eval[bool](p, `[...document.querySelectorAll('[data-f=band], [data-f=chart]')].every(s => {
 		const r = s.getBoundingClientRect(), c = s.closest('.card').getBoundingClientRect();
 		return r.width > 200 && r.left >= c.left && r.right <= c.right; })`), "every picture inside its card, and wide")
+	// A tap on a span shows its text, and it stays once the finger lifts;
+	// a tap elsewhere brings the summary back.
+	_, err := chromedp.Call(bctx, emulation.SetTouchEmulationEnabled, emulation.SetTouchEmulationEnabledParams{Enabled: true})
+	require.NoError(t, err)
+	p.tapAt(`[data-name=tdx] [data-f=band] rect[data-state=OPEN]`,
+		`document.querySelector('[data-name=tdx] [data-f=band-text]').textContent.startsWith("Open (down), 11:05:00–11:06:00 UTC")`)
+	assert.Equal(t, "Open (down), 11:05:00–11:06:00 UTC (1 min): dial tcp: connection refused", p.cardText("tdx", "band-text"))
+	p.tapAt(`h1`, `document.querySelector('[data-name=tdx] [data-f=band-text]').textContent === "opened 1×, open 1 min in all"`)
+
 	fail(t, tdx, 1, "dial tcp: i/o timeout")
 	clock.Add(time.Second)
 	p.waitFor("tdx open again on its band",
