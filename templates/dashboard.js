@@ -10,6 +10,12 @@
   const states = cfg.states, levels = cfg.levels;
   const refresh = Math.max(100, cfg.refresh_ms || 5000);
   const none = "—";
+  // The pictures: how far back the state bands go, the most events asked
+  // for them, how many refreshes a chart shows. SVG elements are made in
+  // the namespace of the card template's own <svg>.
+  const bandMS = cfg.band_ms || 3600000, bandLimit = cfg.band_limit || 1000, bandPages = cfg.band_pages || 1;
+  const chartPoints = Math.max(2, cfg.chart_points || 60);
+  const svgNS = f("tpl-card").content.querySelector("svg").namespaceURI;
   // The page of breakers shown (from 1) and the search text: the server
   // sends one page of them, those that are not ok first.
   let page = cfg.page || 1, query = cfg.q || "";
@@ -40,6 +46,19 @@
     if (s < 3600) return "in " + Math.floor(s / 60) + " min " + (s % 60) + " s";
     return "in " + Math.floor(s / 3600) + " h " + Math.floor((s % 3600) / 60) + " min";
   }
+
+  // fmtSpan says how long a span of time is: "45 s", "3 min 10 s", "5 min", "1 h 5 min".
+  function fmtSpan(ms) {
+    const s = Math.max(0, Math.round(ms / 1000));
+    if (s < 60) return s + " s";
+    if (s < 3600) return Math.floor(s / 60) + " min" + (s % 60 ? " " + (s % 60) + " s" : "");
+    return Math.floor(s / 3600) + " h" + (s % 3600 >= 60 ? " " + Math.floor((s % 3600) / 60) + " min" : "");
+  }
+
+  const fmtClock = (ms) => new Date(ms).toISOString().slice(11, 19);
+
+  // pct mirrors httphealth's percent: a fraction as a whole percentage.
+  const pct = (x) => Math.round((Number(x) || 0) * 100) + "%";
 
   function setText(root, key, text) {
     const el = f(key, root);
@@ -91,8 +110,173 @@
     setRow(card, "rejections", String(b.rejections || 0), counted);
     setRow(card, "ignored", String(b.ignored || 0), true);
     setRow(card, "rate_limited", String(b.rate_limited || 0), true);
+    // The rows of loadRows in httphealth: windows, in flight, throttle.
+    const win = !!b.window;
+    setRow(card, "window", b.window || "", win);
+    setRow(card, "window_calls", (b.window_calls || 0) + " (" + (b.window_failures || 0) + " failed, " +
+      (b.window_slow || 0) + " slow)", win);
+    setRow(card, "failure_rate", pct(b.failure_rate) + " (trips at " + pct(b.failure_rate_threshold) + ")",
+      win && !!b.failure_rate_threshold);
+    setRow(card, "slow_rate", pct(b.slow_rate) + " (trips at " + pct(b.slow_rate_threshold) + ")",
+      win && !!b.slow_rate_threshold);
+    setRow(card, "in_flight", (b.in_flight || 0) + (b.concurrency ? " of " + b.concurrency : ""),
+      !!(b.in_flight || b.concurrency));
+    setRow(card, "bulkhead_full", String(b.bulkhead_full || 0), !!b.bulkhead_full);
+    setRow(card, "throttle", pct(b.throttle_probability) + " of calls", !!(b.throttle_probability || b.throttled));
+    setRow(card, "throttled", String(b.throttled || 0), !!b.throttled);
     setRow(card, "opened", fmtTime(b.opened_at), true);
     setRow(card, "last_failure", fmtTime(b.last_failure), true);
+  }
+
+  function svg(name, attrs) {
+    const el = document.createElementNS(svgNS, name);
+    for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
+    return el;
+  }
+
+  // State bands. The height says the state as well as the colour does:
+  // OPEN full, HALF_OPEN two thirds, CLOSED a third; UNKNOWN a thin line.
+  const bandShape = { OPEN: [0, 12], HALF_OPEN: [4, 8], CLOSED: [8, 4], UNKNOWN: [5, 2] };
+
+  // drawBand draws the states of breaker b over the last bandMS, from its
+  // events in that span (newest first) and its current state. cut > 0: the
+  // answer was cut there, and the band does not say what came before.
+  function drawBand(card, b, evs, cut, px, to) {
+    const from = to - bandMS;
+    const list = evs.slice().reverse(); // oldest first
+    const clamp = (iso) => Math.min(to, Math.max(from, Date.parse(iso) || from));
+    const marks = [];
+    if (cut > from) {
+      marks.push({ state: "UNKNOWN", at: from,
+        reason: "the log holds more events than the " + bandPages * bandLimit + " the bands read" });
+    }
+    marks.push({ state: list.length ? list[0].from_state : b.state, at: Math.max(from, Math.min(cut, to)), reason: "" });
+    for (const e of list) marks.push({ state: e.to_state, at: clamp(e.timestamp), reason: e.reason, moved: true });
+    const minW = (bandMS * 3) / px; // 3 px: a flip of a few seconds still shows
+    let opened = 0, openMS = 0;
+    const rects = marks.map((m, i) => {
+      const end = i + 1 < marks.length ? marks[i + 1].at : to;
+      const w = Math.max(end - m.at, minW), x = Math.min(m.at - from, bandMS - w);
+      const [y, height] = bandShape[m.state] || bandShape.OPEN;
+      const word = m.state === "UNKNOWN" ? "Not shown" : (states[m.state] || { word: m.state }).word;
+      if (m.state === "OPEN") { openMS += end - m.at; if (m.moved) opened++; }
+      const r = svg("rect", { class: "seg", "data-state": m.state, x, y, width: w, height });
+      const when = m.moved ? fmtClock(m.at) + "–" + (end === to ? "now" : fmtClock(end)) + " UTC"
+        : "until " + (end === to ? "now" : fmtClock(end) + " UTC");
+      const t = svg("title", {});
+      t.textContent = word + ", " + when + " (" + fmtSpan(end - m.at) + ")" + (m.reason ? ": " + m.reason : "");
+      r.append(t);
+      return r;
+    });
+    const el = f("band", card);
+    el.replaceChildren(...rects);
+    el.dataset.spans = String(rects.length);
+    const text = opened ? "opened " + opened + "×, open " + fmtSpan(openMS) + " in all"
+      : openMS ? "open " + fmtSpan(openMS) : marks.length > 1 ? "no outage" : "no change";
+    el.setAttribute("aria-label", "State over the last hour: " + text + ".");
+    el.dataset.summary = text;
+    // The caption shows the span under the pointer (a tap, on a phone)
+    // until the pointer leaves the band.
+    const shown = el.dataset.pointed ? rects[Number(el.dataset.pointed)] : null;
+    setText(card, "band-text", shown ? shown.textContent : text);
+    f("band-fig", card).hidden = false;
+  }
+
+  // Charts: the page keeps the counters of its breakers at each of the
+  // last chartPoints refreshes and draws what changed between two.
+  const samples = new Map(); // breaker name → [{calls, failures, refusals}], oldest first
+
+  function record(breakers) {
+    const seen = new Set();
+    for (const b of breakers) {
+      seen.add(b.name);
+      const failures = b.failures || 0;
+      const refusals = (b.rejections || 0) + (b.rate_limited || 0) + (b.throttled || 0) + (b.bulkhead_full || 0);
+      let hist = samples.get(b.name);
+      if (!hist) samples.set(b.name, (hist = []));
+      hist.push({ calls: b.counted ? b.calls || 0 : failures + refusals, failures, refusals });
+      if (hist.length > chartPoints + 1) hist.splice(0, hist.length - chartPoints - 1);
+    }
+    for (const name of [...samples.keys()]) if (!seen.has(name)) samples.delete(name);
+  }
+
+  const series = ["calls", "failures", "refusals"];
+
+  function drawChart(card, b) {
+    const hist = samples.get(b.name) || [];
+    const pts = [];
+    for (let i = 1; i < hist.length; i++) {
+      const p = {};
+      // A counter that went down was reset (Breaker.Reset): it counts from 0.
+      for (const k of series) p[k] = hist[i][k] >= hist[i - 1][k] ? hist[i][k] - hist[i - 1][k] : hist[i][k];
+      pts.push(p);
+    }
+    let top = 0;
+    const sum = { calls: 0, failures: 0, refusals: 0 };
+    for (const p of pts) for (const k of series) { top = Math.max(top, p[k]); sum[k] += p[k]; }
+    const peak = Math.max(1, top);
+    const el = f("chart", card), last = chartPoints - 1;
+    el.setAttribute("viewBox", "0 0 " + last + " 100");
+    for (const line of el.querySelectorAll("polyline")) {
+      const k = line.dataset.series;
+      line.setAttribute("points", pts.map((p, i) =>
+        (last - (pts.length - 1 - i)) + "," + (97 - (p[k] / peak) * 94).toFixed(1)).join(" "));
+    }
+    el.dataset.points = String(pts.length);
+    el.dataset.peak = String(peak);
+    el.setAttribute("aria-label", "Over the last " + pts.length + " refreshes: " + sum.calls + " calls, " +
+      sum.failures + " failures, " + sum.refusals + " refusals.");
+    setText(card, "chart-from", "−" + fmtSpan(chartPoints * refresh));
+    setText(card, "chart-text", (!pts.length ? "collecting…" : top ? "peak " + top + " per refresh" : "no calls") +
+      (b.counted ? "" : "; calls not counted: the calls line is failures + refusals"));
+    f("chart-fig", card).hidden = false;
+  }
+
+  // Pointing at a band (hover, or a tap on a phone) shows the text of the
+  // span nearest the pointer in the band's caption, for screens where a
+  // tooltip never shows and spans a few pixels wide that no finger hits.
+  function pointBand(e) {
+    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    if (!band || !band.children.length) return;
+    const box = band.getBoundingClientRect();
+    const at = ((e.clientX - box.left) / box.width) * bandMS;
+    let best = 0, dist = Infinity;
+    [...band.children].forEach((r, i) => {
+      const x = Number(r.getAttribute("x")), w = Number(r.getAttribute("width"));
+      const d = at < x ? x - at : at > x + w ? at - x - w : 0;
+      if (d <= dist) { best = i; dist = d; } // the later of two on top of each other
+    });
+    if (band.dataset.pointed === String(best)) return;
+    band.dataset.pointed = String(best);
+    setText(band.closest(".card"), "band-text", band.children[best].textContent);
+  }
+
+  function unpoint(band) {
+    delete band.dataset.pointed;
+    setText(band.closest(".card"), "band-text", band.dataset.summary || "");
+  }
+
+  // A mouse leaving the band brings its summary back. A finger leaves as
+  // soon as it lifts: its span stays shown until a tap elsewhere.
+  function leaveBand(e) {
+    const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    if (band && e.pointerType !== "touch" && !band.contains(e.relatedTarget)) unpoint(band);
+  }
+
+  function tapElsewhere(e) {
+    const here = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    for (const band of document.querySelectorAll('[data-f="band"][data-pointed]')) if (band !== here) unpoint(band);
+  }
+
+  function renderFleet(fl) {
+    const el = f("fleet");
+    if (!fl || typeof fl !== "object") { el.hidden = true; return; }
+    const up = fl.redis === "ok", n = Number(fl.members) || 0;
+    el.dataset.level = up ? "ok" : "down";
+    setText(el, "fleet-sym", up ? "✓" : "✕");
+    setText(el, "fleet-word", "Fleet: Redis " + (up ? "ok" : "down") + ", " + (n === 1 ? "1 member" : n + " members") +
+      (up ? "" : "; each process on its own breakers"));
+    el.hidden = false;
   }
 
   function announce(text) {
@@ -142,7 +326,7 @@
     if (location.pathname + location.search !== want) history.replaceState(null, "", want);
   }
 
-  function renderHealth(h) {
+  function renderHealth(h, band) {
     const lv = levels[h.status] || levels.down;
     const overall = f("overall");
     overall.dataset.level = h.status;
@@ -154,15 +338,23 @@
     const old = new Map();
     for (const li of list.children) old.set(li.dataset.name, li);
     const changed = [];
+    record(h.breakers);
+    // The bands' width in pixels, read once (every card is as wide).
+    const first = list.querySelector('[data-f="band"]');
+    const px = Math.max(100, (first && first.getBoundingClientRect().width) || 300);
     h.breakers.forEach((b, i) => {
       let card = old.get(b.name);
       old.delete(b.name);
       if (!card) card = tpl.cloneNode(true);
       else if (card.dataset.state !== b.state) changed.push(displayName(b.name) + ": " + (states[b.state] || {}).word);
       fillCard(card, b);
+      drawBand(card, b, band.byName.get(b.name) || [], band.cut, px, band.now);
+      drawChart(card, b);
       if (list.children[i] !== card) list.insertBefore(card, list.children[i] || null);
     });
     for (const li of old.values()) li.remove();
+    f("legend").hidden = h.breakers.length === 0;
+    renderFleet(h.fleet);
     renderPager(h);
     if (changed.length) announce(changed.join(". ") + ".");
   }
@@ -199,7 +391,40 @@
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" }, signal });
     if (!res.ok) throw new Error(path + ": HTTP " + res.status);
     const date = Date.parse(res.headers.get("X-Server-Time") || res.headers.get("Date") || "");
-    return { body: await res.json(), date };
+    return { body: await res.json(), date, more: res.headers.get("X-More-Events") === "true" };
+  }
+
+  // fetchBand asks for the events of the named breakers over the span of
+  // the bands, page after page while the log has more (bandPages at
+  // most), and groups them by breaker. Events recorded between two pages
+  // push the older ones on: the next page then starts with the last few
+  // of the one before, which are skipped.
+  async function fetchBand(names, signal) {
+    // now: the bands end when the events were read, not when the counters
+    // were, so that an event read after the counters still fits.
+    const band = { byName: new Map(), cut: 0, now: serverNow };
+    if (!names.length) return band;
+    const params = new URLSearchParams({ limit: String(bandLimit), since: new Date(serverNow - bandMS).toISOString() });
+    for (const name of names) params.append("source", name);
+    const key = (e) => JSON.stringify([e.timestamp, e.source, e.from_state, e.to_state, e.reason]);
+    const all = [];
+    let more = true;
+    for (let n = 1; more && n <= bandPages; n++) {
+      params.set("page", String(n));
+      const answer = await getJSON("degradation-events", signal, params);
+      if (n === 1 && !isNaN(answer.date)) band.now = Math.max(serverNow, answer.date);
+      more = answer.more && answer.body.length > 0;
+      const keys = answer.body.map(key);
+      let overlap = Math.min(keys.length, all.length);
+      while (overlap > 0 && !keys.slice(0, overlap).every((k, i) => k === key(all[all.length - overlap + i]))) overlap--;
+      all.push(...answer.body.slice(overlap));
+    }
+    for (const e of all) {
+      if (!band.byName.has(e.source)) band.byName.set(e.source, []);
+      band.byName.get(e.source).push(e);
+    }
+    if (more && all.length) band.cut = Date.parse(all[all.length - 1].timestamp) || 0;
+    return band;
   }
 
   let timer = 0, busy = false, again = false, lastOK = "";
@@ -217,7 +442,10 @@
       if (page !== asked.page || query !== asked.query) return;
       serverNow = isNaN(h.date) ? Date.now() : h.date;
       fetchedAt = performance.now();
-      renderHealth(h.body);
+      // The bands need the page's breakers: asked for once they are known.
+      const band = await fetchBand(h.body.breakers.map((b) => b.name), ctl.signal);
+      if (page !== asked.page || query !== asked.query) return;
+      renderHealth(h.body, band);
       renderEvents(ev.body);
       const up = f("updated");
       up.dateTime = new Date(serverNow).toISOString().slice(0, 19) + "Z";
@@ -247,6 +475,10 @@
     }
   }
 
+  f("cards").addEventListener("pointermove", pointBand);
+  f("cards").addEventListener("pointerdown", pointBand);
+  f("cards").addEventListener("pointerout", leaveBand);
+  document.addEventListener("pointerdown", tapElsewhere);
   f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
   f("next").addEventListener("click", () => { page += 1; tick(); });
   let typing = 0;

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"testing"
 	"time"
 
@@ -102,4 +103,47 @@ func BenchmarkEventsAtCap(b *testing.B) {
 		size = w.n
 	}
 	b.ReportMetric(float64(size), "answer-bytes")
+}
+
+// BenchmarkBandEvents measures the request the dashboard's state bands
+// make at every refresh: the last hour's events of one page of 50 breakers
+// out of 1,000, from a log that keeps 100 events (the default) or 10,000.
+func BenchmarkBandEvents(b *testing.B) {
+	for _, capacity := range []int{100, 10000} {
+		b.Run(fmt.Sprintf("capacity=%d", capacity), func(b *testing.B) {
+			clock := newFakeClock(start)
+			reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+				runtime.WithEventCapacity(capacity))
+			var brs []*runtime.Breaker
+			for i := range 1000 {
+				brs = append(brs, reg.Breaker(runtime.Config{Name: fmt.Sprintf("source%04d", i), FailureThreshold: 1, ResetTimeout: time.Second}))
+			}
+			boom := errors.New("marketdata: 502 Bad Gateway")
+			// Each round records three events per breaker: a trip, a probe,
+			// a recovery.
+			for range max(1, capacity/3000+1) {
+				for _, br := range brs {
+					_ = br.Do(context.Background(), func(context.Context) error { return boom })
+				}
+				clock.Add(time.Second)
+				for _, br := range brs {
+					br.State()
+					_ = br.Do(context.Background(), func(context.Context) error { return nil })
+				}
+			}
+			q := url.Values{"limit": {"1000"}, "since": {clock.Now().Add(-time.Hour).Format(time.RFC3339Nano)}}
+			for i := range httphealth.PageSize {
+				q.Add("source", fmt.Sprintf("source%04d", 999-i*2))
+			}
+			h := httphealth.New(reg, httphealth.WithClock(clock))
+			req := httptest.NewRequest(http.MethodGet, "/health/degradation-events?"+q.Encode(), nil)
+			var size int
+			for b.Loop() {
+				w := &discardWriter{h: http.Header{}}
+				h.ServeHTTP(w, req)
+				size = w.n
+			}
+			b.ReportMetric(float64(size), "answer-bytes")
+		})
+	}
 }

@@ -326,12 +326,15 @@ func TestDashboardPagedInBrowser(t *testing.T) {
 	got = cards()
 	require.Len(t, got, 50)
 	assert.NotContains(t, got, "source000")
+	p.waitFor("one band per card of page 2", `document.querySelectorAll('[data-f=band][data-spans]').length === 50`)
 	assert.Equal(t, srv.URL+"/health/?page=2", eval[string](p, `location.href`))
 	assert.False(t, eval[bool](p, `document.querySelector('[data-f=prev]').disabled`))
 
 	// A search: back to page 1 of the matches.
 	require.NoError(t, chromedp.Do(bctx, chromedp.SendKeys(chromedp.CSS(`[data-f=q]`), "SOURCE11")))
 	p.waitFor("the matches", `document.querySelectorAll('[data-f=cards] > li').length === 10`)
+	p.waitFor("the pictures of the matches only",
+		`document.querySelectorAll('[data-f=cards] [data-f=band][data-spans]').length === 10`)
 	assert.Equal(t, "Page 1 of 1: 1–10 of 10 matching “SOURCE11”.", text("page-text"))
 	assert.Equal(t, []string{"source110", "source111", "source112"}, cards()[:3])
 	assert.True(t, eval[bool](p, `document.querySelector('[data-f=next]').disabled`))

@@ -20,6 +20,16 @@ import (
 // dashboardLimit is how many events the dashboard shows.
 const dashboardLimit = 50
 
+// bandSpan is how far back each breaker's state band goes; bandPages
+// how many pages of events the page asks for at most at each refresh to
+// draw the bands; chartPoints how many refreshes its chart of calls,
+// failures and refusals shows.
+const (
+	bandSpan    = time.Hour
+	bandPages   = 5
+	chartPoints = 60
+)
+
 // stateText is how the dashboard shows a state: in words and with a
 // symbol, never by colour alone.
 type stateText struct {
@@ -115,14 +125,21 @@ type (
 	}
 	// scriptConfig is what the page's script needs, as JSON.
 	scriptConfig struct {
-		Title     string                      `json:"title"`
-		RefreshMS int64                       `json:"refresh_ms"`
-		Limit     int                         `json:"limit"`
-		Page      int                         `json:"page"`
-		Query     string                      `json:"q"`
-		Names     map[string]string           `json:"names"`
-		States    map[string]stateText        `json:"states"`
-		Levels    map[runtime.Level]levelText `json:"levels"`
+		Title     string `json:"title"`
+		RefreshMS int64  `json:"refresh_ms"`
+		Limit     int    `json:"limit"`
+		Page      int    `json:"page"`
+		Query     string `json:"q"`
+		// BandMS is how far back the state bands go; BandLimit the
+		// events asked for them in one answer, and BandPages in how many
+		// answers at most; ChartPoints how many refreshes a chart shows.
+		BandMS      int64                       `json:"band_ms"`
+		BandLimit   int                         `json:"band_limit"`
+		BandPages   int                         `json:"band_pages"`
+		ChartPoints int                         `json:"chart_points"`
+		Names       map[string]string           `json:"names"`
+		States      map[string]stateText        `json:"states"`
+		Levels      map[runtime.Level]levelText `json:"levels"`
 	}
 )
 
@@ -248,14 +265,18 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 		CSS:        template.CSS(dashboardCSS),
 		Script:     template.JS(dashboardJS),
 		Config: scriptConfig{
-			Title:     h.pageTitle(),
-			RefreshMS: h.refresh().Milliseconds(),
-			Limit:     dashboardLimit,
-			Page:      health.Page,
-			Query:     health.Query,
-			Names:     h.names,
-			States:    map[string]stateText{},
-			Levels:    levels,
+			Title:       h.pageTitle(),
+			RefreshMS:   h.refresh().Milliseconds(),
+			Limit:       dashboardLimit,
+			BandMS:      bandSpan.Milliseconds(),
+			BandLimit:   h.maxLimit(),
+			BandPages:   bandPages,
+			ChartPoints: chartPoints,
+			Page:        health.Page,
+			Query:       health.Query,
+			Names:       h.names,
+			States:      map[string]stateText{},
+			Levels:      levels,
 		},
 	}
 	for s, t := range states {
@@ -352,10 +373,62 @@ func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 		{Key: "rejections", Label: "Rejections", Value: utoa(b.Rejections), Hidden: !b.Counted},
 		{Key: "ignored", Label: "Ignored", Value: utoa(b.Ignored)},
 		{Key: "rate_limited", Label: "Rate-limited", Value: utoa(b.RateLimited)},
+	}
+	c.Rows = append(c.Rows, loadRows(b)...)
+	c.Rows = append(c.Rows, []rowView{
 		{Key: "opened", Label: "Opened at", Value: formatTime(b.OpenedAt)},
 		{Key: "last_failure", Label: "Last failure", Value: formatTime(b.LastFailure)},
-	}
+	}...)
 	return c
+}
+
+// loadRows are the rows of the figures of SPEC §8 and §9, each shown only
+// when the breaker has what it counts: a window, a concurrency limit or
+// an in-flight count, a throttle. The page's script has a copy.
+func loadRows(b runtime.Stats) []rowView {
+	window := b.Window != ""
+	return []rowView{
+		{Key: "window", Label: "Window", Value: b.Window, Hidden: !window},
+		{Key: "window_calls", Label: "Calls in window", Value: windowText(b), Hidden: !window},
+		{Key: "failure_rate", Label: "Failure rate", Value: rateText(b.FailureRate, b.FailureRateThreshold),
+			Hidden: !window || b.FailureRateThreshold == 0},
+		{Key: "slow_rate", Label: "Slow-call rate", Value: rateText(b.SlowRate, b.SlowRateThreshold),
+			Hidden: !window || b.SlowRateThreshold == 0},
+		{Key: "in_flight", Label: "In flight", Value: inFlightText(b), Hidden: b.InFlight == 0 && b.Concurrency == 0},
+		{Key: "bulkhead_full", Label: "Bulkhead full", Value: utoa(b.BulkheadFull), Hidden: b.BulkheadFull == 0},
+		{Key: "throttle", Label: "Throttle refuses", Value: percent(b.ThrottleProbability) + " of calls",
+			Hidden: b.ThrottleProbability == 0 && b.Throttled == 0},
+		{Key: "throttled", Label: "Throttled", Value: utoa(b.Throttled), Hidden: b.Throttled == 0},
+	}
+}
+
+// windowText says what the window holds: "40 (12 failed, 3 slow)".
+func windowText(b runtime.Stats) string {
+	return itoa(b.WindowCalls) + " (" + itoa(b.WindowFailures) + " failed, " + itoa(b.WindowSlow) + " slow)"
+}
+
+// rateText puts a rate beside the threshold at which it trips the
+// breaker: "62% (trips at 50%)".
+func rateText(rate, threshold float64) string {
+	return percent(rate) + " (trips at " + percent(threshold) + ")"
+}
+
+// inFlightText puts the calls in flight against the concurrency limit:
+// "3 of 10", or "3" without a limit.
+func inFlightText(b runtime.Stats) string {
+	if b.Concurrency > 0 {
+		return itoa(b.InFlight) + " of " + itoa(b.Concurrency)
+	}
+	return itoa(b.InFlight)
+}
+
+// percent formats a fraction 0..1 as a whole percentage; the page's
+// script has a copy.
+func percent(f float64) string {
+	if math.IsNaN(f) {
+		return "—"
+	}
+	return strconv.FormatFloat(math.Round(f*100), 'f', 0, 64) + "%"
 }
 
 func itoa(n int) string    { return strconv.Itoa(n) }

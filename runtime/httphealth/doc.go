@@ -94,6 +94,23 @@
 //	  }
 //	]
 //
+// Two more parameters pick events, as the dashboard's state bands do:
+// since=T (an RFC 3339 time, any zone and precision) keeps the events at
+// or after T, and source=NAME keeps those of the breaker NAME; give
+// source once per breaker, at most [PageSize] times (one page of the
+// dashboard). For example
+//
+//	/health/degradation-events?since=2026-10-06T09:30:00Z&source=eastmoney&source=tdx&limit=1000
+//
+// page=N (from 1, as for the dashboard) skips the N-1 answers of limit
+// events before it. An answer with older events that match after it
+// carries the header [MoreEventsHeader] ("X-More-Events: true"). Pages are
+// counted from the newest event when each request is served: events
+// recorded in between push older ones onto later pages, so a client that
+// follows the pages may see an event twice but misses none the log still
+// holds. Picking reads the whole log, whose size the registry's owner
+// chose ([runtime.WithEventCapacity]); an answer holds at most the limit.
+//
 // With page=N or q=text, the answer is one page of [PageSize] breakers
 // instead, those that are not ok first (down, then degraded, then ok, each
 // in name order), of the breakers whose name or display name contains text
@@ -122,7 +139,15 @@
 // level, one card per breaker of one page (its state in words and as a
 // symbol, its counters, the time until its next probe) and the degradation
 // timeline, newest first, with the reason of each event and names for
-// people ([WithDisplayName]). The page is the one a paged
+// people ([WithDisplayName]). Each card also shows, once the script runs,
+// the breaker's window, calls in flight and throttle when it has them,
+// and two pictures the page draws itself (inline SVG): a state band of the
+// last hour, from the events of the page's breakers (since and source
+// above), with the reason of each change on hover; and a chart of the
+// calls, failures and refusals counted between each of the last 60
+// refreshes, which the page keeps as it polls. The Health answer's fleet
+// line (Redis up or down, how many processes) shows at the top when the
+// answer has one. The page is the one a paged
 // /health/datasources answer holds: those not ok first, [PageSize] a page,
 // with buttons for the others and a search box; ?page=N and ?q=text open
 // another page, with or without JavaScript. The server renders it in full,
@@ -190,7 +215,10 @@
 // Every endpoint answers GET and HEAD. Another method gets 405 Method Not
 // Allowed with an Allow header, a path the handler does not serve 404 Not
 // Found, and a bad query (a limit that is not a whole number, a negative
-// one, one given twice, a malformed query string) 400 Bad Request, each
+// one, one given twice, a page that is not a whole number >= 1, a since
+// that is not an RFC 3339 time, an empty or overlong source, more than
+// [PageSize] of them, a malformed query string)
+// 400 Bad Request, each
 // with a JSON body such as
 //
 //	{

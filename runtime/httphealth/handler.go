@@ -249,12 +249,20 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request, q url.Valu
 	if limit == 0 {
 		limit = defaultLimit
 	}
-	evs := h.registry().Events(min(limit, h.maxLimit()))
+	filter, err := parseEventFilter(q, min(limit, h.maxLimit()))
+	if err != nil {
+		h.writeError(w, r, http.StatusBadRequest, err.Error())
+		return
+	}
+	evs, more := h.events(filter)
 
 	// The array is written one event at a time, in the layout writeJSON
 	// gives, so that no answer is ever built whole.
 	h.setCommon(w)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	if more {
+		w.Header().Set(MoreEventsHeader, "true")
+	}
 	bw := &bodyWriter{w: w, head: r.Method == http.MethodHead, status: http.StatusOK}
 	if len(evs) == 0 {
 		bw.writeString("[]\n")

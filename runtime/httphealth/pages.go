@@ -30,17 +30,11 @@ type pageRequest struct {
 // maxQuery bytes, each given at most once.
 func parsePage(q url.Values) (pageRequest, error) {
 	req := pageRequest{page: 1}
-	if vs, ok := q["page"]; ok {
+	if _, ok := q["page"]; ok {
 		req.paged = true
-		if len(vs) != 1 {
-			return req, fmt.Errorf("page given %d times; give it once", len(vs))
-		}
-		n, err := strconv.Atoi(vs[0])
-		if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: n is clamped
-			return req, fmt.Errorf("page %q is not a whole number", vs[0])
-		}
-		if n < 1 {
-			return req, fmt.Errorf("page %q is not 1 or more", vs[0])
+		n, err := parsePageNumber(q)
+		if err != nil {
+			return req, err
 		}
 		req.page = n
 	}
@@ -55,6 +49,26 @@ func parsePage(q url.Values) (pageRequest, error) {
 		req.query = strings.TrimSpace(vs[0])
 	}
 	return req, nil
+}
+
+// parsePageNumber reads the page parameter: absent, 1; else one whole
+// number >= 1, given once (a huge one is clamped, not refused).
+func parsePageNumber(q url.Values) (int, error) {
+	vs, ok := q["page"]
+	if !ok {
+		return 1, nil
+	}
+	if len(vs) != 1 {
+		return 0, fmt.Errorf("page given %d times; give it once", len(vs))
+	}
+	n, err := strconv.Atoi(vs[0])
+	if err != nil && !errors.Is(err, strconv.ErrRange) { // out of range: n is clamped
+		return 0, fmt.Errorf("page %q is not a whole number", vs[0])
+	}
+	if n < 1 {
+		return 0, fmt.Errorf("page %q is not 1 or more", vs[0])
+	}
+	return n, nil
 }
 
 // levelCounts counts a registry's breakers by level.
