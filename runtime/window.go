@@ -80,9 +80,10 @@ func (c Config) windowDefaults() Config {
 		c.MinimumCalls = min(c.MinimumCalls, c.WindowCalls)
 	}
 	c.SlowCall = max(c.SlowCall, 0)
-	c.SlowRate = 0
 	if c.SlowCall > 0 {
 		c.SlowRate = rateOrDefault(c.SlowRate)
+	} else {
+		c.SlowRate = 0
 	}
 	return c
 }
