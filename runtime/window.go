@@ -447,13 +447,13 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	if win == nil || !win.counting {
 		return
 	}
+	if win.width > 0 && now == 0 {
+		now = b.stamps.now()
+	}
 	win.mu.Lock()
 	if win.period != period(w) {
 		win.mu.Unlock()
 		return // admitted in an older period
-	}
-	if win.width > 0 && now == 0 {
-		now = b.stamps.now()
 	}
 	win.addLocked(bits, now)
 	reason := win.tripLocked(now)

@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/rand/v2"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -507,4 +510,49 @@ func TestStatsJSONShowsTheWindow(t *testing.T) {
 		assert.Equal(t, h.Breakers[i].FailureRateThreshold, back.Breakers[i].FailureRateThreshold)
 		assert.Equal(t, h.Breakers[i].Name, back.Breakers[i].Name)
 	}
+}
+
+// TestWindowsUnderConcurrency runs many goroutines through breakers with
+// each kind of window inside a synctest bubble: the figures stay within
+// their bounds, and every timed call is accounted for at the end.
+func TestWindowsUnderConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		cfgs := []runtime.Config{
+			{Name: "count", WindowCalls: 50, FailureRate: 0.3},
+			{Name: "time", WindowPeriod: time.Minute, FailureRate: 0.3},
+			{Name: "timed", WindowCalls: 50, FailureRate: 0.3, SlowCall: time.Second, InFlight: time.Minute},
+			{Name: "threshold", WindowCalls: 20, FailureThreshold: 3, FailureRate: 1},
+		}
+		var wg sync.WaitGroup
+		for _, cfg := range cfgs {
+			b := reg.Breaker(cfg)
+			for g := range 8 {
+				wg.Go(func() {
+					rng := rand.New(rand.NewPCG(uint64(g), 14))
+					for range 2000 {
+						_ = b.Do(context.Background(), func(context.Context) error {
+							if rng.IntN(10) == 0 {
+								return errDown
+							}
+							return nil
+						})
+					}
+				})
+			}
+		}
+		wg.Wait()
+		for _, cfg := range cfgs {
+			b, _ := reg.Lookup(cfg.Name)
+			st := b.Stats()
+			assert.LessOrEqual(t, st.WindowFailures, st.WindowCalls, cfg.Name)
+			if cfg.WindowCalls > 0 {
+				assert.LessOrEqual(t, st.WindowCalls, cfg.WindowCalls, cfg.Name)
+			}
+			assert.Zero(t, st.InFlight, cfg.Name)
+			if st.State == runtime.Closed && cfg.SlowCall == 0 && cfg.InFlight == 0 && st.WindowCalls == cfg.WindowCalls {
+				assert.Equal(t, st.WindowFailures == 0, !b.WindowFlagSet(), "%s: the flag says whether the window is clean", cfg.Name)
+			}
+		}
+	})
 }
