@@ -556,3 +556,34 @@ func TestWindowsUnderConcurrency(t *testing.T) {
 		}
 	})
 }
+
+// TestWindowsInASynctestBubble: with the real clock (which a bubble fakes),
+// a time window forgets, slow calls are timed and a hung call is found.
+func TestWindowsInASynctestBubble(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		b := reg.Breaker(runtime.Config{Name: "t", WindowPeriod: 10 * time.Second, MinimumCalls: 3, SlowCall: time.Second, SlowRate: 1, InFlight: time.Minute})
+		ctx := context.Background()
+		require.NoError(t, b.Do(ctx, func(context.Context) error { time.Sleep(2 * time.Second); return nil }))
+		st := b.Stats()
+		assert.Equal(t, 1, st.WindowCalls)
+		assert.Equal(t, 1, st.WindowSlow)
+		time.Sleep(11 * time.Second)
+		assert.Zero(t, b.Stats().WindowCalls, "forgotten after D + D/10")
+
+		release := make(chan struct{})
+		done := make(chan error)
+		go func() {
+			done <- b.Do(ctx, func(context.Context) error { <-release; return nil })
+		}()
+		synctest.Wait()
+		assert.Equal(t, 1, b.Stats().InFlight)
+		time.Sleep(time.Minute + time.Second)
+		require.Equal(t, 2, calls(t, b, "xx"), "the hung call counts as the first failure")
+		assert.Equal(t, runtime.Open, b.State(), "3 of 3 failed")
+		assert.Equal(t, "failure rate 100% (3 of 3 calls in 10s) >= 50%", reg.Events(1)[0].Reason)
+		close(release)
+		require.NoError(t, <-done)
+		assert.Equal(t, uint64(3), b.Stats().Failures, "the hung call's success was ignored")
+	})
+}
