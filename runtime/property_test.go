@@ -435,3 +435,172 @@ func TestWindowMatchesModel(t *testing.T) {
 		})
 	})
 }
+
+// inflightCall is a call the inflight model holds.
+type inflightCall struct {
+	tok     runtime.Token
+	start   time.Time
+	period  int
+	counted bool // found overdue: its outcome is ignored
+}
+
+// TestInFlightMatchesModel drives random seeded streams of calls that start
+// and end out of order, time passing and looks at the state through a
+// breaker with InFlight (and sometimes a count window) against a model
+// that keeps every call in flight: overdue calls count once as failures,
+// at the admission or look that finds them or when they end, and the
+// breaker trips exactly when the model says, with its reason.
+func TestInFlightMatchesModel(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		_ = f.Value.Set("1000")
+		defer func() { _ = f.Value.Set(f.DefValue) }()
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		limit := time.Duration(rapid.IntRange(1, 5).Draw(rt, "inflight")) * time.Second
+		cfg := runtime.Config{Name: "i", ResetTimeout: time.Second, InFlight: limit}
+		m := &windowModel{now: t0}
+		if rapid.Bool().Draw(rt, "window") {
+			cfg.WindowCalls = rapid.IntRange(10, 20).Draw(rt, "calls")
+			cfg.MinimumCalls = rapid.IntRange(1, 10).Draw(rt, "minimum")
+			m.failPct = rapid.IntRange(1, 100).Draw(rt, "failrate")
+			cfg.FailureRate = float64(m.failPct) / 100
+			cfg.FailureThreshold = rapid.SampledFrom([]int{0, 2, 4}).Draw(rt, "threshold")
+		} else {
+			cfg.FailureThreshold = rapid.IntRange(1, 4).Draw(rt, "threshold")
+			m.failPct = 101 // no window: no rate trips
+			cfg.MinimumCalls = 1 << 30
+		}
+		m.cfg = cfg
+		if cfg.WindowCalls == 0 {
+			m.cfg.WindowCalls = 1 << 30 // the model's list holds every call
+		}
+		clk := newFakeClock()
+		reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+		b := reg.Breaker(cfg)
+		ctx := context.Background()
+		period, failures := 1, uint64(0)
+		var held []*inflightCall
+		advance := func(d time.Duration) {
+			clk.Advance(d)
+			m.now = m.now.Add(d)
+		}
+		trip := func(reason string) {
+			m.state, m.calls, m.consecutive = runtime.Open, nil, 0
+			period++
+			evs := reg.Events(1)
+			require.NotEmpty(rt, evs)
+			require.Equal(rt, reason, evs[0].Reason)
+		}
+		// failed counts one failure of the current period; it reports
+		// whether it tripped the breaker.
+		failed := func(reason string) bool {
+			failures++
+			if m.state != runtime.Closed {
+				return false
+			}
+			if r := m.end(true, false); r != "" {
+				if r == "upstream" {
+					r = reason
+				}
+				trip(r)
+				return true
+			}
+			return false
+		}
+		// overdue counts the calls of the current period found overdue, as
+		// the breaker does at an admission or a look.
+		overdue := func() {
+			var found []*inflightCall
+			for _, c := range held {
+				if !c.counted && c.period == period && m.now.Sub(c.start) > limit {
+					found = append(found, c)
+				}
+			}
+			if len(found) == 0 || m.state != runtime.Closed {
+				return
+			}
+			reason := fmt.Sprintf("call in flight %s > inflight=%s", m.now.Sub(found[0].start), limit)
+			for _, c := range found {
+				c.counted = true
+				failed(reason)
+			}
+		}
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"start": func(rt *rapid.T) {
+				if m.state != runtime.Closed { // recover: the window, then a probe
+					advance(cfg.ResetTimeout)
+					require.NoError(rt, b.Do(ctx, func(context.Context) error { return nil }))
+					m.state, m.calls, m.consecutive = runtime.Closed, nil, 0
+					period++
+				}
+				tok, err := b.Acquire(ctx)
+				overdue()
+				if m.state != runtime.Closed {
+					require.ErrorIs(rt, err, runtime.ErrOpen, "the admission that trips is refused")
+					return
+				}
+				require.NoError(rt, err)
+				held = append(held, &inflightCall{tok: tok, start: m.now, period: period})
+			},
+			"end": func(rt *rapid.T) {
+				if len(held) == 0 {
+					rt.Skip("nothing in flight")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(rt, "call")
+				c := held[i]
+				held = append(held[:i], held[i+1:]...)
+				o := rapid.SampledFrom([]runtime.Outcome{runtime.Success, runtime.Failure, runtime.Ignored}).Draw(rt, "outcome")
+				b.Record(c.tok, o, errors.New("upstream"))
+				if c.counted || o == runtime.Ignored {
+					return
+				}
+				ran := m.now.Sub(c.start)
+				if ran > limit {
+					o = runtime.Failure
+				}
+				if c.period != period {
+					if o == runtime.Failure {
+						failures++
+					}
+					return
+				}
+				if o == runtime.Failure {
+					reason := "upstream"
+					if ran > limit {
+						reason = fmt.Sprintf("call in flight %s > inflight=%s", ran, limit)
+					}
+					failed(reason)
+					return
+				}
+				if r := m.end(false, false); r != "" {
+					trip(r)
+				}
+			},
+			"advance": func(rt *rapid.T) {
+				advance(time.Duration(rapid.IntRange(1, 2000).Draw(rt, "ms")) * time.Millisecond)
+			},
+			"look": func(rt *rapid.T) {
+				_ = b.State()
+				overdue()
+			},
+			"": func(rt *rapid.T) {
+				st := b.Stats()
+				overdue() // Stats looks too
+				if m.state != runtime.Closed {
+					require.NotEqual(rt, runtime.Closed, st.State)
+				} else {
+					require.Equal(rt, runtime.Closed, st.State)
+					if cfg.WindowCalls > 0 {
+						calls, fails, _ := m.counts()
+						require.Equal(rt, calls, st.WindowCalls)
+						require.Equal(rt, fails, st.WindowFailures)
+					}
+					require.Equal(rt, m.consecutive, st.ConsecutiveFailures)
+				}
+				require.Equal(rt, len(held), st.InFlight, "calls in flight")
+				require.Equal(rt, failures, st.Failures, "failures")
+			},
+		})
+	})
+}
