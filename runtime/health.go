@@ -172,9 +172,12 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		return json.Marshal(plain(s))
 	}
 	// Fields of the outer struct hide the embedded ones of the same JSON
-	// name; a non-nil pointer is encoded even when it points to zero.
+	// name and come after them, so the window figures are grouped and
+	// "status" stays last; a non-nil pointer is encoded even when it
+	// points to zero.
 	out := struct {
 		plain
+		Window               string   `json:"window,omitempty"`
 		WindowCalls          *int     `json:"window_calls,omitempty"`
 		WindowFailures       *int     `json:"window_failures,omitempty"`
 		WindowSlow           *int     `json:"window_slow,omitempty"`
@@ -182,15 +185,17 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		FailureRateThreshold *float64 `json:"failure_rate_threshold,omitempty"`
 		SlowRate             *float64 `json:"slow_rate,omitempty"`
 		SlowRateThreshold    *float64 `json:"slow_rate_threshold,omitempty"`
+		SlowSeconds          float64  `json:"slow_seconds,omitempty"`
 		InFlight             *int     `json:"in_flight,omitempty"`
-	}{plain: plain(s)}
+		InFlightSeconds      float64  `json:"inflight_seconds,omitempty"`
+		Status               Level    `json:"status"`
+	}{plain: plain(s), Window: s.Window, SlowSeconds: s.SlowSeconds, InFlightSeconds: s.InFlightSeconds, Status: s.Status}
 	if s.Window != "" {
 		out.WindowCalls, out.WindowFailures, out.WindowSlow = &s.WindowCalls, &s.WindowFailures, &s.WindowSlow
 		out.FailureRate, out.FailureRateThreshold = &s.FailureRate, &s.FailureRateThreshold
-		out.SlowRate, out.SlowRateThreshold = &s.SlowRate, &s.SlowRateThreshold
-	}
-	if s.Window != "" && s.SlowRateThreshold == 0 && s.SlowRate == 0 {
-		out.SlowRate, out.SlowRateThreshold = nil, nil // no SlowCall
+		if s.SlowRateThreshold > 0 || s.SlowRate > 0 { // with SlowCall
+			out.SlowRate, out.SlowRateThreshold = &s.SlowRate, &s.SlowRateThreshold
+		}
 	}
 	if s.InFlightSeconds > 0 || s.Concurrency > 0 || s.InFlight != 0 {
 		out.InFlight = &s.InFlight
