@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -120,14 +121,18 @@ type window struct {
 	mu     sync.Mutex // guards everything below
 	period uint32     // the state period whose calls the window holds
 
-	// Count window: the last len(ring) outcomes; the next goes at next.
-	ring                  []uint8
-	next                  int
+	// The window's totals: of the ring, or of the buckets.
 	calls, failures, slow int
 
-	// Time window: bucket i holds the calls that ended in the epochs
-	// (now/width) congruent to i.
+	// Count window: the last len(ring) outcomes; the next goes at next.
+	ring []uint8
+	next int
+
+	// Time window: bucket i holds the calls that ended in the epoch
+	// (instant/width) congruent to i modulo windowBuckets, among the
+	// windowBuckets epochs up to epoch, the latest seen.
 	buckets [windowBuckets]bucket
+	epoch   int64
 
 	// The calls in flight, in admission order: a ring of len(track)
 	// entries (a power of two) holding the sequence numbers head..tail-1;
@@ -136,10 +141,7 @@ type window struct {
 	head, tail, checked uint64
 }
 
-type bucket struct {
-	epoch                 int64
-	calls, failures, slow int
-}
+type bucket struct{ calls, failures, slow int }
 
 // tracked is one timed call.
 type tracked struct {
@@ -176,6 +178,7 @@ func (w *window) resetLocked(p uint32) {
 	w.period = p
 	w.next, w.calls, w.failures, w.slow = 0, 0, 0, 0
 	w.buckets = [windowBuckets]bucket{}
+	w.epoch = math.MinInt64
 }
 
 // addLocked records one ended call with outcome bits at instant now (read
@@ -198,35 +201,53 @@ func (w *window) addLocked(bits uint8, now int64) {
 		}
 		return
 	}
+	w.rollLocked(now)
+	b := &w.buckets[bucketOf(w.epoch)]
+	b.calls++
+	b.failures += failed
+	b.slow += slow
+	w.calls++
+	w.failures += failed
+	w.slow += slow
+}
+
+// rollLocked moves a time window on to instant now: the buckets of the
+// epochs that ended more than windowBuckets-1 epochs ago are emptied. It
+// costs a division, and a loop only when a new epoch began.
+func (w *window) rollLocked(now int64) {
 	epoch := now / w.width
+	if epoch <= w.epoch {
+		return // the same epoch (or a clock that went back: count it in the latest)
+	}
+	from := epoch - windowBuckets + 1
+	if w.epoch >= from {
+		from = w.epoch + 1
+	}
+	for e := from; e <= epoch; e++ {
+		b := &w.buckets[bucketOf(e)]
+		w.calls -= b.calls
+		w.failures -= b.failures
+		w.slow -= b.slow
+		*b = bucket{}
+	}
+	w.epoch = epoch
+}
+
+func bucketOf(epoch int64) int {
 	i := epoch % windowBuckets
 	if i < 0 {
 		i += windowBuckets
 	}
-	b := &w.buckets[i]
-	if b.epoch != epoch || b.calls == 0 {
-		*b = bucket{epoch: epoch}
-	}
-	b.calls++
-	b.failures += failed
-	b.slow += slow
+	return int(i)
 }
 
 // totalsLocked returns the calls, failures and slow calls in the window at
 // instant now (read only by a time window).
 func (w *window) totalsLocked(now int64) (calls, failures, slow int) {
-	if w.width == 0 {
-		return w.calls, w.failures, w.slow
+	if w.width > 0 {
+		w.rollLocked(now)
 	}
-	epoch := now / w.width
-	for _, b := range w.buckets {
-		if b.calls > 0 && b.epoch <= epoch && b.epoch > epoch-windowBuckets {
-			calls += b.calls
-			failures += b.failures
-			slow += b.slow
-		}
-	}
-	return calls, failures, slow
+	return w.calls, w.failures, w.slow
 }
 
 // cleanLocked reports whether the window is a full count window with no
