@@ -587,3 +587,32 @@ func TestWindowsInASynctestBubble(t *testing.T) {
 		assert.Equal(t, uint64(3), b.Stats().Failures, "the hung call's success was ignored")
 	})
 }
+
+// TestCleanCountWindowRouteEntersFast: through the generated wrappers'
+// protocol, a clean count window admits on EnterFast and a dirty one
+// declines it.
+func TestCleanCountWindowRouteEntersFast(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "w", WindowCalls: 10}})
+	ctx := context.Background()
+	call := func(callErr error) {
+		c, ok := rt.EnterFast()
+		if !ok {
+			var err error
+			c, err = rt.Enter(ctx)
+			require.NoError(t, err)
+		}
+		c.Exit(ctx, &callErr)
+	}
+	_, ok := rt.EnterFast()
+	assert.False(t, ok, "an empty window records every call")
+	for range 10 {
+		call(nil)
+	}
+	_, ok = rt.EnterFast()
+	assert.True(t, ok, "a clean window takes the fast path")
+	call(errDown)
+	_, ok = rt.EnterFast()
+	assert.False(t, ok, "a failure dirties it")
+	assert.Equal(t, 1, rt.Breaker().Stats().WindowFailures)
+}
