@@ -43,7 +43,8 @@ type Config struct {
 	// Default "default".
 	Name string
 	// FailureThreshold is how many consecutive failures trip the breaker
-	// from CLOSED to OPEN. Default 5.
+	// from CLOSED to OPEN. Default 5 without a window; with one (WindowCalls
+	// or WindowPeriod), 0 means no threshold: only the window's rates trip.
 	FailureThreshold int
 	// ResetTimeout is how long OPEN lasts before a probe is allowed.
 	// Default 30s.
@@ -55,26 +56,42 @@ type Config struct {
 	// breaker. Default 1.
 	SuccessThreshold int
 
-	// WindowCalls (the last N calls, N >= 10) or WindowPeriod (the last D,
-	// D >= 1s, kept as ten buckets of D/10) turns on rate-based tripping;
-	// they are one setting, and a layer that sets either replaces the lower
+	// WindowCalls (the last N calls admitted in CLOSED, N >= 10) or
+	// WindowPeriod (the calls that ended in the last D, D >= 1s, kept as
+	// buckets of D/10 that roll lazily) turns on rate-based tripping; they
+	// are one setting, and a layer that sets either replaces the lower
 	// layer's window. With a window, FailureThreshold applies only when it
-	// is given explicitly. Default none.
+	// is given explicitly; either condition trips. The window is emptied at
+	// every transition. Default none. A smaller window is raised to the
+	// smallest (10 calls, 1s), a count window is capped at 1<<20 calls, and
+	// when both are set WindowCalls wins. A count window reads no clock; a
+	// time window reads it once as each call ends.
 	WindowCalls  int
 	WindowPeriod time.Duration
 	// FailureRate (0..1) trips the breaker when the window holds at least
-	// MinimumCalls ended calls and failures/calls reaches it. Default 0.5.
+	// MinimumCalls ended calls and failures/calls reaches it. Default 0.5,
+	// also for a value that is not above 0; above 1 means 1. Ignored
+	// without a window.
 	FailureRate float64
 	// MinimumCalls is how many calls the window must hold before a rate
-	// applies. Default 20, or WindowCalls when that is smaller.
+	// applies. Default 20; it is at most WindowCalls. Ignored without a
+	// window.
 	MinimumCalls int
-	// SlowCall makes a call that ends after this long a slow one, whatever
-	// its outcome; SlowRate (0..1, default 0.5) trips the breaker when
-	// slow/calls in the window reaches it. Default none.
+	// SlowCall makes a call that ends more than this long after its
+	// admission a slow one, whatever its outcome; SlowRate (0..1, default
+	// 0.5, with FailureRate's rules) trips the breaker when slow/calls in
+	// the window reaches it. Default none; ignored without a window. It
+	// reads the clock as each call is admitted and as it ends.
 	SlowCall time.Duration
 	SlowRate float64
-	// InFlight counts a call still running after this long as one failure
-	// at that moment; its later outcome is ignored. Default none.
+	// InFlight counts a call admitted in CLOSED that is still running more
+	// than this long after its admission as one failure, for
+	// FailureThreshold and the window: at the next admission or look at the
+	// state ([Breaker.State], Stats, Health), with no timer, or when it
+	// ends, whichever comes first. An admission that finds such a call
+	// counts it first, and is refused when that trips the breaker. Its
+	// later outcome is ignored. Default none; it works with or without a
+	// window and reads the clock as each call is admitted and as it ends.
 	InFlight time.Duration
 
 	// Concurrency is the most calls of this name in flight at once (a
@@ -91,7 +108,12 @@ func (c Config) withDefaults() Config {
 	if c.Name == "" {
 		c.Name = "default"
 	}
-	if c.FailureThreshold <= 0 {
+	c = c.windowDefaults()
+	switch {
+	case c.FailureThreshold > 0:
+	case c.windowed():
+		c.FailureThreshold = 0 // not given: the window's rates alone trip
+	default:
 		c.FailureThreshold = DefaultFailureThreshold
 	}
 	if c.ResetTimeout <= 0 {
@@ -172,6 +194,7 @@ type Breaker struct {
 	count  bool                  // exact call counting (WithCallCounts)
 	flags  uint64                // countFlag when count
 	stamps stamps                // the clock of lastFailure and lastSuccess
+	win    *window               // nil without a window, SlowCall or InFlight
 	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
@@ -211,13 +234,26 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	if b.count {
 		b.flags = countFlag
 	}
-	b.state.Store(periodOne | b.flags) // period 1: no admission word is 0
+	if cfg.windowed() || cfg.InFlight > 0 {
+		b.win = newWindow(&b.cfg)
+		b.win.resetLocked(1)
+	}
+	b.state.Store(periodOne | b.closedFlags()) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Ops: (*ops)(b)}
 	return b
+}
+
+// closedFlags returns the flags of a CLOSED state word that starts a
+// period: an empty window is not clean, so every call is recorded.
+func (b *Breaker) closedFlags() uint64 {
+	if b.win != nil {
+		return b.flags | windowFlag
+	}
+	return b.flags
 }
 
 func init() {
@@ -231,8 +267,9 @@ func (b *Breaker) Name() string { return b.cfg.Name }
 func (b *Breaker) Config() Config { return b.cfg }
 
 // State returns the current state. It also makes any move that is due (an
-// elapsed OPEN window, a probe slot past its deadline), so it never reports a
-// state that time has already ended.
+// elapsed OPEN window, a probe slot past its deadline, a call in flight
+// past [Config].InFlight), so it never reports a state that time has
+// already ended.
 func (b *Breaker) State() State {
 	b.advance()
 	return State(b.state.Load() & stateMask)
@@ -264,10 +301,18 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 	for {
 		switch State(s & stateMask) {
 		case Closed:
+			w := s
+			if b.win != nil && b.win.tracking {
+				var ok bool
+				if w, ok = b.admitTracked(s); !ok {
+					s = b.state.Load() // overdue calls were counted
+					continue
+				}
+			}
 			if b.count {
 				b.calls.Add(1)
 			}
-			return s, nil
+			return w, nil
 		case Open:
 			return 0, b.rejected()
 		}
@@ -381,9 +426,20 @@ func (b *Breaker) clearFails(w uint64) {
 
 // outcome counts outcome o of the call admitted as w.
 func (b *Breaker) outcome(w uint64, o Outcome, err error) {
-	if id := w & probeMask >> probeShift; id != 0 {
-		b.probeDone(w&^probeMask, id, o, err)
+	if State(w&stateMask) == HalfOpen {
+		b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
 		return
+	}
+	var (
+		bits uint8
+		now  int64
+		age  time.Duration // > 0: the call ran longer than InFlight
+	)
+	if b.win != nil && b.win.tracking && w&windowFlag != 0 {
+		var ok bool
+		if o, bits, now, age, ok = b.endTracked(w, o); !ok {
+			return // counted when found overdue, or forgotten
+		}
 	}
 	b.countOutcome(o)
 	switch o {
@@ -391,23 +447,44 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 		if uint32(b.fails.Load()) != 0 {
 			b.clearFails(w)
 		}
+		if b.win != nil {
+			b.record(w, bits, now)
+		}
 	case Failure:
+		b.closedFailure(w, err, age, bits|failedBit, now)
+	}
+}
+
+// closedFailure counts a failure of the CLOSED call admitted as w towards
+// the threshold and the window, at instant now (0 when not read): its
+// error is err, or it ran age (> 0) past InFlight; bits are its outcome
+// bits.
+func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uint8, now int64) {
+	if age == 0 {
 		if reason, d, ok := cooldown(err); ok {
 			b.trip(w, reason, d)
 			return
 		}
-		for {
-			f := b.fails.Load()
-			if period(f) != period(w) {
-				return // admitted in an older period
-			}
-			if b.fails.CompareAndSwap(f, f+1) {
-				if int(uint32(f))+1 == b.cfg.FailureThreshold {
-					b.trip(w, reasonOf(err), b.cfg.ResetTimeout)
+	}
+	for {
+		f := b.fails.Load()
+		if period(f) != period(w) {
+			return // admitted in an older period
+		}
+		if b.fails.CompareAndSwap(f, f+1) {
+			if int(uint32(f))+1 == b.cfg.FailureThreshold {
+				reason := reasonOf(err)
+				if age > 0 {
+					reason = overdueReason(age, b.cfg.InFlight)
 				}
+				b.trip(w, reason, b.cfg.ResetTimeout)
 				return
 			}
+			break
 		}
+	}
+	if b.win != nil {
+		b.record(w, bits, now)
 	}
 }
 
@@ -431,10 +508,11 @@ func (b *Breaker) countOutcome(o Outcome) {
 	}
 }
 
-// trip moves CLOSED state word s to OPEN for window.
-func (b *Breaker) trip(s uint64, reason string, window time.Duration) {
+// trip moves the breaker to OPEN for window if it is still in the CLOSED
+// period of admission w.
+func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
 	b.mu.Lock()
-	if b.state.Load() != s {
+	if s := b.state.Load(); period(s) != period(w) || State(s&stateMask) != Closed {
 		b.mu.Unlock()
 		return
 	}
@@ -550,10 +628,14 @@ func (b *Breaker) openElapsed(s uint64) {
 }
 
 // advance makes the moves that time has made due, for readers that must not
-// see a state that has already ended (a late timer, a stepped test clock).
+// see a state that has already ended (a late timer, a stepped test clock),
+// and in CLOSED counts the calls in flight past InFlight.
 func (b *Breaker) advance() {
 	s := b.state.Load()
 	if State(s&stateMask) == Closed {
+		if b.cfg.InFlight > 0 {
+			b.checkOverdue(s)
+		}
 		return
 	}
 	b.mu.Lock()
@@ -595,8 +677,16 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 // counts and arming the period's timer.
 func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
 	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
+	if to == Closed {
+		next |= b.closedFlags()
+	}
 	if period(next) == 0 { // wrapped: no admission word may be 0
 		next += periodOne
+	}
+	if b.win != nil {
+		b.win.mu.Lock()
+		b.win.resetLocked(period(next))
+		b.win.mu.Unlock()
 	}
 	b.fails.Store(next &^ 0xffffffff)
 	b.probes.Store(next &^ 0xffffffff)

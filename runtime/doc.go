@@ -26,6 +26,21 @@
 // re-raised. An error whose chain has RetryAfter() time.Duration returning
 // more than zero opens the breaker at once for that long (a 429 or a ban).
 //
+// # Trip conditions over a window
+//
+// Consecutive failures trip too often at high traffic and can miss an
+// outage whose failures interleave with successes. With a window
+// ([Config].WindowCalls, the last N calls; or WindowPeriod, the last D) a
+// breaker trips when the window holds at least MinimumCalls calls and the
+// failure rate reaches FailureRate, or the share of slow calls (longer
+// than SlowCall) reaches SlowRate; FailureThreshold then applies only when
+// given. [Config].InFlight counts a call still running after that long as a
+// failure, checked at admissions and looks at the state, without timers.
+// The reasons say what tripped: "failure rate 62% (31 of 50 calls in
+// 1m0s) >= 50%". A count window costs a CLOSED success nothing while it
+// holds no failure; a time window, SlowCall and InFlight read the clock on
+// every call. [Stats] shows the window's figures.
+//
 // # Calling through a breaker
 //
 // Hand-written code calls [Breaker.Do], or takes the same two steps

@@ -32,8 +32,20 @@ func (b *Breaker) SetPeriod(p uint32) {
 	w := uint64(p)<<32 | b.state.Load()&0xffffffff
 	b.fails.Store(w &^ 0xffffffff)
 	b.probes.Store(w &^ 0xffffffff)
+	if b.win != nil {
+		b.win.mu.Lock()
+		b.win.resetLocked(p)
+		b.win.mu.Unlock()
+	}
 	b.state.Store(w)
 }
+
+// WindowFlagSet reports whether b's state word sends calls through the
+// window's slow path.
+func (b *Breaker) WindowFlagSet() bool { return b.state.Load()&windowFlag != 0 }
+
+// MaxTracked is how many calls in flight a breaker times at most.
+const MaxTracked = maxTracked
 
 // AnchorSkew is how much earlier than the instant it records a time read
 // back with the real clock may be (see stamps).

@@ -1,6 +1,9 @@
 package runtime
 
-import "time"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Level is a health level: "ok", "degraded" or "down".
 type Level string
@@ -21,7 +24,8 @@ type Stats struct {
 	State State  `json:"state"`
 
 	// FailureThreshold and ResetSeconds are the breaker's settings, to put
-	// the counters in context ("2/5 consecutive failures").
+	// the counters in context ("2/5 consecutive failures"); a
+	// FailureThreshold of 0 means none (a window's rates alone trip).
 	FailureThreshold int     `json:"failure_threshold"`
 	ResetSeconds     float64 `json:"reset_seconds"`
 
@@ -79,7 +83,15 @@ type Stats struct {
 
 	// Window names the breaker's window ("100 calls" or "1m0s") when it has
 	// one (Config.WindowCalls or WindowPeriod); the window figures after it
-	// are in the JSON only then. Rates are fractions, 0..1.
+	// are in the JSON only then, and then always, zeros included. The
+	// window holds calls admitted in CLOSED since the last transition:
+	// WindowCalls ended calls, WindowFailures of them failures and
+	// WindowSlow slow ones. Rates are fractions, 0..1: FailureRate is
+	// WindowFailures/WindowCalls (0 for an empty window), SlowRate
+	// WindowSlow/WindowCalls, each beside the threshold that trips the
+	// breaker once the window holds Config.MinimumCalls calls
+	// (SlowRateThreshold is 0 without Config.SlowCall). SlowSeconds is
+	// Config.SlowCall.
 	Window               string  `json:"window,omitempty"`
 	WindowCalls          int     `json:"window_calls,omitempty"`
 	WindowFailures       int     `json:"window_failures,omitempty"`
@@ -88,13 +100,18 @@ type Stats struct {
 	FailureRateThreshold float64 `json:"failure_rate_threshold,omitempty"`
 	SlowRate             float64 `json:"slow_rate,omitempty"`
 	SlowRateThreshold    float64 `json:"slow_rate_threshold,omitempty"`
+	SlowSeconds          float64 `json:"slow_seconds,omitempty"`
 
 	// InFlight is how many calls are in flight, when the breaker keeps
-	// count (Config.Concurrency or Config.InFlight); Concurrency is the
-	// limit. ThrottleProbability is the adaptive throttle's current
+	// count (Config.Concurrency or Config.InFlight; then it is in the JSON
+	// also at zero); Concurrency is the limit. InFlightSeconds is
+	// Config.InFlight: with it, InFlight counts the calls admitted in
+	// CLOSED that have not ended, those already counted as overdue
+	// included. ThrottleProbability is the adaptive throttle's current
 	// refusal probability (Config.Throttle). Throttled and BulkheadFull
 	// count the calls refused with ErrThrottled and ErrBulkheadFull.
 	InFlight            int     `json:"in_flight,omitempty"`
+	InFlightSeconds     float64 `json:"inflight_seconds,omitempty"`
 	Concurrency         int     `json:"concurrency,omitempty"`
 	ThrottleProbability float64 `json:"throttle_probability,omitempty"`
 	Throttled           uint64  `json:"throttled,omitempty"`
@@ -154,7 +171,50 @@ func (b *Breaker) Stats() Stats {
 	}
 	st.LastFailure = b.stamps.time(b.lastFailure.Load())
 	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
+	b.windowStats(&st)
 	return st
+}
+
+// MarshalJSON encodes s with the field names of its tags, leaving out the
+// fields whose tag says omitempty or omitzero while they are zero, except
+// the window figures when s has a window (Window is set) and in_flight when
+// the breaker counts calls in flight (InFlightSeconds or Concurrency is
+// set): those are always there.
+func (s Stats) MarshalJSON() ([]byte, error) {
+	type plain Stats // the fields and tags of Stats, without this method
+	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 {
+		return json.Marshal(plain(s))
+	}
+	// Fields of the outer struct hide the embedded ones of the same JSON
+	// name and come after them, so the window figures are grouped and
+	// "status" stays last; a non-nil pointer is encoded even when it
+	// points to zero.
+	out := struct {
+		plain
+		Window               string   `json:"window,omitempty"`
+		WindowCalls          *int     `json:"window_calls,omitempty"`
+		WindowFailures       *int     `json:"window_failures,omitempty"`
+		WindowSlow           *int     `json:"window_slow,omitempty"`
+		FailureRate          *float64 `json:"failure_rate,omitempty"`
+		FailureRateThreshold *float64 `json:"failure_rate_threshold,omitempty"`
+		SlowRate             *float64 `json:"slow_rate,omitempty"`
+		SlowRateThreshold    *float64 `json:"slow_rate_threshold,omitempty"`
+		SlowSeconds          float64  `json:"slow_seconds,omitempty"`
+		InFlight             *int     `json:"in_flight,omitempty"`
+		InFlightSeconds      float64  `json:"inflight_seconds,omitempty"`
+		Status               Level    `json:"status"`
+	}{plain: plain(s), Window: s.Window, SlowSeconds: s.SlowSeconds, InFlightSeconds: s.InFlightSeconds, Status: s.Status}
+	if s.Window != "" {
+		out.WindowCalls, out.WindowFailures, out.WindowSlow = &s.WindowCalls, &s.WindowFailures, &s.WindowSlow
+		out.FailureRate, out.FailureRateThreshold = &s.FailureRate, &s.FailureRateThreshold
+		if s.SlowRateThreshold > 0 || s.SlowRate > 0 { // with SlowCall
+			out.SlowRate, out.SlowRateThreshold = &s.SlowRate, &s.SlowRateThreshold
+		}
+	}
+	if s.InFlightSeconds > 0 || s.Concurrency > 0 || s.InFlight != 0 {
+		out.InFlight = &s.InFlight
+	}
+	return json.Marshal(out)
 }
 
 // Health is the health of every breaker of a registry. It marshals to JSON

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -258,6 +262,344 @@ func TestBreakerMatchesModel(t *testing.T) {
 						rt.Fatalf("probe deadline %v beyond the window from %v", last, m.now)
 					}
 				}
+			},
+		})
+	})
+}
+
+// windowModel is the reference for trip conditions over a window: every
+// ended call of the current CLOSED period kept in a list, and the rules of
+// SPEC §8 in integer arithmetic.
+type windowModel struct {
+	cfg              runtime.Config
+	failPct, slowPct int // the rates, in whole percent
+	state            runtime.State
+	calls            []windowCall // ended calls of the current CLOSED period
+	consecutive      int
+	now              time.Time
+}
+
+type windowCall struct {
+	end          time.Time
+	failed, slow bool
+}
+
+// held returns the calls the window holds at the model's now: the last
+// WindowCalls, or those that ended in the current bucket of D/10 or the ten
+// before it.
+func (m *windowModel) held() []windowCall {
+	if n := m.cfg.WindowCalls; n > 0 {
+		return m.calls[max(len(m.calls)-n, 0):]
+	}
+	width := int64(m.cfg.WindowPeriod / 10)
+	now := m.now.UnixNano() / width
+	var out []windowCall
+	for _, c := range m.calls {
+		if c.end.UnixNano()/width > now-11 {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func (m *windowModel) counts() (calls, failures, slow int) {
+	for _, c := range m.held() {
+		calls++
+		if c.failed {
+			failures++
+		}
+		if c.slow {
+			slow++
+		}
+	}
+	return calls, failures, slow
+}
+
+// end counts an ended call and returns the reason of the trip it causes,
+// or "".
+func (m *windowModel) end(failed, slow bool) string {
+	if failed {
+		m.consecutive++
+	} else {
+		m.consecutive = 0
+	}
+	m.calls = append(m.calls, windowCall{end: m.now, failed: failed, slow: slow})
+	if failed && m.consecutive == m.cfg.FailureThreshold {
+		return "upstream"
+	}
+	calls, failures, slowCalls := m.counts()
+	span := fmt.Sprintf("the last %d calls", calls)
+	if m.cfg.WindowPeriod > 0 {
+		span = fmt.Sprintf("%d calls in %s", calls, m.cfg.WindowPeriod)
+	}
+	switch {
+	case calls < m.cfg.MinimumCalls:
+		return ""
+	case failures*100 >= m.failPct*calls:
+		return fmt.Sprintf("failure rate %s (%d of %s) >= %d%%", pct(failures, calls), failures, span, m.failPct)
+	case m.cfg.SlowCall > 0 && slowCalls*100 >= m.slowPct*calls:
+		return fmt.Sprintf("slow calls %s (%d of %d over %s) >= %d%%", pct(slowCalls, calls), slowCalls, calls, m.cfg.SlowCall, m.slowPct)
+	}
+	return ""
+}
+
+func pct(n, of int) string {
+	s := strconv.FormatFloat(float64(n)*100/float64(of), 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0") + "%"
+}
+
+// TestWindowMatchesModel drives random seeded streams of calls (successes,
+// failures, ignored calls, slow or not) and time passing through breakers
+// with random windows, against windowModel: the breaker trips exactly when
+// the model does (so never below the minimum), with the model's reason,
+// and its window figures and rates are the model's at every step.
+func TestWindowMatchesModel(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		_ = f.Value.Set("1000")
+		defer func() { _ = f.Value.Set(f.DefValue) }()
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		m := &windowModel{now: t0}
+		m.failPct = rapid.IntRange(1, 100).Draw(rt, "failrate")
+		cfg := runtime.Config{
+			Name:         "w",
+			ResetTimeout: time.Second,
+			FailureRate:  float64(m.failPct) / 100,
+		}
+		if rapid.Bool().Draw(rt, "count") {
+			cfg.WindowCalls = rapid.IntRange(10, 30).Draw(rt, "calls")
+			cfg.MinimumCalls = rapid.IntRange(1, cfg.WindowCalls).Draw(rt, "minimum")
+		} else {
+			cfg.WindowPeriod = time.Duration(rapid.IntRange(1, 20).Draw(rt, "seconds")) * time.Second
+			cfg.MinimumCalls = rapid.IntRange(1, 40).Draw(rt, "minimum")
+		}
+		if rapid.Bool().Draw(rt, "slow") {
+			cfg.SlowCall = time.Duration(rapid.IntRange(1, 3000).Draw(rt, "slowms")) * time.Millisecond
+			m.slowPct = rapid.IntRange(1, 100).Draw(rt, "slowrate")
+			cfg.SlowRate = float64(m.slowPct) / 100
+		}
+		cfg.FailureThreshold = rapid.SampledFrom([]int{0, 0, 1, 3, 6}).Draw(rt, "threshold")
+		m.cfg = cfg
+		clk := newFakeClock()
+		reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+		b := reg.Breaker(cfg)
+		ctx := context.Background()
+		advance := func(d time.Duration) {
+			clk.Advance(d)
+			m.now = m.now.Add(d)
+		}
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"call": func(rt *rapid.T) {
+				if m.state == runtime.Open { // recover: the window, then a probe
+					advance(cfg.ResetTimeout)
+					require.NoError(rt, b.Do(ctx, func(context.Context) error { return nil }))
+					m.state, m.calls, m.consecutive = runtime.Closed, nil, 0
+				}
+				o := rapid.SampledFrom([]runtime.Outcome{runtime.Success, runtime.Failure, runtime.Ignored}).Draw(rt, "outcome")
+				d := time.Duration(rapid.IntRange(0, 4000).Draw(rt, "ms")) * time.Millisecond
+				tok, err := b.Acquire(ctx)
+				require.NoError(rt, err, "the model is CLOSED")
+				advance(d)
+				b.Record(tok, o, errors.New("upstream"))
+				if o == runtime.Ignored {
+					return
+				}
+				if reason := m.end(o == runtime.Failure, cfg.SlowCall > 0 && d > cfg.SlowCall); reason != "" {
+					m.state, m.calls, m.consecutive = runtime.Open, nil, 0
+					evs := reg.Events(1)
+					require.NotEmpty(rt, evs, "the model tripped: %s", reason)
+					require.Equal(rt, reason, evs[0].Reason)
+				}
+			},
+			"advance": func(rt *rapid.T) {
+				advance(time.Duration(rapid.IntRange(1, 3000).Draw(rt, "ms")) * time.Millisecond)
+			},
+			"": func(rt *rapid.T) {
+				st := b.Stats()
+				if m.state != runtime.Closed { // OPEN, or HALF_OPEN once the open window ran out
+					require.NotEqual(rt, runtime.Closed, st.State)
+					require.Zero(rt, st.WindowCalls, "the window is emptied at every transition")
+					return
+				}
+				require.Equal(rt, runtime.Closed, st.State)
+				calls, failures, slow := m.counts()
+				require.Equal(rt, calls, st.WindowCalls, "window calls")
+				require.Equal(rt, failures, st.WindowFailures, "window failures")
+				require.Equal(rt, slow, st.WindowSlow, "window slow calls")
+				if calls > 0 {
+					require.Equal(rt, float64(failures)/float64(calls), st.FailureRate)
+					require.Equal(rt, float64(slow)/float64(calls), st.SlowRate)
+				}
+			},
+		})
+	})
+}
+
+// inflightCall is a call the inflight model holds.
+type inflightCall struct {
+	tok     runtime.Token
+	start   time.Time
+	period  int
+	counted bool // found overdue: its outcome is ignored
+}
+
+// TestInFlightMatchesModel drives random seeded streams of calls that start
+// and end out of order, time passing and looks at the state through a
+// breaker with InFlight (and sometimes a count window) against a model
+// that keeps every call in flight: overdue calls count once as failures,
+// at the admission or look that finds them or when they end, and the
+// breaker trips exactly when the model says, with its reason.
+func TestInFlightMatchesModel(t *testing.T) {
+	if f := flag.Lookup("rapid.checks"); f != nil && f.Value.String() == f.DefValue {
+		_ = f.Value.Set("1000")
+		defer func() { _ = f.Value.Set(f.DefValue) }()
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		limit := time.Duration(rapid.IntRange(1, 5).Draw(rt, "inflight")) * time.Second
+		cfg := runtime.Config{Name: "i", ResetTimeout: time.Second, InFlight: limit}
+		m := &windowModel{now: t0}
+		if rapid.Bool().Draw(rt, "window") {
+			cfg.WindowCalls = rapid.IntRange(10, 20).Draw(rt, "calls")
+			cfg.MinimumCalls = rapid.IntRange(1, 10).Draw(rt, "minimum")
+			m.failPct = rapid.IntRange(1, 100).Draw(rt, "failrate")
+			cfg.FailureRate = float64(m.failPct) / 100
+			cfg.FailureThreshold = rapid.SampledFrom([]int{0, 2, 4}).Draw(rt, "threshold")
+		} else {
+			cfg.FailureThreshold = rapid.IntRange(1, 4).Draw(rt, "threshold")
+			m.failPct = 101 // no window: no rate trips
+			cfg.MinimumCalls = 1 << 30
+		}
+		m.cfg = cfg
+		if cfg.WindowCalls == 0 {
+			m.cfg.WindowCalls = 1 << 30 // the model's list holds every call
+		}
+		clk := newFakeClock()
+		reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+		b := reg.Breaker(cfg)
+		ctx := context.Background()
+		period, failures := 1, uint64(0)
+		var held []*inflightCall
+		advance := func(d time.Duration) {
+			clk.Advance(d)
+			m.now = m.now.Add(d)
+		}
+		trip := func(reason string) {
+			m.state, m.calls, m.consecutive = runtime.Open, nil, 0
+			period++
+			evs := reg.Events(1)
+			require.NotEmpty(rt, evs)
+			require.Equal(rt, reason, evs[0].Reason)
+		}
+		// failed counts one failure of the current period; it reports
+		// whether it tripped the breaker.
+		failed := func(reason string) bool {
+			failures++
+			if m.state != runtime.Closed {
+				return false
+			}
+			if r := m.end(true, false); r != "" {
+				if r == "upstream" {
+					r = reason
+				}
+				trip(r)
+				return true
+			}
+			return false
+		}
+		// overdue counts the calls of the current period found overdue, as
+		// the breaker does at an admission or a look.
+		overdue := func() {
+			var found []*inflightCall
+			for _, c := range held {
+				if !c.counted && c.period == period && m.now.Sub(c.start) > limit {
+					found = append(found, c)
+				}
+			}
+			if len(found) == 0 || m.state != runtime.Closed {
+				return
+			}
+			reason := fmt.Sprintf("call in flight %s > inflight=%s", m.now.Sub(found[0].start), limit)
+			for _, c := range found {
+				c.counted = true
+				failed(reason)
+			}
+		}
+
+		rt.Repeat(map[string]func(*rapid.T){
+			"start": func(rt *rapid.T) {
+				if m.state != runtime.Closed { // recover: the window, then a probe
+					advance(cfg.ResetTimeout)
+					require.NoError(rt, b.Do(ctx, func(context.Context) error { return nil }))
+					m.state, m.calls, m.consecutive = runtime.Closed, nil, 0
+					period++
+				}
+				tok, err := b.Acquire(ctx)
+				overdue()
+				if m.state != runtime.Closed {
+					require.ErrorIs(rt, err, runtime.ErrOpen, "the admission that trips is refused")
+					return
+				}
+				require.NoError(rt, err)
+				held = append(held, &inflightCall{tok: tok, start: m.now, period: period})
+			},
+			"end": func(rt *rapid.T) {
+				if len(held) == 0 {
+					rt.Skip("nothing in flight")
+				}
+				i := rapid.IntRange(0, len(held)-1).Draw(rt, "call")
+				c := held[i]
+				held = append(held[:i], held[i+1:]...)
+				o := rapid.SampledFrom([]runtime.Outcome{runtime.Success, runtime.Failure, runtime.Ignored}).Draw(rt, "outcome")
+				b.Record(c.tok, o, errors.New("upstream"))
+				if c.counted || o == runtime.Ignored {
+					return
+				}
+				ran := m.now.Sub(c.start)
+				if ran > limit {
+					o = runtime.Failure
+				}
+				if c.period != period {
+					if o == runtime.Failure {
+						failures++
+					}
+					return
+				}
+				if o == runtime.Failure {
+					reason := "upstream"
+					if ran > limit {
+						reason = fmt.Sprintf("call in flight %s > inflight=%s", ran, limit)
+					}
+					failed(reason)
+					return
+				}
+				if r := m.end(false, false); r != "" {
+					trip(r)
+				}
+			},
+			"advance": func(rt *rapid.T) {
+				advance(time.Duration(rapid.IntRange(1, 2000).Draw(rt, "ms")) * time.Millisecond)
+			},
+			"look": func(rt *rapid.T) {
+				_ = b.State()
+				overdue()
+			},
+			"": func(rt *rapid.T) {
+				st := b.Stats()
+				overdue() // Stats looks too
+				if m.state != runtime.Closed {
+					require.NotEqual(rt, runtime.Closed, st.State)
+				} else {
+					require.Equal(rt, runtime.Closed, st.State)
+					if cfg.WindowCalls > 0 {
+						calls, fails, _ := m.counts()
+						require.Equal(rt, calls, st.WindowCalls)
+						require.Equal(rt, fails, st.WindowFailures)
+					}
+					require.Equal(rt, m.consecutive, st.ConsecutiveFailures)
+				}
+				require.Equal(rt, len(held), st.InFlight, "calls in flight")
+				require.Equal(rt, failures, st.Failures, "failures")
 			},
 		})
 	})

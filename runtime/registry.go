@@ -170,6 +170,11 @@ func Default() *Registry { return defaultRegistry() }
 // with a different one gets the existing breaker and logs a warning once per
 // differing configuration.
 func (r *Registry) Breaker(cfg Config) *Breaker {
+	if cfg.Name == "" {
+		cfg.Name = "default"
+	}
+	// Defaults come after the run-time layers: with a window, a
+	// FailureThreshold that no layer gives means none.
 	cfg = r.settle(cfg).withDefaults()
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]

@@ -20,15 +20,19 @@ import (
 // transition and reset) in its high 32 bits, and the counting flag and the
 // state in its low bits, so that the hot paths decide with one load and one
 // test that a call is a plain CLOSED one (word&FastMask == 0). An admission
-// is the state word it was admitted in, plus the probe's id in bits 5-31
-// for HALF_OPEN probes. The fails and probes words carry the period in
-// their high 32 bits too, so that an outcome from an older period never
-// counts.
+// is the state word it was admitted in, plus, in bits 5-31, the probe's id
+// for HALF_OPEN probes, or the tracking id of a CLOSED call that the
+// breaker times (Config.SlowCall, Config.InFlight). The fails and probes
+// words carry the period in their high 32 bits too, so that an outcome
+// from an older period never counts.
 //
-// WindowFlag marks a breaker whose calls must be recorded one by one (a
-// window that is not clean, slow or in-flight tracking; issue 14), LoadFlag
-// one whose calls take a bulkhead slot or feed a throttle (issue 15): either
-// sends every call off the fast path.
+// WindowFlag, only ever set in a CLOSED word, marks a breaker whose calls
+// must be recorded one by one (a window that is not clean, slow or
+// in-flight timing; issue 14): runtime sets and clears it within a period
+// (a compare-and-swap), so code that compares an admission with the state
+// word compares periods. LoadFlag marks one whose calls take a bulkhead
+// slot or feed a throttle (issue 15). Either sends every call off the fast
+// path.
 const (
 	StateMask  = 3
 	CountFlag  = 4

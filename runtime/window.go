@@ -1,0 +1,539 @@
+package runtime
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// Trip conditions over a window (SPEC §8): a failure rate and a slow-call
+// rate over the last N calls or the last D, and calls that stay in flight
+// too long.
+//
+// Cost. A count window reads no clock. While it is full and holds no
+// failure (it is "clean") the state word's WindowFlag is clear and a success
+// takes the plain CLOSED path: it cannot change a clean full window, so it
+// is not recorded, and the path takes no lock, allocates nothing and
+// scales across cores. A failure sets the flag, and from then on every call
+// is recorded, under the window's lock, until N successes in a row have
+// pushed the last failure out. A time window records every call: it takes
+// the lock and reads the clock once when a call ends. SlowCall and InFlight
+// time every call: they take the lock and read the clock when the call is
+// admitted and again when it ends.
+//
+// Accuracy under concurrency. A call admitted while the count window was
+// clean and ending just after a failure made it dirty is not recorded: the
+// window then under-counts successes by the calls in flight at that moment,
+// for one window's length at most. Sequential calls are counted exactly.
+
+const (
+	minWindowCalls      = 10
+	maxWindowCalls      = 1 << 20
+	minWindowPeriod     = time.Second
+	defaultMinimumCalls = 20
+	defaultRate         = 0.5
+
+	// windowBuckets is how many buckets of D/10 a time window sums: the
+	// current one and the ten before it, so that an ended call is
+	// forgotten between D and D + D/10 after it ended.
+	windowBuckets = 11
+
+	// maxTracked is how many calls in flight a breaker times at most
+	// (SlowCall, InFlight). Past it, the oldest is forgotten: its outcome
+	// is then ignored.
+	maxTracked = 1 << 16
+
+	windowFlag = core.WindowFlag
+	idMask     = probeMask >> probeShift // the tracking id of a CLOSED admission
+)
+
+// windowed reports whether c turns on rate-based tripping.
+func (c Config) windowed() bool { return c.WindowCalls > 0 || c.WindowPeriod > 0 }
+
+// windowDefaults applies the rules of the window settings to c (see
+// [Config]): a window below the smallest is raised to it, a count window
+// beats a time window when both are set, the rates and the minimum take
+// their defaults, and the settings that need a window are cleared without
+// one.
+func (c Config) windowDefaults() Config {
+	c.WindowCalls = max(c.WindowCalls, 0)
+	c.WindowPeriod = max(c.WindowPeriod, 0)
+	c.InFlight = max(c.InFlight, 0)
+	switch {
+	case c.WindowCalls > 0:
+		c.WindowCalls = min(max(c.WindowCalls, minWindowCalls), maxWindowCalls)
+		c.WindowPeriod = 0
+	case c.WindowPeriod > 0:
+		c.WindowPeriod = max(c.WindowPeriod, minWindowPeriod)
+	default:
+		c.FailureRate, c.MinimumCalls, c.SlowCall, c.SlowRate = 0, 0, 0, 0
+		return c
+	}
+	c.FailureRate = rateOrDefault(c.FailureRate)
+	if c.MinimumCalls <= 0 {
+		c.MinimumCalls = defaultMinimumCalls
+	}
+	if c.WindowCalls > 0 {
+		c.MinimumCalls = min(c.MinimumCalls, c.WindowCalls)
+	}
+	c.SlowCall = max(c.SlowCall, 0)
+	if c.SlowCall > 0 {
+		c.SlowRate = rateOrDefault(c.SlowRate)
+	} else {
+		c.SlowRate = 0
+	}
+	return c
+}
+
+// rateOrDefault returns r, or the default 0.5 for zero, a negative number
+// or NaN, or 1 for more than 1.
+func rateOrDefault(r float64) float64 {
+	switch {
+	case !(r > 0):
+		return defaultRate
+	case r > 1:
+		return 1
+	}
+	return r
+}
+
+// The outcome bits a window keeps per call.
+const (
+	failedBit uint8 = 1
+	slowBit   uint8 = 2
+)
+
+// window is what a breaker with a window, SlowCall or InFlight keeps: the
+// outcomes of the calls admitted in CLOSED in the current state period, and
+// the calls in flight being timed. It is created with the breaker and never
+// replaced.
+type window struct {
+	cfg       *Config
+	counting  bool  // a count or time window
+	width     int64 // time window: nanoseconds per bucket; 0 for a count window
+	tracking  bool  // SlowCall or InFlight: every call is timed
+	cleanable bool  // a count window without timing: a clean one needs no record
+
+	mu     sync.Mutex // guards everything below
+	period uint32     // the state period whose calls the window holds
+
+	// The window's totals: of the ring, or of the buckets.
+	calls, failures, slow int
+
+	// Count window: the last len(ring) outcomes; the next goes at next.
+	ring []uint8
+	next int
+
+	// Time window: bucket i holds the calls that ended in the epoch
+	// (instant/width) congruent to i modulo windowBuckets, among the
+	// windowBuckets epochs up to epoch, the latest seen.
+	buckets [windowBuckets]bucket
+	epoch   int64
+
+	// The calls in flight, in admission order: a ring of len(track)
+	// entries (a power of two) holding the sequence numbers head..tail-1;
+	// the entries before checked have been looked at for being overdue.
+	track               []tracked
+	head, tail, checked uint64
+}
+
+type bucket struct{ calls, failures, slow int }
+
+// tracked is one timed call.
+type tracked struct {
+	start  int64 // a stamp (see stamps)
+	period uint32
+	state  uint8
+}
+
+// The states of a tracked call.
+const (
+	live    uint8 = iota // in flight
+	counted              // in flight, counted as an overdue failure
+	done                 // ended
+)
+
+func newWindow(cfg *Config) *window {
+	w := &window{cfg: cfg, counting: cfg.windowed(), tracking: cfg.SlowCall > 0 || cfg.InFlight > 0}
+	switch {
+	case cfg.WindowCalls > 0:
+		w.ring = make([]uint8, cfg.WindowCalls)
+		w.cleanable = !w.tracking
+	case cfg.WindowPeriod > 0:
+		w.width = max(int64(cfg.WindowPeriod/10), 1)
+	}
+	if w.tracking {
+		w.track = make([]tracked, 64)
+	}
+	return w
+}
+
+// resetLocked empties the window for state period p. Tracked calls stay:
+// those of older periods end as usual, and their outcomes are ignored.
+func (w *window) resetLocked(p uint32) {
+	w.period = p
+	w.next, w.calls, w.failures, w.slow = 0, 0, 0, 0
+	w.buckets = [windowBuckets]bucket{}
+	w.epoch = math.MinInt64
+}
+
+// addLocked records one ended call with outcome bits at instant now (read
+// only by a time window).
+func (w *window) addLocked(bits uint8, now int64) {
+	failed, slow := int(bits&failedBit), int(bits&slowBit>>1)
+	if w.width == 0 {
+		if w.calls == len(w.ring) {
+			old := w.ring[w.next]
+			w.failures -= int(old & failedBit)
+			w.slow -= int(old & slowBit >> 1)
+		} else {
+			w.calls++
+		}
+		w.ring[w.next] = bits
+		w.failures += failed
+		w.slow += slow
+		if w.next++; w.next == len(w.ring) {
+			w.next = 0
+		}
+		return
+	}
+	w.rollLocked(now)
+	b := &w.buckets[bucketOf(w.epoch)]
+	b.calls++
+	b.failures += failed
+	b.slow += slow
+	w.calls++
+	w.failures += failed
+	w.slow += slow
+}
+
+// rollLocked moves a time window on to instant now: the buckets of the
+// epochs that ended more than windowBuckets-1 epochs ago are emptied. It
+// costs a division, and a loop only when a new epoch began.
+func (w *window) rollLocked(now int64) {
+	epoch := now / w.width
+	if epoch <= w.epoch {
+		return // the same epoch (or a clock that went back: count it in the latest)
+	}
+	from := epoch - windowBuckets + 1
+	if w.epoch >= from {
+		from = w.epoch + 1
+	}
+	for e := from; e <= epoch; e++ {
+		b := &w.buckets[bucketOf(e)]
+		w.calls -= b.calls
+		w.failures -= b.failures
+		w.slow -= b.slow
+		*b = bucket{}
+	}
+	w.epoch = epoch
+}
+
+func bucketOf(epoch int64) int {
+	i := epoch % windowBuckets
+	if i < 0 {
+		i += windowBuckets
+	}
+	return int(i)
+}
+
+// totalsLocked returns the calls, failures and slow calls in the window at
+// instant now (read only by a time window).
+func (w *window) totalsLocked(now int64) (calls, failures, slow int) {
+	if w.width > 0 {
+		w.rollLocked(now)
+	}
+	return w.calls, w.failures, w.slow
+}
+
+// cleanLocked reports whether the window is a full count window with no
+// failure and no slow call: a success cannot change it.
+func (w *window) cleanLocked() bool {
+	return w.cleanable && w.calls == len(w.ring) && w.failures == 0 && w.slow == 0
+}
+
+// tripLocked returns the reason to trip when the window's rates reach
+// their thresholds, or "".
+func (w *window) tripLocked(now int64) string {
+	calls, failures, slow := w.totalsLocked(now)
+	if calls == 0 || calls < w.cfg.MinimumCalls {
+		return ""
+	}
+	if rate := float64(failures) / float64(calls); rate >= w.cfg.FailureRate {
+		return fmt.Sprintf("failure rate %s (%d of %s) >= %s", percent(rate), failures, w.span(calls), percent(w.cfg.FailureRate))
+	}
+	if w.cfg.SlowCall > 0 {
+		if rate := float64(slow) / float64(calls); rate >= w.cfg.SlowRate {
+			return fmt.Sprintf("slow calls %s (%d of %d over %s) >= %s", percent(rate), slow, calls, w.cfg.SlowCall, percent(w.cfg.SlowRate))
+		}
+	}
+	return ""
+}
+
+// span says which calls a window holds: "50 calls in 1m0s" or "the last 50
+// calls".
+func (w *window) span(calls int) string {
+	if w.width == 0 {
+		return "the last " + strconv.Itoa(calls) + " calls"
+	}
+	return strconv.Itoa(calls) + " calls in " + w.cfg.WindowPeriod.String()
+}
+
+// name is the window as Stats shows it: "100 calls" or "1m0s".
+func (w *window) name() string {
+	if w.width == 0 {
+		return strconv.Itoa(len(w.ring)) + " calls"
+	}
+	return w.cfg.WindowPeriod.String()
+}
+
+// percent formats a fraction as a percentage with at most one decimal:
+// "62%", "66.7%".
+func percent(f float64) string {
+	s := strconv.FormatFloat(f*100, 'f', 1, 64)
+	if len(s) > 2 && s[len(s)-2:] == ".0" {
+		s = s[:len(s)-2]
+	}
+	return s + "%"
+}
+
+// pushLocked starts timing a call admitted at instant now in state period
+// p and returns its tracking id.
+func (w *window) pushLocked(now int64, p uint32) uint64 {
+	if n := w.tail - w.head; n == uint64(len(w.track)) {
+		if n < maxTracked {
+			w.growLocked()
+		} else {
+			w.head++ // forget the oldest: its outcome will be ignored
+			w.checked = max(w.checked, w.head)
+		}
+	}
+	w.track[w.tail&uint64(len(w.track)-1)] = tracked{start: now, period: p, state: live}
+	id := w.tail & idMask
+	w.tail++
+	return id
+}
+
+func (w *window) growLocked() {
+	bigger := make([]tracked, 2*len(w.track))
+	for s := w.head; s != w.tail; s++ {
+		bigger[s&uint64(len(bigger)-1)] = w.track[s&uint64(len(w.track)-1)]
+	}
+	w.track = bigger
+}
+
+// findLocked returns the timed call with tracking id id, or nil when it
+// was forgotten.
+func (w *window) findLocked(id uint64) *tracked {
+	off := (id - w.head) & idMask
+	if off >= w.tail-w.head {
+		return nil
+	}
+	return &w.track[(w.head+off)&uint64(len(w.track)-1)]
+}
+
+// endLocked ends the timed call with tracking id id. It returns the call's
+// start, and ok false when its outcome must be ignored: it was already
+// counted as overdue, or forgotten.
+func (w *window) endLocked(id uint64) (start int64, ok bool) {
+	t := w.findLocked(id)
+	if t == nil || t.state == done {
+		return 0, false
+	}
+	state := t.state
+	t.state = done
+	for w.head != w.tail && w.track[w.head&uint64(len(w.track)-1)].state == done {
+		w.head++
+	}
+	w.checked = max(w.checked, w.head)
+	return t.start, state == live
+}
+
+// overdueLocked marks the calls of state period p that have been in flight
+// longer than limit at instant now as counted, and returns how many there
+// were and the age of the oldest.
+func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n int, oldest time.Duration) {
+	for ; w.checked != w.tail; w.checked++ {
+		t := &w.track[w.checked&uint64(len(w.track)-1)]
+		if t.state != live || t.period != p {
+			continue
+		}
+		age := time.Duration(now - t.start)
+		if age <= limit {
+			break // the later calls started later still
+		}
+		t.state = counted
+		if n++; n == 1 {
+			oldest = age
+		}
+	}
+	return n, oldest
+}
+
+// inFlightLocked returns how many timed calls have not ended.
+func (w *window) inFlightLocked() int {
+	n := 0
+	for s := w.head; s != w.tail; s++ {
+		if w.track[s&uint64(len(w.track)-1)].state != done {
+			n++
+		}
+	}
+	return n
+}
+
+// overdueReason is the reason of a trip by a call found in flight too
+// long: "call in flight 31s > inflight=30s".
+func overdueReason(age, limit time.Duration) string {
+	if r := age.Round(time.Millisecond); r > limit {
+		age = r
+	}
+	return "call in flight " + age.String() + " > inflight=" + limit.String()
+}
+
+// admitTracked times a CLOSED call admitted in state word s, after counting
+// the calls found overdue. ok is false when it found some: the caller must
+// look at the state again, which their count may have changed.
+func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
+	win := b.win
+	win.mu.Lock()
+	now := b.stamps.now()
+	if b.cfg.InFlight > 0 {
+		if n, age := win.overdueLocked(now, period(s), b.cfg.InFlight); n > 0 {
+			win.mu.Unlock()
+			b.countOverdue(s, n, age, now)
+			return 0, false
+		}
+	}
+	id := win.pushLocked(now, period(s))
+	win.mu.Unlock()
+	return s | id<<probeShift, true
+}
+
+// checkOverdue counts the calls of CLOSED state word s found overdue; every
+// look at the state makes it (see [Breaker.State]).
+func (b *Breaker) checkOverdue(s uint64) {
+	win := b.win
+	win.mu.Lock()
+	now := b.stamps.now()
+	n, age := win.overdueLocked(now, period(s), b.cfg.InFlight)
+	win.mu.Unlock()
+	b.countOverdue(s, n, age, now)
+}
+
+// countOverdue counts n calls of CLOSED state word s found in flight too
+// long at instant now, the oldest for age, as failures.
+func (b *Breaker) countOverdue(s uint64, n int, age time.Duration, now int64) {
+	var bits uint8 = failedBit
+	if b.cfg.SlowCall > 0 && age > b.cfg.SlowCall {
+		bits |= slowBit
+	}
+	for range n {
+		b.countOutcome(Failure)
+		b.closedFailure(s, nil, age, bits, now)
+	}
+}
+
+// endTracked ends the timing of the CLOSED call admitted as w with outcome
+// o: it returns the outcome as the breaker counts it (a call that ran
+// longer than InFlight is a failure), its outcome bits, the instant it
+// ended, and ok false when the outcome must be ignored (it was counted as
+// overdue already).
+func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
+	win := b.win
+	win.mu.Lock()
+	start, ok := win.endLocked(w & probeMask >> probeShift)
+	win.mu.Unlock()
+	if !ok || o == Ignored {
+		return o, 0, 0, 0, ok
+	}
+	now = b.stamps.now()
+	ran := time.Duration(now - start)
+	if b.cfg.SlowCall > 0 && ran > b.cfg.SlowCall {
+		bits |= slowBit
+	}
+	if b.cfg.InFlight > 0 && ran > b.cfg.InFlight {
+		return Failure, bits, now, ran, true
+	}
+	return o, bits, now, 0, true
+}
+
+// record adds an ended call of the CLOSED period of w to the window, and
+// trips the breaker when a rate reaches its threshold.
+func (b *Breaker) record(w uint64, bits uint8, now int64) {
+	win := b.win
+	if win == nil || !win.counting {
+		return
+	}
+	if win.width > 0 && now == 0 {
+		now = b.stamps.now()
+	}
+	win.mu.Lock()
+	if win.period != period(w) {
+		win.mu.Unlock()
+		return // admitted in an older period
+	}
+	win.addLocked(bits, now)
+	reason := win.tripLocked(now)
+	if win.cleanable {
+		b.syncWindowFlagLocked()
+	}
+	win.mu.Unlock()
+	if reason != "" {
+		b.trip(w, reason, b.cfg.ResetTimeout)
+	}
+}
+
+// syncWindowFlagLocked makes the CLOSED state word's WindowFlag say whether
+// calls must be recorded: clear for a clean window, set otherwise. The
+// window's lock is held, so the flag follows the window's changes in order.
+func (b *Breaker) syncWindowFlagLocked() {
+	clean := b.win.cleanLocked()
+	for {
+		s := b.state.Load()
+		if period(s) != b.win.period || State(s&stateMask) != Closed {
+			return
+		}
+		want := s | windowFlag
+		if clean {
+			want = s &^ windowFlag
+		}
+		if want == s || b.state.CompareAndSwap(s, want) {
+			return
+		}
+	}
+}
+
+// windowStats fills the window figures of st.
+func (b *Breaker) windowStats(st *Stats) {
+	win := b.win
+	if win == nil {
+		return
+	}
+	win.mu.Lock()
+	defer win.mu.Unlock()
+	if b.cfg.InFlight > 0 {
+		st.InFlight = win.inFlightLocked()
+		st.InFlightSeconds = b.cfg.InFlight.Seconds()
+	}
+	if !win.counting {
+		return
+	}
+	var now int64
+	if win.width > 0 {
+		now = b.stamps.now()
+	}
+	calls, failures, slow := win.totalsLocked(now)
+	st.Window = win.name()
+	st.WindowCalls, st.WindowFailures, st.WindowSlow = calls, failures, slow
+	st.FailureRateThreshold = b.cfg.FailureRate
+	st.SlowRateThreshold = b.cfg.SlowRate
+	st.SlowSeconds = b.cfg.SlowCall.Seconds()
+	if calls > 0 {
+		st.FailureRate = float64(failures) / float64(calls)
+		st.SlowRate = float64(slow) / float64(calls)
+	}
+}
