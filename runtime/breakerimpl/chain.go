@@ -20,8 +20,8 @@ type Chain struct {
 	ctx     context.Context
 	st      *core.CallState // whose provenance record this call claimed, or nil
 	sources []runtime.Skip
-	tries   int // upstream tries made: the route's budget is rt.budget less these
-	won     bool   // a source's answer won the race ([Race])
+	tries   int  // upstream tries made: the route's budget is rt.budget less these
+	won     bool // a source's answer won the race ([Race])
 }
 
 // Start begins a chain call made with ctx whose primary goes through rt:
