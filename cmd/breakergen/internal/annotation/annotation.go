@@ -113,8 +113,8 @@ func (b Backoff) String() string {
 // fills is set, the others are zero. A flag has none.
 type Value struct {
 	Name     string        // name; valid (a func identifier, or "-")
-	Count    int           // threshold, halfopen, successes, attempts, budget, stalesize
-	Duration time.Duration // reset, maxwait, timeout, stale (0: no cache)
+	Count    int           // threshold, halfopen, successes, attempts, budget, stalesize, hedges
+	Duration time.Duration // reset, maxwait, timeout, stale (0: no cache), hedge
 	Rate     Rate          // ratelimit
 	Backoff  Backoff       // backoff
 	List     []string      // methods, exclude

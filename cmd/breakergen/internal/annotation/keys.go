@@ -67,6 +67,11 @@ var keys = []Key{
 		Default: "none"},
 	{Name: "stalesize", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
 		Meaning: "most results kept per method; needs `stale`", Default: "1024"},
+	{Name: "hedge", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
+		Meaning: "in a chain: when the source asked has not answered within D, also ask the next one; the first valid answer wins",
+		Default: "none"},
+	{Name: "hedges", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
+		Meaning: "most extra sources in flight for one call; needs `hedge`", Default: "1"},
 	{Name: "methods", Arg: "A,B*", Value: "`Name,Glob*`", Scope: RoutingScope, Where: []Where{OnInterface}, parse: parseGlobs,
 		Meaning: "the methods this line routes; the line without `methods` is the default route"},
 	{Name: "skip", Value: "flag", Scope: RoutingScope, Where: []Where{OnMethod},
@@ -77,7 +82,7 @@ var keys = []Key{
 
 // notYet lists the keys that are specified (SPEC sections 8 and 9) but
 // not built yet: they are rejected as "not supported yet".
-var notYet = []string{"window", "failrate", "minimum", "slow", "slowrate", "inflight", "concurrency", "throttle", "hedge", "hedges"}
+var notYet = []string{"window", "failrate", "minimum", "slow", "slowrate", "inflight", "concurrency", "throttle"}
 
 // Keys returns the table of supported keys, in the manual's order.
 func Keys() []Key { return slices.Clone(keys) }

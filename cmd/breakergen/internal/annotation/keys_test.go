@@ -38,7 +38,7 @@ func TestKeysTable(t *testing.T) {
 
 func TestKeyScopes(t *testing.T) {
 	assert.Equal(t, []string{"halfopen", "ratelimit", "reset", "successes", "threshold"}, NameKeys())
-	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
+	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "hedge", "hedges", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
 	assert.Equal(t, InterfaceScope, KeyScope("chain"))
 	assert.Equal(t, Scope(-1), KeyScope("colour"))
 }
