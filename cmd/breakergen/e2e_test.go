@@ -45,7 +45,9 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // and retries: tries, backoff, budgets, non-retryable errors, cooldowns
 // and environment overrides; and fallback chains: every path (live,
 // fallback after an error or an open breaker, stale, too old, invalid
-// answers, budgets) with its provenance, and valid and stale in a wrapper.
+// answers, budgets) with its provenance, and valid and stale in a wrapper;
+// and hedged chains: the backup at the hedge delay, the second hedge at
+// twice it, every result of the winner, and the losers not failing.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")
