@@ -230,16 +230,28 @@ func stopRace(racers []racer, timer runtime.Timer) {
 	}
 }
 
-// settle runs one source and sends how it ended, a panic included, to
-// results, which has room for it.
+// errGoexit is the error of a source whose goroutine exited without
+// returning (runtime.Goexit, as t.FailNow does in a test's mock).
+var errGoexit = errors.New("breaker: the source's goroutine exited without returning")
+
+// settle runs one source and sends how it ended, a panic or a Goexit
+// included, to results, which has room for it: the race never waits for a
+// source that is gone.
 func settle[T any](results chan<- answer[T], a answer[T], ask func() (T, bool, error)) {
+	returned := false
 	defer func() {
+		if returned {
+			return
+		}
 		if v := recover(); v != nil {
 			a.panicked, a.panicVal = true, v
-			results <- a
+		} else {
+			a.err = errGoexit
 		}
+		results <- a
 	}()
 	a.v, a.valid, a.err = ask()
+	returned = true
 	results <- a
 }
 

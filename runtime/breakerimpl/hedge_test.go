@@ -57,7 +57,7 @@ func (u *source) askedAt() []time.Duration {
 	return append([]time.Duration(nil), u.asked...)
 }
 
-// hedgedChain is a chain's routes and sources for hedgedCall.
+// hedgedChain is a chain's routes and sources, for its call method.
 type hedgedChain struct {
 	reg       *runtime.Registry
 	primary   *breakerimpl.Route
@@ -405,9 +405,8 @@ func TestHedgeSkipsAnOpenBackup(t *testing.T) {
 
 func TestHedgeReRaisesASourcesPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		em := &source{name: "eastmoney", delay: time.Hour}
-		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, &source{name: "sina"})
-		h.sources[0] = &source{name: "eastmoney"}
+		em := &source{name: "eastmoney"}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, &source{name: "sina", delay: time.Hour})
 		var run breakerimpl.Chain
 		run.Start(context.Background(), h.primary)
 		assert.PanicsWithValue(t, "boom", func() {
@@ -423,6 +422,29 @@ func TestHedgeReRaisesASourcesPanic(t *testing.T) {
 		})
 		synctest.Wait()
 		assert.Equal(t, uint64(1), stats(h, "eastmoney").Failures, "a panic is a failure")
+	})
+}
+
+func TestHedgeSourceGoexitIsAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney"}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, &source{name: "sina", v: 2})
+		var run breakerimpl.Chain
+		run.Start(context.Background(), h.primary)
+		v, err := breakerimpl.Race(&run, em, h.fallbacks, h.routes,
+			func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				if impl == em {
+					goruntime.Goexit() // as t.FailNow in a mock would
+				}
+				return impl.get(ctx, h.start)
+			})
+		require.NoError(t, err)
+		assert.Equal(t, 2, v, "the race went on to the next source instead of waiting")
+		st := stats(h, "eastmoney")
+		assert.Zero(t, st.Failures)
+		assert.Equal(t, uint64(1), st.Ignored)
 	})
 }
 
