@@ -44,25 +44,27 @@ func lostRace(ctx context.Context) bool {
 // run must have been started on the primary's route ([Chain.Start]).
 func Race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
 	ask func(ctx context.Context, call Call, impl X) (T, error)) (T, error) {
-	return race(run, primary, fallbacks, routes, func(ctx context.Context, call Call, impl X) (T, bool, error) {
-		v, err := ask(ctx, call, impl)
-		return v, true, err
-	})
+	r := newRace[X, T](run, primary, fallbacks, routes)
+	r.ask = ask
+	return r.run(run)
 }
 
 // RaceValid is [Race] on a route with a `valid` func: ask also reports
 // whether the result passed it. An invalid answer does not win.
 func RaceValid[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
 	ask func(ctx context.Context, call Call, impl X) (T, bool, error)) (T, error) {
-	return race(run, primary, fallbacks, routes, ask)
+	r := newRace[X, T](run, primary, fallbacks, routes)
+	r.askValid = ask
+	return r.run(run)
 }
 
 // Won reports whether [Race] returned a source's answer.
 func (c *Chain) Won() bool { return c.won }
 
-// answer is how one source of a race ended.
+// answer is how one source of a race ended, or, with src < 0, a tick of
+// the hedge timer.
 type answer[T any] struct {
-	src      int // index of the source in the race's start order
+	src      int // index of the source in racers
 	v        T
 	valid    bool
 	err      error
@@ -108,98 +110,88 @@ func (s *raceShare) give() {
 
 func (s *raceShare) spent() bool { return s.left.Load() == 0 }
 
-func race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
-	ask func(context.Context, Call, X) (T, bool, error)) (zero T, _ error) {
-	rt := run.rt
+// race is one call of [Race]: what the caller's goroutine keeps, and the
+// little the sources' goroutines share with it (results, share). One
+// allocation holds it; the Chain, which stays on the caller's stack, is
+// passed to the methods that record in it.
+type race[X, T any] struct {
+	rt        *Route // the primary's
+	ctx       context.Context
+	primary   X
+	fallbacks []runtime.Fallback[X]
+	routes    []*Route
+	// ask or askValid makes one try of the method on a source.
+	ask      func(context.Context, Call, X) (T, error)
+	askValid func(context.Context, Call, X) (T, bool, error)
+
+	results  chan answer[T] // room for every source and a tick: no sender blocks
+	share    raceShare
+	racers   []racer
+	inline   [3]racer // racers' first backing array
+	timer    runtime.Timer
+	inflight int
+	next     int  // the next source to ask: 0 the primary, i the fallback i-1
+	hedged   bool // a source was asked while another was in flight
+}
+
+func newRace[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route) *race[X, T] {
 	if run.ctx == nil {
 		run.ctx = context.Background() // a nil ctx is the background
 	}
-	ctx := run.ctx
-	n := 1 + min(len(fallbacks), len(routes))
-	results := make(chan answer[T], n) // room for every source: no sender blocks
-	share := &raceShare{}
-	share.left.Store(int64(rt.budget))
-	racers := make([]racer, 0, n)
-	inflight, next, hedgedAny := 0, 0, false
+	n := min(len(fallbacks), len(routes))
+	r := &race[X, T]{rt: run.rt, ctx: run.ctx, primary: primary,
+		fallbacks: fallbacks[:n], routes: routes[:n]}
+	r.racers = r.inline[:0]
+	r.results = make(chan answer[T], n+2)
+	r.share.left.Store(int64(r.rt.budget))
+	return r
+}
 
-	// launch asks the next source that admits a call, as a hedge or in
-	// order; it reports false when none is left.
-	launch := func(hedge bool) bool {
-		for next < n {
-			i := next
-			next++
-			src := len(racers)
-			a := answer[T]{src: src}
-			if i == 0 {
-				sctx, cancel := context.WithCancelCause(ctx)
-				racers = append(racers, racer{route: rt, hedged: hedge, cancel: cancel})
-				go settle(results, a, func() (T, bool, error) { return tryPrimary(sctx, rt, share, primary, ask) })
-			} else {
-				fb, impl := routes[i-1], fallbacks[i-1].Impl
-				took := share.take()
-				call, ok := run.admit(fb, !took)
-				if !ok {
-					if took {
-						share.give()
-					}
-					continue
-				}
-				sctx, cancel := context.WithCancelCause(ctx)
-				racers = append(racers, racer{route: fb, hedged: hedge, cancel: cancel})
-				go settle(results, a, func() (T, bool, error) { return ask(sctx, call, impl) })
-			}
-			inflight++
-			hedgedAny = hedgedAny || hedge
-			return true
-		}
-		return false
-	}
-
-	var tick chan struct{}
-	var timer runtime.Timer
+// run runs the race of the chain call run and returns the winning answer
+// (see [Race]).
+func (r *race[X, T]) run(run *Chain) (zero T, _ error) {
+	rt := r.rt
 	if rt.hedge > 0 {
-		tick = make(chan struct{}, 1)
-		timer = rt.clock.AfterFunc(rt.hedge, func() { tick <- struct{}{} })
+		r.timer = rt.clock.AfterFunc(rt.hedge, r.tick)
 	}
-	var won *answer[T]
-	for won == nil {
-		if inflight == 0 && !launch(false) {
+	var won answer[T]
+	for !run.won {
+		if r.inflight == 0 && !r.launch(run, false) {
 			break // every source was asked
 		}
-		select {
-		case a := <-results:
-			inflight--
-			r := &racers[a.src]
-			r.done = true
-			if a.panicked {
-				stopRace(racers, timer)
-				panic(a.panicVal)
+		a := <-r.results
+		if a.src < 0 { // the hedge delay passed again
+			if r.inflight <= rt.hedges {
+				r.launch(run, true)
 			}
-			run.tries = int(share.tries.Load())
-			if run.outcome(r.route.breaker.Name(), a.err, a.valid, a.err != nil && r.route.excluded(a.err)) {
-				won = &a
+			if r.next <= len(r.routes) {
+				r.timer = rt.clock.AfterFunc(rt.hedge, r.tick)
 			}
-		case <-tick:
-			if inflight <= rt.hedges {
-				launch(true)
-			}
-			if next < n {
-				timer = rt.clock.AfterFunc(rt.hedge, func() { tick <- struct{}{} })
-			}
+			continue
+		}
+		r.inflight--
+		s := &r.racers[a.src]
+		s.done = true
+		if a.panicked {
+			r.stop()
+			panic(a.panicVal)
+		}
+		run.tries = int(r.share.tries.Load())
+		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err)) {
+			won, run.won = a, true
 		}
 	}
-	stopRace(racers, timer)
-	if won == nil {
+	r.stop()
+	if !run.won {
 		return zero, nil
 	}
-	for _, r := range racers {
-		if !r.done {
-			run.skip(r.route.breaker.Name(), "slow", nil)
+	for _, s := range r.racers {
+		if !s.done {
+			run.skip(s.route.breaker.Name(), "slow", nil)
 		}
 	}
-	run.won = true
-	run.tries = int(share.tries.Load())
-	w := racers[won.src]
+	run.tries = int(r.share.tries.Load())
+	w := r.racers[won.src]
 	name := w.route.breaker.Name()
 	switch {
 	case w.hedged:
@@ -212,32 +204,76 @@ func race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], rout
 		rt.answers.Add(name, core.AnswerFallback)
 	}
 	if p := run.prov(); p != nil {
-		p.Hedged, p.Tries = hedgedAny, run.tries
+		p.Hedged, p.Tries = r.hedged, run.tries
 	}
 	return won.v, won.err
 }
 
-// stopRace stops the hedge timer and cancels the sources still in flight:
-// they lost.
-func stopRace(racers []racer, timer runtime.Timer) {
-	if timer != nil {
-		timer.Stop()
+// tick is the hedge timer's: the delay has passed again.
+func (r *race[X, T]) tick() { r.results <- answer[T]{src: -1} }
+
+// launch asks the next source that admits a call, as a hedge or in
+// order, in a goroutine of its own; it reports false when none is left.
+func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
+	for r.next <= len(r.routes) {
+		i := r.next
+		r.next++
+		rt, impl := r.rt, r.primary
+		var call Call
+		if i > 0 {
+			rt, impl = r.routes[i-1], r.fallbacks[i-1].Impl
+			took := r.share.take()
+			var ok bool
+			if call, ok = run.admit(rt, !took); !ok {
+				if took {
+					r.share.give()
+				}
+				continue
+			}
+		}
+		ctx, cancel := context.WithCancelCause(r.ctx)
+		src := len(r.racers)
+		r.racers = append(r.racers, racer{route: rt, hedged: hedge, cancel: cancel})
+		r.inflight++
+		r.hedged = r.hedged || hedge
+		go r.settle(ctx, src, call, impl)
+		return true
 	}
-	for _, r := range racers {
-		if !r.done {
-			r.cancel(errLost)
+	return false
+}
+
+// stop stops the hedge timer and cancels the sources still in flight:
+// they lost.
+func (r *race[X, T]) stop() {
+	if r.timer != nil {
+		r.timer.Stop()
+	}
+	for _, s := range r.racers {
+		if !s.done {
+			s.cancel(errLost)
 		}
 	}
+}
+
+// try makes one try on impl admitted as call.
+func (r *race[X, T]) try(ctx context.Context, call Call, impl X) (T, bool, error) {
+	if r.ask != nil {
+		v, err := r.ask(ctx, call, impl)
+		return v, true, err
+	}
+	return r.askValid(ctx, call, impl)
 }
 
 // errGoexit is the error of a source whose goroutine exited without
 // returning (runtime.Goexit, as t.FailNow does in a test's mock).
 var errGoexit = errors.New("breaker: the source's goroutine exited without returning")
 
-// settle runs one source and sends how it ended, a panic or a Goexit
+// settle runs source src (the primary with its tries when src is 0, else
+// the try admitted as call) and sends how it ended, a panic or a Goexit
 // included, to results, which has room for it: the race never waits for a
 // source that is gone.
-func settle[T any](results chan<- answer[T], a answer[T], ask func() (T, bool, error)) {
+func (r *race[X, T]) settle(ctx context.Context, src int, call Call, impl X) {
+	a := answer[T]{src: src}
 	returned := false
 	defer func() {
 		if returned {
@@ -248,20 +284,23 @@ func settle[T any](results chan<- answer[T], a answer[T], ask func() (T, bool, e
 		} else {
 			a.err = errGoexit
 		}
-		results <- a
+		r.results <- a
 	}()
-	a.v, a.valid, a.err = ask()
+	if src == 0 {
+		a.v, a.valid, a.err = r.tryPrimary(ctx)
+	} else {
+		a.v, a.valid, a.err = r.try(ctx, call, impl)
+	}
 	returned = true
-	results <- a
+	r.results <- a
 }
 
 // tryPrimary makes the primary's tries, as a chain without hedge does
 // ([Retry]), taking each from the race's share of the route's budget.
-func tryPrimary[X, T any](ctx context.Context, rt *Route, share *raceShare, impl X,
-	ask func(context.Context, Call, X) (T, bool, error)) (v T, valid bool, err error) {
-	retry := Retry{rt: rt, left: -1} // the route's budget is the share's
+func (r *race[X, T]) tryPrimary(ctx context.Context) (v T, valid bool, err error) {
+	retry := Retry{rt: r.rt, left: -1} // the route's budget is the share's
 	for {
-		if !share.take() {
+		if !r.share.take() {
 			if retry.tries == 0 {
 				err = runtime.ErrBudget
 			}
@@ -269,11 +308,11 @@ func tryPrimary[X, T any](ctx context.Context, rt *Route, share *raceShare, impl
 		}
 		var call Call
 		if call, err = retry.Enter(ctx, err); err != nil {
-			share.give()
+			r.share.give()
 			return v, valid, err
 		}
-		v, valid, err = ask(ctx, call, impl)
-		if share.spent() || !retry.Again(ctx, err) {
+		v, valid, err = r.try(ctx, call, r.primary)
+		if r.share.spent() || !retry.Again(ctx, err) {
 			return v, valid, err
 		}
 	}

@@ -28,6 +28,7 @@ type source struct {
 
 	mu       sync.Mutex
 	asked    []time.Duration // since the test's start
+	returned int
 	canceled int
 	cause    error
 }
@@ -36,6 +37,11 @@ func (u *source) get(ctx context.Context, start time.Time) (int, error) {
 	u.mu.Lock()
 	u.asked = append(u.asked, time.Since(start))
 	u.mu.Unlock()
+	defer func() {
+		u.mu.Lock()
+		u.returned++
+		u.mu.Unlock()
+	}()
 	select {
 	case <-time.After(u.delay):
 		return u.v, u.err
@@ -449,22 +455,26 @@ func TestHedgeSourceGoexitIsAnError(t *testing.T) {
 }
 
 // TestHedgeLeavesNoGoroutine: every goroutine a hedged call starts ends
-// with its source call, which the cancellation ends: synctest.Test fails
-// when a goroutine of the bubble is left blocked, and the count of
-// goroutines is back where it was.
+// with its upstream call, which the cancellation ends: synctest.Test fails
+// when a goroutine of the bubble is left blocked, and once the bubble has
+// settled every upstream call that began has returned.
 func TestHedgeLeavesNoGoroutine(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", delay: time.Hour}
 		sina := &source{name: "sina", delay: time.Hour}
 		tdx := &source{name: "tdx", v: 3}
 		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d, Hedges: 2}, em, sina, tdx)
-		before := goroutines()
 		for range 10 {
 			_, err := h.call(context.Background())
 			require.NoError(t, err)
 		}
 		synctest.Wait()
-		assert.Equal(t, before, goroutines())
+		for _, u := range h.sources {
+			u.mu.Lock()
+			assert.Equal(t, 10, len(u.asked), u.name)
+			assert.Equal(t, 10, u.returned, "%s: every call that began has returned", u.name)
+			u.mu.Unlock()
+		}
 		assert.Equal(t, 10, em.canceled)
 		assert.Equal(t, 10, sina.canceled)
 	})
@@ -494,8 +504,6 @@ func TestChainAnswers(t *testing.T) {
 		}, h.reg.ChainAnswers())
 	})
 }
-
-func goroutines() int { return goruntime.NumGoroutine() }
 
 // TestChainWithoutHedgeAllocatesNothing: a chain route without hedge runs
 // its primary on the caller's goroutine (a goroutine would allocate), and
