@@ -32,8 +32,10 @@ func lostRace(ctx context.Context) bool {
 // one is asked at once, as a chain without hedge does. Every try spends
 // budget, hedged or not.
 //
-// ask makes one try of the method on impl, admitted as call, with ctx (the
-// source's own, derived from the chain's): generated code passes a closure
+// primary and fallbacks are the chain's sources, routes the fallbacks'
+// routes (one each, as [Chain.Fallback] takes them). ask makes one try of
+// the method on impl, admitted as call, with ctx (the source's own,
+// derived from the chain's): generated code passes a closure
 // calling the method's try helper. Race returns the winning answer and
 // [Chain.Won] reports true; when no source answered it returns the zero T
 // and a nil error, Won is false, and the caller goes on to the stale cache
