@@ -44,6 +44,8 @@ func (u *source) get(ctx context.Context, start time.Time) (int, error) {
 	}()
 	select {
 	case <-time.After(u.delay):
+		u.mu.Lock()
+		defer u.mu.Unlock()
 		return u.v, u.err
 	case <-ctx.Done():
 		u.mu.Lock()
@@ -196,6 +198,28 @@ func TestHedgePrimaryBeforeTheDelayAsksNobodyElse(t *testing.T) {
 		assert.Equal(t, "live", p.String())
 		assert.False(t, p.Hedged)
 		assert.Equal(t, 1, p.Tries)
+	})
+}
+
+func TestHedgePrimaryRetriesInItsGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", delay: d / 4, err: errUpstream}
+		sina := &source{name: "sina", delay: time.Hour, v: 2}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d, Attempts: 2, Backoff: d / 4}, em, sina)
+		go func() {
+			time.Sleep(d / 3) // after the first try failed
+			em.mu.Lock()
+			em.err, em.v = nil, 1
+			em.mu.Unlock()
+		}()
+
+		v, p, took, err := h.provCall(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 1, v, "the second try answered")
+		assert.Equal(t, 3*d/4, took, "two tries of d/4 and a backoff of d/4")
+		assert.Equal(t, "live", p.String())
+		assert.Equal(t, 2, p.Tries)
+		assert.Empty(t, sina.askedAt(), "answered before the hedge delay")
 	})
 }
 
@@ -487,6 +511,7 @@ func TestChainAnswers(t *testing.T) {
 		h := newHedgedChain(t, breakerimpl.RouteConfig{Breaker: runtime.Config{FailureThreshold: 100}, Hedge: d}, em, sina)
 		call := func() {
 			_, _ = h.call(context.Background())
+			synctest.Wait() // the losers have returned
 		}
 		call() // live
 		em.delay = time.Hour
