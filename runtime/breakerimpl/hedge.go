@@ -222,6 +222,12 @@ func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
 		r.next++
 		rt, impl := r.rt, r.primary
 		var call Call
+		if i == 0 && rt.state.Load()&core.FastMask == core.Open {
+			// Rejected as its tries would be, without a goroutine.
+			err := *rt.reject.Load()
+			run.skip(rt.breaker.Name(), why(r.ctx, err), err)
+			continue
+		}
 		if i > 0 {
 			rt, impl = r.routes[i-1], r.fallbacks[i-1].Impl
 			took := r.share.take()

@@ -417,6 +417,23 @@ func TestHedgeRouteBudget(t *testing.T) {
 	})
 }
 
+func TestHedgeOpenPrimary(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", v: 1}
+		sina := &source{name: "sina", delay: d / 2, v: 2}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+		trip(t, h.primary.Breaker())
+
+		v, p, took, err := h.provCall(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 2, v)
+		assert.Equal(t, d/2, took, "the fallback was asked at once")
+		assert.Equal(t, "fallback:sina (eastmoney open)", p.String())
+		assert.Equal(t, 1, p.Tries, "the rejection cost nothing")
+		assert.Empty(t, em.askedAt())
+	})
+}
+
 func TestHedgeSkipsAnOpenBackup(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", delay: time.Hour}
