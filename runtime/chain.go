@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"strings"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Fallback is a backup implementation of X for a generated chain
@@ -72,4 +74,38 @@ func (e *ChainError) Is(target error) bool {
 		}
 	}
 	return len(e.Sources) > 0
+}
+
+// ChainAnswer counts how the calls of generated chains were answered: by
+// Source (the breaker name that answered, the primary's when none did, or
+// "stale") and Kind: "live" (the primary answered), "fallback" (a fallback
+// asked in order answered), "hedged" (a source asked as a hedge answered
+// first), "stale" (the stale cache answered) or "none" (no source did).
+//
+// "live" answers are counted only when the registry counts calls
+// ([WithCallCounts]), like successes: counting them would cost the chain's
+// primary success path a shared write per call. The other kinds are on
+// slower paths and always counted.
+type ChainAnswer struct {
+	Source string `json:"source"`
+	Kind   string `json:"kind"`
+	Count  uint64 `json:"count"`
+}
+
+// ChainAnswers returns the answer counts of every generated chain built on
+// the registry since it was created, in source and kind order. Counts of
+// zero are left out.
+func (r *Registry) ChainAnswers() []ChainAnswer {
+	var out []ChainAnswer
+	for _, c := range r.answers.Counts() {
+		out = append(out, ChainAnswer{Source: c.Source, Kind: c.Kind, Count: c.Count})
+	}
+	return out
+}
+
+func init() {
+	core.AnswersOf = func(reg any) (*core.Answers, bool) {
+		r := reg.(*Registry)
+		return &r.answers, r.countCalls
+	}
 }

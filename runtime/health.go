@@ -121,21 +121,6 @@ type Stats struct {
 	Status Level `json:"status"`
 }
 
-// ChainAnswer counts how the calls of generated chains were answered: by
-// Source (the breaker name that answered, or "stale") and Kind ("live",
-// "fallback", "stale", "hedged" or "none"), since the registry was created.
-type ChainAnswer struct {
-	Source string `json:"source"`
-	Kind   string `json:"kind"`
-	Count  uint64 `json:"count"`
-}
-
-// ChainAnswers returns the answer counts of every generated chain built on
-// the registry, in source and kind order.
-func (r *Registry) ChainAnswers() []ChainAnswer {
-	return nil // counted once chains record their answers (issue 15/16)
-}
-
 // Stats returns a snapshot of the breaker's counters, after making any move
 // that time has made due.
 func (b *Breaker) Stats() Stats {

@@ -22,6 +22,11 @@ type Provenance struct {
 	Age   time.Duration
 	// Tries counts the upstream tries the call spent.
 	Tries int
+	// Hedged reports a call of a chain route with `hedge` that asked a
+	// source while another was still in flight; Source is the one whose
+	// answer won (the primary's, too, can win the race), and the sources
+	// still in flight then are in Skipped as "slow".
+	Hedged bool
 	// Skipped lists the sources passed over before Source, in order.
 	Skipped []Skip
 }
@@ -30,15 +35,18 @@ type Provenance struct {
 type Skip struct {
 	// Source is the breaker name or "fallback:<name>".
 	Source string
-	// Why is "open", "error", "invalid", "budget", "ratelimited" or
-	// "canceled".
+	// Why is "open", "error", "invalid", "budget", "ratelimited",
+	// "canceled", or "slow" (a hedged call's source still in flight when
+	// another answered: its ctx was cancelled, which is not its failure).
 	Why string
-	// Err is the source's error or rejection; nil for an invalid answer.
+	// Err is the source's error or rejection; nil for an invalid answer
+	// and a slow source.
 	Err error
 }
 
 // String describes the answer's origin: "live", "fallback:sina (eastmoney
-// open)", "stale 12s (eastmoney error, fallback:sina open)".
+// open)", "stale 12s (eastmoney error, fallback:sina open)",
+// "fallback:sina hedged (eastmoney slow)".
 func (p *Provenance) String() string {
 	if p == nil {
 		return ""
@@ -51,6 +59,9 @@ func (p *Provenance) String() string {
 		return "live"
 	case s == "":
 		s = "none"
+	}
+	if p.Hedged && !p.Stale && p.Source != "" {
+		s += " hedged"
 	}
 	if len(p.Skipped) > 0 {
 		s += " ("

@@ -24,6 +24,10 @@ func TestProvenanceString(t *testing.T) {
 		Source: "stale", Stale: true, Age: 12*time.Second + 300*time.Millisecond,
 		Skipped: []runtime.Skip{{Source: "eastmoney", Why: "error"}, {Source: "fallback:sina", Why: "open"}},
 	}).String())
+	assert.Equal(t, "fallback:sina hedged (eastmoney slow)", (&runtime.Provenance{
+		Source: "fallback:sina", Hedged: true,
+		Skipped: []runtime.Skip{{Source: "eastmoney", Why: "slow"}},
+	}).String())
 }
 
 func TestWithProvenanceGivesAFreshRecord(t *testing.T) {

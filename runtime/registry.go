@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Registry owns named breakers and limiters, the degradation-event log and
@@ -29,6 +31,8 @@ type Registry struct {
 	limiters map[string]*Limiter
 
 	warned map[string]bool // guarded by mu: settings already warned about
+
+	answers core.Answers // of the chains built on the registry
 
 	qmu      sync.Mutex // guards queue, draining, dropped, reported
 	queue    eventQueue // transitions recorded but not yet logged and hooked

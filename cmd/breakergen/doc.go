@@ -115,6 +115,11 @@
 //	                                 long, for when the call fails; 0 on a method's
 //	                                 line clears it
 //	stalesize    int >= 1            most results kept per method; needs stale       1024
+//	hedge        Go duration         in a chain: when the source asked has not       none
+//	                                 answered within D, also ask the next one; the
+//	                                 first valid answer wins
+//	hedges       int >= 1            most extra sources in flight for one call;      1
+//	                                 needs hedge
 //	methods      Name,Glob*          on an interface line: the methods this line     -
 //	                                 routes; the line without methods is the
 //	                                 default route
@@ -168,8 +173,8 @@
 // stalesize needs stale. A method line clears inherited keys with valid=-
 // and stale=0.
 //
-// The keys hedge and hedges are reserved: they are rejected as "not
-// supported yet".
+// hedge and hedges are line keys of a chain (they need the chain flag on
+// the interface): see Hedged chains below.
 //
 // # Routing
 //
@@ -231,6 +236,25 @@
 // answer came from is recorded in a runtime.WithProvenance record. The
 // chain's primary shares breakers and limiters by name with XBreaker on
 // the same registry; the stale caches belong to the instance.
+//
+// # Hedged chains
+//
+// A chain route with hedge=D (//breaker:name=eastmoney hedge=200ms chain)
+// races its sources: each is asked in a goroutine of its own, and when the
+// source asked has not answered within D, the next source whose breaker
+// admits a call is asked too; the k-th extra source is asked k·D after the
+// first try began, while no valid answer has come and fewer than hedges
+// (default 1) extra sources are in flight. The first valid answer, or
+// excluded error, wins; the sources still in flight have their ctx
+// cancelled, and their breakers count that as neither success nor
+// failure. When every source in flight failed, the next is asked at once,
+// then the stale cache, as without hedge. Every try spends budget, and the
+// provenance record says Hedged, which source won and that the others
+// were "slow". The generated method passes a closure making one try
+// through its helper to breakerimpl.Race. hedge needs the chain flag;
+// hedges needs hedge; a method without a ctx is not hedged (a warning, or
+// an error when the hedge is on its own line). A route without hedge
+// starts no goroutine.
 //
 // A file is written only when its bytes change. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;

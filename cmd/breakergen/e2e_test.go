@@ -46,8 +46,10 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // and environment overrides; and fallback chains: every path (live,
 // fallback after an error or an open breaker, stale, too old, invalid
 // answers, budgets) with its provenance, and valid and stale in a wrapper;
-// and the window and load keys reaching the breaker's Config, under the
-// environment's and WithConfig's overrides.
+// the window and load keys reaching the breaker's Config, under the
+// environment's and WithConfig's overrides; and hedged chains: the backup
+// at the hedge delay, the second hedge at twice it, every result of the
+// winner, and the losers not failing.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")

@@ -39,9 +39,12 @@ func TestKeyTables(t *testing.T) {
 	for _, c := range []struct{ file, text, want string }{
 		{"doc.go", doc, list(nameKeys) + " belong to the name"},
 		{"README.md", md, list(quoted) + " belong to the *name*"},
-		{"doc.go", doc, "The keys " + list(annotation.NotYet()) + " are reserved"},
 	} {
 		assert.True(t, strings.Contains(c.text, c.want), "%s does not say %q", c.file, c.want)
+	}
+	if notYet := annotation.NotYet(); len(notYet) > 0 {
+		want := "The keys " + list(notYet) + " are reserved"
+		assert.True(t, strings.Contains(doc, want), "doc.go does not say %q", want)
 	}
 }
 

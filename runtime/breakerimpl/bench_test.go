@@ -3,6 +3,7 @@ package breakerimpl_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
@@ -105,4 +106,98 @@ func BenchmarkRouteSuccessParallel(b *testing.B) {
 func BenchmarkRouteSuccessParallelCounted(b *testing.B) {
 	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "p"}}, runtime.WithCallCounts())
 	benchParallel(b, q)
+}
+
+// chained is what breakergen generates for quoter with the chain flag and
+// one fallback: plain, or with hedge (raced).
+type chained struct {
+	primary        quoter
+	fallbacks      []runtime.Fallback[quoter]
+	route          *breakerimpl.Route
+	routeFallbacks []*breakerimpl.Route
+}
+
+func newChained(tb testing.TB, cfg breakerimpl.RouteConfig) *chained {
+	tb.Helper()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	c := &chained{
+		primary:   &upstream{},
+		fallbacks: []runtime.Fallback[quoter]{{Name: "b", Impl: &upstream{}}},
+		route:     breakerimpl.NewRoute(reg, anyImpl, cfg),
+	}
+	c.routeFallbacks = append(c.routeFallbacks, breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+		Breaker: runtime.Config{Name: breakerimpl.FallbackName("b")},
+	}))
+	return c
+}
+
+func (c *chained) Quote(ctx context.Context, code string) (r0 int, err error) {
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.route) {
+		defer run.Done()
+	}
+	retry := c.route.Retry()
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break
+			}
+		}
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.route, retry.Tries(), err) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.routeFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuote(ctx, call2, fb.Impl, code)
+		if run.Answered(c.routeFallbacks[i], err) {
+			return
+		}
+	}
+	var zero int
+	return zero, run.Err()
+}
+
+func (c *chained) tryQuote(ctx context.Context, call breakerimpl.Call, impl quoter, code string) (_ int, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard
+	return impl.Quote(ctx, code)
+}
+
+type raced struct{ *chained }
+
+func (c raced) Quote(ctx context.Context, code string) (r0 int, err error) {
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.route) {
+		defer run.Done()
+	}
+	ask := func(ctx context.Context, call breakerimpl.Call, impl quoter) (int, error) {
+		return c.tryQuote(ctx, call, impl, code)
+	}
+	r0, err = breakerimpl.Race(&run, c.primary, c.fallbacks, c.routeFallbacks, ask)
+	if run.Won() {
+		return
+	}
+	var zero int
+	return zero, run.Err()
+}
+
+// BenchmarkChainPrimary is a chain call whose primary answers.
+func BenchmarkChainPrimary(b *testing.B) {
+	benchCalls(b, newChained(b, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "c"}}))
+}
+
+// BenchmarkChainHedgedPrimary is the same call on a route with hedge,
+// whose primary answers long before the hedge delay: the extra cost of
+// hedging is a goroutine, a channel, a timer and a cancellable ctx.
+func BenchmarkChainHedgedPrimary(b *testing.B) {
+	benchCalls(b, raced{newChained(b, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "h"}, Hedge: time.Hour})})
 }

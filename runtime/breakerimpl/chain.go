@@ -16,11 +16,12 @@ func FallbackName(name string) string { return "fallback:" + name }
 // order, then the stale cache. Generated code keeps it on the stack; it is
 // not safe for concurrent use.
 type Chain struct {
+	rt      *Route // the primary's
 	ctx     context.Context
 	st      *core.CallState // whose provenance record this call claimed, or nil
 	sources []runtime.Skip
-	tries   int
-	left    budget // tries the route's budget still allows
+	tries   int  // upstream tries made: the route's budget is rt.budget less these
+	won     bool // a source's answer won the race ([Race])
 }
 
 // Start begins a chain call made with ctx whose primary goes through rt:
@@ -30,7 +31,7 @@ type Chain struct {
 // (var run breakerimpl.Chain) and starts it in place: a Chain returned by
 // value would be copied through memory on every call.
 func (c *Chain) Start(ctx context.Context, rt *Route) (claimed bool) {
-	c.ctx, c.left = ctx, rt.budget
+	c.rt, c.ctx = rt, ctx
 	if core.InUse.Load() != 0 {
 		return c.claim()
 	}
@@ -62,26 +63,31 @@ func (c *Chain) prov() *runtime.Provenance {
 // error. It reports whether that is the answer: a success, or an excluded
 // error. After the primary, fallbacks get the budget the primary left.
 func (c *Chain) Primary(rt *Route, tries int, err error) bool {
-	if err == nil && c.st == nil {
-		return true // the answer, and no record to write it in
+	if err == nil && c.st == nil && rt.live == nil {
+		return true // the answer, with no record to write nor count to keep
 	}
-	return c.primary(rt, tries, err, true)
+	return c.primary(tries, err, true)
 }
 
 // PrimaryValid is [Chain.Primary] on a route with a `valid` func: valid
 // reports whether the result passed it. A success with invalid data is not
 // the answer.
 func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
-	if err == nil && valid && c.st == nil {
-		return true // the answer, and no record to write it in
-	}
-	return c.primary(rt, tries, err, valid)
+	// The answer, with no record to write nor count to keep; or the rest.
+	return err == nil && valid && c.st == nil && rt.live == nil || c.primary(tries, err, valid)
 }
 
-func (c *Chain) primary(rt *Route, tries int, err error, valid bool) bool {
+// primary is Primary and PrimaryValid off their fast path.
+func (c *Chain) primary(tries int, err error, valid bool) bool {
+	rt := c.rt
 	c.tries += tries
-	c.left.spend(tries)
-	return c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err))
+	if !c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err)) {
+		return false
+	}
+	if rt.live != nil {
+		rt.live.Add(1)
+	}
+	return true
 }
 
 // Fallback admits a try of the fallback on route fb unless the caller's ctx
@@ -89,6 +95,16 @@ func (c *Chain) primary(rt *Route, tries int, err error, valid bool) bool {
 // skipped). When it returns
 // false the fallback must not be called.
 func (c *Chain) Fallback(fb *Route) (Call, bool) {
+	call, ok := c.admit(fb, c.rt.budget >= 0 && c.tries >= int(c.rt.budget))
+	if ok {
+		c.tries++
+	}
+	return call, ok
+}
+
+// admit is [Chain.Fallback] but for the route budget: spent reports
+// whether it is spent.
+func (c *Chain) admit(fb *Route, spent bool) (Call, bool) {
 	name := fb.breaker.Name()
 	if c.ctx == nil {
 		c.ctx = context.Background() // a nil ctx is the background
@@ -97,7 +113,7 @@ func (c *Chain) Fallback(fb *Route) (Call, bool) {
 		c.skip(name, "canceled", err) // not asked: the ChainError must not say open
 		return Call{}, false
 	}
-	if c.left.spent() {
+	if spent {
 		c.skip(name, "budget", runtime.ErrBudget)
 		return Call{}, false
 	}
@@ -106,8 +122,6 @@ func (c *Chain) Fallback(fb *Route) (Call, bool) {
 		c.skip(name, why(c.ctx, err), err)
 		return Call{}, false
 	}
-	c.tries++
-	c.left.spend(1)
 	return call, true
 }
 
@@ -119,7 +133,12 @@ func (c *Chain) Answered(fb *Route, err error) bool {
 
 // AnsweredValid is [Chain.Answered] on a route with a `valid` func.
 func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
-	return c.outcome(fb.breaker.Name(), err, valid, err != nil && fb.excluded(err))
+	name := fb.breaker.Name()
+	if !c.outcome(name, err, valid, err != nil && fb.excluded(err)) {
+		return false
+	}
+	fb.answers.Add(name, core.AnswerFallback)
+	return true
 }
 
 func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
@@ -139,6 +158,7 @@ func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
 
 // Stale records that the answer came from the stale cache, age old.
 func (c *Chain) Stale(age time.Duration) {
+	c.rt.answers.Add("stale", core.AnswerStale)
 	if p := c.prov(); p != nil {
 		p.Source, p.Stale, p.Age, p.Tries = "stale", true, age, c.tries
 	}
@@ -147,6 +167,7 @@ func (c *Chain) Stale(age time.Duration) {
 // Err returns the call's error once no source answered: a
 // [*runtime.ChainError].
 func (c *Chain) Err() error {
+	c.rt.answers.Add(c.rt.breaker.Name(), core.AnswerNone)
 	if p := c.prov(); p != nil {
 		p.Tries = c.tries
 	}

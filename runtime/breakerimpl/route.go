@@ -39,6 +39,12 @@ type RouteConfig struct {
 	// Budget is the most upstream tries one call may spend; 0 means no
 	// limit besides Attempts and the budgets in the ctx ([WithBudget]).
 	Budget int
+	// Hedge, on a chain's route, is how long the source being asked may
+	// take before the chain also asks the next one ([Race]); 0 means no
+	// hedging. Hedges is the most extra sources in flight at once; 0 means
+	// one.
+	Hedge  time.Duration
+	Hedges int
 }
 
 // Route is what a generated wrapper calls for each guarded method: the
@@ -59,6 +65,11 @@ type Route struct {
 	attempts            int
 	backoff, backoffMax time.Duration
 	budget              budget // a fresh call's: -1 for no limit
+
+	hedge   time.Duration
+	hedges  int
+	answers *core.Answers  // the registry's chain answer counts
+	live    *atomic.Uint64 // this name's live answers; nil unless counted
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -86,6 +97,13 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 		backoff:    cfg.Backoff,
 		backoffMax: max(cfg.BackoffMax, 0),
 		budget:     newBudget(cfg.Budget),
+
+		hedge:  max(cfg.Hedge, 0),
+		hedges: max(cfg.Hedges, 1),
+	}
+	var countLive bool
+	if rt.answers, countLive = core.AnswersOf(reg); countLive {
+		rt.live = rt.answers.Counter(b.Name(), core.AnswerLive)
 	}
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
@@ -240,10 +258,16 @@ func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 }
 
 // exitSlow settles every outcome but a plain CLOSED success: an excluded
-// error counts as a success.
+// error counts as a success, and the error of a source that lost a hedged
+// race (its ctx cancelled by [Race]) as neither.
 func (c Call) exitSlow(ctx context.Context, err error) {
-	if err != nil && c.route.excluded(err) {
-		err = nil
+	if err != nil {
+		if c.route.excluded(err) {
+			err = nil
+		} else if lostRace(ctx) {
+			c.route.core.Ignore(c.word)
+			return
+		}
 	}
 	c.route.core.Release(ctx, c.word, err)
 }

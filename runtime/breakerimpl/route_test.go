@@ -71,7 +71,7 @@ func TestEnterFastInlines(t *testing.T) {
 	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	for _, fn := range []string{"(*Route).EnterFast", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary"} {
+	for _, fn := range []string{"(*Route).EnterFast", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary", "(*Chain).PrimaryValid"} {
 		if !strings.Contains(string(out), "can inline "+fn+"\n") {
 			t.Errorf("%s does not inline; the compiler says:\n%s", fn, grepLines(string(out), fn))
 		}

@@ -115,10 +115,10 @@ func (b Backoff) String() string {
 type Value struct {
 	Name string // name; valid (a func identifier, or "-")
 	// Count: threshold, halfopen, successes, minimum, concurrency,
-	// attempts, budget, stalesize; window N.
+	// attempts, budget, stalesize, hedges; window N.
 	Count int
 	// Duration: reset, slow, inflight, maxwait, timeout, stale (0: no
-	// cache); window D.
+	// cache), hedge; window D.
 	Duration time.Duration
 	Number   float64  // failrate, slowrate (as fractions), throttle
 	Rate     Rate     // ratelimit

@@ -75,7 +75,7 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:concurrency=-1", OnInterface, `11: concurrency: "-1" is not an integer >= 1`},
 		{"//breaker:throttle=0.5", OnInterface, `11: throttle: "0.5" is not a number >= 1, like 2 or 1.5`},
 		{"//breaker:windw=100", OnInterface, `11: unknown key "windw"; did you mean "window"?`},
-		{"//breaker:hedge=1s", OnInterface, `11: hedge: not supported yet`},
+		{"//breaker:hedge=soon", OnInterface, `11: hedge: "soon" is not a positive Go duration (like 500ms, 30s, 2m)`},
 		{"//breaker:\t=3", OnInterface, `12: "=3": missing key before =`},
 	}
 	for _, tt := range tests {

@@ -37,6 +37,9 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	for _, m := range methods {
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
+	if !in.Chain {
+		b.hedgeNeedsChain(in, lines, mlines)
+	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
 	b.fieldNames(in)
 	if emit {
@@ -267,6 +270,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		return
 	}
 	b.checkResults(in, mm)
+	b.hedgeMethod(in, mm, ml, m, src)
 	if mm.Route.Timeout == 0 {
 		return
 	}
@@ -278,6 +282,42 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+	}
+}
+
+// hedgeNeedsChain reports the hedge keys of an interface without the chain
+// flag: a plain wrapper has no other source to ask.
+func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mlines map[string]*annotation.Line) {
+	all := slices.Clone(lines)
+	for _, l := range mlines {
+		all = append(all, l)
+	}
+	for _, l := range all {
+		if o, ok := l.Get("hedge"); ok {
+			b.errorf(o.Pos, "hedge: %s has no fallback chain to hedge with; add the chain flag to one of its interface lines", in.Name)
+		}
+	}
+}
+
+// hedgeMethod decides whether the chain races the sources of m, whose
+// route has hedge: only with a ctx to cancel a losing source with. A hedge
+// that reaches a method without one draws a warning (an error when the
+// line is on that method itself).
+func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
+	r := mm.Route
+	switch {
+	case r.Hedge == 0 || !in.Chain:
+	case mm.Ctx:
+		mm.Hedged = true
+	case ml != nil && ml.Has("hedge"):
+		o, _ := ml.Get("hedge")
+		b.errorf(o.Pos, "%s.%s: hedge: the method has no context.Context first parameter to cancel a losing source with", in.Name, m.Name())
+	default:
+		mpos := b.fset.Position(m.Pos())
+		if mpos.Filename != src {
+			mpos = in.Pos // an embedded method declared elsewhere
+		}
+		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: the method has no context.Context first parameter to cancel a losing source with", in.Name, m.Name(), r.Hedge, r.Name)
 	}
 }
 

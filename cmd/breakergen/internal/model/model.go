@@ -86,6 +86,10 @@ type Method struct {
 	// StaleField names the field holding the method's stale cache, when its
 	// route has one.
 	StaleField string
+	// Hedged reports whether the chain races the method's sources: its
+	// route has hedge, the interface a chain, and the method a ctx to
+	// cancel a losing source with.
+	Hedged bool
 }
 
 // Settings are the name-level settings of a breaker name; zero fields are
@@ -129,8 +133,13 @@ type Route struct {
 	// runtime's default.
 	Stale     time.Duration
 	StaleSize int
-	Pos       token.Position // of the line
-	Method    string         // for a method's own line, the method
+	// Hedge is how long a chain waits for the source it asked before it
+	// also asks the next (the hedge key); 0 for none. Hedges is the most
+	// extra sources in flight; 0 for the runtime's default, one.
+	Hedge  time.Duration
+	Hedges int
+	Pos    token.Position // of the line
+	Method string         // for a method's own line, the method
 	// FallbackField is the chain's field holding the route's fallback
 	// routes, one per fallback (only with the chain flag).
 	FallbackField string

@@ -3,6 +3,7 @@ package model
 import (
 	"go/ast"
 	"go/types"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -85,6 +86,9 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 	if r.Stale == 0 {
 		r.StaleSize = 0
 	}
+	if o, ok := l.Get("hedges"); ok && r.Hedge == 0 && !slices.Contains(l.Invalid, "hedge") {
+		b.errorf(o.Pos, "hedges: there is no hedge to bound; give hedge=D too")
+	}
 	b.routes = append(b.routes, r)
 	return r
 }
@@ -97,6 +101,7 @@ func (r *Route) inheritLineKeys(from *Route) {
 	r.Attempts, r.Backoff, r.Budget = from.Attempts, from.Backoff, from.Budget
 	r.Valid, r.validFunc, r.validOpt = from.Valid, from.validFunc, from.validOpt
 	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
+	r.Hedge, r.Hedges = from.Hedge, from.Hedges
 }
 
 // nameKeys records the name-level keys l gives for name; a value that
@@ -162,6 +167,10 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 		}
 	case "stalesize":
 		r.StaleSize = o.Value.Count
+	case "hedge":
+		r.Hedge = o.Value.Duration
+	case "hedges":
+		r.Hedges = o.Value.Count
 	}
 }
 

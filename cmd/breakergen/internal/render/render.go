@@ -46,7 +46,7 @@ func File(mf *model.File) ([]byte, error) {
 			if durations(r.Settings) || r.Timeout > 0 || r.MaxWait > 0 || r.Backoff.D > 0 {
 				usesTime = true
 			}
-			if r.Stale > 0 {
+			if r.Stale > 0 || in.Chain && r.Hedge > 0 {
 				usesTime = true
 			}
 			if in.Chain && in.Default != nil && durations(in.Default.Settings) {
@@ -305,7 +305,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		jen.Id(in.FallbacksField).Op(":").Qual("slices", "Clone").Call(jen.Id(fallbacks)),
 	}
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(reg, jen.Id(primary), r, nil)))
+		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.impl("NewRoute").Call(jen.Id(reg), jen.Id(primary), g.routeConfig(r, nil, true))))
 	}
 	vals = append(vals, g.staleInits(in, reg)...)
 	body := []jen.Code{
@@ -389,12 +389,13 @@ func chainDoc(in *model.Interface) []string {
 // breaker, which other wrappers and chains may share by name. name, if not
 // nil, is the breaker's name instead of r.Name.
 func (g *gen) newRoute(reg string, impl jen.Code, r *model.Route, name jen.Code) jen.Code {
-	return g.impl("NewRoute").Call(jen.Id(reg), impl, g.routeConfig(r, name))
+	return g.impl("NewRoute").Call(jen.Id(reg), impl, g.routeConfig(r, name, false))
 }
 
 // routeConfig renders r's breakerimpl.RouteConfig; name, if not nil, is the
-// breaker's name instead of r.Name.
-func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
+// breaker's name instead of r.Name. hedge adds the route's hedge keys,
+// which only a chain's primary uses.
+func (g *gen) routeConfig(r *model.Route, name jen.Code, hedge bool) jen.Code {
 	s := r.Settings
 	var bc []jen.Code
 	if name == nil {
@@ -479,6 +480,12 @@ func (g *gen) routeConfig(r *model.Route, name jen.Code) jen.Code {
 	}
 	if r.Budget > 0 {
 		items = append(items, jen.Id("Budget").Op(":").Lit(r.Budget))
+	}
+	if hedge && r.Hedge > 0 {
+		items = append(items, jen.Id("Hedge").Op(":").Add(g.duration(r.Hedge)))
+		if r.Hedges > 0 {
+			items = append(items, jen.Id("Hedges").Op(":").Lit(r.Hedges))
+		}
 	}
 	return g.impl("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/dave/jennifer/jen"
 
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/textwrap"
 )
 
 // tries is one guarded method whose tries go through a helper: a wrapper's
@@ -26,6 +27,7 @@ type tries struct {
 	valid, retry               string   // locals; valid "" without a valid func
 	keyExpr, val               jen.Code // of the stale cache, if any
 	valFields                  []string // of an anonymous value struct
+	implName                   string   // the helper's impl parameter, in a chain
 }
 
 // staleTypes returns the key and value types of m's stale cache: the
@@ -122,7 +124,9 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	impl := ""
 	if t.chain {
 		impl = a.fresh("impl")
+		t.implName = impl
 	}
+	hedged := t.chain && m.Hedged
 	stale := m.StaleField != ""
 	if stale {
 		g.stale(t)
@@ -180,7 +184,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			),
 		)
 	}
-	if r.Valid != nil && (t.chain || stale) {
+	if r.Valid != nil && (t.chain || stale) && !hedged {
 		body = append(body, jen.Var().Id(t.valid).Bool())
 	}
 	enter := func() *jen.Statement {
@@ -201,13 +205,15 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.If(jen.Op("!").Id(ok)).Block(enter()),
 		}
 	}
-	body = append(body,
-		jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
-		jen.For().Block(append(admit,
-			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
-			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
-		)...),
-	)
+	if !hedged {
+		body = append(body,
+			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
+			jen.For().Block(append(admit,
+				tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
+				jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
+			)...),
+		)
+	}
 	// outcome records a source's answer: PrimaryValid and AnsweredValid
 	// on a route with a valid func, Primary and Answered without.
 	outcome := func(method string, args ...jen.Code) *jen.Statement {
@@ -237,6 +243,12 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		).Block(append(found, jen.Return(ret...))...)
 	}
 	switch {
+	case hedged:
+		var hit jen.Code // serving the stale cache
+		if stale {
+			hit = getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age)))
+		}
+		body = append(body, g.race(t, run, put, hit)...)
 	case t.chain:
 		answered := func() []jen.Code {
 			if !stale {
@@ -281,7 +293,15 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		if stale {
 			then = ", then the stale cache"
 		}
-		comment(f, fmt.Sprintf("%s asks %s.%s through breaker %q%s, then each fallback%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), then))
+		hedge := ""
+		if hedged {
+			extra := "the next one is asked too"
+			if r.Hedges > 1 {
+				extra = fmt.Sprintf("the next one is asked too, up to %d extra sources at once", r.Hedges)
+			}
+			hedge = fmt.Sprintf("; when the source asked last has not answered within %s, %s, and the first valid answer wins", r.Hedge, extra)
+		}
+		comment(f, fmt.Sprintf("%s asks %s.%s through breaker %q%s, then each fallback%s%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), then, hedge))
 	} else {
 		comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q.", m.Name, t.impl, m.Name, r.Name))
 	}
@@ -365,4 +385,106 @@ func (g *gen) ref(r *model.Ref) *jen.Statement {
 		return jen.Id(r.Name)
 	}
 	return jen.Qual(r.Path, r.Name)
+}
+
+// race renders the body of a hedged chain method after the chain's start:
+// a closure making one try of the method on a source, the race of the
+// sources (breakerimpl.Race), then the stale cache and the chain's error.
+// put stores an answer in the stale cache; hit, nil without a cache,
+// serves the cache.
+func (g *gen) race(t *tries, run string, put func() jen.Code, hit jen.Code) []jen.Code {
+	m, r, a := t.m, t.r, t.a
+	res := m.Sig.Results()
+	n := res.Len() - 1 // results besides the error
+	// The closure answers the method's results besides the error as one
+	// value: itself, struct{} when there is none, or a struct of them.
+	var val jen.Code
+	switch n {
+	case 0:
+		val = jen.Struct()
+	case 1:
+		val = g.tr.typ(res.At(0).Type())
+	default:
+		_, val, _, _ = g.staleTypes(m)
+	}
+	ask := a.fresh("ask")
+	results := []jen.Code{val}
+	race := "Race"
+	if r.Valid != nil {
+		results = append(results, jen.Bool())
+		race = "RaceValid"
+	}
+	results = append(results, jen.Error())
+	args := []jen.Code{jen.Id(t.ctx), jen.Id(t.call), jen.Id(t.implName)}
+	args = append(args, t.args[1:]...)
+	try := jen.Id(t.recv).Dot(m.Try).Call(args...)
+	var askBody []jen.Code
+	if n == 1 {
+		askBody = []jen.Code{jen.Return(try)}
+	} else {
+		var lhs, vals []jen.Code
+		for _, name := range t.rnames[:n] {
+			lhs = append(lhs, jen.Id(name))
+			vals = append(vals, jen.Id(name))
+		}
+		ret := []jen.Code{jen.Add(val).Values(vals...)}
+		if r.Valid != nil {
+			lhs = append(lhs, jen.Id(t.valid))
+			ret = append(ret, jen.Id(t.valid))
+		}
+		lhs = append(lhs, jen.Id(t.err))
+		ret = append(ret, jen.Id(t.err))
+		if n == 0 && r.Valid == nil {
+			askBody = []jen.Code{jen.Return(jen.Add(val).Values(), try)}
+		} else {
+			askBody = []jen.Code{jen.List(lhs...).Op(":=").Add(try), jen.Return(ret...)}
+		}
+	}
+	var body []jen.Code
+	for _, l := range textwrap.Lines(fmt.Sprintf("%s makes one try of %s on a source; Race asks the sources.", ask, m.Name), 70) {
+		body = append(body, jen.Comment(l))
+	}
+	body = append(body,
+		jen.Id(ask).Op(":=").Func().Params(
+			jen.Id(t.ctx).Qual("context", "Context"),
+			jen.Id(t.call).Add(g.impl("Call")),
+			jen.Id(t.implName).Add(t.iface),
+		).Parens(jen.List(results...)).Block(askBody...),
+	)
+	// Race asks every source in a goroutine of its own and returns the
+	// first valid answer; Won says whether one came.
+	raceCall := g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
+		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField), jen.Id(ask))
+	switch n {
+	case 0:
+		body = append(body, jen.List(jen.Id("_"), jen.Id(t.err)).Op("=").Add(raceCall))
+	case 1:
+		body = append(body, jen.List(jen.Id(t.rnames[0]), jen.Id(t.err)).Op("=").Add(raceCall))
+	default:
+		v := a.fresh("answer")
+		var lhs, rhs []jen.Code
+		for i, name := range t.rnames[:n] {
+			lhs = append(lhs, jen.Id(name))
+			rhs = append(rhs, jen.Id(v).Dot("r"+strconv.Itoa(i)))
+		}
+		body = append(body,
+			jen.List(jen.Id(v), jen.Id(t.err)).Op(":=").Add(raceCall),
+			jen.List(lhs...).Op("=").List(rhs...),
+		)
+	}
+	won := []jen.Code{jen.Return()}
+	if hit != nil {
+		won = []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
+	}
+	body = append(body, jen.If(jen.Id(run).Dot("Won").Call()).Block(won...))
+	if hit != nil {
+		body = append(body, hit)
+	}
+	var ret []jen.Code
+	for i := range n {
+		zero := a.fresh("zero")
+		body = append(body, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
+		ret = append(ret, jen.Id(zero))
+	}
+	return append(body, jen.Return(append(ret, jen.Id(run).Dot("Err").Call())...))
 }

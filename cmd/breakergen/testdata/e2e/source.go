@@ -74,3 +74,12 @@ type Flows interface {
 type Windowed interface {
 	Get(ctx context.Context) error
 }
+
+// Prices is served by a hedged chain (SPEC section 9): a source that has
+// not answered within 100ms is raced by the next, two extra at most.
+//
+//breaker:name=em threshold=1 reset=1m hedge=100ms hedges=2 chain
+type Prices interface {
+	Price(ctx context.Context, code string) (float64, error)
+	Depth(ctx context.Context, code string) ([]float64, int, error)
+}
