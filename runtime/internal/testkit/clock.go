@@ -93,7 +93,11 @@ func (c *Clock) Advance(d time.Duration) {
 		next.f()
 		c.mu.Lock()
 	}
-	c.now = end
+	// Another goroutine's Advance may have moved the clock past end while
+	// this one ran a timer: time never goes back.
+	if end.After(c.now) {
+		c.now = end
+	}
 	c.mu.Unlock()
 }
 
