@@ -198,7 +198,7 @@ func (r *race[X, T]) run(run *Chain) (zero T, _ error) {
 	switch {
 	case w.hedged:
 		rt.answers.Add(name, core.AnswerHedged)
-	case won.src == 0: // the primary
+	case w.route == rt: // the primary (an OPEN one has no racer)
 		if rt.live != nil {
 			rt.live.Add(1)
 		}
@@ -244,7 +244,7 @@ func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
 		r.racers = append(r.racers, racer{route: rt, hedged: hedge, cancel: cancel})
 		r.inflight++
 		r.hedged = r.hedged || hedge
-		go r.settle(ctx, src, call, impl)
+		go r.settle(ctx, src, i == 0, call, impl)
 		return true
 	}
 	return false
@@ -276,11 +276,12 @@ func (r *race[X, T]) try(ctx context.Context, call Call, impl X) (T, bool, error
 // returning (runtime.Goexit, as t.FailNow does in a test's mock).
 var errGoexit = errors.New("breaker: the source's goroutine exited without returning")
 
-// settle runs source src (the primary with its tries when src is 0, else
-// the try admitted as call) and sends how it ended, a panic or a Goexit
+// settle runs racer src (the primary with its tries when primary is set,
+// else the try admitted as call; src is the racer's index, not the
+// source's, since an OPEN primary is passed over without a racer) and sends how it ended, a panic or a Goexit
 // included, to results, which has room for it: the race never waits for a
 // source that is gone.
-func (r *race[X, T]) settle(ctx context.Context, src int, call Call, impl X) {
+func (r *race[X, T]) settle(ctx context.Context, src int, primary bool, call Call, impl X) {
 	a := answer[T]{src: src}
 	returned := false
 	defer func() {
@@ -294,7 +295,7 @@ func (r *race[X, T]) settle(ctx context.Context, src int, call Call, impl X) {
 		}
 		r.results <- a
 	}()
-	if src == 0 {
+	if primary {
 		a.v, a.valid, a.err = r.tryPrimary(ctx)
 	} else {
 		a.v, a.valid, a.err = r.try(ctx, call, impl)

@@ -2,6 +2,7 @@ package breakerimpl_test
 
 import (
 	"context"
+	"fmt"
 	goruntime "runtime"
 	"sync"
 	"testing"
@@ -417,11 +418,25 @@ func TestHedgeRouteBudget(t *testing.T) {
 	})
 }
 
+// TestHedgeOpenPrimary: an OPEN primary is passed over, and the fallback
+// answers. Without call counting the race sees the OPEN state word and
+// starts no goroutine for the primary, so the fallback is the race's first
+// racer: it must still be asked as a fallback, not as the primary.
 func TestHedgeOpenPrimary(t *testing.T) {
+	for _, counted := range []bool{true, false} {
+		t.Run(fmt.Sprintf("counted=%v", counted), func(t *testing.T) { hedgeOpenPrimary(t, counted) })
+	}
+}
+
+func hedgeOpenPrimary(t *testing.T, counted bool) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", v: 1}
 		sina := &source{name: "sina", delay: d / 2, v: 2}
-		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+		opts := []runtime.Option{runtime.WithLogger(discardLogger()), runtime.WithoutEnv()}
+		if counted {
+			opts = append(opts, runtime.WithCallCounts())
+		}
+		h := newHedgedChainOn(runtime.NewRegistry(opts...), breakerimpl.RouteConfig{Hedge: d}, em, sina)
 		trip(t, h.primary.Breaker())
 
 		v, p, took, err := h.provCall(context.Background())
@@ -431,6 +446,8 @@ func TestHedgeOpenPrimary(t *testing.T) {
 		assert.Equal(t, "fallback:sina (eastmoney open)", p.String())
 		assert.Equal(t, 1, p.Tries, "the rejection cost nothing")
 		assert.Empty(t, em.askedAt())
+		assert.Equal(t, []runtime.ChainAnswer{{Source: "fallback:sina", Kind: "fallback", Count: 1}},
+			h.reg.ChainAnswers(), "counted as the fallback's answer")
 	})
 }
 
