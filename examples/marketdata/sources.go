@@ -10,9 +10,12 @@ import (
 // an answer, not an outage: [ErrNotFound] counts as a success. Eastmoney's
 // calls make up to two tries and at most six upstream tries per call, as
 // the origin service's stop_after_attempt(2) and RETRY_BUDGET_MAX=6 did.
+// Tencent serves the busiest calls, where a few failures in a row happen by
+// bad luck: its breaker trips on the failure rate of its last 50 calls
+// instead of a consecutive count.
 //
 //breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound attempts=2 budget=6
-//breaker:name=tencent threshold=5 reset=30s methods=Stock*,Quote exclude=ErrNotFound
+//breaker:name=tencent reset=30s window=50 failrate=50% minimum=20 methods=Stock*,Quote exclude=ErrNotFound
 //breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound
 type StockSource interface {
 	// Quote returns the real-time quote of the stock code (tencent).
@@ -52,9 +55,10 @@ type StockSource interface {
 // belong to the name) and gives only its own line keys. An empty answer is
 // no data ([validFlow]); the last valid one per stock is kept for a day and
 // served when every source fails, as the origin service's DB fallback did.
-// [NewFundFlowSourceChain] puts a backup provider ([Client.Sina]) behind it.
+// [NewFundFlowSourceChain] puts a backup provider ([Client.Sina]) behind it,
+// and asks the backup as well when eastmoney has not answered within 200ms.
 //
-//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h chain
+//breaker:name=eastmoney exclude=ErrNotFound attempts=2 budget=6 valid=validFlow stale=24h chain hedge=200ms
 type FundFlowSource interface {
 	// FundFlow returns today's money flow of the stock code.
 	FundFlow(ctx context.Context, code string) (FundFlow, error)

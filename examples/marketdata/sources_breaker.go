@@ -114,6 +114,7 @@ func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallb
 			Exclude:  []error{ErrNotFound},
 			Attempts: 2,
 			Budget:   6,
+			Hedge:    200 * time.Millisecond,
 		}),
 		fundFlowStale: breakerimpl.NewStaleCache[string, FundFlow](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
 	}
@@ -130,42 +131,24 @@ var _ FundFlowSource = (*FundFlowSourceChain)(nil)
 
 // FundFlow asks primary.FundFlow through breaker "eastmoney" (limiter 1.5/s
 // burst 3; excluding ErrNotFound; 2 attempts; budget 6; valid validFlow; stale
-// 24h), then each fallback, then the stale cache.
+// 24h), then each fallback, then the stale cache; when the source asked last
+// has not answered within 200ms, the next one is asked too, and the first
+// valid answer wins.
 func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 FundFlow, err error) {
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
 	}
-	var valid bool
-	retry := c.eastmoney.Retry()
-	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			break
-		}
-		r0, valid, err = c.tryFundFlow(ctx, call, c.primary, code)
-		if !retry.Again(ctx, err) {
-			break
-		}
+	// ask makes one try of FundFlow on a source; Race asks the sources.
+	ask := func(ctx context.Context, call breakerimpl.Call, impl FundFlowSource) (FundFlow, bool, error) {
+		return c.tryFundFlow(ctx, call, impl, code)
 	}
-	if run.PrimaryValid(c.eastmoney, retry.Tries(), err, valid) {
+	r0, err = breakerimpl.RaceValid(&run, c.primary, c.fallbacks, c.eastmoneyFallbacks, ask)
+	if run.Won() {
 		if err == nil {
 			c.fundFlowStale.Put(code, r0)
 		}
 		return
-	}
-	for i, fb := range c.fallbacks {
-		call2, ok := run.Fallback(c.eastmoneyFallbacks[i])
-		if !ok {
-			continue
-		}
-		r0, valid, err = c.tryFundFlow(ctx, call2, fb.Impl, code)
-		if run.AnsweredValid(c.eastmoneyFallbacks[i], err, valid) {
-			if err == nil {
-				c.fundFlowStale.Put(code, r0)
-			}
-			return
-		}
 	}
 	if v, age, ok := c.fundFlowStale.Get(code); ok {
 		run.Stale(age)
@@ -220,7 +203,7 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Budget:   6,
 		}),
 		tencent: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
-			Breaker: runtime.Config{Name: "tencent", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Breaker: runtime.Config{Name: "tencent", ResetTimeout: 30 * time.Second, WindowCalls: 50, FailureRate: 0.5, MinimumCalls: 20},
 			Exclude: []error{ErrNotFound},
 		}),
 		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{

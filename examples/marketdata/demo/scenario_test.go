@@ -121,15 +121,24 @@ func TestScenario(t *testing.T) {
 	})
 }
 
-// TestThresholdsMatchAnnotations: the demo shortens the windows and must
-// keep the annotated thresholds; this catches the two drifting apart.
-func TestThresholdsMatchAnnotations(t *testing.T) {
-	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
-	marketdata.NewStockSourceBreaker(nil, reg)
-	for _, th := range thresholds {
-		b, ok := reg.Lookup(th.name)
-		require.True(t, ok, th.name)
-		assert.Equal(t, b.Config().FailureThreshold, th.threshold, th.name)
+// TestRegistryKeepsAnnotations: the demo shortens the open windows and
+// must keep every other annotated setting.
+func TestRegistryKeepsAnnotations(t *testing.T) {
+	annotated := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discard()))
+	demo := registry(2*time.Second, runtime.WithoutEnv(), runtime.WithLogger(discard()))
+	for _, reg := range []*runtime.Registry{annotated, demo} {
+		marketdata.NewStockSourceBreaker(nil, reg)
+		marketdata.NewFundFlowSourceChain(nil, reg,
+			runtime.Fallback[marketdata.FundFlowSource]{Name: marketdata.Sina})
+	}
+	for _, name := range shortened {
+		want, ok := annotated.Lookup(name)
+		require.True(t, ok, name)
+		got, ok := demo.Lookup(name)
+		require.True(t, ok, name)
+		cfg := want.Config()
+		cfg.ResetTimeout = 2 * time.Second
+		assert.Equal(t, cfg, got.Config(), name)
 	}
 }
 
