@@ -51,6 +51,7 @@ type Scenario struct {
 	flows       *marketdata.FundFlowSourceChain
 	svc         *marketdata.Service
 	transitions chan runtime.Event // wakes waitState and settle
+	scenes      int                // scenes started
 }
 
 // Report is what a run established, for the test.
@@ -86,6 +87,21 @@ type Report struct {
 	// EmptyKept reports whether the chain served an empty answer from its
 	// stale cache (it must not).
 	EmptyKept bool
+	// HedgeElapsed is how long the hedged fund-flow call took while
+	// eastmoney answered only after HedgeSlow; HedgeFlow is its provenance.
+	HedgeElapsed time.Duration
+	HedgeFlow    string
+	// ConsecutiveTripAt is the call of the background-failure stream at
+	// which a breaker counting 5 failures in a row would have opened (0:
+	// never); WindowRodeOut reports whether tencent's windowed breaker was
+	// still CLOSED after the stream, and WindowFigures its window then.
+	ConsecutiveTripAt int
+	WindowRodeOut     bool
+	WindowFigures     runtime.Stats
+	// OutageTripCalls is how many calls of the real outage it took the
+	// window to trip; OutageReason is the trip's reason.
+	OutageTripCalls int
+	OutageReason    string
 	// Recovered reports whether every breaker was CLOSED at the end.
 	Recovered bool
 }
@@ -117,7 +133,8 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	rep := &Report{}
 	s.header()
 	for _, scene := range []func(context.Context, *Report) error{
-		s.normal, s.outage, s.open, s.recovery, s.limiter, s.banAndThrottle, s.slow, s.fundFlow, s.allClear,
+		s.normal, s.outage, s.open, s.recovery, s.limiter, s.hedged,
+		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear,
 	} {
 		if err := scene(ctx, rep); err != nil {
 			return rep, err
@@ -149,8 +166,10 @@ func (s *Scenario) header() {
 	w.plain("  %-13s %s\n", "fund flow", "eastmoney, then fallback sina (also asked when eastmoney is 200ms late), then the last valid answer (stale=24h)")
 }
 
-func (s *Scenario) scene(n int, title string) {
-	s.log.plain("\n%d · %s\n", n, title)
+// scene prints the next scene's number and title.
+func (s *Scenario) scene(title string) {
+	s.scenes++
+	s.log.plain("\n%d · %s\n", s.scenes, title)
 }
 
 // onTransition is the registry's state-change hook: the live log, and the
@@ -221,8 +240,12 @@ func (s *Scenario) call(provider, what string, err error, ok string) {
 	}
 	verdict, msg := describe(s.log.now(), err)
 	b := s.breaker(provider)
-	if st := b.Stats(); st.State == runtime.Closed && verdict == "fail" {
-		msg += fmt.Sprintf("   (failures %d/%d)", st.ConsecutiveFailures, b.Config().FailureThreshold)
+	switch st := b.Stats(); {
+	case st.State != runtime.Closed || verdict != "fail":
+	case st.Window != "":
+		msg += fmt.Sprintf("   (window: %d of %d failed)", st.WindowFailures, st.WindowCalls)
+	default:
+		msg += fmt.Sprintf("   (failures %d/%d)", st.ConsecutiveFailures, st.FailureThreshold)
 	}
 	s.log.row(provider, what, verdict, msg)
 }
@@ -253,9 +276,9 @@ func describe(now time.Time, err error) (verdict, msg string) {
 	return "fail", runtime.Brief(err)
 }
 
-// Scene 1: every source answers.
+// Scene: every source answers.
 func (s *Scenario) normal(ctx context.Context, rep *Report) error {
-	s.scene(1, "normal traffic")
+	s.scene("normal traffic")
 	q, err := s.stocks.Quote(ctx, "600519")
 	s.call(marketdata.Tencent, "Quote 600519", err, fmt.Sprintf("%s %.2f %+.2f%%", q.Name, q.Price, q.ChangePct))
 	hits, err := s.stocks.Search(ctx, "银行")
@@ -301,9 +324,9 @@ func (s *Scenario) flow(ctx context.Context, rep *Report, code string) (marketda
 	return f, nil
 }
 
-// Scene 2: tdx answers 503 until its breaker trips.
+// Scene: tdx answers 503 until its breaker trips.
 func (s *Scenario) outage(ctx context.Context, rep *Report) error {
-	s.scene(2, "outage: tdx answers 503 until its breaker opens")
+	s.scene("outage: tdx answers 503 until its breaker opens")
 	s.Up.Fail(marketdata.TDX, http.StatusServiceUnavailable)
 	s.log.note("upstream tdx → %s", s.Up.Behavior(marketdata.TDX))
 	b := s.breaker(marketdata.TDX)
@@ -319,9 +342,9 @@ func (s *Scenario) outage(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 3: while tdx is OPEN nothing reaches it, and the page degrades.
+// Scene: while tdx is OPEN nothing reaches it, and the page degrades.
 func (s *Scenario) open(ctx context.Context, rep *Report) error {
-	s.scene(3, "tdx is OPEN: calls are refused without reaching the upstream")
+	s.scene("tdx is OPEN: calls are refused without reaching the upstream")
 	before := s.Up.Requests(marketdata.TDX)
 	var last error
 	for i := range 10 {
@@ -351,10 +374,10 @@ func (s *Scenario) open(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 4: after the window a probe goes through; it fails while tdx is
+// Scene: after the window a probe goes through; it fails while tdx is
 // still down, and succeeds once it is back.
 func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
-	s.scene(4, "probe and recovery")
+	s.scene("probe and recovery")
 	probe := func() error {
 		_, err := s.stocks.Kline(ctx, "600519", marketdata.PeriodDay, 20)
 		s.call(marketdata.TDX, "Kline 600519 (probe)", err, "")
@@ -378,10 +401,10 @@ func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 5: eastmoney's limiter holds a burst of calls to 1.5 per second.
+// Scene: eastmoney's limiter holds a burst of calls to 1.5 per second.
 func (s *Scenario) limiter(ctx context.Context, rep *Report) error {
 	const n = 9
-	s.scene(5, fmt.Sprintf("limiter: %d eastmoney searches back to back", n))
+	s.scene(fmt.Sprintf("limiter: %d eastmoney searches back to back", n))
 	lim := s.reg.Limiter(marketdata.Eastmoney, 1.5, 3)
 	rate, burst := lim.Rate()
 	before := s.Up.Requests(marketdata.Eastmoney)
@@ -402,10 +425,33 @@ func (s *Scenario) limiter(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 6: a 403 ban from eastmoney and a 429 with Retry-After from
+// HedgeSlow is how long eastmoney takes to answer in the hedge scene; the
+// fund-flow chain asks sina after 200ms (hedge=200ms in sources.go).
+const HedgeSlow = 2 * time.Second
+
+// Scene: eastmoney's fund flow slows down; the chain does not wait for it
+// but asks sina too once eastmoney is 200ms late, and answers from sina.
+func (s *Scenario) hedged(ctx context.Context, rep *Report) error {
+	s.scene(fmt.Sprintf("hedge: eastmoney answers after %s; the chain asks sina at 200ms", HedgeSlow))
+	s.Up.Slow(marketdata.Eastmoney, HedgeSlow)
+	s.log.note("upstream eastmoney → %s", s.Up.Behavior(marketdata.Eastmoney))
+	start := time.Now()
+	_, err := s.flow(ctx, rep, "300750")
+	rep.HedgeElapsed = time.Since(start)
+	rep.HedgeFlow = rep.Flows[len(rep.Flows)-1]
+	if err != nil {
+		return fmt.Errorf("hedged fund flow: %w", err)
+	}
+	s.log.note("answered in %.2fs: eastmoney's request was cancelled, not counted as its failure",
+		rep.HedgeElapsed.Seconds())
+	s.Up.Healthy(marketdata.Eastmoney)
+	return nil
+}
+
+// Scene: a 403 ban from eastmoney and a 429 with Retry-After from
 // push2ex, as typed errors whose RetryAfter cools their breakers down.
 func (s *Scenario) banAndThrottle(ctx context.Context, rep *Report) error {
-	s.scene(6, "ban and throttle: 403 from eastmoney, 429 with Retry-After from push2ex")
+	s.scene("ban and throttle: 403 from eastmoney, 429 with Retry-After from push2ex")
 	s.Up.Ban(marketdata.Eastmoney)
 	s.Up.Throttle(marketdata.Push2ex, s.Window)
 	s.log.note("upstream eastmoney → %s; push2ex → %s", s.Up.Behavior(marketdata.Eastmoney), s.Up.Behavior(marketdata.Push2ex))
@@ -423,10 +469,10 @@ func (s *Scenario) banAndThrottle(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 7: a slow upstream against a caller's deadline.
+// Scene: a slow upstream against a caller's deadline.
 func (s *Scenario) slow(ctx context.Context, rep *Report) error {
 	const delay, deadline = 1500 * time.Millisecond, 300 * time.Millisecond
-	s.scene(7, fmt.Sprintf("slow upstream: tencent answers after %s, the caller waits %s", delay, deadline))
+	s.scene(fmt.Sprintf("slow upstream: tencent answers after %s, the caller waits %s", delay, deadline))
 	s.Up.Slow(marketdata.Tencent, delay)
 	cctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
@@ -436,11 +482,11 @@ func (s *Scenario) slow(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 8: fund flows through the generated chain while eastmoney is still
+// Scene: fund flows through the generated chain while eastmoney is still
 // cooling down from its ban: the backup answers, then the stale cache, and
 // an empty answer is passed over and never kept.
 func (s *Scenario) fundFlow(ctx context.Context, rep *Report) error {
-	s.scene(8, "fund flow: eastmoney still banned; the backup sina, then the stale cache")
+	s.scene("fund flow: eastmoney still banned; the backup sina, then the stale cache")
 	s.flow(ctx, rep, "300750")
 	s.Up.Fail(marketdata.Sina, http.StatusServiceUnavailable)
 	s.log.note("upstream sina → %s", s.Up.Behavior(marketdata.Sina))
@@ -460,9 +506,65 @@ func (s *Scenario) fundFlow(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene 9: every upstream heals; open breakers probe and close.
+// backgroundPattern is tencent's answers in the background-failure scene:
+// 6 failures in 60 requests (10%), five of them in a row by bad luck.
+var backgroundPattern = strings.Repeat(".", 11) + "x" + strings.Repeat(".", 20) + "xxxxx" + strings.Repeat(".", 23)
+
+// Scene: tencent fails 1 request in 10, with a run of five. A breaker that
+// counts consecutive failures (threshold 5) would open on that run and
+// refuse every call for its window; tencent's breaker trips on the failure
+// rate of its last 50 calls and rides it out. Then a real outage, which
+// the window catches once half its calls have failed.
+func (s *Scenario) background(ctx context.Context, rep *Report) error {
+	s.scene("background failures: tencent fails 6 requests in 60, five in a row")
+	s.Up.Set(marketdata.Tencent, fakeupstream.Behavior{Status: http.StatusBadGateway, Pattern: backgroundPattern})
+	s.log.note("upstream tencent → %s; breaker: failure rate of the last 50 calls >= 50%%", s.Up.Behavior(marketdata.Tencent))
+	// The same outcomes through a breaker that counts failures in a row.
+	consecutive := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler))).
+		Breaker(runtime.Config{Name: "consecutive", FailureThreshold: 5, ResetTimeout: s.Window})
+	b := s.breaker(marketdata.Tencent)
+	for i := range len(backgroundPattern) {
+		_, err := s.stocks.Quote(ctx, "600519")
+		_ = consecutive.Do(ctx, func(context.Context) error { return err })
+		if rep.ConsecutiveTripAt == 0 && consecutive.State() == runtime.Open {
+			rep.ConsecutiveTripAt = i + 1
+		}
+		if err != nil {
+			s.call(marketdata.Tencent, fmt.Sprintf("Quote 600519 #%d", i+1), err, "")
+		}
+	}
+	rep.WindowFigures = b.Stats()
+	rep.WindowRodeOut = rep.WindowFigures.State == runtime.Closed
+	w := rep.WindowFigures
+	s.log.note("%d calls: tencent %s, its window %d calls, %d failed (%.0f%%, trips at %.0f%%)",
+		len(backgroundPattern), w.State, w.WindowCalls, w.WindowFailures, 100*w.FailureRate, 100*w.FailureRateThreshold)
+	if rep.ConsecutiveTripAt > 0 {
+		s.log.note("a breaker counting 5 failures in a row would have opened at call %d and refused calls for %s",
+			rep.ConsecutiveTripAt, s.Window)
+	}
+
+	s.Up.Fail(marketdata.Tencent, http.StatusBadGateway)
+	s.log.note("upstream tencent → %s: a real outage", s.Up.Behavior(marketdata.Tencent))
+	for b.State() == runtime.Closed && rep.OutageTripCalls < 100 {
+		_, err := s.stocks.Quote(ctx, "600519")
+		rep.OutageTripCalls++
+		if b.State() != runtime.Closed {
+			s.call(marketdata.Tencent, fmt.Sprintf("Quote 600519 (outage #%d)", rep.OutageTripCalls), err, "")
+		}
+	}
+	if err := s.settle(ctx); err != nil {
+		return err
+	}
+	if evs := s.reg.Events(1); len(evs) > 0 && evs[0].Source == marketdata.Tencent {
+		rep.OutageReason = evs[0].Reason
+	}
+	s.log.note("the window tripped after %d failing calls: %s", rep.OutageTripCalls, rep.OutageReason)
+	return nil
+}
+
+// Scene: every upstream heals; open breakers probe and close.
 func (s *Scenario) allClear(ctx context.Context, rep *Report) error {
-	s.scene(9, "all clear: upstreams heal, open breakers probe and close")
+	s.scene("all clear: upstreams heal, open breakers probe and close")
 	for _, p := range fakeupstream.Providers {
 		s.Up.Healthy(p)
 	}

@@ -69,12 +69,40 @@ func TestScenario(t *testing.T) {
 		// is passed over and never kept.
 		assert.Equal(t, []string{
 			"live",
+			"fallback:sina hedged (eastmoney slow)",
 			"fallback:sina (eastmoney open)",
-			"stale 9s (eastmoney open, fallback:sina error)",
+			"stale 10s (eastmoney open, fallback:sina error)",
 			"error: (eastmoney open, fallback:sina invalid)",
 			"error: (eastmoney open, fallback:sina error)",
 		}, rep.Flows)
 		assert.False(t, rep.EmptyKept)
+		// The hedge: eastmoney slow, sina asked at 200ms and answering.
+		assert.Equal(t, "fallback:sina hedged (eastmoney slow)", rep.HedgeFlow)
+		assert.Equal(t, 200*time.Millisecond, rep.HedgeElapsed, "answered at the hedge delay")
+
+		// Background failures: a consecutive count of 5 trips on the run
+		// of five; the window of the last 50 calls rides it out.
+		assert.Equal(t, strings.Index(backgroundPattern, "xxxxx")+5, rep.ConsecutiveTripAt)
+		assert.True(t, rep.WindowRodeOut)
+		assert.Equal(t, 50, rep.WindowFigures.WindowCalls)
+		assert.Equal(t, strings.Count(backgroundPattern[len(backgroundPattern)-50:], "x"), rep.WindowFigures.WindowFailures)
+		// The real outage trips it once half of the last 50 calls failed.
+		window := []bool{}
+		for _, c := range backgroundPattern {
+			window = append(window, c == 'x')
+		}
+		want := 0
+		for failed := 0; failed*2 < 50; {
+			window, want = append(window[1:], true), want+1
+			failed = 0
+			for _, f := range window[len(window)-50:] {
+				if f {
+					failed++
+				}
+			}
+		}
+		assert.Equal(t, want, rep.OutageTripCalls)
+		assert.Equal(t, "failure rate 50% (25 of the last 50 calls) >= 50%", rep.OutageReason)
 
 		// Everything recovers, and the timeline tells the story.
 		assert.True(t, rep.Recovered)
@@ -97,6 +125,11 @@ func TestScenario(t *testing.T) {
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
 				"OPEN→HALF_OPEN open window elapsed, probing",
 				"CLOSED→OPEN retry after 2s",
+			},
+			"tencent": { // its window rode out the background failures, not the outage
+				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
+				"OPEN→HALF_OPEN open window elapsed, probing",
+				"CLOSED→OPEN failure rate 50% (25 of the last 50 calls) >= 50%",
 			},
 			"push2ex": { // so does the 429's Retry-After, before the threshold of 2
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
