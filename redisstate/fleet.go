@@ -130,7 +130,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.up.Store(true)
-	stop, err := reg.Share(f)
+	stop, err := reg.Share((*sharer)(f))
 	if err != nil {
 		f.cancel()
 		return nil, fmt.Errorf("redisstate: %w", err)
@@ -174,6 +174,12 @@ func (f *Fleet) Close() error {
 
 // Origin returns the name of this process in the fleet.
 func (f *Fleet) Origin() string { return f.opt.origin }
+
+// sharer is a Fleet seen as the registry's [runtime.Sharer]: the methods
+// the runtime calls are not the user's.
+type sharer Fleet
+
+func (s *sharer) Health() runtime.FleetHealth { return (*Fleet)(s).Health() }
 
 // Health reports whether Redis answers and how many processes are
 // attached (see [runtime.Health].Fleet).
@@ -417,7 +423,8 @@ func (f *Fleet) closedKey(name string) string { return f.opt.prefix + "closed:{"
 
 // Created reads the note of a breaker created after Attach, so that it
 // starts OPEN for what is left of a peer's trip.
-func (f *Fleet) Created(b *runtime.Breaker) {
+func (s *sharer) Created(b *runtime.Breaker) {
+	f := (*Fleet)(s)
 	if f.up.Load() {
 		f.readNotes(b)
 	}

@@ -52,7 +52,8 @@ return 0
 // or, while Redis is away, from the local fallback bucket. The wait is
 // bounded by maxWait (when > 0) and ends strictly before ctx's deadline;
 // a refused call or one whose ctx ends takes no token.
-func (f *Fleet) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Duration) (handled bool, err error) {
+func (s *sharer) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Duration) (handled bool, err error) {
+	f := (*Fleet)(s)
 	lim, ok := f.limits[l.Name()]
 	if !ok {
 		return false, nil

@@ -23,7 +23,8 @@ type outgoing struct {
 // Transition queues a trip or a probe's success for the publisher. It is
 // called under the breaker's lock: it never blocks, and drops the news
 // when the queue is full (the peers then find out on their own).
-func (f *Fleet) Transition(b *runtime.Breaker, ev runtime.Event, window time.Duration) {
+func (s *sharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Duration) {
+	f := (*Fleet)(s)
 	switch {
 	case ev.To == runtime.Open:
 	case ev.From == runtime.HalfOpen && ev.To == runtime.Closed:
@@ -111,7 +112,8 @@ return redis.call('PTTL', KEYS[1])
 // takes the lease (held for the reset window). The others wait for its
 // result, asking again when its lease runs out (a holder that died). With
 // Redis away, every process probes for itself.
-func (f *Fleet) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
+func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
+	f := (*Fleet)(s)
 	if !f.up.Load() {
 		return true, 0
 	}
