@@ -301,11 +301,11 @@ func (f *Fleet) subscriber() {
 		switch m := msg.(type) {
 		case *redis.Subscription:
 			if first {
-				close(f.ready) // Attach reads the notes
+				close(f.ready)
 				first = false
-				continue
 			}
-			f.resync()
+			f.resync() // Attach reads them too: it may have stopped waiting
+
 		case *redis.Message:
 			f.apply(m.Payload)
 		}
