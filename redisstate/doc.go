@@ -43,7 +43,9 @@
 // because Redis is unreachable, stopped or restarted: the process goes on
 // with its own breakers, probes for itself, and takes tokens from a local
 // bucket at [WithLocalShare] of the rate. A heartbeat notices when Redis
-// answers again, and the process re-reads the notes. [runtime.Health]
+// answers again: the process re-reads the notes, and publishes again its
+// own trips whose window still runs (made while Redis was away, or lost
+// with a restarted Redis). [runtime.Health]
 // reports "fleet": {"redis": "ok" | "down", "members": N}.
 //
 // Notes and messages are versioned JSON. One that does not parse, names a

@@ -164,3 +164,18 @@ func TestRestartedServer(t *testing.T) {
 	late := attach(t, c, "c", 10*time.Second)
 	assert.Equal(t, runtime.Open, late.tdx().State())
 }
+
+func TestTripsMadeWhileAwayGoOutOnReturn(t *testing.T) {
+	s := startServer(t, "")
+	a := faultMember(t, s, "a")
+	b := faultMember(t, s, "b")
+	s.kill()
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Redis == "down" }, within, time.Millisecond)
+	tripBy(t, a.tdx()) // a 10s window, local while Redis is away
+
+	s.start() // empty: a restarted Redis has no notes
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond,
+		"a publishes its trip again when Redis is back")
+	assert.Equal(t, "peer a: 403 banned", b.reg.Events(1)[0].Reason)
+	assert.WithinDuration(t, a.tdx().Stats().NextProbe, b.tdx().Stats().NextProbe, time.Second, "what is left of it")
+}

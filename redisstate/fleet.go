@@ -86,7 +86,10 @@ type Fleet struct {
 	wg     sync.WaitGroup
 	pubsub *redis.PubSub
 	out    chan outgoing // to the publisher
-	ready  chan struct{} // closed at the first subscription
+
+	ownMu sync.Mutex          // guards own
+	own   map[string]outgoing // this process's trips, by name, for republish
+	ready chan struct{}       // closed at the first subscription
 
 	up      atomic.Bool  // the last Redis operation answered in time
 	members atomic.Int64 // processes attached, as of the last heartbeat
@@ -124,7 +127,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		o.logger = slog.Default()
 	}
 	f := &Fleet{reg: reg, rdb: rdb, opt: o, channel: o.prefix + "events",
-		limits: map[string]*limit{}, out: make(chan outgoing, 256)}
+		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{}}
 	for _, n := range o.limits {
 		f.limits[n] = &limit{}
 	}
@@ -250,6 +253,7 @@ func (f *Fleet) heartbeats() {
 		if f.beat() && !was {
 			f.opt.logger.Info("redisstate: Redis is back; re-syncing", "origin", f.opt.origin)
 			f.resync()
+			f.republish()
 		}
 	}
 }

@@ -33,6 +33,13 @@ func (s *sharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Du
 	}
 	o := outgoing{name: ev.Source, from: ev.From, to: ev.To, reason: ev.Reason, window: window,
 		reset: b.Config().ResetTimeout, at: time.Now()}
+	f.ownMu.Lock()
+	if o.to == runtime.Open {
+		f.own[o.name] = o
+	} else {
+		delete(f.own, o.name)
+	}
+	f.ownMu.Unlock()
 	select {
 	case f.out <- o:
 	default:
@@ -142,4 +149,28 @@ func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 		}
 	}
 	return false, hold // a lease with no expiry is not ours: ask again later
+}
+
+// republish sends again this process's trips whose window still runs,
+// when Redis comes back: those made while it was away never went out,
+// and a restarted Redis has lost the notes of the others.
+func (f *Fleet) republish() {
+	f.ownMu.Lock()
+	var again []outgoing
+	for name, o := range f.own {
+		b, ok := f.reg.Lookup(name)
+		if !ok || o.window-time.Since(o.at) < time.Millisecond || b.State() != runtime.Open {
+			delete(f.own, name)
+			continue
+		}
+		again = append(again, o)
+	}
+	f.ownMu.Unlock()
+	for _, o := range again {
+		select {
+		case f.out <- o:
+		default:
+			f.dropped.Add(1)
+		}
+	}
 }
