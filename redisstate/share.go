@@ -107,11 +107,17 @@ func (f *Fleet) publish(o outgoing) {
 
 // leaseScript takes the probe lease of a name unless the fleet has just
 // recovered: the origin of the recovery (a closed mark), -1 for the lease
-// taken, else the lease's time left in milliseconds.
+// taken (or ours already: the holder of a failed probe's lease, which ends
+// with the new window, may go on), else the lease's time left in
+// milliseconds.
 var leaseScript = redis.NewScript(`
 local closed = redis.call('GET', KEYS[2])
 if closed then return closed end
 if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	redis.call('PEXPIRE', KEYS[1], ARGV[2])
+	return -1
+end
 return redis.call('PTTL', KEYS[1])
 `)
 
