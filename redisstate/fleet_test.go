@@ -3,8 +3,10 @@ package redisstate_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/breakergen/breakergen/redisstate"
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
 )
 
 // member is one registry attached to the fleet, as one process would be.
@@ -225,4 +228,19 @@ func TestAuth(t *testing.T) {
 	c := attach(t, wrong, "c", 10*time.Second)
 	assert.Equal(t, "down", c.reg.Health().Fleet.Redis, "a refused AUTH is Redis away")
 	require.NoError(t, c.tdx().Do(context.Background(), func(context.Context) error { return nil }))
+}
+
+func TestHealthEndpointShowsTheFleet(t *testing.T) {
+	s := startServer(t, "")
+	m := attach(t, newClient(t, s), "a", time.Minute)
+	srv := httptest.NewServer(httphealth.New(m.reg))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL + "/health/datasources")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var h struct {
+		Fleet map[string]any `json:"fleet"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&h))
+	assert.Equal(t, map[string]any{"redis": "ok", "members": 1.0}, h.Fleet)
 }
