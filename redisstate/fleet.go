@@ -168,7 +168,7 @@ func (f *Fleet) Close() error {
 		f.cancel()
 		_ = f.pubsub.Close()
 		f.wg.Wait()
-		_ = f.do(func(ctx context.Context) error {
+		_ = f.doIn(context.Background(), func(ctx context.Context) error {
 			return f.rdb.ZRem(ctx, f.opt.prefix+"members", f.opt.origin).Err()
 		})
 	})
@@ -202,8 +202,12 @@ var errTimeout = errors.New("redisstate: Redis did not answer in time")
 // the timeout (go-redis leaves socket reads to the client's ReadTimeout
 // unless told to honour contexts). A failure marks Redis down until the
 // next heartbeat answers; redis.Nil is an answer.
-func (f *Fleet) do(op func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(f.ctx, f.opt.timeout)
+func (f *Fleet) do(op func(ctx context.Context) error) error { return f.doIn(f.ctx, op) }
+
+// doIn is do within parent (Close's last operation runs after the
+// fleet's own context has ended).
+func (f *Fleet) doIn(parent context.Context, op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(parent, f.opt.timeout)
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()

@@ -244,3 +244,20 @@ func TestHealthEndpointShowsTheFleet(t *testing.T) {
 	require.NoError(t, json.NewDecoder(res.Body).Decode(&h))
 	assert.Equal(t, map[string]any{"redis": "ok", "members": 1.0}, h.Fleet)
 }
+
+func TestCloseLeavesTheFleet(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	a := attach(t, newClient(t, s), "a", time.Minute)
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	b, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithOrigin("b"))
+	require.NoError(t, err)
+	assert.Equal(t, "b", b.Origin())
+	members := func() []string { return rdb.ZRange(context.Background(), "breakergen:members", 0, -1).Val() }
+	assert.Equal(t, []string{"a", "b"}, members())
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "twice is fine")
+	assert.Equal(t, []string{"a"}, members(), "b left at once")
+	assert.Nil(t, reg.Health().Fleet, "detached")
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 1 }, within, time.Millisecond)
+}
