@@ -313,7 +313,6 @@ func (f *Fleet) subscriber() {
 				first = false
 			}
 			f.resync() // Attach reads them too: it may have stopped waiting
-
 		case *redis.Message:
 			f.apply(m.Payload)
 		}
