@@ -8,13 +8,16 @@ export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 # vet, race and lint go through each. tools/ only pins staticcheck.
 MODULES := $(sort $(patsubst ./%,%,$(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './tools/*' -not -path '*/testdata/*' -not -path './.*'))))
 
-.PHONY: help demo serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime fuzz
+.PHONY: help demo demo-fleet serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
 demo: ## run the market-data scenario end to end (loopback only, about 12s)
 	$(GO) run ./examples/marketdata/cmd/demo
+
+demo-fleet: ## three processes share their breakers through a redis-server of their own: one ban, one trip, one probe (about 3s; skips without redis-server)
+	cd examples/fleet && $(GO) run .
 
 serve: ## the demo, then keep serving the dashboard and Prometheus /metrics on 127.0.0.1:8080
 	cd examples/ops && $(GO) run ./cmd/serve -serve 127.0.0.1:8080

@@ -227,6 +227,7 @@ type Breaker struct {
 	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64
 	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
+	peerMove     bool  // the transition under way is a fleet peer's (see fleet.go)
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
@@ -618,6 +619,9 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 
 // openElapsed is the timer of OPEN state word s.
 func (b *Breaker) openElapsed(s uint64) {
+	if b.gated(s) {
+		return
+	}
 	b.mu.Lock()
 	if b.state.Load() == s {
 		b.timer = nil
@@ -642,7 +646,7 @@ func (b *Breaker) advance() {
 	now := b.reg.clock.Now()
 	switch State(b.state.Load() & stateMask) {
 	case Open:
-		if !now.Before(b.nextProbe) {
+		if !now.Before(b.nextProbe) && b.reg.sharer() == nil { // a fleet's move waits for its timer
 			b.transitionLocked(HalfOpen, "", 0)
 		}
 	case HalfOpen:
@@ -670,7 +674,9 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	if reason == "" {
 		reason = defaultReason(from, to)
 	}
-	b.reg.record(Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)})
+	ev := Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
+	b.reg.record(ev)
+	b.sharedLocked(ev, window)
 }
 
 // startPeriodLocked moves to state to in a new period, clearing per-period

@@ -213,13 +213,17 @@ type Health struct {
 	// [EventQueueCapacity] and [Registry.DroppedEvents]); their Events
 	// are in the log all the same. Left out of the JSON while zero.
 	DroppedEvents uint64 `json:"dropped_events,omitempty"`
+	// Fleet is whether the registry's shared state is live (see
+	// [Registry.Share]); nil, and left out of the JSON, when no fleet is
+	// attached.
+	Fleet *FleetHealth `json:"fleet,omitempty"`
 	// Breakers are in name order.
 	Breakers []Stats `json:"breakers"`
 }
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents()}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {

@@ -23,6 +23,7 @@ type Limiter struct {
 	rate  float64 // tokens per second; +Inf for no limit
 	burst int
 	err   *RateLimitError // preallocated refusal
+	reg   *Registry       // its registry's Sharer may take waits over; nil in tests
 
 	mu     sync.Mutex // guards tokens and last
 	tokens float64    // may be negative: tokens reserved by waiting calls
@@ -84,6 +85,9 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 		ctx = context.Background()
 	}
 	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ok, err := l.shareWait(ctx, maxWait); ok {
 		return err
 	}
 	l.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
@@ -24,7 +25,8 @@ type Registry struct {
 	countCalls  bool
 	classifiers map[string]classifier
 	noEnv       bool
-	env, code   map[string]override // run-time settings by envName
+	env, code   map[string]override     // run-time settings by envName
+	share       atomic.Pointer[sharing] // the fleet's Sharer (see Registry.Share)
 
 	mu       sync.RWMutex // guards breakers, limiters
 	breakers map[string]*Breaker
@@ -191,6 +193,9 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 			r.breakers[cfg.Name] = b
 		}
 		r.mu.Unlock()
+		if !ok {
+			r.created(b)
+		}
 	}
 	if ok && b.cfg != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
 		r.log().Warn(fmt.Sprintf("breaker[%s] already exists with other settings; keeping the first", cfg.Name),
@@ -237,6 +242,7 @@ func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
 		l, ok = r.limiters[name]
 		if !ok {
 			l = newLimiter(name, r.clock, rate, burst)
+			l.reg = r
 			r.limiters[name] = l
 		}
 		r.mu.Unlock()

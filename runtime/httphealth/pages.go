@@ -101,13 +101,16 @@ type breakerPage struct {
 	// DroppedEvents is the registry's [runtime.Health] DroppedEvents: the
 	// transitions not logged nor hooked because the event queue was full.
 	DroppedEvents uint64 `json:"dropped_events,omitempty"`
+	// Fleet is the registry's [runtime.Health] Fleet: whether the state it
+	// shares with other processes is live; nil without a fleet.
+	Fleet *runtime.FleetHealth `json:"fleet,omitempty"`
 }
 
 // breakerPage builds the page req asks for.
 func (h *Handler) breakerPage(req pageRequest) breakerPage {
 	all := h.registry().Breakers() // name order
 	p := breakerPage{Status: runtime.LevelOK, Total: len(all), Query: req.query, PerPage: PageSize,
-		DroppedEvents: h.registry().DroppedEvents()}
+		DroppedEvents: h.registry().DroppedEvents(), Fleet: h.registry().Fleet()}
 	query := strings.ToLower(req.query)
 	// down, degraded, ok: each keeps the name order.
 	var byLevel [3][]*runtime.Breaker

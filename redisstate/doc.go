@@ -1,0 +1,55 @@
+// Package redisstate shares a [runtime.Registry]'s breakers and rate limits
+// with the other processes of the same service through Redis (Redis 6+ or
+// Valkey; any [redis.UniversalClient]).
+//
+//	rdb := redis.NewClient(&redis.Options{Addr: "redis:6379"})
+//	fleet, err := redisstate.Attach(runtime.Default(), rdb,
+//		redisstate.WithSharedLimits("eastmoney"))
+//	if err != nil { ... }
+//	defer fleet.Close()
+//
+// # What is shared
+//
+// Each process keeps its own breakers, which decide every call; the fleet
+// shares only news:
+//
+//   - A trip. When a breaker opens on its own, the process writes a note,
+//     the key <prefix>open:<name> whose expiry is the window left, and
+//     publishes it on the channel <prefix>events. Every other process
+//     opens its breaker of that name for what is left of the window, with
+//     the reason "peer <origin>: <reason>". Durations cross the wire, never
+//     clock readings. A note can open a breaker, never close one nor keep
+//     it open past the note. A process that attaches late, reconnects, or
+//     creates a breaker later reads the notes at once.
+//   - A probe. When a window ends, only the process that takes the lease
+//     <prefix>probe:{<name>} (SET NX PX, for the reset window) moves to
+//     HALF_OPEN and probes, as its breaker's settings say; the others stay
+//     OPEN, rejecting, until its result comes: a success closes every
+//     process's breaker (the only message that closes one), a failure
+//     opens them all for the new window. A holder that dies loses the lease
+//     when it expires, and another process probes.
+//   - A limit. [WithSharedLimits] makes the token bucket of each name one
+//     GCRA bucket in Redis (a Lua script on the server's TIME), so that
+//     ratelimit=1.5/3 holds for the fleet. Waits honour maxwait and the
+//     ctx's deadline; a call that gives up takes no token.
+//
+// The CLOSED success path never touches Redis, nor does a rejection.
+//
+// # When Redis is away
+//
+// Every Redis operation is bounded by [WithTimeout] (50 ms by default),
+// enforced here whatever the client's own timeouts are, so a plain
+// redis.NewClient(&redis.Options{Addr: ...}) is enough. A call never fails
+// because Redis is unreachable, stopped or restarted: the process goes on
+// with its own breakers, probes for itself, and takes tokens from a local
+// bucket at [WithLocalShare] of the rate. A heartbeat notices when Redis
+// answers again: the process re-reads the notes, and publishes again its
+// own trips whose window still runs (made while Redis was away, or lost
+// with a restarted Redis). [runtime.Health]
+// reports "fleet": {"redis": "ok" | "down", "members": N}.
+//
+// Notes and messages are versioned JSON. One that does not parse, names a
+// breaker the registry does not have, or asks for more than 24 h (no real
+// note does: cooldowns are capped there) is logged and ignored. Use
+// go-redis's options for AUTH, ACLs and TLS.
+package redisstate

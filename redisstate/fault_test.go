@@ -1,0 +1,181 @@
+package redisstate_test
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// timeout is the fleet's Redis timeout in the fault tests. The contract
+// is a bound, so the tests assert bounds, never an exact duration: the
+// slowest call stays under timeout+margin, far below the 3s of go-redis's
+// own ReadTimeout that an unbounded wait would take (margin is generous:
+// a two-core machine shared with other builds stalls goroutines for
+// hundreds of milliseconds), and under 1% of the calls take more than
+// timeout+small.
+const (
+	timeout = 50 * time.Millisecond
+	margin  = 600 * time.Millisecond
+	small   = 50 * time.Millisecond
+)
+
+// load makes calls through a shared limiter and a breaker on workers
+// goroutines until stop, recording the slowest call and the failures.
+type load struct {
+	calls, failed atomic.Int64
+	late          atomic.Int64 // calls slower than timeout+small
+	slowest       atomic.Int64 // nanoseconds
+	stop          chan struct{}
+	wg            sync.WaitGroup
+}
+
+func startLoad(m member, workers int) *load {
+	l := &load{stop: make(chan struct{})}
+	pace := time.NewTicker(200 * time.Microsecond) // a busy service, not a busy loop
+	l.wg.Add(1)
+	go func() {
+		defer l.wg.Done()
+		<-l.stop
+		pace.Stop()
+	}()
+	lim := m.reg.Limiter("tdx", 1e6, 1000) // generous: a wait is never the limit's
+	b := m.tdx()
+	for range workers {
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			for {
+				select {
+				case <-l.stop:
+					return
+				case <-pace.C:
+				}
+				start := time.Now()
+				err := lim.Wait(context.Background(), 0)
+				if err == nil {
+					err = b.Do(context.Background(), func(context.Context) error { return nil })
+				}
+				d := time.Since(start)
+				l.calls.Add(1)
+				if d > timeout+small {
+					l.late.Add(1)
+				}
+				if err != nil {
+					l.failed.Add(1)
+				}
+				for {
+					s := l.slowest.Load()
+					if int64(d) <= s || l.slowest.CompareAndSwap(s, int64(d)) {
+						break
+					}
+				}
+			}
+		}()
+	}
+	return l
+}
+
+// end stops the load and checks the bounds.
+func (l *load) end(t *testing.T, fault string) (calls int64) {
+	close(l.stop)
+	l.wg.Wait()
+	calls, failed, late, slowest := l.calls.Load(), l.failed.Load(), l.late.Load(), time.Duration(l.slowest.Load())
+	t.Logf("%s: %d calls, %d failed, %d over %s, slowest %s", fault, calls, failed, late, timeout+small, slowest)
+	assert.Zero(t, failed, "no call fails because Redis is away")
+	assert.Less(t, slowest, timeout+margin)
+	assert.Less(t, late*100, calls, "under 1%% of the calls over %s", timeout+small)
+	return calls
+}
+
+// pauseFor lets the load run for d (the length of a fault, not a wait
+// for anything to happen).
+func pauseFor(d time.Duration) { <-time.After(d) }
+
+func faultMember(t *testing.T, s *server, origin string) member {
+	return attach(t, newClient(t, s), origin, 10*time.Second,
+		redisstate.WithTimeout(timeout), redisstate.WithSharedLimits("tdx"))
+}
+
+func TestKillUnderLoad(t *testing.T) {
+	s := startServer(t, "")
+	m := faultMember(t, s, "a")
+	l := startLoad(m, 4)
+	pauseFor(200 * time.Millisecond)
+	before := l.calls.Load()
+	s.kill()
+	pauseFor(time.Second)
+	calls := l.end(t, "kill -9 under load")
+	assert.Greater(t, calls-before, int64(100), "calls go on")
+	assert.Equal(t, "down", m.reg.Health().Fleet.Redis)
+}
+
+func TestStoppedServer(t *testing.T) {
+	s := startServer(t, "")
+	m := faultMember(t, s, "a")
+	peer := faultMember(t, s, "b")
+	l := startLoad(m, 4)
+	pauseFor(200 * time.Millisecond)
+	s.signal(syscall.SIGSTOP)
+	pauseFor(2 * time.Second)
+	h := m.reg.Health().Fleet.Redis
+	s.signal(syscall.SIGCONT)
+	l.end(t, "SIGSTOP 2s under load")
+	assert.Equal(t, "down", h, "during the stop")
+
+	require.Eventually(t, func() bool { return m.reg.Health().Fleet.Redis == "ok" }, within, time.Millisecond)
+	require.Eventually(t, func() bool { return peer.reg.Health().Fleet.Redis == "ok" }, within, time.Millisecond)
+	tripBy(t, peer.tdx())
+	require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, within, time.Millisecond,
+		"trips flow after the stop")
+}
+
+func TestRestartedServer(t *testing.T) {
+	s := startServer(t, "")
+	a := faultMember(t, s, "a")
+	b := faultMember(t, s, "b")
+	s.kill()
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Redis == "down" }, within, time.Millisecond)
+
+	tripBy(t, a.tdx()) // while Redis is away: local only
+	assert.Equal(t, runtime.Closed, b.tdx().State())
+	a.tdx().Reset()
+
+	s.start()
+	for _, m := range []member{a, b} {
+		require.Eventually(t, func() bool { return m.reg.Health().Fleet.Redis == "ok" }, within, time.Millisecond)
+	}
+	lim := a.reg.Limiter("tdx", 1e6, 1000)
+	require.NoError(t, lim.Wait(context.Background(), 0), "the GCRA script is loaded again")
+	tripBy(t, a.tdx())
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond,
+		"trips flow again after the restart")
+
+	// A process that came back reads the notes written while it was away.
+	c := newClient(t, s)
+	late := attach(t, c, "c", 10*time.Second)
+	assert.Equal(t, runtime.Open, late.tdx().State())
+}
+
+func TestTripsMadeWhileAwayGoOutOnReturn(t *testing.T) {
+	s := startServer(t, "")
+	a := faultMember(t, s, "a")
+	b := faultMember(t, s, "b")
+	s.kill()
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Redis == "down" }, within, time.Millisecond)
+	tripBy(t, a.tdx()) // a 10s window, local while Redis is away
+
+	s.start() // empty: a restarted Redis has no notes
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond,
+		"a publishes its trip again when Redis is back")
+	assert.Equal(t, "peer a: 403 banned", b.reg.Events(1)[0].Reason)
+	assert.WithinDuration(t, a.tdx().Stats().NextProbe, b.tdx().Stats().NextProbe, time.Second, "what is left of it")
+}

@@ -1,0 +1,438 @@
+package redisstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// Defaults of the options.
+const (
+	DefaultPrefix  = "breakergen:"
+	DefaultTimeout = 50 * time.Millisecond
+)
+
+// How often a process says it is alive, and how long a silent one counts
+// as a member; how long the subscriber waits before it tries again.
+const (
+	heartbeat   = 500 * time.Millisecond
+	memberTTL   = 2 * time.Second
+	receiveWait = time.Second
+	redialWait  = 100 * time.Millisecond
+)
+
+// Option configures [Attach].
+type Option func(*options)
+
+type options struct {
+	prefix  string
+	timeout time.Duration
+	limits  []string
+	share   float64
+	origin  string
+	logger  *slog.Logger
+}
+
+// WithPrefix sets the prefix of every key and of the channel. Default
+// "breakergen:".
+func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
+
+// WithTimeout bounds every Redis operation, enforced by the fleet whatever
+// the client's own timeouts: a call never waits on Redis longer. Default
+// 50ms.
+func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
+
+// WithSharedLimits makes the token buckets of these names one bucket in
+// Redis for the whole fleet. Default none.
+func WithSharedLimits(names ...string) Option {
+	return func(o *options) { o.limits = append(o.limits, names...) }
+}
+
+// WithLocalShare sets the share (0 < f <= 1) of a shared name's rate that
+// one process allows itself while Redis is away. Default 1, the whole
+// rate.
+func WithLocalShare(f float64) Option { return func(o *options) { o.share = f } }
+
+// WithOrigin names this process in notes and in peers' events. Default
+// "<host name>:<pid>".
+func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
+
+// WithLogger sets where the fleet logs Redis going away and coming back,
+// and notes it ignored. Default slog.Default().
+func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l } }
+
+// Fleet is a registry attached to the other processes of its service
+// through Redis. Get one from [Attach]; it is safe for concurrent use.
+type Fleet struct {
+	reg     *runtime.Registry
+	rdb     redis.UniversalClient
+	opt     options
+	channel string
+	limits  map[string]*limit // shared limits by name; read-only after Attach
+
+	ctx    context.Context // ends at Close
+	cancel context.CancelFunc
+	stop   func() // detaches from the registry
+	wg     sync.WaitGroup
+	pubsub *redis.PubSub
+	out    chan outgoing // to the publisher
+
+	ownMu sync.Mutex          // guards own
+	own   map[string]outgoing // this process's trips, by name, for republish
+	ready chan struct{}       // closed at the first subscription
+
+	up      atomic.Bool  // the last Redis operation answered in time
+	members atomic.Int64 // processes attached, as of the last heartbeat
+	dropped atomic.Uint64
+	closed  sync.Once
+}
+
+// Attach connects reg to the other processes sharing rdb: their trips
+// open reg's breakers of the same names, one probe per window goes out
+// across the fleet, and [WithSharedLimits] names share one token bucket.
+// It reads the open notes before it returns. Redis being down is not an
+// error: the registry works on its own until Redis answers. It fails only
+// for bad arguments, or when reg is attached already.
+func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*Fleet, error) {
+	if reg == nil || rdb == nil {
+		return nil, errors.New("redisstate: Attach needs a registry and a client")
+	}
+	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	if o.timeout <= 0 {
+		return nil, fmt.Errorf("redisstate: timeout %s, want > 0", o.timeout)
+	}
+	if math.IsNaN(o.share) || o.share <= 0 || o.share > 1 {
+		return nil, fmt.Errorf("redisstate: local share %g, want 0 < f <= 1", o.share)
+	}
+	if o.origin == "" {
+		host, _ := os.Hostname()
+		o.origin = fmt.Sprintf("%s:%d", host, os.Getpid())
+	}
+	if o.logger == nil {
+		o.logger = slog.Default()
+	}
+	f := &Fleet{reg: reg, rdb: rdb, opt: o, channel: o.prefix + "events",
+		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{}}
+	for _, n := range o.limits {
+		f.limits[n] = &limit{}
+	}
+	f.ctx, f.cancel = context.WithCancel(context.Background())
+	f.up.Store(true)
+	stop, err := reg.Share((*sharer)(f))
+	if err != nil {
+		f.cancel()
+		return nil, fmt.Errorf("redisstate: %w", err)
+	}
+	f.stop = stop
+	f.beat()
+	// The subscriber subscribes (a dial may block): wait for it at most
+	// the timeout, so that no message published after Attach is missed,
+	// then read the notes published before.
+	f.pubsub = rdb.Subscribe(f.ctx)
+	f.ready = make(chan struct{})
+	f.wg.Add(3)
+	go f.subscriber()
+	go f.publisher()
+	go f.heartbeats()
+	t := time.NewTimer(o.timeout)
+	select {
+	case <-f.ready:
+	case <-t.C:
+	}
+	t.Stop()
+	f.resync()
+	return f, nil
+}
+
+// Close detaches the registry from the fleet: its breakers keep their
+// state and go on alone. It waits for the fleet's goroutines, at most
+// about the timeout for each Redis operation under way.
+func (f *Fleet) Close() error {
+	f.closed.Do(func() {
+		f.stop()
+		f.cancel()
+		_ = f.pubsub.Close()
+		f.wg.Wait()
+		_ = f.doIn(context.Background(), func(ctx context.Context) error {
+			return f.rdb.ZRem(ctx, f.opt.prefix+"members", f.opt.origin).Err()
+		})
+	})
+	return nil
+}
+
+// Origin returns the name of this process in the fleet.
+func (f *Fleet) Origin() string { return f.opt.origin }
+
+// sharer is a Fleet seen as the registry's [runtime.Sharer]: the methods
+// the runtime calls are not the user's.
+type sharer Fleet
+
+func (s *sharer) Health() runtime.FleetHealth { return (*Fleet)(s).Health() }
+
+// Health reports whether Redis answers and how many processes are
+// attached (see [runtime.Health].Fleet).
+func (f *Fleet) Health() runtime.FleetHealth {
+	h := runtime.FleetHealth{Redis: "down", Members: int(f.members.Load())}
+	if f.up.Load() {
+		h.Redis = "ok"
+	}
+	return h
+}
+
+// errTimeout is an operation the fleet stopped waiting for.
+var errTimeout = errors.New("redisstate: Redis did not answer in time")
+
+// do runs one Redis operation, waiting at most the timeout: the
+// operation runs on a goroutine of its own, which is not waited for past
+// the timeout (go-redis leaves socket reads to the client's ReadTimeout
+// unless told to honour contexts). A failure marks Redis down until the
+// next heartbeat answers; redis.Nil is an answer.
+func (f *Fleet) do(op func(ctx context.Context) error) error { return f.doIn(f.ctx, op) }
+
+// doIn is do within parent (Close's last operation runs after the
+// fleet's own context has ended).
+func (f *Fleet) doIn(parent context.Context, op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(parent, f.opt.timeout)
+	done := make(chan error, 1)
+	go func() {
+		defer cancel()
+		done <- op(ctx)
+	}()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		select {
+		case err = <-done:
+		default:
+			err = errTimeout
+		}
+	}
+	if err != nil && !errors.Is(err, redis.Nil) {
+		f.down(err)
+		return err
+	}
+	return nil
+}
+
+// down marks Redis away, logging the change once.
+func (f *Fleet) down(err error) {
+	if f.ctx.Err() != nil {
+		return
+	}
+	if f.up.CompareAndSwap(true, false) {
+		f.opt.logger.Warn("redisstate: Redis is away; breakers and limits go on locally",
+			"origin", f.opt.origin, "err", err)
+	}
+}
+
+// heartbeats keeps this process in the members set, and brings the fleet
+// back when Redis answers again.
+func (f *Fleet) heartbeats() {
+	defer f.wg.Done()
+	t := time.NewTicker(heartbeat)
+	defer t.Stop()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case <-t.C:
+		}
+		was := f.up.Load()
+		if f.beat() && !was {
+			f.opt.logger.Info("redisstate: Redis is back; re-syncing", "origin", f.opt.origin)
+			f.resync()
+			f.republish()
+		}
+	}
+}
+
+// membersScript adds this process to the members set until now+ttl (on
+// the server's clock), drops those whose time is up, and counts the rest.
+var membersScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return redis.call('ZCARD', KEYS[1])
+`)
+
+// beat runs one heartbeat and reports whether Redis answered.
+func (f *Fleet) beat() bool {
+	var n int64
+	err := f.do(func(ctx context.Context) error {
+		var err error
+		n, err = membersScript.Run(ctx, f.rdb, []string{f.opt.prefix + "members"},
+			f.opt.origin, memberTTL.Milliseconds()).Int64()
+		return err
+	})
+	if err != nil {
+		return false
+	}
+	f.members.Store(n)
+	f.up.Store(true)
+	return true
+}
+
+// subscriber applies peers' messages. Every (re)subscription re-reads
+// the open notes: what was published while it was away is in them.
+func (f *Fleet) subscriber() {
+	defer f.wg.Done()
+	// The channel is kept even when this fails; Receive (re)connects and
+	// (re)subscribes.
+	_ = f.pubsub.Subscribe(f.ctx, f.channel)
+	first := true
+	for f.ctx.Err() == nil {
+		msg, err := f.pubsub.ReceiveTimeout(f.ctx, receiveWait)
+		if err != nil {
+			if !isTimeout(err) {
+				f.pause(f.redial())
+			}
+			continue
+		}
+		switch m := msg.(type) {
+		case *redis.Subscription:
+			if first {
+				close(f.ready)
+				first = false
+			}
+			f.resync() // Attach reads them too: it may have stopped waiting
+		case *redis.Message:
+			f.apply(m.Payload)
+		}
+	}
+}
+
+// redial is how long the subscriber waits before it reconnects: a
+// moment, or while the heartbeat finds Redis away, a heartbeat.
+func (f *Fleet) redial() time.Duration {
+	if f.up.Load() {
+		return redialWait
+	}
+	return heartbeat
+}
+
+func isTimeout(err error) bool {
+	var t interface{ Timeout() bool }
+	return errors.As(err, &t) && t.Timeout()
+}
+
+// pause waits d or until Close.
+func (f *Fleet) pause(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-f.ctx.Done():
+	case <-t.C:
+	}
+}
+
+// apply acts on one peer's message; one that does not parse, asks for
+// too long a window or names no breaker of the registry is logged and
+// ignored.
+func (f *Fleet) apply(payload string) {
+	m, err := parseMessage(payload)
+	if err != nil {
+		f.ignore(err, "payload", cut(payload))
+		return
+	}
+	if m.Origin == f.opt.origin {
+		return // our own
+	}
+	b, ok := f.reg.Lookup(m.Name)
+	if !ok {
+		f.ignore(errors.New("note names an unknown breaker"), "breaker", m.Name)
+		return
+	}
+	switch m.Kind {
+	case kindOpen:
+		b.PeerOpen(m.Origin, m.Reason, time.Duration(m.MS)*time.Millisecond)
+	case kindClose:
+		b.PeerClose(m.Origin, m.Reason)
+	}
+}
+
+func (f *Fleet) ignore(err error, attrs ...any) {
+	f.opt.logger.Warn("redisstate: ignored a note: "+err.Error(), append([]any{"origin", f.opt.origin}, attrs...)...)
+}
+
+// cut shortens untrusted text for a log line.
+func cut(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "…"
+	}
+	return s
+}
+
+// resync reads the open notes of every breaker of the registry, as a
+// late joiner or a reconnected process must.
+func (f *Fleet) resync() {
+	bs := f.reg.Breakers()
+	if len(bs) > 0 {
+		f.readNotes(bs...)
+	}
+}
+
+// readNotes opens each of bs that has a live note, for what is left of it.
+func (f *Fleet) readNotes(bs ...*runtime.Breaker) {
+	gets := make([]*redis.StringCmd, len(bs))
+	ttls := make([]*redis.DurationCmd, len(bs))
+	err := f.do(func(ctx context.Context) error {
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, b := range bs {
+				key := f.noteKey(b.Name())
+				gets[i] = p.Get(ctx, key)
+				ttls[i] = p.PTTL(ctx, key)
+			}
+			return nil
+		})
+		return err
+	})
+	if err != nil {
+		return
+	}
+	for i, b := range bs {
+		val, err := gets[i].Result()
+		if err != nil {
+			continue // no note
+		}
+		left := ttls[i].Val()
+		n, err := parseNote(val, left)
+		if err != nil {
+			f.ignore(err, "breaker", b.Name(), "note", cut(val))
+			continue
+		}
+		if n.Origin != f.opt.origin {
+			b.PeerOpen(n.Origin, n.Reason, left)
+		}
+	}
+}
+
+func (f *Fleet) noteKey(name string) string   { return f.opt.prefix + "open:" + name }
+func (f *Fleet) leaseKey(name string) string  { return f.opt.prefix + "probe:{" + name + "}" }
+func (f *Fleet) closedKey(name string) string { return f.opt.prefix + "closed:{" + name + "}" }
+
+// Created reads the note of a breaker created after Attach, so that it
+// starts OPEN for what is left of a peer's trip.
+func (s *sharer) Created(b *runtime.Breaker) {
+	f := (*Fleet)(s)
+	if f.up.Load() {
+		f.readNotes(b)
+	}
+}

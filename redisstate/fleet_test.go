@@ -1,0 +1,263 @@
+package redisstate_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// member is one registry attached to the fleet, as one process would be.
+type member struct {
+	reg   *runtime.Registry
+	fleet *redisstate.Fleet
+	log   *syncBuffer
+}
+
+// syncBuffer is a log sink safe for the fleet's goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// attach makes a registry with breaker "tdx" (threshold 1, reset given)
+// and attaches it as origin; both end with the test.
+func attach(t *testing.T, rdb redis.UniversalClient, origin string, reset time.Duration, opts ...redisstate.Option) member {
+	t.Helper()
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logger))
+	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: reset})
+	f, err := redisstate.Attach(reg, rdb, append([]redisstate.Option{redisstate.WithOrigin(origin), redisstate.WithLogger(logger)}, opts...)...)
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	return member{reg: reg, fleet: f, log: logs}
+}
+
+func (m member) tdx() *runtime.Breaker {
+	b, _ := m.reg.Lookup("tdx")
+	return b
+}
+
+var errBanned = errors.New("403 banned")
+
+// tripBy fails one call through b (threshold 1).
+func tripBy(t *testing.T, b *runtime.Breaker) {
+	t.Helper()
+	_ = b.Do(context.Background(), func(context.Context) error { return errBanned })
+	require.Equal(t, runtime.Open, b.State())
+}
+
+func newClient(t *testing.T, s *server) *redis.Client {
+	c := s.client()
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// within is how long the tests wait for news to cross Redis: generous,
+// for a loaded two-core machine; the three-process test holds the 300 ms.
+const within = 3 * time.Second
+
+func TestAttachRefusesBadInput(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	for name, args := range map[string]struct {
+		reg  *runtime.Registry
+		rdb  redis.UniversalClient
+		opts []redisstate.Option
+	}{
+		"nil registry": {nil, rdb, nil},
+		"nil client":   {reg, nil, nil},
+		"zero timeout": {reg, rdb, []redisstate.Option{redisstate.WithTimeout(0)}},
+		"share 0":      {reg, rdb, []redisstate.Option{redisstate.WithLocalShare(0)}},
+		"share 1.5":    {reg, rdb, []redisstate.Option{redisstate.WithLocalShare(1.5)}},
+	} {
+		_, err := redisstate.Attach(args.reg, args.rdb, args.opts...)
+		assert.Error(t, err, name)
+	}
+}
+
+func TestAttachWithRedisAwayWorksLocally(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // nothing listens there
+	defer rdb.Close()
+	m := attach(t, rdb, "a", time.Minute)
+	_, err := redisstate.Attach(m.reg, rdb)
+	require.Error(t, err, "one fleet per registry")
+	assert.Equal(t, runtime.FleetHealth{Redis: "down"}, *m.reg.Health().Fleet)
+	require.NoError(t, m.tdx().Do(context.Background(), func(context.Context) error { return nil }))
+	tripBy(t, m.tdx())
+}
+
+func TestTripReachesPeers(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	tripBy(t, a.tdx())
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond)
+	ev := b.reg.Events(1)[0]
+	assert.Equal(t, "peer a: 403 banned", ev.Reason)
+	next := b.tdx().Stats().NextProbe
+	assert.WithinDuration(t, a.tdx().Stats().NextProbe, next, time.Second, "the window left, not a new one")
+	assert.Len(t, a.reg.Events(10), 1, "a peer's trip is not sent back")
+	require.NotNil(t, a.reg.Health().Fleet)
+	assert.Equal(t, "ok", a.reg.Health().Fleet.Redis)
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 2 }, within, time.Millisecond,
+		"members, as of a's next heartbeat")
+}
+
+func TestLateJoinersReadOpenNotes(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	tripBy(t, a.tdx())
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool { return rdb.Exists(context.Background(), "breakergen:open:tdx").Val() == 1 },
+		within, time.Millisecond)
+
+	late := attach(t, newClient(t, s), "late", 10*time.Second)
+	assert.Equal(t, runtime.Open, late.tdx().State(), "open when Attach returns")
+	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
+
+	other := late.reg.Breaker(runtime.Config{Name: "em"})
+	assert.Equal(t, runtime.Closed, other.State(), "no note for em")
+	rdb.Set(context.Background(), "breakergen:open:kline", `{"v":1,"origin":"a","reason":"banned"}`, 5*time.Second)
+	kline := late.reg.Breaker(runtime.Config{Name: "kline"})
+	assert.Equal(t, runtime.Open, kline.State(), "created later: opens for what is left")
+	assert.WithinDuration(t, time.Now().Add(5*time.Second), kline.Stats().NextProbe, time.Second)
+}
+
+func TestProbeResultsReachPeers(t *testing.T) {
+	s := startServer(t, "")
+	const reset = 300 * time.Millisecond
+	a := attach(t, newClient(t, s), "a", reset)
+	b := attach(t, newClient(t, s), "b", reset)
+	tripBy(t, a.tdx())
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond)
+
+	// Whoever takes the lease probes; the other stays OPEN until the
+	// result, which closes both.
+	var probes atomic.Int32
+	var prober *runtime.Breaker
+	require.Eventually(t, func() bool {
+		for _, m := range []member{a, b} {
+			if m.tdx().State() == runtime.HalfOpen {
+				prober = m.tdx()
+				return true
+			}
+		}
+		return false
+	}, within, time.Millisecond)
+	require.NoError(t, prober.Do(context.Background(), func(context.Context) error { probes.Add(1); return nil }))
+	for _, m := range []member{a, b} {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Closed }, within, time.Millisecond)
+	}
+	assert.Equal(t, int32(1), probes.Load())
+}
+
+func TestUntrustedNotesAreIgnored(t *testing.T) {
+	s := startServer(t, "")
+	m := attach(t, newClient(t, s), "a", 10*time.Second)
+	em := m.reg.Breaker(runtime.Config{Name: "em"})
+	rdb := newClient(t, s)
+	ctx := context.Background()
+	for _, payload := range []string{
+		`not json`,
+		`{"v":2,"kind":"open","name":"tdx","origin":"x","reason":"r","ms":1000}`,
+		`{"v":1,"kind":"open","name":"nosuch","origin":"x","reason":"r","ms":1000}`,
+		`{"v":1,"kind":"open","name":"tdx","origin":"x","reason":"r","ms":86400001}`,
+		`{"v":1,"kind":"open","name":"tdx","origin":"x","reason":"r","ms":0}`,
+		`{"v":1,"kind":"shut","name":"tdx","origin":"x","reason":"r"}`,
+		`{"v":1,"kind":"open","origin":"x","reason":"r","ms":1000}`,
+	} {
+		require.NoError(t, rdb.Publish(ctx, "breakergen:events", payload).Err())
+	}
+	// Messages arrive in order: once this one is applied, so are those.
+	require.NoError(t, rdb.Publish(ctx, "breakergen:events",
+		`{"v":1,"kind":"open","name":"em","origin":"x","reason":"r","ms":60000}`).Err())
+	require.Eventually(t, func() bool { return em.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, runtime.Closed, m.tdx().State())
+	logs := m.log.String()
+	for _, want := range []string{"not a note", "version 2", "unknown breaker", "more than 24h0m0s", "no window",
+		"unknown kind", "names no breaker"} {
+		assert.Contains(t, logs, want)
+	}
+
+	// A stored note asking for more than 24h is not ours either.
+	rdb.Set(ctx, "breakergen:open:kline", `{"v":1,"origin":"x","reason":"r"}`, 48*time.Hour)
+	rdb.Set(ctx, "breakergen:open:quote", `garbage`, time.Minute)
+	assert.Equal(t, runtime.Closed, m.reg.Breaker(runtime.Config{Name: "kline"}).State())
+	assert.Equal(t, runtime.Closed, m.reg.Breaker(runtime.Config{Name: "quote"}).State())
+}
+
+func TestAuth(t *testing.T) {
+	s := startServer(t, "s3cret")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	assert.Equal(t, "ok", a.reg.Health().Fleet.Redis)
+	tripBy(t, a.tdx())
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond)
+
+	wrong := redis.NewClient(&redis.Options{Addr: s.addr(), Password: "wrong"})
+	defer wrong.Close()
+	c := attach(t, wrong, "c", 10*time.Second)
+	assert.Equal(t, "down", c.reg.Health().Fleet.Redis, "a refused AUTH is Redis away")
+	require.NoError(t, c.tdx().Do(context.Background(), func(context.Context) error { return nil }))
+}
+
+func TestHealthEndpointShowsTheFleet(t *testing.T) {
+	s := startServer(t, "")
+	m := attach(t, newClient(t, s), "a", time.Minute)
+	srv := httptest.NewServer(httphealth.New(m.reg))
+	defer srv.Close()
+	res, err := srv.Client().Get(srv.URL + "/health/datasources")
+	require.NoError(t, err)
+	defer res.Body.Close()
+	var h struct {
+		Fleet map[string]any `json:"fleet"`
+	}
+	require.NoError(t, json.NewDecoder(res.Body).Decode(&h))
+	assert.Equal(t, map[string]any{"redis": "ok", "members": 1.0}, h.Fleet)
+}
+
+func TestCloseLeavesTheFleet(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	a := attach(t, newClient(t, s), "a", time.Minute)
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	b, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithOrigin("b"))
+	require.NoError(t, err)
+	assert.Equal(t, "b", b.Origin())
+	members := func() []string { return rdb.ZRange(context.Background(), "breakergen:members", 0, -1).Val() }
+	assert.Equal(t, []string{"a", "b"}, members())
+	require.NoError(t, b.Close())
+	require.NoError(t, b.Close(), "twice is fine")
+	assert.Equal(t, []string{"a"}, members(), "b left at once")
+	assert.Nil(t, reg.Health().Fleet, "detached")
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 1 }, within, time.Millisecond)
+}

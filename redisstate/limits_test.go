@@ -1,0 +1,96 @@
+package redisstate_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+func TestSharedLimitRefusalTakesNoToken(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", time.Minute, redisstate.WithSharedLimits("em"))
+	b := attach(t, newClient(t, s), "b", time.Minute, redisstate.WithSharedLimits("em"))
+	rdb := newClient(t, s)
+	ctx := context.Background()
+	tat := func() string { return rdb.Get(ctx, "breakergen:rate:em").Val() }
+
+	require.NoError(t, a.reg.Limiter("em", 1, 1).Wait(ctx, 0), "the burst")
+	before := tat()
+	require.NotEmpty(t, before)
+	lim := b.reg.Limiter("em", 1, 1)
+	var rl *runtime.RateLimitError
+	require.ErrorAs(t, lim.Wait(ctx, 100*time.Millisecond), &rl, "the fleet's token is a second away")
+	assert.Equal(t, "em", rl.Name)
+	assert.Equal(t, before, tat(), "a refusal takes nothing")
+
+	short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	defer cancel()
+	require.ErrorIs(t, lim.Wait(short, 0), runtime.ErrRateLimited, "not before the deadline")
+	assert.Equal(t, before, tat())
+
+	gone, cancel := context.WithCancel(ctx)
+	go func() {
+		// The waiter has reserved the next token when the TAT moves (Redis
+		// is the only one to say so): end its wait, and the token goes back.
+		for tat() == before {
+			time.Sleep(time.Millisecond)
+		}
+		cancel()
+	}()
+	require.ErrorIs(t, lim.Wait(gone, 0), context.Canceled)
+	require.Eventually(t, func() bool { return tat() == before }, within, time.Millisecond, "given back")
+}
+
+func TestLocalShareWhileRedisIsAway(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	ctx := context.Background()
+	for _, tc := range []struct {
+		share float64
+		ok    bool // whether the second token comes within 150ms
+	}{{1, true}, {0.5, false}} {
+		m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(tc.share))
+		lim := m.reg.Limiter("em", 10, 1)
+		require.NoError(t, lim.Wait(ctx, 0))
+		err := lim.Wait(ctx, 150*time.Millisecond) // 100ms away at 10/s, 200ms at 5/s
+		if tc.ok {
+			assert.NoError(t, err, "share %g", tc.share)
+		} else {
+			assert.ErrorIs(t, err, runtime.ErrRateLimited, "share %g", tc.share)
+		}
+	}
+}
+
+func TestProbeLease(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	ctx := context.Background()
+	const reset = 100 * time.Millisecond
+
+	t.Run("a dead holder's lease expires", func(t *testing.T) {
+		m := attach(t, newClient(t, s), "a", reset, redisstate.WithPrefix("dead:"))
+		require.NoError(t, rdb.Set(ctx, "dead:probe:{tdx}", "ghost", 600*time.Millisecond).Err())
+		tripBy(t, m.tdx())
+		opened := time.Now()
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.HalfOpen }, within, time.Millisecond)
+		assert.Greater(t, time.Since(opened), 400*time.Millisecond, "not before the ghost's lease ran out")
+	})
+	t.Run("a recovered fleet closes a late window", func(t *testing.T) {
+		// b tripped the fleet; its probe's success message was lost, but
+		// its closed mark is there when a's window ends.
+		m := attach(t, newClient(t, s), "a", reset, redisstate.WithPrefix("late:"))
+		require.NoError(t, rdb.Publish(ctx, "late:events",
+			`{"v":1,"kind":"open","name":"tdx","origin":"b","reason":"banned","ms":300}`).Err())
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, within, time.Millisecond)
+		require.NoError(t, rdb.Set(ctx, "late:closed:{tdx}", "b", time.Minute).Err())
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Closed }, within, time.Millisecond)
+		assert.Equal(t, "peer b: probe succeeded, recovered", m.reg.Events(1)[0].Reason)
+	})
+}

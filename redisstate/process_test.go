@@ -1,0 +1,259 @@
+package redisstate_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// The three-process test re-runs this test binary as each process of the
+// fleet: childEnv set selects that role, in TestMain.
+const (
+	childEnv      = "REDISSTATE_TEST_CHILD"
+	childAddrEnv  = "REDISSTATE_TEST_ADDR"
+	childReset    = time.Second // the breaker's reset window in the children
+	childRate     = 5.0         // the shared limit, per second, burst 1
+	childLimitFor = 4 * time.Second
+)
+
+func TestMain(m *testing.M) {
+	if origin := os.Getenv(childEnv); origin != "" {
+		os.Exit(child(origin, os.Getenv(childAddrEnv), os.Stdin, os.Stdout))
+	}
+	os.Exit(m.Run())
+}
+
+// child is one process of the fleet: breaker "upstream" (threshold 1)
+// called every 10 ms against an upstream the parent makes fail or
+// answer, and the shared limit "quota". It prints what happens, one line
+// each ("state FROM TO reason", "probe", "limit N"), and obeys the lines
+// of in: "fail", "ok", "limit" (take tokens for childLimitFor), "quit".
+func child(origin, addr string, in io.Reader, out io.Writer) int {
+	var mu sync.Mutex
+	say := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		fmt.Fprintf(out, format+"\n", args...)
+	}
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
+		runtime.OnStateChange(func(ev runtime.Event) { say("state %s %s %s", ev.From, ev.To, ev.Reason) }))
+	b := reg.Breaker(runtime.Config{Name: "upstream", FailureThreshold: 1, ResetTimeout: childReset})
+	quota := reg.Limiter("quota", childRate, 1)
+	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	// A loaded machine may answer slower than the default 50 ms, and each
+	// process would then fall back to its local share for a heartbeat:
+	// the test is of the shared bucket, so it gives Redis time, and takes
+	// the share a process of three should.
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin(origin), redisstate.WithSharedLimits("quota"),
+		redisstate.WithTimeout(time.Second), redisstate.WithLocalShare(1.0/3),
+		redisstate.WithLogger(slog.New(slog.DiscardHandler)))
+	if err != nil {
+		say("error %v", err)
+		return 1
+	}
+	var failing atomic.Bool
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(10 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+			}
+			_ = b.Do(context.Background(), func(context.Context) error {
+				fail := failing.Load() // before the parent hears of the probe
+				if b.State() == runtime.HalfOpen {
+					say("probe")
+				}
+				if fail {
+					return errBanned
+				}
+				return nil
+			})
+		}
+	}()
+	say("ready")
+	sc := bufio.NewScanner(in)
+	for sc.Scan() {
+		switch sc.Text() {
+		case "fail":
+			failing.Store(true)
+		case "ok":
+			failing.Store(false)
+		case "limit":
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), childLimitFor)
+				defer cancel()
+				n := 0
+				for quota.Wait(ctx, 0) == nil {
+					n++
+				}
+				say("limit %d", n)
+			}()
+		case "quit":
+			close(done)
+			_ = f.Close()
+			_ = rdb.Close()
+			return 0
+		}
+	}
+	return 0
+}
+
+// line is one line a child printed, when the parent read it.
+type line struct {
+	child int
+	text  string
+	at    time.Time
+}
+
+// fleetProcs are the children, their stdins, and every line they print.
+type fleetProcs struct {
+	t     *testing.T
+	stdin []io.WriteCloser
+	lines chan line
+}
+
+func startFleet(t *testing.T, s *server, n int) *fleetProcs {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	p := &fleetProcs{t: t, lines: make(chan line, 1024)}
+	for i := range n {
+		cmd := exec.Command(exe, "-test.run=^$")
+		cmd.Env = append(os.Environ(), childEnv+"=child-"+strconv.Itoa(i), childAddrEnv+"="+s.addr())
+		cmd.Stderr = os.Stderr
+		stdin, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		p.stdin = append(p.stdin, stdin)
+		go func() {
+			sc := bufio.NewScanner(stdout)
+			for sc.Scan() {
+				p.lines <- line{child: i, text: sc.Text(), at: time.Now()}
+			}
+		}()
+		t.Cleanup(func() {
+			_ = stdin.Close()
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		})
+	}
+	return p
+}
+
+// tell sends cmd to the children named (all when none).
+func (p *fleetProcs) tell(cmd string, children ...int) {
+	if len(children) == 0 {
+		for i := range p.stdin {
+			children = append(children, i)
+		}
+	}
+	for _, i := range children {
+		_, err := io.WriteString(p.stdin[i], cmd+"\n")
+		require.NoError(p.t, err)
+	}
+}
+
+// next returns the next line for which keep is true, failing after 15s.
+func (p *fleetProcs) next(what string, keep func(line) bool) line {
+	p.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case l := <-p.lines:
+			if keep(l) {
+				return l
+			}
+		case <-timeout:
+			p.t.Fatalf("no %s within 15s", what)
+		}
+	}
+}
+
+func TestThreeProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts three processes and a redis-server (about 10s)")
+	}
+	s := startServer(t, "")
+	p := startFleet(t, s, 3)
+	for range 3 {
+		p.next("ready", func(l line) bool { return l.text == "ready" })
+	}
+
+	// A trip in one process is seen by the others within 300 ms.
+	p.tell("fail", 0)
+	tripped := p.next("the trip", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED OPEN") })
+	require.Equal(t, 0, tripped.child)
+	seen := map[int]time.Duration{}
+	for len(seen) < 2 {
+		l := p.next("a peer's trip", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED OPEN peer child-0: ") })
+		seen[l.child] = l.at.Sub(tripped.at)
+	}
+	t.Logf("trip seen by the peers after %v", seen)
+	for c, d := range seen {
+		assert.Less(t, d, 300*time.Millisecond, "child %d", c)
+	}
+
+	// One probe per window across the fleet: two failing, one that closes
+	// every process.
+	p.tell("fail")
+	var probes []line
+	closed := map[int]bool{}
+	for len(closed) < 3 {
+		l := p.next("probes and the close", func(l line) bool {
+			return l.text == "probe" || strings.Contains(l.text, " CLOSED ") || strings.HasSuffix(l.text, " CLOSED")
+		})
+		if l.text == "probe" {
+			probes = append(probes, l)
+			if len(probes) == 2 {
+				p.tell("ok")
+			}
+			continue
+		}
+		if strings.HasPrefix(l.text, "state HALF_OPEN CLOSED") || strings.HasPrefix(l.text, "state OPEN CLOSED") {
+			closed[l.child] = true
+		}
+	}
+	require.Len(t, probes, 3, "one probe per window: two failed, one closed the fleet")
+	for i := 1; i < len(probes); i++ {
+		gap := probes[i].at.Sub(probes[i-1].at)
+		t.Logf("probe %d by child %d, %v after the one before", i+1, probes[i].child, gap)
+		assert.Greater(t, gap, childReset/2, "a window between probes")
+	}
+
+	// The shared 5/s limit holds across the fleet within 20%.
+	p.tell("limit")
+	total := 0
+	for range 3 {
+		l := p.next("a limit count", func(l line) bool { return strings.HasPrefix(l.text, "limit ") })
+		n, err := strconv.Atoi(strings.TrimPrefix(l.text, "limit "))
+		require.NoError(t, err)
+		total += n
+	}
+	want := childRate*childLimitFor.Seconds() + 1 // the rate, and the burst
+	t.Logf("shared limit %g/s over %s: %d tokens across 3 processes (want %g ± 20%%)", childRate, childLimitFor, total, want)
+	assert.InDelta(t, want, float64(total), want*0.2)
+	p.tell("quit")
+}

@@ -1,0 +1,182 @@
+package redisstate
+
+import (
+	"context"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// outgoing is a transition of this process's own to tell the fleet about.
+type outgoing struct {
+	name   string
+	to     runtime.State
+	from   runtime.State
+	reason string
+	window time.Duration // OPEN: the window from at
+	reset  time.Duration // the breaker's reset window: how long a close stays news
+	at     time.Time     // when it happened (monotonic: only for the time elapsed)
+}
+
+// Transition queues a trip or a probe's success for the publisher. It is
+// called under the breaker's lock: it never blocks, and drops the news
+// when the queue is full (the peers then find out on their own).
+func (s *sharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Duration) {
+	f := (*Fleet)(s)
+	switch {
+	case ev.To == runtime.Open:
+	case ev.From == runtime.HalfOpen && ev.To == runtime.Closed:
+	default:
+		return
+	}
+	o := outgoing{name: ev.Source, from: ev.From, to: ev.To, reason: ev.Reason, window: window,
+		reset: b.Config().ResetTimeout, at: time.Now()}
+	f.ownMu.Lock()
+	if o.to == runtime.Open {
+		f.own[o.name] = o
+	} else {
+		delete(f.own, o.name)
+	}
+	f.ownMu.Unlock()
+	select {
+	case f.out <- o:
+	default:
+		f.dropped.Add(1)
+	}
+}
+
+// publisher writes this process's trips and probe results to Redis, in
+// order, while Redis is up (a trip made while it is away stays local).
+func (f *Fleet) publisher() {
+	defer f.wg.Done()
+	for {
+		select {
+		case <-f.ctx.Done():
+			return
+		case o := <-f.out:
+			if f.up.Load() {
+				f.publish(o)
+			}
+		}
+	}
+}
+
+// publish writes one transition: for a trip, the note with the window
+// left as its expiry and an open message; for a probe's success, a close
+// message, and a closed mark that tells a peer whose window ends later
+// that the fleet has recovered. Either releases the probe lease, after the
+// message: a success deletes it, a failure lets it expire with the new
+// window.
+func (f *Fleet) publish(o outgoing) {
+	m := message{V: version, Kind: kindOpen, Name: o.name, Origin: f.opt.origin, Reason: o.reason}
+	left := o.window - time.Since(o.at)
+	if o.to == runtime.Open {
+		if left < time.Millisecond {
+			return // over already
+		}
+		m.MS = left.Milliseconds()
+	} else {
+		m.Kind = kindClose
+	}
+	_ = f.do(func(ctx context.Context) error {
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			if m.Kind == kindOpen {
+				p.Set(ctx, f.noteKey(o.name), marshal(note{V: version, Origin: f.opt.origin, Reason: o.reason}), left)
+				p.Del(ctx, f.closedKey(o.name))
+			} else {
+				p.Del(ctx, f.noteKey(o.name))
+				p.Set(ctx, f.closedKey(o.name), f.opt.origin, max(o.reset, time.Second))
+			}
+			p.Publish(ctx, f.channel, marshal(m))
+			if o.from == runtime.HalfOpen { // our probe's result: the lease is done
+				if m.Kind == kindOpen {
+					// It ends with the new window, so that no process
+					// probes before its own window ends.
+					p.PExpire(ctx, f.leaseKey(o.name), left)
+				} else {
+					p.Del(ctx, f.leaseKey(o.name))
+				}
+			}
+			return nil
+		})
+		return err
+	})
+}
+
+// leaseScript takes the probe lease of a name unless the fleet has just
+// recovered: the origin of the recovery (a closed mark), -1 for the lease
+// taken (or ours already: the holder of a failed probe's lease, which ends
+// with the new window, may go on), else the lease's time left in
+// milliseconds.
+var leaseScript = redis.NewScript(`
+local closed = redis.call('GET', KEYS[2])
+if closed then return closed end
+if redis.call('SET', KEYS[1], ARGV[1], 'NX', 'PX', ARGV[2]) then return -1 end
+if redis.call('GET', KEYS[1]) == ARGV[1] then
+	redis.call('PEXPIRE', KEYS[1], ARGV[2])
+	return -1
+end
+return redis.call('PTTL', KEYS[1])
+`)
+
+// Probe decides who probes when b's OPEN window ends: the process that
+// takes the lease (held for the reset window). The others wait for its
+// result, asking again when its lease runs out (a holder that died). With
+// Redis away, every process probes for itself.
+func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
+	f := (*Fleet)(s)
+	if !f.up.Load() {
+		return true, 0
+	}
+	name := b.Name()
+	hold := b.Config().ResetTimeout
+	var res any
+	err := f.do(func(ctx context.Context) error {
+		var err error
+		res, err = leaseScript.Run(ctx, f.rdb, []string{f.leaseKey(name), f.closedKey(name)},
+			f.opt.origin, max(hold.Milliseconds(), 1)).Result()
+		return err
+	})
+	if err != nil {
+		return true, 0
+	}
+	switch v := res.(type) {
+	case string: // recovered while our window ran
+		b.PeerClose(cut(v), "probe succeeded, recovered")
+		return false, hold
+	case int64:
+		if v == -1 {
+			return true, 0
+		}
+		if v >= 0 {
+			return false, time.Duration(v)*time.Millisecond + 5*time.Millisecond
+		}
+	}
+	return false, hold // a lease with no expiry is not ours: ask again later
+}
+
+// republish sends again this process's trips whose window still runs,
+// when Redis comes back: those made while it was away never went out,
+// and a restarted Redis has lost the notes of the others.
+func (f *Fleet) republish() {
+	f.ownMu.Lock()
+	var again []outgoing
+	for name, o := range f.own {
+		b, ok := f.reg.Lookup(name)
+		if !ok || o.window-time.Since(o.at) < time.Millisecond || b.State() != runtime.Open {
+			delete(f.own, name)
+			continue
+		}
+		again = append(again, o)
+	}
+	f.ownMu.Unlock()
+	for _, o := range again {
+		select {
+		case f.out <- o:
+		default:
+			f.dropped.Add(1)
+		}
+	}
+}

@@ -1,0 +1,192 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sharer connects a [Registry] to the other processes of a fleet, through
+// [Registry.Share]. Package redisstate implements it over Redis; most
+// programs never implement one. Its methods are called by the registry
+// and must be safe for concurrent use.
+type Sharer interface {
+	// Created is called with each breaker created after Share, before
+	// [Registry.Breaker] returns it, so that a breaker a peer has opened
+	// starts OPEN (see [Breaker.PeerOpen]). It may block briefly.
+	Created(b *Breaker)
+	// Transition is called with each transition the breaker made on its
+	// own (not those made by [Breaker.PeerOpen] or [Breaker.PeerClose])
+	// and, for a move to OPEN, the window until the next probe. It is
+	// called with the breaker's lock held, in transition order: it must
+	// only queue what it sends, never block nor call into the breaker.
+	Transition(b *Breaker, ev Event, window time.Duration)
+	// Probe is called when an OPEN breaker's window has ended, on a
+	// timer's goroutine (it may block briefly). probe true lets the
+	// breaker move to HALF_OPEN; false keeps it OPEN, rejecting, and asks
+	// again after retry (a peer is probing and will publish its result).
+	Probe(b *Breaker) (probe bool, retry time.Duration)
+	// Wait replaces the wait of the limiter l ([Limiter.Wait]) when
+	// handled is true; err is nil for a token, [ErrRateLimited] for a
+	// refusal (the limiter returns its own [RateLimitError]) or ctx's
+	// error. It must take no token when it returns an error.
+	Wait(ctx context.Context, l *Limiter, maxWait time.Duration) (handled bool, err error)
+	// Health is what [Health].Fleet reports. It must not block.
+	Health() FleetHealth
+}
+
+// FleetHealth is whether a registry's shared state is live, in
+// [Health].Fleet: Redis "ok" or "down", and how many processes of the
+// fleet are attached.
+type FleetHealth struct {
+	Redis   string `json:"redis"`
+	Members int    `json:"members"`
+}
+
+// errShared is returned by Share when a Sharer is already attached.
+var errShared = errors.New("breaker: registry already shares its state")
+
+// sharing holds the registry's Sharer (one at a time).
+type sharing struct{ s Sharer }
+
+// Share attaches s to the registry: from now on s learns of every
+// breaker created and every transition made on its own, gates the
+// OPEN → HALF_OPEN move and may take over limiter waits. The breakers
+// existing already are in [Registry.Breakers]. stop detaches s; a
+// registry shares with one Sharer at a time.
+func (r *Registry) Share(s Sharer) (stop func(), err error) {
+	if s == nil {
+		return nil, errors.New("breaker: Share of a nil Sharer")
+	}
+	sh := &sharing{s: s}
+	if !r.share.CompareAndSwap(nil, sh) {
+		return nil, errShared
+	}
+	return func() { r.share.CompareAndSwap(sh, nil) }, nil
+}
+
+// sharer returns the attached Sharer, or nil.
+func (r *Registry) sharer() Sharer {
+	if sh := r.share.Load(); sh != nil {
+		return sh.s
+	}
+	return nil
+}
+
+// created tells the Sharer of a breaker just created.
+func (r *Registry) created(b *Breaker) {
+	if s := r.sharer(); s != nil {
+		s.Created(b)
+	}
+}
+
+// sharedLocked tells the Sharer of a transition b made on its own; b.mu
+// is held.
+func (b *Breaker) sharedLocked(ev Event, window time.Duration) {
+	if b.peerMove {
+		return
+	}
+	if s := b.reg.sharer(); s != nil {
+		s.Transition(b, ev, window)
+	}
+}
+
+// gated asks the Sharer whether OPEN state word s may move to HALF_OPEN;
+// when it may not, it re-arms the period's timer for the Sharer's retry
+// and reports true. Called on the timer's goroutine, with no lock held.
+func (b *Breaker) gated(s uint64) bool {
+	sh := b.reg.sharer()
+	if sh == nil {
+		return false
+	}
+	probe, retry := sh.Probe(b)
+	if probe {
+		return false
+	}
+	b.mu.Lock()
+	if b.state.Load() == s {
+		b.timer = b.reg.clock.AfterFunc(max(retry, time.Millisecond), func() { b.openElapsed(s) })
+	}
+	b.mu.Unlock()
+	return true
+}
+
+// PeerOpen opens the breaker for d because a peer of the fleet did
+// (origin names it, reason is its reason); the event's reason is "peer
+// <origin>: <reason>". It can open the breaker or lengthen its OPEN
+// window up to d from now, never shorten it nor close the breaker; d is
+// capped at [MaxCooldown] and a d <= 0 does nothing. It reports whether
+// the breaker changed. The transition is not passed back to the
+// [Sharer]. For fleet integrations such as package redisstate.
+func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	d = min(d, MaxCooldown)
+	reason = fmt.Sprintf("peer %s: %s", origin, reason)
+	b.mu.Lock()
+	cur := b.state.Load()
+	now := b.reg.clock.Now()
+	changed := true
+	switch State(cur & stateMask) {
+	case Open:
+		if !b.nextProbe.Before(now.Add(d)) {
+			changed = false
+			break
+		}
+		opened, changes := b.openedAt, b.stateChanges
+		b.startPeriodLocked(cur, Open, now, d) // a longer window, no new event
+		b.openedAt, b.stateChanges = opened, changes
+	default:
+		b.peerMove = true
+		b.transitionLocked(Open, reason, d)
+		b.peerMove = false
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+	return changed
+}
+
+// PeerClose closes the breaker because a peer's probe succeeded (the
+// event's reason is "peer <origin>: <reason>"); it does nothing to a
+// CLOSED breaker and reports whether the breaker changed. The transition
+// is not passed back to the [Sharer]. For fleet integrations such as
+// package redisstate.
+func (b *Breaker) PeerClose(origin, reason string) bool {
+	b.mu.Lock()
+	changed := State(b.state.Load()&stateMask) != Closed
+	b.peerMove = true
+	b.transitionLocked(Closed, fmt.Sprintf("peer %s: %s", origin, reason), 0)
+	b.peerMove = false
+	b.mu.Unlock()
+	b.reg.flush()
+	return changed
+}
+
+// shareWait runs the Sharer's wait for l, if it takes l over.
+func (l *Limiter) shareWait(ctx context.Context, maxWait time.Duration) (bool, error) {
+	r := l.reg
+	if r == nil {
+		return false, nil
+	}
+	s := r.sharer()
+	if s == nil {
+		return false, nil
+	}
+	handled, err := s.Wait(ctx, l, maxWait)
+	if err == ErrRateLimited {
+		err = l.err
+	}
+	return handled, err
+}
+
+// Fleet returns the health of the fleet the registry shares its state
+// with ([Health].Fleet), or nil when it shares with none.
+func (r *Registry) Fleet() *FleetHealth {
+	if s := r.sharer(); s != nil {
+		h := s.Health()
+		return &h
+	}
+	return nil
+}

@@ -1,0 +1,257 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// fakeSharer records what a registry tells its fleet and answers the
+// probe gate and limiter waits as the test says.
+type fakeSharer struct {
+	mu      sync.Mutex // guards the fields below
+	created []string
+	moves   []string // "name FROM→TO window"
+	probes  int
+	allow   bool          // Probe's answer
+	retry   time.Duration // Probe's retry
+	onNew   func(b *runtime.Breaker)
+	waitErr error
+	waits   int
+	shared  map[string]bool // limiter names whose waits it takes
+}
+
+func (s *fakeSharer) Created(b *runtime.Breaker) {
+	s.mu.Lock()
+	s.created = append(s.created, b.Name())
+	on := s.onNew
+	s.mu.Unlock()
+	if on != nil {
+		on(b)
+	}
+}
+
+func (s *fakeSharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.moves = append(s.moves, ev.Source+" "+ev.From.String()+"→"+ev.To.String()+" "+window.String())
+}
+
+func (s *fakeSharer) Probe(b *runtime.Breaker) (bool, time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.probes++
+	return s.allow, s.retry
+}
+
+func (s *fakeSharer) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Duration) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.shared[l.Name()] {
+		return false, nil
+	}
+	s.waits++
+	return true, s.waitErr
+}
+
+func (s *fakeSharer) Health() runtime.FleetHealth {
+	return runtime.FleetHealth{Redis: "ok", Members: 3}
+}
+
+func (s *fakeSharer) snapshot() (moves []string, probes int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.moves...), s.probes
+}
+
+func shared(t *testing.T, s *fakeSharer) (*runtime.Registry, *fakeClock) {
+	t.Helper()
+	reg, clk := newTestRegistry(t)
+	stop, err := reg.Share(s)
+	require.NoError(t, err)
+	t.Cleanup(stop)
+	return reg, clk
+}
+
+func TestShareOneSharerAtATime(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	_, err := reg.Share(nil)
+	require.Error(t, err)
+	stop, err := reg.Share(&fakeSharer{})
+	require.NoError(t, err)
+	_, err = reg.Share(&fakeSharer{})
+	require.Error(t, err, "a second sharer")
+	stop()
+	stop2, err := reg.Share(&fakeSharer{})
+	require.NoError(t, err, "after stop")
+	stop2()
+}
+
+func TestShareSeesOwnTransitionsNotPeers(t *testing.T) {
+	s := &fakeSharer{allow: true}
+	reg, clk := shared(t, s)
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	trip(t, b)
+	clk.Advance(10 * time.Second) // the gate allows: HALF_OPEN
+	require.Equal(t, runtime.HalfOpen, b.State())
+	require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+	require.Equal(t, runtime.Closed, b.State())
+
+	assert.True(t, b.PeerOpen("host:1", "retry after 30s: banned", 30*time.Second))
+	assert.True(t, b.PeerClose("host:1", "probe succeeded"))
+	moves, probes := s.snapshot()
+	assert.Equal(t, []string{"tdx CLOSED→OPEN 10s", "tdx OPEN→HALF_OPEN 0s", "tdx HALF_OPEN→CLOSED 0s"}, moves,
+		"peer moves are not passed back")
+	assert.Equal(t, 1, probes)
+	evs := reg.Events(2)
+	require.Len(t, evs, 2)
+	assert.Equal(t, "peer host:1: probe succeeded", evs[0].Reason)
+	assert.Equal(t, "peer host:1: retry after 30s: banned", evs[1].Reason)
+}
+
+func TestPeerOpenOpensNeverShortensNeverCloses(t *testing.T) {
+	reg, clk := shared(t, &fakeSharer{allow: true})
+	b := reg.Breaker(runtime.Config{Name: "em", ResetTimeout: time.Minute})
+	for _, tc := range []struct {
+		name    string
+		d       time.Duration
+		changed bool
+		next    time.Duration // NextProbe after t0+elapsed
+	}{
+		{"zero does nothing", 0, false, 0},
+		{"negative does nothing", -time.Second, false, 0},
+		{"opens a closed breaker", 20 * time.Second, true, 20 * time.Second},
+		{"never shortens", 5 * time.Second, false, 20 * time.Second},
+		{"lengthens", 40 * time.Second, true, 40 * time.Second},
+		{"capped at MaxCooldown", 48 * time.Hour, true, runtime.MaxCooldown},
+	} {
+		changed := b.PeerOpen("p", "x", tc.d)
+		assert.Equal(t, tc.changed, changed, tc.name)
+		if tc.next == 0 {
+			assert.Equal(t, runtime.Closed, b.State(), tc.name)
+			continue
+		}
+		assert.Equal(t, runtime.Open, b.State(), tc.name)
+		assert.Equal(t, t0.Add(tc.next), b.Stats().NextProbe, tc.name)
+	}
+	assert.Equal(t, uint64(1), b.Stats().StateChanges, "lengthening is not a transition")
+	assert.Equal(t, t0, b.Stats().OpenedAt)
+	clk.Advance(runtime.MaxCooldown) // never kept open past the note
+	assert.Equal(t, runtime.HalfOpen, b.State())
+	assert.True(t, b.PeerClose("p", "x"))
+	assert.Equal(t, runtime.Closed, b.State(), "a peer's success closes")
+	assert.False(t, b.PeerClose("p", "x"), "nothing to close")
+}
+
+func TestPeerOpenedCallsAreRejected(t *testing.T) {
+	reg, _ := shared(t, &fakeSharer{})
+	b := reg.Breaker(runtime.Config{Name: "em"})
+	b.PeerOpen("p", "x", time.Second)
+	called := false
+	err := b.Do(context.Background(), func(context.Context) error { called = true; return nil })
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	assert.False(t, called)
+}
+
+func TestProbeGateKeepsOpenUntilAllowed(t *testing.T) {
+	s := &fakeSharer{retry: 2 * time.Second}
+	reg, clk := shared(t, s)
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	trip(t, b)
+	clk.Advance(10 * time.Second)
+	assert.Equal(t, runtime.Open, b.State(), "a peer holds the lease")
+	clk.Advance(3 * time.Second)
+	assert.Equal(t, runtime.Open, b.State())
+	_, probes := s.snapshot()
+	assert.Equal(t, 2, probes, "asked again after retry")
+
+	s.mu.Lock()
+	s.allow = true
+	s.mu.Unlock()
+	clk.Advance(time.Second)
+	assert.Equal(t, runtime.HalfOpen, b.State(), "the lease is ours")
+}
+
+func TestProbeGateWaitsForPeerResult(t *testing.T) {
+	s := &fakeSharer{retry: 5 * time.Second}
+	reg, clk := shared(t, s)
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	trip(t, b)
+	clk.Advance(11 * time.Second)
+	// The holder's probe failed: its new window reaches us as a note.
+	require.True(t, b.PeerOpen("h", "probe failed", 10*time.Second))
+	clk.Advance(9 * time.Second)
+	assert.Equal(t, runtime.Open, b.State())
+	_, probes := s.snapshot()
+	assert.Equal(t, 1, probes, "the old period's retry timer was dropped")
+	require.True(t, b.PeerClose("h", "probe succeeded"))
+	assert.Equal(t, runtime.Closed, b.State())
+}
+
+func TestCreatedLaterStartsOpen(t *testing.T) {
+	s := &fakeSharer{}
+	reg, _ := newTestRegistry(t)
+	reg.Breaker(runtime.Config{Name: "before"})
+	s.onNew = func(b *runtime.Breaker) {
+		if b.Name() == "tdx" {
+			b.PeerOpen("p", "banned", 7*time.Second)
+		}
+	}
+	stop, err := reg.Share(s)
+	require.NoError(t, err)
+	defer stop()
+	b := reg.Breaker(runtime.Config{Name: "tdx"})
+	assert.Equal(t, runtime.Open, b.State(), "open before Breaker returns")
+	reg.Breaker(runtime.Config{Name: "tdx"})
+	reg.Breaker(runtime.Config{Name: "other"})
+	assert.Equal(t, []string{"tdx", "other"}, s.created, "once per breaker, only those created after Share")
+}
+
+func TestSharedLimiterWait(t *testing.T) {
+	s := &fakeSharer{shared: map[string]bool{"em": true}}
+	reg, _ := shared(t, s)
+	em := reg.Limiter("em", 1, 1)
+	local := reg.Limiter("local", 1, 1)
+	ctx := context.Background()
+	for range 3 {
+		require.NoError(t, em.Wait(ctx, 0), "the sharer gives tokens")
+	}
+	s.mu.Lock()
+	s.waitErr = runtime.ErrRateLimited
+	s.mu.Unlock()
+	err := em.Wait(ctx, time.Millisecond)
+	var rl *runtime.RateLimitError
+	require.ErrorAs(t, err, &rl, "the limiter's own refusal")
+	assert.Equal(t, "em", rl.Name)
+	require.NoError(t, local.Wait(ctx, 0))
+	require.ErrorIs(t, local.Wait(ctx, time.Millisecond), runtime.ErrRateLimited, "not shared: the local bucket")
+	assert.Equal(t, 4, s.waits)
+
+	canceled, cancel := context.WithCancel(ctx)
+	cancel()
+	require.ErrorIs(t, em.Wait(canceled, 0), context.Canceled)
+	assert.Equal(t, 4, s.waits, "an ended ctx asks nobody")
+}
+
+func TestHealthFleet(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	j, err := json.Marshal(reg.Health())
+	require.NoError(t, err)
+	assert.NotContains(t, string(j), "fleet", "no fleet attached")
+
+	stop, err := reg.Share(&fakeSharer{})
+	require.NoError(t, err)
+	defer stop()
+	h := reg.Health()
+	require.NotNil(t, h.Fleet)
+	j, err = json.Marshal(h)
+	require.NoError(t, err)
+	assert.Contains(t, string(j), `"fleet":{"redis":"ok","members":3}`)
+}
