@@ -85,8 +85,9 @@ func TestBreakerProbesAfterWindow(t *testing.T) {
 		src := marketdata.NewStockSourceBreaker(stocks, reg)
 		ctx := t.Context()
 
-		first := stocks.EXPECT().Quote(gomock.Any(), "600519").Return(marketdata.Quote{}, errBoom).Times(5)
-		for range 5 {
+		// tencent trips on its window: 20 calls (its minimum), all failed.
+		first := stocks.EXPECT().Quote(gomock.Any(), "600519").Return(marketdata.Quote{}, errBoom).Times(20)
+		for range 20 {
 			_, err := src.Quote(ctx, "600519")
 			require.ErrorIs(t, err, errBoom)
 		}

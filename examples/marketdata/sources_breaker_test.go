@@ -86,11 +86,12 @@ func errOf[T any](_ T, err error) error { return err }
 var breakerNames = []string{"eastmoney", "push2ex", "tdx", "tencent"}
 
 // TestStockSourceRoutes: each method's failures trip exactly the breaker
-// its annotation names, after exactly that breaker's threshold, and the
+// its annotation names, after exactly that breaker's threshold (tencent's
+// window trips once it holds its minimum of 20 calls, all failed), and the
 // wrapped method is not called once it is open. Ping (//breaker:skip) never
 // trips anything.
 func TestStockSourceRoutes(t *testing.T) {
-	thresholds := map[string]int{"eastmoney": 5, "tencent": 5, "tdx": 5, "push2ex": 2}
+	thresholds := map[string]int{"eastmoney": 5, "tencent": 20, "tdx": 5, "push2ex": 2}
 	attempts := map[string]int{"eastmoney": 2} // tries per call; 1 elsewhere
 	for _, m := range stockMethods {
 		t.Run(m.name, func(t *testing.T) {
@@ -138,8 +139,12 @@ func TestStockSourceSettings(t *testing.T) {
 		b, ok := reg.Lookup(name)
 		require.True(t, ok)
 		want := runtime.Config{Name: name, FailureThreshold: 5, ResetTimeout: 30 * time.Second, HalfOpenMax: 1, SuccessThreshold: 1}
-		if name == "push2ex" {
+		switch name {
+		case "push2ex":
 			want.FailureThreshold = 2
+		case "tencent": // a window of 50 calls instead of a consecutive count
+			want.FailureThreshold = 0
+			want.WindowCalls, want.FailureRate, want.MinimumCalls = 50, 0.5, 20
 		}
 		assert.Equal(t, want, b.Config())
 	}
