@@ -118,6 +118,10 @@ const (
 	// Ignored counts as neither: the call's slot is freed and nothing else
 	// changes (a caller that gave up, a call the limiter refused).
 	Ignored
+
+	// refused is a call the throttle or the bulkhead refused: Ignored, but
+	// not counted in Stats.Ignored (Throttled and BulkheadFull count it).
+	refused
 )
 
 // String returns "success", "failure" or "ignored".
@@ -172,6 +176,7 @@ type Breaker struct {
 	count  bool                  // exact call counting (WithCallCounts)
 	flags  uint64                // countFlag when count
 	stamps stamps                // the clock of lastFailure and lastSuccess
+	load                         // Config.Concurrency and Throttle; see bulkhead.go
 	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
@@ -209,6 +214,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	if b.count {
 		b.flags = countFlag
 	}
+	b.newLoad()
 	b.state.Store(periodOne | b.flags) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
@@ -244,6 +250,11 @@ func (b *Breaker) State() State {
 // nothing.
 func (b *Breaker) Acquire(ctx context.Context) (Token, error) {
 	w, err := b.admit(0)
+	if err == nil && w&core.LoadFlag != 0 {
+		if err = b.enterLoad(ctx, w, 0); err != nil {
+			w = 0
+		}
+	}
 	return Token{b: b, ctx: ctx, word: w}, err
 }
 
@@ -345,7 +356,7 @@ func (b *Breaker) Release(t Token, err error) {
 // decided by the caller; err, if not nil, becomes the reason of a
 // transition it causes. Like Release it takes each Token once.
 func (b *Breaker) Record(t Token, o Outcome, err error) {
-	b.outcome(t.word, o, err)
+	b.finish(t.word, o, err)
 }
 
 // Classify returns how err, the error of a call made with ctx, counts for
@@ -375,6 +386,15 @@ func (b *Breaker) clearFails(w uint64) {
 			return
 		}
 	}
+}
+
+// finish ends the call admitted as w with outcome o: it frees the call's
+// load slot, if it took one, and counts o.
+func (b *Breaker) finish(w uint64, o Outcome, err error) {
+	if w&core.LoadFlag != 0 {
+		b.exitLoad(o)
+	}
+	b.outcome(w, o, err)
 }
 
 // outcome counts outcome o of the call admitted as w.
@@ -424,7 +444,7 @@ func (b *Breaker) countOutcome(o Outcome) {
 		now := b.stamps.now()
 		b.failures.Add(1)
 		b.lastFailure.Store(now)
-	default:
+	case Ignored:
 		b.ignored.Add(1)
 	}
 }
@@ -629,6 +649,7 @@ func (b *Breaker) Reset() {
 	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
 	}
+	b.resetLoad()
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
@@ -672,12 +693,17 @@ type ops Breaker
 func (o *ops) b() *Breaker { return (*Breaker)(o) }
 
 func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
-func (o *ops) Ignore(w uint64)                          { o.b().outcome(w, Ignored, nil) }
+func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignored, nil) }
+func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, Ignored, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
+
+func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
+	return o.b().enterLoad(ctx, w, maxWait)
+}
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
-	b.outcome(w, b.Classify(ctx, err), err)
+	b.finish(w, b.Classify(ctx, err), err)
 }
 
 func (o *ops) Limited(w uint64) {
@@ -686,7 +712,7 @@ func (o *ops) Limited(w uint64) {
 }
 
 func (o *ops) Panicked(w uint64, v any) {
-	o.b().outcome(w, Failure, &panicError{value: v})
+	o.b().finish(w, Failure, &panicError{value: v})
 }
 
 func (o *ops) SettleRate(rate float64, burst int) (float64, int) {

@@ -138,6 +138,7 @@ func (b *Breaker) Stats() Stats {
 		st.ConsecutiveSuccesses = b.probeWins
 		st.ProbesInFlight = len(b.inflight)
 	}
+	b.loadStats(&st)
 	st.LastFailure = b.stamps.time(b.lastFailure.Load())
 	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
 	return st

@@ -57,7 +57,15 @@ type Ops interface {
 	Settle(ctx context.Context, w uint64, err error)
 	// Ignore frees the call admitted as w and counts it as neither.
 	Ignore(w uint64)
-	// Limited is Ignore for a call the limiter refused.
+	// Load takes the last steps of the admission of w, a word with
+	// LoadFlag: the throttle, then a concurrency slot, waiting for one up
+	// to maxWait (when > 0) or until ctx ends. A refusal (matching
+	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w.
+	Load(ctx context.Context, w uint64, maxWait time.Duration) error
+	// Withdraw is Ignore for a call refused before Load (a limiter wait
+	// that its ctx ended): it has no slot to free.
+	Withdraw(w uint64)
+	// Limited is Withdraw for a call the limiter refused.
 	Limited(w uint64)
 	// Panicked counts a call that panicked with v as a failure.
 	Panicked(w uint64, v any)
