@@ -697,6 +697,14 @@ func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignore
 func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, Ignored, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 
+func (o *ops) LoadSucceeded(w uint64) {
+	b := o.b()
+	b.exitLoad(Success)
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+}
+
 func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
 	return o.b().enterLoad(ctx, w, maxWait)
 }

@@ -164,7 +164,7 @@ func (e *waitError) Unwrap() []error { return []error{e.full, e.ctx} }
 // counts as neither success nor failure (nor as ignored: Stats counts it in
 // Throttled or BulkheadFull).
 func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) error {
-	if t := b.throttle; t != nil && !t.admit(b.stamps.now(), b.reg.draw) {
+	if t := b.throttle; t != nil && !t.admit(b.reg.draw) {
 		b.outcome(w, refused, nil)
 		return t.err
 	}
@@ -220,7 +220,7 @@ func (b *Breaker) loadStats(st *Stats) {
 		st.BulkheadFull = h.full.Load()
 	}
 	if t := b.throttle; t != nil {
-		st.ThrottleProbability = t.probability(b.stamps.now())
+		st.ThrottleProbability = t.probability()
 		st.Throttled = t.throttled.Load()
 	}
 }
@@ -232,7 +232,7 @@ func (b *Breaker) newLoad() {
 		b.bulkhead = newBulkhead(b.cfg.Name, n)
 	}
 	if k := b.cfg.Throttle; k > 0 && k <= maxThrottleK {
-		b.throttle = newThrottle(b.cfg.Name, max(k, 1))
+		b.throttle = newThrottle(b.cfg.Name, max(k, 1), &b.stamps, b.reg.clock)
 	}
 	if b.bulkhead != nil || b.throttle != nil {
 		b.flags |= core.LoadFlag

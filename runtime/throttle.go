@@ -23,37 +23,53 @@ const maxThrottleK = math.MaxFloat64
 // Google SRE book describes it: over the window, with requests R and
 // accepted A, a new call is refused with probability
 // max(0, (R − K·A) / (R + 1)), before it is counted; a refused call counts
-// in R. The buckets roll lazily, when a call is admitted or Stats looks.
+// in R.
 //
-// The counts are atomics: admitting a call reads the clock once and the
-// buckets once, and adds one to the current bucket's requests; an accepted
-// call adds one to the accepted count of the bucket of the latest
-// admission, without reading the clock.
+// The buckets roll lazily, on the registry's clock, without a clock read
+// per call: the first call of a bucket reads the clock, rolls the window
+// and arms a timer for the end of the bucket; until the timer has fired,
+// calls count in the current bucket as they are. The timer is not re-armed
+// by itself, so an idle throttle holds no timer. The counts are atomics:
+// admitting a call reads the sums of the past buckets (summed when the
+// window rolls) and the current bucket's counts, and adds one to the
+// current bucket's requests; an accepted call adds one to its accepted
+// count. A call that races a roll may see the window without the bucket
+// that just ended.
 type throttle struct {
 	k         float64
 	err       error // the refusal, built once
+	stamps    *stamps
+	clock     Clock
 	throttled atomic.Uint64
 
 	epoch    atomic.Int64 // the current bucket: time / throttleBucket
+	armed    atomic.Bool  // a timer will roll the window at the bucket's end
 	requests [throttleBuckets]atomic.Uint64
 	accepted [throttleBuckets]atomic.Uint64
+	pastR    atomic.Uint64 // the requests of every bucket but the current one
+	pastA    atomic.Uint64 // the accepted calls of every bucket but the current one
 
-	mu sync.Mutex // guards rolling: a move of epoch and the buckets it clears
+	mu sync.Mutex // guards rolling (a move of epoch, the buckets it clears) and arming
 }
 
-func newThrottle(name string, k float64) *throttle {
+func newThrottle(name string, k float64, stamps *stamps, clock Clock) *throttle {
 	return &throttle{
-		k:   k,
-		err: &loadError{msg: fmt.Sprintf("breaker %s: throttled, upstream accepting too few calls", name), is: ErrThrottled},
+		k:      k,
+		stamps: stamps,
+		clock:  clock,
+		err:    &loadError{msg: fmt.Sprintf("breaker %s: throttled, upstream accepting too few calls", name), is: ErrThrottled},
 	}
 }
 
-// admit decides whether a call may go at instant now (nanoseconds) with
-// draw as the source of uniform numbers in [0, 1): draw is called only
-// when the probability is above zero. A refused call is counted at once;
-// the caller counts an admitted one with request when it goes out.
-func (t *throttle) admit(now int64, draw func() float64) bool {
-	e := t.roll(now)
+// admit decides whether a call may go, with draw as the source of uniform
+// numbers in [0, 1): draw is called only when the probability is above
+// zero. A refused call is counted at once; the caller counts an admitted
+// one with request when it goes out.
+func (t *throttle) admit(draw func() float64) bool {
+	e := t.epoch.Load()
+	if !t.armed.Load() {
+		e = t.rollArm()
+	}
 	p := t.probabilityAt()
 	if p <= 0 || draw() >= p {
 		return true
@@ -73,34 +89,49 @@ func (t *throttle) accept() {
 	t.accepted[t.epoch.Load()%throttleBuckets].Add(1)
 }
 
-// probability returns the refusal probability at instant now.
-func (t *throttle) probability(now int64) float64 {
-	t.roll(now)
+// probability returns the current refusal probability.
+func (t *throttle) probability() float64 {
+	t.mu.Lock()
+	t.rollLocked(t.stamps.now())
+	t.mu.Unlock()
 	return t.probabilityAt()
+}
+
+// rollArm rolls the window to the clock's time and arms the timer that
+// rolls it at the end of the bucket; it returns the current epoch.
+func (t *throttle) rollArm() int64 {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	now := t.stamps.now()
+	e := t.rollLocked(now)
+	if !t.armed.Load() {
+		t.armed.Store(true)
+		next := time.Duration((e+1)*int64(throttleBucket) - now)
+		t.clock.AfterFunc(max(next, 1), func() {
+			t.mu.Lock()
+			t.armed.Store(false)
+			t.rollLocked(t.stamps.now())
+			t.mu.Unlock()
+		})
+	}
+	return e
 }
 
 // probabilityAt returns the refusal probability over the buckets as they
 // are.
 func (t *throttle) probabilityAt() float64 {
-	var r, a uint64
-	for i := range throttleBuckets {
-		r += t.requests[i].Load()
-		a += t.accepted[i].Load()
-	}
+	i := t.epoch.Load() % throttleBuckets
+	r := t.pastR.Load() + t.requests[i].Load()
+	a := t.pastA.Load() + t.accepted[i].Load()
 	return max(0, (float64(r)-t.k*float64(a))/float64(r+1))
 }
 
-// roll moves the window to instant now, clearing the buckets that left it,
-// and returns the current epoch. A clock that went back leaves it as it is.
-func (t *throttle) roll(now int64) int64 {
+// rollLocked moves the window to instant now (nanoseconds), clearing the
+// buckets that left it, and returns the current epoch. A clock that went
+// back leaves it as it is.
+func (t *throttle) rollLocked(now int64) int64 {
 	e := now / int64(throttleBucket)
 	cur := t.epoch.Load()
-	if e <= cur {
-		return cur
-	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	cur = t.epoch.Load()
 	if e <= cur {
 		return cur
 	}
@@ -108,6 +139,15 @@ func (t *throttle) roll(now int64) int64 {
 		t.requests[i%throttleBuckets].Store(0)
 		t.accepted[i%throttleBuckets].Store(0)
 	}
+	var r, a uint64
+	for i := range throttleBuckets {
+		if i != int(e%throttleBuckets) {
+			r += t.requests[i].Load()
+			a += t.accepted[i].Load()
+		}
+	}
+	t.pastR.Store(r)
+	t.pastA.Store(a)
 	t.epoch.Store(e)
 	return e
 }
@@ -120,6 +160,8 @@ func (t *throttle) reset() {
 		t.requests[i].Store(0)
 		t.accepted[i].Store(0)
 	}
+	t.pastR.Store(0)
+	t.pastA.Store(0)
 	t.throttled.Store(0)
 }
 

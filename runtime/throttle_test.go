@@ -102,7 +102,8 @@ func TestThrottleRefuses(t *testing.T) {
 	src.vals = []float64{0.6} // below 4/6: refused
 	require.ErrorIs(t, call(b, nil), runtime.ErrThrottled)
 	require.Equal(t, sreProbability(6, 1, 1), b.Stats().ThrottleProbability) // 5/7
-	src.vals = []float64{0.75}                                               // not below 5/7: admitted
+
+	src.vals = []float64{0.75} // not below 5/7: admitted
 	require.NoError(t, call(b, nil))
 	assert.Equal(t, sreProbability(7, 2, 1), b.Stats().ThrottleProbability)
 	assert.Equal(t, uint64(2), b.Stats().Throttled)

@@ -190,9 +190,12 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget
 	}
-	w, err := b.Admit(rt.timeout)
-	if err != nil {
-		return Call{}, err
+	w := rt.state.Load()
+	if w&core.FastMask != core.LoadFlag { // else a CLOSED call, admitted as the word
+		var err error
+		if w, err = b.Admit(rt.timeout); err != nil {
+			return Call{}, err
+		}
 	}
 	if rt.limiter != nil {
 		if ctx == nil {
@@ -232,6 +235,10 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 	err := *errp
 	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
 		c.route.core.Succeeded(c.word)
+		return
+	}
+	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with a slot
+		c.route.core.LoadSucceeded(c.word)
 		return
 	}
 	if err == PanicGuard {

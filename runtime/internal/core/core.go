@@ -62,6 +62,10 @@ type Ops interface {
 	// to maxWait (when > 0) or until ctx ends. A refusal (matching
 	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w.
 	Load(ctx context.Context, w uint64, maxWait time.Duration) error
+	// LoadSucceeded counts the success of a CLOSED call admitted as w, a
+	// word with LoadFlag and no other flag: Settle for a nil error,
+	// without classifying it.
+	LoadSucceeded(w uint64)
 	// Withdraw is Ignore for a call refused before Load (a limiter wait
 	// that its ctx ended): it has no slot to free.
 	Withdraw(w uint64)
