@@ -78,12 +78,17 @@ type Config struct {
 	InFlight time.Duration
 
 	// Concurrency is the most calls of this name in flight at once (a
-	// bulkhead); 0 means no limit.
+	// bulkhead). A call over the limit waits for a slot, first come first
+	// served, up to the route's maxwait or its ctx's deadline, then fails
+	// with [ErrBulkheadFull]. Default 0: no limit.
 	Concurrency int
-	// Throttle is K of adaptive client-side throttling (K >= 1): over the
-	// last two minutes a new call is refused with [ErrThrottled] with
-	// probability max(0, (requests - K·accepted) / (requests + 1)); 0 means
-	// none.
+	// Throttle is K of adaptive client-side throttling (the Google SRE
+	// book's): over the last two minutes, with R requests and A accepted
+	// (successes, excluded errors included), a new call is refused with
+	// [ErrThrottled] with probability max(0, (R − K·A) / (R + 1)), drawn
+	// from the registry's source ([WithRand]); refused calls count in R.
+	// Values between 0 and 1 are taken as 1. Default 0: none (so are NaN
+	// and infinities).
 	Throttle float64
 }
 

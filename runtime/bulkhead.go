@@ -39,7 +39,7 @@ type slotWaiter struct {
 func newBulkhead(name string, limit int) *bulkhead {
 	return &bulkhead{
 		limit: int64(limit),
-		err:   &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, %d calls in flight", name, limit), is: ErrBulkheadFull},
+		err:   &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull},
 	}
 }
 

@@ -29,7 +29,9 @@ type Stats struct {
 	// included), whatever period admitted them.
 	Failures uint64 `json:"failures"`
 	// Ignored counts calls that counted as neither success nor failure
-	// (caller cancellation, limiter refusals and waits that ended).
+	// (caller cancellation, limiter refusals and waits that ended). Calls
+	// the throttle or the bulkhead refused are not in it: Throttled and
+	// BulkheadFull count them.
 	Ignored uint64 `json:"ignored"`
 	// RateLimited counts calls the limiter refused after the breaker
 	// admitted them; they are also in Ignored.
@@ -81,7 +83,9 @@ type Stats struct {
 	// count (Config.Concurrency or Config.InFlight); Concurrency is the
 	// limit. ThrottleProbability is the adaptive throttle's current
 	// refusal probability (Config.Throttle). Throttled and BulkheadFull
-	// count the calls refused with ErrThrottled and ErrBulkheadFull.
+	// count the calls refused with ErrThrottled and ErrBulkheadFull (a
+	// slot wait that the ctx ended included); unlike RateLimited, they are
+	// not in Ignored. Such a refusal counts as neither success nor failure.
 	InFlight            int     `json:"in_flight,omitempty"`
 	Concurrency         int     `json:"concurrency,omitempty"`
 	ThrottleProbability float64 `json:"throttle_probability,omitempty"`
