@@ -225,7 +225,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
 	return b
 }
 

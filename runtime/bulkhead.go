@@ -10,20 +10,14 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// bulkhead is the Config.Concurrency slots of one breaker: at most limit
-// calls in flight. A free slot is taken with one compare-and-swap; a call
-// that finds none queues and waits, first come first served, for a slot
-// that a finishing call hands over.
-//
-// A waiter adds itself to waiting before it looks for a free slot, and a
-// finishing call frees its slot before it looks at waiting: of the two,
-// at least one sees the other, so no waiter sleeps through a free slot.
+// bulkhead is the Config.Concurrency slots of one breaker: at most
+// slots.Limit calls in flight. A free slot is taken and freed with one
+// atomic each (core.Slots); a call that finds none queues and waits, first
+// come first served, for a slot that a finishing call hands over.
 type bulkhead struct {
-	limit   int64
-	inUse   atomic.Int64  // slots taken
-	waiting atomic.Int64  // len(waiters), readable without mu
-	full    atomic.Uint64 // calls refused with ErrBulkheadFull
-	err     error         // the refusal, built once
+	slots core.Slots    // Waiting is len(waiters), readable without mu
+	full  atomic.Uint64 // calls refused with ErrBulkheadFull
+	err   error         // the refusal, built once
 
 	mu      sync.Mutex    // guards waiters
 	waiters []*slotWaiter // oldest first
@@ -37,23 +31,12 @@ type slotWaiter struct {
 }
 
 func newBulkhead(name string, limit int) *bulkhead {
-	return &bulkhead{
-		limit: int64(limit),
-		err:   &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull},
+	h := &bulkhead{
+		err: &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull},
 	}
-}
-
-// tryTake takes a free slot, if any, without waiting.
-func (h *bulkhead) tryTake() bool {
-	for {
-		n := h.inUse.Load()
-		if n >= h.limit {
-			return false
-		}
-		if h.inUse.CompareAndSwap(n, n+1) {
-			return true
-		}
-	}
+	h.slots.Limit = int64(limit)
+	h.slots.Grant = h.grant
+	return h
 }
 
 // take takes a slot, waiting for one up to maxWait (when > 0) or until
@@ -61,7 +44,7 @@ func (h *bulkhead) tryTake() bool {
 // refusal matches ErrBulkheadFull, and ctx.Err() too when ctx ended the
 // wait.
 func (h *bulkhead) take(ctx context.Context, clock Clock, maxWait time.Duration) error {
-	if h.waiting.Load() == 0 && h.tryTake() {
+	if h.slots.TryTake() {
 		return nil
 	}
 	return h.wait(ctx, clock, maxWait)
@@ -75,8 +58,8 @@ func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration)
 	w := &slotWaiter{ready: make(chan struct{})}
 	h.mu.Lock()
 	h.waiters = append(h.waiters, w)
-	h.waiting.Add(1)
-	h.grantLocked() // a slot freed before we were counted in waiting
+	h.slots.Waiting.Add(1)
+	h.grantLocked() // a slot freed before we were counted in Waiting
 	h.mu.Unlock()
 
 	var expired chan struct{}
@@ -99,7 +82,7 @@ func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration)
 		// Handed a slot as the wait ended: the call is refused all the
 		// same, so the slot goes to the next in line.
 		h.mu.Unlock()
-		h.release()
+		h.slots.Release()
 	} else {
 		h.removeLocked(w)
 		h.mu.Unlock()
@@ -108,23 +91,19 @@ func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration)
 	return err
 }
 
-// release frees a slot and hands it to the oldest waiter, if any.
-func (h *bulkhead) release() {
-	h.inUse.Add(-1)
-	if h.waiting.Load() != 0 {
-		h.mu.Lock()
-		h.grantLocked()
-		h.mu.Unlock()
-	}
+// grant hands free slots to the oldest waiters.
+func (h *bulkhead) grant() {
+	h.mu.Lock()
+	h.grantLocked()
+	h.mu.Unlock()
 }
 
-// grantLocked hands free slots to the oldest waiters.
 func (h *bulkhead) grantLocked() {
-	for len(h.waiters) > 0 && h.tryTake() {
+	for len(h.waiters) > 0 && h.slots.Take() {
 		w := h.waiters[0]
 		h.waiters[0] = nil
 		h.waiters = h.waiters[1:]
-		h.waiting.Add(-1)
+		h.slots.Waiting.Add(-1)
 		w.granted = true
 		close(w.ready)
 	}
@@ -135,7 +114,7 @@ func (h *bulkhead) removeLocked(w *slotWaiter) {
 	for i, x := range h.waiters {
 		if x == w {
 			h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
-			h.waiting.Add(-1)
+			h.slots.Waiting.Add(-1)
 			return
 		}
 	}
@@ -187,7 +166,7 @@ func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration
 // request for the throttle.
 func (b *Breaker) exitLoad(o Outcome) {
 	if h := b.bulkhead; h != nil {
-		h.release()
+		h.slots.Release()
 	}
 	if t := b.throttle; t != nil && o == Success {
 		t.accept()
@@ -215,14 +194,23 @@ func (b *Breaker) resetLoad() {
 // loadStats fills the load figures of st.
 func (b *Breaker) loadStats(st *Stats) {
 	if h := b.bulkhead; h != nil {
-		st.InFlight = int(h.inUse.Load())
-		st.Concurrency = int(h.limit)
+		st.InFlight = int(h.slots.InUse.Load())
+		st.Concurrency = int(h.slots.Limit)
 		st.BulkheadFull = h.full.Load()
 	}
 	if t := b.throttle; t != nil {
 		st.ThrottleProbability = t.probability()
 		st.Throttled = t.throttled.Load()
 	}
+}
+
+// bareSlots returns the slots of a breaker with a bulkhead and no throttle,
+// which generated code takes and frees itself (core.Breaker.Slots), or nil.
+func (b *Breaker) bareSlots() *core.Slots {
+	if b.bulkhead == nil || b.throttle != nil {
+		return nil
+	}
+	return &b.bulkhead.slots
 }
 
 // newLoad sets up the bulkhead and the throttle of cfg, if any, and marks

@@ -211,11 +211,13 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 		}
 	}
 	if w&core.LoadFlag != 0 {
-		if err := b.Load(ctx, w, rt.maxWait); err != nil {
-			if rt.limiter != nil {
-				rt.limiter.Refund() // the call is not made
+		if s := b.Slots; s == nil || !s.TryTake() { // else a free slot, no throttle
+			if err := b.Load(ctx, w, rt.maxWait); err != nil {
+				if rt.limiter != nil {
+					rt.limiter.Refund() // the call is not made
+				}
+				return Call{}, err
 			}
-			return Call{}, err
 		}
 	}
 	if !bud.Spend() { // a sibling call spent the last try meanwhile
@@ -237,7 +239,12 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		c.route.core.Succeeded(c.word)
 		return
 	}
-	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with a slot
+	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
+		if s := c.route.core.Slots; s != nil {
+			s.Release()
+			c.route.core.Succeeded(c.word)
+			return
+		}
 		c.route.core.LoadSucceeded(c.word)
 		return
 	}
