@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	goruntime "runtime"
 	"sync"
 	"sync/atomic"
@@ -345,4 +347,31 @@ func TestBulkheadConcurrent(t *testing.T) {
 	assert.LessOrEqual(t, most.Load(), int64(limit))
 	assert.Equal(t, int64(goroutines*calls), made.Load())
 	assert.Zero(t, b.Stats().InFlight)
+}
+
+// TestLoadHealthJSON: the Health JSON shows the calls in flight against
+// the limit, the refusals, and the throttle's probability.
+func TestLoadHealthJSON(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newLoadRegistry(runtime.WithRand(rand.New(&draws{vals: []float64{0.999}})))
+		b := reg.Breaker(runtime.Config{Name: "slow", Concurrency: 2, Throttle: 1, FailureThreshold: 100})
+		require.Error(t, b.Do(context.Background(), func(context.Context) error { return errors.New("boom") }))
+		release := make(chan struct{})
+		held := hold(t, b, release)
+
+		raw, err := json.Marshal(reg.Health())
+		require.NoError(t, err)
+		var h struct {
+			Breakers []map[string]any `json:"breakers"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &h))
+		require.Len(t, h.Breakers, 1)
+		got := h.Breakers[0]
+		assert.Equal(t, 1.0, got["in_flight"])
+		assert.Equal(t, 2.0, got["concurrency"])
+		assert.Equal(t, 2/3.0, got["throttle_probability"], "R 2 (the failure and the held call), A 0")
+		assert.NotContains(t, got, "throttled", "left out while zero")
+		close(release)
+		require.NoError(t, <-held)
+	})
 }
