@@ -123,10 +123,6 @@ const (
 	// Ignored counts as neither: the call's slot is freed and nothing else
 	// changes (a caller that gave up, a call the limiter refused).
 	Ignored
-
-	// refused is a call the throttle or the bulkhead refused: Ignored, but
-	// not counted in Stats.Ignored (Throttled and BulkheadFull count it).
-	refused
 )
 
 // String returns "success", "failure" or "ignored".
@@ -179,7 +175,7 @@ type Breaker struct {
 	cfg    Config                // with defaults applied; immutable
 	class  classifier            // nil for the default rule
 	count  bool                  // exact call counting (WithCallCounts)
-	flags  uint64                // countFlag when count
+	flags  uint64                // countFlag when count, core.LoadFlag with load control
 	stamps stamps                // the clock of lastFailure and lastSuccess
 	load                         // Config.Concurrency and Throttle; see bulkhead.go
 	_      [64]byte              // keep the counters below off this cache line

@@ -120,6 +120,11 @@ func (h *bulkhead) removeLocked(w *slotWaiter) {
 	}
 }
 
+// refused is the outcome of a call the throttle or the bulkhead refused:
+// Ignored, but not counted in Stats.Ignored (Throttled and BulkheadFull
+// count it).
+const refused = Ignored + 1
+
 // loadError is the refusal of a bulkhead or a throttle: built once per
 // breaker, it names the breaker and matches its sentinel.
 type loadError struct {
