@@ -123,7 +123,11 @@ func (t *throttle) probabilityAt() float64 {
 	i := t.epoch.Load() % throttleBuckets
 	r := t.pastR.Load() + t.requests[i].Load()
 	a := t.pastA.Load() + t.accepted[i].Load()
-	return max(0, (float64(r)-t.k*float64(a))/float64(r+1))
+	excess := float64(r) - t.k*float64(a)
+	if excess <= 0 {
+		return 0 // the common case, without a division
+	}
+	return excess / float64(r+1)
 }
 
 // rollLocked moves the window to instant now (nanoseconds), clearing the
