@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -296,4 +298,40 @@ func TestLoadRefusalsProperty(t *testing.T) {
 			},
 		})
 	})
+}
+
+// TestThrottleConcurrent: under many goroutines every call is either
+// refused (and counted in Throttled) or reaches the upstream, whose
+// failures are exactly the breaker's.
+func TestThrottleConcurrent(t *testing.T) {
+	const goroutines, calls = 16, 200
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()),
+		runtime.WithRand(rand.New(rand.NewPCG(7, 7))))
+	b := reg.Breaker(runtime.Config{Name: "busy", Throttle: 1.5, FailureThreshold: 1 << 30, Concurrency: 4})
+	var made, failed atomic.Int64
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Go(func() {
+			for i := range calls {
+				err := b.Do(context.Background(), func(context.Context) error {
+					made.Add(1)
+					if (g+i)%2 == 0 {
+						failed.Add(1)
+						return errBoom
+					}
+					return nil
+				})
+				if !errors.Is(err, runtime.ErrThrottled) && !errors.Is(err, errBoom) {
+					assert.NoError(t, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	st := b.Stats()
+	assert.Equal(t, int64(goroutines*calls), made.Load()+int64(st.Throttled))
+	assert.Positive(t, st.Throttled, "half the calls fail: some are shed")
+	assert.Equal(t, uint64(failed.Load()), st.Failures)
+	assert.Zero(t, st.Ignored)
+	assert.Zero(t, st.InFlight)
 }
