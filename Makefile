@@ -13,7 +13,7 @@ MODULES := $(sort $(patsubst ./%,%,$(patsubst %/go.mod,%,$(shell find . -name go
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-demo: ## run the market-data scenario end to end (loopback only, about 12s)
+demo: ## run the market-data scenario end to end (loopback only, about 13s)
 	$(GO) run ./examples/marketdata/cmd/demo
 
 demo-fleet: ## three processes share their breakers through a redis-server of their own: one ban, one trip, one probe (about 3s; skips without redis-server)

@@ -95,12 +95,17 @@ type Config struct {
 	InFlight time.Duration
 
 	// Concurrency is the most calls of this name in flight at once (a
-	// bulkhead); 0 means no limit.
+	// bulkhead). A call over the limit waits for a slot, first come first
+	// served, up to the route's maxwait or its ctx's deadline, then fails
+	// with [ErrBulkheadFull]. Default 0: no limit.
 	Concurrency int
-	// Throttle is K of adaptive client-side throttling (K >= 1): over the
-	// last two minutes a new call is refused with [ErrThrottled] with
-	// probability max(0, (requests - K·accepted) / (requests + 1)); 0 means
-	// none.
+	// Throttle is K of adaptive client-side throttling (the Google SRE
+	// book's): over the last two minutes, with R requests and A accepted
+	// (successes, excluded errors included), a new call is refused with
+	// [ErrThrottled] with probability max(0, (R − K·A) / (R + 1)), drawn
+	// from the registry's source ([WithRand]); refused calls count in R.
+	// Values between 0 and 1 are taken as 1. Default 0: none (so are NaN
+	// and infinities).
 	Throttle float64
 }
 
@@ -192,9 +197,10 @@ type Breaker struct {
 	cfg    Config                // with defaults applied; immutable
 	class  classifier            // nil for the default rule
 	count  bool                  // exact call counting (WithCallCounts)
-	flags  uint64                // countFlag when count
+	flags  uint64                // countFlag when count, core.LoadFlag with load control
 	stamps stamps                // the clock of lastFailure and lastSuccess
 	win    *window               // nil without a window, SlowCall or InFlight
+	load                         // Config.Concurrency and Throttle; see bulkhead.go
 	_      [64]byte              // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
@@ -239,12 +245,13 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		b.win = newWindow(&b.cfg)
 		b.win.resetLocked(1)
 	}
+	b.newLoad()
 	b.state.Store(periodOne | b.closedFlags()) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
 	return b
 }
 
@@ -284,6 +291,11 @@ func (b *Breaker) State() State {
 // nothing.
 func (b *Breaker) Acquire(ctx context.Context) (Token, error) {
 	w, err := b.admit(0)
+	if err == nil && w&core.LoadFlag != 0 {
+		if err = b.enterLoad(ctx, w, 0); err != nil {
+			w = 0
+		}
+	}
 	return Token{b: b, ctx: ctx, word: w}, err
 }
 
@@ -393,7 +405,7 @@ func (b *Breaker) Release(t Token, err error) {
 // decided by the caller; err, if not nil, becomes the reason of a
 // transition it causes. Like Release it takes each Token once.
 func (b *Breaker) Record(t Token, o Outcome, err error) {
-	b.outcome(t.word, o, err)
+	b.finish(t.word, o, err)
 }
 
 // Classify returns how err, the error of a call made with ctx, counts for
@@ -423,6 +435,15 @@ func (b *Breaker) clearFails(w uint64) {
 			return
 		}
 	}
+}
+
+// finish ends the call admitted as w with outcome o: it frees the call's
+// load slot, if it took one, and counts o.
+func (b *Breaker) finish(w uint64, o Outcome, err error) {
+	if w&core.LoadFlag != 0 {
+		b.exitLoad(o)
+	}
+	b.outcome(w, o, err)
 }
 
 // outcome counts outcome o of the call admitted as w.
@@ -504,7 +525,7 @@ func (b *Breaker) countOutcome(o Outcome) {
 		now := b.stamps.now()
 		b.failures.Add(1)
 		b.lastFailure.Store(now)
-	default:
+	case Ignored:
 		b.ignored.Add(1)
 	}
 }
@@ -729,6 +750,7 @@ func (b *Breaker) Reset() {
 	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
 	}
+	b.resetLoad()
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
@@ -772,8 +794,21 @@ type ops Breaker
 func (o *ops) b() *Breaker { return (*Breaker)(o) }
 
 func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
-func (o *ops) Ignore(w uint64)                          { o.b().outcome(w, Ignored, nil) }
+func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignored, nil) }
+func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, Ignored, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
+
+func (o *ops) LoadSucceeded(w uint64) {
+	b := o.b()
+	b.exitLoad(Success)
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+}
+
+func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
+	return o.b().enterLoad(ctx, w, maxWait)
+}
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
@@ -781,7 +816,7 @@ func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	if out == Ignored {
 		b.canceled.Add(1)
 	}
-	b.outcome(w, out, err)
+	b.finish(w, out, err)
 }
 
 func (o *ops) Limited(w uint64) {
@@ -790,7 +825,7 @@ func (o *ops) Limited(w uint64) {
 }
 
 func (o *ops) Panicked(w uint64, v any) {
-	o.b().outcome(w, Failure, &panicError{value: v})
+	o.b().finish(w, Failure, &panicError{value: v})
 }
 
 func (o *ops) SettleRate(rate float64, burst int) (float64, int) {

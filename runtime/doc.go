@@ -91,6 +91,22 @@
 // ([Provenance].Hedged). [Registry.ChainAnswers] counts the chains'
 // answers by source and kind.
 //
+// # Load control
+//
+// Two settings of a breaker shed load before it reaches the upstream.
+// Config.Concurrency is a bulkhead: at most that many calls in flight, the
+// others waiting for a slot up to the route's maxwait or their ctx's
+// deadline, then refused with [ErrBulkheadFull]. Config.Throttle is the
+// Google SRE book's adaptive client-side throttling: as the upstream
+// accepts fewer of the last two minutes' requests, more new calls are
+// refused locally with [ErrThrottled] ([WithRand] pins its draws). On the
+// way in a call meets the breaker, the limiter, the throttle, then the
+// bulkhead; each refusal frees what the steps before it took, counts as
+// neither success nor failure, is not retried and costs no budget. Their
+// calls leave the fast path: a bulkhead slot costs two shared atomic
+// writes per call, the throttle one or two and a clock read every ten
+// seconds.
+//
 // # Testing
 //
 // The runtime starts no goroutines or timers of its own at package level,

@@ -33,7 +33,9 @@ type Stats struct {
 	// included), whatever period admitted them.
 	Failures uint64 `json:"failures"`
 	// Ignored counts calls that counted as neither success nor failure
-	// (caller cancellation, limiter refusals and waits that ended).
+	// (caller cancellation, limiter refusals and waits that ended). Calls
+	// the throttle or the bulkhead refused are not in it: Throttled and
+	// BulkheadFull count them.
 	Ignored uint64 `json:"ignored"`
 	// RateLimited counts calls the limiter refused after the breaker
 	// admitted them; they are also in Ignored.
@@ -109,7 +111,9 @@ type Stats struct {
 	// CLOSED that have not ended, those already counted as overdue
 	// included. ThrottleProbability is the adaptive throttle's current
 	// refusal probability (Config.Throttle). Throttled and BulkheadFull
-	// count the calls refused with ErrThrottled and ErrBulkheadFull.
+	// count the calls refused with ErrThrottled and ErrBulkheadFull (a
+	// slot wait that the ctx ended included); unlike RateLimited, they are
+	// not in Ignored. Such a refusal counts as neither success nor failure.
 	InFlight            int     `json:"in_flight,omitempty"`
 	InFlightSeconds     float64 `json:"inflight_seconds,omitempty"`
 	Concurrency         int     `json:"concurrency,omitempty"`
@@ -154,6 +158,7 @@ func (b *Breaker) Stats() Stats {
 		st.ConsecutiveSuccesses = b.probeWins
 		st.ProbesInFlight = len(b.inflight)
 	}
+	b.loadStats(&st)
 	st.LastFailure = b.stamps.time(b.lastFailure.Load())
 	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
 	b.windowStats(&st)

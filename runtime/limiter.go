@@ -113,9 +113,18 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 	if core.Sleep(ctx, wait, l.clock.AfterFunc) {
 		return nil
 	}
-	l.mu.Lock() // give the reserved token back: the call is not made
+	l.Refund() // the reserved token: the call is not made
+	return ctx.Err()
+}
+
+// Refund gives back a token that Allow or Wait took for a call that was
+// not made after all (a later step refused it), up to the burst.
+func (l *Limiter) Refund() {
+	if math.IsInf(l.rate, 1) {
+		return
+	}
+	l.mu.Lock()
 	l.advanceLocked(l.clock.Now())
 	l.tokens = min(float64(l.burst), l.tokens+1)
 	l.mu.Unlock()
-	return ctx.Err()
 }

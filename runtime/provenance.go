@@ -36,6 +36,7 @@ type Skip struct {
 	// Source is the breaker name or "fallback:<name>".
 	Source string
 	// Why is "open", "error", "invalid", "budget", "ratelimited",
+	// "throttled" (ErrThrottled), "bulkhead" (ErrBulkheadFull),
 	// "canceled", or "slow" (a hedged call's source still in flight when
 	// another answered: its ctx was cancelled, which is not its failure).
 	Why string

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,7 @@ type Registry struct {
 	events      *ring
 	hooks       []func(Event)
 	countCalls  bool
+	draw        func() float64 // the throttles' random draws, in [0, 1); see WithRand
 	classifiers map[string]classifier
 	noEnv       bool
 	env, code   map[string]override     // run-time settings by envName
@@ -144,6 +146,7 @@ func WithCallCounts() Option {
 func NewRegistry(opts ...Option) *Registry {
 	r := &Registry{
 		clock:       realClock{},
+		draw:        rand.Float64,
 		events:      newRing(DefaultEventCapacity),
 		queue:       newEventQueue(EventQueueCapacity),
 		classifiers: map[string]classifier{},

@@ -32,8 +32,8 @@ func walk(err error, visit func(error) bool) bool {
 
 // Retryable reports whether a try that failed with err may be tried again,
 // for a caller whose context is ctx. It is false for nil, for the caller's
-// own context errors (once ctx is done), for [ErrRateLimited], [ErrOpen] and
-// [ErrBudget], and for any error in whose chain a value has a Retryable()
+// own context errors (once ctx is done), for [ErrRateLimited], [ErrOpen],
+// [ErrBudget], [ErrThrottled] and [ErrBulkheadFull], and for any error in whose chain a value has a Retryable()
 // bool method returning false or has a RetryAfter() time.Duration method (a
 // ban or a rate-limit answer: the breaker cools down instead). A
 // DeadlineExceeded from a route's own per-try timeout is retryable while ctx
@@ -45,7 +45,8 @@ func Retryable(ctx context.Context, err error) bool {
 	if ctx != nil && ctx.Err() != nil {
 		return false
 	}
-	if errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOpen) || errors.Is(err, ErrBudget) {
+	if errors.Is(err, ErrRateLimited) || errors.Is(err, ErrOpen) || errors.Is(err, ErrBudget) ||
+		errors.Is(err, ErrThrottled) || errors.Is(err, ErrBulkheadFull) {
 		return false
 	}
 	return !walk(err, func(e error) bool {

@@ -35,6 +35,8 @@ func TestRetryable(t *testing.T) {
 		{live, errors.Join(errors.New("x"), &httpError{code: 400}), false},
 		{live, &coolingError{httpError{code: 503}}, false}, // has RetryAfter: cool down instead
 		{live, runtime.ErrRateLimited, false},
+		{live, runtime.ErrThrottled, false},
+		{live, fmt.Errorf("quote: %w", runtime.ErrBulkheadFull), false},
 		{live, context.DeadlineExceeded, true}, // the route's own per-try timeout
 		{done, context.Canceled, false},
 		{done, errors.New("anything once the caller gave up"), false},

@@ -12,11 +12,13 @@ import (
 // the origin service's stop_after_attempt(2) and RETRY_BUDGET_MAX=6 did.
 // Tencent serves the busiest calls, where a few failures in a row happen by
 // bad luck: its breaker trips on the failure rate of its last 50 calls
-// instead of a consecutive count.
+// instead of a consecutive count. Tdx is slow when it struggles: at most 4
+// calls wait on it at once, and a fifth fails after 50ms rather than pile
+// up behind them.
 //
 //breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 exclude=ErrNotFound attempts=2 budget=6
 //breaker:name=tencent reset=30s window=50 failrate=50% minimum=20 methods=Stock*,Quote exclude=ErrNotFound
-//breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound
+//breaker:name=tdx threshold=5 reset=30s methods=Kline*,Finance* exclude=ErrNotFound concurrency=4 maxwait=50ms
 type StockSource interface {
 	// Quote returns the real-time quote of the stock code (tencent).
 	Quote(ctx context.Context, code string) (Quote, error)
@@ -36,9 +38,11 @@ type StockSource interface {
 	// Changes returns today's intraday change events, newest first
 	// (push2ex). Its breaker trips after two failures and a call makes one
 	// try: the monitor that polls it has stale data to show, and a full
-	// failure chain on every poll costs more than a missed update.
+	// failure chain on every poll costs more than a missed update. When it
+	// fails often without failing twice in a row, adaptive throttling
+	// (throttle=1.5) sheds the polls it cannot answer.
 	//
-	//breaker:name=push2ex threshold=2 reset=30s attempts=1
+	//breaker:name=push2ex threshold=2 reset=30s attempts=1 throttle=1.5
 	Changes(ctx context.Context) ([]Change, error)
 	// Ping reports whether every upstream answers. It is a health check, so
 	// it must neither trip a breaker nor be refused by one.

@@ -171,8 +171,10 @@ func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.
 // StockSourceBreaker is a StockSource whose methods go through circuit
 // breakers:
 //
-//   - Changes: breaker "push2ex" (excluding ErrNotFound; budget 6)
-//   - Finance, Kline: breaker "tdx" (excluding ErrNotFound)
+//   - Changes: breaker "push2ex" (throttle 1.5; excluding ErrNotFound; budget
+//     6)
+//   - Finance, Kline: breaker "tdx" (at most 4 in flight; maxwait 50ms;
+//     excluding ErrNotFound)
 //   - Industry, QuoteList, Search: breaker "eastmoney" (limiter 1.5/s burst 3;
 //     excluding ErrNotFound; 2 attempts; budget 6)
 //   - Name: unguarded (no error result)
@@ -207,11 +209,12 @@ func NewStockSourceBreaker(next StockSource, reg *runtime.Registry) *StockSource
 			Exclude: []error{ErrNotFound},
 		}),
 		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
-			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second, Concurrency: 4},
+			MaxWait: 50 * time.Millisecond,
 			Exclude: []error{ErrNotFound},
 		}),
 		push2ex: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
-			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second},
+			Breaker:  runtime.Config{Name: "push2ex", FailureThreshold: 2, ResetTimeout: 30 * time.Second, Throttle: 1.5},
 			Exclude:  []error{ErrNotFound},
 			Attempts: 1,
 			Budget:   6,

@@ -2,6 +2,8 @@ package marketdata_test
 
 import (
 	"context"
+	"math"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -80,6 +82,12 @@ var stockMethods = []stockMethod{
 		func(ctx context.Context, s marketdata.StockSource) error { return s.Ping(ctx) }},
 }
 
+// neverRefuse is a source of randomness whose draws are all just under 1,
+// so that an adaptive throttle never refuses a call.
+type neverRefuse struct{}
+
+func (neverRefuse) Uint64() uint64 { return math.MaxUint64 }
+
 // errOf drops a method's value result.
 func errOf[T any](_ T, err error) error { return err }
 
@@ -98,7 +106,9 @@ func TestStockSourceRoutes(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) { // eastmoney's limiter waits on fake time
 				ctrl := gomock.NewController(t)
 				mock := mocks.NewMockStockSource(ctrl)
-				reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+				// push2ex's throttle never draws a refusal here: the
+				// threshold alone trips it.
+				reg := runtime.NewRegistry(runtime.WithLogger(discard()), runtime.WithRand(rand.New(neverRefuse{})))
 				src := marketdata.NewStockSourceBreaker(mock, reg)
 				ctx := t.Context()
 
@@ -141,7 +151,9 @@ func TestStockSourceSettings(t *testing.T) {
 		want := runtime.Config{Name: name, FailureThreshold: 5, ResetTimeout: 30 * time.Second, HalfOpenMax: 1, SuccessThreshold: 1}
 		switch name {
 		case "push2ex":
-			want.FailureThreshold = 2
+			want.FailureThreshold, want.Throttle = 2, 1.5
+		case "tdx":
+			want.Concurrency = 4
 		case "tencent": // a window of 50 calls instead of a consecutive count
 			want.FailureThreshold = 0
 			want.WindowCalls, want.FailureRate, want.MinimumCalls = 50, 0.5, 20
@@ -263,7 +275,7 @@ func TestPanicIsAFailure(t *testing.T) {
 	mock.EXPECT().Changes(gomock.Any()).DoAndReturn(func(context.Context) ([]marketdata.Change, error) {
 		panic("decoder bug")
 	}).Times(2)
-	reg := runtime.NewRegistry(runtime.WithLogger(discard()))
+	reg := runtime.NewRegistry(runtime.WithLogger(discard()), runtime.WithRand(rand.New(neverRefuse{})))
 	src := marketdata.NewStockSourceBreaker(mock, reg)
 	for range 2 {
 		assert.PanicsWithValue(t, "decoder bug", func() { _, _ = src.Changes(t.Context()) })

@@ -193,6 +193,10 @@ func why(ctx context.Context, err error) string {
 		return "open"
 	case errors.Is(err, runtime.ErrRateLimited):
 		return "ratelimited"
+	case errors.Is(err, runtime.ErrThrottled):
+		return "throttled"
+	case errors.Is(err, runtime.ErrBulkheadFull):
+		return "bulkhead"
 	case errors.Is(err, runtime.ErrBudget):
 		return "budget"
 	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):

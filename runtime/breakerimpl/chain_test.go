@@ -3,6 +3,7 @@ package breakerimpl_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -196,4 +197,27 @@ func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 	}}, ok, nil, "")
 	require.NoError(t, err)
 	assert.Equal(t, "outer", p.Source)
+}
+
+// TestWhy: every refusal a source can meet has its own word in the
+// provenance, load control's included.
+func TestWhy(t *testing.T) {
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	for _, tt := range []struct {
+		ctx  context.Context
+		err  error
+		want string
+	}{
+		{context.Background(), runtime.ErrOpen, "open"},
+		{context.Background(), fmt.Errorf("wait: %w", runtime.ErrRateLimited), "ratelimited"},
+		{context.Background(), runtime.ErrThrottled, "throttled"},
+		{context.Background(), runtime.ErrBulkheadFull, "bulkhead"},
+		{context.Background(), runtime.ErrBudget, "budget"},
+		{done, context.Canceled, "canceled"},
+		{context.Background(), context.Canceled, "error"}, // not the caller's
+		{context.Background(), errors.New("502"), "error"},
+	} {
+		assert.Equal(t, tt.want, breakerimpl.Why(tt.ctx, tt.err), "%v", tt.err)
+	}
 }

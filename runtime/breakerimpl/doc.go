@@ -21,7 +21,7 @@
 //	call, ok := w.quote.EnterFast() // inlined: one load, one test
 //	if !ok {
 //		if call, err = w.quote.Enter(ctx); err != nil {
-//			return // rejected, rate limited, out of budget, or nil next
+//			return // rejected, rate limited, throttled, bulkhead full, out of budget, or nil next
 //		}
 //	}
 //	defer call.Exit(ctx, &err)
@@ -30,6 +30,11 @@
 //
 // [PanicGuard] is how Exit tells a panic from a return without calling
 // recover on every call, and without a closure or an allocation.
+//
+// A breaker with load control (Config.Concurrency, Config.Throttle)
+// carries a flag in its state word, so EnterFast declines its calls:
+// Enter runs the breaker, the limiter, the throttle and the concurrency
+// slot, in that order, and Exit frees the slot on every way out.
 //
 // The state of a *runtime.Breaker is not in package runtime's API: a Route
 // reaches it through an internal package, runtime/internal/core, which

@@ -10,3 +10,6 @@ func ForgetCallStates() (restore func()) {
 	core.InUse.Store(0)
 	return func() { core.InUse.Store(old) }
 }
+
+// Why is why, for the tests of the reasons a chain records.
+var Why = why

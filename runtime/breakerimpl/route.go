@@ -20,8 +20,9 @@ type RouteConfig struct {
 	// the route has no limiter.
 	Rate  float64
 	Burst int
-	// MaxWait bounds how long a call waits for a token (besides its ctx's
-	// deadline); 0 means only the ctx bounds it.
+	// MaxWait bounds how long a call waits for a token and for a
+	// concurrency slot (besides its ctx's deadline); 0 means only the ctx
+	// bounds them.
 	MaxWait time.Duration
 	// Timeout is the per-call deadline that generated code adds to the
 	// method's ctx; 0 means none. A probe may hold its HALF_OPEN slot this
@@ -48,7 +49,8 @@ type RouteConfig struct {
 }
 
 // Route is what a generated wrapper calls for each guarded method: the
-// breaker, then the limiter, then the call. Get one from [NewRoute]. A
+// breaker, then the limiter, then the throttle and a concurrency slot (when
+// the breaker has them), then the call. Get one from [NewRoute]. A
 // Route is safe for concurrent use.
 type Route struct {
 	state   *atomic.Uint64         // the breaker's state word
@@ -173,12 +175,19 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 }
 
 // Enter admits one call made with ctx: the breaker first, then, if the route
-// has one, the limiter (whose wait ctx bounds). It returns [ErrNilImpl] on
-// a route whose implementation is nil, the breaker's rejection (matching
-// [runtime.ErrOpen]), the limiter's refusal (matching
-// [runtime.ErrRateLimited]) or ctx's error from a wait that ended; in those
-// cases the method must not be called and nothing else is needed. Enter
-// allocates nothing unless it waits for a token.
+// has one, the limiter (whose wait ctx bounds), then, if the breaker has
+// them (Config.Throttle, Config.Concurrency), the throttle and a
+// concurrency slot (whose wait maxwait and ctx bound). It returns
+// [ErrNilImpl] on a route whose implementation is nil, the breaker's
+// rejection (matching [runtime.ErrOpen]), the limiter's refusal (matching
+// [runtime.ErrRateLimited]) or ctx's error from a token wait that ended, the
+// throttle's refusal ([runtime.ErrThrottled]) or the bulkhead's
+// ([runtime.ErrBulkheadFull], and ctx's error when ctx ended the wait); in
+// those cases the method must not be called and nothing else is needed:
+// each refusal has freed what the steps before it took (the breaker's
+// admission, the limiter's token) and counts as neither success nor
+// failure. The budget is spent only once every step admitted the call.
+// Enter allocates nothing unless it waits for a token or a slot.
 //
 // Generated code calls [Route.EnterFast] first and Enter only when that
 // declines (or straight away on a route with a rate limit, where it always
@@ -199,9 +208,12 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget
 	}
-	w, err := b.Admit(rt.timeout)
-	if err != nil {
-		return Call{}, err
+	w := rt.state.Load()
+	if w&core.FastMask != core.LoadFlag { // else a CLOSED call, admitted as the word
+		var err error
+		if w, err = b.Admit(rt.timeout); err != nil {
+			return Call{}, err
+		}
 	}
 	if rt.limiter != nil {
 		if ctx == nil {
@@ -211,9 +223,19 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			if errors.Is(err, runtime.ErrRateLimited) {
 				b.Limited(w)
 			} else {
-				b.Ignore(w)
+				b.Withdraw(w)
 			}
 			return Call{}, err
+		}
+	}
+	if w&core.LoadFlag != 0 {
+		if s := b.Slots; s == nil || !s.TryTake() { // else a free slot, no throttle
+			if err := b.Load(ctx, w, rt.maxWait); err != nil {
+				if rt.limiter != nil {
+					rt.limiter.Refund() // the call is not made
+				}
+				return Call{}, err
+			}
 		}
 	}
 	if !bud.Spend() { // a sibling call spent the last try meanwhile
@@ -233,6 +255,15 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 	err := *errp
 	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
 		c.route.core.Succeeded(c.word)
+		return
+	}
+	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
+		if s := c.route.core.Slots; s != nil {
+			s.Release()
+			c.route.core.Succeeded(c.word)
+			return
+		}
+		c.route.core.LoadSucceeded(c.word)
 		return
 	}
 	if err == PanicGuard {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math/rand/v2"
 	"net/http"
 	"strings"
 	"time"
@@ -24,6 +25,9 @@ var shortened = []string{marketdata.Eastmoney, marketdata.Tencent, marketdata.TD
 // open windows shortened to window by run-time overrides, as an operator
 // would (runtime.WithConfig; zero fields keep the annotation's values).
 func registry(window time.Duration, opts ...runtime.Option) *runtime.Registry {
+	// The throttle's draws are seeded, so that every run tells the same
+	// story.
+	opts = append(opts, runtime.WithRand(rand.New(rand.NewPCG(2026, 11))))
 	for _, name := range shortened {
 		opts = append(opts, runtime.WithConfig(runtime.Config{Name: name, ResetTimeout: window}))
 	}
@@ -102,8 +106,24 @@ type Report struct {
 	// window to trip; OutageReason is the trip's reason.
 	OutageTripCalls int
 	OutageReason    string
-	// Recovered reports whether every breaker was CLOSED at the end.
+	// Recovered reports whether every breaker was CLOSED at the end of
+	// the all-clear scene.
 	Recovered bool
+	// BulkheadAnswered and BulkheadFull count the concurrent tdx calls
+	// that got a slot and those refused with runtime.ErrBulkheadFull;
+	// BulkheadUpstream is how many reached tdx, BulkheadFullAfter the
+	// longest a refused call took.
+	BulkheadAnswered, BulkheadFull int
+	BulkheadUpstream               int64
+	BulkheadFullAfter              time.Duration
+	// ThrottleCalls is how many push2ex polls the throttle scene made,
+	// ThrottleUpstream how many reached push2ex, Throttled how many were
+	// refused with runtime.ErrThrottled, and ThrottleOpened whether its
+	// breaker opened meanwhile (it must not: it never fails twice in a
+	// row).
+	ThrottleCalls, Throttled int
+	ThrottleUpstream         int64
+	ThrottleOpened           bool
 }
 
 // Run plays every scene, printing to out as it goes, and then the
@@ -133,8 +153,8 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	rep := &Report{}
 	s.header()
 	for _, scene := range []func(context.Context, *Report) error{
-		s.normal, s.outage, s.open, s.recovery, s.limiter, s.hedged,
-		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear,
+		s.normal, s.outage, s.open, s.recovery, s.limiter, s.bulkhead, s.hedged,
+		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear, s.throttle,
 	} {
 		if err := scene(ctx, rep); err != nil {
 			return rep, err
@@ -262,6 +282,8 @@ func describe(now time.Time, err error) (verdict, msg string) {
 		return "refused", "circuit half-open, probe already in flight"
 	case errors.Is(err, runtime.ErrRateLimited):
 		return "refused", "rate limited"
+	case errors.Is(err, runtime.ErrBulkheadFull), errors.Is(err, runtime.ErrThrottled):
+		return "refused", err.Error()
 	case errors.Is(err, marketdata.ErrNotFound):
 		return "absent", "404 no such stock: ErrNotFound is excluded, a success for the breaker"
 	case errors.As(err, &se):
@@ -425,6 +447,57 @@ func (s *Scenario) limiter(ctx context.Context, rep *Report) error {
 	return nil
 }
 
+// BulkheadSlow is how long tdx takes to answer in the bulkhead scene, and
+// BulkheadCalls how many calls arrive at once; tdx admits 4 at a time and
+// a fifth waits at most 50ms (concurrency=4 maxwait=50ms in sources.go).
+const (
+	BulkheadSlow  = 2 * time.Second
+	BulkheadCalls = 20
+)
+
+// Scene: tdx slows down while a burst of requests arrives at once. Its
+// bulkhead lets 4 wait on it; the others fail fast instead of piling up.
+func (s *Scenario) bulkhead(ctx context.Context, rep *Report) error {
+	s.scene(fmt.Sprintf("bulkhead: %d requests at once while tdx answers after %s", BulkheadCalls, BulkheadSlow))
+	s.Up.Slow(marketdata.TDX, BulkheadSlow)
+	s.log.note("upstream tdx → %s; tdx admits 4 calls at once (concurrency=4), a fifth waits 50ms", s.Up.Behavior(marketdata.TDX))
+	before := s.Up.Requests(marketdata.TDX)
+	type result struct {
+		err  error
+		took time.Duration
+	}
+	results := make(chan result, BulkheadCalls)
+	for range BulkheadCalls {
+		go func() {
+			start := time.Now()
+			_, err := s.stocks.Finance(ctx, "600519")
+			results <- result{err, time.Since(start)}
+		}()
+	}
+	var refused, answered result
+	for range BulkheadCalls {
+		r := <-results
+		switch {
+		case r.err == nil:
+			rep.BulkheadAnswered++
+			answered = r
+		case errors.Is(r.err, runtime.ErrBulkheadFull):
+			rep.BulkheadFull++
+			rep.BulkheadFullAfter = max(rep.BulkheadFullAfter, r.took)
+			refused = r
+		default:
+			return fmt.Errorf("bulkhead scene: %w", r.err)
+		}
+	}
+	rep.BulkheadUpstream = s.Up.Requests(marketdata.TDX) - before
+	s.call(marketdata.TDX, fmt.Sprintf("Finance ×%d (%.2fs)", rep.BulkheadFull, rep.BulkheadFullAfter.Seconds()), refused.err, "")
+	s.call(marketdata.TDX, fmt.Sprintf("Finance ×%d (%.2fs)", rep.BulkheadAnswered, answered.took.Seconds()), nil, "answered")
+	s.log.note("%d requests reached tdx; the %d refused were neither its failures nor waiting on it",
+		rep.BulkheadUpstream, rep.BulkheadFull)
+	s.Up.Healthy(marketdata.TDX)
+	return nil
+}
+
 // HedgeSlow is how long eastmoney takes to answer in the hedge scene; the
 // fund-flow chain asks sina after 200ms (hedge=200ms in sources.go).
 const HedgeSlow = 2 * time.Second
@@ -503,6 +576,40 @@ func (s *Scenario) fundFlow(ctx context.Context, rep *Report) error {
 		return fmt.Errorf("the chain served an empty answer it must not keep: %+v", f)
 	}
 	s.log.note("nothing kept for 000001: sina's empty answer was data for no one (valid=validFlow)")
+	return nil
+}
+
+// ThrottlePolls is how many times the throttle scene polls push2ex, which
+// fails every other request meanwhile.
+const ThrottlePolls = 40
+
+// Scene: push2ex fails every other request. It never fails twice in a
+// row, so its breaker (threshold=2) never opens, and every poll would reach
+// it; adaptive throttling (throttle=1.5) refuses the excess locally.
+func (s *Scenario) throttle(ctx context.Context, rep *Report) error {
+	s.scene(fmt.Sprintf("adaptive throttling: push2ex fails every other request; %d polls", ThrottlePolls))
+	s.Up.Set(marketdata.Push2ex, fakeupstream.Behavior{Status: http.StatusServiceUnavailable, Pattern: ".x"})
+	s.log.note("upstream push2ex → %s", s.Up.Behavior(marketdata.Push2ex))
+	b := s.breaker(marketdata.Push2ex)
+	before := s.Up.Requests(marketdata.Push2ex)
+	var throttled error
+	for range ThrottlePolls {
+		_, err := s.stocks.Changes(ctx)
+		rep.ThrottleCalls++
+		if errors.Is(err, runtime.ErrThrottled) {
+			rep.Throttled++
+			throttled = err
+		}
+		rep.ThrottleOpened = rep.ThrottleOpened || b.State() != runtime.Closed
+	}
+	rep.ThrottleUpstream = s.Up.Requests(marketdata.Push2ex) - before
+	if throttled != nil {
+		s.call(marketdata.Push2ex, fmt.Sprintf("Changes ×%d", rep.Throttled), throttled, "")
+	}
+	s.log.note("%d polls, %d reached push2ex, %d refused locally (refusal probability now %.0f%%); its breaker stayed %s",
+		rep.ThrottleCalls, rep.ThrottleUpstream, rep.Throttled, 100*b.Stats().ThrottleProbability, b.State())
+	s.Up.Healthy(marketdata.Push2ex)
+	s.log.note("upstream push2ex → %s", s.Up.Behavior(marketdata.Push2ex))
 	return nil
 }
 

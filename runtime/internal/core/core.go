@@ -61,7 +61,19 @@ type Ops interface {
 	Settle(ctx context.Context, w uint64, err error)
 	// Ignore frees the call admitted as w and counts it as neither.
 	Ignore(w uint64)
-	// Limited is Ignore for a call the limiter refused.
+	// Load takes the last steps of the admission of w, a word with
+	// LoadFlag: the throttle, then a concurrency slot, waiting for one up
+	// to maxWait (when > 0) or until ctx ends. A refusal (matching
+	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w.
+	Load(ctx context.Context, w uint64, maxWait time.Duration) error
+	// LoadSucceeded counts the success of a CLOSED call admitted as w, a
+	// word with LoadFlag and no other flag: Settle for a nil error,
+	// without classifying it.
+	LoadSucceeded(w uint64)
+	// Withdraw is Ignore for a call refused before Load (a limiter wait
+	// that its ctx ended): it has no slot to free.
+	Withdraw(w uint64)
+	// Limited is Withdraw for a call the limiter refused.
 	Limited(w uint64)
 	// Panicked counts a call that panicked with v as a failure.
 	Panicked(w uint64, v any)
@@ -78,7 +90,55 @@ type Breaker struct {
 	State  *atomic.Uint64         // period<<32 | flags | state
 	Fails  *atomic.Uint64         // period<<32 | consecutive failures in CLOSED
 	Reject *atomic.Pointer[error] // the rejection of an OPEN or HALF_OPEN period
+	// Slots are the concurrency slots of a breaker that has them and no
+	// throttle, so that a call can take and free one without Ops; nil
+	// otherwise (calls then go through Ops.Load).
+	Slots *Slots
 	Ops
+}
+
+// Slots counts the concurrency slots of a breaker (Config.Concurrency).
+// A free slot is taken with one compare-and-swap and freed with one add;
+// calls that find none queue in package runtime, which hands them the
+// slots that finishing calls free.
+//
+// A waiter adds itself to Waiting before it looks for a free slot, and a
+// finishing call frees its slot before it looks at Waiting: of the two, at
+// least one sees the other, so no waiter sleeps through a free slot.
+type Slots struct {
+	Limit   int64
+	InUse   atomic.Int64 // slots taken
+	Waiting atomic.Int64 // calls queued for a slot
+	// Grant hands free slots to queued calls: Release calls it when
+	// Waiting is not zero.
+	Grant func()
+}
+
+// TryTake takes a free slot, if no call is queued for one, without
+// waiting.
+func (s *Slots) TryTake() bool {
+	return s.Waiting.Load() == 0 && s.Take()
+}
+
+// Take takes a free slot, queue or not, without waiting.
+func (s *Slots) Take() bool {
+	for {
+		n := s.InUse.Load()
+		if n >= s.Limit {
+			return false
+		}
+		if s.InUse.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+}
+
+// Release frees a slot, and hands it to a queued call if there is one.
+func (s *Slots) Release() {
+	s.InUse.Add(-1)
+	if s.Waiting.Load() != 0 {
+		s.Grant()
+	}
 }
 
 // BreakerOf returns the core of a *runtime.Breaker. Package runtime sets it

@@ -1,23 +1,28 @@
 // Command demo plays breakergen's market-data example through an outage
-// and a recovery, in about twelve seconds, with nothing to set up:
+// and a recovery, in about thirteen seconds, with nothing to set up:
 //
 //	go run ./examples/marketdata/cmd/demo [-window 2s] [-v] [-serve 127.0.0.1:8080]
 //
-// It starts a fake of the four upstreams (eastmoney, tencent, tdx, push2ex)
-// on a loopback port, wraps a real HTTP client in the generated breakers,
-// and scripts the upstreams' behaviour: normal traffic; a tdx outage (503)
-// that trips its breaker; calls refused while it is OPEN, with the fake's
-// request counter showing that none reached tdx; a failed probe and a
-// successful one; eastmoney's limiter holding a burst to 1.5 requests per
-// second; a 403 ban and a 429 with Retry-After as typed errors; a slow
-// upstream against a caller's deadline; and every breaker closing again.
+// It starts a fake of the five upstreams (eastmoney, tencent, tdx, push2ex,
+// sina) on a loopback port, wraps a real HTTP client in the generated
+// breakers, and scripts the upstreams' behaviour: normal traffic; a tdx
+// outage (503) that trips its breaker; calls refused while it is OPEN, with
+// the fake's request counter showing that none reached tdx; a failed probe
+// and a successful one; eastmoney's limiter holding a burst to 1.5 requests
+// per second; tdx's bulkhead letting 4 of 20 concurrent calls wait on it;
+// a fund-flow chain answering from its backup at the hedge delay; a 403 ban
+// and a 429 with Retry-After as typed errors; a slow upstream against a
+// caller's deadline; fund flows from the backup and the stale cache;
+// tencent's window riding out background failures and catching an outage;
+// every breaker closing again; and adaptive throttling shedding polls of a
+// push2ex that fails every other request.
 // Transitions are printed live from the registry's state-change hook,
 // followed by the degradation timeline and the health as JSON.
 //
 // The annotations keep the origin service's 30-second open windows; the
-// demo registers shorter ones (-window) for the same names before building
-// the wrappers (the first configuration of a name wins), so that the whole
-// cycle fits in seconds.
+// demo shortens them (-window) by a run-time override of the reset alone
+// (runtime.WithConfig), so that the whole cycle fits in seconds and every
+// other annotated setting stays.
 //
 // Flags:
 //

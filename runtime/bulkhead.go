@@ -1,0 +1,233 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// bulkhead is the Config.Concurrency slots of one breaker: at most
+// slots.Limit calls in flight. A free slot is taken and freed with one
+// atomic each (core.Slots); a call that finds none queues and waits, first
+// come first served, for a slot that a finishing call hands over.
+type bulkhead struct {
+	slots core.Slots    // Waiting is len(waiters), readable without mu
+	full  atomic.Uint64 // calls refused with ErrBulkheadFull
+	err   error         // the refusal, built once
+
+	mu      sync.Mutex    // guards waiters
+	waiters []*slotWaiter // oldest first
+}
+
+// slotWaiter is a call queued for a slot; granted and ready are set once,
+// under the bulkhead's mu, when a slot is handed to it.
+type slotWaiter struct {
+	granted bool
+	ready   chan struct{}
+}
+
+func newBulkhead(name string, limit int) *bulkhead {
+	h := &bulkhead{
+		err: &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull},
+	}
+	h.slots.Limit = int64(limit)
+	h.slots.Grant = h.grant
+	return h
+}
+
+// take takes a slot, waiting for one up to maxWait (when > 0) or until
+// ctx ends. A call that finds others queued queues behind them. The
+// refusal matches ErrBulkheadFull, and ctx.Err() too when ctx ended the
+// wait.
+func (h *bulkhead) take(ctx context.Context, clock Clock, maxWait time.Duration) error {
+	if h.slots.TryTake() {
+		return nil
+	}
+	return h.wait(ctx, clock, maxWait)
+}
+
+func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		h.full.Add(1)
+		return &waitError{full: h.err, ctx: err}
+	}
+	w := &slotWaiter{ready: make(chan struct{})}
+	h.mu.Lock()
+	h.waiters = append(h.waiters, w)
+	h.slots.Waiting.Add(1)
+	h.grantLocked() // a slot freed before we were counted in Waiting
+	h.mu.Unlock()
+
+	var expired chan struct{}
+	if maxWait > 0 {
+		expired = make(chan struct{})
+		t := clock.AfterFunc(maxWait, func() { close(expired) })
+		defer t.Stop()
+	}
+	var err error
+	select {
+	case <-w.ready:
+		return nil
+	case <-expired:
+		err = h.err
+	case <-ctx.Done():
+		err = &waitError{full: h.err, ctx: ctx.Err()}
+	}
+	h.mu.Lock()
+	if w.granted {
+		// Handed a slot as the wait ended: the call is refused all the
+		// same, so the slot goes to the next in line.
+		h.mu.Unlock()
+		h.slots.Release()
+	} else {
+		h.removeLocked(w)
+		h.mu.Unlock()
+	}
+	h.full.Add(1)
+	return err
+}
+
+// grant hands free slots to the oldest waiters.
+func (h *bulkhead) grant() {
+	h.mu.Lock()
+	h.grantLocked()
+	h.mu.Unlock()
+}
+
+func (h *bulkhead) grantLocked() {
+	for len(h.waiters) > 0 && h.slots.Take() {
+		w := h.waiters[0]
+		h.waiters[0] = nil
+		h.waiters = h.waiters[1:]
+		h.slots.Waiting.Add(-1)
+		w.granted = true
+		close(w.ready)
+	}
+}
+
+// removeLocked takes w, which has not been granted a slot, out of the queue.
+func (h *bulkhead) removeLocked(w *slotWaiter) {
+	for i, x := range h.waiters {
+		if x == w {
+			h.waiters = append(h.waiters[:i], h.waiters[i+1:]...)
+			h.slots.Waiting.Add(-1)
+			return
+		}
+	}
+}
+
+// refused is the outcome of a call the throttle or the bulkhead refused:
+// Ignored, but not counted in Stats.Ignored (Throttled and BulkheadFull
+// count it).
+const refused = Ignored + 1
+
+// loadError is the refusal of a bulkhead or a throttle: built once per
+// breaker, it names the breaker and matches its sentinel.
+type loadError struct {
+	msg string
+	is  error
+}
+
+func (e *loadError) Error() string        { return e.msg }
+func (e *loadError) Is(target error) bool { return target == e.is }
+
+// waitError is the refusal of a call whose ctx ended while it waited for a
+// slot: it matches ErrBulkheadFull and the ctx's error.
+type waitError struct{ full, ctx error }
+
+func (e *waitError) Error() string   { return e.full.Error() + ": " + e.ctx.Error() }
+func (e *waitError) Unwrap() []error { return []error{e.full, e.ctx} }
+
+// enterLoad is the admission's last steps for a breaker with a throttle or
+// a bulkhead, after the breaker (and the limiter) admitted the call as w:
+// the throttle, then a slot. A refusal frees the breaker's admission and
+// counts as neither success nor failure (nor as ignored: Stats counts it in
+// Throttled or BulkheadFull).
+func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) error {
+	if t := b.throttle; t != nil && !t.admit(b.reg.draw) {
+		b.outcome(w, refused, nil)
+		return t.err
+	}
+	if h := b.bulkhead; h != nil {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if err := h.take(ctx, b.reg.clock, maxWait); err != nil {
+			b.outcome(w, refused, nil)
+			return err
+		}
+	}
+	if t := b.throttle; t != nil {
+		t.request()
+	}
+	return nil
+}
+
+// exitLoad frees the slot of a call that took one and counts an accepted
+// request for the throttle.
+func (b *Breaker) exitLoad(o Outcome) {
+	if h := b.bulkhead; h != nil {
+		h.slots.Release()
+	}
+	if t := b.throttle; t != nil && o == Success {
+		t.accept()
+	}
+}
+
+// load is what a breaker keeps for Config.Concurrency and Config.Throttle:
+// nil for what it does not have.
+type load struct {
+	bulkhead *bulkhead
+	throttle *throttle
+}
+
+// resetLoad clears the load counts for Breaker.Reset; slots in use stay
+// taken until their calls end.
+func (b *Breaker) resetLoad() {
+	if h := b.bulkhead; h != nil {
+		h.full.Store(0)
+	}
+	if t := b.throttle; t != nil {
+		t.reset()
+	}
+}
+
+// loadStats fills the load figures of st.
+func (b *Breaker) loadStats(st *Stats) {
+	if h := b.bulkhead; h != nil {
+		st.InFlight = int(h.slots.InUse.Load())
+		st.Concurrency = int(h.slots.Limit)
+		st.BulkheadFull = h.full.Load()
+	}
+	if t := b.throttle; t != nil {
+		st.ThrottleProbability = t.probability()
+		st.Throttled = t.throttled.Load()
+	}
+}
+
+// bareSlots returns the slots of a breaker with a bulkhead and no throttle,
+// which generated code takes and frees itself (core.Breaker.Slots), or nil.
+func (b *Breaker) bareSlots() *core.Slots {
+	if b.bulkhead == nil || b.throttle != nil {
+		return nil
+	}
+	return &b.bulkhead.slots
+}
+
+// newLoad sets up the bulkhead and the throttle of cfg, if any, and marks
+// the breaker's state word so that its calls leave the fast paths.
+func (b *Breaker) newLoad() {
+	if n := b.cfg.Concurrency; n > 0 {
+		b.bulkhead = newBulkhead(b.cfg.Name, n)
+	}
+	if k := b.cfg.Throttle; k > 0 && k <= maxThrottleK {
+		b.throttle = newThrottle(b.cfg.Name, max(k, 1), &b.stamps, b.reg.clock)
+	}
+	if b.bulkhead != nil || b.throttle != nil {
+		b.flags |= core.LoadFlag
+	}
+}
