@@ -131,8 +131,12 @@
 // minimum, slow, slowrate, inflight, concurrency and throttle belong to the
 // name: every route that names it shares one breaker and one limiter, and
 // their settings may be given once and the name used bare elsewhere
-// (name=eastmoney), in any interface of the run. Two different values for
-// one setting of a name are an error citing both positions. timeout,
+// (name=eastmoney), in any interface of the same package (what a package's
+// wrappers get never depends on the other packages of the run: go generate
+// runs one at a time, so another package that uses the name gives the
+// settings it needs itself). Two different values for one setting of a
+// name, in one package or two of a run, are an error citing both
+// positions. timeout,
 // maxwait and exclude belong to the line and apply to the methods it
 // routes. maxwait needs a ratelimit or a concurrency for its name.
 //

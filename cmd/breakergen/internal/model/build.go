@@ -28,7 +28,7 @@ type builder struct {
 	outputs   map[string]bool
 	run       *Run
 	files     map[string]*File // by output path
-	names     map[string]*nameInfo
+	names     map[nameKey]*nameInfo
 	routes    []*Route                             // every route of the run, for resolve
 	found     map[string]bool                      // -type names found
 	generated map[string]map[string]token.Position // pkg id → generated top-level names
@@ -50,7 +50,7 @@ func Build(res *load.Result, opts Options) *Run {
 		outputs:   res.Outputs,
 		run:       &Run{Sources: map[string]bool{}},
 		files:     map[string]*File{},
-		names:     map[string]*nameInfo{},
+		names:     map[nameKey]*nameInfo{},
 		found:     map[string]bool{},
 		generated: map[string]map[string]token.Position{},
 	}

@@ -118,6 +118,7 @@ type Route struct {
 	Field    string // the wrapper's field holding the *breakerimpl.Route
 	Name     string // breaker (and limiter) name
 	Settings Settings
+	pkg      string // path of the package whose annotation made it
 	Timeout  time.Duration
 	MaxWait  time.Duration
 	Exclude  []Ref

@@ -21,7 +21,7 @@ type nameInfo struct {
 	invalid map[string]bool
 }
 
-// settings are the name's settings as given anywhere in the run.
+// settings are the name's settings as given in one package.
 func (ni *nameInfo) settings() Settings {
 	var s Settings
 	for k, o := range ni.given {
@@ -76,7 +76,10 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 		}
 		r.Name = o.Value.Name
 	}
-	b.nameKeys(r.Name, l)
+	if rs.pkg != nil {
+		r.pkg = rs.pkg.Path()
+	}
+	b.nameKeys(r.pkg, r.Name, l)
 	for _, o := range l.Options {
 		b.lineKey(r, l, o, rs)
 	}
@@ -104,14 +107,15 @@ func (r *Route) inheritLineKeys(from *Route) {
 	r.Hedge, r.Hedges = from.Hedge, from.Hedges
 }
 
-// nameKeys records the name-level keys l gives for name; a value that
-// differs from one given before for the name is an error citing both.
-func (b *builder) nameKeys(name string, l *annotation.Line) {
-	ni := b.names[name]
-	if ni == nil {
-		ni = &nameInfo{given: map[string]annotation.Option{}, invalid: map[string]bool{}}
-		b.names[name] = ni
-	}
+// nameKeys records the name-level keys l, a line of package pkg, gives for
+// name; a value that differs from one given before for the name anywhere
+// in the run is an error citing both. A name's settings are gathered per
+// package: what a package's wrappers get must not depend on which other
+// packages the run loaded (go generate runs one package at a time), so
+// settings given in another package are checked against, never inherited.
+func (b *builder) nameKeys(pkg, name string, l *annotation.Line) {
+	ni := b.nameInfo(pkg, name)
+	all := b.nameInfo("", name) // the whole run's, for the conflicts
 	for _, k := range l.Invalid {
 		ni.invalid[k] = true
 	}
@@ -119,15 +123,33 @@ func (b *builder) nameKeys(name string, l *annotation.Line) {
 		if annotation.KeyScope(o.Key) != annotation.NameScope {
 			continue
 		}
-		if prev, ok := ni.given[o.Key]; ok {
+		if prev, ok := all.given[o.Key]; ok {
 			if !prev.Value.Equal(o.Value) {
 				b.errorf(o.Pos, "breaker %q: %s=%s conflicts with %s=%s given at %s", name, o.Key, o.Raw, prev.Key, prev.Raw, prev.Pos)
 			}
-			continue
+		} else {
+			all.given[o.Key] = o
 		}
-		ni.given[o.Key] = o
+		if _, ok := ni.given[o.Key]; !ok {
+			ni.given[o.Key] = o
+		}
 	}
 }
+
+// nameInfo returns the settings gathered for name in package pkg ("" for
+// the whole run's), creating them.
+func (b *builder) nameInfo(pkg, name string) *nameInfo {
+	k := nameKey{pkg, name}
+	ni := b.names[k]
+	if ni == nil {
+		ni = &nameInfo{given: map[string]annotation.Option{}, invalid: map[string]bool{}}
+		b.names[k] = ni
+	}
+	return ni
+}
+
+// nameKey scopes a breaker name to a package ("" for the whole run).
+type nameKey struct{ pkg, name string }
 
 // lineKey applies one line key of l to r; other keys are left alone.
 func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs resolver) {
@@ -177,18 +199,22 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 // windowKeys are the name keys that need a window for their name.
 var windowKeys = []string{"failrate", "minimum", "slow", "slowrate"}
 
-// resolve fills in every route's name-level settings from the whole run,
+// resolve fills in every route's name-level settings from its package,
 // and checks the keys that need another key of their name.
 func (b *builder) resolve() {
 	for _, r := range b.routes {
-		ni := b.names[r.Name]
+		ni := b.nameInfo(r.pkg, r.Name)
 		r.Settings = ni.settings()
 		s := r.Settings
 		if r.maxwaitOpt != nil && s.Rate.Per == 0 && s.Concurrency == 0 && !ni.invalid["ratelimit"] && !ni.invalid["concurrency"] {
 			b.errorf(r.maxwaitOpt.Pos, "maxwait: breaker %q has no ratelimit or concurrency, so there is no token or slot to wait for", r.Name)
 		}
 	}
-	for name, ni := range b.names { // the errors are sorted later
+	for k, ni := range b.names { // the errors are sorted later
+		name := k.name
+		if k.pkg == "" {
+			continue // the run's: checked per package
+		}
 		if _, ok := ni.given["window"]; ok || ni.invalid["window"] {
 			continue
 		}
