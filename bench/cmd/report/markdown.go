@@ -104,6 +104,9 @@ func (r report) markdown() string {
 		}
 	}
 
+	r.windowSection(p)
+	r.loadSection(p)
+
 	p("## Behaviour\n\n")
 	p("Each cell is recorded by a test in `bench/contend/behaviour_test.go` during this run. Breakers are configured to trip after one failure; ")
 	p("all but hystrix run in a `testing/synctest` bubble (fake time; none of the peers has a clock seam, but all read the standard clock), ")
@@ -176,6 +179,122 @@ func (r report) pathsTable(p func(string, ...any)) {
 		d1, _ := r.ratioOf(row.at, directSuccess, false, 1)
 		d2, _ := r.ratioOf(row.at, directSuccess, true, 2)
 		p("| %s | %s | %s / %s | %s / %s | %g |\n", row.what, strings.Join(cells, " | "), times(f1), times(f2), times(d1), times(d2), allocs)
+	}
+	p("\n")
+}
+
+// costRow is one sub-benchmark of a cost section and what it times.
+type costRow struct{ who, what string }
+
+// windowRows are BenchmarkWindowSuccess{,Parallel}'s sub-benchmarks
+// (bench/contend/window_bench_test.go); none is the baseline.
+var windowRows = []costRow{
+	{"none", "no window: the plain CLOSED path"},
+	{"count", "a count window of 100 calls (`WindowCalls: 100`), clean: full of successes"},
+	{"time", "a time window of a minute (`WindowPeriod: time.Minute`): every call recorded, one clock read"},
+}
+
+// loadRows are BenchmarkLoad{,Parallel}'s sub-benchmarks
+// (bench/contend/load_test.go); breakergen, the plain wrapper, is the
+// baseline.
+var loadRows = []costRow{
+	{"breakergen", "the generated `QuoterBreaker`, the plain wrapper: no load control"},
+	{"breakergen-concurrency", "the same with a bulkhead (`Concurrency: 1<<20`) that is never full"},
+	{"breakergen-throttle", "the same with an adaptive throttle (`Throttle: 2`) whose upstream accepts every call"},
+	{"breakergen-both", "the same with both"},
+	{"failsafe-bulkhead", "failsafe-go's bulkhead bare: `AcquirePermit`, the call, deferred `ReleasePermit`"},
+	{"failsafe-bulkhead-executor", "failsafe-go's bulkhead through `failsafe.With(bulkhead).Get`"},
+	{"failsafe-throttler", "failsafe-go's adaptive throttler (its defaults) bare: `TryAcquirePermit`, the call, `RecordSuccess`/`RecordError`"},
+	{"failsafe-throttler-executor", "failsafe-go's adaptive throttler through `failsafe.With(throttler).Get`"},
+}
+
+// windowSection: what a trip condition over a window costs a success
+// (issue 14), if the run measured it.
+func (r report) windowSection(p func(string, ...any)) {
+	if !r.costRan("WindowSuccess", windowRows) {
+		return
+	}
+	p("## Trip conditions over a window: cost\n\n")
+	p("The generated wrapper's success path on a breaker with no window, a count window and a time window (SPEC §8), ")
+	p("from `BenchmarkWindowSuccess` and `BenchmarkWindowSuccessParallel` in `bench/contend/window_bench_test.go`, in the same rounds as the tables above. ")
+	p("The goal of issue 14: the count window at most 1.5× no window, and scaling at 2 CPUs.\n\n")
+	r.costTargets(p, r.windowTargets())
+	r.costTable(p, "WindowSuccess", windowRows, "no window")
+}
+
+// loadSection: what load control costs a healthy call (issue 15), beside
+// failsafe-go's bulkhead and adaptive throttler, if the run measured it.
+func (r report) loadSection(p func(string, ...any)) {
+	if !r.costRan("Load", loadRows) {
+		return
+	}
+	p("## Load control: cost\n\n")
+	p("The generated wrapper's success path with a bulkhead that is never full and a throttle that never refuses (SPEC §9), ")
+	p("beside failsafe-go's bulkhead and adaptive throttler on the same call, bare and through an executor, ")
+	p("from `BenchmarkLoad` and `BenchmarkLoadParallel` in `bench/contend/load_test.go`, in the same rounds as the tables above. ")
+	p("The goal of issue 15: concurrency at most 1.5× without it.\n\n")
+	r.costTargets(p, r.loadTargets())
+	r.costTable(p, "Load", loadRows, "the plain wrapper")
+}
+
+// costRan says whether any row of bench ran.
+func (r report) costRan(bench string, rows []costRow) bool {
+	for _, row := range rows {
+		for _, name := range []string{"Benchmark" + bench, "Benchmark" + bench + "Parallel"} {
+			for _, cpus := range []int{1, 2} {
+				if _, _, ok := r.bench.median(name+"/"+row.who, cpus); ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+func (r report) costTargets(p func(string, ...any), ts []target) {
+	p("| target | measured | verdict |\n| --- | --- | --- |\n")
+	for _, t := range ts {
+		p("| %s | %s | %s |\n", t.name, t.measured, t.verdict)
+	}
+	p("\n")
+}
+
+// costTable is one row a sub-benchmark of bench: its median ns/op serial
+// and RunParallel at 1 and 2 CPUs, each with its ratio to the first row's
+// in the same configuration.
+func (r report) costTable(p func(string, ...any), bench string, rows []costRow, baseWhat string) {
+	p("Medians, ns/op; in brackets each row's ns/op over %s's (the first row) in the same configuration. B/op and allocs/op are the largest medians of the four configurations. Rows:\n\n", baseWhat)
+	for _, row := range rows {
+		p("- **%s**: %s\n", row.who, row.what)
+	}
+	p("\n| row | serial 1 CPU | serial 2 CPUs | RunParallel 1 CPU | RunParallel 2 CPUs | B/op | allocs/op |\n")
+	p("| --- | ---: | ---: | ---: | ---: | ---: | ---: |\n")
+	base := rows[0].who
+	for _, row := range rows {
+		var cells []string
+		bytes, allocs, ran := 0.0, 0.0, false
+		for _, cfg := range []struct {
+			par  bool
+			cpus int
+		}{{false, 1}, {false, 2}, {true, 1}, {true, 2}} {
+			name := "Benchmark" + bench
+			if cfg.par {
+				name += "Parallel"
+			}
+			s, _, ok := r.bench.median(name+"/"+row.who, cfg.cpus)
+			if !ok {
+				cells = append(cells, "–")
+				continue
+			}
+			ran = true
+			bytes, allocs = max(bytes, s.bytes), max(allocs, s.allocs)
+			x, _ := r.ratioOf(ref{bench, row.who}, ref{bench, base}, cfg.par, cfg.cpus)
+			cells = append(cells, fmt.Sprintf("%s (%s)", ns(s.ns), times(x)))
+		}
+		if !ran {
+			continue
+		}
+		p("| %s | %s | %g | %g |\n", row.who, strings.Join(cells, " | "), bytes, allocs)
 	}
 	p("\n")
 }

@@ -127,3 +127,87 @@ func TestRunTripQuality(t *testing.T) {
 	assert.Contains(t, md, "| breakergen-consecutive |")
 	assert.Contains(t, md, "over 1000000 calls at each rate")
 }
+
+// costOutput is one run of the window and load benchmarks, with round
+// numbers: every ratio below is exact.
+const costOutput = `goos: linux
+BenchmarkWindowSuccess/none         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/none-2       	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/count        	 1000	        12.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/count-2      	 1000	        12.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/time         	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/time-2       	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/none     	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/none-2   	 1000	         5.000 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/count    	 1000	        12.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/count-2  	 1000	         8.000 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/time     	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccessParallel/time-2   	 1000	        40.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/breakergen                	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/breakergen-2              	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/breakergen-concurrency    	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/breakergen-concurrency-2  	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/breakergen-throttle       	 1000	        20.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/failsafe-bulkhead         	 1000	        60.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/failsafe-bulkhead-2       	 1000	        60.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/failsafe-bulkhead-executor	 1000	       300.0 ns/op	      96 B/op	       2 allocs/op
+BenchmarkLoad/failsafe-throttler        	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoad/failsafe-throttler-executor	 1000	       200.0 ns/op	      48 B/op	       1 allocs/op
+BenchmarkLoadParallel/breakergen        	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoadParallel/breakergen-2      	 1000	         5.000 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoadParallel/breakergen-concurrency	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoadParallel/breakergen-concurrency-2	 1000	        25.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoadParallel/failsafe-bulkhead-2	 1000	       100.0 ns/op	       0 B/op	       0 allocs/op
+BenchmarkLoadParallel/failsafe-bulkhead-executor-2	 1000	       250.0 ns/op	      96 B/op	       2 allocs/op
+PASS
+`
+
+func TestCostSections(t *testing.T) {
+	r := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.parse([]byte(costOutput)))
+	rep := report{bench: r}
+
+	win := rep.windowTargets()
+	require.Len(t, win, 3)
+	assert.Contains(t, win[0].measured, "**1.20×** (serial, 1 CPU)")                                                     // 12/10
+	assert.Contains(t, win[0].measured, "RunParallel 1 CPU 1.20×, 2 CPUs 1.60×")                                         // 12/10, 8/5
+	assert.Contains(t, win[0].verdict, "met, 1.25× under")                                                               // 1.2 against 1.5
+	assert.Contains(t, win[1].measured, "**1.50×** the calls a second")                                                  // 12/8
+	assert.Contains(t, win[1].measured, "no window 2.00× (75% of its speedup)")                                          // 10/5
+	assert.Equal(t, "met, scales 1.50×", win[1].verdict)                                                                 //
+	assert.Equal(t, "**missed**: 0.75× at 2 CPUs", win[2].verdict)                                                       // 30/40
+	assert.Contains(t, win[2].name, "time window")                                                                       //
+	assert.Contains(t, rep.scaleTarget("x", ref{"Load", "breakergen-throttle"}, loadPlain, "y").verdict, "not measured") // no RunParallel samples
+
+	load := rep.loadTargets()
+	require.Len(t, load, 3)
+	assert.Contains(t, load[0].measured, "**3.00×** (serial, 1 CPU)")             // 30/10
+	assert.Contains(t, load[0].measured, "RunParallel 1 CPU 3.00×, 2 CPUs 5.00×") // 25/5
+	assert.Contains(t, load[0].verdict, "**missed**: 2.00× over")                 // 3 against 1.5
+	assert.Contains(t, load[1].measured, "**2.00× faster** than `failsafe-bulkhead`")
+	assert.Contains(t, load[1].measured, "serial 1 CPU 2.00× / 10.00×") // 60/30, 300/30
+	assert.Contains(t, load[1].measured, "serial 2 CPUs 2.00× / –")     // no executor sample at 2 CPUs
+	assert.Contains(t, load[1].measured, "RunParallel 2 CPUs 4.00× / 10.00×")
+	assert.Equal(t, "met, 2.00× faster", load[1].verdict)
+	assert.Contains(t, load[2].measured, "serial 1 CPU 0.50× / 10.00×") // 10/20, 200/20
+	assert.Contains(t, load[2].measured, "`breakergen-throttle` **2.00× slower** than `failsafe-throttler`")
+	assert.Equal(t, "**missed**: 2.00× slower", load[2].verdict)
+
+	md := rep.markdown()
+	assert.Contains(t, md, "## Trip conditions over a window: cost\n\n")
+	assert.Contains(t, md, "| count window at most 1.5× no window | **1.20×**")
+	assert.Contains(t, md, "| none | 10.0 (1.00×) | 10.0 (1.00×) | 10.0 (1.00×) | 5.00 (1.00×) | 0 | 0 |")
+	assert.Contains(t, md, "| count | 12.0 (1.20×) | 12.0 (1.20×) | 12.0 (1.20×) | 8.00 (1.60×) | 0 | 0 |")
+	assert.Contains(t, md, "| time | 30.0 (3.00×) | 30.0 (3.00×) | 30.0 (3.00×) | 40.0 (8.00×) | 0 | 0 |")
+	assert.Contains(t, md, "## Load control: cost\n\n")
+	assert.Contains(t, md, "| concurrency at most 1.5× without it | **3.00×**")
+	assert.Contains(t, md, "| breakergen-concurrency | 30.0 (3.00×) | 30.0 (3.00×) | 30.0 (3.00×) | 25.0 (5.00×) | 0 | 0 |")
+	assert.Contains(t, md, "| breakergen-throttle | 20.0 (2.00×) | – | – | – | 0 | 0 |")
+	assert.Contains(t, md, "| failsafe-bulkhead-executor | 300 (30.00×) | – | – | 250 (50.00×) | 96 | 2 |")
+	assert.NotContains(t, md, "| breakergen-both |", "a row that did not run")
+	assert.Less(t, strings.Index(md, "## Load control: cost"), strings.Index(md, "## Behaviour"))
+
+	none := report{bench: benchResults{samples: map[string][]sample{}}}.markdown()
+	assert.NotContains(t, none, "## Trip conditions over a window")
+	assert.NotContains(t, none, "## Load control")
+}

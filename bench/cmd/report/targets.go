@@ -216,3 +216,114 @@ func (r report) weightTargets() []target {
 	}
 	return []target{lines, build, gen}
 }
+
+// Issue 14's and issue 15's goals on the cost of a window and of load
+// control, each a ratio of rows of BenchmarkWindowSuccess or BenchmarkLoad
+// measured in this run. They are stated in their own sections, not in the
+// Targets table of SPEC §7.
+var (
+	windowNone       = ref{"WindowSuccess", "none"}
+	windowCount      = ref{"WindowSuccess", "count"}
+	windowTime       = ref{"WindowSuccess", "time"}
+	loadPlain        = ref{"Load", "breakergen"}
+	loadConcurrency  = ref{"Load", "breakergen-concurrency"}
+	loadThrottle     = ref{"Load", "breakergen-throttle"}
+	failsafeBulkhead = ref{"Load", "failsafe-bulkhead"}
+	failsafeThrottle = ref{"Load", "failsafe-throttler"}
+)
+
+// windowTargets: the count window at most 1.5× no window (issue 14), and
+// whether each window scales from 1 CPU to 2 beside no window.
+func (r report) windowTargets() []target {
+	ts := []target{r.boundTarget(bound{name: "count window at most 1.5× no window",
+		a: windowCount, b: windowNone, want: 1.5, atMost: true,
+		note: "A clean count window (full of successes) takes the plain CLOSED path"})}
+	for _, w := range []struct {
+		what string
+		at   ref
+	}{{"count window", windowCount}, {"time window", windowTime}} {
+		ts = append(ts, r.scaleTarget(w.what+" scales (RunParallel, 2 CPUs against 1)", w.at, windowNone, "no window"))
+	}
+	return ts
+}
+
+// speedup is a's RunParallel ns/op at 1 CPU over its ns/op at 2 CPUs: how
+// many times the calls a second that two CPUs make over one (2 is perfect
+// scaling, 1 none), and whether both ran.
+func (r report) speedup(a ref) (float64, bool) {
+	x, _, ok1 := r.bench.median("Benchmark"+a.sc+"Parallel/"+a.who, 1)
+	y, _, ok2 := r.bench.median("Benchmark"+a.sc+"Parallel/"+a.who, 2)
+	if !ok1 || !ok2 || x.ns == 0 || y.ns == 0 {
+		return 0, false
+	}
+	return x.ns / y.ns, true
+}
+
+// scaleTarget: a scales if two CPUs make more of its calls a second than
+// one; base's speedup is given beside it.
+func (r report) scaleTarget(name string, a, base ref, baseWhat string) target {
+	t := target{name: name}
+	x, ok := r.speedup(a)
+	if !ok {
+		t.measured, t.verdict = "no samples", "**not measured**"
+		return t
+	}
+	y, _ := r.speedup(base)
+	t.measured = fmt.Sprintf("**%.2f×** the calls a second at 2 CPUs as at 1 (RunParallel ns/op 1 CPU over 2 CPUs); %s %s", x, baseWhat, times(y))
+	if y > 0 {
+		t.measured += fmt.Sprintf(" (%.0f%% of its speedup)", 100*x/y)
+	}
+	if x > 1 {
+		t.verdict = fmt.Sprintf("met, scales %.2f×", x)
+	} else {
+		t.verdict = fmt.Sprintf("**missed**: %.2f× at 2 CPUs", x)
+	}
+	return t
+}
+
+// loadTargets: a bulkhead at most 1.5× the plain wrapper (issue 15), and
+// breakergen's bulkhead and throttle against failsafe-go's.
+func (r report) loadTargets() []target {
+	return []target{
+		r.boundTarget(bound{name: "concurrency at most 1.5× without it",
+			a: loadConcurrency, b: loadPlain, want: 1.5, atMost: true,
+			note: "The floor of a bulkhead is two writes a call to one shared atomic word (the slot taken and freed), on top of the plain wrapper's own"}),
+		r.fasterTarget("bulkhead faster than failsafe-go's bulkhead", loadConcurrency, failsafeBulkhead),
+		r.fasterTarget("throttle faster than failsafe-go's adaptive throttler", loadThrottle, failsafeThrottle),
+	}
+}
+
+// fasterTarget: theirs' ns/op over ours', bare and through
+// failsafe.With(...).Get (theirs.who + "-executor"); the verdict is on the
+// serial 1-CPU ratio against the bare policy.
+func (r report) fasterTarget(name string, ours, theirs ref) target {
+	t := target{name: name}
+	exec := ref{theirs.sc, theirs.who + "-executor"}
+	head, ok := r.ratioOf(theirs, ours, false, 1)
+	if !ok {
+		t.measured, t.verdict = "no samples", "**not measured**"
+		return t
+	}
+	var parts []string
+	for _, c := range []struct {
+		what     string
+		parallel bool
+		cpus     int
+	}{{"serial 1 CPU", false, 1}, {"serial 2 CPUs", false, 2}, {"RunParallel 1 CPU", true, 1}, {"RunParallel 2 CPUs", true, 2}} {
+		bare, _ := r.ratioOf(theirs, ours, c.parallel, c.cpus)
+		ex, _ := r.ratioOf(exec, ours, c.parallel, c.cpus)
+		parts = append(parts, fmt.Sprintf("%s %s / %s", c.what, times(bare), times(ex)))
+	}
+	lead := fmt.Sprintf("**%.2f× faster**", head)
+	if head < 1 {
+		lead = fmt.Sprintf("**%.2f× slower**", 1/head)
+	}
+	t.measured = fmt.Sprintf("`%s` %s than `%s` (serial, 1 CPU); × faster (their ns/op over ours) than the bare policy / through `failsafe.With(...).Get`: %s",
+		ours.who, lead, theirs.who, strings.Join(parts, ", "))
+	if head > 1 {
+		t.verdict = fmt.Sprintf("met, %.2f× faster", head)
+	} else {
+		t.verdict = fmt.Sprintf("**missed**: %.2f× slower", 1/head)
+	}
+	return t
+}
