@@ -1,13 +1,8 @@
 package fleet_test
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"net"
-	"os/exec"
-	"strconv"
-	"strings"
+	"errors"
 	"sync"
 	"testing"
 	"time"
@@ -20,46 +15,23 @@ import (
 	"github.com/breakergen/breakergen/bench/fleet"
 	"github.com/breakergen/breakergen/bench/quote"
 	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/redisstate/redistest"
 	"github.com/breakergen/breakergen/runtime"
 )
 
 // startServer starts a redis-server on a free loopback port without
-// persistence (skipping without one) and stops it when b ends.
+// persistence (skipping without one) and stops it when tb ends.
 func startServer(tb testing.TB) string {
 	tb.Helper()
-	if _, err := exec.LookPath("redis-server"); err != nil {
-		tb.Skip("redis-server not installed: apt-get install redis-server")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	s, err := redistest.Start(ctx)
+	if errors.Is(err, redistest.ErrNotInstalled) {
+		tb.Skip(err)
 	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(tb, err)
-	port := l.Addr().(*net.TCPAddr).Port
-	require.NoError(tb, l.Close())
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
-	out, err := cmd.StdoutPipe()
-	require.NoError(tb, err)
-	require.NoError(tb, cmd.Start())
-	tb.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	})
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		signalled := false
-		for sc.Scan() {
-			if !signalled && strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-				signalled = true
-			}
-		}
-	}()
-	select {
-	case <-ready:
-	case <-time.After(10 * time.Second):
-		tb.Fatal("redis-server not ready after 10s")
-	}
-	return fmt.Sprintf("127.0.0.1:%d", port)
+	tb.Cleanup(s.Stop)
+	return s.Addr
 }
 
 func client(tb testing.TB, addr string) *redis.Client {

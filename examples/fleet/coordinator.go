@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/breakergen/breakergen/examples/marketdata"
 	"github.com/breakergen/breakergen/examples/marketdata/fakeupstream"
+	"github.com/breakergen/breakergen/redisstate/redistest"
 )
 
 // Settings of the scene.
@@ -36,12 +36,18 @@ type line struct {
 // run is the coordinator: it sets the scene, reads what the services
 // print, and tells the story.
 func run(ctx context.Context, stdout, stderr io.Writer) error {
-	if _, err := exec.LookPath("redis-server"); err != nil {
+	ctx, cancel := context.WithTimeout(ctx, deadline)
+	defer cancel()
+	redis, err := redistest.Start(ctx)
+	if errors.Is(err, redistest.ErrNotInstalled) {
 		fmt.Fprintln(stdout, "fleet demo skipped: redis-server not installed (apt-get install redis-server)")
 		return nil
 	}
-	ctx, cancel := context.WithTimeout(ctx, deadline)
-	defer cancel()
+	if err != nil {
+		return err
+	}
+	defer redis.Stop()
+	redisAddr := redis.Addr
 
 	up := fakeupstream.New()
 	base, err := up.Start("127.0.0.1:0")
@@ -49,11 +55,6 @@ func run(ctx context.Context, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer up.Close()
-	redisAddr, stopRedis, err := startRedis(ctx)
-	if err != nil {
-		return err
-	}
-	defer stopRedis()
 	lines, stopServices, err := startServices(ctx, redisAddr, base, stderr)
 	if err != nil {
 		return err
@@ -149,48 +150,6 @@ func eventReason(l line) string {
 		return ""
 	}
 	return f[4]
-}
-
-// startRedis starts a redis-server on a free loopback port, without
-// persistence, and returns once it accepts connections.
-func startRedis(ctx context.Context) (addr string, stop func(), err error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return "", nil, err
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	_ = ln.Close()
-	cmd := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--daemonize", "no", "--logfile", "")
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return "", nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return "", nil, err
-	}
-	stop = func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-	}
-	ready := make(chan struct{})
-	go func() {
-		sc := bufio.NewScanner(out)
-		signalled := false
-		for sc.Scan() {
-			if !signalled && strings.Contains(sc.Text(), "Ready to accept connections") {
-				close(ready)
-				signalled = true
-			}
-		}
-	}()
-	select {
-	case <-ready:
-		return fmt.Sprintf("127.0.0.1:%d", port), stop, nil
-	case <-ctx.Done():
-		stop()
-		return "", nil, errors.New("redis-server did not start")
-	}
 }
 
 // startServices starts the service processes (this binary again) and
