@@ -11,6 +11,7 @@ import (
 
 	"github.com/breakergen/breakergen/redisstate"
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 func TestSharedLimitRefusalTakesNoToken(t *testing.T) {
@@ -81,6 +82,19 @@ func TestProbeLease(t *testing.T) {
 		opened := time.Now()
 		require.Eventually(t, func() bool { return m.tdx().State() == runtime.HalfOpen }, within, time.Millisecond)
 		assert.Greater(t, time.Since(opened), 400*time.Millisecond, "not before the ghost's lease ran out")
+	})
+	t.Run("the lease lasts as long as the probe may run", func(t *testing.T) {
+		// A route whose timeout is longer than the reset window lets its
+		// probe run that long: the lease must not run out first, or a
+		// second process would probe meanwhile.
+		m := attach(t, newClient(t, s), "a", reset, redisstate.WithPrefix("hold:"))
+		breakerimpl.NewRoute(m.reg, struct{}{}, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "tdx"}, Timeout: time.Minute})
+		assert.Equal(t, time.Minute, m.tdx().ProbeWindow())
+		tripBy(t, m.tdx())
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.HalfOpen }, within, time.Millisecond)
+		ttl := rdb.PTTL(ctx, "hold:probe:{tdx}").Val()
+		assert.Greater(t, ttl, 30*time.Second, "the lease is held for the route's timeout, not the %s reset", reset)
 	})
 	t.Run("a recovered fleet closes a late window", func(t *testing.T) {
 		// b tripped the fleet; its probe's success message was lost, but

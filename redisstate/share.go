@@ -122,7 +122,8 @@ return redis.call('PTTL', KEYS[1])
 `)
 
 // Probe decides who probes when b's OPEN window ends: the process that
-// takes the lease (held for the reset window). The others wait for its
+// takes the lease, held as long as the probe may run (b.ProbeWindow: the
+// reset window, or a route's longer timeout). The others wait for its
 // result, asking again when its lease runs out (a holder that died). With
 // Redis away, every process probes for itself.
 func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
@@ -131,7 +132,7 @@ func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 		return true, 0
 	}
 	name := b.Name()
-	hold := b.Config().ResetTimeout
+	hold := b.ProbeWindow() // the reset window, or a longer route timeout
 	var res any
 	err := f.do(func(ctx context.Context) error {
 		var err error

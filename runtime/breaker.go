@@ -212,6 +212,7 @@ type Breaker struct {
 	limited     atomic.Uint64
 	canceled    atomic.Uint64
 	lastFailure atomic.Int64 // a stamp (see stamps), 0 for never
+	hold        atomic.Int64 // the longest timeout of a route through it (see ProbeWindow)
 	_           [64]byte
 
 	// Written on every call only when counting is on (WithCallCounts).
@@ -266,6 +267,14 @@ func (b *Breaker) closedFlags() uint64 {
 
 func init() {
 	core.BreakerOf = func(b any) *core.Breaker { return &b.(*Breaker).core }
+}
+
+// ProbeWindow returns how long a HALF_OPEN probe may keep its slot before
+// it is reclaimed as a failure: the reset window, or the longest timeout
+// of a generated route through the breaker when that is longer. A fleet
+// (package redisstate) leases the probe for as long.
+func (b *Breaker) ProbeWindow() time.Duration {
+	return max(b.cfg.ResetTimeout, time.Duration(b.hold.Load()))
 }
 
 // Name returns the breaker's name.
@@ -826,6 +835,15 @@ func (o *ops) Limited(w uint64) {
 
 func (o *ops) Panicked(w uint64, v any) {
 	o.b().finish(w, Failure, &panicError{value: v})
+}
+
+func (o *ops) Hold(d time.Duration) {
+	for {
+		cur := o.hold.Load()
+		if int64(d) <= cur || o.hold.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
 }
 
 func (o *ops) SettleRate(rate float64, burst int) (float64, int) {

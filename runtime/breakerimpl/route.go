@@ -115,6 +115,9 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 		// ErrNilImpl: no test on the paths of the other routes.
 		rt.state, rt.reject = &nilImpl.state, &nilImpl.reject
 	}
+	if rt.timeout > 0 {
+		c.Hold(rt.timeout) // a probe on this route may run this long
+	}
 	if rate, _ := c.SettleRate(cfg.Rate, cfg.Burst); rate > 0 {
 		rt.limiter = reg.Limiter(b.Name(), cfg.Rate, cfg.Burst)
 		rt.slow = ^uint64(0) // every call waits for a token

@@ -153,3 +153,20 @@ func TestRouteLimiterRefusalFreesSlotAndCountsNeither(t *testing.T) {
 		assert.Equal(t, runtime.HalfOpen, st.State, "a refusal is neither success nor failure")
 	})
 }
+
+// TestProbeWindow: a probe may run for the longest timeout of the routes
+// through its breaker when that is longer than the reset window.
+func TestProbeWindow(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+	cfg := runtime.Config{Name: "tdx", ResetTimeout: 30 * time.Second}
+	b := reg.Breaker(cfg)
+	assert.Equal(t, 30*time.Second, b.ProbeWindow(), "no route: the reset window")
+	for _, tt := range []struct{ timeout, want time.Duration }{
+		{10 * time.Second, 30 * time.Second}, // shorter than the reset window
+		{2 * time.Minute, 2 * time.Minute},
+		{time.Minute, 2 * time.Minute}, // the longest so far stays
+	} {
+		breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: cfg, Timeout: tt.timeout})
+		assert.Equal(t, tt.want, b.ProbeWindow(), "after a route with timeout %s", tt.timeout)
+	}
+}

@@ -82,6 +82,9 @@ type Ops interface {
 	// SettleRate returns the limiter settings of the breaker's name after
 	// the run-time overrides.
 	SettleRate(rate float64, burst int) (float64, int)
+	// Hold records that a route through the breaker may hold a probe's
+	// slot for d (its timeout), when that is longer than the reset window.
+	Hold(d time.Duration)
 }
 
 // Breaker is the part of a *runtime.Breaker that the call protocol drives:
