@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -34,3 +36,36 @@ func TestBulkheadRefusalAfterInFlightIsNoFailure(t *testing.T) {
 		assert.Equal(t, 1, st.ConsecutiveFailures)
 	})
 }
+
+// TestLoadRefusalWithCallCounts: with WithCallCounts, a call the bulkhead
+// or the throttle refused changes no breaker count: Calls stays the sum of
+// Successes, Failures and Ignored.
+func TestLoadRefusalWithCallCounts(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newLoadRegistry(runtime.WithCallCounts(), runtime.WithRand(rand.New(zeroSource{})))
+		bulk := reg.Breaker(runtime.Config{Name: "bulk", Concurrency: 1})
+		release := make(chan struct{})
+		first := hold(t, bulk, release)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		require.ErrorIs(t, bulk.Do(ctx, notCalled(t)), runtime.ErrBulkheadFull)
+		close(release)
+		require.NoError(t, <-first)
+
+		thr := reg.Breaker(runtime.Config{Name: "thr", Throttle: 1})
+		require.Error(t, thr.Do(context.Background(), func(context.Context) error { return errors.New("down") }))
+		require.ErrorIs(t, thr.Do(context.Background(), notCalled(t)), runtime.ErrThrottled)
+
+		for _, st := range []runtime.Stats{bulk.Stats(), thr.Stats()} {
+			assert.Equal(t, uint64(1), st.BulkheadFull+st.Throttled, st.Name)
+			assert.Equal(t, uint64(1), st.Calls, "%s: the refused call is not counted", st.Name)
+			assert.Equal(t, st.Calls, st.Successes+st.Failures+st.Ignored, "%s: outcomes add up", st.Name)
+		}
+	})
+}
+
+// zeroSource is a rand.Source whose every Float64 draw is 0: a throttle
+// with any probability above zero refuses.
+type zeroSource struct{}
+
+func (zeroSource) Uint64() uint64 { return 0 }
