@@ -69,3 +69,29 @@ func TestLoadRefusalWithCallCounts(t *testing.T) {
 type zeroSource struct{}
 
 func (zeroSource) Uint64() uint64 { return 0 }
+
+// TestInFlightAgainstConcurrencyWithInFlightLimit: with both
+// Config.Concurrency and Config.InFlight, Stats.InFlight is the calls
+// holding a slot, shown against Concurrency (SPEC §9, docs/load.md), not
+// the calls admitted and not ended, which include those queued for a slot.
+func TestInFlightAgainstConcurrencyWithInFlightLimit(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newLoadRegistry().Breaker(runtime.Config{Name: "both", Concurrency: 1, InFlight: time.Minute})
+		release := make(chan struct{})
+		first := hold(t, b, release)
+		waited := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+			defer cancel()
+			waited <- b.Do(ctx, notCalled(t))
+		}()
+		synctest.Wait() // queued for the slot
+		st := b.Stats()
+		assert.Equal(t, 1, st.InFlight, "one call holds the one slot")
+		assert.Equal(t, 1, st.Concurrency)
+		assert.Equal(t, time.Minute.Seconds(), st.InFlightSeconds)
+		require.ErrorIs(t, <-waited, runtime.ErrBulkheadFull)
+		close(release)
+		require.NoError(t, <-first)
+	})
+}

@@ -516,7 +516,9 @@ func (b *Breaker) windowStats(st *Stats) {
 	win.mu.Lock()
 	defer win.mu.Unlock()
 	if b.cfg.InFlight > 0 {
-		st.InFlight = win.inFlightLocked()
+		if b.bulkhead == nil { // else the calls holding a slot (loadStats)
+			st.InFlight = win.inFlightLocked()
+		}
 		st.InFlightSeconds = b.cfg.InFlight.Seconds()
 	}
 	if !win.counting {
