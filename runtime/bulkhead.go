@@ -149,7 +149,7 @@ func (e *waitError) Unwrap() []error { return []error{e.full, e.ctx} }
 // Throttled or BulkheadFull).
 func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) error {
 	if t := b.throttle; t != nil && !t.admit(b.reg.draw) {
-		b.outcome(w, refused, nil)
+		b.refuse(w)
 		return t.err
 	}
 	if h := b.bulkhead; h != nil {
@@ -157,7 +157,7 @@ func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration
 			ctx = context.Background()
 		}
 		if err := h.take(ctx, b.reg.clock, maxWait); err != nil {
-			b.outcome(w, refused, nil)
+			b.refuse(w)
 			return err
 		}
 	}
@@ -165,6 +165,20 @@ func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration
 		t.request()
 	}
 	return nil
+}
+
+// refuse frees the breaker's admission w of a call the throttle or the
+// bulkhead refused, and takes it back out of Stats.Calls, which admit
+// counted it in (WithCallCounts), never below zero (a Reset may have
+// zeroed Calls since).
+func (b *Breaker) refuse(w uint64) {
+	b.outcome(w, refused, nil)
+	for b.count {
+		n := b.calls.Load()
+		if n == 0 || b.calls.CompareAndSwap(n, n-1) {
+			break
+		}
+	}
 }
 
 // exitLoad frees the slot of a call that took one and counts an accepted

@@ -107,9 +107,9 @@ type Stats struct {
 	// InFlight is how many calls are in flight, when the breaker keeps
 	// count (Config.Concurrency or Config.InFlight; then it is in the JSON
 	// also at zero); Concurrency is the limit. InFlightSeconds is
-	// Config.InFlight: with it, InFlight counts the calls admitted in
-	// CLOSED that have not ended, those already counted as overdue
-	// included. ThrottleProbability is the adaptive throttle's current
+	// Config.InFlight: with it and no Concurrency, InFlight counts the
+	// calls admitted in CLOSED that have not ended, those already counted
+	// as overdue included; with Concurrency, the calls holding a slot. ThrottleProbability is the adaptive throttle's current
 	// refusal probability (Config.Throttle). Throttled and BulkheadFull
 	// count the calls refused with ErrThrottled and ErrBulkheadFull (a
 	// slot wait that the ctx ended included); unlike RateLimited, they are

@@ -447,7 +447,7 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
-	if !ok || o == Ignored {
+	if !ok || o >= Ignored { // Ignored, or refused by the throttle or the bulkhead
 		return o, 0, 0, 0, ok
 	}
 	now = b.stamps.now()
@@ -516,7 +516,9 @@ func (b *Breaker) windowStats(st *Stats) {
 	win.mu.Lock()
 	defer win.mu.Unlock()
 	if b.cfg.InFlight > 0 {
-		st.InFlight = win.inFlightLocked()
+		if b.bulkhead == nil { // else the calls holding a slot (loadStats)
+			st.InFlight = win.inFlightLocked()
+		}
 		st.InFlightSeconds = b.cfg.InFlight.Seconds()
 	}
 	if !win.counting {

@@ -243,6 +243,9 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 	}
 	if !bud.Spend() { // a sibling call spent the last try meanwhile
 		b.Ignore(w)
+		if rt.limiter != nil {
+			rt.limiter.Refund() // the call is not made
+		}
 		return Call{}, runtime.ErrBudget
 	}
 	return Call{rt, w}, nil
