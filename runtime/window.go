@@ -447,7 +447,7 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
-	if !ok || o == Ignored {
+	if !ok || o >= Ignored { // ignored, or refused by the load control
 		return o, 0, 0, 0, ok
 	}
 	now = b.stamps.now()

@@ -1,0 +1,36 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// TestBulkheadRefusalAfterALongWaitIsNotAFailure: a CLOSED call that is
+// timed (InFlight) and waits for a bulkhead slot longer than InFlight, then
+// is refused, counts as neither success nor failure, like every refusal.
+func TestBulkheadRefusalAfterALongWaitIsNotAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		b := newLoadRegistry().Breaker(runtime.Config{Name: "r", FailureThreshold: 1, Concurrency: 1, InFlight: time.Second})
+		old, err := b.Acquire(context.Background())
+		require.NoError(t, err)
+		b.Reset() // the slot stays taken; the holder's period is over, so it is never overdue
+
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_, err = b.Acquire(ctx)
+		require.ErrorIs(t, err, runtime.ErrBulkheadFull)
+
+		st := b.Stats()
+		assert.Zero(t, st.Failures, "a refusal is not a failure")
+		assert.Equal(t, runtime.Closed, st.State)
+		assert.Equal(t, uint64(1), st.BulkheadFull)
+		b.Release(old, nil)
+	})
+}
