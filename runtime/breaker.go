@@ -250,7 +250,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.state.Store(periodOne | b.closedFlags()) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
-	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
+	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
 	return b

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"math"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -33,4 +34,23 @@ func TestBulkheadRefusalAfterALongWaitIsNotAFailure(t *testing.T) {
 		assert.Equal(t, uint64(1), st.BulkheadFull)
 		b.Release(old, nil)
 	})
+}
+
+// TestHugeHalfOpenMax: a HalfOpenMax far above any real number of probes
+// (from code or from the environment) is taken as it is, without the
+// breaker reserving room for that many probes up front (which panicked or
+// ran out of memory).
+func TestHugeHalfOpenMax(t *testing.T) {
+	for _, n := range []int{1 << 40, math.MaxInt} {
+		reg, clk := newTestRegistry(t)
+		b := reg.Breaker(runtime.Config{Name: "h", FailureThreshold: 1, HalfOpenMax: n})
+		assert.Equal(t, n, b.Config().HalfOpenMax)
+		trip(t, b)
+		clk.Advance(runtime.DefaultResetTimeout)
+		for range 3 {
+			_, err := b.Acquire(context.Background())
+			require.NoError(t, err)
+		}
+		assert.Equal(t, 3, b.Stats().ProbesInFlight)
+	}
 }
