@@ -54,3 +54,42 @@ func TestHugeHalfOpenMax(t *testing.T) {
 		assert.Equal(t, 3, b.Stats().ProbesInFlight)
 	}
 }
+
+// TestCanceledCallFoundOverdueStaysOutOfCanceled: a call already counted
+// as an overdue failure (InFlight) whose caller then gives up is not also
+// counted in Canceled; Canceled stays within Ignored, as Stats says.
+func TestCanceledCallFoundOverdueStaysOutOfCanceled(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "c", FailureThreshold: 10, InFlight: time.Second})
+	ctx, cancel := context.WithCancel(context.Background())
+	tok, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	clk.Advance(2 * time.Second)
+	require.Equal(t, uint64(1), b.Stats().Failures, "found overdue")
+	cancel()
+	b.Release(tok, context.Canceled)
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Failures)
+	assert.Zero(t, st.Ignored, "its outcome is ignored: it was counted already")
+	assert.Zero(t, st.Canceled, "Canceled is within Ignored")
+}
+
+// TestCanceledProbeReclaimedStaysOutOfCanceled: the same for a probe whose
+// slot was reclaimed as a failure before its caller gave up.
+func TestCanceledProbeReclaimedStaysOutOfCanceled(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "p", FailureThreshold: 1, ResetTimeout: time.Second})
+	trip(t, b)
+	clk.Advance(time.Second)
+	ctx, cancel := context.WithCancel(context.Background())
+	tok, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	clk.Advance(time.Second) // the probe's slot is reclaimed: a failure
+	before := b.Stats()
+	cancel()
+	b.Release(tok, context.Canceled)
+	st := b.Stats()
+	assert.Equal(t, before.Failures, st.Failures)
+	assert.Equal(t, before.Ignored, st.Ignored)
+	assert.Zero(t, st.Canceled, "Canceled is within Ignored")
+}
