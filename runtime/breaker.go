@@ -130,6 +130,9 @@ func (c Config) withDefaults() Config {
 	if c.SuccessThreshold <= 0 {
 		c.SuccessThreshold = DefaultSuccessThreshold
 	}
+	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
+		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
+	}
 	return c
 }
 

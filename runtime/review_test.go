@@ -93,3 +93,16 @@ func TestCanceledProbeReclaimedStaysOutOfCanceled(t *testing.T) {
 	assert.Equal(t, before.Ignored, st.Ignored)
 	assert.Zero(t, st.Canceled, "Canceled is within Ignored")
 }
+
+// TestSameConfigWithNaNThrottleIsTheSameBreaker: asking again for a
+// breaker with the very Config that made it logs no "other settings"
+// warning, also when its Throttle is NaN (which means none).
+func TestSameConfigWithNaNThrottleIsTheSameBreaker(t *testing.T) {
+	var logs logBuffer
+	reg, _ := newTestRegistry(t, runtime.WithLogger(logs.logger()))
+	cfg := runtime.Config{Name: "n", Throttle: math.NaN()}
+	b := reg.Breaker(cfg)
+	require.Same(t, b, reg.Breaker(cfg))
+	assert.NotContains(t, logs.String(), "already exists with other settings")
+	assert.Zero(t, b.Config().Throttle, "NaN is no throttle")
+}
