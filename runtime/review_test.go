@@ -106,3 +106,22 @@ func TestSameConfigWithNaNThrottleIsTheSameBreaker(t *testing.T) {
 	assert.NotContains(t, logs.String(), "already exists with other settings")
 	assert.Zero(t, b.Config().Throttle, "NaN is no throttle")
 }
+
+// TestOverdueCallsAreSlowByTheirOwnAge: calls found in flight past
+// InFlight at one look are each slow or not by their own age, not by the
+// oldest one's.
+func TestOverdueCallsAreSlowByTheirOwnAge(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "s", WindowCalls: 10, MinimumCalls: 10, InFlight: 10 * time.Second, SlowCall: 20 * time.Second})
+	ctx := context.Background()
+	_, err := b.Acquire(ctx) // will be 25s old
+	require.NoError(t, err)
+	clk.Advance(6 * time.Second)
+	_, err = b.Acquire(ctx) // will be 19s old
+	require.NoError(t, err)
+	clk.Advance(19 * time.Second)
+	st := b.Stats()
+	assert.Equal(t, 2, st.WindowCalls)
+	assert.Equal(t, 2, st.WindowFailures)
+	assert.Equal(t, 1, st.WindowSlow, "only the 25s one is past SlowCall")
+}
