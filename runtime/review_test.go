@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"math"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -124,4 +125,48 @@ func TestOverdueCallsAreSlowByTheirOwnAge(t *testing.T) {
 	assert.Equal(t, 2, st.WindowCalls)
 	assert.Equal(t, 2, st.WindowFailures)
 	assert.Equal(t, 1, st.WindowSlow, "only the 25s one is past SlowCall")
+}
+
+// lateClock is a fake clock that also keeps every timer function, so that
+// a test can run one that was stopped: a timer whose goroutine had started
+// when Stop was called.
+type lateClock struct {
+	*fakeClock
+	mu  sync.Mutex
+	fns []func()
+}
+
+func (c *lateClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+	c.mu.Lock()
+	c.fns = append(c.fns, f)
+	c.mu.Unlock()
+	return c.fakeClock.AfterFunc(d, f)
+}
+
+func (c *lateClock) last() func() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.fns[len(c.fns)-1]
+}
+
+// TestStaleOpenTimerDoesNotAskTheFleet: the OPEN timer of a period that
+// has ended (here replaced by a peer's longer window) firing late does not
+// ask the fleet for a probe: redisstate's Probe takes the fleet's probe
+// lease, which this process would then hold without probing, keeping the
+// peers from probing for a whole probe window.
+func TestStaleOpenTimerDoesNotAskTheFleet(t *testing.T) {
+	clk := &lateClock{fakeClock: newFakeClock()}
+	reg := runtime.NewRegistry(runtime.WithClock(clk), runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+	s := &fakeSharer{allow: true}
+	stop, err := reg.Share(s)
+	require.NoError(t, err)
+	defer stop()
+	b := reg.Breaker(runtime.Config{Name: "f", FailureThreshold: 1, ResetTimeout: time.Second})
+	trip(t, b)
+	stale := clk.last() // the first OPEN period's timer
+	require.True(t, b.PeerOpen("peer", "down", time.Minute))
+	stale() // it had started as PeerOpen stopped it
+	_, probes := s.snapshot()
+	assert.Zero(t, probes, "no probe asked for a period that has ended")
+	assert.Equal(t, runtime.Open, b.State())
 }
