@@ -130,6 +130,9 @@ func (c Config) withDefaults() Config {
 	if c.SuccessThreshold <= 0 {
 		c.SuccessThreshold = DefaultSuccessThreshold
 	}
+	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
+		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
+	}
 	return c
 }
 
@@ -250,7 +253,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.state.Store(periodOne | b.closedFlags()) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
-	b.inflight = make([]probe, 0, cfg.HalfOpenMax)
+	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
 	return b
@@ -447,19 +450,20 @@ func (b *Breaker) clearFails(w uint64) {
 }
 
 // finish ends the call admitted as w with outcome o: it frees the call's
-// load slot, if it took one, and counts o.
-func (b *Breaker) finish(w uint64, o Outcome, err error) {
+// load slot, if it took one, and counts o (see outcome).
+func (b *Breaker) finish(w uint64, o Outcome, err error) bool {
 	if w&core.LoadFlag != 0 {
 		b.exitLoad(o)
 	}
-	b.outcome(w, o, err)
+	return b.outcome(w, o, err)
 }
 
-// outcome counts outcome o of the call admitted as w.
-func (b *Breaker) outcome(w uint64, o Outcome, err error) {
+// outcome counts outcome o of the call admitted as w. It reports false
+// when the call had been counted already (a probe whose slot was
+// reclaimed, a call found in flight past InFlight) and o was dropped.
+func (b *Breaker) outcome(w uint64, o Outcome, err error) bool {
 	if State(w&stateMask) == HalfOpen {
-		b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
-		return
+		return b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
 	}
 	var (
 		bits uint8
@@ -469,7 +473,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 	if b.win != nil && b.win.tracking && w&windowFlag != 0 {
 		var ok bool
 		if o, bits, now, age, ok = b.endTracked(w, o); !ok {
-			return // counted when found overdue, or forgotten
+			return false // counted when found overdue, or forgotten
 		}
 	}
 	b.countOutcome(o)
@@ -484,6 +488,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) {
 	case Failure:
 		b.closedFailure(w, err, age, bits|failedBit, now)
 	}
+	return true
 }
 
 // closedFailure counts a failure of the CLOSED call admitted as w towards
@@ -552,17 +557,18 @@ func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
 	b.reg.flush()
 }
 
-// probeDone counts the outcome of probe id admitted in state word s.
-func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
+// probeDone counts the outcome of probe id admitted in state word s; false
+// when its slot was reclaimed, which counted it.
+func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 	b.mu.Lock()
 	if b.wasReclaimedLocked(s | id<<probeShift) {
 		b.mu.Unlock()
-		return // already counted as a failure when its slot was reclaimed
+		return false // already counted as a failure when its slot was reclaimed
 	}
 	b.countOutcome(o)
 	if b.state.Load() != s || !b.removeProbeLocked(id) {
 		b.mu.Unlock()
-		return // a later period, or the slot was reclaimed
+		return true // a later period, or the slot was reclaimed
 	}
 	switch o {
 	case Success:
@@ -580,6 +586,7 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) {
 	}
 	b.mu.Unlock()
 	b.reg.flush()
+	return true
 }
 
 // wasReclaimedLocked reports whether the probe admitted as w had its slot
@@ -822,15 +829,15 @@ func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
 	out := b.Classify(ctx, err)
-	if out == Ignored {
-		b.canceled.Add(1)
+	if b.finish(w, out, err) && out == Ignored {
+		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
 	}
-	b.finish(w, out, err)
 }
 
 func (o *ops) Limited(w uint64) {
-	o.limited.Add(1)
-	o.b().outcome(w, Ignored, nil)
+	if o.b().outcome(w, Ignored, nil) {
+		o.limited.Add(1) // as Canceled in Settle
+	}
 }
 
 func (o *ops) Panicked(w uint64, v any) {

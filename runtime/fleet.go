@@ -94,11 +94,15 @@ func (b *Breaker) sharedLocked(ev Event, window time.Duration) {
 
 // gated asks the Sharer whether OPEN state word s may move to HALF_OPEN;
 // when it may not, it re-arms the period's timer for the Sharer's retry
-// and reports true. Called on the timer's goroutine, with no lock held.
+// and reports true; it reports true without asking when s has ended.
+// Called on the timer's goroutine, with no lock held.
 func (b *Breaker) gated(s uint64) bool {
 	sh := b.reg.sharer()
 	if sh == nil {
 		return false
+	}
+	if b.state.Load() != s {
+		return true // a timer that fired as its period ended: asking would take a lease for nothing
 	}
 	probe, retry := sh.Probe(b)
 	if probe {

@@ -355,8 +355,9 @@ func (w *window) endLocked(id uint64) (start int64, ok bool) {
 
 // overdueLocked marks the calls of state period p that have been in flight
 // longer than limit at instant now as counted, and returns how many there
-// were and the age of the oldest.
-func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n int, oldest time.Duration) {
+// were, how many of them (the oldest) were in flight longer than
+// Config.SlowCall, and the age of the oldest.
+func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n, slow int, oldest time.Duration) {
 	for ; w.checked != w.tail; w.checked++ {
 		t := &w.track[w.checked&uint64(len(w.track)-1)]
 		if t.state != live || t.period != p {
@@ -370,8 +371,11 @@ func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n int,
 		if n++; n == 1 {
 			oldest = age
 		}
+		if w.cfg.SlowCall > 0 && age > w.cfg.SlowCall {
+			slow++
+		}
 	}
-	return n, oldest
+	return n, slow, oldest
 }
 
 // inFlightLocked returns how many timed calls have not ended.
@@ -402,9 +406,9 @@ func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
 	win.mu.Lock()
 	now := b.stamps.now()
 	if b.cfg.InFlight > 0 {
-		if n, age := win.overdueLocked(now, period(s), b.cfg.InFlight); n > 0 {
+		if n, slow, age := win.overdueLocked(now, period(s), b.cfg.InFlight); n > 0 {
 			win.mu.Unlock()
-			b.countOverdue(s, n, age, now)
+			b.countOverdue(s, n, slow, age, now)
 			return 0, false
 		}
 	}
@@ -419,19 +423,20 @@ func (b *Breaker) checkOverdue(s uint64) {
 	win := b.win
 	win.mu.Lock()
 	now := b.stamps.now()
-	n, age := win.overdueLocked(now, period(s), b.cfg.InFlight)
+	n, slow, age := win.overdueLocked(now, period(s), b.cfg.InFlight)
 	win.mu.Unlock()
-	b.countOverdue(s, n, age, now)
+	b.countOverdue(s, n, slow, age, now)
 }
 
 // countOverdue counts n calls of CLOSED state word s found in flight too
-// long at instant now, the oldest for age, as failures.
-func (b *Breaker) countOverdue(s uint64, n int, age time.Duration, now int64) {
-	var bits uint8 = failedBit
-	if b.cfg.SlowCall > 0 && age > b.cfg.SlowCall {
-		bits |= slowBit
-	}
-	for range n {
+// long at instant now, the oldest for age, as failures; the first slow of
+// them (the oldest) are slow calls.
+func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int64) {
+	for i := range n {
+		var bits uint8 = failedBit
+		if i < slow {
+			bits |= slowBit
+		}
 		b.countOutcome(Failure)
 		b.closedFailure(s, nil, age, bits, now)
 	}
