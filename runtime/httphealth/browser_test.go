@@ -61,6 +61,19 @@ func artifactDir(t *testing.T) string {
 	return dir
 }
 
+// browserTest starts the browser of one browser test, for at most 90
+// seconds: its ctx, and the cancel that ends it (also called when the test
+// ends). It skips with -short.
+func browserTest(t *testing.T) (context.Context, context.CancelFunc) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("starts a browser; skipped with -short")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	return browser(t, ctx), cancel
+}
+
 // browser starts a headless Chromium for the test, bounded by ctx. It skips
 // the test when no browser is installed.
 func browser(t *testing.T, ctx context.Context) context.Context {
@@ -154,12 +167,7 @@ func (p page) screenshot(name string) {
 // and checks that the page shows each state and each new event without
 // being reloaded.
 func TestDashboardInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	f := newFixture(t,
 		httphealth.WithDisplayName("eastmoney", "东方财富 East Money"),
@@ -288,12 +296,7 @@ func TestDashboardInBrowser(t *testing.T) {
 // page of 50, those not ok first, then the next page, then a search, with
 // a breaker tripping on the page shown.
 func TestDashboardPagedInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	f := pagedFixture(t, httphealth.WithRefresh(100*time.Millisecond))
 	srv := httptest.NewServer(f.h)
@@ -363,12 +366,7 @@ func TestDashboardPagedInBrowser(t *testing.T) {
 // state changes the registry's event queue dropped, as the server does, and
 // keeps the count up to date.
 func TestDashboardDroppedEventsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, _ := browserTest(t) // ends with the test
 
 	// A hook that stalls on its first call, until the test ends: every
 	// later transition waits in the queue, and once it is full each drops

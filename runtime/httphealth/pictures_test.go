@@ -119,12 +119,7 @@ func (p page) noSideScroll() {
 // the last refreshes; both change as the server's breakers trip and
 // recover, at desktop and at phone width.
 func TestDashboardPicturesInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	clock := newFakeClock(start)
 	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)),
@@ -322,12 +317,7 @@ const fixtureJSON = `{
 // beside its threshold, the calls in flight against the limit and the
 // fleet line.
 func TestDashboardLoadFieldsInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond))
 	f.reg.Breaker(runtime.Config{Name: "eastmoney"})
@@ -407,12 +397,7 @@ func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 // TestDashboardPicturesManyBreakersInBrowser: with 1000 breakers the page
 // draws the pictures of its own 50 and asks for their events only.
 func TestDashboardPicturesManyBreakersInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond))
 	for i := range 1000 {
@@ -449,12 +434,7 @@ func TestDashboardPicturesManyBreakersInBrowser(t *testing.T) {
 // TestDashboardBandPagesInBrowser: the bands read the events page after
 // page, up to five answers; what lies beyond shows as "not shown".
 func TestDashboardBandPagesInBrowser(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts a browser; skipped with -short")
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	bctx := browser(t, ctx)
+	bctx, cancel := browserTest(t)
 
 	// Two events an answer: the bands need pages.
 	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond), httphealth.WithMaxLimit(2))
