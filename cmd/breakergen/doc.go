@@ -22,7 +22,7 @@
 //		//breaker:skip
 //		Ping(ctx context.Context) error                         // unguarded
 //		//breaker:skip
-//		Name() string                                           // unguarded: no error result
+//		Name() string                                           // unguarded: cannot fail
 //	}
 //
 // For each annotated interface X declared in f.go, breakergen writes to

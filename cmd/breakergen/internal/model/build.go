@@ -328,7 +328,7 @@ func (b *builder) unread(f *ast.File) {
 				continue
 			}
 			pos := b.fset.Position(c.Slash)
-			if what := detachedFrom(f, cg); what != "" {
+			if what := detachedFrom(b.fset, f, cg); what != "" {
 				b.warnf(pos, "this //breaker: line is separated from %s below it by a blank line, so it annotates nothing; remove the blank line: an annotation must be in the doc comment right above", what)
 			} else {
 				b.warnf(pos, "this //breaker: line annotates nothing: an annotation must be in the doc comment right above an interface type, or above a method inside one")
@@ -338,9 +338,10 @@ func (b *builder) unread(f *ast.File) {
 }
 
 // detachedFrom names the declaration (a type, or a method inside an
-// interface) that cg, a comment documenting nothing, sits above with only
-// blank lines or that declaration's own doc comment between; "" if none.
-func detachedFrom(f *ast.File, cg *ast.CommentGroup) string {
+// interface) that cg, a comment documenting nothing, sits above with blank
+// lines and nothing but that declaration's own doc comment between; "" if
+// none.
+func detachedFrom(fset *token.FileSet, f *ast.File, cg *ast.CommentGroup) string {
 	// between reports whether a comment other than doc lies between cg and
 	// pos: then cg is not about what starts at pos.
 	between := func(pos token.Pos, doc *ast.CommentGroup) bool {
@@ -398,6 +399,13 @@ func detachedFrom(f *ast.File, cg *ast.CommentGroup) string {
 	}
 	if next == nil || what == "" || between(next.Pos(), doc) {
 		return ""
+	}
+	start := next.Pos()
+	if doc != nil {
+		start = doc.Pos()
+	}
+	if fset.Position(start).Line <= fset.Position(cg.End()).Line+1 {
+		return "" // no blank line between: cg ends a line of code ({ //breaker:...)
 	}
 	return what
 }
