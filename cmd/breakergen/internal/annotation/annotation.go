@@ -215,7 +215,9 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 
 // Parse parses one comment, "//breaker:" included, written at pos (the
 // position of its "//"). It returns the line (with every option that
-// parsed) and every problem found.
+// parsed, and its warnings) and every error found. A word starting with
+// "//" ends the keys: the rest is a trailing comment, ignored with a
+// warning, or an error when every word of it reads as a key.
 func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 	l := &Line{Pos: pos, Where: where}
 	var errs []*Error
@@ -350,12 +352,8 @@ func keyShaped(word string) bool {
 // (methods=A,B) has no key after a comma.
 func commaKeys(word, rest string) (string, bool) {
 	parts := strings.Split(word, ",")
-	found := false
-	for _, p := range parts[1:] {
-		if keyShaped(p) && (strings.Contains(p, "=") || !listKey(parts[0])) {
-			found = true
-		}
-	}
+	isKey := func(p string) bool { return keyShaped(p) && (strings.Contains(p, "=") || !listKey(parts[0])) }
+	found := slices.ContainsFunc(parts[1:], isKey)
 	if !found && strings.HasSuffix(word, ",") && len(parts) > 1 {
 		next := strings.Fields(rest)
 		if len(next) > 0 && keyShaped(strings.TrimSuffix(next[0], ",")) {
@@ -369,7 +367,7 @@ func commaKeys(word, rest string) (string, bool) {
 	for i, p := range parts {
 		switch {
 		case i == 0:
-		case keyShaped(p):
+		case isKey(p):
 			b.WriteByte(' ')
 		default:
 			b.WriteByte(',')

@@ -113,8 +113,8 @@ type X interface{}
 	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
 }
 
-// FuzzParse: the parser never panics, every error has a position on the
-// line, and every option it keeps has a value.
+// FuzzParse: the parser never panics, every error and warning has a
+// position on the line, and every option it keeps has a value.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3",
@@ -128,6 +128,9 @@ func FuzzParse(f *testing.F) {
 		"//breaker:valid=- stale=0 stalesize=9",
 		"//breaker:methods=[",
 		"//breaker:\xff=\xfe",
+		"//breaker:name=a // threshold=3",
+		"//breaker:name=a threshold=3 // trip fast",
+		"//breaker:name=a,threshold=3 methods=A,B, timeout=1s",
 	} {
 		f.Add(s, true)
 	}
@@ -146,7 +149,7 @@ func FuzzParse(f *testing.F) {
 		p := pos(1)
 		l, errs := Parse(line, p, where)
 		require.NotNil(t, l)
-		for _, e := range errs {
+		for _, e := range append(errs, l.Warnings...) {
 			require.True(t, e.Pos.IsValid(), "error without a position: %v", e)
 			require.Equal(t, p.Line, e.Pos.Line)
 			require.GreaterOrEqual(t, e.Pos.Column, 1)
@@ -230,6 +233,7 @@ func TestParseCommaKeys(t *testing.T) {
 		{"//breaker:methods=Get,Put,timeout=1s", `11: keys are separated by spaces, not commas: write "methods=Get,Put timeout=1s"`},
 		{"//breaker:chain,name=x", `11: keys are separated by spaces, not commas: write "chain name=x"`},
 		{"//breaker:name=x,chain", `11: keys are separated by spaces, not commas: write "name=x chain"`},
+		{"//breaker:methods=Get,skip,timeout=1s", `11: keys are separated by spaces, not commas: write "methods=Get,skip timeout=1s"`},
 	}
 	for _, tt := range tests {
 		_, errs := Parse(tt.line, pos(1), OnInterface)
