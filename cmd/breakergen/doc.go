@@ -311,17 +311,17 @@
 //     interface without them.
 //   - an annotated interface that guards none of its methods (its wrapper
 //     only delegates): one warning instead of the one above, with the
-//     keys of its lines that therefore do nothing.
+//     keys of its lines that therefore have no effect.
 //   - an interface line that guards none of the methods it routes (they
 //     have no error result or are skipped, or earlier lines take them
-//     all), with its keys that therefore do nothing. The keys listed
+//     all), with its keys that therefore have no effect. The keys listed
 //     leave out methods and chain, and, when the line's breaker name
 //     guards a method elsewhere in the package, the name and its
 //     settings, which apply there.
 //   - a timeout that reaches a guarded method without a context.Context
 //     first parameter (at the method; an error on the method's own line),
 //     and a hedge that reaches one in a chain. A timeout on a line that
-//     guards nothing is among that line's keys that do nothing.
+//     guards nothing is among that line's keys that have no effect.
 //   - a //breaker: line that annotates nothing: separated from its type or
 //     method by a blank line (the warning names them), written after a
 //     method on its line, or in a comment that documents nothing an

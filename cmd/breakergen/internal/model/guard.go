@@ -114,15 +114,16 @@ func idleKeys(pkg string, used map[nameKey]bool, ls ...*ifaceLine) []string {
 	return out
 }
 
-// doNothing says that the keys do nothing, or "" for none.
+// doNothing says that the keys have no effect, as the timeout and hedge
+// warnings word it, or "" for none.
 func doNothing(keys []string) string {
 	switch len(keys) {
 	case 0:
 		return ""
 	case 1:
-		return ", so its key " + keys[0] + " does nothing"
+		return ", so its key " + keys[0] + " has no effect"
 	}
-	return ", so its keys " + strings.Join(keys, " ") + " do nothing"
+	return ", so its keys " + strings.Join(keys, " ") + " have no effect"
 }
 
 // firstNames shows the first three names of ms, and how many more.
