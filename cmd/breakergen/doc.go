@@ -210,8 +210,8 @@
 //  4. else it is delegated unguarded.
 //
 // Methods whose last result is not error cannot report a failure or a
-// rejection: they are delegated unguarded, the generated comment says so,
-// and breakergen warns (see Warnings) unless the method's line is skip. Methods whose first parameter is a context.Context pass it to the
+// rejection: they are delegated unguarded, and the generated comment says
+// so. Methods whose first parameter is a context.Context pass it to the
 // breaker, the limiter and the per-call timeout; the others use
 // context.Background(), and a timeout that reaches them draws a warning (an
 // error when it is on the method's own line). Method lines are read only
