@@ -307,8 +307,9 @@
 //     those marked skip: once per interface, at its name, with their
 //     count, the first three names for each reason (no error result, no
 //     line routes it) and how many more. Fix: return an error from them,
-//     route them, mark them //breaker:skip, or annotate a narrower
-//     interface without them.
+//     route them, mark them //breaker:skip (a method of an embedded
+//     interface takes a line once redeclared in the annotated one), or
+//     annotate a narrower interface without them.
 //   - an annotated interface that guards none of its methods (its wrapper
 //     only delegates): one warning instead of the one above, with the
 //     keys of its lines that therefore have no effect.

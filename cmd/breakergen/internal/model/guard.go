@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"go/ast"
 	"strings"
 
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
@@ -13,6 +14,21 @@ type modelled struct {
 	in  *Interface
 	ils ifaceLines
 	pkg string
+	own map[string]bool // the methods written in the interface literal
+}
+
+// ownMethods names the methods written in the interface literal of ts
+// (the others come from embedded interfaces).
+func ownMethods(ts *ast.TypeSpec) map[string]bool {
+	own := map[string]bool{}
+	if it, ok := ts.Type.(*ast.InterfaceType); ok && it.Methods != nil {
+		for _, f := range it.Methods.List {
+			for _, n := range f.Names {
+				own[n.Name] = true
+			}
+		}
+	}
+	return own
 }
 
 // guardWarnings warns, per modelled interface, about what its annotation
@@ -60,7 +76,7 @@ func (b *builder) guardWarnings() {
 		if len(unguarded) > 0 {
 			b.warnf(in.Pos, "%s: %d of its %s %s delegated unguarded (%s), so no breaker sees %s failures; %s", in.Name,
 				len(unguarded), count(len(in.Methods), "method"), pick(len(unguarded), "is", "are"), reasons(unguarded),
-				pick(len(unguarded), "its", "their"), unguardedFix(unguarded))
+				pick(len(unguarded), "its", "their"), unguardedFix(unguarded, md.own))
 		}
 		for _, il := range append(append([]*ifaceLine(nil), md.ils.globbed...), md.ils.dflt) {
 			if il == nil {
@@ -170,8 +186,10 @@ func whyText(w string) string {
 	return w
 }
 
-// unguardedFix says how to guard the methods ms, or to say they are not.
-func unguardedFix(ms []*Method) string {
+// unguardedFix says how to guard the methods ms, or to say they are not;
+// own are the methods written in the interface literal: one that comes
+// from an embedded interface takes a line once redeclared there.
+func unguardedFix(ms []*Method, own map[string]bool) string {
 	them := pick(len(ms), "it", "them")
 	var fixes []string
 	for _, why := range []string{"noerror", "noroute"} {
@@ -187,7 +205,14 @@ func unguardedFix(ms []*Method) string {
 			break
 		}
 	}
-	fixes = append(fixes, "write //breaker:skip above "+pick(len(ms), "it", "each"), "or annotate a narrower interface without "+them)
+	skip := "write //breaker:skip above " + pick(len(ms), "it", "each")
+	for _, m := range ms {
+		if !own[m.Name] {
+			skip += " (redeclare an embedded method in the interface to give it a line)"
+			break
+		}
+	}
+	fixes = append(fixes, skip, "or annotate a narrower interface without "+them)
 	return strings.Join(fixes, ", ")
 }
 
