@@ -69,6 +69,10 @@ func (b *builder) guardWarnings() {
 				ls = append(ls, md.ils.dflt)
 			}
 			idle := idleKeys(md.pkg, used, ls...)
+			if len(in.Methods) == 0 {
+				b.warnf(in.Pos, "%s: the interface has no methods: the wrapper guards nothing%s; remove the annotation", in.Name, doNothing(idle))
+				continue
+			}
 			b.warnf(in.Pos, "%s: the wrapper guards none of its %s (%s)%s; %s", in.Name, count(len(in.Methods), "method"),
 				reasons(append(unguarded, skipped...)), doNothing(idle), nothingFix(unguarded))
 			continue
