@@ -66,7 +66,9 @@ func TestEndToEnd(t *testing.T) {
 	o := &options{patterns: []string{"./..."}, dir: dir, env: goEnv()}
 	stderr.Reset()
 	require.NoError(t, generate(o, &stdout, &stderr), stderr.String())
-	require.Empty(t, stderr.String())
+	// Name() string is left without skip on purpose (the wrapper's
+	// unguarded path is tested): the one warning is about it.
+	require.Regexp(t, `^source\.go:\d+:\d+: warning: Source: 1 of its \d+ methods is delegated unguarded \(Name: no error result\)[^\n]*\n$`, stderr.String())
 	require.FileExists(t, filepath.Join(dir, "source_breaker.go"))
 
 	mockgen := filepath.Join(t.TempDir(), "mockgen")

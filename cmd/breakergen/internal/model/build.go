@@ -32,6 +32,17 @@ type builder struct {
 	routes    []*Route                             // every route of the run, for resolve
 	found     map[string]bool                      // -type names found
 	generated map[string]map[string]token.Position // pkg id → generated top-level names
+	scanned   map[*ast.CommentGroup]bool           // read for //breaker: lines
+	ifaces    []*modelled                          // for the warnings about what is guarded
+}
+
+// scan returns the //breaker: lines of cg (see [annotation.Scan]) and
+// marks cg read: the lines of the comments never read annotate nothing.
+func (b *builder) scan(cg *ast.CommentGroup, where annotation.Where) ([]*annotation.Line, []*annotation.Error, []*annotation.Error) {
+	if cg != nil {
+		b.scanned[cg] = true
+	}
+	return annotation.Scan(b.fset, cg, where)
 }
 
 func (b *builder) errorf(pos token.Position, format string, args ...any) {
@@ -53,6 +64,7 @@ func Build(res *load.Result, opts Options) *Run {
 		names:     map[nameKey]*nameInfo{},
 		found:     map[string]bool{},
 		generated: map[string]map[string]token.Position{},
+		scanned:   map[*ast.CommentGroup]bool{},
 	}
 	for _, pat := range res.Unmatched {
 		b.errorf(token.Position{}, "pattern %s matched no packages", pat)
@@ -77,9 +89,11 @@ func Build(res *load.Result, opts Options) *Run {
 			}
 			b.run.Sources[name] = true
 			b.file(p, f, name)
+			b.unread(f)
 		}
 	}
 	b.resolve()
+	b.guardWarnings()
 	for _, t := range opts.Types {
 		if !b.found[t] {
 			b.errorf(token.Position{}, "-type %s: no annotated interface of that name in the packages loaded", t)
@@ -155,7 +169,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 					if doc == nil || (doc == d.Doc && d.Lparen.IsValid()) {
 						continue
 					}
-					ls, errs, warns := annotation.Scan(b.fset, doc, annotation.OnInterface)
+					ls, errs, warns := b.scan(doc, annotation.OnInterface)
 					lines = append(lines, ls...)
 					b.run.Errors = append(b.run.Errors, errs...)
 					b.run.Warnings = append(b.run.Warnings, warns...)
@@ -174,7 +188,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				b.iface(p, f, name, ts, lines, mlines, emit)
 			}
 			if d.Lparen.IsValid() && d.Doc != nil {
-				ls, _, _ := annotation.Scan(b.fset, d.Doc, annotation.OnInterface)
+				ls, _, _ := b.scan(d.Doc, annotation.OnInterface)
 				for _, l := range ls {
 					b.errorf(l.Pos, "//breaker: on a type ( ... ) group annotates nothing; put it on each interface's own doc comment")
 				}
@@ -196,7 +210,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 						docs = append(docs, gd.Doc)
 					}
 					for _, doc := range docs {
-						ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+						ls, _, _ := b.scan(doc, annotation.OnInterface)
 						if len(ls) > 0 || len(b.methodLines(ts)) > 0 {
 							b.errorf(b.fset.Position(ts.Name.Pos()), "%s is declared inside a function: only package-level interfaces can be wrapped", ts.Name.Name)
 							break
@@ -217,10 +231,11 @@ func (b *builder) methodLines(ts *ast.TypeSpec) map[string]*annotation.Line {
 	}
 	out := map[string]*annotation.Line{}
 	for _, field := range it.Methods.List {
-		ls, errs, warns := annotation.Scan(b.fset, field.Doc, annotation.OnMethod)
+		ls, errs, warns := b.scan(field.Doc, annotation.OnMethod)
 		b.run.Errors = append(b.run.Errors, errs...)
 		b.run.Warnings = append(b.run.Warnings, warns...)
 		if field.Comment != nil {
+			b.scanned[field.Comment] = true
 			for _, c := range field.Comment.List {
 				if strings.HasPrefix(c.Text, annotation.Prefix) {
 					b.warnf(b.fset.Position(c.Slash), "a //breaker: line after a method annotates nothing; put it on its own line above the method")
@@ -293,7 +308,7 @@ func (b *builder) cgoFile(f *ast.File) {
 // strayLines reports //breaker: lines in the doc comment of a declaration
 // that is not a type: they annotate nothing.
 func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
-	ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+	ls, _, _ := b.scan(doc, annotation.OnInterface)
 	for _, l := range ls {
 		b.errorf(l.Pos, "//breaker: on a %s declaration annotates nothing; annotate an interface", what)
 	}

@@ -41,6 +41,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		b.hedgeNeedsChain(in, lines, mlines)
 	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
+	b.ifaces = append(b.ifaces, &modelled{in: in, ils: ils, pkg: p.Types.Path(), own: ownMethods(ts)})
 	b.fieldNames(in)
 	if emit {
 		b.place(in, p.Types, f, src)
