@@ -30,8 +30,8 @@ const (
 	childAddrEnv  = "REDISSTATE_TEST_ADDR"    // a server's address, or a cluster's, comma-separated
 	childModeEnv  = "REDISSTATE_TEST_CLUSTER" // "1": the addresses are a cluster's
 	childNamesEnv = "REDISSTATE_TEST_NAMES"   // "breaker,limit", default "upstream,quota"
-	childReset    = time.Second // the breaker's reset window in the children
-	childRate     = 5.0         // the shared limit, per second, burst 1
+	childReset    = time.Second               // the breaker's reset window in the children
+	childRate     = 5.0                       // the shared limit, per second, burst 1
 	childLimitFor = 4 * time.Second
 )
 
