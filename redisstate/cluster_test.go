@@ -107,6 +107,7 @@ func TestThreeProcessesOnCluster(t *testing.T) {
 // whatever the name; a cluster client's subscription hears what is
 // published on any master, and trips cross the fleet on a cluster.
 func TestFleetOnCluster(t *testing.T) {
+	t.Parallel() // mostly waiting for the cluster to form
 	c, rdb := startCluster(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

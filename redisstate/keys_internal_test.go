@@ -22,6 +22,7 @@ import (
 // probe on a cluster takes the lease instead of failing with CROSSSLOT
 // (which marked Redis away, for every breaker, once a window).
 func TestLeaseKeysShareASlot(t *testing.T) {
+	t.Parallel() // mostly waiting for the cluster to form
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := redistest.StartCluster(ctx)

@@ -14,6 +14,7 @@ import (
 )
 
 func TestCluster(t *testing.T) {
+	t.Parallel() // mostly waiting: for redis-cli, for the sentinels
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	c, err := redistest.StartCluster(ctx)
@@ -49,6 +50,7 @@ func TestCluster(t *testing.T) {
 }
 
 func TestFailover(t *testing.T) {
+	t.Parallel() // mostly waiting: for redis-cli, for the sentinels
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	f, err := redistest.StartFailover(ctx)
