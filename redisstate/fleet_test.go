@@ -140,8 +140,10 @@ func TestLateJoinersReadOpenNotes(t *testing.T) {
 	require.Eventually(t, func() bool { return rdb.Exists(context.Background(), "breakergen:open:tdx").Val() == 1 },
 		within, time.Millisecond)
 
-	late := attach(t, newClient(t, s), "late", 10*time.Second)
-	assert.Equal(t, runtime.Open, late.tdx().State(), "open when Attach returns")
+	// Attach reads the notes within its timeout: one a loaded machine
+	// cannot miss, for a test of the reading.
+	late := attach(t, newClient(t, s), "late", 10*time.Second, redisstate.WithTimeout(time.Second))
+	require.Equal(t, runtime.Open, late.tdx().State(), "open when Attach returns")
 	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
 
 	other := late.reg.Breaker(runtime.Config{Name: "em"})
