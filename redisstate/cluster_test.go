@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -34,17 +35,31 @@ func startCluster(t *testing.T) (*redistest.Cluster, *redis.ClusterClient) {
 	return c, rdb
 }
 
-// masterOf is the address of the master that serves key.
+// masterOf is the address of the master that serves key: the slot
+// CLUSTER KEYSLOT gives, looked up in the slot map of CLUSTER NODES.
 func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
 	t.Helper()
 	ctx := context.Background()
 	slot, err := rdb.ClusterKeySlot(ctx, key).Result()
 	require.NoError(t, err)
-	slots, err := rdb.ClusterSlots(ctx).Result()
+	nodes, err := rdb.ClusterNodes(ctx).Result()
 	require.NoError(t, err)
-	for _, s := range slots {
-		if int64(s.Start) <= slot && slot <= int64(s.End) {
-			return s.Nodes[0].Addr
+	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
+		f := strings.Fields(line) // id addr@bus flags master ping pong epoch link slot...
+		if len(f) < 9 || !strings.Contains(f[2], "master") {
+			continue
+		}
+		for _, r := range f[8:] {
+			lo, hi, ok := strings.Cut(r, "-")
+			if !ok {
+				hi = lo
+			}
+			from, err1 := strconv.ParseInt(lo, 10, 64)
+			to, err2 := strconv.ParseInt(hi, 10, 64)
+			if err1 == nil && err2 == nil && from <= slot && slot <= to {
+				addr, _, _ := strings.Cut(f[1], "@")
+				return addr
+			}
 		}
 	}
 	t.Fatalf("no master serves slot %d of %q", slot, key)
