@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -333,6 +334,13 @@ func TestSentinelFailover(t *testing.T) {
 	outages := 0
 	for _, m := range ms {
 		outages += len(m.rec.all(msgAway))
+		var ups []string
+		for _, r := range m.rec.all("") {
+			if r.msg == msgAway || r.msg == msgBack {
+				ups = append(ups, fmt.Sprintf("%s %+.3fs", strings.TrimSuffix(strings.Fields(r.msg)[3], ";"), r.at.Sub(killed).Seconds()))
+			}
+		}
+		t.Logf("%s: Redis %s (from the kill)", m.name, strings.Join(ups, ", "))
 	}
 	extra := float64(1 + 3*outages)
 	got := float64(tokens.Load())
