@@ -309,6 +309,17 @@ func TestSentinelFailover(t *testing.T) {
 			"b's trip reaches %s after the failover", m.name)
 		assert.Equal(t, "peer b: 403 banned", lastReason(m, "feed2"))
 	}
+	// And a trip made now crosses the new master like any other.
+	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	for _, m := range ms {
+		m.reg.Breaker(after)
+	}
+	tripBy(t, c.breaker("after"))
+	for _, m := range []*haMember{a, b} {
+		require.Eventually(t, func() bool { return m.breaker("after").State() == runtime.Open }, within, time.Millisecond,
+			"a trip after the failover reaches %s", m.name)
+	}
+
 	// The lost note is back: its origin, which saw Redis go away,
 	// published its trip again; a process that attaches now reads it.
 	late := newHAMember(t, fo, "d")
