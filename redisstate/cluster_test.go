@@ -155,5 +155,6 @@ func TestFleetOnCluster(t *testing.T) {
 	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond)
 	assert.Equal(t, "peer a: 403 banned", b.reg.Events(1)[0].Reason)
 	assert.Equal(t, "ok", a.reg.Health().Fleet.Redis)
-	assert.Equal(t, 2, b.reg.Health().Fleet.Members)
+	require.Eventually(t, func() bool { return b.reg.Health().Fleet.Members == 2 }, within, time.Millisecond,
+		"members, as of b's next heartbeat")
 }

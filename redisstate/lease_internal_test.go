@@ -77,8 +77,10 @@ func TestLostLeaseOnFailover(t *testing.T) {
 		ok, _ := probe(b)
 		return ok && b.f.up.Load() && replica.Get(ctx, key).Val() == "b"
 	}, 10*time.Second, 5*time.Millisecond, "b takes the lost lease on the new master")
-	// And no third: c waits for b's result, as a waits for nobody.
-	require.Eventually(t, func() bool { return c.f.up.Load() && c.f.beat() }, 10*time.Second, 5*time.Millisecond)
+	// And no third: c waits for b's result, and so would a if it asked.
+	for _, p := range []proc{a, c} {
+		require.Eventually(t, p.f.up.Load, 10*time.Second, 5*time.Millisecond, "back on the new master")
+	}
 	ok, retry = probe(c)
 	assert.False(t, ok, "one lease again: c waits")
 	assert.Positive(t, retry)
