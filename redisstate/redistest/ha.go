@@ -63,7 +63,7 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 	}
 	c := &Cluster{dir: dir}
 	for range 3 {
-		port, err := freePort()
+		port, err := freeClusterPort()
 		if err != nil {
 			c.Stop()
 			return nil, err
@@ -94,6 +94,34 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 		}
 	}
 	return c, nil
+}
+
+// busOffset is how far above its port a cluster node listens for the
+// cluster bus.
+const busOffset = 10000
+
+// freeClusterPort is a free loopback port whose cluster bus port is free
+// too, and so at most 65535-busOffset (a free port of the kernel's range,
+// up to 60999 on Linux, often is not: the node then exits at start).
+func freeClusterPort() (int, error) {
+	for range 100 {
+		port, err := freePort()
+		if err != nil {
+			return 0, err
+		}
+		if port+busOffset > 65535 {
+			continue
+		}
+		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port+busOffset)))
+		if err != nil {
+			continue // the bus port is taken
+		}
+		if err := l.Close(); err != nil {
+			return 0, fmt.Errorf("redistest: finding a free port: %w", err)
+		}
+		return port, nil
+	}
+	return 0, errors.New("redistest: no free port with a free cluster bus port")
 }
 
 // Stop kills the nodes and removes their files. Stopping again does
