@@ -195,11 +195,14 @@ func StartFailover(ctx context.Context) (*Failover, error) {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
 	f := &Failover{MasterName: "redistest", dir: dir}
-	if f.Master, err = Start(ctx); err != nil {
+	// The replica keeps the copy it syncs from in memory (diskless load),
+	// and anything a server would write goes to dir, not the test's.
+	disk := withArgs("--dir", dir, "--repl-diskless-sync", "yes", "--repl-diskless-load", "on-empty-db")
+	if f.Master, err = Start(ctx, disk); err != nil {
 		f.Stop()
 		return nil, err
 	}
-	if f.Replica, err = Start(ctx, withArgs("--replicaof", "127.0.0.1", strconv.Itoa(f.Master.Port))); err != nil {
+	if f.Replica, err = Start(ctx, disk, withArgs("--replicaof", "127.0.0.1", strconv.Itoa(f.Master.Port))); err != nil {
 		f.Stop()
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package redistest_test
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -80,6 +81,8 @@ func TestFailover(t *testing.T) {
 	v, err := rdb.Get(ctx, "k").Result()
 	require.NoError(t, err)
 	assert.Equal(t, "v", v, "replicated before the kill")
+	_, err = os.Stat("dump.rdb")
+	assert.ErrorIs(t, err, os.ErrNotExist, "nothing on disk where the test runs")
 }
 
 func TestHANotInstalled(t *testing.T) {
