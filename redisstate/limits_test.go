@@ -57,7 +57,8 @@ func TestLocalShareWhileRedisIsAway(t *testing.T) {
 		share float64
 		ok    bool // whether the second token comes within 150ms
 	}{{1, true}, {0.5, false}} {
-		m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(tc.share))
+		m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(tc.share),
+			redisstate.WithTimeout(redisstate.DefaultTimeout)) // nothing to wait for
 		lim := m.reg.Limiter("em", 10, 1)
 		require.NoError(t, lim.Wait(ctx, 0))
 		err := lim.Wait(ctx, 150*time.Millisecond) // 100ms away at 10/s, 200ms at 5/s
