@@ -31,10 +31,7 @@ type Limiter struct {
 }
 
 func newLimiter(name string, clock Clock, rate float64, burst int) *Limiter {
-	if math.IsNaN(rate) || rate <= 0 {
-		rate = math.Inf(1)
-	}
-	burst = max(burst, 1)
+	rate, burst = normRate(rate, burst)
 	return &Limiter{name: name, clock: clock, rate: rate, burst: burst,
 		tokens: float64(burst), err: &RateLimitError{Name: name}}
 }

@@ -82,7 +82,8 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if reg == nil {
 		reg = runtime.Default()
 	}
-	b := reg.Breaker(cfg.Breaker)
+	bv, lv := core.Attach(reg, cfg.Breaker, cfg.Rate, cfg.Burst)
+	b := bv.(*runtime.Breaker)
 	c := core.BreakerOf(b)
 	rt := &Route{
 		state:   c.State,
@@ -118,8 +119,8 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
 	}
-	if rate, _ := c.SettleRate(cfg.Rate, cfg.Burst); rate > 0 {
-		rt.limiter = reg.Limiter(b.Name(), cfg.Rate, cfg.Burst)
+	if l, ok := lv.(*runtime.Limiter); ok {
+		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
 	}
 	return rt

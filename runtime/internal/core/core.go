@@ -79,9 +79,6 @@ type Ops interface {
 	Panicked(w uint64, v any)
 	// ClearFails clears the consecutive failures of w's period.
 	ClearFails(w uint64)
-	// SettleRate returns the limiter settings of the breaker's name after
-	// the run-time overrides.
-	SettleRate(rate float64, burst int) (float64, int)
 	// Hold records that a route through the breaker may hold a probe's
 	// slot for d (its timeout), when that is longer than the reset window.
 	Hold(d time.Duration)
@@ -148,6 +145,13 @@ func (s *Slots) Release() {
 // in its init; its argument is typed any because this package cannot name
 // runtime's types.
 var BreakerOf func(b any) *Breaker
+
+// Attach returns the breaker of the *runtime.Registry reg named by cfg (a
+// runtime.Config) and, when the final settings give that name a rate
+// limit, its limiter, else nil: the annotation's cfg, rate and burst and
+// the registry's run-time layers are resolved once for both. Package
+// runtime sets it in its init.
+var Attach func(reg, cfg any, rate float64, burst int) (breaker, limiter any)
 
 // PanicGuard is the error a guarded call holds until the guarded function
 // returns: an exit that still finds it knows the function panicked (or its
