@@ -93,7 +93,11 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		b.flags = countFlag
 	}
 	if cfg.windowed() || cfg.InFlight > 0 {
-		b.win = newWindow(&b.cfg)
+		var clock Clock
+		if b.stamps.mono {
+			clock = reg.clock
+		}
+		b.win = newWindow(&b.cfg, clock)
 		b.win.resetLocked(1)
 	}
 	b.newLoad()
@@ -103,6 +107,9 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
+	if b.win != nil && b.win.fast != nil && !b.count {
+		b.core.Win = b.win.fast
+	}
 	return b
 }
 

@@ -119,6 +119,9 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
 	}
+	if c.Win != nil {
+		rt.slow &^= core.WindowFlag // a time window counts a success without a lock
+	}
 	if l, ok := lv.(*runtime.Limiter); ok {
 		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
@@ -263,6 +266,9 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
 		c.route.core.Succeeded(c.word)
 		return
+	}
+	if err == nil && c.word&core.FastMask == core.WindowFlag && c.route.core.WindowSucceeded(c.word) {
+		return // the same in a time window
 	}
 	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
 		if s := c.route.core.Slots; s != nil {

@@ -94,6 +94,9 @@ type Breaker struct {
 	// throttle, so that a call can take and free one without Ops; nil
 	// otherwise (calls then go through Ops.Load).
 	Slots *Slots
+	// Win counts the successes of a time window without a lock when it
+	// can (see [Window]); nil for every other breaker.
+	Win *Window
 	Ops
 }
 
@@ -175,7 +178,21 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		b.Succeeded(w)
 		return
 	}
+	if err == nil && w&FastMask == WindowFlag && b.WindowSucceeded(w) {
+		return
+	}
 	b.Settle(ctx, w, err)
+}
+
+// WindowSucceeded counts the success of a CLOSED call admitted as w, a word
+// with WindowFlag and no other flag, in a time window without a lock, and
+// reports false when the breaker must record it instead (see [Window]).
+func (b *Breaker) WindowSucceeded(w uint64) bool {
+	if b.Win == nil || !b.Win.Succeed(w) {
+		return false
+	}
+	b.Succeeded(w)
+	return true
 }
 
 // Succeeded counts a plain CLOSED success admitted as w.
