@@ -50,8 +50,11 @@ type Breaker struct {
 	flags  uint64                // countFlag when count, core.LoadFlag with load control
 	stamps stamps                // the clock of lastFailure and lastSuccess
 	win    *window               // nil without a window, SlowCall or InFlight
-	load                         // Config.Concurrency and Throttle; see bulkhead.go
-	_      [64]byte              // keep the counters below off this cache line
+	// slotTracked: calls are timed (SlowCall, InFlight) from when they
+	// hold their concurrency slot, not from their admission.
+	slotTracked bool
+	load                 // Config.Concurrency and Throttle; see bulkhead.go
+	_           [64]byte // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED

@@ -85,6 +85,8 @@ type Config struct {
 	// counts it first, and is refused when that trips the breaker. Its
 	// later outcome is ignored. Default none; it works with or without a
 	// window and reads the clock as each call is admitted and as it ends.
+	// With Concurrency, InFlight and SlowCall run from when the call holds
+	// its slot: a call waiting for a slot is not in flight.
 	InFlight time.Duration
 
 	// Concurrency is the most calls of this name in flight at once (a

@@ -25,7 +25,7 @@ func (o *ops) LoadSucceeded(w uint64) {
 	}
 }
 
-func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
+func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
 	return o.b().enterLoad(ctx, w, maxWait)
 }
 

@@ -477,8 +477,11 @@ func overdueReason(age, limit time.Duration) string {
 
 // admitTracked times a CLOSED call admitted in state word s, after counting
 // the calls found overdue. ok is false when it found some: the caller must
-// look at the state again, which their count may have changed.
-func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
+// look at the state again, which their count may have changed. Without
+// push (a breaker whose calls are timed from when they hold their
+// concurrency slot, see trackSlot), it only counts them, and returns an
+// admission without WindowFlag: not timed yet.
+func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	win := b.win
 	win.mu.Lock()
 	now := b.stamps.now()
@@ -489,9 +492,28 @@ func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
 			return 0, false
 		}
 	}
+	if !push {
+		win.mu.Unlock()
+		return s &^ windowFlag, true
+	}
 	id := win.pushLocked(now, period(s))
 	win.mu.Unlock()
 	return s | id<<probeShift, true
+}
+
+// trackSlot starts timing the CLOSED call admitted as w (by admitTracked
+// without push) once it holds its concurrency slot: a call waiting for a
+// slot is not in flight for InFlight and SlowCall. It returns the timed
+// admission.
+func (b *Breaker) trackSlot(w uint64) uint64 {
+	if State(w&stateMask) != Closed {
+		return w // a probe: not timed
+	}
+	win := b.win
+	win.mu.Lock()
+	id := win.pushLocked(b.stamps.now(), period(w))
+	win.mu.Unlock()
+	return w | windowFlag | id<<probeShift
 }
 
 // checkOverdue counts the calls of CLOSED state word s found overdue; every

@@ -237,7 +237,8 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 	}
 	if w&core.LoadFlag != 0 {
 		if s := b.Slots; s == nil || !s.TryTake() { // else a free slot, no throttle
-			if err := b.Load(ctx, w, rt.maxWait); err != nil {
+			var err error
+			if w, err = b.Load(ctx, w, rt.maxWait); err != nil {
 				if rt.limiter != nil {
 					rt.limiter.Refund() // the call is not made
 				}

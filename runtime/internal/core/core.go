@@ -64,8 +64,10 @@ type Ops interface {
 	// Load takes the last steps of the admission of w, a word with
 	// LoadFlag: the throttle, then a concurrency slot, waiting for one up
 	// to maxWait (when > 0) or until ctx ends. A refusal (matching
-	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w.
-	Load(ctx context.Context, w uint64, maxWait time.Duration) error
+	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w. It
+	// returns the admission to go on with: w, or w timed from now when
+	// the breaker times calls from when they hold their slot.
+	Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error)
 	// LoadSucceeded counts the success of a CLOSED call admitted as w, a
 	// word with LoadFlag and no other flag: Settle for a nil error,
 	// without classifying it.
