@@ -125,6 +125,11 @@ func (h *bulkhead) removeLocked(w *slotWaiter) {
 // count it).
 const refused = Ignored + 1
 
+// unmade is the outcome of a call that was admitted and then not made
+// (a limiter's wait that its ctx ended, a limiter's refusal): Ignored, but
+// never judged against InFlight, whatever the wait.
+const unmade = Ignored + 2
+
 // loadError is the refusal of a bulkhead or a throttle: built once per
 // breaker, it names the breaker and matches its sentinel.
 type loadError struct {

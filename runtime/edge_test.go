@@ -40,3 +40,29 @@ func TestInFlightClockStartsWithTheSlot(t *testing.T) {
 		assert.Equal(t, runtime.Closed, st.State)
 	})
 }
+
+// TestOverdueNeitherOutcomeIsJudgedAlike: a call that ran past InFlight
+// and then ends with an outcome that counts as neither (a caller's
+// cancel, a hedged race's loser, an invalid answer) is one failure,
+// whether or not someone looked at the state before it ended (docs/window.md):
+// the look counts it at once, its end counts it otherwise.
+func TestOverdueNeitherOutcomeIsJudgedAlike(t *testing.T) {
+	for _, look := range []bool{false, true} {
+		reg, clk := newTestRegistry(t)
+		b := reg.Breaker(runtime.Config{Name: "c", FailureThreshold: 10, InFlight: time.Second})
+		ctx, cancel := context.WithCancel(context.Background())
+		tok, err := b.Acquire(ctx)
+		require.NoError(t, err)
+		clk.Advance(2 * time.Second)
+		if look {
+			_ = b.State()
+		}
+		cancel()
+		b.Release(tok, context.Canceled)
+		st := b.Stats()
+		assert.Equal(t, uint64(1), st.Failures, "looked %v: one failure", look)
+		assert.Equal(t, 1, st.ConsecutiveFailures, "looked %v", look)
+		assert.Zero(t, st.Ignored, "looked %v: not also ignored", look)
+		assert.Zero(t, st.Canceled, "looked %v: Canceled is within Ignored", look)
+	}
+}

@@ -543,19 +543,27 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 
 // endTracked ends the timing of the CLOSED call admitted as w with outcome
 // o: it returns the outcome as the breaker counts it (a call that ran
-// longer than InFlight is a failure), its outcome bits, the instant it
-// ended, and ok false when the outcome must be ignored (it was counted as
-// overdue already).
+// longer than InFlight is a failure, also when its own outcome counts as
+// neither, as a look at the state before its end would have counted it),
+// its outcome bits, the instant it ended, and ok false when the outcome
+// must be ignored (it was counted as overdue already). Calls that were
+// not made (refused, or withdrawn after a limiter's wait) are not judged.
 func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
 	win := b.win
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
-	if !ok || o >= Ignored { // Ignored, or refused by the throttle or the bulkhead
+	if !ok || o > Ignored || (o == Ignored && b.cfg.InFlight == 0) {
 		return o, 0, 0, 0, ok
 	}
 	now = b.stamps.now()
 	ran := time.Duration(now - start)
+	if o == Ignored {
+		if ran > b.cfg.InFlight {
+			return Failure, 0, now, ran, true // not slow: its own outcome is no call's
+		}
+		return o, 0, 0, 0, true
+	}
 	if b.cfg.SlowCall > 0 && ran > b.cfg.SlowCall {
 		bits |= slowBit
 	}
