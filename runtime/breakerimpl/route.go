@@ -20,9 +20,9 @@ type RouteConfig struct {
 	// the route has no limiter.
 	Rate  float64
 	Burst int
-	// MaxWait bounds how long a call waits for a token and for a
-	// concurrency slot (besides its ctx's deadline); 0 means only the ctx
-	// bounds them.
+	// MaxWait bounds how long a call waits for a token and a concurrency
+	// slot, the two waits together (besides its ctx's deadline); 0 means
+	// only the ctx bounds them.
 	MaxWait time.Duration
 	// Timeout is the per-call deadline that generated code adds to the
 	// method's ctx; 0 means none. A probe may hold its HALF_OPEN slot this
@@ -222,11 +222,17 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			return Call{}, err
 		}
 	}
+	maxWait := rt.maxWait // the whole wait's bound: token and slot together
 	if rt.limiter != nil {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
+		var start time.Time
+		timed := maxWait > 0 && w&core.LoadFlag != 0 // a slot wait may follow
+		if timed {
+			start = rt.clock.Now()
+		}
+		if err := rt.limiter.Wait(ctx, maxWait); err != nil {
 			if errors.Is(err, runtime.ErrRateLimited) {
 				b.Limited(w)
 			} else {
@@ -234,11 +240,14 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			}
 			return Call{}, err
 		}
+		if timed {
+			maxWait = max(maxWait-rt.clock.Now().Sub(start), 1) // 1ns: no wait left
+		}
 	}
 	if w&core.LoadFlag != 0 {
 		if s := b.Slots; s == nil || !s.TryTake() { // else a free slot, no throttle
 			var err error
-			if w, err = b.Load(ctx, w, rt.maxWait); err != nil {
+			if w, err = b.Load(ctx, w, maxWait); err != nil {
 				if rt.limiter != nil {
 					rt.limiter.Refund() // the call is not made
 				}
