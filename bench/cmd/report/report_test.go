@@ -168,7 +168,7 @@ func TestCostSections(t *testing.T) {
 	rep := report{bench: r}
 
 	win := rep.windowTargets()
-	require.Len(t, win, 3)
+	require.Len(t, win, 5)
 	assert.Contains(t, win[0].measured, "**1.20×** (serial, 1 CPU)")                                                     // 12/10
 	assert.Contains(t, win[0].measured, "RunParallel 1 CPU 1.20×, 2 CPUs 1.60×")                                         // 12/10, 8/5
 	assert.Contains(t, win[0].verdict, "met, 1.25× under")                                                               // 1.2 against 1.5
@@ -177,6 +177,10 @@ func TestCostSections(t *testing.T) {
 	assert.Equal(t, "met, scales 1.50×", win[1].verdict)                                                                 //
 	assert.Equal(t, "**missed**: 0.75× at 2 CPUs", win[2].verdict)                                                       // 30/40
 	assert.Contains(t, win[2].name, "time window")                                                                       //
+	assert.Contains(t, win[3].measured, "**3.00×** (serial, 1 CPU)")                                                     // 30/10
+	assert.Contains(t, win[3].verdict, "**missed**: 1.50× over")                                                         // 3 against 2
+	assert.Contains(t, win[4].measured, "**0.38** of its speedup")                                                       // (30/40)/(10/5)
+	assert.Contains(t, win[4].verdict, "**missed**")                                                                     //
 	assert.Contains(t, rep.scaleTarget("x", ref{"Load", "breakergen-throttle"}, loadPlain, "y").verdict, "not measured") // no RunParallel samples
 
 	load := rep.loadTargets()
