@@ -127,6 +127,7 @@ func (b *Breaker) closedFlags() uint64 {
 
 func init() {
 	core.BreakerOf = func(b any) *core.Breaker { return &b.(*Breaker).core }
+	core.IsRealClock = func(c any) bool { _, ok := c.(realClock); return ok }
 	core.Attach = func(reg, cfg any, rate float64, burst int) (any, any) {
 		b, l := reg.(*Registry).attach(cfg.(Config), rate, burst)
 		if l == nil {

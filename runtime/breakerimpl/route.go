@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -68,10 +69,12 @@ type Route struct {
 	backoff, backoffMax time.Duration
 	budget              budget // a fresh call's: -1 for no limit
 
-	hedge   time.Duration
-	hedges  int
-	answers *core.Answers  // the registry's chain answer counts
-	live    *atomic.Uint64 // this name's live answers; nil unless counted
+	hedge     time.Duration
+	hedges    int
+	races     sync.Pool      // of *race: a hedged call's state, reused
+	realClock bool           // the registry's clock is the real one
+	answers   *core.Answers  // the registry's chain answer counts
+	live      *atomic.Uint64 // this name's live answers; nil unless counted
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -111,6 +114,7 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
 	}
+	rt.realClock = core.IsRealClock(rt.clock)
 	if impl == nil {
 		// Every call is refused as if the breaker were OPEN, with
 		// ErrNilImpl: no test on the paths of the other routes.

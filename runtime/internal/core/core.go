@@ -151,6 +151,10 @@ func (s *Slots) Release() {
 // runtime's types.
 var BreakerOf func(b any) *Breaker
 
+// IsRealClock reports whether c, a runtime.Clock, is the real clock
+// (time.Now and time.AfterFunc). Package runtime sets it in its init.
+var IsRealClock func(c any) bool
+
 // Attach returns the breaker of the *runtime.Registry reg named by cfg (a
 // runtime.Config) and, when the final settings give that name a rate
 // limit, its limiter, else nil: the annotation's cfg, rate and burst and
