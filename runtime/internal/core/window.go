@@ -1,7 +1,6 @@
 package core
 
 import (
-	"math"
 	"sync/atomic"
 	_ "unsafe" // for go:linkname
 )
@@ -17,15 +16,20 @@ import (
 // period: consecutive buckets have consecutive tags, and a new period
 // starts its tags past every tag of the period before, so a counter from
 // an older bucket or period never matches the tags a reader sums. A
-// success finding an older tag in its counter rolls it (compare-and-swap);
-// one finding a newer tag, or a full counter, declines and the caller
-// records it the slow way.
+// success finding an older tag in its counter rolls it; one finding a
+// newer tag, or a full counter, declines and the caller records it the
+// slow way.
+//
+// Stripe i is written only by the goroutine running on P i, pinned to it
+// (runtime.procPin: no preemption, so no other goroutine runs on that P
+// meanwhile): one writer at a time, so a write is a load and a store,
+// with no locked instruction; readers load. A P whose id has no stripe
+// (GOMAXPROCS raised past the stripes made) declines.
 type Window struct {
 	// Pub is period<<32 | tag<<1 | valid: a success of an admission of
 	// that period may count in bucket tag while valid is set.
 	Pub     atomic.Uint64
 	stripes []stripe
-	mask    int
 }
 
 // Buckets is how many buckets a time window sums: the current one and
@@ -37,14 +41,10 @@ type stripe struct {
 	_ [128 - Buckets*8]byte // a stripe per pair of cache lines
 }
 
-// NewWindow returns a Window with at least n stripes (n is rounded up to
-// a power of two, at most 64).
+// NewWindow returns a Window with n stripes (at least 1, at most 256):
+// one per P.
 func NewWindow(n int) *Window {
-	s := 1
-	for s < n && s < 64 {
-		s *= 2
-	}
-	return &Window{stripes: make([]stripe, s), mask: s - 1}
+	return &Window{stripes: make([]stripe, min(max(n, 1), 256))}
 }
 
 //go:linkname procPin runtime.procPin
@@ -52,39 +52,6 @@ func procPin() int
 
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
-
-// Succeed counts the success of the CLOSED call admitted as w in the
-// published bucket, and reports false when it cannot (nothing is
-// published for w's period, or the counter is full or newer), leaving
-// the caller to record it the slow way.
-func (win *Window) Succeed(w uint64) bool {
-	p := win.Pub.Load()
-	if p&1 == 0 || uint32(p>>32) != uint32(w>>32) {
-		return false
-	}
-	tag := uint32(p) >> 1
-	id := procPin() // the P's stripe: no line shared between cores
-	procUnpin()
-	c := &win.stripes[id&win.mask].c[tag%Buckets]
-	for {
-		old := c.Load()
-		switch d := int32(tag - uint32(old>>32)); {
-		case d == 0:
-			if uint32(old) == math.MaxUint32 {
-				return false
-			}
-			if c.CompareAndSwap(old, old+1) {
-				return true
-			}
-		case d > 0: // an older bucket: roll it
-			if c.CompareAndSwap(old, uint64(tag)<<32|1) {
-				return true
-			}
-		default:
-			return false // a newer bucket: w's bucket may be gone
-		}
-	}
-}
 
 // Sum returns the successes counted in the buckets tagged tag-n+1..tag.
 func (win *Window) Sum(tag uint32, n int) int {
