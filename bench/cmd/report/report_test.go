@@ -162,6 +162,22 @@ BenchmarkLoadParallel/failsafe-bulkhead-executor-2	 1000	       250.0 ns/op	    
 PASS
 `
 
+func TestHedgeSection(t *testing.T) {
+	r := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.parse([]byte(`BenchmarkHedgeSuccess/chain         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkHedgeSuccess/hedged        	 1000	       250.0 ns/op	      32 B/op	       1 allocs/op
+`)))
+	rep := report{bench: r}
+	ts := rep.hedgeTargets()
+	require.Len(t, ts, 2)
+	assert.Contains(t, ts[0].measured, "**250 ns**")
+	assert.Contains(t, ts[0].measured, "25.00× the chain without hedge")
+	assert.Contains(t, ts[0].verdict, "met, 1.20× under")
+	assert.Equal(t, "met", ts[1].verdict)
+	assert.Contains(t, rep.markdown(), "## Hedged chains: cost\n\n")
+	assert.Contains(t, report{bench: benchResults{samples: map[string][]sample{}}}.hedgeTargets()[0].verdict, "not measured")
+}
+
 func TestCostSections(t *testing.T) {
 	r := benchResults{samples: map[string][]sample{}}
 	require.NoError(t, r.parse([]byte(costOutput)))

@@ -301,6 +301,32 @@ func (r report) scaleTarget(name string, a, base ref, baseWhat string) target {
 	return t
 }
 
+// hedgeTargets: issue 24's bounds on a hedged chain call whose primary
+// answers before the delay, in ns/op and allocs/op of the serial 1-CPU
+// median.
+func (r report) hedgeTargets() []target {
+	ns := target{name: "hedged chain, primary answers: under 300 ns (issue 24)"}
+	allocs := target{name: "hedged chain, primary answers: at most 2 allocations (issue 24)"}
+	s, _, ok := r.bench.median("BenchmarkHedgeSuccess/hedged", 1)
+	if !ok {
+		ns.measured, ns.verdict = "no samples", "**not measured**"
+		allocs.measured, allocs.verdict = ns.measured, ns.verdict
+		return []target{ns, allocs}
+	}
+	ns.measured = fmt.Sprintf("**%.0f ns** (serial, 1 CPU, median)", s.ns)
+	if c, _, ok := r.bench.median("BenchmarkHedgeSuccess/chain", 1); ok && c.ns > 0 {
+		ns.measured += fmt.Sprintf("; %.2f× the chain without hedge", s.ns/c.ns)
+	}
+	ns.verdict = verdict(s.ns, 300, true)
+	allocs.measured = fmt.Sprintf("**%.0f** allocs/op (serial, 1 CPU, median); the generated closure handed to the race is one", s.allocs)
+	if s.allocs <= 2 {
+		allocs.verdict = "met"
+	} else {
+		allocs.verdict = fmt.Sprintf("**missed**: %.0f", s.allocs)
+	}
+	return []target{ns, allocs}
+}
+
 // loadTargets: a bulkhead at most 1.5× the plain wrapper (issue 15), and
 // breakergen's bulkhead and throttle against failsafe-go's.
 func (r report) loadTargets() []target {
