@@ -58,7 +58,8 @@ type Config struct {
 	// every transition. Default none. A smaller window is raised to the
 	// smallest (10 calls, 1s), a count window is capped at 1<<20 calls, and
 	// when both are set WindowCalls wins. A count window reads no clock; a
-	// time window reads it once as each call ends.
+	// time window reads it at most once as each call ends, and on the real
+	// clock not at all for most successes (docs/window.md).
 	WindowCalls  int
 	WindowPeriod time.Duration
 	// FailureRate (0..1) trips the breaker when the window holds at least
