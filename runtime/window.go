@@ -190,7 +190,8 @@ func newWindow(cfg *Config, clock Clock) *window {
 	case cfg.WindowPeriod > 0:
 		w.width = max(int64(cfg.WindowPeriod/10), 1)
 		if clock != nil && !w.tracking {
-			w.fast = core.NewWindow(goruntime.GOMAXPROCS(0))
+			// A stripe per P, for as many Ps as GOMAXPROCS may grow to.
+			w.fast = core.NewWindow(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()))
 			w.clock = clock
 		}
 	}
