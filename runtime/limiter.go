@@ -31,10 +31,7 @@ type Limiter struct {
 }
 
 func newLimiter(name string, clock Clock, rate float64, burst int) *Limiter {
-	if math.IsNaN(rate) || rate <= 0 {
-		rate = math.Inf(1)
-	}
-	burst = max(burst, 1)
+	rate, burst = normRate(rate, burst)
 	return &Limiter{name: name, clock: clock, rate: rate, burst: burst,
 		tokens: float64(burst), err: &RateLimitError{Name: name}}
 }
@@ -118,9 +115,11 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 }
 
 // Refund gives back a token that Allow or Wait took for a call that was
-// not made after all (a later step refused it), up to the burst.
+// not made after all (a later step refused it), up to the burst. With a
+// fleet that shares the limiter's bucket ([Registry.Share], a
+// [TokenRefunder]), the token goes back to the fleet's bucket.
 func (l *Limiter) Refund() {
-	if math.IsInf(l.rate, 1) {
+	if math.IsInf(l.rate, 1) || l.shareRefund() {
 		return
 	}
 	l.mu.Lock()

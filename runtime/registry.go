@@ -179,12 +179,12 @@ func Default() *Registry { return defaultRegistry() }
 // with a different one gets the existing breaker and logs a warning once per
 // differing configuration.
 func (r *Registry) Breaker(cfg Config) *Breaker {
-	if cfg.Name == "" {
-		cfg.Name = "default"
-	}
-	// Defaults come after the run-time layers: with a window, a
-	// FailureThreshold that no layer gives means none.
-	cfg = r.settle(cfg).withDefaults()
+	return r.breaker(r.settings(cfg, 0, 0).cfg)
+}
+
+// breaker returns the breaker called cfg.Name, creating it with cfg, final
+// settings, if it does not exist yet; see [Registry.Breaker].
+func (r *Registry) breaker(cfg Config) *Breaker {
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()
@@ -205,6 +205,18 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", b.cfg), "ignored", fmt.Sprintf("%+v", cfg))
 	}
 	return b
+}
+
+// attach returns the breaker named by cfg and, when the settings give it a
+// rate limit, its limiter (else nil), creating them if needed: what a
+// generated route goes through, with its settings resolved once.
+func (r *Registry) attach(cfg Config, rate float64, burst int) (*Breaker, *Limiter) {
+	s := r.settings(cfg, rate, burst)
+	b := r.breaker(s.cfg)
+	if !s.limited() {
+		return b, nil
+	}
+	return b, r.limiter(s.cfg.Name, s.rate, s.burst)
 }
 
 // Clock returns the registry's clock (see [WithClock]).
@@ -236,7 +248,13 @@ func (r *Registry) Breakers() []*Breaker {
 // win, as for [Registry.Breaker]. A rate that is not a positive number means
 // no limit; a burst below 1 is 1.
 func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
-	rate, burst = r.settleRate(name, rate, burst)
+	s := r.settingsOf(envName(name), Config{Name: name}, rate, burst)
+	return r.limiter(name, s.rate, s.burst)
+}
+
+// limiter returns the limiter called name, creating it with rate and
+// burst, final settings, if it does not exist yet; see [Registry.Limiter].
+func (r *Registry) limiter(name string, rate float64, burst int) *Limiter {
 	r.mu.RLock()
 	l, ok := r.limiters[name]
 	r.mu.RUnlock()
@@ -250,12 +268,10 @@ func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
 		}
 		r.mu.Unlock()
 	}
-	if ok {
-		if want := newLimiter(name, r.clock, rate, burst); (want.rate != l.rate || want.burst != l.burst) &&
-			r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
-			r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
-				"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
-		}
+	if ok && (rate != l.rate || burst != l.burst) &&
+		r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
+		r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
+			"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
 	}
 	return l
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"cmp"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -203,24 +204,62 @@ func seconds(s string) (time.Duration, error) {
 	return d, nil
 }
 
-// settle applies the run-time layers to cfg, as given (before
-// withDefaults, so that a field left zero by every layer stays "not given"):
-// the environment, then WithConfig.
-func (r *Registry) settle(cfg Config) Config {
-	k := envName(cmp.Or(cfg.Name, "default")) // the name withDefaults gives
-	cfg = r.env[k].apply(cfg)
-	return r.code[k].apply(cfg)
+// settings are the final settings of one name: what its breaker and its
+// limiter are made with.
+type settings struct {
+	cfg   Config  // with defaults applied
+	rate  float64 // the limiter's tokens per second; +Inf for no limit
+	burst int     // the limiter's burst, at least 1
 }
 
-// settleRate applies the run-time layers to a limiter's settings.
-func (r *Registry) settleRate(name string, rate float64, burst int) (float64, int) {
-	k := envName(name)
-	for _, o := range []override{r.env[k], r.code[k]} {
+// limited reports whether the settings give the name a rate limit.
+func (s settings) limited() bool { return !math.IsInf(s.rate, 1) }
+
+// resolve is the one step from the layers of settings to the final ones:
+// cfg, rate and burst are the lowest layer (the annotation's, as given),
+// and layers are laid over them in order, lowest first (the environment,
+// then WithConfig and WithRateLimit). Defaults come last, so that a field
+// no layer gives stays "not given" until then (with a window, a
+// FailureThreshold that no layer gives means none). It is pure: same
+// layers, same settings.
+func resolve(cfg Config, rate float64, burst int, layers ...override) settings {
+	cfg, rate, burst = lay(cfg, rate, burst, layers)
+	rate, burst = normRate(rate, burst)
+	return settings{cfg: cfg.withDefaults(), rate: rate, burst: burst}
+}
+
+// lay is the first half of resolve: the layers laid over the lowest one,
+// every field that a layer gives replacing the one below, and no default.
+func lay(cfg Config, rate float64, burst int, layers []override) (Config, float64, int) {
+	for _, o := range layers {
+		cfg = o.apply(cfg)
 		if o.rate > 0 {
 			rate, burst = o.rate, o.burst
 		}
 	}
-	return rate, burst
+	return cfg, rate, burst
+}
+
+// normRate returns a limiter's settings as it keeps them: a rate that is
+// not a positive number means no limit (+Inf), a burst below 1 is 1.
+func normRate(rate float64, burst int) (float64, int) {
+	if math.IsNaN(rate) || rate <= 0 {
+		rate = math.Inf(1)
+	}
+	return rate, max(burst, 1)
+}
+
+// settings returns the final settings of the breaker and limiter named by
+// cfg.Name ("default" when empty), from the annotation's cfg, rate and
+// burst and the registry's run-time layers.
+func (r *Registry) settings(cfg Config, rate float64, burst int) settings {
+	cfg.Name = cmp.Or(cfg.Name, "default")
+	return r.settingsOf(envName(cfg.Name), cfg, rate, burst)
+}
+
+// settingsOf is settings with the layers of the environment name k.
+func (r *Registry) settingsOf(k string, cfg Config, rate float64, burst int) settings {
+	return resolve(cfg, rate, burst, r.env[k], r.code[k])
 }
 
 // environ is replaced in tests.

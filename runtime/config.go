@@ -1,0 +1,133 @@
+package runtime
+
+import (
+	"time"
+)
+
+// Defaults for the zero fields of a [Config] and for [NewRegistry], and the
+// longest cooldown an error can ask for.
+const (
+	DefaultFailureThreshold = 5
+	DefaultResetTimeout     = 30 * time.Second
+	DefaultHalfOpenMax      = 1
+	DefaultSuccessThreshold = 1
+
+	// DefaultEventCapacity is how many events a [Registry] keeps unless
+	// [WithEventCapacity] says otherwise.
+	DefaultEventCapacity = 100
+
+	// EventQueueCapacity is how many transitions a [Registry] lets wait
+	// for their log line and hooks (64 KB, allocated at the first
+	// transition). When a log handler or a hook is slower than the
+	// transitions, the queue fills, and each new transition drops the
+	// oldest queued one: its log line and hook calls are skipped and
+	// counted in [Health].DroppedEvents, but its [Event] is in
+	// [Registry.Events] and the state change itself is never lost.
+	EventQueueCapacity = 1024
+
+	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
+	MaxCooldown = 24 * time.Hour
+)
+
+// Config is the configuration of one named breaker. Zero (or negative)
+// fields take the defaults.
+type Config struct {
+	// Name identifies the breaker in its registry, in logs and in events.
+	// Default "default".
+	Name string
+	// FailureThreshold is how many consecutive failures trip the breaker
+	// from CLOSED to OPEN. Default 5 without a window; with one (WindowCalls
+	// or WindowPeriod), 0 means no threshold: only the window's rates trip.
+	FailureThreshold int
+	// ResetTimeout is how long OPEN lasts before a probe is allowed.
+	// Default 30s.
+	ResetTimeout time.Duration
+	// HalfOpenMax is how many probe calls HALF_OPEN admits at once.
+	// Default 1.
+	HalfOpenMax int
+	// SuccessThreshold is how many consecutive probe successes close the
+	// breaker. Default 1.
+	SuccessThreshold int
+
+	// WindowCalls (the last N calls admitted in CLOSED, N >= 10) or
+	// WindowPeriod (the calls that ended in the last D, D >= 1s, kept as
+	// buckets of D/10 that roll lazily) turns on rate-based tripping; they
+	// are one setting, and a layer that sets either replaces the lower
+	// layer's window. With a window, FailureThreshold applies only when it
+	// is given explicitly; either condition trips. The window is emptied at
+	// every transition. Default none. A smaller window is raised to the
+	// smallest (10 calls, 1s), a count window is capped at 1<<20 calls, and
+	// when both are set WindowCalls wins. A count window reads no clock; a
+	// time window reads it at most once as each call ends, and on the real
+	// clock not at all for most successes (docs/window.md).
+	WindowCalls  int
+	WindowPeriod time.Duration
+	// FailureRate (0..1) trips the breaker when the window holds at least
+	// MinimumCalls ended calls and failures/calls reaches it. Default 0.5,
+	// also for a value that is not above 0; above 1 means 1. Ignored
+	// without a window.
+	FailureRate float64
+	// MinimumCalls is how many calls the window must hold before a rate
+	// applies. Default 20; it is at most WindowCalls. Ignored without a
+	// window.
+	MinimumCalls int
+	// SlowCall makes a call that ends more than this long after its
+	// admission a slow one, whatever its outcome; SlowRate (0..1, default
+	// 0.5, with FailureRate's rules) trips the breaker when slow/calls in
+	// the window reaches it. Default none; ignored without a window. It
+	// reads the clock as each call is admitted and as it ends.
+	SlowCall time.Duration
+	SlowRate float64
+	// InFlight counts a call admitted in CLOSED that is still running more
+	// than this long after its admission as one failure, for
+	// FailureThreshold and the window: at the next admission or look at the
+	// state ([Breaker.State], Stats, Health), with no timer, or when it
+	// ends, whichever comes first. An admission that finds such a call
+	// counts it first, and is refused when that trips the breaker. Its
+	// later outcome is ignored. Default none; it works with or without a
+	// window and reads the clock as each call is admitted and as it ends.
+	// With Concurrency, InFlight and SlowCall run from when the call holds
+	// its slot: a call waiting for a slot is not in flight.
+	InFlight time.Duration
+
+	// Concurrency is the most calls of this name in flight at once (a
+	// bulkhead). A call over the limit waits for a slot, first come first
+	// served, up to the route's maxwait or its ctx's deadline, then fails
+	// with [ErrBulkheadFull]. Default 0: no limit.
+	Concurrency int
+	// Throttle is K of adaptive client-side throttling (the Google SRE
+	// book's): over the last two minutes, with R requests and A accepted
+	// (successes, excluded errors included), a new call is refused with
+	// [ErrThrottled] with probability max(0, (R − K·A) / (R + 1)), drawn
+	// from the registry's source ([WithRand]); refused calls count in R.
+	// Values between 0 and 1 are taken as 1. Default 0: none (so are NaN
+	// and infinities).
+	Throttle float64
+}
+
+func (c Config) withDefaults() Config {
+	if c.Name == "" {
+		c.Name = "default"
+	}
+	c = c.windowDefaults()
+	switch {
+	case c.FailureThreshold > 0:
+	case c.windowed():
+		c.FailureThreshold = 0 // not given: the window's rates alone trip
+	default:
+		c.FailureThreshold = DefaultFailureThreshold
+	}
+	if c.ResetTimeout <= 0 {
+		c.ResetTimeout = DefaultResetTimeout
+	}
+	if c.HalfOpenMax <= 0 {
+		c.HalfOpenMax = DefaultHalfOpenMax
+	}
+	if c.SuccessThreshold <= 0 {
+		c.SuccessThreshold = DefaultSuccessThreshold
+	}
+	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
+		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
+	}
+	return c
+}

@@ -1,0 +1,57 @@
+package runtime
+
+import (
+	"context"
+	"time"
+)
+
+// ops is a Breaker seen as the slow paths of [core.Ops]: methods that
+// generated code reaches through package breakerimpl without their being
+// in this package's API.
+type ops Breaker
+
+func (o *ops) b() *Breaker { return (*Breaker)(o) }
+
+func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
+func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignored, nil) }
+func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, unmade, nil) }
+func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
+
+func (o *ops) LoadSucceeded(w uint64) {
+	b := o.b()
+	b.exitLoad(Success)
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+}
+
+func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
+	return o.b().enterLoad(ctx, w, maxWait)
+}
+
+func (o *ops) Settle(ctx context.Context, w uint64, err error) {
+	b := o.b()
+	out := b.Classify(ctx, err)
+	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
+		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
+	}
+}
+
+func (o *ops) Limited(w uint64) {
+	if o.b().outcome(w, unmade, nil) {
+		o.limited.Add(1) // as Canceled in Settle
+	}
+}
+
+func (o *ops) Panicked(w uint64, v any) {
+	o.b().finish(w, Failure, &panicError{value: v})
+}
+
+func (o *ops) Hold(d time.Duration) {
+	for {
+		cur := o.hold.Load()
+		if int64(d) <= cur || o.hold.CompareAndSwap(cur, int64(d)) {
+			return
+		}
+	}
+}

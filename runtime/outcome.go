@@ -1,0 +1,305 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// Outcome is how a call counts for its breaker.
+type Outcome uint8
+
+const (
+	// Success closes a probe and clears the consecutive-failure count.
+	Success Outcome = iota
+	// Failure counts towards tripping the breaker, and re-opens it from
+	// HALF_OPEN.
+	Failure
+	// Ignored counts as neither: the call's slot is freed and nothing else
+	// changes (a caller that gave up, a call the limiter refused).
+	Ignored
+)
+
+// String returns "success", "failure" or "ignored".
+func (o Outcome) String() string {
+	switch o {
+	case Success:
+		return "success"
+	case Failure:
+		return "failure"
+	case Ignored:
+		return "ignored"
+	}
+	return fmt.Sprintf("Outcome(%d)", uint8(o))
+}
+
+// Release reports the outcome of a call admitted by [Breaker.Acquire]: nil
+// is a success; a non-nil error is classified by the breaker's
+// classifier ([WithClassifier]), or else is a failure, except a [context.Canceled] while the
+// caller's context is done, which is ignored. The outcome counts only if the
+// breaker is still in the state period that admitted the call. Release
+// allocates nothing.
+func (b *Breaker) Release(t Token, err error) {
+	b.core.Release(t.ctx, t.word, err)
+}
+
+// Record reports the outcome of a call admitted by [Breaker.Acquire] as
+// decided by the caller; err, if not nil, becomes the reason of a
+// transition it causes. Like Release it takes each Token once.
+func (b *Breaker) Record(t Token, o Outcome, err error) {
+	b.finish(t.word, o, err)
+}
+
+// Classify returns how err, the error of a call made with ctx, counts for
+// this breaker (see [Breaker.Release]).
+func (b *Breaker) Classify(ctx context.Context, err error) Outcome {
+	if err == nil {
+		return Success
+	}
+	if b.class != nil {
+		return b.class(ctx, err)
+	}
+	if ctx != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+		return Ignored
+	}
+	return Failure
+}
+
+// clearFails resets the consecutive-failure count of the period of w after a
+// success.
+func (b *Breaker) clearFails(w uint64) {
+	for {
+		f := b.fails.Load()
+		if period(f) != period(w) || uint32(f) == 0 {
+			return
+		}
+		if b.fails.CompareAndSwap(f, f&^0xffffffff) {
+			return
+		}
+	}
+}
+
+// finish ends the call admitted as w with outcome o: it frees the call's
+// load slot, if it took one, and counts o (see outcome).
+func (b *Breaker) finish(w uint64, o Outcome, err error) bool {
+	_, ok := b.finishAs(w, o, err)
+	return ok
+}
+
+// finishAs is finish that also returns the outcome as it was counted (see
+// outcomeAs).
+func (b *Breaker) finishAs(w uint64, o Outcome, err error) (Outcome, bool) {
+	if w&core.LoadFlag != 0 {
+		b.exitLoad(o)
+	}
+	return b.outcomeAs(w, o, err)
+}
+
+// outcome counts outcome o of the call admitted as w. It reports false
+// when the call had been counted already (a probe whose slot was
+// reclaimed, a call found in flight past InFlight) and o was dropped.
+func (b *Breaker) outcome(w uint64, o Outcome, err error) bool {
+	_, ok := b.outcomeAs(w, o, err)
+	return ok
+}
+
+// outcomeAs is outcome that also returns the outcome as it was counted: o,
+// or Failure for a call that ran longer than InFlight (see endTracked).
+func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
+	if State(w&stateMask) == HalfOpen {
+		return o, b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
+	}
+	var (
+		bits uint8
+		now  int64
+		age  time.Duration // > 0: the call ran longer than InFlight
+	)
+	if b.win != nil && b.win.tracking && w&windowFlag != 0 {
+		var ok bool
+		if o, bits, now, age, ok = b.endTracked(w, o); !ok {
+			return o, false // counted when found overdue, or forgotten
+		}
+	}
+	b.countOutcome(o)
+	switch o {
+	case Success:
+		if uint32(b.fails.Load()) != 0 {
+			b.clearFails(w)
+		}
+		if b.win != nil {
+			b.record(w, bits, now)
+		}
+	case Failure:
+		b.closedFailure(w, err, age, bits|failedBit, now)
+	}
+	return o, true
+}
+
+// closedFailure counts a failure of the CLOSED call admitted as w towards
+// the threshold and the window, at instant now (0 when not read): its
+// error is err, or it ran age (> 0) past InFlight; bits are its outcome
+// bits.
+func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uint8, now int64) {
+	if age == 0 {
+		if reason, d, ok := cooldown(err); ok {
+			b.trip(w, reason, d)
+			return
+		}
+	}
+	for {
+		f := b.fails.Load()
+		if period(f) != period(w) {
+			return // admitted in an older period
+		}
+		if b.fails.CompareAndSwap(f, f+1) {
+			if int(uint32(f))+1 == b.cfg.FailureThreshold {
+				reason := reasonOf(err)
+				if age > 0 {
+					reason = overdueReason(age, b.cfg.InFlight)
+				}
+				b.trip(w, reason, b.cfg.ResetTimeout)
+				return
+			}
+			break
+		}
+	}
+	if b.win != nil {
+		b.record(w, bits, now)
+	}
+}
+
+// countOutcome adds one outcome to the totals. It reads the clock before
+// the atomic writes: the clock read waits for earlier instructions to
+// finish, a locked write among them (about 4 ns of a failing call).
+func (b *Breaker) countOutcome(o Outcome) {
+	switch o {
+	case Success:
+		if b.count {
+			now := b.stamps.now()
+			b.successes.Add(1)
+			b.lastSuccess.Store(now)
+		}
+	case Failure:
+		now := b.stamps.now()
+		b.failures.Add(1)
+		b.lastFailure.Store(now)
+	case Ignored, unmade:
+		b.ignored.Add(1)
+	}
+}
+
+// trip moves the breaker to OPEN for window if it is still in the CLOSED
+// period of admission w.
+func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
+	b.mu.Lock()
+	if s := b.state.Load(); period(s) != period(w) || State(s&stateMask) != Closed {
+		b.mu.Unlock()
+		return
+	}
+	b.transitionLocked(Open, reason, window)
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// probeDone counts the outcome of probe id admitted in state word s; false
+// when its slot was reclaimed, which counted it.
+func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
+	b.mu.Lock()
+	if b.wasReclaimedLocked(s | id<<probeShift) {
+		b.mu.Unlock()
+		return false // already counted as a failure when its slot was reclaimed
+	}
+	b.countOutcome(o)
+	if b.state.Load() != s || !b.removeProbeLocked(id) {
+		b.mu.Unlock()
+		return true // a later period, or the slot was reclaimed
+	}
+	switch o {
+	case Success:
+		b.probeWins++
+		if b.probeWins >= b.cfg.SuccessThreshold {
+			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)",
+				b.probeWins, b.cfg.SuccessThreshold), 0)
+		}
+	case Failure:
+		reason, d, ok := cooldown(err)
+		if !ok {
+			reason, d = reasonOf(err), b.cfg.ResetTimeout
+		}
+		b.transitionLocked(Open, reason, d)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+	return true
+}
+
+// wasReclaimedLocked reports whether the probe admitted as w had its slot
+// reclaimed, and forgets it.
+func (b *Breaker) wasReclaimedLocked(w uint64) bool {
+	for i, r := range b.reclaimed {
+		if r == w {
+			b.reclaimed = append(b.reclaimed[:i], b.reclaimed[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// removeProbeLocked frees the slot of probe id; false if it is not pending.
+func (b *Breaker) removeProbeLocked(id uint64) bool {
+	for i, p := range b.inflight {
+		if p.id == id {
+			b.inflight = append(b.inflight[:i], b.inflight[i+1:]...)
+			b.probes.Add(^uint64(0)) // period unchanged: we hold mu
+			return true
+		}
+	}
+	return false
+}
+
+// panicError is what a panic in a guarded call is recorded as (the panic
+// itself is re-raised to the caller): the reason "panic: <value>".
+type panicError struct{ value any }
+
+func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
+
+// cooldown returns the OPEN window the first error in err's chain (through
+// Unwrap() error and Unwrap() []error) with a RetryAfter() time.Duration
+// method asks for, capped at MaxCooldown, and the transition's reason; ok
+// is false when no error asks for more than zero.
+func cooldown(err error) (reason string, d time.Duration, ok bool) {
+	if d, _ = retryAfter(err); d <= 0 {
+		return "", 0, false
+	}
+	d = min(d, MaxCooldown)
+	return "retry after " + d.String() + ": " + reasonOf(err), d, true
+}
+
+// retryAfter returns what the first error in err's tree, depth first, with
+// a RetryAfter() time.Duration method asks for; found is false when there
+// is none. Every failing call asks, so it walks with one type switch per
+// error (one cached type test) and no callback.
+func retryAfter(err error) (d time.Duration, found bool) {
+	for {
+		switch e := err.(type) {
+		case nil:
+			return 0, false
+		case interface{ RetryAfter() time.Duration }:
+			return e.RetryAfter(), true
+		case interface{ Unwrap() error }:
+			err = e.Unwrap()
+		case interface{ Unwrap() []error }:
+			for _, err := range e.Unwrap() {
+				if d, found = retryAfter(err); found {
+					return d, true
+				}
+			}
+			return 0, false
+		default:
+			return 0, false
+		}
+	}
+}
