@@ -111,6 +111,11 @@
 //	valid        F or pkg.F          func(results...) bool; false means "no data":   none
 //	                                 neither success nor failure, never kept; - on
 //	                                 a method's line clears it
+//	failure      F or pkg.F          func(results...) error judging an answer that   none
+//	                                 came without an error (an HTTP 503); non-nil
+//	                                 counts as that failure, a RetryAfter in it
+//	                                 included, and the answer still reaches the
+//	                                 caller; - on a method's line clears it
 //	stale        Go duration         keep the last valid result per arguments this   none
 //	                                 long, for when the call fails; 0 on a method's
 //	                                 line clears it
