@@ -154,4 +154,3 @@ func Discard(resp *http.Response) {
 	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 	_ = resp.Body.Close()
 }
-

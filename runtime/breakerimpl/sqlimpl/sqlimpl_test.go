@@ -52,4 +52,3 @@ func TestRowConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
-

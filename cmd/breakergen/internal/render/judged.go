@@ -112,7 +112,7 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 	}
 	if c == nil {
 		outcome = a.fresh("outcome")
-		body = append(body, jen.Var().Id(outcome).Error().Comment("the breaker's: err, or what " + r.Failure.Text + " makes of the answer"))
+		body = append(body, jen.Var().Id(outcome).Error().Comment("the breaker's: err, or what "+r.Failure.Text+" makes of the answer"))
 	}
 	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome)))
 	if m.UseTimeout {
