@@ -400,7 +400,8 @@ func carrier(sig *types.Signature) (*Carrier, string) {
 	if nt, ok := types.Unalias(p.Elem()).(*types.Named); ok && nt.Obj().Pkg() != nil {
 		pkg := nt.Obj().Pkg()
 		if name, ok := misses[pkg.Path()]; ok {
-			if v, ok := pkg.Scope().Lookup(name).(*types.Var); ok {
+			switch v := pkg.Scope().Lookup(name).(type) {
+			case *types.Var, *types.Const:
 				c.Miss = &Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}
 			}
 		}
