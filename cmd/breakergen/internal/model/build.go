@@ -360,7 +360,7 @@ var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
 // or nil: nil with no problem when it has no method Err() error (or is a
 // context.Context, whose Err is its own state), nil with a problem when it
 // has one but a refusal cannot be made of it.
-func carrier(sig *types.Signature) (*Carrier, string) {
+func carrier(sig *types.Signature, qual types.Qualifier) (*Carrier, string) {
 	n := sig.Results().Len()
 	if n == 0 {
 		return nil, ""
@@ -377,7 +377,7 @@ func carrier(sig *types.Signature) (*Carrier, string) {
 	if fs.Params().Len() != 0 || fs.Results().Len() != 1 || !types.Identical(fs.Results().At(0).Type(), types.Universe.Lookup("error").Type()) {
 		return nil, ""
 	}
-	ts := types.TypeString(t, nil)
+	ts := types.TypeString(t, qual)
 	if isNamedPtr(t, "database/sql", "Row") {
 		return &Carrier{Type: t, Refuse: CarrySQLRow}, ""
 	}
@@ -407,4 +407,15 @@ func carrier(sig *types.Signature) (*Carrier, string) {
 		}
 	}
 	return c, ""
+}
+
+// pkgQualifier names the packages of types in messages: by name, and not
+// at all for local, the interface's own.
+func pkgQualifier(local *types.Package) types.Qualifier {
+	return func(p *types.Package) string {
+		if p == local {
+			return ""
+		}
+		return p.Name()
+	}
 }

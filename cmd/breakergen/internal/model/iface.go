@@ -245,7 +245,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.Why = "skip"
 		return
 	case !lastIsError(sig):
-		c, problem := carrier(sig)
+		c, problem := carrier(sig, pkgQualifier(in.Obj.Pkg()))
 		if c == nil && problem != "" && (ml != nil || base != nil) {
 			b.errorf(b.methodPos(in, m, ml, src), "%s.%s: %s, so a refusal cannot reach the caller; write //breaker:skip on the method, or annotate a narrower interface without it", in.Name, m.Name(), problem)
 			mm.Why = "noerror"
@@ -284,11 +284,13 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		return
 	}
 	if mm.Judged() && (mm.Route.Helper() || in.Chain) {
-		what := "failure=" + mm.Route.Failure.Text
+		var what string
 		if mm.Carrier != nil {
-			what = "its " + types.TypeString(mm.Carrier.Type, types.RelativeTo(in.Obj.Pkg())) + " carries the error"
+			what = "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
+		} else {
+			what = "failure=" + mm.Route.Failure.Text
 		}
-		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: attempts, budget, valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own without them, or //breaker:skip", in.Name, m.Name(), what)
+		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: attempts, budget, valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with attempts=1 valid=- stale=0 and no budget, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
 	}
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)
