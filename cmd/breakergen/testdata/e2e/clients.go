@@ -44,7 +44,7 @@ type Response struct{ Code int }
 // errUnavailable asks for a cooldown.
 type errUnavailable struct{ after time.Duration }
 
-func (e errUnavailable) Error() string              { return "unavailable" }
+func (e errUnavailable) Error() string             { return "unavailable" }
 func (e errUnavailable) RetryAfter() time.Duration { return e.after }
 
 // failed is the failure func of Client: a 5xx is a failure, a 503 asks
