@@ -223,8 +223,9 @@
 // is its own state, not an outcome: a method returning one is delegated.
 // go-redis's redis.Nil (a missing key) is an answer, not a failure; exclude
 // works as for any error. A *sql.Row is read after the call returns, so a
-// timeout does not apply to it (a warning). A route of such a method has
-// no attempts, budget, valid or stale, and its interface no chain flag
+// timeout does not apply to it (a warning). With attempts, each try is
+// judged on its own; a refusal after a try leaves the last answer. A route
+// of such a method has no valid or stale, and its interface no chain flag
 // (an error: not built yet).
 //
 // failure names a package-level func taking the method's non-error results
@@ -237,7 +238,9 @@
 // runtime/httpguard.Failure judges 5xx and 429 failures, with Retry-After
 // on a 429 or 503 (seconds or an HTTP date, capped at 24h) as the wait. A
 // response judged a failure is returned to the caller, who owns its body
-// as with any http.RoundTripper: the wrapper never reads or closes it.
+// as with any http.RoundTripper: the wrapper never reads or closes it;
+// one a retry replaces, which no caller sees, is drained and closed
+// (httpguard.Discard).
 // With a timeout, a *http.Response's body keeps the timeout's ctx alive
 // until the caller closes it (httpguard.CancelOnClose). The generated
 // comment of each method says how it is guarded. See docs/clients.md.

@@ -47,5 +47,14 @@ type Transport interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 
+// RetryingTransport is a Transport that tries twice: a 5xx answer
+// without Retry-After is retried (its body drained and closed: no caller
+// sees it), a 429 or 503 with one is not (it opens the breaker).
+//
+//breaker:name=api threshold=3 reset=10s attempts=2 backoff=10ms failure=httpguard.Failure
+type RetryingTransport interface {
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
 // The annotation's failure func: an annotation names what its file imports.
 var _ = httpguard.Failure

@@ -14370,6 +14370,75 @@ func (w *DBBreaker) QueryRowContext(ctx context.Context, query string, args ...a
 	return
 }
 
+// RetryingTransportBreaker is a RetryingTransport whose methods go through
+// circuit breakers:
+//
+//   - RoundTrip: breaker "api" (2 attempts; backoff 10ms; failure
+//     httpguard.Failure)
+//
+// Create it with NewRetryingTransportBreaker; the zero value is not usable. It
+// is safe for concurrent use when the wrapped RetryingTransport is.
+type RetryingTransportBreaker struct {
+	next RetryingTransport
+	api  *breakerimpl.Route
+}
+
+// NewRetryingTransportBreaker wraps next; breakers and limiters come from reg,
+// or from runtime.Default() when reg is nil.
+func NewRetryingTransportBreaker(next RetryingTransport, reg *runtime.Registry) *RetryingTransportBreaker {
+	return &RetryingTransportBreaker{
+		next: next,
+		api: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker:  runtime.Config{Name: "api", FailureThreshold: 3, ResetTimeout: 10 * time.Second},
+			Attempts: 2,
+			Backoff:  10 * time.Millisecond,
+		}),
+	}
+}
+
+var _ RetryingTransport = (*RetryingTransportBreaker)(nil)
+
+// RoundTrip calls next.RoundTrip through breaker "api", with the ctx of
+// req.Context(). An answer for which httpguard.Failure returns an error counts
+// as that failure, and still reaches the caller unchanged. Each try goes
+// through the breaker; when a try is refused after others were made, the last
+// answer stands, and a response a later try replaces is drained and closed.
+func (w *RetryingTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	ctx := req.Context()
+	retry := w.api.Retry()
+	var outcome error // the last try's: err, or what httpguard.Failure makes of the answer
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			var refused error
+			if call, refused = retry.Enter(ctx, outcome); refused != nil {
+				if retry.Tries() == 0 {
+					err = refused
+				}
+				return // else the last try's answer stands
+			}
+		}
+		if retry.Tries() > 1 {
+			httpguard.Discard(r0) // the answer this try replaces: no caller sees it
+		}
+		r0, err, outcome = w.tryRoundTrip(ctx, call, req)
+		if !retry.Again(ctx, outcome) {
+			return
+		}
+	}
+}
+
+// tryRoundTrip makes one try of RoundTrip through its route.
+func (w *RetryingTransportBreaker) tryRoundTrip(ctx context.Context, call breakerimpl.Call, req *http.Request) (r0 *http.Response, err, outcome error) {
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.RoundTrip(req)
+	if outcome = err; err == nil {
+		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
+	}
+	return
+}
+
 // TransportBreaker is a Transport whose methods go through circuit breakers:
 //
 //   - RoundTrip: breaker "api" (timeout 5s; failure httpguard.Failure)

@@ -3,6 +3,7 @@ package clients_test
 import (
 	"errors"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -199,3 +200,44 @@ func TestHTTPBodyOutlivesTheTimeout(t *testing.T) {
 type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(req *http.Request) (*http.Response, error) { return f(req) }
+
+// TestHTTPRetryDiscardsTheReplacedAnswer: a 502 is retried; its body,
+// which no caller will see, is drained and closed, and the caller gets the
+// second answer. Every body is closed once and one connection serves all.
+func TestHTTPRetryDiscardsTheReplacedAnswer(t *testing.T) {
+	srv := newServer(t)
+	var n atomic.Int64
+	base := &countingBodies{next: roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if n.Add(1) == 1 {
+			srv.status.Store(http.StatusBadGateway)
+		} else {
+			srv.status.Store(http.StatusOK)
+		}
+		return srv.Client().Transport.RoundTrip(req)
+	})}
+	reg := realRegistry() // the backoff waits 10ms on the real clock
+	client := &http.Client{Transport: clients.NewRetryingTransportBreaker(base, reg)}
+	code, err := get(t, client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, "the retry's answer")
+	assert.Equal(t, int64(2), srv.requests.Load())
+	assert.Equal(t, int64(2), base.opened.Load())
+	assert.Equal(t, int64(2), base.closed.Load(), "the 502's body was closed for the caller who never saw it")
+	assert.Equal(t, int64(1), srv.conns.Load(), "drained: its connection served the retry")
+	b, _ := reg.Lookup("api")
+	assert.Equal(t, uint64(1), b.Stats().Failures, "the 502 counted")
+
+	// Both tries fail: the caller gets the last answer, body unread.
+	n.Store(-100)
+	srv.status.Store(http.StatusBadGateway)
+	base2 := &countingBodies{next: srv.Client().Transport}
+	client = &http.Client{Transport: clients.NewRetryingTransportBreaker(base2, realRegistry())}
+	code, err = get(t, client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusBadGateway, code)
+	assert.Equal(t, base2.opened.Load(), base2.closed.Load())
+}
+
+func realRegistry() *runtime.Registry {
+	return runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+}

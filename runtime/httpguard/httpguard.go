@@ -1,8 +1,9 @@
 // Package httpguard is what a breakergen wrapper of an http.RoundTripper
 // (or of any method answering an *http.Response) needs beyond package
 // runtime: a failure func telling a failed response from a good one, for
-// the annotation key failure, and the helper generated code calls to keep
-// a timeout's ctx alive while the body is read.
+// the annotation key failure, and the helpers generated code calls to
+// keep a timeout's ctx alive while the body is read and to dispose of a
+// response that a retry replaced.
 //
 //	//breaker:name=api threshold=3 reset=30s timeout=2s failure=httpguard.Failure
 //	type Transport interface {
@@ -146,7 +147,8 @@ func (b *cancelBody) Close() error {
 const drainLimit = 4 << 10
 
 // Discard drains a little of resp's body (so that its connection can be
-// reused) and closes it: for a response that no caller will see.
+// reused) and closes it: for a response that no caller will see. Generated
+// code calls it on the answer of a try that a retry replaces.
 func Discard(resp *http.Response) {
 	if resp == nil || resp.Body == nil {
 		return

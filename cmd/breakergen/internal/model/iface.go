@@ -283,14 +283,14 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.Why = "noroute"
 		return
 	}
-	if mm.Judged() && (mm.Route.Helper() || in.Chain) {
+	if r := mm.Route; mm.Judged() && (r.Valid != nil || r.Stale > 0 || in.Chain) {
 		var what string
 		if mm.Carrier != nil {
 			what = "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
 		} else {
 			what = "failure=" + mm.Route.Failure.Text
 		}
-		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: attempts, budget, valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with attempts=1 valid=- stale=0 and no budget, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
+		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with valid=- stale=0, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
 	}
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)

@@ -44,7 +44,7 @@ func File(mf *model.File) ([]byte, error) {
 			if m.Route != nil && m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
 				usesSQL = true
 			}
-			if m.Route != nil && m.UseTimeout && m.Response > 0 {
+			if m.Route != nil && m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries()) {
 				usesHTTP = true
 			}
 		}
@@ -633,7 +633,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	}
 	route := jen.Id(recv).Dot(r.Field)
 	if m.Judged() {
-		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, call: call, decl: decl, err: errName, callName: callName}, body)
+		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, wrapper: wrapper}, body)
 		return
 	}
 	if chain || r.Helper() {

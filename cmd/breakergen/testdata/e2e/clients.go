@@ -67,4 +67,8 @@ type Client interface {
 	QueryRow(ctx context.Context, query string) *sql.Row
 	//breaker:name=roundtrip failure=failed timeout=1s
 	Do(req *Request) (*Response, error)
+	//breaker:name=tried attempts=2 backoff=1ms
+	Fetch(ctx context.Context, key string) *Cmd
+	//breaker:name=tried attempts=2 backoff=1ms failure=failed
+	Ask(req *Request) (*Response, error)
 }

@@ -18,6 +18,8 @@ import (
 
 // fakeClient answers what the test sets and counts its calls.
 type fakeClient struct {
+	cmds   []*Cmd      // Fetch's answers, in turn
+	resps  []*Response // Ask's answers, in turn
 	cmd    *Cmd
 	rowErr error
 	resp   *Response
@@ -37,6 +39,20 @@ func (f *fakeClient) Get(ctx context.Context, key string) *Cmd {
 func (f *fakeClient) QueryRow(ctx context.Context, query string) *sql.Row {
 	f.calls++
 	return sqlimpl.Row(f.rowErr) // a row that failed, as a missing table's does
+}
+
+func (f *fakeClient) Fetch(ctx context.Context, key string) *Cmd {
+	f.calls++
+	c := f.cmds[0]
+	f.cmds = f.cmds[1:]
+	return c
+}
+
+func (f *fakeClient) Ask(req *Request) (*Response, error) {
+	f.calls++
+	r := f.resps[0]
+	f.resps = f.resps[1:]
+	return r, nil
 }
 
 func (f *fakeClient) Do(req *Request) (*Response, error) {
@@ -138,4 +154,41 @@ func TestFailureAnswers(t *testing.T) {
 	var open *runtime.OpenError
 	require.True(t, errors.As(err, &open))
 	assert.Equal(t, b.Stats().OpenedAt.Add(time.Minute), open.Until, "the cooldown, not reset")
+}
+
+func TestCarrierRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeClient{cmds: []*Cmd{NewCmd("", errDown), NewCmd("v", nil)}}
+		reg := newRegistry()
+		w := NewClientBreaker(f, reg)
+		cmd := w.Fetch(context.Background(), "k")
+		require.NoError(t, cmd.Err())
+		assert.Equal(t, "v", cmd.Val(), "the second try's answer")
+		assert.Equal(t, 2, f.calls)
+
+		f.cmds = []*Cmd{NewCmd("", errDown), NewCmd("", errDown)}
+		last := f.cmds[1]
+		assert.Same(t, last, w.Fetch(context.Background(), "k"), "both failed: the last answer")
+		b, _ := reg.Lookup("tried")
+		assert.Equal(t, uint64(3), b.Stats().Failures, "every try counted")
+	})
+}
+
+func TestFailureRetries(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeClient{resps: []*Response{{Code: 500}, {Code: 200}}}
+		w := NewClientBreaker(f, newRegistry())
+		resp, err := w.Ask(NewRequest(context.Background(), "/"))
+		require.NoError(t, err)
+		assert.Equal(t, 200, resp.Code, "the 500 was retried")
+
+		// A 503 asks for a cooldown: not retried, returned as it is.
+		f.resps = []*Response{{Code: 503}, {Code: 200}}
+		resp, err = w.Ask(NewRequest(context.Background(), "/"))
+		require.NoError(t, err)
+		assert.Equal(t, 503, resp.Code)
+		assert.Len(t, f.resps, 1, "one try")
+		_, err = w.Ask(NewRequest(context.Background(), "/"))
+		assert.ErrorIs(t, err, runtime.ErrOpen, "the cooldown")
+	})
 }
