@@ -58,7 +58,9 @@ Keys (no space after //, options separated by spaces):
 
 const usageTail = `
 A method's own line wins, then the first interface line whose methods match,
-then the default line. Methods without an error result are never guarded.
+then the default line. A method is guarded when its last result is an error
+or carries one (an Err() error method, as go-redis commands and *sql.Row
+have); others are delegated unguarded, with a warning.
 
 Errors are printed as file:line:col: message; nothing is written then, and
 the exit status is 1 (2 for a bad command line). Warnings (annotations

@@ -25,6 +25,14 @@ import (
 //breaker:name=redis threshold=3 reset=5s
 type Cache interface {
 	redis.Cmdable
+
+	// A pipeline is a batch built locally, not a call to Redis: the
+	// commands it sends through Exec are what can fail.
+	//
+	//breaker:skip
+	Pipeline() redis.Pipeliner
+	//breaker:skip
+	TxPipeline() redis.Pipeliner
 }
 
 // DB is the part of *sql.DB a service queries through. A missing table or

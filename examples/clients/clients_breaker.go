@@ -130,7 +130,7 @@ import (
 //     ZRevRange, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores,
 //     ZRevRangeWithScores, ZRevRank, ZRevRankWithScore, ZScan, ZScore, ZUnion,
 //     ZUnionStore, ZUnionWithScores: breaker "redis"
-//   - Pipeline, TxPipeline: unguarded (no error result)
+//   - Pipeline, TxPipeline: unguarded (skip)
 //
 // Create it with NewCacheBreaker; the zero value is not usable. It is safe for
 // concurrent use when the wrapped Cache is.
@@ -8366,8 +8366,7 @@ func (w *CacheBreaker) Ping(ctx context.Context) (r0 *redis.StatusCmd) {
 	return
 }
 
-// Pipeline calls next.Pipeline unguarded: it has no error result to report
-// failures with.
+// Pipeline calls next.Pipeline unguarded: //breaker:skip says so.
 func (w *CacheBreaker) Pipeline() redis.Pipeliner {
 	return w.next.Pipeline()
 }
@@ -11667,8 +11666,7 @@ func (w *CacheBreaker) Touch(ctx context.Context, keys ...string) (r0 *redis.Int
 	return
 }
 
-// TxPipeline calls next.TxPipeline unguarded: it has no error result to report
-// failures with.
+// TxPipeline calls next.TxPipeline unguarded: //breaker:skip says so.
 func (w *CacheBreaker) TxPipeline() redis.Pipeliner {
 	return w.next.TxPipeline()
 }
