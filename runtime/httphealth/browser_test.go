@@ -80,8 +80,8 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
-		t.Skip("no Chromium found ($BREAKERGEN_CHROMIUM, /usr/bin/chromium, PATH): " +
-			"install it with `apt-get install -y chromium` to run the dashboard's browser test")
+		t.Skip("missing component: chromium (apt-get install chromium fonts-noto-cjk); " +
+			"looked at $BREAKERGEN_CHROMIUM, /usr/bin/chromium and PATH")
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(path),
