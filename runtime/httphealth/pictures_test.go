@@ -478,3 +478,45 @@ func TestDashboardBandPagesInBrowser(t *testing.T) {
 	cancel()
 	<-console.done
 }
+
+// TestBandCaptionAfterRedrawInBrowser: a refresh redraws the band under a
+// still pointer (its spans are new elements); the pointer then leaving the
+// band still brings the summary back, as it does without a redraw.
+func TestBandCaptionAfterRedrawInBrowser(t *testing.T) {
+	bctx, cancel := browserTest(t)
+
+	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond))
+	tdx := f.reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Minute})
+	fail(t, tdx, 1, "dial tcp: connection refused")
+	f.clock.Add(time.Minute)
+	require.Equal(t, runtime.HalfOpen, tdx.State())
+	succeed(t, tdx)
+	f.clock.Add(time.Minute)
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+
+	console := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	summary := `document.querySelector('[data-name=tdx] [data-f=band-text]').textContent === "opened 1×, open 1 min in all"`
+	p.waitFor("tdx's band", summary)
+	for round := range 3 {
+		p.pointAt(`[data-name=tdx] [data-f=band] rect[data-state=OPEN]`,
+			`document.querySelector('[data-name=tdx] [data-f=band-text]').textContent.startsWith("Open (down)")`)
+		// Wait for a refresh to draw the band again under the pointer, which
+		// does not move.
+		eval[bool](p, `(() => { window.__redrawn = false;
+			const band = document.querySelector('[data-name=tdx] [data-f=band]');
+			const o = new MutationObserver(() => { window.__redrawn = true; o.disconnect(); });
+			o.observe(band, { attributes: true, childList: true, subtree: true, characterData: true });
+			return true; })()`)
+		p.waitFor("a refresh to redraw the band", `window.__redrawn`)
+		assert.True(t, eval[bool](p, `document.querySelector('[data-name=tdx] [data-f=band-text]').textContent.startsWith("Open (down)")`),
+			"round %d: the redraw keeps the pointed span in the caption", round)
+		require.NoError(t, chromedp.Do(bctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1)))
+		p.waitFor(fmt.Sprintf("round %d: the summary back once the pointer left", round), summary)
+	}
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
+	cancel()
+	<-console.done
+}
