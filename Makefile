@@ -18,8 +18,10 @@ TESTSUMMARY := $(CURDIR)/bin/testsummary
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-demo: ## run the market-data scenario end to end (loopback only, about 13s)
-	$(GO) run ./examples/marketdata/cmd/demo
+demo: ## run the market-data scenario end to end (loopback only, about 13s; the first build takes longer)
+	@echo "building the demo (./examples/marketdata/cmd/demo: the runtime, the generated wrappers, a fake upstream; a first build can take half a minute)…"
+	@$(GO) build -o $(CURDIR)/bin/demo ./examples/marketdata/cmd/demo
+	@$(CURDIR)/bin/demo $(DEMOFLAGS)
 
 demo-fleet: ## three processes share their breakers through a redis-server of their own: one ban, one trip, one probe (about 3s; skips without redis-server)
 	cd examples/fleet && $(GO) run .

@@ -32,7 +32,7 @@ const (
 	// [Registry.Events] and the state change itself is never lost.
 	EventQueueCapacity = 1024
 
-	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
+	// MaxCooldown caps the OPEN period an error's RetryAfter can ask for.
 	MaxCooldown = 24 * time.Hour
 )
 
@@ -287,7 +287,7 @@ func (b *Breaker) Name() string { return b.cfg.Name }
 func (b *Breaker) Config() Config { return b.cfg }
 
 // State returns the current state. It also makes any move that is due (an
-// elapsed OPEN window, a probe slot past its deadline, a call in flight
+// elapsed OPEN period, a probe slot past its deadline, a call in flight
 // past [Config].InFlight), so it never reports a state that time has
 // already ended.
 func (b *Breaker) State() State {
@@ -705,11 +705,12 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 		return
 	}
 	now := b.reg.clock.Now()
+	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
 	b.startPeriodLocked(cur, to, now, window)
 	b.stateChanges++
 	b.transitions[from][to]++
 	if reason == "" {
-		reason = defaultReason(from, to)
+		reason = defaultReason(from, to, lasted)
 	}
 	ev := Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
 	b.reg.record(ev)
@@ -863,7 +864,7 @@ type panicError struct{ value any }
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
-// cooldown returns the OPEN window the first error in err's chain (through
+// cooldown returns the OPEN period the first error in err's chain (through
 // Unwrap() error and Unwrap() []error) with a RetryAfter() time.Duration
 // method asks for, capped at MaxCooldown, and the transition's reason; ok
 // is false when no error asks for more than zero.

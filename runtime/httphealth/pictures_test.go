@@ -185,7 +185,7 @@ func TestDashboardPicturesInBrowser(t *testing.T) {
 	require.Len(t, titles, 4)
 	assert.Equal(t, "Closed (ok), until 11:05:00 UTC (35 min)", titles[0])
 	assert.Equal(t, "Open (down), 11:05:00–11:06:00 UTC (1 min): dial tcp: connection refused", titles[1])
-	assert.Contains(t, titles[2], "Half-open (degraded), 11:06:00–11:06:00 UTC (0 s): open window elapsed, probing")
+	assert.Contains(t, titles[2], "Half-open (degraded), 11:06:00–11:06:00 UTC (0 s): reset 1m0s elapsed, probing")
 	assert.Equal(t, "Closed (ok), 11:06:00–now UTC (24 min): half-open probe succeeded (1/1)", titles[3])
 	assert.Equal(t, "opened 1×, open 1 min in all", p.cardText("tdx", "band-text"))
 	assert.Equal(t, "State over the last hour: opened 1×, open 1 min in all.", p.figureAttr("tdx", "band", "aria-label"))
