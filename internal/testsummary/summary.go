@@ -57,7 +57,7 @@ func run(args []string, stdout, stderr io.Writer, ci bool) error {
 	}
 	cmdline := fs.Args()
 	if len(cmdline) < 2 || cmdline[1] != "test" {
-		return errors.New("usage: testsummary [-record FILE] [-allocs] go test [flags] [packages]; testsummary -report FILE...")
+		return errors.New("usage: testsummary [-record FILE] [-allocs] go test [flags] [packages], or testsummary -report FILE")
 	}
 	if *allocs {
 		var err error
