@@ -23,10 +23,11 @@ import (
 // reset's end makes) is held until the call's row is printed, and printed
 // after it: the hook runs while the call returns, before its row.
 type liveLog struct {
-	mu      sync.Mutex // guards w, printed, held and glossed
+	mu      sync.Mutex // guards w, printed, held, seen and glossed
 	w       io.Writer
 	printed map[runtime.Event]bool // the transitions printed so far
 	held    []runtime.Event        // transitions waiting for their call's row
+	seen    map[runtime.Event]bool // the transitions the hook gave, printed or held
 	glossed map[string]bool        // the sample values glossed so far
 	start   time.Time
 }
@@ -147,6 +148,10 @@ func pad(s string, n int) string {
 func (l *liveLog) transition(ev runtime.Event) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	if l.seen == nil {
+		l.seen = map[runtime.Event]bool{}
+	}
+	l.seen[ev] = true
 	if ev.From == runtime.Open && ev.To == runtime.HalfOpen {
 		l.flushLocked()
 		l.printLocked(ev)
@@ -161,6 +166,18 @@ func (l *liveLog) printLocked(ev runtime.Event) {
 		l.printed = map[runtime.Event]bool{}
 	}
 	l.printed[ev] = true
+}
+
+// unseen returns the first of evs that the hook has not given yet.
+func (l *liveLog) unseen(evs []runtime.Event) (runtime.Event, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, ev := range evs {
+		if !l.seen[ev] {
+			return ev, true
+		}
+	}
+	return runtime.Event{}, false
 }
 
 // unprinted returns the first of evs not printed yet.

@@ -247,6 +247,27 @@ func (s *Scenario) settle(ctx context.Context) error {
 	}
 }
 
+// row prints a call's row once the hook has given every transition
+// recorded so far, so that those the call caused are printed after it. The
+// hook mostly runs before the call returns, but may run later on the
+// registry's delivering goroutine when another delivery is under way.
+func (s *Scenario) row(provider, what, verdict, detail string) {
+	limit := time.NewTimer(10*s.Reset + 5*time.Second)
+	defer limit.Stop()
+	for {
+		if _, waiting := s.log.unseen(s.reg.Events(runtime.DefaultEventCapacity)); !waiting {
+			break
+		}
+		select {
+		case <-s.transitions:
+			continue
+		case <-limit.C:
+		}
+		break // settle reports a hook that never came
+	}
+	s.log.row(provider, what, verdict, detail)
+}
+
 func (s *Scenario) breaker(name string) *runtime.Breaker {
 	b, _ := s.reg.Lookup(name)
 	return b
@@ -256,7 +277,7 @@ func (s *Scenario) breaker(name string) *runtime.Breaker {
 // or the error, with the breaker's failure count while it is CLOSED.
 func (s *Scenario) call(provider, what string, err error, ok string) {
 	if err == nil {
-		s.log.row(provider, what, "ok", ok)
+		s.row(provider, what, "ok", ok)
 		return
 	}
 	verdict, msg := describe(s.log.now(), err, attempts[provider])
@@ -268,7 +289,7 @@ func (s *Scenario) call(provider, what string, err error, ok string) {
 	default:
 		msg += fmt.Sprintf("   (failures %d/%d)", st.ConsecutiveFailures, st.FailureThreshold)
 	}
-	s.log.row(provider, what, verdict, msg)
+	s.row(provider, what, verdict, msg)
 }
 
 // attempts are the annotated attempts= of the routes that retry
@@ -348,11 +369,11 @@ func (s *Scenario) flow(ctx context.Context, rep *Report, code string) (marketda
 	if err != nil {
 		why := strings.TrimPrefix(p.String(), "none ")
 		rep.Flows = append(rep.Flows, "error: "+why)
-		s.log.row("chain", what, "fail", "no answer "+why)
+		s.row("chain", what, "fail", "no answer "+why)
 		return f, err
 	}
 	rep.Flows = append(rep.Flows, p.String())
-	s.log.row("chain", what, "ok", fmt.Sprintf("%s · main net %+.2f亿", p.String(), f.MainNet/1e8))
+	s.row("chain", what, "ok", fmt.Sprintf("%s · main net %+.2f亿", p.String(), f.MainNet/1e8))
 	return f, nil
 }
 
