@@ -8,13 +8,20 @@ export BREAKERGEN_ARTIFACTS ?= $(CURDIR)/.artifacts
 # vet, race and lint go through each. tools/ only pins staticcheck.
 MODULES := $(sort $(patsubst ./%,%,$(patsubst %/go.mod,%,$(shell find . -name go.mod -not -path './tools/*' -not -path '*/testdata/*' -not -path './.*'))))
 
-.PHONY: help demo demo-fleet serve test fmt vet race race-repeat check-generate generate lint bench bench-runtime fuzz
+# make race records every skipped test here; make skips reports them.
+SKIPS := $(BREAKERGEN_ARTIFACTS)/skips.jsonl
+# Runs go test -json and prints what go test prints, recording the skips.
+TESTSUMMARY := $(CURDIR)/bin/testsummary
+
+.PHONY: help demo demo-fleet serve test fmt vet race allocs skips testsummary race-repeat check-generate generate lint bench bench-runtime fuzz
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*##' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  %-15s %s\n", $$1, $$2}'
 
-demo: ## run the market-data scenario end to end (loopback only, about 13s)
-	$(GO) run ./examples/marketdata/cmd/demo
+demo: ## run the market-data scenario end to end (loopback only, about 13s; the first build takes longer)
+	@echo "building the demo (./examples/marketdata/cmd/demo: the runtime, the generated wrappers, a fake upstream; a first build can take half a minute)…"
+	@$(GO) build -o $(CURDIR)/bin/demo ./examples/marketdata/cmd/demo
+	@$(CURDIR)/bin/demo $(DEMOFLAGS)
 
 demo-fleet: ## three processes share their breakers through a redis-server of their own: one ban, one trip, one probe (about 3s; skips without redis-server)
 	cd examples/fleet && $(GO) run .
@@ -22,7 +29,7 @@ demo-fleet: ## three processes share their breakers through a redis-server of th
 serve: ## the demo, then keep serving the dashboard and Prometheus /metrics on 127.0.0.1:8080
 	cd examples/ops && $(GO) run ./cmd/serve -serve 127.0.0.1:8080
 
-test: fmt vet race race-repeat check-generate ## gofmt, go vet, go test -race (every module), hook tests repeated, generated-code freshness
+test: fmt vet race allocs race-repeat check-generate skips ## gofmt, go vet, go test -race (every module), allocation tests without -race, hook tests repeated, generated-code freshness, then what was skipped
 
 fmt: ## fail if gofmt would change a file
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go' -not -path './.git/*')); \
@@ -31,8 +38,21 @@ fmt: ## fail if gofmt would change a file
 vet: ## go vet ./... in every module
 	@set -e; for m in $(MODULES); do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...); done
 
-race: ## go test -race ./... in every module
-	@set -e; for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(GO) test -race ./...); done
+race: testsummary ## go test -race ./... in every module (skips recorded for make skips)
+	@rm -f $(SKIPS); mkdir -p $(dir $(SKIPS))
+	@set -e; for m in $(MODULES); do echo "go test -race ($$m)"; (cd $$m && $(TESTSUMMARY) -record $(SKIPS) $(GO) test -race ./...); done
+
+# The allocation tests (testing.AllocsPerRun, named *Alloc*) skip under
+# -race: this pass runs them without it, in every module that has them.
+allocs: testsummary ## the allocation tests without -race, in every module that has them
+	@set -e; for m in $(MODULES); do (cd $$m && $(TESTSUMMARY) -allocs -record $(SKIPS) $(GO) test ./...); done
+
+# With CI=true (.ci/run) a skip for a missing component fails here.
+skips: testsummary ## how many tests make race skipped and why, each reason once; CI=true fails on a missing component
+	@$(TESTSUMMARY) -report $(SKIPS)
+
+testsummary:
+	@$(GO) build -o $(TESTSUMMARY) ./internal/testsummary
 
 # Hooks may run on a timer's goroutine: the tests that read what a hook wrote
 # pass alone and must pass beside anything, so they run many times under

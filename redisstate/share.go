@@ -121,7 +121,7 @@ end
 return redis.call('PTTL', KEYS[1])
 `)
 
-// Probe decides who probes when b's OPEN window ends: the process that
+// Probe decides who probes when b's OPEN period ends: the process that
 // takes the lease, held as long as the probe may run (b.ProbeWindow: the
 // reset window, or a route's longer timeout). The others wait for its
 // result, asking again when its lease runs out (a holder that died). With

@@ -152,7 +152,7 @@ func (b *Breaker) Name() string { return b.cfg.Name }
 func (b *Breaker) Config() Config { return b.cfg }
 
 // State returns the current state. It also makes any move that is due (an
-// elapsed OPEN window, a probe slot past its deadline, a call in flight
+// elapsed OPEN period, a probe slot past its deadline, a call in flight
 // past [Config].InFlight), so it never reports a state that time has
 // already ended.
 func (b *Breaker) State() State {
@@ -172,11 +172,12 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 		return
 	}
 	now := b.reg.clock.Now()
+	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
 	b.startPeriodLocked(cur, to, now, window)
 	b.stateChanges++
 	b.transitions[from][to]++
 	if reason == "" {
-		reason = defaultReason(from, to)
+		reason = defaultReason(from, to, lasted)
 	}
 	ev := Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
 	b.reg.record(ev)

@@ -49,7 +49,7 @@ func TestBreakerSteps(t *testing.T) {
 			{do: "fail", want: runtime.Open, evt: "CLOSED>OPEN", at: time.Second},
 			{do: "ok", want: runtime.Open, err: runtime.ErrOpen},
 		}},
-		{"open window then probes close it", cfg, []step{
+		{"reset then probes close it", cfg, []step{
 			{do: "fail"}, {do: "fail"}, {do: "fail", want: runtime.Open, evt: "CLOSED>OPEN"},
 			{do: "advance", d: 9 * time.Second, want: runtime.Open},
 			{do: "advance", d: time.Second, want: runtime.HalfOpen, evt: "OPEN>HALF_OPEN", at: 10 * time.Second},

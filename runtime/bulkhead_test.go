@@ -223,7 +223,7 @@ func TestBulkheadRejectionTakesNoSlot(t *testing.T) {
 		assert.NotErrorIs(t, err, runtime.ErrBulkheadFull)
 		assert.Equal(t, 1, b.Stats().InFlight, "the rejection took no slot")
 
-		time.Sleep(10 * time.Second) // the open window passes (virtual time)
+		time.Sleep(10 * time.Second) // the reset passes (virtual time)
 		synctest.Wait()
 		require.Equal(t, runtime.HalfOpen, b.State())
 		probe := hold(t, b, release) // takes the last slot

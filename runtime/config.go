@@ -25,7 +25,7 @@ const (
 	// [Registry.Events] and the state change itself is never lost.
 	EventQueueCapacity = 1024
 
-	// MaxCooldown caps the OPEN window an error's RetryAfter can ask for.
+	// MaxCooldown caps the OPEN period an error's RetryAfter can ask for.
 	MaxCooldown = 24 * time.Hour
 )
 

@@ -115,11 +115,15 @@ func reasonOf(err error) string {
 	return Brief(err)
 }
 
-// defaultReason is the reason of a transition whose caller gave none.
-func defaultReason(from, to State) string {
+// defaultReason is the reason of a transition whose caller gave none;
+// period is how long the state that ends lasted, as set when it began (an
+// OPEN period: the reset, or a cooldown).
+func defaultReason(from, to State, period time.Duration) string {
 	switch {
+	case from == Open && to == HalfOpen && period > 0:
+		return "reset " + period.String() + " elapsed, probing"
 	case from == Open && to == HalfOpen:
-		return "open window elapsed, probing"
+		return "reset elapsed, probing"
 	case from == HalfOpen && to == Closed:
 		return "probe succeeded, recovered"
 	case from == HalfOpen && to == Open:

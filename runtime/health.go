@@ -23,10 +23,17 @@ type Stats struct {
 	Name  string `json:"name"`
 	State State  `json:"state"`
 
+	// The JSON of a Stats (a breaker of the Health JSON) is documented field
+	// by field in docs/health.md; a field that does not apply is left out.
+
 	// FailureThreshold and ResetSeconds are the breaker's settings, to put
 	// the counters in context ("2/5 consecutive failures"); a
-	// FailureThreshold of 0 means none (a window's rates alone trip).
-	FailureThreshold int     `json:"failure_threshold"`
+	// The JSON of a Stats (a breaker of the Health JSON) is documented field
+	// by field in docs/health.md; a field that does not apply is left out.
+
+	// FailureThreshold of 0 means none (a window's rates alone trip) and is
+	// left out of the JSON.
+	FailureThreshold int     `json:"failure_threshold,omitempty"`
 	ResetSeconds     float64 `json:"reset_seconds"`
 
 	// Failures counts calls that failed (panics and reclaimed probe slots
@@ -58,9 +65,11 @@ type Stats struct {
 	// CLOSED; ConsecutiveSuccesses the probe successes towards the success
 	// threshold in HALF_OPEN.
 	ConsecutiveFailures  int `json:"consecutive_failures"`
-	ConsecutiveSuccesses int `json:"consecutive_successes"`
-	// ProbesInFlight is the number of HALF_OPEN probes pending.
-	ProbesInFlight int `json:"probes_in_flight"`
+	ConsecutiveSuccesses int `json:"consecutive_successes,omitempty"`
+	// ProbesInFlight is the number of HALF_OPEN probes pending. It and
+	// ConsecutiveSuccesses are in the JSON in HALF_OPEN only (then also
+	// at zero).
+	ProbesInFlight int `json:"probes_in_flight,omitempty"`
 
 	// LastFailure is when the last failure was recorded; zero if none. With
 	// the real clock it is the wall time at the breaker's creation plus the
@@ -69,15 +78,18 @@ type Stats struct {
 	// clock and, on Linux, time the machine spent suspended. LastSuccess is
 	// recorded alike.
 	LastFailure time.Time `json:"last_failure,omitzero"`
-	// OpenedAt is when the breaker last moved to OPEN.
+	// OpenedAt is when the breaker last moved to OPEN; in the JSON only
+	// while it is OPEN or HALF_OPEN.
 	OpenedAt time.Time `json:"opened_at,omitzero"`
 	// NextProbe is when an OPEN breaker admits its next probe; zero
 	// otherwise.
 	NextProbe time.Time `json:"next_probe,omitzero"`
 
 	// Counted reports whether the registry counts every call
-	// ([WithCallCounts]); without it the four fields below are zero.
-	Counted     bool      `json:"counted"`
+	// ([WithCallCounts]); without it the four fields below are zero. In
+	// the JSON "counted" is there only when true (then so are calls,
+	// successes and rejections, also at zero).
+	Counted     bool      `json:"counted,omitempty"`
 	Calls       uint64    `json:"calls,omitempty"`
 	Successes   uint64    `json:"successes,omitempty"`
 	Rejections  uint64    `json:"rejections,omitempty"`
@@ -166,14 +178,21 @@ func (b *Breaker) Stats() Stats {
 }
 
 // MarshalJSON encodes s with the field names of its tags, leaving out the
-// fields whose tag says omitempty or omitzero while they are zero, except
-// the window figures when s has a window (Window is set) and in_flight when
-// the breaker counts calls in flight (InFlightSeconds or Concurrency is
-// set): those are always there.
+// fields that do not apply (docs/health.md): those whose tag says omitempty
+// or omitzero while they are zero, opened_at on a CLOSED breaker. Some are
+// there whenever they apply, zeros included: the window figures when s
+// has a window (Window is set), in_flight when the breaker counts calls in
+// flight (InFlightSeconds or Concurrency is set), the probe figures in
+// HALF_OPEN, and the call totals when Counted.
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type plain Stats // the fields and tags of Stats, without this method
-	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 {
-		return json.Marshal(plain(s))
+	p := plain(s)
+	if s.State == Closed {
+		p.OpenedAt = time.Time{}
+	}
+	half := s.State == HalfOpen
+	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 && !half && !s.Counted {
+		return json.Marshal(p)
 	}
 	// Fields of the outer struct hide the embedded ones of the same JSON
 	// name and come after them, so the window figures are grouped and
@@ -181,6 +200,11 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	// points to zero.
 	out := struct {
 		plain
+		ConsecutiveSuccesses *int     `json:"consecutive_successes,omitempty"`
+		ProbesInFlight       *int     `json:"probes_in_flight,omitempty"`
+		Calls                *uint64  `json:"calls,omitempty"`
+		Successes            *uint64  `json:"successes,omitempty"`
+		Rejections           *uint64  `json:"rejections,omitempty"`
 		Window               string   `json:"window,omitempty"`
 		WindowCalls          *int     `json:"window_calls,omitempty"`
 		WindowFailures       *int     `json:"window_failures,omitempty"`
@@ -193,7 +217,13 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		InFlight             *int     `json:"in_flight,omitempty"`
 		InFlightSeconds      float64  `json:"inflight_seconds,omitempty"`
 		Status               Level    `json:"status"`
-	}{plain: plain(s), Window: s.Window, SlowSeconds: s.SlowSeconds, InFlightSeconds: s.InFlightSeconds, Status: s.Status}
+	}{plain: p, Window: s.Window, SlowSeconds: s.SlowSeconds, InFlightSeconds: s.InFlightSeconds, Status: s.Status}
+	if half {
+		out.ConsecutiveSuccesses, out.ProbesInFlight = &s.ConsecutiveSuccesses, &s.ProbesInFlight
+	}
+	if s.Counted {
+		out.Calls, out.Successes, out.Rejections = &s.Calls, &s.Successes, &s.Rejections
+	}
 	if s.Window != "" {
 		out.WindowCalls, out.WindowFailures, out.WindowSlow = &s.WindowCalls, &s.WindowFailures, &s.WindowSlow
 		out.FailureRate, out.FailureRateThreshold = &s.FailureRate, &s.FailureRateThreshold

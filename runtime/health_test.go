@@ -58,6 +58,62 @@ func TestHealthLevelsAndJSON(t *testing.T) {
 	assert.NotContains(t, string(raw), `"calls"`, "uncounted totals are left out")
 }
 
+// breakerJSON is the JSON of one breaker's Stats, as a map: which fields
+// are there.
+func breakerJSON(t *testing.T, b *runtime.Breaker) map[string]any {
+	t.Helper()
+	raw, err := json.Marshal(b.Stats())
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m), string(raw))
+	return m
+}
+
+// TestHealthJSONLeavesOutWhatDoesNotApply: a field that does not apply is
+// absent, not zero (docs/health.md); one that applies is there at zero.
+func TestHealthJSONLeavesOutWhatDoesNotApply(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	win := reg.Breaker(runtime.Config{Name: "win", WindowCalls: 10})
+	m := breakerJSON(t, win)
+	assert.NotContains(t, m, "failure_threshold", "a window without an explicit threshold trips on its rate alone")
+	assert.Contains(t, m, "window_calls")
+	assert.Contains(t, m, "failure_rate_threshold")
+
+	b := reg.Breaker(runtime.Config{Name: "b", FailureThreshold: 1, ResetTimeout: time.Minute})
+	m = breakerJSON(t, b)
+	assert.EqualValues(t, 1, m["failure_threshold"])
+	for _, k := range []string{"opened_at", "next_probe", "counted", "calls", "successes", "rejections",
+		"consecutive_successes", "probes_in_flight", "window", "in_flight"} {
+		assert.NotContains(t, m, k, "a new CLOSED breaker without call counts")
+	}
+	assert.Contains(t, m, "consecutive_failures")
+
+	trip(t, b)
+	m = breakerJSON(t, b)
+	assert.Contains(t, m, "opened_at", "OPEN")
+	assert.Contains(t, m, "next_probe", "OPEN")
+	assert.NotContains(t, m, "probes_in_flight")
+	clk.Advance(time.Minute)
+	require.Equal(t, runtime.HalfOpen, b.State())
+	m = breakerJSON(t, b)
+	assert.Contains(t, m, "opened_at", "HALF_OPEN: the period it probes its way out of")
+	assert.NotContains(t, m, "next_probe")
+	assert.EqualValues(t, 0, m["consecutive_successes"], "HALF_OPEN: there at zero")
+	assert.EqualValues(t, 0, m["probes_in_flight"], "HALF_OPEN: there at zero")
+	require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+	require.Equal(t, runtime.Closed, b.State())
+	m = breakerJSON(t, b)
+	assert.NotContains(t, m, "opened_at", "CLOSED again")
+	assert.False(t, b.Stats().OpenedAt.IsZero(), "Stats still has it")
+
+	counted, _ := newTestRegistry(t, runtime.WithCallCounts())
+	m = breakerJSON(t, counted.Breaker(runtime.Config{Name: "c"}))
+	assert.Equal(t, true, m["counted"])
+	assert.EqualValues(t, 0, m["calls"], "counted: the totals are there at zero")
+	assert.EqualValues(t, 0, m["successes"])
+	assert.EqualValues(t, 0, m["rejections"])
+}
+
 func TestStatsCountTransitionsByPair(t *testing.T) {
 	reg, clk := newTestRegistry(t)
 	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second})

@@ -113,7 +113,7 @@ func TestBreakerTimersInsideSynctestBubble(t *testing.T) {
 		assert.Equal(t, runtime.HalfOpen, b.State())
 		evs := reg.Events(0)
 		require.Len(t, evs, 2)
-		assert.Equal(t, "open window elapsed, probing", evs[0].Reason)
+		assert.Equal(t, "reset 30s elapsed, probing", evs[0].Reason, "the OPEN period, in the words of the reset key")
 		b.Reset()
 	})
 }

@@ -266,7 +266,7 @@ type panicError struct{ value any }
 
 func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 
-// cooldown returns the OPEN window the first error in err's chain (through
+// cooldown returns the OPEN period the first error in err's chain (through
 // Unwrap() error and Unwrap() []error) with a RetryAfter() time.Duration
 // method asks for, capped at MaxCooldown, and the transition's reason; ok
 // is false when no error asks for more than zero.

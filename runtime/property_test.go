@@ -467,7 +467,7 @@ func checkWindowModel(t *testing.T, real bool) {
 			},
 			"": func(rt *rapid.T) {
 				st := b.Stats()
-				if m.state != runtime.Closed { // OPEN, or HALF_OPEN once the open window ran out
+				if m.state != runtime.Closed { // OPEN, or HALF_OPEN once the reset ran out
 					require.NotEqual(rt, runtime.Closed, st.State)
 					require.Zero(rt, st.WindowCalls, "the window is emptied at every transition")
 					return

@@ -13,7 +13,8 @@ type State int32
 const (
 	// Closed admits every call and counts consecutive failures.
 	Closed State = iota
-	// HalfOpen admits a limited number of probe calls after an open window.
+	// HalfOpen admits a limited number of probe calls once the reset (how
+	// long the breaker stays OPEN) has passed.
 	HalfOpen
 	// Open rejects every call with an error that matches [ErrOpen].
 	Open

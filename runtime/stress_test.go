@@ -108,11 +108,11 @@ func stressManyGoroutines(t *testing.T) {
 	// How far the run got past its last trip depends on the scheduler (a
 	// goroutine that runs a timer can be descheduled while the others make
 	// every call they have left), so recovery is checked after it: once the
-	// open window has elapsed, one success closes the breaker.
+	// reset has elapsed, one success closes the breaker.
 	clk.Advance(time.Second)
 	var ok error
 	call, err := rt.Enter(context.Background())
-	require.NoError(t, err, "a probe after the open window")
+	require.NoError(t, err, "a probe after the reset")
 	call.Exit(context.Background(), &ok)
 	assert.Equal(t, runtime.Closed, b.State(), "recovered")
 	synctest.Wait()
@@ -121,7 +121,7 @@ func stressManyGoroutines(t *testing.T) {
 
 func TestZeroAllocations(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
 	reg, _ := newTestRegistry(t)
 	ctx := context.Background()

@@ -302,9 +302,18 @@ func TestCleanCountWindowTakesTheFastPath(t *testing.T) {
 	st := b.Stats()
 	assert.Equal(t, 10, st.WindowCalls)
 	assert.Zero(t, st.WindowFailures)
+}
+
+// TestCountWindowSuccessAllocatesNothing: a success allocates nothing with a
+// count window, clean (the fast path) or dirty.
+func TestCountWindowSuccessAllocatesNothing(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "w", WindowCalls: 10})
+	require.Equal(t, 10, calls(t, b, "oooooooooo"))
+	require.False(t, b.WindowFlagSet(), "full of successes: clean")
 	ctx := context.Background()
 	assert.Zero(t, testing.AllocsPerRun(100, func() {
 		tok, _ := b.Acquire(ctx)

@@ -124,7 +124,8 @@
     setRow(card, "bulkhead_full", String(b.bulkhead_full || 0), !!b.bulkhead_full);
     setRow(card, "throttle", pct(b.throttle_probability) + " of calls", !!(b.throttle_probability || b.throttled));
     setRow(card, "throttled", String(b.throttled || 0), !!b.throttled);
-    setRow(card, "opened", fmtTime(b.opened_at), true);
+    // opened_at is in the JSON while the breaker is OPEN or HALF_OPEN only.
+    setRow(card, "opened", fmtTime(b.opened_at), b.state !== "CLOSED");
     setRow(card, "last_failure", fmtTime(b.last_failure), true);
   }
 
@@ -154,22 +155,27 @@
     for (const e of list) marks.push({ state: e.to_state, at: clamp(e.timestamp), reason: e.reason, moved: true });
     const minW = (bandMS * 3) / px; // 3 px: a flip of a few seconds still shows
     let opened = 0, openMS = 0;
+    const el = f("band", card);
+    // The spans are drawn into the elements already there, so that the one
+    // under a still pointer stays in the document: a pointer leaving an
+    // element that was removed gets no pointerout.
+    const old = [...el.children];
     const rects = marks.map((m, i) => {
       const end = i + 1 < marks.length ? marks[i + 1].at : to;
       const w = Math.max(end - m.at, minW), x = Math.min(m.at - from, bandMS - w);
       const [y, height] = bandShape[m.state] || bandShape.OPEN;
       const word = m.state === "UNKNOWN" ? "Not shown" : (states[m.state] || { word: m.state }).word;
       if (m.state === "OPEN") { openMS += end - m.at; if (m.moved) opened++; }
-      const r = svg("rect", { class: "seg", "data-state": m.state, x, y, width: w, height });
+      const r = old[i] || svg("rect", {});
+      for (const [k, v] of Object.entries({ class: "seg", "data-state": m.state, x, y, width: w, height })) r.setAttribute(k, String(v));
       const when = m.moved ? fmtClock(m.at) + "–" + (end === to ? "now" : fmtClock(end)) + " UTC"
         : "until " + (end === to ? "now" : fmtClock(end) + " UTC");
-      const t = svg("title", {});
+      const t = r.firstElementChild || r.appendChild(svg("title", {}));
       t.textContent = word + ", " + when + " (" + fmtSpan(end - m.at) + ")" + (m.reason ? ": " + m.reason : "");
-      r.append(t);
       return r;
     });
-    const el = f("band", card);
-    el.replaceChildren(...rects);
+    for (const r of old.slice(rects.length)) r.remove();
+    for (const r of rects) if (r.parentNode !== el) el.append(r);
     el.dataset.spans = String(rects.length);
     const text = opened ? "opened " + opened + "×, open " + fmtSpan(openMS) + " in all"
       : openMS ? "open " + fmtSpan(openMS) : marks.length > 1 ? "no outage" : "no change";
@@ -261,6 +267,15 @@
   function leaveBand(e) {
     const band = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
     if (band && e.pointerType !== "touch" && !band.contains(e.relatedTarget)) unpoint(band);
+  }
+
+  // A mouse moving anywhere but over a band brings the summary of a band
+  // still pointed at back, should its pointerout have been lost (the
+  // band's card moved, or the span under the pointer went away).
+  function moveElsewhere(e) {
+    if (e.pointerType === "touch") return;
+    const here = e.target instanceof Element ? e.target.closest('[data-f="band"]') : null;
+    for (const band of document.querySelectorAll('[data-f="band"][data-pointed]')) if (band !== here) unpoint(band);
   }
 
   function tapElsewhere(e) {
@@ -479,6 +494,7 @@
   f("cards").addEventListener("pointerdown", pointBand);
   f("cards").addEventListener("pointerout", leaveBand);
   document.addEventListener("pointerdown", tapElsewhere);
+  document.addEventListener("pointermove", moveElsewhere);
   f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
   f("next").addEventListener("click", () => { page += 1; tick(); });
   let typing = 0;

@@ -130,7 +130,7 @@ var subjects = func() []subject {
 	return ss
 }()
 
-// window is the open window: fake time in a bubble, real time otherwise.
+// window is the reset: fake time in a bubble, real time otherwise.
 func (s subject) window() time.Duration {
 	if s.real {
 		return 20 * time.Millisecond
@@ -147,7 +147,7 @@ func (s subject) run(t *testing.T, f func(t *testing.T)) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		f(t)
-		// go-resiliency sleeps out its open window in a goroutine: let
+		// go-resiliency sleeps out its reset in a goroutine: let
 		// (fake) time run out every window so that the bubble can end.
 		time.Sleep(2 * time.Hour)
 	})
@@ -167,7 +167,7 @@ func (s subject) settle(done func() bool) {
 }
 
 // halfOpen builds the subject with threshold 1, trips it with one failure,
-// and lets its open window pass; a HALF_OPEN probe is due.
+// and lets its reset pass; a HALF_OPEN probe is due.
 func (s subject) halfOpen(t *testing.T, up *scripted) quote.Quoter {
 	t.Helper()
 	q := s.make(up, contend.Settings{Threshold: 1, Reset: s.window()})
@@ -188,7 +188,7 @@ func (s subject) halfOpen(t *testing.T, up *scripted) quote.Quoter {
 	return q
 }
 
-// recovers reports whether a call is admitted within ten open windows.
+// recovers reports whether a call is admitted within ten resets.
 func (s subject) recovers(up *scripted, q quote.Quoter) bool {
 	for range 10 {
 		if up.admitted(q) {
@@ -262,7 +262,7 @@ func TestBehaviourCancellation(t *testing.T) {
 }
 
 // TestBehaviourLostProbe: the one probe of a HALF_OPEN breaker hangs and
-// never reports. Is a call admitted again within ten open windows, or is the
+// never reports. Is a call admitted again within ten resets, or is the
 // breaker stuck in HALF_OPEN?
 func TestBehaviourLostProbe(t *testing.T) {
 	for _, s := range subjects {
@@ -292,7 +292,7 @@ func TestBehaviourLostProbe(t *testing.T) {
 }
 
 // TestBehaviourPanic: the probe of a HALF_OPEN breaker panics (the caller
-// recovers). Is a call admitted again within ten open windows? hystrix runs
+// recovers). Is a call admitted again within ten resets? hystrix runs
 // the call in a goroutine of its own, where a panic ends the process: that
 // case runs in a child process (TestHystrixPanicChild) and records whether
 // the child crashed.
@@ -361,7 +361,7 @@ func yesNo(b bool) string {
 // per-op average over a run) does not round a rare allocation away.
 func TestBehaviourAllocs(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
 	for _, name := range []string{"Success", "Rejection", "Failure", "Limited"} {
 		t.Run(name, func(t *testing.T) {

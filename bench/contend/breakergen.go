@@ -10,7 +10,7 @@ import (
 
 // Registry returns a registry whose breakers "quotes" and "limited" (the
 // names annotated on [quote.Quoter] and [quote.LimitedQuoter]) have the
-// threshold and open window of s, that ignores the environment and logs
+// threshold and reset of s, that ignores the environment and logs
 // nowhere; opts come last.
 func Registry(s Settings, opts ...runtime.Option) *runtime.Registry {
 	base := []runtime.Option{

@@ -5,7 +5,7 @@
 // A contender is a [quote.Quoter]; the breakergen one is the generated
 // [quote.QuoterBreaker] itself. Each constructor takes a [Settings] so that
 // every library is configured alike: a threshold of consecutive failures, an
-// open window, and (for the limiter scenario) a token bucket whose token is
+// reset, and (for the limiter scenario) a token bucket whose token is
 // always there.
 package contend
 

@@ -52,7 +52,7 @@ func TestTripQuality(t *testing.T) {
 			if r.Trips[i] == 0 {
 				assert.Zero(t, r.Refused[i], "%s: refusals without a trip", r.Contender.Name)
 			} else {
-				assert.Positive(t, r.Refused[i], "%s: a trip refuses the calls of the open window", r.Contender.Name)
+				assert.Positive(t, r.Refused[i], "%s: a trip refuses calls until its reset has passed", r.Contender.Name)
 			}
 		}
 		for i, runs := range r.ToTrip {

@@ -22,7 +22,7 @@ import (
 // Settings of the scene.
 const (
 	processes = 3
-	banFor    = 2 * time.Second // the ban's Retry-After: the OPEN window
+	banFor    = 2 * time.Second // the ban's Retry-After: the OPEN period
 	deadline  = 30 * time.Second
 )
 

@@ -26,7 +26,7 @@ func promtool(t *testing.T, stdin io.Reader, args ...string) (string, bool) {
 	t.Helper()
 	path, err := exec.LookPath("promtool")
 	if err != nil {
-		t.Skip("promtool not found: apt-get install prometheus")
+		t.Skip("missing component: promtool (apt-get install prometheus)")
 	}
 	cmd := exec.Command(path, args...)
 	cmd.Stdin = stdin

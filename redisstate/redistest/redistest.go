@@ -33,7 +33,7 @@ import (
 
 // ErrNotInstalled is returned by [Start] when there is no redis-server on
 // PATH. Its message says how to install one.
-var ErrNotInstalled = errors.New("redistest: redis-server not installed (apt-get install redis-server)")
+var ErrNotInstalled = errors.New("redistest: missing component: redis-server (apt-get install redis-server)")
 
 // ready is the line redis-server logs once it accepts connections.
 const ready = "Ready to accept connections"

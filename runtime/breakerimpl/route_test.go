@@ -67,7 +67,7 @@ func TestEnterFast(t *testing.T) {
 func TestEnterFastInlines(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
-		t.Skip("no go command")
+		t.Skip("missing component: go (the go command on PATH)")
 	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)

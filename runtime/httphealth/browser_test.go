@@ -80,8 +80,8 @@ func browser(t *testing.T, ctx context.Context) context.Context {
 	t.Helper()
 	path := chromiumPath()
 	if path == "" {
-		t.Skip("no Chromium found ($BREAKERGEN_CHROMIUM, /usr/bin/chromium, PATH): " +
-			"install it with `apt-get install -y chromium` to run the dashboard's browser test")
+		t.Skip("missing component: chromium (apt-get install chromium fonts-noto-cjk); " +
+			"looked at $BREAKERGEN_CHROMIUM, /usr/bin/chromium and PATH")
 	}
 	alloc, cancelAlloc := chromedp.NewExecAllocator(ctx,
 		chromedp.ExecPath(path),
@@ -224,7 +224,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, eval[string](p, `document.title`), "✕")
 	p.waitFor("the change announced", `document.querySelector('[data-f=announce]').textContent.includes("Open (down)")`)
 
-	// The open window passes: eastmoney probes. Then a fallback trips.
+	// The reset passes: eastmoney probes. Then a fallback trips.
 	f.clock.Add(30 * time.Second)
 	require.Equal(t, runtime.HalfOpen, em.State())
 	fail(t, fb, 1, "fallback: 502 Bad Gateway")
@@ -242,7 +242,7 @@ func TestDashboardInBrowser(t *testing.T) {
 	assert.Contains(t, evs[0], "fallback: 502 Bad Gateway")
 	assert.Contains(t, evs[1], "东方财富 East Money")
 	assert.Contains(t, evs[1], "✕ Open (down) → to ◐ Half-open (degraded)")
-	assert.Contains(t, evs[1], "open window elapsed, probing")
+	assert.Contains(t, evs[1], "reset 30s elapsed, probing")
 	p.screenshot("dashboard-desktop.png")
 
 	// A probe succeeds: eastmoney recovers.

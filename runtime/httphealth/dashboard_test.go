@@ -103,7 +103,7 @@ func TestDashboardTimeline(t *testing.T) {
 	assert.Contains(t, evs[1], `<time data-f="time" datetime="2026-10-06T09:30:31Z">2026-10-06 09:30:31 UTC</time>`)
 	assert.Regexp(t, `(?s)◐</span> <span data-f="from-word">Half-open \(degraded\)</span>.*→.*✓</span> <span data-f="to-word">Closed \(ok\)</span>`, evs[1])
 	assert.Contains(t, evs[1], "half-open probe succeeded (1/1)")
-	assert.Contains(t, evs[2], "open window elapsed, probing")
+	assert.Contains(t, evs[2], "reset 30s elapsed, probing")
 	assert.Contains(t, evs[3], `<p class="reason" data-f="reason">connection refused</p>`)
 	assert.Contains(t, evs[3], `data-level="down"`)
 }

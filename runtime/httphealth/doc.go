@@ -19,9 +19,13 @@
 //
 // The registry's [runtime.Health]: the overall level ("ok", "degraded" or
 // "down", the worst of any breaker) and every breaker in name order, with
-// its state, level and [runtime.Stats] counters. Times are RFC 3339 with
-// nanoseconds, and zero times are left out; next_probe is there while the
-// breaker is OPEN. For example:
+// its state, level and [runtime.Stats] counters. A field that does not
+// apply to a breaker is left out rather than sent as zero: every field,
+// its type, when it is there and what it means are listed in one place,
+// docs/health.md in the repository
+// (https://github.com/breakergen/breakergen/blob/main/docs/health.md).
+// Times are RFC 3339 with nanoseconds; next_probe and opened_at are there
+// while the breaker is OPEN (opened_at also in HALF_OPEN). For example:
 //
 //	{
 //	  "status": "down",
@@ -36,12 +40,9 @@
 //	      "rate_limited": 0,
 //	      "state_changes": 1,
 //	      "consecutive_failures": 0,
-//	      "consecutive_successes": 0,
-//	      "probes_in_flight": 0,
 //	      "last_failure": "2026-10-06T09:30:00Z",
 //	      "opened_at": "2026-10-06T09:30:00Z",
 //	      "next_probe": "2026-10-06T09:30:30Z",
-//	      "counted": false,
 //	      "status": "down"
 //	    },
 //	    {
@@ -54,16 +55,13 @@
 //	      "rate_limited": 0,
 //	      "state_changes": 0,
 //	      "consecutive_failures": 0,
-//	      "consecutive_successes": 0,
-//	      "probes_in_flight": 0,
-//	      "counted": false,
 //	      "status": "ok"
 //	    }
 //	  ]
 //	}
 //
 // With [runtime.WithCallCounts] on the registry, each breaker also reports
-// calls, successes, rejections and last_success.
+// "counted": true, calls, successes, rejections and last_success.
 //
 // dropped_events, present once it is not zero, counts the state changes
 // whose log line and hook calls the registry skipped because its event

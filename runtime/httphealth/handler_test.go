@@ -158,7 +158,7 @@ func TestEvents(t *testing.T) {
 		{"timestamp": "2026-10-06T09:30:31Z", "source": "tdx", "from_state": "HALF_OPEN", "to_state": "CLOSED",
 		 "reason": "half-open probe succeeded (1/1)"},
 		{"timestamp": "2026-10-06T09:30:30Z", "source": "tdx", "from_state": "OPEN", "to_state": "HALF_OPEN",
-		 "reason": "open window elapsed, probing"},
+		 "reason": "reset 30s elapsed, probing"},
 		{"timestamp": "2026-10-06T09:30:00Z", "source": "tdx", "from_state": "CLOSED", "to_state": "OPEN",
 		 "reason": "connection refused"}
 	]`, rec.Body.String())

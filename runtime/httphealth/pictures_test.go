@@ -185,7 +185,7 @@ func TestDashboardPicturesInBrowser(t *testing.T) {
 	require.Len(t, titles, 4)
 	assert.Equal(t, "Closed (ok), until 11:05:00 UTC (35 min)", titles[0])
 	assert.Equal(t, "Open (down), 11:05:00–11:06:00 UTC (1 min): dial tcp: connection refused", titles[1])
-	assert.Contains(t, titles[2], "Half-open (degraded), 11:06:00–11:06:00 UTC (0 s): open window elapsed, probing")
+	assert.Contains(t, titles[2], "Half-open (degraded), 11:06:00–11:06:00 UTC (0 s): reset 1m0s elapsed, probing")
 	assert.Equal(t, "Closed (ok), 11:06:00–now UTC (24 min): half-open probe succeeded (1/1)", titles[3])
 	assert.Equal(t, "opened 1×, open 1 min in all", p.cardText("tdx", "band-text"))
 	assert.Equal(t, "State over the last hour: opened 1×, open 1 min in all.", p.figureAttr("tdx", "band", "aria-label"))
@@ -474,6 +474,48 @@ func TestDashboardBandPagesInBrowser(t *testing.T) {
 	titles := p.bandTitles("eastmoney")
 	assert.Equal(t, "Not shown, until 09:31:00 UTC (53 min): the log holds more events than the 10 the bands read", titles[0])
 	assert.Equal(t, "opened 3×, open 3 min in all", p.cardText("eastmoney", "band-text"))
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
+	cancel()
+	<-console.done
+}
+
+// TestBandCaptionAfterRedrawInBrowser: a refresh redraws the band under a
+// still pointer (its spans are new elements); the pointer then leaving the
+// band still brings the summary back, as it does without a redraw.
+func TestBandCaptionAfterRedrawInBrowser(t *testing.T) {
+	bctx, cancel := browserTest(t)
+
+	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond))
+	tdx := f.reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Minute})
+	fail(t, tdx, 1, "dial tcp: connection refused")
+	f.clock.Add(time.Minute)
+	require.Equal(t, runtime.HalfOpen, tdx.State())
+	succeed(t, tdx)
+	f.clock.Add(time.Minute)
+	srv := httptest.NewServer(f.h)
+	t.Cleanup(srv.Close)
+
+	console := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	summary := `document.querySelector('[data-name=tdx] [data-f=band-text]').textContent === "opened 1×, open 1 min in all"`
+	p.waitFor("tdx's band", summary)
+	for round := range 3 {
+		p.pointAt(`[data-name=tdx] [data-f=band] rect[data-state=OPEN]`,
+			`document.querySelector('[data-name=tdx] [data-f=band-text]').textContent.startsWith("Open (down)")`)
+		// Wait for a refresh to draw the band again under the pointer, which
+		// does not move.
+		eval[bool](p, `(() => { window.__redrawn = false;
+			const band = document.querySelector('[data-name=tdx] [data-f=band]');
+			const o = new MutationObserver(() => { window.__redrawn = true; o.disconnect(); });
+			o.observe(band, { attributes: true, childList: true, subtree: true, characterData: true });
+			return true; })()`)
+		p.waitFor("a refresh to redraw the band", `window.__redrawn`)
+		assert.True(t, eval[bool](p, `document.querySelector('[data-name=tdx] [data-f=band-text]').textContent.startsWith("Open (down)")`),
+			"round %d: the redraw keeps the pointed span in the caption", round)
+		require.NoError(t, chromedp.Do(bctx, chromedp.MouseEvent(input.DispatchMouseEventTypeMouseMoved, 1, 1)))
+		p.waitFor(fmt.Sprintf("round %d: the summary back once the pointer left", round), summary)
+	}
 	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
 	cancel()
 	<-console.done

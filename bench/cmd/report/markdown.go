@@ -112,10 +112,10 @@ func (r report) markdown() string {
 	p("Each cell is recorded by a test in `bench/contend/behaviour_test.go` during this run. Breakers are configured to trip after one failure; ")
 	p("all but hystrix run in a `testing/synctest` bubble (fake time; none of the peers has a clock seam, but all read the standard clock), ")
 	p("hystrix with real 20 ms windows and bounded polls (its process-wide goroutines cannot live in a bubble).\n\n")
-	p("- **half-open admits**: once the open window has passed, 100 callers arrive at once and each admitted probe hangs; how many reached the upstream.\n")
+	p("- **half-open admits**: once the reset has passed, 100 callers arrive at once and each admitted probe hangs; how many reached the upstream.\n")
 	p("- **cancellation is a failure**: the caller cancels its ctx while the call runs and the upstream returns `ctx.Err()`; is the next call rejected.\n")
-	p("- **lost probe**: the one admitted probe hangs and never reports; is a call admitted again within ten open windows (recovers), or never (stuck in HALF_OPEN).\n")
-	p("- **panic frees its slot**: the probe panics (the caller recovers); is a call admitted again within ten open windows. hystrix runs the call on a goroutine of its own, where the panic ends the process (tested in a child process).\n\n")
+	p("- **lost probe**: the one admitted probe hangs and never reports; is a call admitted again within ten resets (recovers), or never (stuck in HALF_OPEN).\n")
+	p("- **panic frees its slot**: the probe panics (the caller recovers); is a call admitted again within ten resets. hystrix runs the call on a goroutine of its own, where the panic ends the process (tested in a child process).\n\n")
 	p("| contender | half-open admits (of 100) | cancellation is a failure | lost probe | panic frees its slot |\n| --- | ---: | --- | --- | --- |\n")
 	for _, c := range contenders[1:] {
 		v, ok := r.behaviour[c.name]

@@ -21,7 +21,7 @@ import (
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer, mounts ...func(*http.ServeMux, *runtime.Registry)) error {
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	window := fs.Duration("window", 2*time.Second, "open window of every breaker (the annotations say 30s)")
+	reset := fs.Duration("reset", 2*time.Second, "how long every breaker stays OPEN (the annotations say reset=30s)")
 	verbose := fs.Bool("v", false, "also print the runtime's own log to stderr")
 	serve := fs.String("serve", "", "after the scenario, serve the health endpoints on `addr` until interrupted")
 	if err := fs.Parse(args); err != nil {
@@ -30,8 +30,8 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, mounts .
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected arguments: %q", fs.Args())
 	}
-	if *window <= 0 {
-		return fmt.Errorf("-window must be positive")
+	if *reset <= 0 {
+		return fmt.Errorf("-reset must be positive")
 	}
 
 	up := fakeupstream.New()
@@ -40,7 +40,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, mounts .
 	}
 	defer up.Close()
 
-	sc := &Scenario{Up: up, Client: up.Client(), Window: *window}
+	sc := &Scenario{Up: up, Client: up.Client(), Reset: *reset}
 	if *verbose {
 		sc.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}

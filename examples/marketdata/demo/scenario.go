@@ -16,35 +16,35 @@ import (
 	"github.com/breakergen/breakergen/runtime"
 )
 
-// shortened are the breakers whose open windows the demo shortens: every
+// shortened are the breakers whose reset the demo shortens: every
 // other setting stays as annotated (sources.go).
 var shortened = []string{marketdata.Eastmoney, marketdata.Tencent, marketdata.TDX, marketdata.Push2ex,
 	"fallback:" + marketdata.Sina} // a fallback's breaker is named "fallback:" and its Name
 
 // registry returns the demo's registry: the annotated settings, with the
-// open windows shortened to window by run-time overrides, as an operator
-// would (runtime.WithConfig; zero fields keep the annotation's values).
-func registry(window time.Duration, opts ...runtime.Option) *runtime.Registry {
+// reset shortened by run-time overrides, as an operator would
+// (runtime.WithConfig; zero fields keep the annotation's values).
+func registry(reset time.Duration, opts ...runtime.Option) *runtime.Registry {
 	// The throttle's draws are seeded, so that every run tells the same
 	// story.
 	opts = append(opts, runtime.WithRand(rand.New(rand.NewPCG(2026, 11))))
 	for _, name := range shortened {
-		opts = append(opts, runtime.WithConfig(runtime.Config{Name: name, ResetTimeout: window}))
+		opts = append(opts, runtime.WithConfig(runtime.Config{Name: name, ResetTimeout: reset}))
 	}
 	return runtime.NewRegistry(opts...)
 }
 
-// Scenario is one run of the demo: a fake upstream, a registry with short
-// open windows, the generated wrappers around a real HTTP client, and a log
+// Scenario is one run of the demo: a fake upstream, a registry with a short
+// reset, the generated wrappers around a real HTTP client, and a log
 // of what happens. Set the exported fields, then call [Scenario.Run] once.
 type Scenario struct {
 	// Up is the fake upstream.
 	Up *fakeupstream.Server
-	// Client talks to Up; the scenario sets its BanCooldown to Window.
+	// Client talks to Up; the scenario sets its BanCooldown to Reset.
 	Client *marketdata.Client
-	// Window is the open window (reset) registered for every breaker
-	// before the wrappers are built. Default 2s.
-	Window time.Duration
+	// Reset is how long every breaker stays OPEN (the reset key),
+	// registered before the wrappers are built. Default 2s.
+	Reset time.Duration
 	// Logger receives the runtime's own slog output. Default: discarded.
 	Logger *slog.Logger
 
@@ -130,8 +130,8 @@ type Report struct {
 // degradation timeline and the health. [Scenario.Registry] has the registry
 // afterwards.
 func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
-	if s.Window <= 0 {
-		s.Window = 2 * time.Second
+	if s.Reset <= 0 {
+		s.Reset = 2 * time.Second
 	}
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
@@ -139,9 +139,9 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	s.start = time.Now()
 	s.log = &liveLog{w: out, start: s.start}
 	s.transitions = make(chan runtime.Event, 256)
-	s.Client.BanCooldown = s.Window // shortened like the windows
+	s.Client.BanCooldown = s.Reset // shortened like the reset
 
-	s.reg = registry(s.Window, runtime.WithLogger(s.Logger), runtime.OnStateChange(s.onTransition))
+	s.reg = registry(s.Reset, runtime.WithLogger(s.Logger), runtime.OnStateChange(s.onTransition))
 	stocks := marketdata.NewStockSourceBreaker(s.Client, s.reg)
 	// Fund flows: eastmoney, then sina, then the last valid answer of the
 	// day, as the origin service did.
@@ -181,7 +181,7 @@ func (s *Scenario) header() {
 	e := s.Client.Endpoints
 	w.plain("  %-13s %s\n", "upstream", strings.TrimSuffix(e.Tencent, "/"+marketdata.Tencent)+"  (fake: eastmoney, tencent, tdx, push2ex, sina)")
 	w.plain("  %-13s %s\n", "breakers", "eastmoney 5 failures · tencent 50% of its last 50 calls · tdx 5 · push2ex 2  (as annotated)")
-	w.plain("  %-13s %s\n", "open window", fmt.Sprintf("%s for every breaker, by a run-time override (annotated: 30s)", s.Window))
+	w.plain("  %-13s %s\n", "reset", fmt.Sprintf("%s for every breaker: how long it stays OPEN, by a run-time override (annotated: 30s)", s.Reset))
 	w.plain("  %-13s %s\n", "limiter", "eastmoney 1.5 requests/s, burst 3  (as annotated)")
 	w.plain("  %-13s %s\n", "fund flow", "eastmoney, then fallback sina (also asked when eastmoney is 200ms late), then the last valid answer (stale=24h)")
 }
@@ -208,7 +208,7 @@ func (s *Scenario) waitState(ctx context.Context, name string, to runtime.State)
 	if !ok {
 		return fmt.Errorf("no breaker %s", name)
 	}
-	limit := time.NewTimer(10*s.Window + 5*time.Second)
+	limit := time.NewTimer(10*s.Reset + 5*time.Second)
 	defer limit.Stop()
 	for b.State() != to {
 		select {
@@ -229,9 +229,10 @@ func (s *Scenario) waitState(ctx context.Context, name string, to runtime.State)
 // two breakers' transitions may reach the hooks in another order than the
 // log's, so every recorded event is looked for.
 func (s *Scenario) settle(ctx context.Context) error {
-	limit := time.NewTimer(10*s.Window + 5*time.Second)
+	limit := time.NewTimer(10*s.Reset + 5*time.Second)
 	defer limit.Stop()
 	for {
+		s.log.flush() // a transition whose call printed no row
 		ev, waiting := s.log.unprinted(s.reg.Events(runtime.DefaultEventCapacity))
 		if !waiting {
 			return nil
@@ -246,6 +247,27 @@ func (s *Scenario) settle(ctx context.Context) error {
 	}
 }
 
+// row prints a call's row once the hook has given every transition
+// recorded so far, so that those the call caused are printed after it. The
+// hook mostly runs before the call returns, but may run later on the
+// registry's delivering goroutine when another delivery is under way.
+func (s *Scenario) row(provider, what, verdict, detail string) {
+	limit := time.NewTimer(10*s.Reset + 5*time.Second)
+	defer limit.Stop()
+	for {
+		if _, waiting := s.log.unseen(s.reg.Events(runtime.DefaultEventCapacity)); !waiting {
+			break
+		}
+		select {
+		case <-s.transitions:
+			continue
+		case <-limit.C:
+		}
+		break // settle reports a hook that never came
+	}
+	s.log.row(provider, what, verdict, detail)
+}
+
 func (s *Scenario) breaker(name string) *runtime.Breaker {
 	b, _ := s.reg.Lookup(name)
 	return b
@@ -255,10 +277,10 @@ func (s *Scenario) breaker(name string) *runtime.Breaker {
 // or the error, with the breaker's failure count while it is CLOSED.
 func (s *Scenario) call(provider, what string, err error, ok string) {
 	if err == nil {
-		s.log.row(provider, what, "ok", ok)
+		s.row(provider, what, "ok", ok)
 		return
 	}
-	verdict, msg := describe(s.log.now(), err)
+	verdict, msg := describe(s.log.now(), err, attempts[provider])
 	b := s.breaker(provider)
 	switch st := b.Stats(); {
 	case st.State != runtime.Closed || verdict != "fail":
@@ -267,11 +289,17 @@ func (s *Scenario) call(provider, what string, err error, ok string) {
 	default:
 		msg += fmt.Sprintf("   (failures %d/%d)", st.ConsecutiveFailures, st.FailureThreshold)
 	}
-	s.log.row(provider, what, verdict, msg)
+	s.row(provider, what, verdict, msg)
 }
 
-// describe says what happened to a call, in a word and a line.
-func describe(now time.Time, err error) (verdict, msg string) {
+// attempts are the annotated attempts= of the routes that retry
+// (sources.go): eastmoney's stock calls. Only their failures say whether
+// they were retried; tencent, tdx and push2ex (attempts=1) never retry.
+var attempts = map[string]int{marketdata.Eastmoney: 2}
+
+// describe says what happened to a call, in a word and a line; tries is
+// the route's attempts (0 or 1: it never retries).
+func describe(now time.Time, err error, tries int) (verdict, msg string) {
 	var oe *runtime.OpenError
 	var se *marketdata.StatusError
 	switch {
@@ -288,10 +316,13 @@ func describe(now time.Time, err error) (verdict, msg string) {
 		return "absent", "404 no such stock: ErrNotFound is excluded, a success for the breaker"
 	case errors.As(err, &se):
 		msg := strings.TrimPrefix(se.Error(), se.Provider+": ")
-		if !runtime.Retryable(context.Background(), err) { // as the wrappers' retries decide
+		switch {
+		case tries < 2:
+			return "fail", msg
+		case !runtime.Retryable(context.Background(), err): // as the wrappers' retries decide
 			return "fail", msg + " · not retried"
 		}
-		return "fail", msg + " · retryable"
+		return "fail", msg + fmt.Sprintf(" · retried (attempts=%d)", tries)
 	case errors.Is(err, context.DeadlineExceeded):
 		return "fail", "gave up: context deadline exceeded"
 	}
@@ -338,11 +369,11 @@ func (s *Scenario) flow(ctx context.Context, rep *Report, code string) (marketda
 	if err != nil {
 		why := strings.TrimPrefix(p.String(), "none ")
 		rep.Flows = append(rep.Flows, "error: "+why)
-		s.log.row("chain", what, "fail", "no answer "+why)
+		s.row("chain", what, "fail", "no answer "+why)
 		return f, err
 	}
 	rep.Flows = append(rep.Flows, p.String())
-	s.log.row("chain", what, "ok", fmt.Sprintf("%s · main net %+.2f亿", p.String(), f.MainNet/1e8))
+	s.row("chain", what, "ok", fmt.Sprintf("%s · main net %+.2f亿", p.String(), f.MainNet/1e8))
 	return f, nil
 }
 
@@ -396,7 +427,7 @@ func (s *Scenario) open(ctx context.Context, rep *Report) error {
 	return nil
 }
 
-// Scene: after the window a probe goes through; it fails while tdx is
+// Scene: after the reset a probe goes through; it fails while tdx is
 // still down, and succeeds once it is back.
 func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
 	s.scene("probe and recovery")
@@ -405,7 +436,7 @@ func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
 		s.call(marketdata.TDX, "Kline 600519 (probe)", err, "")
 		return err
 	}
-	s.log.note("tdx still down; waiting for the open window to pass…")
+	s.log.note("tdx still down; waiting out its reset (%s)…", s.Reset)
 	if err := s.waitState(ctx, marketdata.TDX, runtime.HalfOpen); err != nil {
 		return err
 	}
@@ -413,7 +444,7 @@ func (s *Scenario) recovery(ctx context.Context, rep *Report) error {
 		rep.ProbeFailed = s.breaker(marketdata.TDX).State() == runtime.Open
 	}
 	s.Up.Healthy(marketdata.TDX)
-	s.log.note("upstream tdx → %s; waiting for the next window…", s.Up.Behavior(marketdata.TDX))
+	s.log.note("upstream tdx → %s; waiting out the next reset…", s.Up.Behavior(marketdata.TDX))
 	if err := s.waitState(ctx, marketdata.TDX, runtime.HalfOpen); err != nil {
 		return err
 	}
@@ -526,7 +557,7 @@ func (s *Scenario) hedged(ctx context.Context, rep *Report) error {
 func (s *Scenario) banAndThrottle(ctx context.Context, rep *Report) error {
 	s.scene("ban and throttle: 403 from eastmoney, 429 with Retry-After from push2ex")
 	s.Up.Ban(marketdata.Eastmoney)
-	s.Up.Throttle(marketdata.Push2ex, s.Window)
+	s.Up.Throttle(marketdata.Push2ex, s.Reset)
 	s.log.note("upstream eastmoney → %s; push2ex → %s", s.Up.Behavior(marketdata.Eastmoney), s.Up.Behavior(marketdata.Push2ex))
 	_, rep.Ban = s.stocks.Search(ctx, "gzmt")
 	s.call(marketdata.Eastmoney, "Search gzmt", rep.Ban, "")
@@ -628,7 +659,7 @@ func (s *Scenario) background(ctx context.Context, rep *Report) error {
 	s.log.note("upstream tencent → %s; breaker: failure rate of the last 50 calls >= 50%%", s.Up.Behavior(marketdata.Tencent))
 	// The same outcomes through a breaker that counts failures in a row.
 	consecutive := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler))).
-		Breaker(runtime.Config{Name: "consecutive", FailureThreshold: 5, ResetTimeout: s.Window})
+		Breaker(runtime.Config{Name: "consecutive", FailureThreshold: 5, ResetTimeout: s.Reset})
 	b := s.breaker(marketdata.Tencent)
 	for i := range len(backgroundPattern) {
 		_, err := s.stocks.Quote(ctx, "600519")
@@ -647,7 +678,7 @@ func (s *Scenario) background(ctx context.Context, rep *Report) error {
 		len(backgroundPattern), w.State, w.WindowCalls, w.WindowFailures, 100*w.FailureRate, 100*w.FailureRateThreshold)
 	if rep.ConsecutiveTripAt > 0 {
 		s.log.note("a breaker counting 5 failures in a row would have opened at call %d and refused calls for %s",
-			rep.ConsecutiveTripAt, s.Window)
+			rep.ConsecutiveTripAt, s.Reset)
 	}
 
 	s.Up.Fail(marketdata.Tencent, http.StatusBadGateway)
@@ -676,7 +707,7 @@ func (s *Scenario) allClear(ctx context.Context, rep *Report) error {
 		s.Up.Healthy(p)
 	}
 	s.log.note("every upstream → 200 OK")
-	// One call per breaker, each waiting out its open window first.
+	// One call per breaker, each waiting out its reset first.
 	calls := map[string]struct {
 		what string
 		call func() error
@@ -693,7 +724,7 @@ func (s *Scenario) allClear(ctx context.Context, rep *Report) error {
 			continue
 		}
 		if b.State() == runtime.Open {
-			s.log.note("%s is OPEN; waiting for its window…", name)
+			s.log.note("%s is OPEN; waiting out its reset…", name)
 			if err := s.waitState(ctx, name, runtime.HalfOpen); err != nil {
 				return err
 			}

@@ -27,7 +27,7 @@ func TestScenario(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		up := fakeupstream.New()
 		var out lockedBuffer
-		sc := &Scenario{Up: up, Client: up.Client(), Window: 2 * time.Second}
+		sc := &Scenario{Up: up, Client: up.Client(), Reset: 2 * time.Second}
 		start := time.Now()
 		rep, err := sc.Run(t.Context(), &out)
 		require.NoError(t, err, out.String())
@@ -122,7 +122,7 @@ func TestScenario(t *testing.T) {
 		// Everything recovers, and the timeline tells the story.
 		assert.True(t, rep.Recovered)
 		assert.Equal(t, runtime.LevelOK, sc.Registry().Health().Status)
-		// Per source, newest first (two windows that end at the same
+		// Per source, newest first (two resets that end at the same
 		// instant may fire in either order, so sources are not interleaved).
 		story := map[string][]string{}
 		for _, ev := range sc.Registry().Events(0) {
@@ -131,24 +131,24 @@ func TestScenario(t *testing.T) {
 		assert.Equal(t, map[string][]string{
 			"tdx": {
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
-				"OPEN→HALF_OPEN open window elapsed, probing",
+				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"HALF_OPEN→OPEN marketdata.StatusError",
-				"OPEN→HALF_OPEN open window elapsed, probing",
+				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN marketdata.StatusError",
 			},
 			"eastmoney": { // the 403 ban cools it down at once
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
-				"OPEN→HALF_OPEN open window elapsed, probing",
+				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN retry after 2s",
 			},
 			"tencent": { // its window rode out the background failures, not the outage
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
-				"OPEN→HALF_OPEN open window elapsed, probing",
+				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN failure rate 50% (25 of the last 50 calls) >= 50%",
 			},
 			"push2ex": { // so does the 429's Retry-After, before the threshold of 2
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
-				"OPEN→HALF_OPEN open window elapsed, probing",
+				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN retry after 2s",
 			},
 		}, story)
@@ -163,13 +163,38 @@ func TestScenario(t *testing.T) {
 		} {
 			assert.Contains(t, printed, want)
 		}
+		// A transition is printed after the row of the call that caused it;
+		// the reset's end (OPEN → HALF_OPEN) before the probe's row.
+		assert.Regexp(t, `tdx +Kline 600519 day×20 +fail +HTTP 503 Service Unavailable\n.*▶ breaker\[tdx\] CLOSED → OPEN`, printed)
+		assert.Regexp(t, `▶ breaker\[tdx\] OPEN → HALF_OPEN: reset 2s elapsed, probing\n.*tdx +Kline 600519 \(probe\) +fail .*\n.*▶ breaker\[tdx\] HALF_OPEN → OPEN`, printed)
+		assert.Regexp(t, `tencent +Quote 600519 \(outage #\d+\) +fail .*\n.*▶ breaker\[tencent\] CLOSED → OPEN`, printed)
+		// Only eastmoney's calls retry (attempts=2): no other says a word of it.
+		assert.NotContains(t, printed, "retryable")
+		assert.Contains(t, printed, "HTTP 403 Forbidden, banned, cool down 2s · not retried", "eastmoney retries, but not a ban")
+		for _, line := range strings.Split(printed, "\n") {
+			if strings.Contains(line, "retried") {
+				assert.Contains(t, line, "eastmoney", "a route without retries says nothing of them: %s", line)
+			}
+		}
+		// One word for the OPEN period, the reset key's.
+		assert.NotContains(t, strings.ToLower(printed), "open window")
+		assert.Contains(t, printed, "reset         2s for every breaker")
+		// Each Chinese sample value is glossed once, where it is first used.
+		assert.Equal(t, 1, strings.Count(printed, "贵州茅台 (Kweichow Moutai)"))
+		assert.Equal(t, 1, strings.Count(printed, "亿 (×100 million yuan)"))
+		assert.Contains(t, printed, "工商银行 (ICBC)")
+		assert.Equal(t, strings.Index(printed, "贵州茅台"), strings.Index(printed, "贵州茅台 (Kweichow Moutai)"), "glossed at its first use")
+		// One time style: the health's times are offsets from the start too.
+		health := printed[strings.Index(printed, "\nhealth ("):]
+		assert.Regexp(t, `"last_failure": "\+\d+\.\d{3}s"`, health)
+		assert.NotRegexp(t, `\d{4}-\d\d-\d\dT`, health, "no wall-clock time")
 		assert.Equal(t, printed, out.String(), "nothing is printed after Run returns")
 		// Well under a minute, even on the demo's clock.
 		assert.Less(t, elapsed, 20*time.Second)
 	})
 }
 
-// TestRegistryKeepsAnnotations: the demo shortens the open windows and
+// TestRegistryKeepsAnnotations: the demo shortens the reset and
 // must keep every other annotated setting.
 func TestRegistryKeepsAnnotations(t *testing.T) {
 	annotated := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discard()))
@@ -192,7 +217,7 @@ func TestRegistryKeepsAnnotations(t *testing.T) {
 
 func TestRunFlags(t *testing.T) {
 	var stdout, stderr bytes.Buffer
-	assert.Error(t, Main(t.Context(), []string{"-window", "0s"}, &stdout, &stderr))
+	assert.Error(t, Main(t.Context(), []string{"-reset", "0s"}, &stdout, &stderr))
 	assert.Error(t, Main(t.Context(), []string{"extra"}, &stdout, &stderr))
 	assert.Error(t, Main(t.Context(), []string{"-nope"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "-serve addr")

@@ -1,7 +1,7 @@
 // Command demo plays breakergen's market-data example through an outage
 // and a recovery, in about thirteen seconds, with nothing to set up:
 //
-//	go run ./examples/marketdata/cmd/demo [-window 2s] [-v] [-serve 127.0.0.1:8080]
+//	go run ./examples/marketdata/cmd/demo [-reset 2s] [-v] [-serve 127.0.0.1:8080]
 //
 // It starts a fake of the five upstreams (eastmoney, tencent, tdx, push2ex,
 // sina) on a loopback port, wraps a real HTTP client in the generated
@@ -19,14 +19,14 @@
 // Transitions are printed live from the registry's state-change hook,
 // followed by the degradation timeline and the health as JSON.
 //
-// The annotations keep the origin service's 30-second open windows; the
-// demo shortens them (-window) by a run-time override of the reset alone
+// The annotations keep the origin service's reset=30s (how long a breaker
+// stays OPEN); the demo shortens it (-reset) by a run-time override alone
 // (runtime.WithConfig), so that the whole cycle fits in seconds and every
 // other annotated setting stays.
 //
 // Flags:
 //
-//	-window d   open window of every breaker (default 2s)
+//	-reset d    how long every breaker stays OPEN (default 2s)
 //	-v          also print the runtime's own log (log/slog) to stderr
 //	-serve addr after the scenario, serve GET /health/datasources and
 //	            GET /health/degradation-events on addr until interrupted,

@@ -8,7 +8,7 @@
 //
 // /metrics is the exporters/prometheus collector of the demo's registry on
 // a registry of its own (no Go runtime metrics), through promhttp. The
-// flags are the demo's (-window, -v, -serve); without -serve it only plays
+// flags are the demo's (-reset, -v, -serve); without -serve it only plays
 // the scenario. The demo's registry does not count every call
 // (runtime.WithCallCounts is off), so the calls_total series have no
 // success and rejected outcomes. It serves with no authentication: give it

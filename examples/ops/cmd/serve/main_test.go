@@ -78,7 +78,7 @@ func TestMainServesMetrics(t *testing.T) {
 	out := &addressWriter{addr: make(chan string, 1)}
 	done := make(chan error, 1)
 	go func() {
-		done <- demo.Main(ctx, []string{"-window", "200ms", "-serve", "127.0.0.1:0"}, out, io.Discard, mountMetrics)
+		done <- demo.Main(ctx, []string{"-reset", "200ms", "-serve", "127.0.0.1:0"}, out, io.Discard, mountMetrics)
 	}()
 
 	var addr string
