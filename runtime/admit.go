@@ -37,7 +37,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 	s := b.state.Load()
 	for {
 		switch State(s & stateMask) {
-		case Closed:
+		case Closed, Bypassed: // BYPASSED admits as CLOSED does, and never trips (see mode.go)
 			w := s
 			if b.win != nil && b.win.tracking {
 				var ok bool
@@ -50,7 +50,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 				b.calls.Add(1)
 			}
 			return w, nil
-		case Open:
+		case Open, Isolated:
 			return 0, b.rejected()
 		}
 		// HALF_OPEN: claim a slot of this period without a lock.

@@ -76,7 +76,7 @@ type Breaker struct {
 
 	mu           sync.Mutex // guards the fields below and every transition
 	stateChanges uint64
-	transitions  [3][3]uint64 // [from][to]
+	transitions  [5][5]uint64 // [from][to]
 	openedAt     time.Time
 	nextProbe    time.Time
 	probeWins    int      // consecutive probe successes in this HALF_OPEN period
@@ -85,6 +85,7 @@ type Breaker struct {
 	probeSeq     uint64
 	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
 	peerMove     bool  // the transition under way is a fleet peer's (see fleet.go)
+	failedProbes int   // failed probes in a row since the last close (see backoff.go)
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
@@ -161,6 +162,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 		return
 	}
 	now := b.reg.clock.Now()
+	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
 	b.stateChanges++
 	b.transitions[from][to]++
@@ -176,7 +178,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 // counts and arming the period's timer.
 func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
 	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
-	if to == Closed {
+	if to == Closed || to == Bypassed {
 		next |= b.closedFlags()
 	}
 	if period(next) == 0 { // wrapped: no admission word may be 0
@@ -210,14 +212,21 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 }
 
 // Reset puts the breaker in CLOSED and clears every counter, whatever its
-// state. It logs, but records no [Event] and calls no hook: a reset is an
-// operator's act, not a degradation. Calls admitted before it no longer count.
+// state; in an operator's mode (ISOLATED, BYPASSED) it clears the counters
+// and the mode stays: only [Breaker.Resume] ends one. It logs, but records
+// no [Event] and calls no hook: a reset is an operator's act, not a
+// degradation. Calls admitted before it no longer count.
 func (b *Breaker) Reset() {
 	b.mu.Lock()
 	cur := b.state.Load()
-	b.startPeriodLocked(cur, Closed, b.reg.clock.Now(), 0)
+	to := Closed
+	if st := State(cur & stateMask); st.isMode() {
+		to = st // only Resume ends a mode
+	}
+	b.failedProbes = 0
+	b.startPeriodLocked(cur, to, b.reg.clock.Now(), 0)
 	b.stateChanges = 0
-	b.transitions = [3][3]uint64{}
+	b.transitions = [5][5]uint64{}
 	b.openedAt = time.Time{}
 	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
@@ -226,8 +235,8 @@ func (b *Breaker) Reset() {
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
-	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, Closed),
-		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", Closed.String())
+	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, to),
+		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", to.String())
 }
 
 // Do runs fn through the breaker: it returns the rejection without calling

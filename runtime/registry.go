@@ -137,10 +137,12 @@ func WithCallCounts() Option {
 
 // NewRegistry returns an empty registry. It reads the BREAKER_<NAME>_*
 // environment variables now (unless [WithoutEnv]): THRESHOLD, RESET (a Go
-// duration or seconds), HALFOPEN, SUCCESSES, RATELIMIT (R/B), WINDOW (100
+// duration or seconds, or D..MAX to back off, see Config.ResetMax),
+// JITTER (20% or 0.2), HALFOPEN, SUCCESSES, RATELIMIT (R/B), WINDOW (100
 // calls or 60s), FAILRATE and SLOWRATE (50% or 0.5), MINIMUM, SLOW and
 // INFLIGHT (a Go duration or seconds), CONCURRENCY and THROTTLE (K >= 1),
-// where NAME is the breaker's name in upper case, with '.', '-' and ':' as
+// and MODE (isolate or bypass: the breaker starts in that operator's mode,
+// in this process only; see [Breaker.Isolate]), where NAME is the breaker's name in upper case, with '.', '-' and ':' as
 // '_'. A malformed value or an unknown key is logged once as a warning
 // naming the variable, and the lower layer's value stays.
 func NewRegistry(opts ...Option) *Registry {
@@ -193,10 +195,16 @@ func (r *Registry) breaker(cfg Config) *Breaker {
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
 			b = newBreaker(r, cfg, r.classifiers[cfg.Name])
+			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
+				b.mu.Lock()
+				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+				b.mu.Unlock()
+			}
 			r.breakers[cfg.Name] = b
 		}
 		r.mu.Unlock()
 		if !ok {
+			r.flush()
 			r.created(b)
 		}
 	}

@@ -488,7 +488,7 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	}
 	win.mu.Unlock()
 	if reason != "" {
-		b.trip(w, reason, b.cfg.ResetTimeout)
+		b.trip(w, reason, 0)
 	}
 }
 
