@@ -27,7 +27,7 @@ func (b *Breaker) backoffLocked(from, to State) {
 // tripPeriodLocked is the OPEN period of a trip from CLOSED: ResetTimeout,
 // jittered.
 func (b *Breaker) tripPeriodLocked() time.Duration {
-	return b.jitterLocked(b.cfg.ResetTimeout)
+	return b.jitterLocked(b.cfg().ResetTimeout)
 }
 
 // reopenLocked returns the reason and the OPEN period of a failed probe,
@@ -38,18 +38,18 @@ func (b *Breaker) tripPeriodLocked() time.Duration {
 // when it is longer.
 func (b *Breaker) reopenLocked(reason string, err error) (string, time.Duration) {
 	cdReason, cd, isCooldown := cooldown(err)
-	if b.cfg.ResetMax <= 0 {
+	if b.cfg().ResetMax <= 0 {
 		if isCooldown {
 			return cdReason, cd
 		}
-		return reason, b.jitterLocked(b.cfg.ResetTimeout)
+		return reason, b.jitterLocked(b.cfg().ResetTimeout)
 	}
 	n := b.failedProbes + 1 // this one included
-	d := b.cfg.ResetTimeout
-	for i := 0; i < n && d < b.cfg.ResetMax; i++ {
+	d := b.cfg().ResetTimeout
+	for i := 0; i < n && d < b.cfg().ResetMax; i++ {
 		d *= 2
 	}
-	d = b.jitterLocked(min(d, b.cfg.ResetMax))
+	d = b.jitterLocked(min(d, b.cfg().ResetMax))
 	if isCooldown && cd > d {
 		return cdReason, cd
 	}
@@ -63,7 +63,7 @@ func (b *Breaker) reopenLocked(reason string, err error) (string, time.Duration)
 // jitterLocked draws an OPEN period uniformly in (d·(1−ResetJitter), d]
 // from the registry's source.
 func (b *Breaker) jitterLocked(d time.Duration) time.Duration {
-	j := b.cfg.ResetJitter
+	j := b.cfg().ResetJitter
 	if j <= 0 {
 		return d
 	}

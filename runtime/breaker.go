@@ -41,17 +41,17 @@ type probe struct {
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
 	// Read on every call; written only by transitions.
-	state  atomic.Uint64         // period<<32 | flags | State
-	reject atomic.Pointer[error] // the rejection (*OpenError) of the current period
-	reg    *Registry             // owner: clock, logger, events
-	cfg    Config                // with defaults applied; immutable
-	class  classifier            // nil for the default rule
-	count  bool                  // exact call counting (WithCallCounts)
-	flags  uint64                // countFlag when count, core.LoadFlag with load control
-	stamps stamps                // the clock of lastFailure and lastSuccess
-	win    *window               // nil without a window, SlowCall or InFlight
-	load                         // Config.Concurrency and Throttle; see bulkhead.go
-	_      [64]byte              // keep the counters below off this cache line
+	state  atomic.Uint64          // period<<32 | flags | State
+	reject atomic.Pointer[error]  // the rejection (*OpenError) of the current period
+	reg    *Registry              // owner: clock, logger, events
+	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
+	class  classifier             // nil for the default rule
+	count  bool                   // exact call counting (WithCallCounts)
+	flags  uint64                 // countFlag when count, core.LoadFlag with load control
+	stamps stamps                 // the clock of lastFailure and lastSuccess
+	win    *window                // nil without a window, SlowCall or InFlight
+	load                          // Config.Concurrency and Throttle; see bulkhead.go
+	_      [64]byte               // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
@@ -83,18 +83,20 @@ type Breaker struct {
 	inflight     []probe  // HALF_OPEN probes whose outcome is pending
 	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64
-	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
-	peerMove     bool  // the transition under way is a fleet peer's (see fleet.go)
-	failedProbes int   // failed probes in a row since the last close (see backoff.go)
+	timer        Timer     // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
+	peerMove     bool      // the transition under way is a fleet peer's (see fleet.go)
+	failedProbes int       // failed probes in a row since the last close (see backoff.go)
+	reclaimAt    time.Time // HALF_OPEN: when timer reclaims, the earliest probe deadline
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+	b := &Breaker{reg: reg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+	b.conf.Store(&cfg)
 	if b.count {
 		b.flags = countFlag
 	}
 	if cfg.windowed() || cfg.InFlight > 0 {
-		b.win = newWindow(&b.cfg)
+		b.win = newWindow(&b.conf)
 		b.win.resetLocked(1)
 	}
 	b.newLoad()
@@ -132,14 +134,14 @@ func init() {
 // of a generated route through the breaker when that is longer. A fleet
 // (package redisstate) leases the probe for as long.
 func (b *Breaker) ProbeWindow() time.Duration {
-	return max(b.cfg.ResetTimeout, time.Duration(b.hold.Load()))
+	return max(b.cfg().ResetTimeout, time.Duration(b.hold.Load()))
 }
 
 // Name returns the breaker's name.
-func (b *Breaker) Name() string { return b.cfg.Name }
+func (b *Breaker) Name() string { return b.cfg().Name }
 
 // Config returns the breaker's configuration, with defaults applied.
-func (b *Breaker) Config() Config { return b.cfg }
+func (b *Breaker) Config() Config { return *b.cfg() }
 
 // State returns the current state. It also makes any move that is due (an
 // elapsed OPEN window, a probe slot past its deadline, a call in flight
@@ -169,7 +171,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	if reason == "" {
 		reason = defaultReason(from, to)
 	}
-	ev := Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
+	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
 	b.reg.record(ev)
 	b.sharedLocked(ev, window)
 }
@@ -203,10 +205,10 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 	case Open:
 		b.openedAt = now
 		b.nextProbe = now.Add(window)
-		b.setReject(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
+		b.setReject(newOpenError(b.cfg().Name, Open, b.nextProbe, 0))
 		b.timer = b.reg.clock.AfterFunc(window, func() { b.openElapsed(next) })
 	case HalfOpen:
-		b.setReject(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
+		b.setReject(newOpenError(b.cfg().Name, HalfOpen, time.Time{}, b.cfg().HalfOpenMax))
 	}
 	b.state.Store(next)
 }
@@ -235,8 +237,8 @@ func (b *Breaker) Reset() {
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
-	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, to),
-		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", to.String())
+	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg().Name, to),
+		"breaker", b.cfg().Name, "from", State(cur&stateMask).String(), "to", to.String())
 }
 
 // Do runs fn through the breaker: it returns the rejection without calling
@@ -266,3 +268,7 @@ func (b *Breaker) exit(t Token, errp *error) {
 	}
 	b.core.Release(t.ctx, t.word, *errp)
 }
+
+// cfg returns the breaker's settings, with defaults applied: one value,
+// which [Registry.Update] replaces whole; treat it as read-only.
+func (b *Breaker) cfg() *Config { return b.conf.Load() }

@@ -135,9 +135,9 @@ func (b *Breaker) Stats() Stats {
 	defer b.mu.Unlock()
 	s := b.state.Load()
 	st := Stats{
-		Name:             b.cfg.Name,
-		FailureThreshold: b.cfg.FailureThreshold,
-		ResetSeconds:     b.cfg.ResetTimeout.Seconds(),
+		Name:             b.cfg().Name,
+		FailureThreshold: b.cfg().FailureThreshold,
+		ResetSeconds:     b.cfg().ResetTimeout.Seconds(),
 		State:            State(s & stateMask),
 		Failures:         b.failures.Load(),
 		Ignored:          b.ignored.Load(),

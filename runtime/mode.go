@@ -113,7 +113,7 @@ func (b *Breaker) setModeLocked(to State, reason string) bool {
 	if to == Isolated {
 		// Before the state word says ISOLATED, so that no admission of the
 		// new period finds the rejection of an older one (or none).
-		b.setReject(newIsolatedError(b.cfg.Name, reason))
+		b.setReject(newIsolatedError(b.cfg().Name, reason))
 	}
 	b.peerMove = true
 	b.transitionLocked(to, reason, 0)

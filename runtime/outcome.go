@@ -141,10 +141,12 @@ func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uin
 			return // admitted in an older period
 		}
 		if b.fails.CompareAndSwap(f, f+1) {
-			if int(uint32(f))+1 == b.cfg.FailureThreshold {
+			// >=: an Update may have lowered the threshold below the
+			// count; BYPASSED never trips, so it need not try.
+			if t := b.cfg().FailureThreshold; t > 0 && int(uint32(f))+1 >= t && State(w&stateMask) == Closed {
 				reason := reasonOf(err)
 				if age > 0 {
-					reason = overdueReason(age, b.cfg.InFlight)
+					reason = overdueReason(age, b.cfg().InFlight)
 				}
 				b.trip(w, reason, 0)
 				return
@@ -210,9 +212,9 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 	switch o {
 	case Success:
 		b.probeWins++
-		if b.probeWins >= b.cfg.SuccessThreshold {
+		if b.probeWins >= b.cfg().SuccessThreshold {
 			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)",
-				b.probeWins, b.cfg.SuccessThreshold), 0)
+				b.probeWins, b.cfg().SuccessThreshold), 0)
 		}
 	case Failure:
 		reason, d := b.reopenLocked(reasonOf(err), err)

@@ -208,9 +208,9 @@ func (r *Registry) breaker(cfg Config) *Breaker {
 			r.created(b)
 		}
 	}
-	if ok && b.cfg != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
+	if ok && *b.cfg() != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
 		r.log().Warn(fmt.Sprintf("breaker[%s] already exists with other settings; keeping the first", cfg.Name),
-			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", b.cfg), "ignored", fmt.Sprintf("%+v", cfg))
+			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", *b.cfg()), "ignored", fmt.Sprintf("%+v", cfg))
 	}
 	return b
 }
@@ -246,7 +246,7 @@ func (r *Registry) Breakers() []*Breaker {
 		out = append(out, b)
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
 	return out
 }
 
@@ -276,10 +276,12 @@ func (r *Registry) limiter(name string, rate float64, burst int) *Limiter {
 		}
 		r.mu.Unlock()
 	}
-	if ok && (rate != l.rate || burst != l.burst) &&
-		r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
-		r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
-			"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
+	if ok {
+		if lr, lb := l.Rate(); (rate != lr || burst != lb) &&
+			r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
+			r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
+				"limiter", name, "kept", fmt.Sprintf("%g/%d", lr, lb), "ignored", fmt.Sprintf("%g/%d", rate, burst))
+		}
 	}
 	return l
 }

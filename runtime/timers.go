@@ -42,6 +42,7 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 	}
 	if b.timer == nil {
 		s := b.state.Load()
+		b.reclaimAt = first
 		b.timer = b.reg.clock.AfterFunc(first.Sub(now), func() { b.reclaim(s) })
 	}
 }
@@ -67,7 +68,7 @@ func (b *Breaker) advance() {
 	s := b.state.Load()
 	switch State(s & stateMask) {
 	case Closed, Bypassed:
-		if b.cfg.InFlight > 0 {
+		if b.cfg().InFlight > 0 {
 			b.checkOverdue(s)
 		}
 		return
