@@ -44,7 +44,8 @@ func TestMain(m *testing.M) {
 // called every 10 ms against an upstream the parent makes fail or
 // answer, and the shared limit "quota". It prints what happens, one line
 // each ("state FROM TO reason", "probe", "limit N"), and obeys the lines
-// of in: "fail", "ok", "limit" (take tokens for childLimitFor), "quit".
+// of in: "fail", "ok", "limit" (take tokens for childLimitFor),
+// "isolate", "bypass" and "resume" (the operator's modes), "quit".
 func child(origin, addr string, in io.Reader, out io.Writer) int {
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
@@ -99,6 +100,8 @@ func child(origin, addr string, in io.Reader, out io.Writer) int {
 			failing.Store(true)
 		case "ok":
 			failing.Store(false)
+		case "isolate", "bypass", "resume": // an operator's hand (SPEC §14; mode_test.go)
+			map[string]func(string){"isolate": b.Isolate, "bypass": b.Bypass, "resume": b.Resume}[sc.Text()]("by " + origin)
 		case "limit":
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), childLimitFor)
