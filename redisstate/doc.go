@@ -34,8 +34,9 @@
 //     ctx's deadline; a call that gives up takes no token.
 //   - An operator's mode (SPEC §14). [runtime.Breaker.Isolate], Bypass
 //     and Resume in one process write the key <prefix>mode:{<name>}
-//     (no expiry: {"v":1,"mode":"isolated"|"bypassed"|"auto",...},
-//     "auto" for a Resume) and publish it: every process follows with the
+//     (no expiry: {"v":1,"mode":"isolated"|"bypassed"|"auto",...,"seq":N},
+//     "auto" for a Resume, seq ordering the changes so that a late or
+//     repeated message never undoes a newer one) and publish it: every process follows with the
 //     reason "peer <origin>: isolated by operator: <reason>", a process
 //     that attaches later reads it, and a Resume from any process ends
 //     it. A Redis outage never lifts a mode: each process keeps what it

@@ -2,6 +2,7 @@ package redisstate_test
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -120,28 +121,39 @@ func TestThreeProcessesFollowModes(t *testing.T) {
 		p.next("ready", func(l line) bool { return l.text == "ready" })
 	}
 
-	p.tell("isolate", 0)
-	set := p.next("the isolation", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED ISOLATED") })
-	require.Equal(t, 0, set.child)
-	assert.Equal(t, "state CLOSED ISOLATED isolated by operator: by child-0", set.text)
-	seen := map[int]time.Duration{}
-	for len(seen) < 2 {
-		l := p.next("a peer following", func(l line) bool {
-			return l.text == "state CLOSED ISOLATED peer child-0: isolated by operator: by child-0"
-		})
-		seen[l.child] = l.at.Sub(set.at)
+	// Each process prints on its own pipe: the lines of the three may
+	// reach the test in any order, so each is timed from the command.
+	var other []string // lines that are not the ones waited for, for a failure's message
+	moves := func(what, prefix string) (map[int]string, map[int]time.Duration) {
+		t.Helper()
+		told := time.Now()
+		texts, after := map[int]string{}, map[int]time.Duration{}
+		for len(texts) < 3 {
+			l := p.next(fmt.Sprintf("%s in every process (so far %v; other lines: %s)", what, texts, strings.Join(other, "; ")), func(l line) bool {
+				if strings.HasPrefix(l.text, prefix) {
+					return true
+				}
+				if strings.HasPrefix(l.text, "state ") {
+					other = append(other, l.text)
+				}
+				return false
+			})
+			texts[l.child], after[l.child] = l.text, l.at.Sub(told)
+		}
+		return texts, after
 	}
-	t.Logf("isolation followed by the peers after %v", seen)
-	for c, d := range seen {
-		assert.Less(t, d, 300*time.Millisecond, "child %d", c)
+
+	p.tell("isolate", 0)
+	isolated, after := moves("the isolation", "state CLOSED ISOLATED")
+	t.Logf("isolated after %v", after)
+	assert.Equal(t, "state CLOSED ISOLATED isolated by operator: by child-0", isolated[0])
+	for c := 1; c < 3; c++ {
+		assert.Equal(t, "state CLOSED ISOLATED peer child-0: isolated by operator: by child-0", isolated[c])
+		assert.Less(t, after[c], 300*time.Millisecond, "child %d", c)
 	}
 
 	p.tell("resume", 2)
-	resumed := map[int]string{}
-	for len(resumed) < 3 {
-		l := p.next("the resume", func(l line) bool { return strings.HasPrefix(l.text, "state ISOLATED CLOSED") })
-		resumed[l.child] = l.text
-	}
+	resumed, _ := moves("the resume", "state ISOLATED CLOSED")
 	assert.Equal(t, "state ISOLATED CLOSED resumed by operator: by child-2", resumed[2])
 	assert.Equal(t, "state ISOLATED CLOSED peer child-2: resumed by operator: by child-2", resumed[0])
 	assert.Equal(t, "state ISOLATED CLOSED peer child-2: resumed by operator: by child-2", resumed[1])

@@ -13,9 +13,13 @@ import (
 // The operators' modes (SPEC §14), shared by the fleet. The mode of a
 // name is the key <prefix>mode:{<name>}, without expiry, holding a
 // versioned JSON object {"v":1,"mode":"isolated"|"bypassed"|"auto",
-// "origin":...,"reason":...}, "auto" being a Resume's mark; a change is
-// also a message of kind "mode" on <prefix>events, carrying the same
-// fields. A process that attaches later, or reconnects, reads the keys.
+// "origin":...,"reason":...,"seq":N}, "auto" being a Resume's mark; a
+// change is also a message of kind "mode" on <prefix>events, carrying the
+// same fields. A process that attaches later, or reconnects, reads the
+// keys. seq orders the changes of a name (a Lamport clock: one more than
+// the latest the setter knew, ties broken by origin), so that a message
+// or a key older than what a process knows, a late or repeated one, is
+// never taken over a newer change.
 //
 // A Redis outage never lifts a mode: each process keeps the modes it
 // knows, and one set or resumed while Redis was away is written when it
@@ -40,10 +44,17 @@ type modeNote struct {
 	Mode   string `json:"mode"`
 	Origin string `json:"origin"`
 	Reason string `json:"reason"`
+	Seq    uint64 `json:"seq"`
 }
 
-// knownMode is a mode as this process knows it; pending until it is
-// written to Redis.
+// newer reports whether n is a later change than o.
+func (n modeNote) newer(o modeNote) bool {
+	return n.Seq > o.Seq || n.Seq == o.Seq && n.Origin > o.Origin
+}
+
+// knownMode is a mode as this process knows it; pending while a change
+// made here is still to be written to Redis at the next resync (Redis was
+// away when the publisher had it).
 type knownMode struct {
 	note    modeNote
 	pending bool
@@ -92,14 +103,26 @@ func (f *Fleet) modeKey(name string) string { return f.opt.prefix + "mode:{" + n
 // lock: it never blocks.
 func (s *sharer) Mode(b *runtime.Breaker, mode runtime.State, reason string) {
 	f := (*Fleet)(s)
-	n := modeNote{V: version, Mode: modeWord(mode), Origin: f.opt.origin, Reason: reason}
 	f.modeMu.Lock()
-	f.modes[b.Name()] = knownMode{note: n, pending: true}
-	f.modeMu.Unlock()
+	defer f.modeMu.Unlock()
+	n := modeNote{V: version, Mode: modeWord(mode), Origin: f.opt.origin, Reason: reason,
+		Seq: f.modes[b.Name()].note.Seq + 1}
 	select {
 	case f.out <- outgoing{name: b.Name(), mode: n.Mode, reason: reason}:
+		f.modes[b.Name()] = knownMode{note: n}
 	default:
-		f.dropped.Add(1) // still pending: written at the next resync
+		f.dropped.Add(1)
+		f.modes[b.Name()] = knownMode{note: n, pending: true} // written at the next resync
+	}
+}
+
+// modePending marks the mode of name as still to be written, unless a
+// newer change replaced it.
+func (f *Fleet) modePending(name string, n modeNote) {
+	f.modeMu.Lock()
+	defer f.modeMu.Unlock()
+	if k := f.modes[name]; k.note == n {
+		f.modes[name] = knownMode{note: n, pending: true}
 	}
 }
 
@@ -115,7 +138,10 @@ func (f *Fleet) publishMode(name string, restore bool) {
 		return
 	}
 	n := k.note
-	m := message{V: version, Kind: kindMode, Name: name, Origin: n.Origin, Reason: n.Reason, Mode: n.Mode}
+	if n.Origin != f.opt.origin && !restore {
+		return // a peer's change came in since: it was published by its origin
+	}
+	m := message{V: version, Kind: kindMode, Name: name, Origin: n.Origin, Reason: n.Reason, Mode: n.Mode, Seq: n.Seq}
 	err := f.do(func(ctx context.Context) error {
 		if restore {
 			return f.rdb.SetNX(ctx, f.modeKey(name), marshal(n), 0).Err()
@@ -127,14 +153,9 @@ func (f *Fleet) publishMode(name string, restore bool) {
 		})
 		return err
 	})
-	if err != nil || restore {
-		return // pending: written at the next resync
+	if err != nil && !restore {
+		f.modePending(name, n) // written at the next resync
 	}
-	f.modeMu.Lock()
-	if cur := f.modes[name]; cur.note == n {
-		f.modes[name] = knownMode{note: n}
-	}
-	f.modeMu.Unlock()
 }
 
 // applyMode follows a mode a peer set or resumed.
@@ -144,8 +165,14 @@ func (f *Fleet) applyMode(b *runtime.Breaker, m message) {
 		f.ignore(err, "breaker", m.Name)
 		return
 	}
+	n := modeNote{V: version, Mode: m.Mode, Origin: m.Origin, Reason: m.Reason, Seq: m.Seq}
 	f.modeMu.Lock()
-	f.modes[m.Name] = knownMode{note: modeNote{V: version, Mode: m.Mode, Origin: m.Origin, Reason: m.Reason}}
+	k, known := f.modes[m.Name]
+	if known && !n.newer(k.note) {
+		f.modeMu.Unlock()
+		return // late, or repeated: this process knows a newer change
+	}
+	f.modes[m.Name] = knownMode{note: n}
 	f.modeMu.Unlock()
 	b.PeerMode(m.Origin, st, m.Reason)
 }
@@ -189,15 +216,22 @@ func (f *Fleet) readModes(bs ...*runtime.Breaker) {
 			continue
 		}
 		switch {
-		case known && k.pending:
-			rewrite = append(rewrite, name) // set here while Redis was away: the latest word
-			continue
-		case known && k.note == n:
+		case known && !n.newer(k.note):
+			if k.pending && k.note != n {
+				rewrite = append(rewrite, name) // set here while Redis was away: the latest word
+			}
 			continue
 		case !known && n.Mode == modeAuto:
-			continue // a mode this process never had, long resumed
+			f.modeMu.Lock()
+			f.modes[name] = knownMode{note: n} // a mode this process never had, long resumed: only its seq
+			f.modeMu.Unlock()
+			continue
 		}
 		f.modeMu.Lock()
+		if cur, ok := f.modes[name]; ok && !n.newer(cur.note) {
+			f.modeMu.Unlock()
+			continue // a newer change came in meanwhile
+		}
 		f.modes[name] = knownMode{note: n}
 		f.modeMu.Unlock()
 		st, _ := modeState(n.Mode)
@@ -212,3 +246,13 @@ func (f *Fleet) readModes(bs ...*runtime.Breaker) {
 }
 
 var _ runtime.ModeSharer = (*sharer)(nil)
+
+// modes2pending marks this process's latest change of name as still to
+// be written: the publisher had it while Redis was away.
+func (f *Fleet) modes2pending(name string) {
+	f.modeMu.Lock()
+	defer f.modeMu.Unlock()
+	if k, ok := f.modes[name]; ok && k.note.Origin == f.opt.origin {
+		f.modes[name] = knownMode{note: k.note, pending: true}
+	}
+}

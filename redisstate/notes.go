@@ -29,6 +29,7 @@ type message struct {
 	Reason string `json:"reason"`
 	MS     int64  `json:"ms,omitempty"`   // open: the window left, in milliseconds
 	Mode   string `json:"mode,omitempty"` // mode: isolated, bypassed or auto (see modes.go)
+	Seq    uint64 `json:"seq,omitempty"`  // mode: the change's order (see modes.go)
 }
 
 // note is the value of <prefix>open:<name>; the key's expiry is the window

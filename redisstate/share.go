@@ -58,7 +58,10 @@ func (f *Fleet) publisher() {
 			return
 		case o := <-f.out:
 			switch {
-			case !f.up.Load(): // a mode stays pending, for the resync
+			case !f.up.Load():
+				if o.mode != "" {
+					f.modes2pending(o.name)
+				}
 			case o.mode != "":
 				f.publishMode(o.name, false)
 			default:
