@@ -125,9 +125,9 @@ func checkShape(cur, next Config) error {
 	case on(next.InFlight) != on(cur.InFlight):
 		return errors.New("InFlight cannot be turned on or off live: in-flight timing is set when the breaker is created")
 	case next.Concurrency != cur.Concurrency:
-		return fmt.Errorf("Concurrency %d cannot change live (the breaker has %d): the bulkhead is set when the breaker is created", next.Concurrency, cur.Concurrency)
+		return fmt.Errorf("field Concurrency %d cannot change live (the breaker has %d): the bulkhead is set when the breaker is created", next.Concurrency, cur.Concurrency)
 	case next.Throttle != cur.Throttle:
-		return fmt.Errorf("Throttle %g cannot change live (the breaker has %g): the throttle is set when the breaker is created", next.Throttle, cur.Throttle)
+		return fmt.Errorf("field Throttle %g cannot change live (the breaker has %g): the throttle is set when the breaker is created", next.Throttle, cur.Throttle)
 	}
 	return nil
 }

@@ -116,7 +116,7 @@ func TestUpdateIsStrictAndAllOrNothing(t *testing.T) {
 		{runtime.Config{Name: "eastmony", FailureThreshold: 3}, `Config 1 (Name "eastmony"): the registry has no breaker called "eastmony"`},
 		{runtime.Config{Name: "eastmoney", WindowCalls: 50}, `WindowCalls/WindowPeriod 50 calls cannot change live (the breaker has 100 calls)`},
 		{runtime.Config{Name: "eastmoney", SlowCall: time.Second}, `SlowCall cannot be turned on or off live`},
-		{runtime.Config{Name: "tdx", Concurrency: 8}, `Config 1 (Name "tdx"): Concurrency 8 cannot change live (the breaker has 4)`},
+		{runtime.Config{Name: "tdx", Concurrency: 8}, `Config 1 (Name "tdx"): field Concurrency 8 cannot change live (the breaker has 4)`},
 		{runtime.Config{Name: "eastmoney", ResetTimeout: time.Minute, ResetMax: time.Second}, `ResetMax 1s is not above ResetTimeout 1m0s`},
 	} {
 		err := reg.Update(good, c.bad)
