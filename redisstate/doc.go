@@ -59,6 +59,16 @@
 // with a restarted Redis). [runtime.Health]
 // reports "fleet": {"redis": "ok" | "down", "members": N}.
 //
+// # Cluster and Sentinel
+//
+// A [redis.ClusterClient] works as it is: the two keys the lease script
+// reads share a hash tag, so a slot (Attach refuses a prefix whose braces
+// would break that). So does a [redis.NewFailoverClient]: when the master
+// dies each process goes local and comes back after the promotion.
+// Replication being asynchronous, a failover can lose a note, a lease or
+// a bucket's last tokens: at worst, each process decides alone for one
+// window (docs/fleet.md says exactly what that allows).
+//
 // Notes and messages are versioned JSON. One that does not parse, names a
 // breaker the registry does not have, or asks for more than 24 h (no real
 // note does: cooldowns are capped there) is logged and ignored. Use

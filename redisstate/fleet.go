@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,6 +119,9 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	if o.timeout <= 0 {
 		return nil, fmt.Errorf("redisstate: timeout %s, want > 0", o.timeout)
+	}
+	if err := checkPrefix(o.prefix); err != nil {
+		return nil, err
 	}
 	if math.IsNaN(o.share) || o.share <= 0 || o.share > 1 {
 		return nil, fmt.Errorf("redisstate: local share %g, want 0 < f <= 1", o.share)
@@ -432,8 +436,41 @@ func (f *Fleet) readNotes(bs ...*runtime.Breaker) {
 }
 
 func (f *Fleet) noteKey(name string) string   { return f.opt.prefix + "open:" + name }
-func (f *Fleet) leaseKey(name string) string  { return f.opt.prefix + "probe:{" + name + "}" }
-func (f *Fleet) closedKey(name string) string { return f.opt.prefix + "closed:{" + name + "}" }
+func (f *Fleet) leaseKey(name string) string  { return f.opt.prefix + "probe" + tagged(name) }
+func (f *Fleet) closedKey(name string) string { return f.opt.prefix + "closed" + tagged(name) }
+
+// tagged is the part of a lease or closed key after its kind: ":{name}",
+// so that Redis Cluster, which hashes the text between a key's first {
+// and the next }, puts the two keys the lease script reads on one slot.
+// A name that starts with } would leave that text empty (the whole key is
+// hashed then, and the script fails with CROSSSLOT): its keys are
+// "!:{_}name" instead, a form no other name takes.
+func tagged(name string) string {
+	if strings.HasPrefix(name, "}") {
+		return "!:{_}" + name
+	}
+	return ":{" + name + "}"
+}
+
+// hashTag is the text of key that Redis Cluster hashes to find its slot.
+func hashTag(key string) string {
+	if i := strings.IndexByte(key, '{'); i >= 0 {
+		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
+			return key[i+1 : i+1+j]
+		}
+	}
+	return key
+}
+
+// checkPrefix refuses a prefix whose braces would take the hash tag of a
+// breaker's keys: with "x{" the lease and closed keys would hash
+// differently and the lease script could not run on a Redis Cluster.
+func checkPrefix(prefix string) error {
+	if hashTag(prefix+"probe:{x}") != hashTag(prefix+"closed:{x}") {
+		return fmt.Errorf("redisstate: prefix %q: its braces would put a breaker's lease keys on two Redis Cluster slots", prefix)
+	}
+	return nil
+}
 
 // Created reads the note of a breaker created after Attach, so that it
 // starts OPEN for what is left of a peer's trip.

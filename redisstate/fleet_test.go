@@ -47,14 +47,18 @@ func (b *syncBuffer) String() string {
 }
 
 // attach makes a registry with breaker "tdx" (threshold 1, reset given)
-// and attaches it as origin; both end with the test.
+// and attaches it as origin; both end with the test. Its Redis timeout is
+// a second unless opts say otherwise: a two-core machine shared with other
+// builds stalls for more than the default 50 ms, and the process would go
+// local, which only the fault tests (with their own timeout) are about.
 func attach(t *testing.T, rdb redis.UniversalClient, origin string, reset time.Duration, opts ...redisstate.Option) member {
 	t.Helper()
 	logs := &syncBuffer{}
 	logger := slog.New(slog.NewTextHandler(logs, nil))
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logger))
 	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: reset})
-	f, err := redisstate.Attach(reg, rdb, append([]redisstate.Option{redisstate.WithOrigin(origin), redisstate.WithLogger(logger)}, opts...)...)
+	f, err := redisstate.Attach(reg, rdb, append([]redisstate.Option{redisstate.WithTimeout(time.Second),
+		redisstate.WithOrigin(origin), redisstate.WithLogger(logger)}, opts...)...)
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, f.Close()) })
 	return member{reg: reg, fleet: f, log: logs}
@@ -107,7 +111,7 @@ func TestAttachRefusesBadInput(t *testing.T) {
 func TestAttachWithRedisAwayWorksLocally(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // nothing listens there
 	defer rdb.Close()
-	m := attach(t, rdb, "a", time.Minute)
+	m := attach(t, rdb, "a", time.Minute, redisstate.WithTimeout(redisstate.DefaultTimeout)) // nothing to wait for
 	_, err := redisstate.Attach(m.reg, rdb)
 	require.Error(t, err, "one fleet per registry")
 	assert.Equal(t, runtime.FleetHealth{Redis: "down"}, *m.reg.Health().Fleet)
@@ -141,7 +145,7 @@ func TestLateJoinersReadOpenNotes(t *testing.T) {
 		within, time.Millisecond)
 
 	late := attach(t, newClient(t, s), "late", 10*time.Second)
-	assert.Equal(t, runtime.Open, late.tdx().State(), "open when Attach returns")
+	require.Equal(t, runtime.Open, late.tdx().State(), "open when Attach returns")
 	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
 
 	other := late.reg.Breaker(runtime.Config{Name: "em"})

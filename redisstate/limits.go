@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -15,8 +16,9 @@ import (
 // limit is one shared name's local fallback: a bucket at the local share
 // of the rate, made at the first wait that needs it.
 type limit struct {
-	once  sync.Once
-	local *rate.Limiter
+	once   sync.Once
+	local  *rate.Limiter
+	credit atomic.Int64 // tokens given back while Redis was away, taken first
 }
 
 // gcraScript is the generic cell rate algorithm on the server's clock:
@@ -81,13 +83,40 @@ func (s *sharer) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Dura
 				return true, runtime.ErrRateLimited
 			}
 			if !sleep(ctx, wait) {
-				go f.refund(l.Name(), r)
+				go func() { _ = f.refund(l.Name(), r) }()
 				return true, ctx.Err()
 			}
 			return true, nil
 		}
 	}
 	return true, lim.wait(ctx, r*f.opt.share, burst, bound)
+}
+
+var _ runtime.TokenRefunder = (*sharer)(nil)
+
+// RefundToken gives back a token that Wait took for a call that was not
+// made after all ([runtime.Limiter.Refund]): to the fleet's bucket in
+// Redis, or, while Redis is away, to the local fallback bucket (up to its
+// burst). It reports false for a name the fleet does not share.
+func (s *sharer) RefundToken(l *runtime.Limiter) bool {
+	f := (*Fleet)(s)
+	lim, ok := f.limits[l.Name()]
+	if !ok {
+		return false
+	}
+	r, burst := l.Rate()
+	if math.IsInf(r, 1) {
+		return true
+	}
+	if f.up.Load() && f.refund(l.Name(), r) == nil {
+		return true
+	}
+	for {
+		n := lim.credit.Load()
+		if n >= int64(burst) || lim.credit.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
 }
 
 // reserve runs the GCRA script; wait < 0 is a refusal.
@@ -113,8 +142,8 @@ func (f *Fleet) reserve(name string, r float64, burst int, bound time.Duration) 
 	return time.Duration(us) * time.Microsecond, nil
 }
 
-func (f *Fleet) refund(name string, r float64) {
-	_ = f.do(func(ctx context.Context) error {
+func (f *Fleet) refund(name string, r float64) error {
+	return f.do(func(ctx context.Context) error {
 		return refundScript.Run(ctx, f.rdb, []string{f.opt.prefix + "rate:" + name}, int64(math.Ceil(1e6/r))).Err()
 	})
 }
@@ -122,6 +151,11 @@ func (f *Fleet) refund(name string, r float64) {
 // wait takes a token from the local fallback bucket.
 func (lim *limit) wait(ctx context.Context, r float64, burst int, bound time.Duration) error {
 	lim.once.Do(func() { lim.local = rate.NewLimiter(rate.Limit(r), burst) })
+	for n := lim.credit.Load(); n > 0; n = lim.credit.Load() {
+		if lim.credit.CompareAndSwap(n, n-1) {
+			return nil // a token given back
+		}
+	}
 	res := lim.local.Reserve()
 	d := res.Delay()
 	if !res.OK() || (bound >= 0 && d > bound) {

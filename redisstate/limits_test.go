@@ -57,7 +57,8 @@ func TestLocalShareWhileRedisIsAway(t *testing.T) {
 		share float64
 		ok    bool // whether the second token comes within 150ms
 	}{{1, true}, {0.5, false}} {
-		m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(tc.share))
+		m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(tc.share),
+			redisstate.WithTimeout(redisstate.DefaultTimeout)) // nothing to wait for
 		lim := m.reg.Limiter("em", 10, 1)
 		require.NoError(t, lim.Wait(ctx, 0))
 		err := lim.Wait(ctx, 150*time.Millisecond) // 100ms away at 10/s, 200ms at 5/s
@@ -107,4 +108,35 @@ func TestProbeLease(t *testing.T) {
 		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Closed }, within, time.Millisecond)
 		assert.Equal(t, "peer b: probe succeeded, recovered", m.reg.Events(1)[0].Reason)
 	})
+}
+
+// TestRefundGivesBackTheSharedToken: a token a shared limiter took from
+// the fleet's bucket for a call that was then not made (Limiter.Refund,
+// as a route does when the bulkhead or the budget refuses the call) goes
+// back to the fleet's bucket, where a peer can take it.
+func TestRefundGivesBackTheSharedToken(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", time.Minute, redisstate.WithSharedLimits("em"))
+	b := attach(t, newClient(t, s), "b", time.Minute, redisstate.WithSharedLimits("em"))
+	ctx := context.Background()
+
+	lim := a.reg.Limiter("em", 0.1, 1) // the next token 10s after the burst
+	require.NoError(t, lim.Wait(ctx, 0), "the burst")
+	lim.Refund()
+	require.NoError(t, b.reg.Limiter("em", 0.1, 1).Wait(ctx, 100*time.Millisecond), "the peer takes the token given back")
+	require.ErrorIs(t, lim.Wait(ctx, 100*time.Millisecond), runtime.ErrRateLimited, "and it was the only one")
+}
+
+// TestRefundWhileRedisIsAway: while Redis is away, a token given back
+// goes to the local fallback bucket.
+func TestRefundWhileRedisIsAway(t *testing.T) {
+	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
+	defer rdb.Close()
+	ctx := context.Background()
+	m := attach(t, rdb, "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithLocalShare(1))
+	lim := m.reg.Limiter("em", 0.1, 1)
+	require.NoError(t, lim.Wait(ctx, 0), "the burst")
+	lim.Refund()
+	require.NoError(t, lim.Wait(ctx, 100*time.Millisecond), "the token given back")
+	require.ErrorIs(t, lim.Wait(ctx, 100*time.Millisecond), runtime.ErrRateLimited, "and only that one")
 }

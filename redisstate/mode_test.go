@@ -116,7 +116,7 @@ func TestThreeProcessesFollowModes(t *testing.T) {
 		t.Skip("starts three processes and a redis-server")
 	}
 	s := startServer(t, "")
-	p := startFleet(t, s, 3)
+	p := startFleet(t, 3, childAddrEnv+"="+s.addr())
 	for range 3 {
 		p.next("ready", func(l line) bool { return l.text == "ready" })
 	}

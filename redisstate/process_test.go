@@ -27,26 +27,49 @@ import (
 // fleet: childEnv set selects that role, in TestMain.
 const (
 	childEnv      = "REDISSTATE_TEST_CHILD"
-	childAddrEnv  = "REDISSTATE_TEST_ADDR"
-	childReset    = time.Second // the breaker's reset window in the children
-	childRate     = 5.0         // the shared limit, per second, burst 1
+	childAddrEnv  = "REDISSTATE_TEST_ADDR"    // a server's address, or a cluster's, comma-separated
+	childModeEnv  = "REDISSTATE_TEST_CLUSTER" // "1": the addresses are a cluster's
+	childNamesEnv = "REDISSTATE_TEST_NAMES"   // "breaker,limit", default "upstream,quota"
+	childReset    = time.Second               // the breaker's reset window in the children
+	childRate     = 5.0                       // the shared limit, per second, burst 1
 	childLimitFor = 4 * time.Second
 )
 
 func TestMain(m *testing.M) {
 	if origin := os.Getenv(childEnv); origin != "" {
-		os.Exit(child(origin, os.Getenv(childAddrEnv), os.Stdin, os.Stdout))
+		os.Exit(child(origin, childClient(), os.Stdin, os.Stdout))
 	}
 	os.Exit(m.Run())
 }
 
-// child is one process of the fleet: breaker "upstream" (threshold 1)
-// called every 10 ms against an upstream the parent makes fail or
-// answer, and the shared limit "quota". It prints what happens, one line
-// each ("state FROM TO reason", "probe", "limit N"), and obeys the lines
-// of in: "fail", "ok", "limit" (take tokens for childLimitFor),
-// "isolate", "bypass" and "resume" (the operator's modes), "quit".
-func child(origin, addr string, in io.Reader, out io.Writer) int {
+// childClient is the client the environment asks for: a cluster's or a
+// plain one.
+func childClient() redis.UniversalClient {
+	addrs := strings.Split(os.Getenv(childAddrEnv), ",")
+	if os.Getenv(childModeEnv) == "1" {
+		return redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs})
+	}
+	return redis.NewClient(&redis.Options{Addr: addrs[0]})
+}
+
+// childNames are the names of the child's breaker and shared limit.
+func childNames() (breaker, limit string) {
+	if v := os.Getenv(childNamesEnv); v != "" {
+		if b, l, ok := strings.Cut(v, ","); ok {
+			return b, l
+		}
+	}
+	return "upstream", "quota"
+}
+
+// child is one process of the fleet: a breaker (threshold 1; "upstream"
+// unless childNamesEnv says) called every 10 ms against an upstream the
+// parent makes fail or answer, and a shared limit ("quota"). It prints
+// what happens, one line each ("state FROM TO reason", "probe", "limit
+// N"), and obeys the lines of in: "fail", "ok", "limit" (take tokens for
+// childLimitFor), "isolate", "bypass" and "resume" (the operator's modes),
+// "quit".
+func child(origin string, rdb redis.UniversalClient, in io.Reader, out io.Writer) int {
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
 		mu.Lock()
@@ -55,14 +78,14 @@ func child(origin, addr string, in io.Reader, out io.Writer) int {
 	}
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)),
 		runtime.OnStateChange(func(ev runtime.Event) { say("state %s %s %s", ev.From, ev.To, ev.Reason) }))
-	b := reg.Breaker(runtime.Config{Name: "upstream", FailureThreshold: 1, ResetTimeout: childReset})
-	quota := reg.Limiter("quota", childRate, 1)
-	rdb := redis.NewClient(&redis.Options{Addr: addr})
+	breakerName, limitName := childNames()
+	b := reg.Breaker(runtime.Config{Name: breakerName, FailureThreshold: 1, ResetTimeout: childReset})
+	quota := reg.Limiter(limitName, childRate, 1)
 	// A loaded machine may answer slower than the default 50 ms, and each
 	// process would then fall back to its local share for a heartbeat:
 	// the test is of the shared bucket, so it gives Redis time, and takes
 	// the share a process of three should.
-	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin(origin), redisstate.WithSharedLimits("quota"),
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin(origin), redisstate.WithSharedLimits(limitName),
 		redisstate.WithTimeout(time.Second), redisstate.WithLocalShare(1.0/3),
 		redisstate.WithLogger(slog.New(slog.DiscardHandler)))
 	if err != nil {
@@ -136,14 +159,15 @@ type fleetProcs struct {
 	lines chan line
 }
 
-func startFleet(t *testing.T, s *server, n int) *fleetProcs {
+// startFleet starts n children with env (childAddrEnv and the like).
+func startFleet(t *testing.T, n int, env ...string) *fleetProcs {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	p := &fleetProcs{t: t, lines: make(chan line, 1024)}
 	for i := range n {
 		cmd := exec.Command(exe, "-test.run=^$")
-		cmd.Env = append(os.Environ(), childEnv+"=child-"+strconv.Itoa(i), childAddrEnv+"="+s.addr())
+		cmd.Env = append(append(os.Environ(), env...), childEnv+"=child-"+strconv.Itoa(i))
 		cmd.Stderr = os.Stderr
 		stdin, err := cmd.StdinPipe()
 		require.NoError(t, err)
@@ -200,19 +224,35 @@ func TestThreeProcesses(t *testing.T) {
 		t.Skip("starts three processes and a redis-server (about 10s)")
 	}
 	s := startServer(t, "")
-	p := startFleet(t, s, 3)
+	threeProcesses(t, startFleet(t, 3, childAddrEnv+"="+s.addr()))
+}
+
+// threeProcesses runs the three-process test on the children of p: shared
+// trips, one probe per fleet, the shared limit within 20%.
+func threeProcesses(t *testing.T, p *fleetProcs) {
+	t.Helper()
 	for range 3 {
 		p.next("ready", func(l line) bool { return l.text == "ready" })
 	}
 
 	// A trip in one process is seen by the others within 300 ms.
 	p.tell("fail", 0)
-	tripped := p.next("the trip", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED OPEN") })
+	// A peer may print its line first: child 0 prints its own from a
+	// hook the registry runs after the trip has gone out.
+	var tripped *line
+	peers := map[int]line{}
+	for tripped == nil || len(peers) < 2 {
+		l := p.next("the trip and the peers'", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED OPEN") })
+		if strings.HasPrefix(l.text, "state CLOSED OPEN peer child-0: ") {
+			peers[l.child] = l
+		} else {
+			tripped = &l
+		}
+	}
 	require.Equal(t, 0, tripped.child)
 	seen := map[int]time.Duration{}
-	for len(seen) < 2 {
-		l := p.next("a peer's trip", func(l line) bool { return strings.HasPrefix(l.text, "state CLOSED OPEN peer child-0: ") })
-		seen[l.child] = l.at.Sub(tripped.at)
+	for c, l := range peers {
+		seen[c] = l.at.Sub(tripped.at)
 	}
 	t.Logf("trip seen by the peers after %v", seen)
 	for c, d := range seen {

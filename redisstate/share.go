@@ -136,10 +136,11 @@ return redis.call('PTTL', KEYS[1])
 // Redis away, every process probes for itself.
 func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 	f := (*Fleet)(s)
+	name := b.Name()
 	if !f.up.Load() {
+		f.probesAlone(name)
 		return true, 0
 	}
-	name := b.Name()
 	hold := b.ProbeWindow() // the reset window, or a longer route timeout
 	var res any
 	err := f.do(func(ctx context.Context) error {
@@ -149,6 +150,7 @@ func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 		return err
 	})
 	if err != nil {
+		f.probesAlone(name)
 		return true, 0
 	}
 	switch v := res.(type) {
@@ -157,6 +159,8 @@ func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 		return false, hold
 	case int64:
 		if v == -1 {
+			f.opt.logger.Debug("redisstate: took the probe lease", "origin", f.opt.origin, "breaker", name,
+				"hold", hold)
 			return true, 0
 		}
 		if v >= 0 {
@@ -164,6 +168,11 @@ func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
 		}
 	}
 	return false, hold // a lease with no expiry is not ours: ask again later
+}
+
+// probesAlone logs a probe this process decides on alone, Redis away.
+func (f *Fleet) probesAlone(name string) {
+	f.opt.logger.Debug("redisstate: probing alone, Redis is away", "origin", f.opt.origin, "breaker", name)
 }
 
 // republish sends again this process's trips whose window still runs,

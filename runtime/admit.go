@@ -16,7 +16,7 @@ import (
 func (b *Breaker) Acquire(ctx context.Context) (Token, error) {
 	w, err := b.admit(0)
 	if err == nil && w&core.LoadFlag != 0 {
-		if err = b.enterLoad(ctx, w, 0); err != nil {
+		if w, err = b.enterLoad(ctx, w, 0); err != nil {
 			w = 0
 		}
 	}
@@ -41,7 +41,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 			w := s
 			if b.win != nil && b.win.tracking {
 				var ok bool
-				if w, ok = b.admitTracked(s); !ok {
+				if w, ok = b.admitTracked(s, !b.slotTracked); !ok {
 					s = b.state.Load() // overdue calls were counted
 					continue
 				}

@@ -50,8 +50,11 @@ type Breaker struct {
 	flags  uint64                 // countFlag when count, core.LoadFlag with load control
 	stamps stamps                 // the clock of lastFailure and lastSuccess
 	win    *window                // nil without a window, SlowCall or InFlight
-	load                          // Config.Concurrency and Throttle; see bulkhead.go
-	_      [64]byte               // keep the counters below off this cache line
+	// slotTracked: calls are timed (SlowCall, InFlight) from when they
+	// hold their concurrency slot, not from their admission.
+	slotTracked bool
+	load                 // Config.Concurrency and Throttle; see bulkhead.go
+	_           [64]byte // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
@@ -96,7 +99,11 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		b.flags = countFlag
 	}
 	if cfg.windowed() || cfg.InFlight > 0 {
-		b.win = newWindow(&b.conf)
+		var clock Clock
+		if b.stamps.mono {
+			clock = reg.clock
+		}
+		b.win = newWindow(&b.conf, clock)
 		b.win.resetLocked(1)
 	}
 	b.newLoad()
@@ -106,6 +113,9 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
+	if b.win != nil && b.win.fast != nil && !b.count {
+		b.core.Win = b.win.fast
+	}
 	return b
 }
 
@@ -120,6 +130,7 @@ func (b *Breaker) closedFlags() uint64 {
 
 func init() {
 	core.BreakerOf = func(b any) *core.Breaker { return &b.(*Breaker).core }
+	core.IsRealClock = func(c any) bool { _, ok := c.(realClock); return ok }
 	core.Attach = func(reg, cfg any, rate float64, burst int) (any, any) {
 		b, l := reg.(*Registry).attach(cfg.(Config), rate, burst)
 		if l == nil {

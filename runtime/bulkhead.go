@@ -125,6 +125,11 @@ func (h *bulkhead) removeLocked(w *slotWaiter) {
 // count it).
 const refused = Ignored + 1
 
+// unmade is the outcome of a call that was admitted and then not made
+// (a limiter's wait that its ctx ended, a limiter's refusal): Ignored, but
+// never judged against InFlight, whatever the wait.
+const unmade = Ignored + 2
+
 // loadError is the refusal of a bulkhead or a throttle: built once per
 // breaker, it names the breaker and matches its sentinel.
 type loadError struct {
@@ -146,11 +151,12 @@ func (e *waitError) Unwrap() []error { return []error{e.full, e.ctx} }
 // a bulkhead, after the breaker (and the limiter) admitted the call as w:
 // the throttle, then a slot. A refusal frees the breaker's admission and
 // counts as neither success nor failure (nor as ignored: Stats counts it in
-// Throttled or BulkheadFull).
-func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) error {
+// Throttled or BulkheadFull). It returns the admission, timed from now
+// when the breaker times its calls from their slot (slotTracked).
+func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
 	if t := b.throttle; t != nil && !t.admit(b.reg.draw) {
 		b.refuse(w)
-		return t.err
+		return 0, t.err
 	}
 	if h := b.bulkhead; h != nil {
 		if ctx == nil {
@@ -158,13 +164,16 @@ func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration
 		}
 		if err := h.take(ctx, b.reg.clock, maxWait); err != nil {
 			b.refuse(w)
-			return err
+			return 0, err
 		}
 	}
 	if t := b.throttle; t != nil {
 		t.request()
 	}
-	return nil
+	if b.slotTracked {
+		w = b.trackSlot(w)
+	}
+	return w, nil
 }
 
 // refuse frees the breaker's admission w of a call the throttle or the
@@ -226,7 +235,7 @@ func (b *Breaker) loadStats(st *Stats) {
 // bareSlots returns the slots of a breaker with a bulkhead and no throttle,
 // which generated code takes and frees itself (core.Breaker.Slots), or nil.
 func (b *Breaker) bareSlots() *core.Slots {
-	if b.bulkhead == nil || b.throttle != nil {
+	if b.bulkhead == nil || b.throttle != nil || b.slotTracked {
 		return nil
 	}
 	return &b.bulkhead.slots
@@ -244,4 +253,5 @@ func (b *Breaker) newLoad() {
 	if b.bulkhead != nil || b.throttle != nil {
 		b.flags |= core.LoadFlag
 	}
+	b.slotTracked = b.bulkhead != nil && b.win != nil && b.win.tracking
 }

@@ -70,7 +70,8 @@ type Config struct {
 	// every transition. Default none. A smaller window is raised to the
 	// smallest (10 calls, 1s), a count window is capped at 1<<20 calls, and
 	// when both are set WindowCalls wins. A count window reads no clock; a
-	// time window reads it once as each call ends.
+	// time window reads it at most once as each call ends, and on the real
+	// clock not at all for most successes (docs/window.md).
 	WindowCalls  int
 	WindowPeriod time.Duration
 	// FailureRate (0..1) trips the breaker when the window holds at least
@@ -97,6 +98,8 @@ type Config struct {
 	// counts it first, and is refused when that trips the breaker. Its
 	// later outcome is ignored. Default none; it works with or without a
 	// window and reads the clock as each call is admitted and as it ends.
+	// With Concurrency, InFlight and SlowCall run from when the call holds
+	// its slot: a call waiting for a slot is not in flight.
 	InFlight time.Duration
 
 	// Concurrency is the most calls of this name in flight at once (a

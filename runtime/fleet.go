@@ -36,6 +36,15 @@ type Sharer interface {
 	Health() FleetHealth
 }
 
+// TokenRefunder is a [Sharer] whose Wait takes tokens it can give back:
+// [Limiter.Refund] of a limiter whose waits the Sharer took over calls
+// RefundToken, which reports whether it handled the refund (false leaves
+// it to the local bucket). It may block briefly. It is a separate
+// interface so that existing Sharers keep compiling.
+type TokenRefunder interface {
+	RefundToken(l *Limiter) (handled bool)
+}
+
 // FleetHealth is whether a registry's shared state is live, in
 // [Health].Fleet: Redis "ok" or "down", and how many processes of the
 // fleet are attached.
@@ -189,6 +198,16 @@ func (l *Limiter) shareWait(ctx context.Context, maxWait time.Duration) (bool, e
 		err = l.err
 	}
 	return handled, err
+}
+
+// shareRefund gives back a token through the Sharer, if it takes l's
+// waits over and can give tokens back; it reports whether it did.
+func (l *Limiter) shareRefund() bool {
+	if l.reg == nil {
+		return false
+	}
+	r, ok := l.reg.sharer().(TokenRefunder)
+	return ok && r.RefundToken(l)
 }
 
 // Fleet returns the health of the fleet the registry shares its state

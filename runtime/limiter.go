@@ -141,9 +141,11 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 }
 
 // Refund gives back a token that Allow or Wait took for a call that was
-// not made after all (a later step refused it), up to the burst.
+// not made after all (a later step refused it), up to the burst. With a
+// fleet that shares the limiter's bucket ([Registry.Share], a
+// [TokenRefunder]), the token goes back to the fleet's bucket.
 func (l *Limiter) Refund() {
-	if l.unlimited.Load() {
+	if l.unlimited.Load() || l.shareRefund() {
 		return
 	}
 	l.mu.Lock()

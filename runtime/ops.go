@@ -14,7 +14,7 @@ func (o *ops) b() *Breaker { return (*Breaker)(o) }
 
 func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
 func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignored, nil) }
-func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, Ignored, nil) }
+func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, unmade, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 
 func (o *ops) LoadSucceeded(w uint64) {
@@ -25,20 +25,20 @@ func (o *ops) LoadSucceeded(w uint64) {
 	}
 }
 
-func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) error {
+func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
 	return o.b().enterLoad(ctx, w, maxWait)
 }
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
 	out := b.Classify(ctx, err)
-	if b.finish(w, out, err) && out == Ignored {
+	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
 		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
 	}
 }
 
 func (o *ops) Limited(w uint64) {
-	if o.b().outcome(w, Ignored, nil) {
+	if o.b().outcome(w, unmade, nil) {
 		o.limited.Add(1) // as Canceled in Settle
 	}
 }

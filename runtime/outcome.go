@@ -85,18 +85,32 @@ func (b *Breaker) clearFails(w uint64) {
 // finish ends the call admitted as w with outcome o: it frees the call's
 // load slot, if it took one, and counts o (see outcome).
 func (b *Breaker) finish(w uint64, o Outcome, err error) bool {
+	_, ok := b.finishAs(w, o, err)
+	return ok
+}
+
+// finishAs is finish that also returns the outcome as it was counted (see
+// outcomeAs).
+func (b *Breaker) finishAs(w uint64, o Outcome, err error) (Outcome, bool) {
 	if w&core.LoadFlag != 0 {
 		b.exitLoad(o)
 	}
-	return b.outcome(w, o, err)
+	return b.outcomeAs(w, o, err)
 }
 
 // outcome counts outcome o of the call admitted as w. It reports false
 // when the call had been counted already (a probe whose slot was
 // reclaimed, a call found in flight past InFlight) and o was dropped.
 func (b *Breaker) outcome(w uint64, o Outcome, err error) bool {
+	_, ok := b.outcomeAs(w, o, err)
+	return ok
+}
+
+// outcomeAs is outcome that also returns the outcome as it was counted: o,
+// or Failure for a call that ran longer than InFlight (see endTracked).
+func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
 	if State(w&stateMask) == HalfOpen {
-		return b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
+		return o, b.probeDone(w&^probeMask, w&probeMask>>probeShift, o, err)
 	}
 	var (
 		bits uint8
@@ -106,7 +120,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) bool {
 	if b.win != nil && b.win.tracking && w&windowFlag != 0 {
 		var ok bool
 		if o, bits, now, age, ok = b.endTracked(w, o); !ok {
-			return false // counted when found overdue, or forgotten
+			return o, false // counted when found overdue, or forgotten
 		}
 	}
 	b.countOutcome(o)
@@ -121,7 +135,7 @@ func (b *Breaker) outcome(w uint64, o Outcome, err error) bool {
 	case Failure:
 		b.closedFailure(w, err, age, bits|failedBit, now)
 	}
-	return true
+	return o, true
 }
 
 // closedFailure counts a failure of the CLOSED call admitted as w towards
@@ -174,7 +188,7 @@ func (b *Breaker) countOutcome(o Outcome) {
 		now := b.stamps.now()
 		b.failures.Add(1)
 		b.lastFailure.Store(now)
-	case Ignored:
+	case Ignored, unmade:
 		b.ignored.Add(1)
 	}
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"math"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -21,8 +22,10 @@ import (
 // is not recorded, and the path takes no lock, allocates nothing and
 // scales across cores. A failure sets the flag, and from then on every call
 // is recorded, under the window's lock, until N successes in a row have
-// pushed the last failure out. A time window records every call: it takes
-// the lock and reads the clock once when a call ends. SlowCall and InFlight
+// pushed the last failure out. A time window on the real clock counts a
+// success without the lock or a clock read while it has published a
+// bucket (see publishLocked and core.Window); other calls take the lock
+// and read the clock once when they end. SlowCall and InFlight
 // time every call: they take the lock and read the clock when the call is
 // admitted and again when it ends.
 //
@@ -41,7 +44,14 @@ const (
 	// windowBuckets is how many buckets of D/10 a time window sums: the
 	// current one and the ten before it, so that an ended call is
 	// forgotten between D and D + D/10 after it ended.
-	windowBuckets = 11
+	windowBuckets = core.Buckets
+
+	// publishMargin is the part of a bucket, at its end, during which no
+	// bucket is published for the lock-free success path (see
+	// window.publishLocked): the timer that withdraws the bucket fires at
+	// 1 - 1/publishMargin of it, and may be as late as that before a
+	// success could be counted in the bucket before its own.
+	publishMargin = 32
 
 	// maxTracked is how many calls in flight a breaker times at most
 	// (SlowCall, InFlight). Past it, the oldest is forgotten: its outcome
@@ -135,6 +145,17 @@ type window struct {
 	buckets [windowBuckets]bucket
 	epoch   int64
 
+	// Time window with the real clock: the successes counted without the
+	// lock, and what the published tags mean. Tags of this period are
+	// tagBase + (epoch - tagEpoch), tagEpoch being the first epoch
+	// published in it (valid when tagged); a new period starts its tags
+	// past lastTag, the latest tag published.
+	fast              *core.Window
+	tagBase, lastTag  uint32
+	tagEpoch          int64
+	tagged, withdrawn bool // withdrawn: the withdrawal timer is pending
+	clock             Clock
+
 	// The calls in flight, in admission order: a ring of len(track)
 	// entries (a power of two) holding the sequence numbers head..tail-1;
 	// the entries before checked have been looked at for being overdue.
@@ -158,7 +179,10 @@ const (
 	done                 // ended
 )
 
-func newWindow(conf *atomic.Pointer[Config]) *window {
+// newWindow returns the window of cfg. clock is the breaker's clock when
+// it is the real one (a stepped test clock reads the clock on every call
+// instead), else nil.
+func newWindow(conf *atomic.Pointer[Config], clock Clock) *window {
 	cfg := conf.Load()
 	w := &window{conf: conf, counting: cfg.windowed(), tracking: cfg.SlowCall > 0 || cfg.InFlight > 0}
 	switch {
@@ -167,6 +191,11 @@ func newWindow(conf *atomic.Pointer[Config]) *window {
 		w.cleanable = !w.tracking
 	case cfg.WindowPeriod > 0:
 		w.width = max(int64(cfg.WindowPeriod/10), 1)
+		if clock != nil && !w.tracking {
+			// A stripe per P, for as many Ps as GOMAXPROCS may grow to.
+			w.fast = core.NewWindow(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()))
+			w.clock = clock
+		}
 	}
 	if w.tracking {
 		w.track = make([]tracked, 64)
@@ -181,6 +210,53 @@ func (w *window) resetLocked(p uint32) {
 	w.next, w.calls, w.failures, w.slow = 0, 0, 0, 0
 	w.buckets = [windowBuckets]bucket{}
 	w.epoch = math.MinInt64
+	if w.fast != nil {
+		w.fast.Pub.Store(0)
+		if w.tagged {
+			w.tagBase = w.lastTag + windowBuckets + 1 // past every tag a counter may hold
+			w.tagged = false
+		}
+	}
+}
+
+// tagLocked returns the tag of epoch e in the current period.
+func (w *window) tagLocked(e int64) uint32 {
+	if !w.tagged {
+		w.tagged, w.tagEpoch = true, e
+	}
+	return w.tagBase + uint32(e-w.tagEpoch)
+}
+
+// publishLocked publishes, after the window changed at instant now, the
+// bucket of now for the lock-free success path when a success can take
+// it: the window is in its period's CLOSED state, a success cannot trip
+// the breaker (the window holds no failure, or at least MinimumCalls
+// calls, which a success cannot lower), and now is not in the last
+// 1/publishMargin of its bucket. A timer withdraws the bucket then, and
+// the first success after it records itself here, which publishes the
+// next bucket. Otherwise it withdraws the published bucket.
+func (w *window) publishLocked(now int64, calls, failures int) {
+	if w.fast == nil {
+		return
+	}
+	e := w.epoch // the latest epoch seen (rollLocked)
+	end := (e+1)*w.width - max(w.width/publishMargin, 1)
+	if now >= end || (failures > 0 && calls < w.cfg().MinimumCalls) {
+		w.fast.Pub.Store(0)
+		return
+	}
+	tag := w.tagLocked(e)
+	w.lastTag = tag
+	w.fast.Pub.Store(uint64(w.period)<<32 | uint64(tag)<<1 | 1)
+	if !w.withdrawn {
+		w.withdrawn = true
+		w.clock.AfterFunc(time.Duration(end-now), func() {
+			w.mu.Lock()
+			w.withdrawn = false
+			w.fast.Pub.Store(0)
+			w.mu.Unlock()
+		})
+	}
 }
 
 // addLocked records one ended call with outcome bits at instant now (read
@@ -248,6 +324,9 @@ func bucketOf(epoch int64) int {
 func (w *window) totalsLocked(now int64) (calls, failures, slow int) {
 	if w.width > 0 {
 		w.rollLocked(now)
+		if w.fast != nil && w.tagged {
+			return w.calls + w.fast.Sum(w.tagLocked(w.epoch), windowBuckets), w.failures, w.slow
+		}
 	}
 	return w.calls, w.failures, w.slow
 }
@@ -258,10 +337,9 @@ func (w *window) cleanLocked() bool {
 	return w.cleanable && w.calls == len(w.ring) && w.failures == 0 && w.slow == 0
 }
 
-// tripLocked returns the reason to trip when the window's rates reach
-// their thresholds, or "".
-func (w *window) tripLocked(now int64) string {
-	calls, failures, slow := w.totalsLocked(now)
+// tripReason returns the reason to trip when the window's rates, over
+// its totals calls, failures and slow, reach their thresholds, or "".
+func (w *window) tripReason(calls, failures, slow int) string {
 	if calls == 0 || calls < w.cfg().MinimumCalls {
 		return ""
 	}
@@ -402,8 +480,11 @@ func overdueReason(age, limit time.Duration) string {
 
 // admitTracked times a CLOSED call admitted in state word s, after counting
 // the calls found overdue. ok is false when it found some: the caller must
-// look at the state again, which their count may have changed.
-func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
+// look at the state again, which their count may have changed. Without
+// push (a breaker whose calls are timed from when they hold their
+// concurrency slot, see trackSlot), it only counts them, and returns an
+// admission without WindowFlag: not timed yet.
+func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	win := b.win
 	win.mu.Lock()
 	now := b.stamps.now()
@@ -414,9 +495,28 @@ func (b *Breaker) admitTracked(s uint64) (w uint64, ok bool) {
 			return 0, false
 		}
 	}
+	if !push {
+		win.mu.Unlock()
+		return s &^ windowFlag, true
+	}
 	id := win.pushLocked(now, period(s))
 	win.mu.Unlock()
 	return s | id<<probeShift, true
+}
+
+// trackSlot starts timing the CLOSED call admitted as w (by admitTracked
+// without push) once it holds its concurrency slot: a call waiting for a
+// slot is not in flight for InFlight and SlowCall. It returns the timed
+// admission.
+func (b *Breaker) trackSlot(w uint64) uint64 {
+	if State(w&stateMask) != Closed {
+		return w // a probe: not timed
+	}
+	win := b.win
+	win.mu.Lock()
+	id := win.pushLocked(b.stamps.now(), period(w))
+	win.mu.Unlock()
+	return w | windowFlag | id<<probeShift
 }
 
 // checkOverdue counts the calls of CLOSED state word s found overdue; every
@@ -446,19 +546,27 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 
 // endTracked ends the timing of the CLOSED call admitted as w with outcome
 // o: it returns the outcome as the breaker counts it (a call that ran
-// longer than InFlight is a failure), its outcome bits, the instant it
-// ended, and ok false when the outcome must be ignored (it was counted as
-// overdue already).
+// longer than InFlight is a failure, also when its own outcome counts as
+// neither, as a look at the state before its end would have counted it),
+// its outcome bits, the instant it ended, and ok false when the outcome
+// must be ignored (it was counted as overdue already). Calls that were
+// not made (refused, or withdrawn after a limiter's wait) are not judged.
 func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
 	win := b.win
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
-	if !ok || o >= Ignored { // Ignored, or refused by the throttle or the bulkhead
+	if !ok || o > Ignored || (o == Ignored && b.cfg().InFlight == 0) {
 		return o, 0, 0, 0, ok
 	}
 	now = b.stamps.now()
 	ran := time.Duration(now - start)
+	if o == Ignored {
+		if ran > b.cfg().InFlight {
+			return Failure, 0, now, ran, true // not slow: its own outcome is no call's
+		}
+		return o, 0, 0, 0, true
+	}
 	if b.cfg().SlowCall > 0 && ran > b.cfg().SlowCall {
 		bits |= slowBit
 	}
@@ -484,9 +592,13 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 		return // admitted in an older period
 	}
 	win.addLocked(bits, now)
-	reason := win.tripLocked(now)
+	calls, failures, slow := win.totalsLocked(now)
+	reason := win.tripReason(calls, failures, slow)
 	if win.cleanable {
 		b.syncWindowFlagLocked()
+	}
+	if reason == "" {
+		win.publishLocked(now, calls, failures)
 	}
 	win.mu.Unlock()
 	if reason != "" {

@@ -617,3 +617,37 @@ func TestCleanCountWindowRouteEntersFast(t *testing.T) {
 	assert.False(t, ok, "a failure dirties it")
 	assert.Equal(t, 1, rt.Breaker().Stats().WindowFailures)
 }
+
+// TestTimeWindowCountsConcurrentSuccessesExactly: successes that a time
+// window counts without a lock, from many goroutines at once, are each
+// counted once, and a transition forgets them.
+func TestTimeWindowCountsConcurrentSuccessesExactly(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		b := reg.Breaker(runtime.Config{Name: "t", WindowPeriod: time.Minute, MinimumCalls: 5})
+		ctx := context.Background()
+		const workers, each = 8, 500
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Go(func() {
+				for range each {
+					tok, err := b.Acquire(ctx)
+					if err == nil {
+						b.Release(tok, nil)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		assert.Equal(t, workers*each, b.Stats().WindowCalls)
+		time.Sleep(30 * time.Second)
+		require.Equal(t, 1, calls(t, b, "x"))
+		st := b.Stats()
+		assert.Equal(t, workers*each+1, st.WindowCalls, "the failure beside the successes")
+		assert.Equal(t, 1, st.WindowFailures)
+		b.Reset()
+		assert.Zero(t, b.Stats().WindowCalls, "emptied by the reset")
+		time.Sleep(time.Minute)
+		assert.Zero(t, b.Stats().WindowCalls)
+	})
+}

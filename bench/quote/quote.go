@@ -27,3 +27,12 @@ type Quoter interface {
 type LimitedQuoter interface {
 	Quote(ctx context.Context, code string) (Quote, error)
 }
+
+// HedgedQuoter is a Quoter whose chain is hedged, with a delay (an hour)
+// that its primary always beats: what hedging costs a call whose primary
+// answers at once (issue 24).
+//
+//breaker:name=hedged threshold=5 reset=30s hedge=1h chain
+type HedgedQuoter interface {
+	Quote(ctx context.Context, code string) (Quote, error)
+}

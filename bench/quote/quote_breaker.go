@@ -11,6 +11,109 @@ import (
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
+// HedgedQuoterBreaker is a HedgedQuoter whose methods go through circuit
+// breakers:
+//
+//   - Quote: breaker "hedged"
+//
+// Create it with NewHedgedQuoterBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped HedgedQuoter is.
+type HedgedQuoterBreaker struct {
+	next   HedgedQuoter
+	hedged *breakerimpl.Route
+}
+
+// NewHedgedQuoterBreaker wraps next; breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil.
+func NewHedgedQuoterBreaker(next HedgedQuoter, reg *runtime.Registry) *HedgedQuoterBreaker {
+	return &HedgedQuoterBreaker{
+		next: next,
+		hedged: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "hedged", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+}
+
+var _ HedgedQuoter = (*HedgedQuoterBreaker)(nil)
+
+// Quote calls next.Quote through breaker "hedged".
+func (w *HedgedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
+	call, ok := w.hedged.EnterFast()
+	if !ok {
+		if call, err = w.hedged.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Quote(ctx, code)
+}
+
+// HedgedQuoterChain is a HedgedQuoter that answers each call from the first
+// source that can: the primary HedgedQuoter through the breakers of its
+// routes, then each fallback in order, each through its own breaker. A caller
+// learns which source answered from runtime.WithProvenance.
+//
+// Create it with NewHedgedQuoterChain; the zero value is not usable. It is
+// safe for concurrent use when the HedgedQuoter values it holds are.
+type HedgedQuoterChain struct {
+	primary         HedgedQuoter
+	fallbacks       []runtime.Fallback[HedgedQuoter]
+	hedged          *breakerimpl.Route
+	hedgedFallbacks []*breakerimpl.Route
+}
+
+// NewHedgedQuoterChain tries primary (guarded by HedgedQuoter's annotated
+// routes), then each of fallbacks in order. Breakers and limiters come from
+// reg, or from runtime.Default() when reg is nil; the breaker of a fallback is
+// named "fallback:" and its Name, with the settings of HedgedQuoter's default
+// route (breaker "hedged").
+func NewHedgedQuoterChain(primary HedgedQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[HedgedQuoter]) *HedgedQuoterChain {
+	c := &HedgedQuoterChain{
+		primary:   primary,
+		fallbacks: slices.Clone(fallbacks),
+		hedged: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "hedged", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Hedge:   time.Hour,
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.hedgedFallbacks = append(c.hedgedFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ HedgedQuoter = (*HedgedQuoterChain)(nil)
+
+// Quote asks primary.Quote through breaker "hedged", then each fallback; when
+// the source asked last has not answered within 1h0m0s, the next one is asked
+// too, and the first valid answer wins.
+func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err error) {
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.hedged) {
+		defer run.Done()
+	}
+	// ask makes one try of Quote on a source; Race asks the sources.
+	ask := func(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter) (Quote, error) {
+		return c.tryQuote(ctx, call, impl, code)
+	}
+	r0, err = breakerimpl.Race(&run, c.primary, c.fallbacks, c.hedgedFallbacks, ask)
+	if run.Won() {
+		return
+	}
+	var zero Quote
+	return zero, run.Err()
+}
+
+// tryQuote makes one try of Quote on impl through its route.
+func (c *HedgedQuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter, code string) (_ Quote, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return impl.Quote(ctx, code)
+}
+
 // LimitedQuoterBreaker is a LimitedQuoter whose methods go through circuit
 // breakers:
 //

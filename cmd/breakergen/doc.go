@@ -21,7 +21,8 @@
 //		Changes(ctx context.Context) ([]Change, error)          // -> push2ex
 //		//breaker:skip
 //		Ping(ctx context.Context) error                         // unguarded
-//		Name() string                                           // unguarded: no error result
+//		//breaker:skip
+//		Name() string                                           // unguarded: cannot fail
 //	}
 //
 // For each annotated interface X declared in f.go, breakergen writes to
@@ -40,7 +41,7 @@
 //
 // Usage:
 //
-//	breakergen [-type A,B] [-tags TAGS] [-check] [packages]
+//	breakergen [-type A,B] [-tags TAGS] [-check] [-strict] [packages]
 //
 // The packages are go command patterns (default "."); every package is
 // loaded with one go/packages call, test files included. The flags are:
@@ -56,6 +57,10 @@
 //		write nothing; if any output would be written or removed, name
 //		each such file on stderr and exit with status 1. Use it in CI to
 //		check that generated files are up to date.
+//	-strict
+//		treat every warning (see Warnings below) as an error: print the
+//		warnings, write nothing and exit with status 1. With -check, CI
+//		fails on annotations that do nothing or leave methods unguarded.
 //
 // # Annotations
 //
@@ -64,7 +69,19 @@
 // TypeSpec inside type ( ... ), or on the type declaration) or of a method
 // inside an interface literal. The rest of the line is space-separated
 // key=value options and flags. A comment written "// breaker:" with a space
-// is an ordinary comment; breakergen warns about it.
+// is an ordinary comment; breakergen warns about it. The doc comment must
+// touch the declaration: a //breaker: line with a blank line below it, or
+// in any other comment (a struct field's, a statement's, the package
+// clause's), annotates nothing, and breakergen warns about it.
+//
+// Keys are separated by spaces: name=a,threshold=3 is an error that says
+// so (a comma separates only the items of methods and exclude). A line
+// ends at a word starting with //: what follows is a trailing comment,
+// ignored with a warning (the keys before it apply), unless every word of
+// it reads as a key (key=value with a known key, or a known flag, as in
+// "//breaker:name=a // threshold=3"), which is an error, since keys
+// written there would be silently ignored. Put comments on a line of
+// their own above the //breaker: line.
 //
 //	key          value               meaning                                         default
 //	name         [a-z0-9_.:-]+       registry name of the breaker and limiter;       the interface's name, lower-cased
@@ -116,6 +133,11 @@
 //	valid        F or pkg.F          func(results...) bool; false means "no data":   none
 //	                                 neither success nor failure, never kept; - on
 //	                                 a method's line clears it
+//	failure      F or pkg.F          func(results...) error judging an answer that   none
+//	                                 came without an error (an HTTP 503); non-nil
+//	                                 counts as that failure, a RetryAfter in it
+//	                                 included, and the answer still reaches the
+//	                                 caller; - on a method's line clears it
 //	stale        Go duration         keep the last valid result per arguments this   none
 //	                                 long, for when the call fails; 0 on a method's
 //	                                 line clears it
@@ -199,12 +221,51 @@
 //
 // Methods whose last result is not error cannot report a failure or a
 // rejection: they are delegated unguarded, and the generated comment says
-// so. Methods whose first parameter is a context.Context pass it to the
-// breaker, the limiter and the per-call timeout; the others use
+// so, unless that result carries its error (below). Methods whose first
+// parameter is a context.Context pass it to the breaker, the limiter and
+// the per-call timeout; a method without one whose parameter has a method
+// Context() context.Context (an *http.Request) takes that ctx instead, and
+// a timeout's ctx goes on with the parameter's WithContext; the others use
 // context.Background(), and a timeout that reaches them draws a warning (an
 // error when it is on the method's own line). Method lines are read only
 // on methods written in the interface literal itself; embedded methods are
 // routed by the interface's lines.
+//
+// # Results that carry their error
+//
+// A method whose last result is not error but has a method Err() error
+// (go-redis v9 commands, *sql.Row) is guarded too: the wrapper calls it,
+// and the result's Err() is the outcome. A refusal (open breaker, limiter,
+// budget, bulkhead, throttle) comes back in the same result type: a new
+// value whose SetErr was given the refusal (go-redis: new(redis.StringCmd)),
+// or, for *sql.Row, a row whose Err() and Scan are the refusal (package
+// runtime/breakerimpl/sqlimpl); such a refusal allocates that one value.
+// A result with an Err() but neither way is an error at generation time:
+// skip the method or annotate a narrower interface. context.Context's Err
+// is its own state, not an outcome: a method returning one is delegated.
+// go-redis's redis.Nil (a missing key) is an answer, not a failure; exclude
+// works as for any error. A *sql.Row is read after the call returns, so a
+// timeout does not apply to it (a warning). With attempts, each try is
+// judged on its own; a refusal after a try leaves the last answer. A route
+// of such a method has no valid or stale, and its interface no chain flag
+// (an error: not built yet).
+//
+// failure names a package-level func taking the method's non-error results
+// (the carrier included) and returning error: an answer that came without
+// an error for which it returns non-nil counts as that failure for the
+// breaker (a RetryAfter() in it opens the breaker for that long), and the
+// answer still reaches the caller unchanged. It is a key of its own rather
+// than valid's: valid's false is "no data", neither success nor failure,
+// while a 503 is a failure of the upstream. For net/http,
+// runtime/httpguard.Failure judges 5xx and 429 failures, with Retry-After
+// on a 429 or 503 (seconds or an HTTP date, capped at 24h) as the wait. A
+// response judged a failure is returned to the caller, who owns its body
+// as with any http.RoundTripper: the wrapper never reads or closes it;
+// one a retry replaces, which no caller sees, is drained and closed
+// (httpguard.Discard).
+// With a timeout, a *http.Response's body keeps the timeout's ctx alive
+// until the caller closes it (httpguard.CancelOnClose). The generated
+// comment of each method says how it is guarded. See docs/clients.md.
 //
 // # Generated code
 //
@@ -283,6 +344,44 @@
 // interfaces declared inside functions, methods that cannot be
 // implemented outside their package, a -type naming nothing and a pattern
 // matching no package. Command-line mistakes exit with status 2.
+//
+// # Warnings
+//
+// A warning is printed as file:line:col: warning: message, sorted, before
+// any error, and says how to fix it; the run still writes its files and
+// exits with status 0, unless -strict makes every warning an error.
+// breakergen warns about:
+//
+//   - an annotated interface with methods delegated unguarded, other than
+//     those marked skip: once per interface, at its name, with their
+//     count, the first three names for each reason (no error result, no
+//     line routes it) and how many more. Fix: return an error from them,
+//     route them, mark them //breaker:skip (a method of an embedded
+//     interface takes a line once redeclared in the annotated one), or
+//     annotate a narrower interface without them.
+//   - an annotated interface that guards none of its methods (its wrapper
+//     only delegates): one warning instead of the one above, with the
+//     keys of its lines that therefore have no effect.
+//   - an interface line that guards none of the methods it routes (they
+//     have no error result or are skipped, or earlier lines take them
+//     all), with its keys that therefore have no effect. The keys listed
+//     leave out methods and chain, and, when the line's breaker name
+//     guards a method elsewhere in the package, the name and its
+//     settings, which apply there.
+//   - a timeout that reaches a guarded method without a context.Context
+//     first parameter (at the method; an error on the method's own line),
+//     and a hedge that reaches one in a chain. A timeout on a line that
+//     guards nothing is among that line's keys that have no effect.
+//   - a //breaker: line that annotates nothing: separated from its type or
+//     method by a blank line (the warning names them), written after a
+//     method on its line, or in a comment that documents nothing an
+//     annotation can be on.
+//   - a trailing // comment after the keys, and "// breaker:" written with
+//     a space.
+//
+// The interface-level warnings (the first three) are left out of a run
+// with errors: nothing is written then, and the routes are not yet the
+// ones a fixed annotation gives.
 //
 // # Memory
 //

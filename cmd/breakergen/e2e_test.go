@@ -49,7 +49,8 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // the window and load keys reaching the breaker's Config, under the
 // environment's and WithConfig's overrides; and hedged chains: the backup
 // at the hedge delay, the second hedge at twice it, every result of the
-// winner, and the losers not failing.
+// winner, and the losers not failing; and SPEC §12 (clients.go): results
+// that carry their error, the ctx of a request, failure answers.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")
@@ -66,7 +67,9 @@ func TestEndToEnd(t *testing.T) {
 	o := &options{patterns: []string{"./..."}, dir: dir, env: goEnv()}
 	stderr.Reset()
 	require.NoError(t, generate(o, &stdout, &stderr), stderr.String())
-	require.Empty(t, stderr.String())
+	// Name() string is left without skip on purpose (the wrapper's
+	// unguarded path is tested): the one warning is about it.
+	require.Regexp(t, `^source\.go:\d+:\d+: warning: Source: 1 of its \d+ methods is delegated unguarded \(Name: no error result\)[^\n]*\n$`, stderr.String())
 	require.FileExists(t, filepath.Join(dir, "source_breaker.go"))
 
 	mockgen := filepath.Join(t.TempDir(), "mockgen")

@@ -14,8 +14,9 @@ import (
 
 // TestKeyTables holds the manual (doc.go) and the README to the one table
 // of annotation keys (annotation.Keys): their key tables must be the
-// table's renderings, and their prose must list the keys of a name and the
-// keys not supported yet as the table does. -update rewrites the two
+// table's renderings, and the prose of the manual and of
+// docs/annotations.md must list the keys of a name and the keys not
+// supported yet as the table does. -update rewrites the two
 // tables; the prose is edited by hand. The usage text (-h) and the
 // did-you-mean hints are made from the table at run time.
 func TestKeyTables(t *testing.T) {
@@ -35,10 +36,10 @@ func TestKeyTables(t *testing.T) {
 			quoted = append(quoted, "`"+k.Name+"`")
 		}
 	}
-	doc, md := prose(t, "doc.go"), prose(t, readme)
+	doc, md := prose(t, "doc.go"), prose(t, filepath.Join(repoRoot(), "docs", "annotations.md"))
 	for _, c := range []struct{ file, text, want string }{
 		{"doc.go", doc, list(nameKeys) + " belong to the name"},
-		{"README.md", md, list(quoted) + " belong to the *name*"},
+		{"docs/annotations.md", md, list(quoted) + " belong to the *name*"},
 	} {
 		assert.True(t, strings.Contains(c.text, c.want), "%s does not say %q", c.file, c.want)
 	}

@@ -32,7 +32,7 @@ func exitCode(err error) int {
 
 // usageHead and usageTail are the usage text (-h) around its table of keys,
 // which comes from the one table of keys (annotation.UsageTable).
-const usageHead = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [packages]
+const usageHead = `usage: breakergen [-type A,B] [-tags TAGS] [-check] [-strict] [packages]
 
 breakergen writes circuit-breaker wrappers for the Go interfaces annotated
 with //breaker: lines in the packages named (default "."). The wrappers of
@@ -61,7 +61,9 @@ A method's own line wins, then the first interface line whose methods match,
 then the default line. Methods without an error result are never guarded.
 
 Errors are printed as file:line:col: message; nothing is written then, and
-the exit status is 1 (2 for a bad command line). The manual:
+the exit status is 1 (2 for a bad command line). Warnings (annotations
+that do nothing, methods left unguarded) are printed as file:line:col:
+warning: message; with -strict they are errors too. The manual:
 "go doc github.com/breakergen/breakergen/cmd/breakergen".
 
 Flags:
@@ -72,6 +74,7 @@ type options struct {
 	types    []string
 	tags     string
 	check    bool
+	strict   bool
 	patterns []string
 	dir      string // working directory for tests; "" is the current one
 	env      []string
@@ -83,6 +86,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	typeList := fs.String("type", "", "comma-separated interface `names` to generate; default: every annotated interface")
 	tags := fs.String("tags", "", "comma-separated build `tags` to load the packages with")
 	check := fs.Bool("check", false, "write nothing; exit non-zero naming every file that would change (for CI)")
+	strict := fs.Bool("strict", false, "treat every warning as an error: exit non-zero and write nothing")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), usageHead+annotation.UsageTable()+usageTail)
 		fs.PrintDefaults()
@@ -93,7 +97,7 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		}
 		return nil, errUsage
 	}
-	o := &options{tags: *tags, check: *check, patterns: fs.Args()}
+	o := &options{tags: *tags, check: *check, strict: *strict, patterns: fs.Args()}
 	if *typeList != "" {
 		for _, t := range strings.Split(*typeList, ",") {
 			if t = strings.TrimSpace(t); t != "" {
@@ -149,6 +153,10 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		}
 		return errReported
 	}
+	if o.strict && len(m.Warnings) > 0 {
+		fmt.Fprintf(stderr, "breakergen: -strict: %s treated as errors; nothing written\n", plural(len(m.Warnings), "warning"))
+		return errReported
+	}
 	outputs, err := renderAll(m.Files)
 	if err != nil {
 		return err
@@ -173,6 +181,13 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		return nil
 	}
 	return write.Apply(changes)
+}
+
+func plural(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
 }
 
 // renderAll renders the files in parallel: each is independent, and

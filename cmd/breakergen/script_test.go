@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/breakergen/breakergen/internal/gotest"
 )
 
 func TestMain(m *testing.M) {
@@ -48,6 +50,32 @@ func TestScript(t *testing.T) {
 				return err
 			}
 			return os.WriteFile(filepath.Join(env.WorkDir, "go.sum"), sum, 0o644)
+		},
+	})
+}
+
+// TestInstall runs the README's install recipes (testdata/install) in a
+// module of their own against this checkout, with the go environment of
+// the machine: the module cache, the proxy and GOFLAGS the go command here
+// uses, so that a warm cache needs no network and a clean one reaches the
+// proxy the environment names.
+func TestInstall(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module with the go command; skipped with -short")
+	}
+	goenv, err := gotest.Env()
+	if err != nil {
+		t.Fatal(err)
+	}
+	testscript.Run(t, testscript.Params{
+		Dir: "testdata/install",
+		Setup: func(env *testscript.Env) error {
+			for k, v := range goenv {
+				env.Setenv(k, v)
+			}
+			env.Setenv("GOWORK", "off")
+			env.Setenv("REPO", repoRoot())
+			return nil
 		},
 	})
 }

@@ -177,8 +177,7 @@ func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.
 //     excluding ErrNotFound)
 //   - Industry, QuoteList, Search: breaker "eastmoney" (limiter 1.5/s burst 3;
 //     excluding ErrNotFound; 2 attempts; budget 6)
-//   - Name: unguarded (no error result)
-//   - Ping: unguarded (skip)
+//   - Name, Ping: unguarded (skip)
 //   - Quote, StockInfo: breaker "tencent" (excluding ErrNotFound)
 //
 // Create it with NewStockSourceBreaker; the zero value is not usable. It is
@@ -296,8 +295,7 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 	return w.next.Kline(ctx, code, period, n)
 }
 
-// Name calls next.Name unguarded: it has no error result to report failures
-// with.
+// Name calls next.Name unguarded: //breaker:skip says so.
 func (w *StockSourceBreaker) Name() string {
 	return w.next.Name()
 }

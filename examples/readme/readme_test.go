@@ -29,32 +29,59 @@ const root = "../.."
 
 var update = flag.Bool("update", false, "rewrite the README's output blocks from this run")
 
-// updateREADME replaces the text of one output block.
-func updateREADME(t *testing.T, old, new string) {
-	path := filepath.Join(root, "README.md")
+// updateBlock replaces the text of one output block of file (relative to
+// the repository's root).
+func updateBlock(t *testing.T, file, old, new string) {
+	path := filepath.Join(root, file)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	require.Equal(t, 1, strings.Count(string(data), "\n"+old), "the block to update is not unique")
 	require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), "\n"+old, "\n"+new, 1)), 0o644))
 }
 
-// block is one fenced code block of the README.
+// block is one fenced code block of a page (the README or docs/*.md).
 type block struct {
-	line   int    // of the opening fence
-	lang   string // after the fence
-	source string // the <!-- from PATH --> or <!-- output: NAME --> before it
-	text   string // without the list indentation
+	file    string // the page, relative to the repository's root
+	line    int    // of the opening fence
+	lang    string // after the fence
+	source  string // the <!-- KIND: ARG --> marker before it, without the brackets
+	section string // the last "## " heading before it
+	text    string // without the list indentation
 }
 
-func readmeBlocks(t *testing.T) []block {
+func (b block) where() string { return fmt.Sprintf("%s:%d", b.file, b.line) }
+
+// The markers a block may carry:
+//
+//	from PATH      the block appears verbatim in PATH, which go test compiles
+//	output: TEST   the block is what TEST computes (-update rewrites it)
+//	file: NAME     a whole file of the "Five minutes" module (TestFiveMinutes)
+//	install: HOW   an install recipe (clone: run by TestFiveMinutes)
+var marker = regexp.MustCompile(`^\s*<!-- (from \S+|output: \S+|file: \S+|install: \S+) -->$`)
+
+// pages are the README and the docs/ pages, relative to the root.
+func pages(t *testing.T) []string {
+	docs, err := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	require.NoError(t, err)
+	out := []string{"README.md"}
+	for _, d := range docs {
+		rel, err := filepath.Rel(root, d)
+		require.NoError(t, err)
+		out = append(out, filepath.ToSlash(rel))
+	}
+	return out
+}
+
+func readmeBlocks(t *testing.T) []block { return pageBlocks(t, "README.md") }
+
+func pageBlocks(t *testing.T, file string) []block {
 	t.Helper()
-	f, err := os.Open(filepath.Join(root, "README.md"))
+	f, err := os.Open(filepath.Join(root, file))
 	require.NoError(t, err)
 	defer f.Close()
-	marker := regexp.MustCompile(`^\s*<!-- (from \S+|output: \S+) -->$`)
 	var blocks []block
 	var cur *block
-	var indent, source string
+	var indent, source, section string
 	n := 0
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
@@ -62,11 +89,13 @@ func readmeBlocks(t *testing.T) []block {
 		line := sc.Text()
 		trimmed := strings.TrimLeft(line, " ")
 		switch {
+		case cur == nil && strings.HasPrefix(line, "## "):
+			section, source = strings.TrimPrefix(line, "## "), ""
 		case cur == nil && marker.MatchString(line):
 			source = marker.FindStringSubmatch(line)[1]
 		case cur == nil && strings.HasPrefix(trimmed, "```"):
 			indent = line[:len(line)-len(trimmed)]
-			cur = &block{line: n, lang: strings.TrimPrefix(trimmed, "```"), source: source}
+			cur = &block{file: file, line: n, lang: strings.TrimPrefix(trimmed, "```"), source: source, section: section}
 			source = ""
 		case cur != nil && trimmed == "```":
 			blocks = append(blocks, *cur)
@@ -78,58 +107,95 @@ func readmeBlocks(t *testing.T) []block {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Nil(t, cur, "unterminated code block")
+	require.Nil(t, cur, "%s: unterminated code block", file)
 	return blocks
 }
 
-// TestREADMEBlocks checks every code block of the README against what the
-// repository compiles and runs, so the README cannot rot: Go blocks must
-// appear verbatim in the file their marker names (compiled by go test),
-// shell blocks may only run make targets that exist and the documented go
-// commands, and the other blocks are checked by the tests their markers name.
+// TestREADMEBlocks checks the code blocks of the README and of docs/*.md
+// against what the repository compiles and runs, so that they cannot rot:
+// Go blocks marked "from" must appear verbatim in the file they name
+// (compiled by go test), "output" blocks are what their tests compute, the
+// README's "file" and "install: clone" blocks are run by TestFiveMinutes,
+// and the README's other shell blocks may only run make targets that exist
+// and the go commands of its recipes. In docs/ a block without a marker is
+// left alone.
 func TestREADMEBlocks(t *testing.T) {
 	makefile, err := os.ReadFile(filepath.Join(root, "Makefile"))
 	require.NoError(t, err)
 	allowed := []string{
 		"go get -tool github.com/breakergen/breakergen/cmd/breakergen",
+		"go mod edit -replace github.com/breakergen/breakergen=../breakergen",
+		"go mod edit -tool=github.com/breakergen/breakergen/cmd/breakergen",
+		"go mod tidy",
+		"go get github.com/breakergen/breakergen@VERSION",
 		"go generate ./...",
+		"go vet ./...",
+		"go tool breakergen -check ./...",
 	}
 	outputs := map[string]string{
 		"output: TestREADMEGeneratorErrors": readmeGeneratorErrors(t),
 		"output: TestREADMEHealthJSON":      healthJSON(t, "/health/datasources"),
 		"output: TestREADMEEventsJSON":      healthJSON(t, "/health/degradation-events?limit=5"),
 	}
-	blocks := readmeBlocks(t)
-	require.NotEmpty(t, blocks)
-	for _, b := range blocks {
-		where := fmt.Sprintf("README.md:%d", b.line)
-		switch {
-		case strings.HasPrefix(b.source, "from "):
-			data, err := os.ReadFile(filepath.Join(root, strings.TrimPrefix(b.source, "from ")))
-			require.NoError(t, err, where)
-			assert.True(t, containsIndented(string(data), b.text), "%s: the block is not in %s:\n%s", where, b.source, b.text)
-		case strings.HasPrefix(b.source, "output: "):
-			want, ok := outputs[b.source]
-			require.True(t, ok, "%s: no test makes %s", where, b.source)
-			if *update && want != b.text {
-				updateREADME(t, b.text, want)
+	seen := map[string]bool{}
+	for _, page := range pages(t) {
+		blocks := pageBlocks(t, page)
+		if page == "README.md" {
+			require.NotEmpty(t, blocks)
+		}
+		for _, b := range blocks {
+			where := b.where()
+			kind, _, _ := strings.Cut(b.source, " ")
+			if page != "README.md" && (kind == "file:" || kind == "install:") {
+				t.Errorf("%s: a %q block belongs in the README", where, b.source)
 				continue
 			}
-			assert.Equal(t, want, b.text, "%s (go test ./examples/readme -update rewrites it)", where)
-		case b.lang == "sh":
-			for _, cmd := range strings.Split(strings.TrimSpace(b.text), "\n") {
-				cmd, _, _ = strings.Cut(cmd, "#")
-				cmd = strings.TrimSpace(cmd)
-				if target, ok := strings.CutPrefix(cmd, "make "); ok {
-					assert.Regexp(t, "(?m)^"+regexp.QuoteMeta(target)+":", string(makefile), "%s: no make target %q", where, target)
+			switch {
+			case kind == "from":
+				data, err := os.ReadFile(filepath.Join(root, strings.TrimPrefix(b.source, "from ")))
+				require.NoError(t, err, where)
+				assert.True(t, containsIndented(string(data), b.text), "%s: the block is not in %s:\n%s", where, b.source, b.text)
+			case kind == "output:":
+				want, ok := outputs[b.source]
+				require.True(t, ok, "%s: no test makes %s", where, b.source)
+				seen[b.source] = true
+				if *update && want != b.text {
+					updateBlock(t, page, b.text, want)
 					continue
 				}
-				assert.Contains(t, allowed, cmd, where)
+				assert.Equal(t, want, b.text, "%s (go test ./examples/readme -update rewrites it)", where)
+			case kind == "file:":
+				assert.True(t, strings.HasPrefix(b.section, "Five minutes"), "%s: a file block outside \"Five minutes\"", where)
+			case b.source == "install: pinned":
+				assert.Equal(t, "//go:generate go run github.com/breakergen/breakergen/cmd/breakergen@VERSION\n", b.text, where)
+			case b.lang == "sh" && (page == "README.md" || b.source == "install: clone"):
+				for _, cmd := range shellCommands(b.text) {
+					if target, ok := strings.CutPrefix(cmd, "make "); ok {
+						assert.Regexp(t, "(?m)^"+regexp.QuoteMeta(target)+":", string(makefile), "%s: no make target %q", where, target)
+						continue
+					}
+					assert.Contains(t, allowed, cmd, where)
+				}
+			case page == "README.md":
+				t.Errorf("%s: a %q block with no <!-- from PATH --> or <!-- output: TEST --> marker", where, b.lang)
 			}
-		default:
-			t.Errorf("%s: a %q block with no <!-- from PATH --> or <!-- output: TEST --> marker", where, b.lang)
 		}
 	}
+	for name := range outputs {
+		assert.True(t, seen[name], "no page shows %s", name)
+	}
+}
+
+// shellCommands returns the commands of a shell block, without comments.
+func shellCommands(text string) []string {
+	var out []string
+	for _, cmd := range strings.Split(strings.TrimSpace(text), "\n") {
+		cmd, _, _ = strings.Cut(cmd, "#")
+		if cmd = strings.TrimSpace(cmd); cmd != "" {
+			out = append(out, cmd)
+		}
+	}
+	return out
 }
 
 // readmeGeneratorErrors is what the README shows of the generator's errors:

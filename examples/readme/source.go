@@ -1,6 +1,8 @@
-// Package readme holds the code of the repository's README, so that every
-// snippet there is compiled and run by `go test` (see readme_test.go, which
-// checks that the README's code blocks are found here verbatim).
+// Package readme holds the code of the repository's README and docs/
+// pages, so that every snippet there is compiled and run by `go test` (see
+// readme_test.go, which checks that their code blocks marked
+// <!-- from examples/readme/... --> are found here verbatim; the README's
+// "Five minutes" files are built by fiveminutes_test.go).
 package readme
 
 import "context"

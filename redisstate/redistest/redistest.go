@@ -24,6 +24,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -43,6 +44,7 @@ type Option func(*config)
 type config struct {
 	port     int
 	password string
+	args     []string // more arguments: a cluster node's, a replica's
 }
 
 // WithPort runs the server on this loopback port instead of a free one:
@@ -95,20 +97,32 @@ func Start(ctx context.Context, opts ...Option) (*Server, error) {
 	if c.password != "" {
 		args = append(args, "--requirepass", c.password)
 	}
+	args = append(args, c.args...)
+	s, err := run(ctx, bin, args, c.port, ready)
+	if err != nil {
+		return nil, err
+	}
+	s.Password = c.password
+	return s, nil
+}
+
+// run starts bin with args, a server that listens on port, and returns
+// once it logs a line containing readyLine.
+func run(ctx context.Context, bin string, args []string, port int, readyLine string) (*Server, error) {
+	name := filepath.Base(bin)
 	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
 	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("redistest: starting redis-server: %w", err)
+		return nil, fmt.Errorf("redistest: starting %s: %w", name, err)
 	}
 	s := &Server{
-		Addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)),
-		Port:     c.port,
-		Password: c.password,
-		cmd:      cmd,
-		exited:   make(chan struct{}),
+		Addr:   net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		Port:   port,
+		cmd:    cmd,
+		exited: make(chan struct{}),
 	}
 	isReady := make(chan struct{})
 	var mu sync.Mutex
@@ -122,7 +136,7 @@ func Start(ctx context.Context, opts ...Option) (*Server, error) {
 				mu.Lock()
 				last = text
 				mu.Unlock()
-				if strings.Contains(text, ready) {
+				if strings.Contains(text, readyLine) {
 					close(isReady)
 					signalled = true
 				}
@@ -137,10 +151,10 @@ func Start(ctx context.Context, opts ...Option) (*Server, error) {
 	case <-s.exited:
 		mu.Lock()
 		defer mu.Unlock()
-		return nil, fmt.Errorf("redistest: redis-server on port %d exited at start: %s", c.port, last)
+		return nil, fmt.Errorf("redistest: %s on port %d exited at start: %s", name, port, last)
 	case <-ctx.Done():
 		s.Stop()
-		return nil, fmt.Errorf("redistest: redis-server on port %d not ready: %w", c.port, ctx.Err())
+		return nil, fmt.Errorf("redistest: %s on port %d not ready: %w", name, port, ctx.Err())
 	}
 }
 

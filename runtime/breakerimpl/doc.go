@@ -31,6 +31,12 @@
 // [PanicGuard] is how Exit tells a panic from a return without calling
 // recover on every call, and without a closure or an allocation.
 //
+// A method whose outcome is not its error result (a go-redis command or a
+// *sql.Row that carries its error, or an answer a failure func judges)
+// runs the same protocol with the outcome in a local of its own, which
+// Exit reads; a refusal reaches its caller inside the result (SetErr, or
+// package sqlimpl's Row).
+//
 // A breaker with load control (Config.Concurrency, Config.Throttle)
 // carries a flag in its state word, so EnterFast declines its calls:
 // Enter runs the breaker, the limiter, the throttle and the concurrency

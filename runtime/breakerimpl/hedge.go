@@ -3,7 +3,9 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -16,6 +18,9 @@ var errLost = errors.New("breaker: another source answered first")
 
 // lostRace reports whether ctx is the ctx of a source that lost a race.
 func lostRace(ctx context.Context) bool {
+	if c, ok := ctx.(*raceCtx); ok {
+		return c.lost()
+	}
 	return ctx != nil && ctx.Err() != nil && context.Cause(ctx) == errLost
 }
 
@@ -79,11 +84,12 @@ type racer struct {
 	route  *Route
 	hedged bool // asked while another source was in flight
 	done   bool
-	cancel context.CancelCauseFunc
+	slow   bool                    // still in flight when an answer won
+	cancel context.CancelCauseFunc // nil for the primary run by the caller (pctx)
 }
 
-// raceShare is what a race's primary goroutine shares with the caller: the
-// route's budget (-1 for no limit) and the tries made by every source.
+// raceShare is what a race's primary shares with the sources' goroutines:
+// the route's budget (-1 for no limit) and the tries made by every source.
 type raceShare struct {
 	left, tries atomic.Int64
 }
@@ -112,10 +118,19 @@ func (s *raceShare) give() {
 
 func (s *raceShare) spent() bool { return s.left.Load() == 0 }
 
-// race is one call of [Race]: what the caller's goroutine keeps, and the
-// little the sources' goroutines share with it (results, share). One
-// allocation holds it; the Chain, which stays on the caller's stack, is
-// passed to the methods that record in it.
+// race is one call of [Race]. The Chain, which stays on the caller's
+// stack, is passed to the methods that record in it; only one goroutine
+// at a time runs the race (its owner, own).
+//
+// The primary runs on the caller's goroutine, with pctx as its ctx: a
+// primary that answers before the hedge delay costs no goroutine, no
+// channel operation and, the race coming from its route's pool, no
+// allocation. When the delay passes first, the timer's goroutine takes the
+// race over: it asks the next sources, each in a goroutine of its own, and
+// waits for their answers and the primary's, which the caller sends when
+// its call returns; the caller then waits for the race to end (ended). A
+// race ends only when every source it asked has returned: the losers are
+// cancelled as soon as an answer wins, and no goroutine outlives the call.
 type race[X, T any] struct {
 	rt        *Route // the primary's
 	ctx       context.Context
@@ -131,9 +146,31 @@ type race[X, T any] struct {
 	racers   []racer
 	inline   [3]racer // racers' first backing array
 	timer    runtime.Timer
+	real     *time.Timer // the real clock's hedge timer, reused from the pool
 	inflight int
 	next     int  // the next source to ask: 0 the primary, i the fallback i-1
 	hedged   bool // a source was asked while another was in flight
+
+	cc    Chain          // the timer's goroutine's copy of the call's Chain
+	pctx  raceCtx        // the primary's ctx
+	own   atomic.Int32   // ownCaller, ownLoop or ownTimer
+	ended sync.WaitGroup // the timer's goroutine, while it runs the race
+	end   raceEnd[T]     // how the race ended, when the timer's goroutine ran it
+}
+
+// The owners of a race.
+const (
+	ownCaller int32 = iota // the caller's goroutine, running the primary
+	ownLoop                // the caller's goroutine, running the race
+	ownTimer               // the timer's goroutine, running the race
+)
+
+// raceEnd is how a race ended: the winning answer, or a source's panic.
+type raceEnd[T any] struct {
+	won      bool
+	a        answer[T]
+	panicked bool
+	panicVal any
 }
 
 func newRace[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route) *race[X, T] {
@@ -141,33 +178,154 @@ func newRace[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], r
 		run.ctx = context.Background() // a nil ctx is the background
 	}
 	n := min(len(fallbacks), len(routes))
-	r := &race[X, T]{rt: run.rt, ctx: run.ctx, primary: primary,
-		fallbacks: fallbacks[:n], routes: routes[:n]}
+	rt := run.rt
+	r, _ := rt.races.Get().(*race[X, T])
+	if r == nil || cap(r.results) != n+2 {
+		r = &race[X, T]{results: make(chan answer[T], n+2)}
+	}
+	r.rt, r.ctx, r.primary, r.fallbacks, r.routes = rt, run.ctx, primary, fallbacks[:n], routes[:n]
 	r.racers = r.inline[:0]
-	r.results = make(chan answer[T], n+2)
-	r.share.left.Store(int64(r.rt.budget))
+	r.share.left.Store(int64(rt.budget))
+	r.share.tries.Store(0)
+	r.pctx.parent = run.ctx // a new race, or a clean one from the pool: nobody else has it
 	return r
+}
+
+// recycle puts r back in its route's pool when nothing else can reach it:
+// no source was asked in a goroutine, the hedge timer was stopped before
+// it fired, and the primary's ctx was neither cancelled nor watched.
+func (r *race[X, T]) recycle() {
+	rt := r.rt
+	if len(r.racers) > 1 || r.own.Load() != ownLoop || !r.pctx.release() {
+		return
+	}
+	var x X
+	r.cc = Chain{}
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid = nil, x, nil, nil, nil, nil, nil
+	r.inline = [3]racer{}
+	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
+	r.own.Store(ownCaller)
+	rt.races.Put(r)
+}
+
+// arm starts the hedge timer; the real clock's is reused.
+func (r *race[X, T]) arm() {
+	rt := r.rt
+	if !rt.realClock {
+		r.timer = rt.clock.AfterFunc(rt.hedge, r.fire)
+		return
+	}
+	if r.real == nil {
+		r.real = time.AfterFunc(rt.hedge, r.fire)
+	} else {
+		r.real.Reset(rt.hedge)
+	}
+	r.timer = r.real
+}
+
+// fire is the hedge timer's: the delay has passed again. While the caller
+// runs the primary, the timer's goroutine takes the race over; otherwise
+// it tells the race's owner.
+func (r *race[X, T]) fire() {
+	r.ended.Add(1) // before the swap: a caller that sees it lost waits
+	if !r.own.CompareAndSwap(ownCaller, ownTimer) {
+		r.ended.Done()
+		r.results <- answer[T]{src: -1}
+		return
+	}
+	r.end = r.loop(&r.cc, &answer[T]{src: -1}) // this tick first
+	r.ended.Done()
 }
 
 // run runs the race of the chain call run and returns the winning answer
 // (see [Race]).
-func (r *race[X, T]) run(run *Chain) (zero T, _ error) {
+func (r *race[X, T]) run(run *Chain) (T, error) {
 	rt := r.rt
-	if rt.hedge > 0 {
-		r.timer = rt.clock.AfterFunc(rt.hedge, r.tick)
-	}
-	var won answer[T]
-	for !run.won {
-		if r.inflight == 0 && !r.launch(run, false) {
-			break // every source was asked
+	if rt.hedge <= 0 || rt.state.Load()&core.FastMask == core.Open {
+		// No delay to race against, or an OPEN primary passed over: this
+		// goroutine runs the race from the start.
+		r.own.Store(ownLoop)
+		if rt.hedge > 0 {
+			r.arm()
 		}
-		a := <-r.results
+		return r.finish(run, r.loop(run, nil))
+	}
+	r.racers = append(r.racers, racer{route: rt})
+	r.inflight, r.next = 1, 1
+	r.cc = *run // the Chain stays on the caller's stack; the timer's goroutine gets a copy
+	r.arm()
+	a := r.runPrimary()
+	if !r.own.CompareAndSwap(ownCaller, ownLoop) {
+		// The timer's goroutine took the race over: hand it the primary's
+		// answer and wait for the race to end.
+		r.results <- a
+		r.ended.Wait()
+		*run = r.cc
+		return r.finish(run, r.end)
+	}
+	// The primary ended before the delay (or its tick is on its way):
+	// this goroutine runs the race on from its answer.
+	end := r.loop(run, &a)
+	if end.panicked {
+		return r.finish(run, end) // re-raised
+	}
+	v, err := r.finish(run, end)
+	r.recycle()
+	return v, err
+}
+
+// runPrimary runs the primary's tries on the caller's goroutine with pctx
+// and returns how they ended. A panic is caught, to be re-raised once the
+// race has ended; a Goexit (which cannot be stopped) ends the goroutine, as
+// in a chain without hedge, after stopping the timer or handing the race
+// its answer.
+func (r *race[X, T]) runPrimary() (a answer[T]) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		if v := recover(); v != nil {
+			a.panicked, a.panicVal = true, v
+			return
+		}
+		a.err = errGoexit
+		if r.own.CompareAndSwap(ownCaller, ownLoop) {
+			r.timer.Stop()
+			return
+		}
+		r.results <- a // the timer's goroutine runs the race on
+	}()
+	a.v, a.valid, a.err = r.tryPrimary(&r.pctx)
+	returned = true
+	return a
+}
+
+// loop runs the race until an answer wins or no source is left, first
+// counting first (the primary's answer, when it came before the delay),
+// then stops the timer, cancels the sources still in flight and waits for
+// them to return. A source's panic while the race is on ends it too; the
+// caller re-raises it.
+func (r *race[X, T]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
+	rt := r.rt
+	for !end.won {
+		var a answer[T]
+		if first != nil {
+			a, first = *first, nil
+		} else {
+			if r.inflight == 0 && !r.launch(run, false) {
+				break // every source was asked
+			}
+			a = <-r.results
+		}
 		if a.src < 0 { // the hedge delay passed again
 			if r.inflight <= rt.hedges {
 				r.launch(run, true)
 			}
 			if r.next <= len(r.routes) {
-				r.timer = rt.clock.AfterFunc(rt.hedge, r.tick)
+				r.arm()
+			} else {
+				r.timer = nil
 			}
 			continue
 		}
@@ -175,25 +333,49 @@ func (r *race[X, T]) run(run *Chain) (zero T, _ error) {
 		s := &r.racers[a.src]
 		s.done = true
 		if a.panicked {
-			r.stop()
-			panic(a.panicVal)
+			end.panicked, end.panicVal = true, a.panicVal
+			break
 		}
 		run.tries = int(r.share.tries.Load())
 		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err)) {
-			won, run.won = a, true
+			end.won, end.a = true, a
 		}
 	}
+	for i := range r.racers {
+		r.racers[i].slow = !r.racers[i].done
+	}
+	pending := r.timer != nil && !r.timer.Stop() // its tick is on its way
 	r.stop()
-	if !run.won {
+	for r.inflight > 0 || pending {
+		a := <-r.results
+		if a.src < 0 {
+			pending = false
+			continue
+		}
+		r.inflight-- // a loser: its breaker counted it; a late panic is dropped
+	}
+	return end
+}
+
+// finish ends the race of the chain call run that ended as end: it
+// re-raises a source's panic, records the losers and the answer's kind,
+// and returns the winning answer.
+func (r *race[X, T]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
+	if end.panicked {
+		panic(end.panicVal)
+	}
+	run.won = end.won
+	run.tries = int(r.share.tries.Load())
+	if !end.won {
 		return zero, nil
 	}
+	rt := r.rt
 	for _, s := range r.racers {
-		if !s.done {
+		if s.slow {
 			run.skip(s.route.breaker.Name(), "slow", nil)
 		}
 	}
-	run.tries = int(r.share.tries.Load())
-	w := r.racers[won.src]
+	w := r.racers[end.a.src]
 	name := w.route.breaker.Name()
 	switch {
 	case w.hedged:
@@ -208,11 +390,8 @@ func (r *race[X, T]) run(run *Chain) (zero T, _ error) {
 	if p := run.prov(); p != nil {
 		p.Hedged, p.Tries = r.hedged, run.tries
 	}
-	return won.v, won.err
+	return end.a.v, end.a.err
 }
-
-// tick is the hedge timer's: the delay has passed again.
-func (r *race[X, T]) tick() { r.results <- answer[T]{src: -1} }
 
 // launch asks the next source that admits a call, as a hedge or in
 // order, in a goroutine of its own; it reports false when none is left.
@@ -250,14 +429,15 @@ func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
 	return false
 }
 
-// stop stops the hedge timer and cancels the sources still in flight:
-// they lost.
+// stop cancels the sources still in flight: they lost.
 func (r *race[X, T]) stop() {
-	if r.timer != nil {
-		r.timer.Stop()
-	}
 	for _, s := range r.racers {
-		if !s.done {
+		if s.done {
+			continue
+		}
+		if s.cancel == nil {
+			r.pctx.cancel(errLost)
+		} else {
 			s.cancel(errLost)
 		}
 	}
@@ -326,3 +506,86 @@ func (r *race[X, T]) tryPrimary(ctx context.Context) (v T, valid bool, err error
 		}
 	}
 }
+
+// raceCtx is the ctx of a race's primary when it runs on the caller's
+// goroutine: its parent's, and cancelled when it loses, without the two
+// allocations of context.WithCancelCause. Its Done channel is made when
+// it is first asked for, and then kept from race to race (a pooled race
+// reuses it) for as long as it is not closed; the parent's end is watched
+// (context.AfterFunc) only once Done has been asked for, Err reads it
+// directly.
+type raceCtx struct {
+	parent context.Context
+	mu     sync.Mutex
+	done   chan struct{}
+	err    error       // context.Canceled once cancelled
+	cause  error       // why: errLost, or the parent's cause
+	stop   func() bool // stops the watch of the parent; nil when none
+}
+
+func (c *raceCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
+func (c *raceCtx) Value(key any) any           { return c.parent.Value(key) }
+
+func (c *raceCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if c.err != nil {
+			close(c.done)
+		}
+	}
+	if c.stop == nil && c.err == nil && c.parent.Done() != nil {
+		c.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+	}
+	return c.done
+}
+
+func (c *raceCtx) Err() error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	return c.parent.Err()
+}
+
+// cancel ends the ctx with cause, if it has not ended yet.
+func (c *raceCtx) cancel(cause error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil {
+		return
+	}
+	if c.parent.Err() != nil { // the parent ended first: its cause wins
+		c.err, c.cause = c.parent.Err(), context.Cause(c.parent)
+	} else {
+		c.err, c.cause = context.Canceled, cause
+	}
+	if c.done != nil {
+		close(c.done)
+	}
+}
+
+// lost reports whether the race cancelled the ctx because another source
+// won.
+func (c *raceCtx) lost() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.cause == errLost
+}
+
+// release lets go of the parent when the ctx can serve another race
+// (never cancelled, not watching its parent), and reports whether it can.
+func (c *raceCtx) release() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || c.stop != nil {
+		return false
+	}
+	c.parent = nil
+	return true
+}
+
+func (c *raceCtx) String() string { return "breakerimpl.raceCtx" }

@@ -491,24 +491,56 @@ func TestHedgeReRaisesASourcesPanic(t *testing.T) {
 
 func TestHedgeSourceGoexitIsAnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		em := &source{name: "eastmoney"}
-		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, &source{name: "sina", v: 2})
+		em := &source{name: "eastmoney", err: errUpstream}
+		sina := &source{name: "sina"}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina, &source{name: "tdx", v: 3})
 		var run breakerimpl.Chain
 		run.Start(context.Background(), h.primary)
 		v, err := breakerimpl.Race(&run, em, h.fallbacks, h.routes,
 			func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
 				defer call.Exit(ctx, &err)
 				err = breakerimpl.PanicGuard
-				if impl == em {
+				if impl == sina {
 					goruntime.Goexit() // as t.FailNow in a mock would
 				}
 				return impl.get(ctx, h.start)
 			})
 		require.NoError(t, err)
-		assert.Equal(t, 2, v, "the race went on to the next source instead of waiting")
-		st := stats(h, "eastmoney")
+		assert.Equal(t, 3, v, "the race went on to the next source instead of waiting")
+		st := stats(h, "fallback:sina")
 		assert.Zero(t, st.Failures)
 		assert.Equal(t, uint64(1), st.Ignored)
+	})
+}
+
+// TestHedgePrimaryGoexitEndsTheCaller: the primary runs on the caller's
+// goroutine, so its Goexit ends that goroutine, as in a chain without
+// hedge; the race stops its timer and leaves no goroutine behind.
+func TestHedgePrimaryGoexitEndsTheCaller(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney"}
+		sina := &source{name: "sina", v: 2}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+		returned := make(chan bool, 1)
+		go func() {
+			ok := false
+			defer func() { returned <- ok }()
+			var run breakerimpl.Chain
+			run.Start(context.Background(), h.primary)
+			_, _ = breakerimpl.Race(&run, em, h.fallbacks, h.routes,
+				func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
+					defer call.Exit(ctx, &err)
+					err = breakerimpl.PanicGuard
+					goruntime.Goexit()
+					return 0, nil
+				})
+			ok = true
+		}()
+		assert.False(t, <-returned, "Race did not return")
+		time.Sleep(2 * d)
+		synctest.Wait()
+		assert.Empty(t, sina.askedAt(), "nobody was asked after the caller ended")
+		assert.Equal(t, uint64(1), stats(h, "eastmoney").Ignored)
 	})
 }
 
@@ -619,4 +651,70 @@ func TestChainAnswersWithoutHedge(t *testing.T) {
 		{Source: "p", Kind: "none", Count: 1},
 		{Source: "stale", Kind: "stale", Count: 1},
 	}, reg.ChainAnswers())
+}
+
+// TestHedgedPrimaryBeforeTheDelayAllocatesLittle: a hedged chain whose
+// primary answers before the delay runs it on the caller's goroutine with
+// its route's pooled race: the one allocation is the generated code's ask
+// closure (issue 24: at most 2), with or without a provenance record.
+func TestHedgedPrimaryBeforeTheDelayAllocatesLittle(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	em, sina := &source{name: "eastmoney", v: 1}, &source{name: "sina", v: 2}
+	h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: time.Hour}, em, sina)
+	call := func(ctx context.Context, code string) (int, error) { // as generated code does
+		var run breakerimpl.Chain
+		if run.Start(ctx, h.primary) {
+			defer run.Done()
+		}
+		v, err := breakerimpl.Race(&run, em, h.fallbacks, h.routes,
+			func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				return impl.v + len(code), nil
+			})
+		if run.Won() {
+			return v, err
+		}
+		return 0, run.Err()
+	}
+	for _, prov := range []bool{false, true} {
+		ctx := context.Background()
+		var p *runtime.Provenance
+		if prov {
+			ctx, p = runtime.WithProvenance(ctx)
+		}
+		allocs := testing.AllocsPerRun(1000, func() {
+			if v, err := call(ctx, "x"); v != 2 || err != nil {
+				t.Fatalf("got %d, %v", v, err)
+			}
+		})
+		assert.LessOrEqual(t, allocs, 2.0, "provenance %v", prov)
+		if prov {
+			assert.Equal(t, "live", p.String())
+		}
+	}
+}
+
+// TestHedgeCallReturnsAfterItsLosers: a hedged call returns once every
+// source it asked has returned: the losers, the primary among them, are
+// cancelled when the answer wins and the call waits for them, so no
+// goroutine of the call outlives it.
+func TestHedgeCallReturnsAfterItsLosers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", delay: time.Hour}
+		sina := &source{name: "sina", delay: time.Hour}
+		tdx := &source{name: "tdx", delay: d / 2, v: 3}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d, Hedges: 2}, em, sina, tdx)
+		v, err := h.call(context.Background())
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		for _, u := range h.sources { // no synctest.Wait: at the call's return
+			u.mu.Lock()
+			assert.Equal(t, 1, u.returned, "%s returned before the call did", u.name)
+			u.mu.Unlock()
+		}
+		assert.ErrorIs(t, em.cause, context.Canceled, "the primary lost: cancelled")
+	})
 }

@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -20,9 +21,9 @@ type RouteConfig struct {
 	// the route has no limiter.
 	Rate  float64
 	Burst int
-	// MaxWait bounds how long a call waits for a token and for a
-	// concurrency slot (besides its ctx's deadline); 0 means only the ctx
-	// bounds them.
+	// MaxWait bounds how long a call waits for a token and a concurrency
+	// slot, the two waits together (besides its ctx's deadline); 0 means
+	// only the ctx bounds them.
 	MaxWait time.Duration
 	// Timeout is the per-call deadline that generated code adds to the
 	// method's ctx; 0 means none. A probe may hold its HALF_OPEN slot this
@@ -68,10 +69,12 @@ type Route struct {
 	backoff, backoffMax time.Duration
 	budget              budget // a fresh call's: -1 for no limit
 
-	hedge   time.Duration
-	hedges  int
-	answers *core.Answers  // the registry's chain answer counts
-	live    *atomic.Uint64 // this name's live answers; nil unless counted
+	hedge     time.Duration
+	hedges    int
+	races     sync.Pool      // of *race: a hedged call's state, reused
+	realClock bool           // the registry's clock is the real one
+	answers   *core.Answers  // the registry's chain answer counts
+	live      *atomic.Uint64 // this name's live answers; nil unless counted
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -111,6 +114,7 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
 	}
+	rt.realClock = core.IsRealClock(rt.clock)
 	if impl == nil {
 		// Every call is refused as if the breaker were OPEN, with
 		// ErrNilImpl: no test on the paths of the other routes.
@@ -118,6 +122,9 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	}
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
+	}
+	if c.Win != nil {
+		rt.slow &^= core.WindowFlag // a time window counts a success without a lock
 	}
 	if l, ok := lv.(*runtime.Limiter); ok {
 		rt.limiter = l
@@ -219,11 +226,17 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			return Call{}, err
 		}
 	}
+	maxWait := rt.maxWait // the whole wait's bound: token and slot together
 	if rt.limiter != nil {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if err := rt.limiter.Wait(ctx, rt.maxWait); err != nil {
+		var start time.Time
+		timed := maxWait > 0 && w&core.LoadFlag != 0 // a slot wait may follow
+		if timed {
+			start = rt.clock.Now()
+		}
+		if err := rt.limiter.Wait(ctx, maxWait); err != nil {
 			if errors.Is(err, runtime.ErrRateLimited) {
 				b.Limited(w)
 			} else {
@@ -231,10 +244,14 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			}
 			return Call{}, err
 		}
+		if timed {
+			maxWait = max(maxWait-rt.clock.Now().Sub(start), 1) // 1ns: no wait left
+		}
 	}
 	if w&core.LoadFlag != 0 {
 		if s := b.Slots; s == nil || !s.TryTake() { // else a free slot, no throttle
-			if err := b.Load(ctx, w, rt.maxWait); err != nil {
+			var err error
+			if w, err = b.Load(ctx, w, maxWait); err != nil {
 				if rt.limiter != nil {
 					rt.limiter.Refund() // the call is not made
 				}
@@ -263,6 +280,9 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
 		c.route.core.Succeeded(c.word)
 		return
+	}
+	if err == nil && c.word&core.FastMask == core.WindowFlag && c.route.core.WindowSucceeded(c.word) {
+		return // the same in a time window
 	}
 	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
 		if s := c.route.core.Slots; s != nil {

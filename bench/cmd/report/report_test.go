@@ -162,13 +162,29 @@ BenchmarkLoadParallel/failsafe-bulkhead-executor-2	 1000	       250.0 ns/op	    
 PASS
 `
 
+func TestHedgeSection(t *testing.T) {
+	r := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.parse([]byte(`BenchmarkHedgeSuccess/chain         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkHedgeSuccess/hedged        	 1000	       250.0 ns/op	      32 B/op	       1 allocs/op
+`)))
+	rep := report{bench: r}
+	ts := rep.hedgeTargets()
+	require.Len(t, ts, 2)
+	assert.Contains(t, ts[0].measured, "**250 ns**")
+	assert.Contains(t, ts[0].measured, "25.00× the chain without hedge")
+	assert.Contains(t, ts[0].verdict, "met, 1.20× under")
+	assert.Equal(t, "met", ts[1].verdict)
+	assert.Contains(t, rep.markdown(), "## Hedged chains: cost\n\n")
+	assert.Contains(t, report{bench: benchResults{samples: map[string][]sample{}}}.hedgeTargets()[0].verdict, "not measured")
+}
+
 func TestCostSections(t *testing.T) {
 	r := benchResults{samples: map[string][]sample{}}
 	require.NoError(t, r.parse([]byte(costOutput)))
 	rep := report{bench: r}
 
 	win := rep.windowTargets()
-	require.Len(t, win, 3)
+	require.Len(t, win, 5)
 	assert.Contains(t, win[0].measured, "**1.20×** (serial, 1 CPU)")                                                     // 12/10
 	assert.Contains(t, win[0].measured, "RunParallel 1 CPU 1.20×, 2 CPUs 1.60×")                                         // 12/10, 8/5
 	assert.Contains(t, win[0].verdict, "met, 1.25× under")                                                               // 1.2 against 1.5
@@ -177,6 +193,10 @@ func TestCostSections(t *testing.T) {
 	assert.Equal(t, "met, scales 1.50×", win[1].verdict)                                                                 //
 	assert.Equal(t, "**missed**: 0.75× at 2 CPUs", win[2].verdict)                                                       // 30/40
 	assert.Contains(t, win[2].name, "time window")                                                                       //
+	assert.Contains(t, win[3].measured, "**3.00×** (serial, 1 CPU)")                                                     // 30/10
+	assert.Contains(t, win[3].verdict, "**missed**: 1.50× over")                                                         // 3 against 2
+	assert.Contains(t, win[4].measured, "**0.38** of its speedup")                                                       // (30/40)/(10/5)
+	assert.Contains(t, win[4].verdict, "**missed**")                                                                     //
 	assert.Contains(t, rep.scaleTarget("x", ref{"Load", "breakergen-throttle"}, loadPlain, "y").verdict, "not measured") // no RunParallel samples
 
 	load := rep.loadTargets()

@@ -232,8 +232,10 @@ var (
 	failsafeThrottle = ref{"Load", "failsafe-throttler"}
 )
 
-// windowTargets: the count window at most 1.5× no window (issue 14), and
-// whether each window scales from 1 CPU to 2 beside no window.
+// windowTargets: the count window at most 1.5× no window (issue 14),
+// whether each window scales from 1 CPU to 2 beside no window, and issue
+// 24's goals for the time window: at most 2× no window, scaling at least
+// 0.8 of no window's speedup.
 func (r report) windowTargets() []target {
 	ts := []target{r.boundTarget(bound{name: "count window at most 1.5× no window",
 		a: windowCount, b: windowNone, want: 1.5, atMost: true,
@@ -244,7 +246,25 @@ func (r report) windowTargets() []target {
 	}{{"count window", windowCount}, {"time window", windowTime}} {
 		ts = append(ts, r.scaleTarget(w.what+" scales (RunParallel, 2 CPUs against 1)", w.at, windowNone, "no window"))
 	}
-	return ts
+	ts = append(ts, r.boundTarget(bound{name: "time window at most 2× no window (issue 24)",
+		a: windowTime, b: windowNone, want: 2, atMost: true,
+		note: "A success in a time window adds one to its P's counter of the published bucket: no lock, no clock read"}))
+	return append(ts, r.relScaleTarget("time window scales at least 0.8 of no window's speedup (issue 24)", windowTime, windowNone, 0.8))
+}
+
+// relScaleTarget: a's speedup from 1 CPU to 2 (RunParallel) is at least
+// want of base's, measured in this run.
+func (r report) relScaleTarget(name string, a, base ref, want float64) target {
+	t := target{name: name}
+	x, ok1 := r.speedup(a)
+	y, ok2 := r.speedup(base)
+	if !ok1 || !ok2 || y == 0 {
+		t.measured, t.verdict = "no samples", "**not measured**"
+		return t
+	}
+	t.measured = fmt.Sprintf("**%.2f** of its speedup: %.2f× the calls a second at 2 CPUs as at 1, beside %.2f×", x/y, x, y)
+	t.verdict = verdict(x/y, want, false)
+	return t
 }
 
 // speedup is a's RunParallel ns/op at 1 CPU over its ns/op at 2 CPUs: how
@@ -279,6 +299,32 @@ func (r report) scaleTarget(name string, a, base ref, baseWhat string) target {
 		t.verdict = fmt.Sprintf("**missed**: %.2f× at 2 CPUs", x)
 	}
 	return t
+}
+
+// hedgeTargets: issue 24's bounds on a hedged chain call whose primary
+// answers before the delay, in ns/op and allocs/op of the serial 1-CPU
+// median.
+func (r report) hedgeTargets() []target {
+	ns := target{name: "hedged chain, primary answers: under 300 ns (issue 24)"}
+	allocs := target{name: "hedged chain, primary answers: at most 2 allocations (issue 24)"}
+	s, _, ok := r.bench.median("BenchmarkHedgeSuccess/hedged", 1)
+	if !ok {
+		ns.measured, ns.verdict = "no samples", "**not measured**"
+		allocs.measured, allocs.verdict = ns.measured, ns.verdict
+		return []target{ns, allocs}
+	}
+	ns.measured = fmt.Sprintf("**%.0f ns** (serial, 1 CPU, median)", s.ns)
+	if c, _, ok := r.bench.median("BenchmarkHedgeSuccess/chain", 1); ok && c.ns > 0 {
+		ns.measured += fmt.Sprintf("; %.2f× the chain without hedge", s.ns/c.ns)
+	}
+	ns.verdict = verdict(s.ns, 300, true)
+	allocs.measured = fmt.Sprintf("**%.0f** allocs/op (serial, 1 CPU, median); the generated closure handed to the race is one", s.allocs)
+	if s.allocs <= 2 {
+		allocs.verdict = "met"
+	} else {
+		allocs.verdict = fmt.Sprintf("**missed**: %.0f", s.allocs)
+	}
+	return []target{ns, allocs}
 }
 
 // loadTargets: a bulkhead at most 1.5× the plain wrapper (issue 15), and

@@ -12,6 +12,7 @@ package core
 
 import (
 	"context"
+	"math"
 	"sync/atomic"
 	"time"
 )
@@ -67,8 +68,10 @@ type Ops interface {
 	// Load takes the last steps of the admission of w, a word with
 	// LoadFlag: the throttle, then a concurrency slot, waiting for one up
 	// to maxWait (when > 0) or until ctx ends. A refusal (matching
-	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w.
-	Load(ctx context.Context, w uint64, maxWait time.Duration) error
+	// runtime.ErrThrottled or runtime.ErrBulkheadFull) has freed w. It
+	// returns the admission to go on with: w, or w timed from now when
+	// the breaker times calls from when they hold their slot.
+	Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error)
 	// LoadSucceeded counts the success of a CLOSED call admitted as w, a
 	// word with LoadFlag and no other flag: Settle for a nil error,
 	// without classifying it.
@@ -97,6 +100,9 @@ type Breaker struct {
 	// throttle, so that a call can take and free one without Ops; nil
 	// otherwise (calls then go through Ops.Load).
 	Slots *Slots
+	// Win counts the successes of a time window without a lock when it
+	// can (see [Window]); nil for every other breaker.
+	Win *Window
 	Ops
 }
 
@@ -149,6 +155,10 @@ func (s *Slots) Release() {
 // runtime's types.
 var BreakerOf func(b any) *Breaker
 
+// IsRealClock reports whether c, a runtime.Clock, is the real clock
+// (time.Now and time.AfterFunc). Package runtime sets it in its init.
+var IsRealClock func(c any) bool
+
 // Attach returns the breaker of the *runtime.Registry reg named by cfg (a
 // runtime.Config) and, when the final settings give that name a rate
 // limit, its limiter, else nil: the annotation's cfg, rate and burst and
@@ -178,7 +188,48 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		b.Succeeded(w)
 		return
 	}
+	if err == nil && w&FastMask == WindowFlag && b.WindowSucceeded(w) {
+		return
+	}
 	b.Settle(ctx, w, err)
+}
+
+// WindowSucceeded counts the success of a CLOSED call admitted as w, a word
+// with WindowFlag and no other flag, in a time window without a lock, and
+// reports false when the breaker must record it instead (see [Window]).
+//
+// It counts the success in the published bucket: it declines when nothing
+// is published for w's period, or the counter is full or newer (see
+// [Window]). One function, so that the path makes no call but the pin.
+func (b *Breaker) WindowSucceeded(w uint64) bool {
+	win := b.Win
+	if win == nil {
+		return false
+	}
+	p := win.Pub.Load()
+	if p&1 == 0 || uint32(p>>32) != uint32(w>>32) {
+		return false
+	}
+	tag := uint32(p) >> 1
+	id := procPin() // the P's stripe, which only this goroutine writes until unpinned
+	ok := id < len(win.stripes)
+	if ok {
+		c := &win.stripes[id].c[tag%Buckets]
+		old := c.Load()
+		switch d := int32(tag - uint32(old>>32)); {
+		case d == 0 && uint32(old) != math.MaxUint32:
+			c.Store(old + 1)
+		case d > 0: // an older bucket: roll it
+			c.Store(uint64(tag)<<32 | 1)
+		default:
+			ok = false // full, or a newer bucket: w's bucket may be gone
+		}
+	}
+	procUnpin()
+	if ok {
+		b.Succeeded(w)
+	}
+	return ok
 }
 
 // Succeeded counts a plain CLOSED success admitted as w.

@@ -165,6 +165,9 @@ type Line struct {
 	// already an error, so that later checks do not take the line for
 	// one without them.
 	Invalid []string
+	// Warnings are the problems of the line that leave it valid (a
+	// trailing comment), each starting "warning: ".
+	Warnings []*Error
 }
 
 // Get returns the option key of the line.
@@ -203,6 +206,7 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 			l, e := Parse(c.Text, pos, where)
 			lines = append(lines, l)
 			errs = append(errs, e...)
+			warnings = append(warnings, l.Warnings...)
 		case spaced.MatchString(c.Text):
 			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; write //breaker: without a space to make it an annotation", c.Text))
 		}
@@ -212,7 +216,9 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 
 // Parse parses one comment, "//breaker:" included, written at pos (the
 // position of its "//"). It returns the line (with every option that
-// parsed) and every problem found.
+// parsed, and its warnings) and every error found. A word starting with
+// "//" ends the keys: the rest is a trailing comment, ignored with a
+// warning, or an error when every word of it reads as a key.
 func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 	l := &Line{Pos: pos, Where: where}
 	var errs []*Error
@@ -242,11 +248,27 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		}
 		word := rest[:j]
 		wpos := at(off)
+		if strings.HasPrefix(word, "//") {
+			// A trailing comment: the line's keys end here.
+			if e := trailingComment(rest, wpos); strings.HasPrefix(e.Msg, "warning: ") {
+				l.Warnings = append(l.Warnings, e)
+			} else {
+				errs = append(errs, e)
+			}
+			break
+		}
 		off += j
 		rest = rest[j:]
 
 		key, val, hasVal := strings.Cut(word, "=")
 		sp := lookupKey(key)
+		if fix, ok := commaKeys(word, rest); ok {
+			errs = append(errs, Errorf(wpos, "keys are separated by spaces, not commas: write %q", fix))
+			if sp != nil {
+				l.Invalid = append(l.Invalid, key)
+			}
+			continue
+		}
 		switch {
 		case key == "":
 			errs = append(errs, Errorf(wpos, "%q: missing key before =", word))
@@ -295,6 +317,73 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		errs = append(errs, Errorf(p, "skip: must be alone on its line"))
 	}
 	return l, errs
+}
+
+// trailingComment judges text, the rest of a line from a "//" after its
+// keys (at pos): an error when every word after the "//" reads as a key
+// (key=value with a known key, or a known flag), which is surely keys
+// meant to apply or keys commented out in the wrong place; else a warning
+// that the comment is ignored.
+func trailingComment(text string, pos token.Position) *Error {
+	words := strings.Fields(strings.TrimLeft(text, "/"))
+	keysLike := len(words) > 0
+	for _, w := range words {
+		keysLike = keysLike && keyShaped(w)
+	}
+	if keysLike {
+		return Errorf(pos, "%q after the keys reads as keys, which would be ignored: a //breaker: line ends at a //; write the keys before it, or delete them", text)
+	}
+	return Errorf(pos, "warning: the trailing comment %q is ignored: a //breaker: line holds only keys; put the comment on a line of its own above it", text)
+}
+
+// keyShaped reports whether word is key=value with a known key, or a
+// known flag.
+func keyShaped(word string) bool {
+	key, _, hasVal := strings.Cut(word, "=")
+	if slices.Contains(notYet, key) {
+		return hasVal
+	}
+	k := lookupKey(key)
+	return k != nil && (hasVal || k.Flag())
+}
+
+// commaKeys reports whether word (followed on its line by rest) holds
+// keys separated by commas (name=x,threshold=3; name=x, threshold=3), and
+// returns the words as they should be written. A comma list value
+// (methods=A,B) has no key after a comma.
+func commaKeys(word, rest string) (string, bool) {
+	parts := strings.Split(word, ",")
+	isKey := func(p string) bool { return keyShaped(p) && (strings.Contains(p, "=") || !listKey(parts[0])) }
+	found := slices.ContainsFunc(parts[1:], isKey)
+	if !found && strings.HasSuffix(word, ",") && len(parts) > 1 {
+		next := strings.Fields(rest)
+		if len(next) > 0 && keyShaped(strings.TrimSuffix(next[0], ",")) {
+			return strings.TrimSuffix(word, ",") + " " + next[0], true
+		}
+	}
+	if !found {
+		return "", false
+	}
+	var b strings.Builder
+	for i, p := range parts {
+		switch {
+		case i == 0:
+		case isKey(p):
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(',')
+		}
+		b.WriteString(p)
+	}
+	return b.String(), true
+}
+
+// listKey reports whether the first part of a word, key=value, gives a key
+// whose value is a comma list: a bare word after its comma is an item
+// (methods=Get,skip routes a method skip), not a flag.
+func listKey(first string) bool {
+	key, _, _ := strings.Cut(first, "=")
+	return key == "methods" || key == "exclude"
 }
 
 // hint suggests a supported key close to an unknown one.

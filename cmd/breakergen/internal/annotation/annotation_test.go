@@ -113,8 +113,8 @@ type X interface{}
 	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
 }
 
-// FuzzParse: the parser never panics, every error has a position on the
-// line, and every option it keeps has a value.
+// FuzzParse: the parser never panics, every error and warning has a
+// position on the line, and every option it keeps has a value.
 func FuzzParse(f *testing.F) {
 	for _, s := range []string{
 		"//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3",
@@ -128,6 +128,9 @@ func FuzzParse(f *testing.F) {
 		"//breaker:valid=- stale=0 stalesize=9",
 		"//breaker:methods=[",
 		"//breaker:\xff=\xfe",
+		"//breaker:name=a // threshold=3",
+		"//breaker:name=a threshold=3 // trip fast",
+		"//breaker:name=a,threshold=3 methods=A,B, timeout=1s",
 	} {
 		f.Add(s, true)
 	}
@@ -146,7 +149,7 @@ func FuzzParse(f *testing.F) {
 		p := pos(1)
 		l, errs := Parse(line, p, where)
 		require.NotNil(t, l)
-		for _, e := range errs {
+		for _, e := range append(errs, l.Warnings...) {
 			require.True(t, e.Pos.IsValid(), "error without a position: %v", e)
 			require.Equal(t, p.Line, e.Pos.Line)
 			require.GreaterOrEqual(t, e.Pos.Column, 1)
@@ -204,4 +207,43 @@ func TestParseWindowLoadKeys(t *testing.T) {
 	require.Empty(t, errs)
 	assert.Equal(t, Value{Duration: time.Minute}, l.Options[0].Value)
 	assert.False(t, Value{Number: 0.5}.Equal(Value{Number: 0.6}), "rates that differ conflict")
+}
+
+func TestParseTrailingComment(t *testing.T) {
+	l, errs := Parse("//breaker:name=a threshold=3 // trip fast", pos(1), OnInterface)
+	require.Empty(t, errs)
+	require.Len(t, l.Options, 2, "the keys before the comment apply")
+	require.Len(t, l.Warnings, 1)
+	assert.Equal(t, `a.go:3:30: warning: the trailing comment "// trip fast" is ignored: a //breaker: line holds only keys; put the comment on a line of its own above it`, l.Warnings[0].Error())
+
+	for _, line := range []string{"//breaker:name=a // threshold=3", "//breaker:name=a //skip", "//breaker:name=a // attempts=2 chain"} {
+		l, errs = Parse(line, pos(1), OnInterface)
+		require.Len(t, errs, 1, line)
+		assert.Contains(t, errs[0].Error(), "a.go:3:18: ", line)
+		assert.Contains(t, errs[0].Msg, "reads as keys", line)
+		assert.Empty(t, l.Warnings, line)
+		assert.Len(t, l.Options, 1, line)
+	}
+}
+
+func TestParseCommaKeys(t *testing.T) {
+	tests := []struct{ line, want string }{
+		{"//breaker:name=x,threshold=3", `11: keys are separated by spaces, not commas: write "name=x threshold=3"`},
+		{"//breaker:name=x, threshold=3", `11: keys are separated by spaces, not commas: write "name=x threshold=3"`},
+		{"//breaker:methods=Get,Put,timeout=1s", `11: keys are separated by spaces, not commas: write "methods=Get,Put timeout=1s"`},
+		{"//breaker:chain,name=x", `11: keys are separated by spaces, not commas: write "chain name=x"`},
+		{"//breaker:name=x,chain", `11: keys are separated by spaces, not commas: write "name=x chain"`},
+		{"//breaker:methods=Get,skip,timeout=1s", `11: keys are separated by spaces, not commas: write "methods=Get,skip timeout=1s"`},
+	}
+	for _, tt := range tests {
+		_, errs := Parse(tt.line, pos(1), OnInterface)
+		require.Len(t, errs, 1, tt.line)
+		assert.Equal(t, "a.go:3:"+tt.want, errs[0].Error())
+	}
+	// Comma lists stay lists; a method may be called skip.
+	_, errs := Parse("//breaker:methods=Get,skip exclude=ErrA,io.EOF", pos(1), OnInterface)
+	assert.Empty(t, errs)
+	_, errs = Parse("//breaker:methods=Get, name=x", pos(1), OnInterface)
+	require.Len(t, errs, 1)
+	assert.Contains(t, errs[0].Msg, `write "methods=Get name=x"`)
 }

@@ -393,8 +393,9 @@ func sliceOfFunc(t typ) (funcT, bool) {
 }
 
 // check writes the test that got is want: the same func (it sets the
-// same mark), a context carrying the caller's value, or fzSame (fzEqual
-// when the wrapper could not have got want itself).
+// same mark), a context carrying the caller's value, a request equal but
+// for its ctx, or fzSame (fzEqual when the wrapper could not have got want
+// itself).
 func (f *file) check(b *strings.Builder, t typ, want, got, what string, marks []int, ident bool) {
 	if isFunc(t) {
 		fmt.Fprintf(b, "if %s == nil {\nt.Errorf(%q)\n} else {\nfzMark = 0\n%s(%s)\nif fzMark != %d {\nt.Errorf(\"%s: got another func (it marks %%d, want %d)\", fzMark)\n}\n}\n",
@@ -412,6 +413,16 @@ func (f *file) check(b *strings.Builder, t typ, want, got, what string, marks []
 	if isContext(t) {
 		fmt.Fprintf(b, "if fzCtxID(%s) != fzCtxID(%s) {\nt.Errorf(%q)\n}\n", got, want, what+": got a context without the caller's value")
 		return
+	}
+	if p, ok := t.(ptrT); ok && ident {
+		if n, ok := p.elem.(namedT); ok && n.d == stdRequest {
+			// A method whose ctx comes from the request passes it on
+			// with the timeout's ctx (SPEC §12): a copy, equal but for
+			// its ctx.
+			bg := f.qual(pContext) + "Background()"
+			fmt.Fprintf(b, "if !fzSame(%[1]s, %[2]s) && (%[2]s == nil || !fzEqual(*%[1]s.WithContext(%[3]s), *%[2]s.WithContext(%[3]s))) {\nt.Errorf(\"%[4]s: got %%#v, want %%#v\", %[2]s, %[1]s)\n}\n", want, got, bg, what)
+			return
+		}
 	}
 	fn := "fzSame"
 	if !ident {

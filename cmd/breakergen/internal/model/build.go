@@ -32,6 +32,17 @@ type builder struct {
 	routes    []*Route                             // every route of the run, for resolve
 	found     map[string]bool                      // -type names found
 	generated map[string]map[string]token.Position // pkg id → generated top-level names
+	scanned   map[*ast.CommentGroup]bool           // read for //breaker: lines
+	ifaces    []*modelled                          // for the warnings about what is guarded
+}
+
+// scan returns the //breaker: lines of cg (see [annotation.Scan]) and
+// marks cg read: the lines of the comments never read annotate nothing.
+func (b *builder) scan(cg *ast.CommentGroup, where annotation.Where) ([]*annotation.Line, []*annotation.Error, []*annotation.Error) {
+	if cg != nil {
+		b.scanned[cg] = true
+	}
+	return annotation.Scan(b.fset, cg, where)
 }
 
 func (b *builder) errorf(pos token.Position, format string, args ...any) {
@@ -53,6 +64,7 @@ func Build(res *load.Result, opts Options) *Run {
 		names:     map[nameKey]*nameInfo{},
 		found:     map[string]bool{},
 		generated: map[string]map[string]token.Position{},
+		scanned:   map[*ast.CommentGroup]bool{},
 	}
 	for _, pat := range res.Unmatched {
 		b.errorf(token.Position{}, "pattern %s matched no packages", pat)
@@ -77,9 +89,11 @@ func Build(res *load.Result, opts Options) *Run {
 			}
 			b.run.Sources[name] = true
 			b.file(p, f, name)
+			b.unread(f)
 		}
 	}
 	b.resolve()
+	b.guardWarnings()
 	for _, t := range opts.Types {
 		if !b.found[t] {
 			b.errorf(token.Position{}, "-type %s: no annotated interface of that name in the packages loaded", t)
@@ -155,7 +169,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 					if doc == nil || (doc == d.Doc && d.Lparen.IsValid()) {
 						continue
 					}
-					ls, errs, warns := annotation.Scan(b.fset, doc, annotation.OnInterface)
+					ls, errs, warns := b.scan(doc, annotation.OnInterface)
 					lines = append(lines, ls...)
 					b.run.Errors = append(b.run.Errors, errs...)
 					b.run.Warnings = append(b.run.Warnings, warns...)
@@ -174,7 +188,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				b.iface(p, f, name, ts, lines, mlines, emit)
 			}
 			if d.Lparen.IsValid() && d.Doc != nil {
-				ls, _, _ := annotation.Scan(b.fset, d.Doc, annotation.OnInterface)
+				ls, _, _ := b.scan(d.Doc, annotation.OnInterface)
 				for _, l := range ls {
 					b.errorf(l.Pos, "//breaker: on a type ( ... ) group annotates nothing; put it on each interface's own doc comment")
 				}
@@ -196,7 +210,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 						docs = append(docs, gd.Doc)
 					}
 					for _, doc := range docs {
-						ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+						ls, _, _ := b.scan(doc, annotation.OnInterface)
 						if len(ls) > 0 || len(b.methodLines(ts)) > 0 {
 							b.errorf(b.fset.Position(ts.Name.Pos()), "%s is declared inside a function: only package-level interfaces can be wrapped", ts.Name.Name)
 							break
@@ -217,10 +231,11 @@ func (b *builder) methodLines(ts *ast.TypeSpec) map[string]*annotation.Line {
 	}
 	out := map[string]*annotation.Line{}
 	for _, field := range it.Methods.List {
-		ls, errs, warns := annotation.Scan(b.fset, field.Doc, annotation.OnMethod)
+		ls, errs, warns := b.scan(field.Doc, annotation.OnMethod)
 		b.run.Errors = append(b.run.Errors, errs...)
 		b.run.Warnings = append(b.run.Warnings, warns...)
 		if field.Comment != nil {
+			b.scanned[field.Comment] = true
 			for _, c := range field.Comment.List {
 				if strings.HasPrefix(c.Text, annotation.Prefix) {
 					b.warnf(b.fset.Position(c.Slash), "a //breaker: line after a method annotates nothing; put it on its own line above the method")
@@ -293,8 +308,129 @@ func (b *builder) cgoFile(f *ast.File) {
 // strayLines reports //breaker: lines in the doc comment of a declaration
 // that is not a type: they annotate nothing.
 func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
-	ls, _, _ := annotation.Scan(b.fset, doc, annotation.OnInterface)
+	ls, _, _ := b.scan(doc, annotation.OnInterface)
 	for _, l := range ls {
 		b.errorf(l.Pos, "//breaker: on a %s declaration annotates nothing; annotate an interface", what)
+	}
+}
+
+// ctxParam returns 1 + the index of the first parameter whose type has a
+// method Context() context.Context (0 for none), and whether that type
+// also has WithContext(context.Context) returning the same type.
+func ctxParam(sig *types.Signature) (int, bool) {
+	for i := range sig.Params().Len() {
+		t := sig.Params().At(i).Type()
+		f := methodOf(t, "Context")
+		if f == nil {
+			continue
+		}
+		s := f.Type().(*types.Signature)
+		if s.Params().Len() != 0 || s.Results().Len() != 1 || !IsContext(s.Results().At(0).Type()) {
+			continue
+		}
+		with := false
+		if w := methodOf(t, "WithContext"); w != nil {
+			ws := w.Type().(*types.Signature)
+			with = ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
+				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t)
+		}
+		return i + 1, with
+	}
+	return 0, false
+}
+
+// methodOf returns the method called name of t's method set, or nil.
+func methodOf(t types.Type, name string) *types.Func {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
+	f, _ := obj.(*types.Func)
+	return f
+}
+
+// responseResult returns 1 + the index of a *net/http.Response result, or
+// 0.
+func responseResult(sig *types.Signature) int {
+	for i := range sig.Results().Len() {
+		if isNamedPtr(sig.Results().At(i).Type(), "net/http", "Response") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// isNamedPtr reports whether t is *path.name.
+func isNamedPtr(t types.Type, path, name string) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// misses are the Err() values of known clients that report no failure:
+// go-redis's redis.Nil is a missing key, an answer.
+var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
+
+// carrier returns how the last result of sig carries the call's error,
+// or nil: nil with no problem when it has no method Err() error (or is a
+// context.Context, whose Err is its own state), nil with a problem when it
+// has one but a refusal cannot be made of it.
+func carrier(sig *types.Signature, qual types.Qualifier) (*Carrier, string) {
+	n := sig.Results().Len()
+	if n == 0 {
+		return nil, ""
+	}
+	t := sig.Results().At(n - 1).Type()
+	if IsContext(t) {
+		return nil, ""
+	}
+	f := methodOf(t, "Err")
+	if f == nil {
+		return nil, ""
+	}
+	fs := f.Type().(*types.Signature)
+	if fs.Params().Len() != 0 || fs.Results().Len() != 1 || !types.Identical(fs.Results().At(0).Type(), types.Universe.Lookup("error").Type()) {
+		return nil, ""
+	}
+	ts := types.TypeString(t, qual)
+	if isNamedPtr(t, "database/sql", "Row") {
+		return &Carrier{Type: t, Refuse: CarrySQLRow}, ""
+	}
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return nil, "its last result " + ts + " carries its error in Err() but is not a pointer a refusal can be made in"
+	}
+	if _, ok := p.Elem().Underlying().(*types.Interface); ok {
+		return nil, "its last result " + ts + " points to an interface"
+	}
+	set := methodOf(t, "SetErr")
+	if set == nil {
+		return nil, "its last result " + ts + " carries its error in Err() but has no SetErr(error)"
+	}
+	ss := set.Type().(*types.Signature)
+	if ss.Params().Len() != 1 || ss.Results().Len() != 0 || !types.Identical(ss.Params().At(0).Type(), types.Universe.Lookup("error").Type()) {
+		return nil, "its last result " + ts + " has a SetErr that is not func(error)"
+	}
+	c := &Carrier{Type: t, Refuse: CarrySetErr}
+	if nt, ok := types.Unalias(p.Elem()).(*types.Named); ok && nt.Obj().Pkg() != nil {
+		pkg := nt.Obj().Pkg()
+		if name, ok := misses[pkg.Path()]; ok {
+			switch v := pkg.Scope().Lookup(name).(type) {
+			case *types.Var, *types.Const:
+				c.Miss = &Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}
+			}
+		}
+	}
+	return c, ""
+}
+
+// pkgQualifier names the packages of types in messages: by name, and not
+// at all for local, the interface's own.
+func pkgQualifier(local *types.Package) types.Qualifier {
+	return func(p *types.Package) string {
+		if p == local {
+			return ""
+		}
+		return p.Name()
 	}
 }

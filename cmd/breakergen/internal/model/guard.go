@@ -1,0 +1,249 @@
+package model
+
+import (
+	"fmt"
+	"go/ast"
+	"strings"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
+)
+
+// modelled is an interface whose methods were routed, kept for the
+// warnings about what it guards, which need every route of the run.
+type modelled struct {
+	in  *Interface
+	ils ifaceLines
+	pkg string
+	own map[string]bool // the methods written in the interface literal
+}
+
+// ownMethods names the methods written in the interface literal of ts
+// (the others come from embedded interfaces).
+func ownMethods(ts *ast.TypeSpec) map[string]bool {
+	own := map[string]bool{}
+	if it, ok := ts.Type.(*ast.InterfaceType); ok && it.Methods != nil {
+		for _, f := range it.Methods.List {
+			for _, n := range f.Names {
+				own[n.Name] = true
+			}
+		}
+	}
+	return own
+}
+
+// guardWarnings warns, per modelled interface, about what its annotation
+// leaves unguarded, from the model's decisions (a method is guarded when
+// it has a route; a skipped one was asked for): an interface that guards
+// no method at all (and the keys that therefore do nothing); else its
+// methods delegated unguarded (count and first names), and each interface
+// line that guards none of the methods it routes. A run with errors writes
+// nothing and gets none of these: its routes are not the fixed ones.
+func (b *builder) guardWarnings() {
+	if len(b.run.Errors) > 0 {
+		return
+	}
+	used := map[nameKey]bool{} // names that guard a method, per package
+	for _, md := range b.ifaces {
+		for _, r := range md.in.Routes {
+			used[nameKey{r.pkg, r.Name}] = true
+		}
+	}
+	for _, md := range b.ifaces {
+		in := md.in
+		var guarded int
+		var unguarded, skipped []*Method
+		for _, m := range in.Methods {
+			switch {
+			case m.Route != nil:
+				guarded++
+			case m.Why == "skip":
+				skipped = append(skipped, m)
+			default:
+				unguarded = append(unguarded, m)
+			}
+		}
+		if guarded == 0 {
+			var ls []*ifaceLine
+			ls = append(ls, md.ils.globbed...)
+			if md.ils.dflt != nil {
+				ls = append(ls, md.ils.dflt)
+			}
+			idle := idleKeys(md.pkg, used, ls...)
+			if len(in.Methods) == 0 {
+				b.warnf(in.Pos, "%s: the interface has no methods: the wrapper guards nothing%s; remove the annotation", in.Name, doNothing(idle))
+				continue
+			}
+			b.warnf(in.Pos, "%s: the wrapper guards none of its %s (%s)%s; %s", in.Name, count(len(in.Methods), "method"),
+				reasons(append(unguarded, skipped...)), doNothing(idle), nothingFix(unguarded))
+			continue
+		}
+		if len(unguarded) > 0 {
+			b.warnf(in.Pos, "%s: %d of its %s %s delegated unguarded (%s), so no breaker sees %s failures; %s", in.Name,
+				len(unguarded), count(len(in.Methods), "method"), pick(len(unguarded), "is", "are"), reasons(unguarded),
+				pick(len(unguarded), "its", "their"), unguardedFix(unguarded, md.own))
+		}
+		for _, il := range append(append([]*ifaceLine(nil), md.ils.globbed...), md.ils.dflt) {
+			if il == nil {
+				continue
+			}
+			var routed []*Method
+			guards := false
+			for _, m := range in.Methods {
+				if md.ils.lineFor(m.Name) == il {
+					routed = append(routed, m)
+					guards = guards || m.Route != nil
+				}
+			}
+			if guards {
+				continue
+			}
+			idle := doNothing(idleKeys(md.pkg, used, il))
+			switch {
+			case len(routed) > 0:
+				b.warnf(il.l.Pos, "%s: this line guards nothing: the %s it routes %s unguarded (%s)%s; remove the line, or return an error from %s", in.Name,
+					count(len(routed), "method"), pick(len(routed), "is", "are"), reasons(routed), idle, pick(len(routed), "that method", "those methods"))
+			case il.globs != nil:
+				b.warnf(il.l.Pos, "%s: this line routes no method: the methods its methods= matches are routed by earlier lines%s; remove the line, or narrow the earlier lines' methods=", in.Name, idle)
+			default:
+				b.warnf(il.l.Pos, "%s: this line, the default route, routes no method: every method matches a line's methods=%s; remove the line, or narrow the others' methods=", in.Name, idle)
+			}
+		}
+	}
+}
+
+// idleKeys lists, as written, the keys of the lines ls (of package pkg)
+// that do nothing because the lines guard no method: every key but methods
+// and the interface's own (chain), and, when the line's breaker name guards
+// a method elsewhere in the package, but the name and its settings.
+func idleKeys(pkg string, used map[nameKey]bool, ls ...*ifaceLine) []string {
+	var out []string
+	for _, il := range ls {
+		shared := used[nameKey{pkg, il.route.Name}]
+		for _, o := range il.l.Options {
+			sc := annotation.KeyScope(o.Key)
+			switch {
+			case o.Key == "methods", sc == annotation.InterfaceScope:
+			case shared && (o.Key == "name" || sc == annotation.NameScope):
+			case o.Raw == "":
+				out = append(out, o.Key)
+			default:
+				out = append(out, o.Key+"="+o.Raw)
+			}
+		}
+	}
+	return out
+}
+
+// doNothing says that the keys have no effect, as the timeout and hedge
+// warnings word it, or "" for none.
+func doNothing(keys []string) string {
+	switch len(keys) {
+	case 0:
+		return ""
+	case 1:
+		return ", so its key " + keys[0] + " has no effect"
+	}
+	return ", so its keys " + strings.Join(keys, " ") + " have no effect"
+}
+
+// firstNames shows the first three names of ms, and how many more.
+func firstNames(ms []*Method) string {
+	var names []string
+	for i, m := range ms {
+		if i == 3 {
+			names[len(names)-1] += fmt.Sprintf(" and %d more", len(ms)-3)
+			break
+		}
+		names = append(names, m.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// reasons shows the first names of ms grouped by why each is unguarded:
+// "Name, Size: no error result; Ping: //breaker:skip".
+func reasons(ms []*Method) string {
+	var order []string
+	by := map[string][]*Method{}
+	for _, m := range ms {
+		w := whyText(m.Why)
+		if by[w] == nil {
+			order = append(order, w)
+		}
+		by[w] = append(by[w], m)
+	}
+	var parts []string
+	for _, w := range order {
+		parts = append(parts, firstNames(by[w])+": "+w)
+	}
+	return strings.Join(parts, "; ")
+}
+
+func whyText(w string) string {
+	switch w {
+	case "skip":
+		return "//breaker:skip"
+	case "noerror":
+		return "no error result"
+	case "noroute":
+		return "no line routes it"
+	}
+	return w
+}
+
+// unguardedFix says how to guard the methods ms, or to say they are not;
+// own are the methods written in the interface literal: one that comes
+// from an embedded interface takes a line once redeclared there.
+func unguardedFix(ms []*Method, own map[string]bool) string {
+	them := pick(len(ms), "it", "them")
+	var fixes []string
+	for _, why := range []string{"noerror", "noroute"} {
+		for _, m := range ms {
+			if m.Why != why {
+				continue
+			}
+			if why == "noerror" {
+				fixes = append(fixes, "return an error from "+them)
+			} else {
+				fixes = append(fixes, "route "+them+" (a line's methods=, or a line without methods=)")
+			}
+			break
+		}
+	}
+	skip := "write //breaker:skip above " + pick(len(ms), "it", "each")
+	for _, m := range ms {
+		if !own[m.Name] {
+			skip += " (redeclare an embedded method in the interface to give it a line)"
+			break
+		}
+	}
+	fixes = append(fixes, skip, "or annotate a narrower interface without "+them)
+	return strings.Join(fixes, ", ")
+}
+
+// nothingFix says what to do with an interface that guards nothing.
+func nothingFix(unguarded []*Method) string {
+	for _, m := range unguarded {
+		if m.Why == "noroute" {
+			return "route a method with an error result, or remove the annotation"
+		}
+	}
+	if len(unguarded) > 0 {
+		return "return an error from the methods to guard, or remove the annotation"
+	}
+	return "remove the annotation"
+}
+
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}
+
+// pick returns one for n == 1, else many.
+func pick(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

@@ -1,0 +1,68 @@
+package core
+
+import (
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+)
+
+// Window is the part of a time window (Config.WindowPeriod) that counts
+// successes without a lock or a clock read: per-P stripes of tagged
+// per-bucket counters. Package runtime owns the rest of the window (the
+// failures, the clock, the trip check) and publishes, in Pub, the bucket
+// that a success ending now belongs to, for as long as it is certain that
+// now is within that bucket and that a success cannot trip the breaker.
+//
+// Each counter word is tag<<32 | count. A tag names a bucket of one state
+// period: consecutive buckets have consecutive tags, and a new period
+// starts its tags past every tag of the period before, so a counter from
+// an older bucket or period never matches the tags a reader sums. A
+// success finding an older tag in its counter rolls it; one finding a
+// newer tag, or a full counter, declines and the caller records it the
+// slow way.
+//
+// Stripe i is written only by the goroutine running on P i, pinned to it
+// (runtime.procPin: no preemption, so no other goroutine runs on that P
+// meanwhile): one writer at a time, so a write is a load and a store,
+// with no locked instruction; readers load. A P whose id has no stripe
+// (GOMAXPROCS raised past the stripes made) declines.
+type Window struct {
+	// Pub is period<<32 | tag<<1 | valid: a success of an admission of
+	// that period may count in bucket tag while valid is set.
+	Pub     atomic.Uint64
+	stripes []stripe
+}
+
+// Buckets is how many buckets a time window sums: the current one and
+// the ten before it.
+const Buckets = 11
+
+type stripe struct {
+	c [Buckets]atomic.Uint64
+	_ [128 - Buckets*8]byte // a stripe per pair of cache lines
+}
+
+// NewWindow returns a Window with n stripes (at least 1, at most 256):
+// one per P.
+func NewWindow(n int) *Window {
+	return &Window{stripes: make([]stripe, min(max(n, 1), 256))}
+}
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
+
+// Sum returns the successes counted in the buckets tagged tag-n+1..tag.
+func (win *Window) Sum(tag uint32, n int) int {
+	total := 0
+	for i := range win.stripes {
+		for j := range win.stripes[i].c {
+			old := win.stripes[i].c[j].Load()
+			if d := int32(tag - uint32(old>>32)); d >= 0 && int(d) < n {
+				total += int(uint32(old))
+			}
+		}
+	}
+	return total
+}
