@@ -32,6 +32,17 @@
 //     GCRA bucket in Redis (a Lua script on the server's TIME), so that
 //     ratelimit=1.5/3 holds for the fleet. Waits honour maxwait and the
 //     ctx's deadline; a call that gives up takes no token.
+//   - An operator's mode (SPEC §14). [runtime.Breaker.Isolate], Bypass
+//     and Resume in one process write the key <prefix>mode:{<name>}
+//     (no expiry: {"v":1,"mode":"isolated"|"bypassed"|"auto",...,"seq":N},
+//     "auto" for a Resume, seq ordering the changes so that a late or
+//     repeated message never undoes a newer one) and publish it: every process follows with the
+//     reason "peer <origin>: isolated by operator: <reason>", a process
+//     that attaches later reads it, and a Resume from any process ends
+//     it. A Redis outage never lifts a mode: each process keeps what it
+//     knew, writes a change made meanwhile when Redis is back, and writes
+//     a mode again into a Redis that restarted without it. A mode from
+//     BREAKER_<NAME>_MODE stays in its process.
 //
 // The CLOSED success path never touches Redis, nor does a rejection.
 //

@@ -90,7 +90,10 @@ type Fleet struct {
 
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
-	ready chan struct{}       // closed at the first subscription
+
+	modeMu sync.Mutex           // guards modes
+	modes  map[string]knownMode // the operators' modes this process knows, by name (see modes.go)
+	ready  chan struct{}        // closed at the first subscription
 
 	up      atomic.Bool  // the last Redis operation answered in time
 	members atomic.Int64 // processes attached, as of the last heartbeat
@@ -131,7 +134,8 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		o.logger = slog.Default()
 	}
 	f := &Fleet{reg: reg, rdb: rdb, opt: o, channel: o.prefix + "events",
-		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{}}
+		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{},
+		modes: map[string]knownMode{}}
 	for _, n := range o.limits {
 		f.limits[n] = &limit{}
 	}
@@ -369,6 +373,8 @@ func (f *Fleet) apply(payload string) {
 		b.PeerOpen(m.Origin, m.Reason, time.Duration(m.MS)*time.Millisecond)
 	case kindClose:
 		b.PeerClose(m.Origin, m.Reason)
+	case kindMode:
+		f.applyMode(b, m)
 	}
 }
 
@@ -390,6 +396,7 @@ func (f *Fleet) resync() {
 	bs := f.reg.Breakers()
 	if len(bs) > 0 {
 		f.readNotes(bs...)
+		f.readModes(bs...)
 	}
 }
 
@@ -471,5 +478,6 @@ func (s *sharer) Created(b *runtime.Breaker) {
 	f := (*Fleet)(s)
 	if f.up.Load() {
 		f.readNotes(b)
+		f.readModes(b)
 	}
 }

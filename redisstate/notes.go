@@ -27,7 +27,9 @@ type message struct {
 	Name   string `json:"name"`
 	Origin string `json:"origin"`
 	Reason string `json:"reason"`
-	MS     int64  `json:"ms,omitempty"` // open: the window left, in milliseconds
+	MS     int64  `json:"ms,omitempty"`   // open: the window left, in milliseconds
+	Mode   string `json:"mode,omitempty"` // mode: isolated, bypassed or auto (see modes.go)
+	Seq    uint64 `json:"seq,omitempty"`  // mode: the change's order (see modes.go)
 }
 
 // note is the value of <prefix>open:<name>; the key's expiry is the window
@@ -57,6 +59,10 @@ func parseMessage(payload string) (message, error) {
 			return m, err
 		}
 	case kindClose:
+	case kindMode:
+		if _, err := modeState(m.Mode); err != nil {
+			return m, err
+		}
 	default:
 		return m, fmt.Errorf("note of unknown kind %q", m.Kind)
 	}

@@ -67,7 +67,8 @@ func childNames() (breaker, limit string) {
 // parent makes fail or answer, and a shared limit ("quota"). It prints
 // what happens, one line each ("state FROM TO reason", "probe", "limit
 // N"), and obeys the lines of in: "fail", "ok", "limit" (take tokens for
-// childLimitFor), "quit".
+// childLimitFor), "isolate", "bypass" and "resume" (the operator's modes),
+// "quit".
 func child(origin string, rdb redis.UniversalClient, in io.Reader, out io.Writer) int {
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
@@ -122,6 +123,8 @@ func child(origin string, rdb redis.UniversalClient, in io.Reader, out io.Writer
 			failing.Store(true)
 		case "ok":
 			failing.Store(false)
+		case "isolate", "bypass", "resume": // an operator's hand (SPEC §14; mode_test.go)
+			map[string]func(string){"isolate": b.Isolate, "bypass": b.Bypass, "resume": b.Resume}[sc.Text()]("by " + origin)
 		case "limit":
 			go func() {
 				ctx, cancel := context.WithTimeout(context.Background(), childLimitFor)

@@ -18,6 +18,7 @@ type outgoing struct {
 	window time.Duration // OPEN: the window from at
 	reset  time.Duration // the breaker's reset window: how long a close stays news
 	at     time.Time     // when it happened (monotonic: only for the time elapsed)
+	mode   string        // not "": an operator's mode to write instead (see modes.go)
 }
 
 // Transition queues a trip or a probe's success for the publisher. It is
@@ -56,7 +57,14 @@ func (f *Fleet) publisher() {
 		case <-f.ctx.Done():
 			return
 		case o := <-f.out:
-			if f.up.Load() {
+			switch {
+			case !f.up.Load():
+				if o.mode != "" {
+					f.modes2pending(o.name)
+				}
+			case o.mode != "":
+				f.publishMode(o.name, false)
+			default:
 				f.publish(o)
 			}
 		}

@@ -37,7 +37,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 	s := b.state.Load()
 	for {
 		switch State(s & stateMask) {
-		case Closed:
+		case Closed, Bypassed: // BYPASSED admits as CLOSED does, and never trips (see mode.go)
 			w := s
 			if b.win != nil && b.win.tracking {
 				var ok bool
@@ -50,7 +50,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 				b.calls.Add(1)
 			}
 			return w, nil
-		case Open:
+		case Open, Isolated:
 			return 0, b.rejected()
 		}
 		// HALF_OPEN: claim a slot of this period without a lock.
@@ -59,7 +59,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 			s = b.state.Load() // the period ended under us
 			continue
 		}
-		if int(uint32(p)) >= b.cfg.HalfOpenMax {
+		if int(uint32(p)) >= b.cfg().HalfOpenMax {
 			return 0, b.rejected()
 		}
 		if !b.probes.CompareAndSwap(p, p+1) {
@@ -107,9 +107,15 @@ func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
 	}
 	now := b.reg.clock.Now()
 	b.probeSeq++
-	window := max(b.cfg.ResetTimeout, hold)
+	window := max(b.cfg().ResetTimeout, hold)
 	b.inflight = append(b.inflight, probe{id: b.probeSeq, deadline: now.Add(window), window: window})
-	if b.timer == nil {
+	// An Update may have shortened the window since an earlier probe
+	// armed the timer: the earliest deadline must fire first.
+	if deadline := now.Add(window); b.timer == nil || deadline.Before(b.reclaimAt) {
+		if b.timer != nil {
+			b.timer.Stop()
+		}
+		b.reclaimAt = deadline
 		b.timer = b.reg.clock.AfterFunc(window, func() { b.reclaim(s) })
 	}
 	return s | b.probeSeq<<probeShift, true

@@ -41,15 +41,15 @@ type probe struct {
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
 	// Read on every call; written only by transitions.
-	state  atomic.Uint64         // period<<32 | flags | State
-	reject atomic.Pointer[error] // the rejection (*OpenError) of the current period
-	reg    *Registry             // owner: clock, logger, events
-	cfg    Config                // with defaults applied; immutable
-	class  classifier            // nil for the default rule
-	count  bool                  // exact call counting (WithCallCounts)
-	flags  uint64                // countFlag when count, core.LoadFlag with load control
-	stamps stamps                // the clock of lastFailure and lastSuccess
-	win    *window               // nil without a window, SlowCall or InFlight
+	state  atomic.Uint64          // period<<32 | flags | State
+	reject atomic.Pointer[error]  // the rejection (*OpenError) of the current period
+	reg    *Registry              // owner: clock, logger, events
+	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
+	class  classifier             // nil for the default rule
+	count  bool                   // exact call counting (WithCallCounts)
+	flags  uint64                 // countFlag when count, core.LoadFlag with load control
+	stamps stamps                 // the clock of lastFailure and lastSuccess
+	win    *window                // nil without a window, SlowCall or InFlight
 	// slotTracked: calls are timed (SlowCall, InFlight) from when they
 	// hold their concurrency slot, not from their admission.
 	slotTracked bool
@@ -79,19 +79,22 @@ type Breaker struct {
 
 	mu           sync.Mutex // guards the fields below and every transition
 	stateChanges uint64
-	transitions  [3][3]uint64 // [from][to]
+	transitions  [5][5]uint64 // [from][to]
 	openedAt     time.Time
 	nextProbe    time.Time
 	probeWins    int      // consecutive probe successes in this HALF_OPEN period
 	inflight     []probe  // HALF_OPEN probes whose outcome is pending
 	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64
-	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
-	peerMove     bool  // the transition under way is a fleet peer's (see fleet.go)
+	timer        Timer     // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
+	peerMove     bool      // the transition under way is a fleet peer's (see fleet.go)
+	failedProbes int       // failed probes in a row since the last close (see backoff.go)
+	reclaimAt    time.Time // HALF_OPEN: when timer reclaims, the earliest probe deadline
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, cfg: cfg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+	b := &Breaker{reg: reg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+	b.conf.Store(&cfg)
 	if b.count {
 		b.flags = countFlag
 	}
@@ -100,7 +103,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		if b.stamps.mono {
 			clock = reg.clock
 		}
-		b.win = newWindow(&b.cfg, clock)
+		b.win = newWindow(&b.conf, clock)
 		b.win.resetLocked(1)
 	}
 	b.newLoad()
@@ -142,14 +145,14 @@ func init() {
 // of a generated route through the breaker when that is longer. A fleet
 // (package redisstate) leases the probe for as long.
 func (b *Breaker) ProbeWindow() time.Duration {
-	return max(b.cfg.ResetTimeout, time.Duration(b.hold.Load()))
+	return max(b.cfg().ResetTimeout, time.Duration(b.hold.Load()))
 }
 
 // Name returns the breaker's name.
-func (b *Breaker) Name() string { return b.cfg.Name }
+func (b *Breaker) Name() string { return b.cfg().Name }
 
 // Config returns the breaker's configuration, with defaults applied.
-func (b *Breaker) Config() Config { return b.cfg }
+func (b *Breaker) Config() Config { return *b.cfg() }
 
 // State returns the current state. It also makes any move that is due (an
 // elapsed OPEN period, a probe slot past its deadline, a call in flight
@@ -173,13 +176,14 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	}
 	now := b.reg.clock.Now()
 	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
+	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
 	b.stateChanges++
 	b.transitions[from][to]++
 	if reason == "" {
 		reason = defaultReason(from, to, lasted)
 	}
-	ev := Event{Time: now, Source: b.cfg.Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
+	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
 	b.reg.record(ev)
 	b.sharedLocked(ev, window)
 }
@@ -188,7 +192,7 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 // counts and arming the period's timer.
 func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window time.Duration) {
 	next := cur&^0xffffffff + periodOne | b.flags | uint64(to)
-	if to == Closed {
+	if to == Closed || to == Bypassed {
 		next |= b.closedFlags()
 	}
 	if period(next) == 0 { // wrapped: no admission word may be 0
@@ -213,23 +217,30 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 	case Open:
 		b.openedAt = now
 		b.nextProbe = now.Add(window)
-		b.setReject(newOpenError(b.cfg.Name, Open, b.nextProbe, 0))
+		b.setReject(newOpenError(b.cfg().Name, Open, b.nextProbe, 0))
 		b.timer = b.reg.clock.AfterFunc(window, func() { b.openElapsed(next) })
 	case HalfOpen:
-		b.setReject(newOpenError(b.cfg.Name, HalfOpen, time.Time{}, b.cfg.HalfOpenMax))
+		b.setReject(newOpenError(b.cfg().Name, HalfOpen, time.Time{}, b.cfg().HalfOpenMax))
 	}
 	b.state.Store(next)
 }
 
 // Reset puts the breaker in CLOSED and clears every counter, whatever its
-// state. It logs, but records no [Event] and calls no hook: a reset is an
-// operator's act, not a degradation. Calls admitted before it no longer count.
+// state; in an operator's mode (ISOLATED, BYPASSED) it clears the counters
+// and the mode stays: only [Breaker.Resume] ends one. It logs, but records
+// no [Event] and calls no hook: a reset is an operator's act, not a
+// degradation. Calls admitted before it no longer count.
 func (b *Breaker) Reset() {
 	b.mu.Lock()
 	cur := b.state.Load()
-	b.startPeriodLocked(cur, Closed, b.reg.clock.Now(), 0)
+	to := Closed
+	if st := State(cur & stateMask); st.isMode() {
+		to = st // only Resume ends a mode
+	}
+	b.failedProbes = 0
+	b.startPeriodLocked(cur, to, b.reg.clock.Now(), 0)
 	b.stateChanges = 0
-	b.transitions = [3][3]uint64{}
+	b.transitions = [5][5]uint64{}
 	b.openedAt = time.Time{}
 	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
@@ -238,8 +249,8 @@ func (b *Breaker) Reset() {
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)
 	b.mu.Unlock()
-	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg.Name, Closed),
-		"breaker", b.cfg.Name, "from", State(cur&stateMask).String(), "to", Closed.String())
+	b.reg.log().Info(fmt.Sprintf("breaker[%s] reset → %s", b.cfg().Name, to),
+		"breaker", b.cfg().Name, "from", State(cur&stateMask).String(), "to", to.String())
 }
 
 // Do runs fn through the breaker: it returns the rejection without calling
@@ -269,3 +280,7 @@ func (b *Breaker) exit(t Token, errp *error) {
 	}
 	b.core.Release(t.ctx, t.word, *errp)
 }
+
+// cfg returns the breaker's settings, with defaults applied: one value,
+// which [Registry.Update] replaces whole; treat it as read-only.
+func (b *Breaker) cfg() *Config { return b.conf.Load() }

@@ -244,11 +244,11 @@ func (b *Breaker) bareSlots() *core.Slots {
 // newLoad sets up the bulkhead and the throttle of cfg, if any, and marks
 // the breaker's state word so that its calls leave the fast paths.
 func (b *Breaker) newLoad() {
-	if n := b.cfg.Concurrency; n > 0 {
-		b.bulkhead = newBulkhead(b.cfg.Name, n)
+	if n := b.cfg().Concurrency; n > 0 {
+		b.bulkhead = newBulkhead(b.cfg().Name, n)
 	}
-	if k := b.cfg.Throttle; k > 0 && k <= maxThrottleK {
-		b.throttle = newThrottle(b.cfg.Name, max(k, 1), &b.stamps, b.reg.clock)
+	if k := b.cfg().Throttle; k > 0 && k <= maxThrottleK {
+		b.throttle = newThrottle(b.cfg().Name, max(k, 1), &b.stamps, b.reg.clock)
 	}
 	if b.bulkhead != nil || b.throttle != nil {
 		b.flags |= core.LoadFlag

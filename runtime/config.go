@@ -42,6 +42,18 @@ type Config struct {
 	// ResetTimeout is how long OPEN lasts before a probe is allowed.
 	// Default 30s.
 	ResetTimeout time.Duration
+	// ResetMax backs off a source that stays down (the `reset=30s..10m`
+	// key): each failed probe doubles the next OPEN period, from
+	// ResetTimeout up to ResetMax, and a close returns to ResetTimeout. A
+	// cooldown an error asks for (RetryAfter) still wins when it is
+	// longer. Default 0: every OPEN period is ResetTimeout; so is a value
+	// not above ResetTimeout.
+	ResetMax time.Duration
+	// ResetJitter (0..1, the `jitter=P%` key) draws each OPEN period made
+	// of ResetTimeout (doubled or not) uniformly in [d·(1−ResetJitter), d]
+	// from the registry's source ([WithRand]), so that the probes of many
+	// processes spread out. Default 0: none (so is NaN); above 1 means 1.
+	ResetJitter float64
 	// HalfOpenMax is how many probe calls HALF_OPEN admits at once.
 	// Default 1.
 	HalfOpenMax int
@@ -119,6 +131,15 @@ func (c Config) withDefaults() Config {
 	}
 	if c.ResetTimeout <= 0 {
 		c.ResetTimeout = DefaultResetTimeout
+	}
+	if c.ResetMax <= c.ResetTimeout {
+		c.ResetMax = 0
+	}
+	switch {
+	case !(c.ResetJitter > 0): // NaN too
+		c.ResetJitter = 0
+	case c.ResetJitter > 1:
+		c.ResetJitter = 1
 	}
 	if c.HalfOpenMax <= 0 {
 		c.HalfOpenMax = DefaultHalfOpenMax

@@ -107,6 +107,19 @@
 // writes per call, the throttle one or two and a clock read every ten
 // seconds.
 //
+// # Operator controls
+//
+// An operator's hand on a running service (docs/operate.md):
+// [Breaker.Isolate] refuses every call with the operator's reason until
+// [Breaker.Resume]; [Breaker.Bypass] admits every call and never trips,
+// the limiter, timeouts and bulkhead still applying; BREAKER_<NAME>_MODE
+// sets either when a breaker is created. [Registry.Update] and
+// [Registry.UpdateRateLimit] change settings live, keeping the state.
+// Config.ResetMax doubles the OPEN period after each failed probe, and
+// Config.ResetJitter spreads it. Each records an [Event]. Package
+// httphealth serves the modes over HTTP with WithControl, and package
+// redisstate shares them with the fleet.
+//
 // # Testing
 //
 // The runtime starts no goroutines or timers of its own at package level,

@@ -49,12 +49,22 @@ var (
 type OpenError struct {
 	// Name is the breaker's name.
 	Name string
-	// State is Open, or HalfOpen when the probe quota was in use.
+	// State is Open, HalfOpen when the probe quota was in use, or
+	// Isolated when an operator isolated the breaker ([Breaker.Isolate]).
 	State State
-	// Until is when the next probe is allowed; zero in HALF_OPEN.
+	// Until is when the next probe is allowed; zero in HALF_OPEN and
+	// ISOLATED.
 	Until time.Time
+	// Reason is the operator's, in ISOLATED ("isolated by operator:
+	// maintenance"); empty otherwise.
+	Reason string
 
 	msg string
+}
+
+// newIsolatedError is the rejection of an ISOLATED period.
+func newIsolatedError(name, reason string) *OpenError {
+	return &OpenError{Name: name, State: Isolated, Reason: reason, msg: "breaker " + name + ": " + reason}
 }
 
 func newOpenError(name string, s State, until time.Time, probes int) *OpenError {

@@ -134,6 +134,10 @@ func defaultReason(from, to State, period time.Duration) string {
 		return "failure threshold reached"
 	case from == Closed && to == HalfOpen:
 		return "probing"
+	case to.isMode():
+		return operatorReason(to, "")
+	case from.isMode():
+		return operatorReason(Closed, "")
 	}
 	return from.String() + " → " + to.String()
 }

@@ -128,8 +128,8 @@ func (b *Breaker) gated(s uint64) bool {
 // PeerOpen opens the breaker for d because a peer of the fleet did
 // (origin names it, reason is its reason); the event's reason is "peer
 // <origin>: <reason>". It can open the breaker or lengthen its OPEN
-// window up to d from now, never shorten it nor close the breaker; d is
-// capped at [MaxCooldown] and a d <= 0 does nothing. It reports whether
+// window up to d from now, never shorten it nor close the breaker, and
+// leaves a breaker in an operator's mode alone; d is capped at [MaxCooldown] and a d <= 0 does nothing. It reports whether
 // the breaker changed. The transition is not passed back to the
 // [Sharer]. For fleet integrations such as package redisstate.
 func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
@@ -143,6 +143,8 @@ func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 	now := b.reg.clock.Now()
 	changed := true
 	switch State(cur & stateMask) {
+	case Isolated, Bypassed:
+		changed = false // an operator's mode: only Resume ends it
 	case Open:
 		if !b.nextProbe.Before(now.Add(d)) {
 			changed = false
@@ -168,6 +170,10 @@ func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 // package redisstate.
 func (b *Breaker) PeerClose(origin, reason string) bool {
 	b.mu.Lock()
+	if State(b.state.Load() & stateMask).isMode() {
+		b.mu.Unlock()
+		return false // an operator's mode: only Resume ends it
+	}
 	changed := State(b.state.Load()&stateMask) != Closed
 	b.peerMove = true
 	b.transitionLocked(Closed, fmt.Sprintf("peer %s: %s", origin, reason), 0)

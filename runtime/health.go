@@ -59,10 +59,12 @@ type Stats struct {
 	// Transitions counts the transitions by state pair,
 	// Transitions[from][to] (Transitions[Closed][Open] is how often the
 	// breaker tripped), since creation or the last Reset; their sum is
-	// StateChanges. Left out of the JSON.
-	Transitions [3][3]uint64 `json:"-"`
+	// StateChanges; the operator's modes count as states (Transitions
+	// [Closed][Isolated] is how often the breaker was isolated). Left out
+	// of the JSON.
+	Transitions [5][5]uint64 `json:"-"`
 	// ConsecutiveFailures is the failure count towards the threshold in
-	// CLOSED; ConsecutiveSuccesses the probe successes towards the success
+	// CLOSED (in BYPASSED, the failures in a row, which trip nothing); ConsecutiveSuccesses the probe successes towards the success
 	// threshold in HALF_OPEN.
 	ConsecutiveFailures  int `json:"consecutive_failures"`
 	ConsecutiveSuccesses int `json:"consecutive_successes,omitempty"`
@@ -145,9 +147,9 @@ func (b *Breaker) Stats() Stats {
 	defer b.mu.Unlock()
 	s := b.state.Load()
 	st := Stats{
-		Name:             b.cfg.Name,
-		FailureThreshold: b.cfg.FailureThreshold,
-		ResetSeconds:     b.cfg.ResetTimeout.Seconds(),
+		Name:             b.cfg().Name,
+		FailureThreshold: b.cfg().FailureThreshold,
+		ResetSeconds:     b.cfg().ResetTimeout.Seconds(),
 		State:            State(s & stateMask),
 		Failures:         b.failures.Load(),
 		Ignored:          b.ignored.Load(),
@@ -163,7 +165,7 @@ func (b *Breaker) Stats() Stats {
 		Rejections:       b.rejections.Load(),
 	}
 	st.Status = st.State.Level()
-	if st.State == Closed {
+	if st.State == Closed || st.State == Bypassed {
 		st.ConsecutiveFailures = int(uint32(b.fails.Load()))
 	}
 	if st.State == HalfOpen {

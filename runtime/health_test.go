@@ -130,7 +130,7 @@ func TestStatsCountTransitionsByPair(t *testing.T) {
 	require.ErrorIs(t, b.Do(ctx, fail), down) // CLOSED → OPEN
 
 	st := b.Stats()
-	var want [3][3]uint64
+	var want [5][5]uint64
 	want[runtime.Closed][runtime.Open] = 2
 	want[runtime.Open][runtime.HalfOpen] = 2
 	want[runtime.HalfOpen][runtime.Open] = 1
@@ -149,7 +149,7 @@ func TestStatsCountTransitionsByPair(t *testing.T) {
 	assert.NotContains(t, string(raw), "transitions")
 
 	b.Reset()
-	assert.Equal(t, [3][3]uint64{}, b.Stats().Transitions, "a reset is a counter reset")
+	assert.Equal(t, [5][5]uint64{}, b.Stats().Transitions, "a reset is a counter reset")
 	assert.Len(t, reg.Events(0), 6, "and records no event")
 }
 

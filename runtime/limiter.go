@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -18,29 +19,54 @@ import (
 // between looking at the time and claiming a token cannot be refused on a
 // stale reading.
 type Limiter struct {
-	name  string
-	clock Clock
-	rate  float64 // tokens per second; +Inf for no limit
-	burst int
-	err   *RateLimitError // preallocated refusal
-	reg   *Registry       // its registry's Sharer may take waits over; nil in tests
+	name      string
+	clock     Clock
+	unlimited atomic.Bool     // rate is +Inf: what the paths test without the lock
+	err       *RateLimitError // preallocated refusal
+	reg       *Registry       // its registry's Sharer may take waits over; nil in tests
 
-	mu     sync.Mutex // guards tokens and last
-	tokens float64    // may be negative: tokens reserved by waiting calls
-	last   time.Time  // when tokens was last brought up to date
+	mu     sync.Mutex // guards rate, burst, tokens and last (Registry.UpdateRateLimit changes the first two)
+	rate   float64    // tokens per second; +Inf for no limit
+	burst  int
+	tokens float64   // may be negative: tokens reserved by waiting calls
+	last   time.Time // when tokens was last brought up to date
 }
 
 func newLimiter(name string, clock Clock, rate float64, burst int) *Limiter {
 	rate, burst = normRate(rate, burst)
-	return &Limiter{name: name, clock: clock, rate: rate, burst: burst,
+	l := &Limiter{name: name, clock: clock, rate: rate, burst: burst,
 		tokens: float64(burst), err: &RateLimitError{Name: name}}
+	l.unlimited.Store(math.IsInf(rate, 1))
+	return l
+}
+
+// set makes rate and burst the limiter's settings from now on (see
+// [Registry.UpdateRateLimit]), the tokens it holds cut to the new burst,
+// and returns the old ones.
+func (l *Limiter) set(rate float64, burst int) (oldRate float64, oldBurst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	oldRate, oldBurst = l.rate, l.burst
+	if math.IsInf(oldRate, 1) {
+		l.tokens, l.last = float64(burst), time.Time{} // a new bucket, full
+	} else {
+		l.advanceLocked(l.clock.Now())
+		l.tokens = min(l.tokens, float64(burst))
+	}
+	l.rate, l.burst = rate, burst
+	l.unlimited.Store(math.IsInf(rate, 1))
+	return oldRate, oldBurst
 }
 
 // Name returns the limiter's name.
 func (l *Limiter) Name() string { return l.name }
 
 // Rate returns the refill rate in tokens per second and the burst.
-func (l *Limiter) Rate() (perSecond float64, burst int) { return l.rate, l.burst }
+func (l *Limiter) Rate() (perSecond float64, burst int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.rate, l.burst
+}
 
 // advanceLocked brings tokens up to now.
 func (l *Limiter) advanceLocked(now time.Time) {
@@ -56,7 +82,7 @@ func (l *Limiter) advanceLocked(now time.Time) {
 
 // Allow takes a token if one is available now, without waiting.
 func (l *Limiter) Allow() bool {
-	if math.IsInf(l.rate, 1) {
+	if l.unlimited.Load() {
 		return true
 	}
 	l.mu.Lock()
@@ -75,7 +101,7 @@ func (l *Limiter) Allow() bool {
 // without taking anything. When ctx ends during the wait, Wait gives the
 // token back and returns ctx.Err(). With neither bound the wait is unbounded.
 func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
-	if math.IsInf(l.rate, 1) {
+	if l.unlimited.Load() {
 		return nil
 	}
 	if ctx == nil {
@@ -119,7 +145,7 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 // fleet that shares the limiter's bucket ([Registry.Share], a
 // [TokenRefunder]), the token goes back to the fleet's bucket.
 func (l *Limiter) Refund() {
-	if math.IsInf(l.rate, 1) || l.shareRefund() {
+	if l.unlimited.Load() || l.shareRefund() {
 		return
 	}
 	l.mu.Lock()

@@ -143,7 +143,7 @@ func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
 // error is err, or it ran age (> 0) past InFlight; bits are its outcome
 // bits.
 func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uint8, now int64) {
-	if age == 0 {
+	if age == 0 && State(w&stateMask) == Closed { // BYPASSED counts a cooldown as a failure like any
 		if reason, d, ok := cooldown(err); ok {
 			b.trip(w, reason, d)
 			return
@@ -155,12 +155,14 @@ func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uin
 			return // admitted in an older period
 		}
 		if b.fails.CompareAndSwap(f, f+1) {
-			if int(uint32(f))+1 == b.cfg.FailureThreshold {
+			// >=: an Update may have lowered the threshold below the
+			// count; BYPASSED never trips, so it need not try.
+			if t := b.cfg().FailureThreshold; t > 0 && int(uint32(f))+1 >= t && State(w&stateMask) == Closed {
 				reason := reasonOf(err)
 				if age > 0 {
-					reason = overdueReason(age, b.cfg.InFlight)
+					reason = overdueReason(age, b.cfg().InFlight)
 				}
-				b.trip(w, reason, b.cfg.ResetTimeout)
+				b.trip(w, reason, 0)
 				return
 			}
 			break
@@ -191,13 +193,17 @@ func (b *Breaker) countOutcome(o Outcome) {
 	}
 }
 
-// trip moves the breaker to OPEN for window if it is still in the CLOSED
-// period of admission w.
+// trip moves the breaker to OPEN for window (0: the reset period, see
+// backoff.go) if it is still in the CLOSED period of admission w. A
+// BYPASSED breaker never trips: its period is not a CLOSED one.
 func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
 	b.mu.Lock()
 	if s := b.state.Load(); period(s) != period(w) || State(s&stateMask) != Closed {
 		b.mu.Unlock()
 		return
+	}
+	if window == 0 {
+		window = b.tripPeriodLocked()
 	}
 	b.transitionLocked(Open, reason, window)
 	b.mu.Unlock()
@@ -220,15 +226,12 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 	switch o {
 	case Success:
 		b.probeWins++
-		if b.probeWins >= b.cfg.SuccessThreshold {
+		if b.probeWins >= b.cfg().SuccessThreshold {
 			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)",
-				b.probeWins, b.cfg.SuccessThreshold), 0)
+				b.probeWins, b.cfg().SuccessThreshold), 0)
 		}
 	case Failure:
-		reason, d, ok := cooldown(err)
-		if !ok {
-			reason, d = reasonOf(err), b.cfg.ResetTimeout
-		}
+		reason, d := b.reopenLocked(reasonOf(err), err)
 		b.transitionLocked(Open, reason, d)
 	}
 	b.mu.Unlock()

@@ -137,10 +137,12 @@ func WithCallCounts() Option {
 
 // NewRegistry returns an empty registry. It reads the BREAKER_<NAME>_*
 // environment variables now (unless [WithoutEnv]): THRESHOLD, RESET (a Go
-// duration or seconds), HALFOPEN, SUCCESSES, RATELIMIT (R/B), WINDOW (100
+// duration or seconds, or D..MAX to back off, see Config.ResetMax),
+// JITTER (20% or 0.2), HALFOPEN, SUCCESSES, RATELIMIT (R/B), WINDOW (100
 // calls or 60s), FAILRATE and SLOWRATE (50% or 0.5), MINIMUM, SLOW and
 // INFLIGHT (a Go duration or seconds), CONCURRENCY and THROTTLE (K >= 1),
-// where NAME is the breaker's name in upper case, with '.', '-' and ':' as
+// and MODE (isolate or bypass: the breaker starts in that operator's mode,
+// in this process only; see [Breaker.Isolate]), where NAME is the breaker's name in upper case, with '.', '-' and ':' as
 // '_'. A malformed value or an unknown key is logged once as a warning
 // naming the variable, and the lower layer's value stays.
 func NewRegistry(opts ...Option) *Registry {
@@ -193,16 +195,22 @@ func (r *Registry) breaker(cfg Config) *Breaker {
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
 			b = newBreaker(r, cfg, r.classifiers[cfg.Name])
+			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
+				b.mu.Lock()
+				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+				b.mu.Unlock()
+			}
 			r.breakers[cfg.Name] = b
 		}
 		r.mu.Unlock()
 		if !ok {
+			r.flush()
 			r.created(b)
 		}
 	}
-	if ok && b.cfg != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
+	if ok && *b.cfg() != cfg && r.warnOnce("breaker", fmt.Sprintf("%+v", cfg)) {
 		r.log().Warn(fmt.Sprintf("breaker[%s] already exists with other settings; keeping the first", cfg.Name),
-			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", b.cfg), "ignored", fmt.Sprintf("%+v", cfg))
+			"breaker", cfg.Name, "kept", fmt.Sprintf("%+v", *b.cfg()), "ignored", fmt.Sprintf("%+v", cfg))
 	}
 	return b
 }
@@ -238,7 +246,7 @@ func (r *Registry) Breakers() []*Breaker {
 		out = append(out, b)
 	}
 	r.mu.RUnlock()
-	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg.Name, b.cfg.Name) })
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
 	return out
 }
 
@@ -268,10 +276,12 @@ func (r *Registry) limiter(name string, rate float64, burst int) *Limiter {
 		}
 		r.mu.Unlock()
 	}
-	if ok && (rate != l.rate || burst != l.burst) &&
-		r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
-		r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
-			"limiter", name, "kept", fmt.Sprintf("%g/%d", l.rate, l.burst), "ignored", fmt.Sprintf("%g/%d", rate, burst))
+	if ok {
+		if lr, lb := l.Rate(); (rate != lr || burst != lb) &&
+			r.warnOnce("limiter", fmt.Sprintf("%s %g/%d", name, rate, burst)) {
+			r.log().Warn(fmt.Sprintf("limiter[%s] already exists with other settings; keeping the first", name),
+				"limiter", name, "kept", fmt.Sprintf("%g/%d", lr, lb), "ignored", fmt.Sprintf("%g/%d", rate, burst))
+		}
 	}
 	return l
 }

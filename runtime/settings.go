@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -20,6 +21,11 @@ type override struct {
 	cfg   Config // Name unused
 	rate  float64
 	burst int
+	// mode is the operator's mode a breaker of the name starts in
+	// (BREAKER_<NAME>_MODE; Closed for none), and modeVar the variable
+	// that says so, for the Event's reason.
+	mode    State
+	modeVar string
 }
 
 // apply lays o over cfg: every field o sets replaces cfg's. WindowCalls and
@@ -29,6 +35,8 @@ func (o override) apply(cfg Config) Config {
 	c := o.cfg
 	setGiven(&cfg.FailureThreshold, c.FailureThreshold)
 	setGiven(&cfg.ResetTimeout, c.ResetTimeout)
+	setGiven(&cfg.ResetMax, c.ResetMax)
+	setGiven(&cfg.ResetJitter, c.ResetJitter)
 	setGiven(&cfg.HalfOpenMax, c.HalfOpenMax)
 	setGiven(&cfg.SuccessThreshold, c.SuccessThreshold)
 	if c.WindowCalls > 0 || c.WindowPeriod > 0 {
@@ -115,7 +123,7 @@ var envWarned sync.Map
 var envSuffixes = []string{
 	"_THRESHOLD", "_RESET", "_HALFOPEN", "_SUCCESSES", "_RATELIMIT",
 	"_WINDOW", "_FAILRATE", "_MINIMUM", "_SLOW", "_SLOWRATE", "_INFLIGHT",
-	"_CONCURRENCY", "_THROTTLE",
+	"_CONCURRENCY", "_THROTTLE", "_JITTER", "_MODE",
 }
 
 // readEnv parses the BREAKER_<NAME>_<KEY> variables of environ. A malformed
@@ -146,7 +154,18 @@ func (r *Registry) readEnv(environ []string) {
 		case "_SUCCESSES":
 			o.cfg.SuccessThreshold, err = positiveInt(val)
 		case "_RESET":
-			o.cfg.ResetTimeout, err = seconds(val)
+			o.cfg.ResetTimeout, o.cfg.ResetMax, err = setting.Reset(val, seconds)
+		case "_JITTER":
+			o.cfg.ResetJitter, err = setting.Jitter(val, true)
+		case "_MODE":
+			switch strings.ToLower(strings.TrimSpace(val)) {
+			case "isolate":
+				o.mode, o.modeVar = Isolated, kv
+			case "bypass":
+				o.mode, o.modeVar = Bypassed, kv
+			default:
+				err = errors.New("want isolate or bypass")
+			}
 		case "_RATELIMIT":
 			o.rate, o.burst, err = ratelimit.Parse(val)
 		case "_WINDOW":

@@ -170,7 +170,8 @@ func (t *throttle) reset() {
 }
 
 // WithRand sets the source of the random draws the registry's throttles
-// make (Config.Throttle), so that tests can pin them. r is not safe for
+// (Config.Throttle) and jittered OPEN periods (Config.ResetJitter) make,
+// so that tests can pin them. r is not safe for
 // concurrent use: the registry guards it with a mutex. Default: the
 // package-level functions of math/rand/v2. A nil r is ignored.
 func WithRand(r *rand.Rand) Option {

@@ -32,8 +32,8 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 				b.reclaimed = b.reclaimed[1:]
 			}
 			b.reclaimed = append(b.reclaimed, b.state.Load()|p.id<<probeShift)
-			b.transitionLocked(Open, fmt.Sprintf("probe not released within %s, slot reclaimed as a failure",
-				p.window), b.cfg.ResetTimeout)
+			reason, d := b.reopenLocked(fmt.Sprintf("probe not released within %s, slot reclaimed as a failure", p.window), nil)
+			b.transitionLocked(Open, reason, d)
 			return
 		}
 		if p.deadline.Before(first) {
@@ -42,6 +42,7 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 	}
 	if b.timer == nil {
 		s := b.state.Load()
+		b.reclaimAt = first
 		b.timer = b.reg.clock.AfterFunc(first.Sub(now), func() { b.reclaim(s) })
 	}
 }
@@ -65,11 +66,14 @@ func (b *Breaker) openElapsed(s uint64) {
 // and in CLOSED counts the calls in flight past InFlight.
 func (b *Breaker) advance() {
 	s := b.state.Load()
-	if State(s&stateMask) == Closed {
-		if b.cfg.InFlight > 0 {
+	switch State(s & stateMask) {
+	case Closed, Bypassed:
+		if b.cfg().InFlight > 0 {
 			b.checkOverdue(s)
 		}
 		return
+	case Isolated:
+		return // no timer, nothing time makes due
 	}
 	b.mu.Lock()
 	now := b.reg.clock.Now()

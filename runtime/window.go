@@ -6,6 +6,7 @@ import (
 	goruntime "runtime"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -122,11 +123,11 @@ const (
 // the calls in flight being timed. It is created with the breaker and never
 // replaced.
 type window struct {
-	cfg       *Config
-	counting  bool  // a count or time window
-	width     int64 // time window: nanoseconds per bucket; 0 for a count window
-	tracking  bool  // SlowCall or InFlight: every call is timed
-	cleanable bool  // a count window without timing: a clean one needs no record
+	conf      *atomic.Pointer[Config] // the breaker's settings
+	counting  bool                    // a count or time window
+	width     int64                   // time window: nanoseconds per bucket; 0 for a count window
+	tracking  bool                    // SlowCall or InFlight: every call is timed
+	cleanable bool                    // a count window without timing: a clean one needs no record
 
 	mu     sync.Mutex // guards everything below
 	period uint32     // the state period whose calls the window holds
@@ -181,8 +182,9 @@ const (
 // newWindow returns the window of cfg. clock is the breaker's clock when
 // it is the real one (a stepped test clock reads the clock on every call
 // instead), else nil.
-func newWindow(cfg *Config, clock Clock) *window {
-	w := &window{cfg: cfg, counting: cfg.windowed(), tracking: cfg.SlowCall > 0 || cfg.InFlight > 0}
+func newWindow(conf *atomic.Pointer[Config], clock Clock) *window {
+	cfg := conf.Load()
+	w := &window{conf: conf, counting: cfg.windowed(), tracking: cfg.SlowCall > 0 || cfg.InFlight > 0}
 	switch {
 	case cfg.WindowCalls > 0:
 		w.ring = make([]uint8, cfg.WindowCalls)
@@ -239,7 +241,7 @@ func (w *window) publishLocked(now int64, calls, failures int) {
 	}
 	e := w.epoch // the latest epoch seen (rollLocked)
 	end := (e+1)*w.width - max(w.width/publishMargin, 1)
-	if now >= end || (failures > 0 && calls < w.cfg.MinimumCalls) {
+	if now >= end || (failures > 0 && calls < w.cfg().MinimumCalls) {
 		w.fast.Pub.Store(0)
 		return
 	}
@@ -338,15 +340,15 @@ func (w *window) cleanLocked() bool {
 // tripReason returns the reason to trip when the window's rates, over
 // its totals calls, failures and slow, reach their thresholds, or "".
 func (w *window) tripReason(calls, failures, slow int) string {
-	if calls == 0 || calls < w.cfg.MinimumCalls {
+	if calls == 0 || calls < w.cfg().MinimumCalls {
 		return ""
 	}
-	if rate := float64(failures) / float64(calls); rate >= w.cfg.FailureRate {
-		return fmt.Sprintf("failure rate %s (%d of %s) >= %s", percent(rate), failures, w.span(calls), percent(w.cfg.FailureRate))
+	if rate := float64(failures) / float64(calls); rate >= w.cfg().FailureRate {
+		return fmt.Sprintf("failure rate %s (%d of %s) >= %s", percent(rate), failures, w.span(calls), percent(w.cfg().FailureRate))
 	}
-	if w.cfg.SlowCall > 0 {
-		if rate := float64(slow) / float64(calls); rate >= w.cfg.SlowRate {
-			return fmt.Sprintf("slow calls %s (%d of %d over %s) >= %s", percent(rate), slow, calls, w.cfg.SlowCall, percent(w.cfg.SlowRate))
+	if w.cfg().SlowCall > 0 {
+		if rate := float64(slow) / float64(calls); rate >= w.cfg().SlowRate {
+			return fmt.Sprintf("slow calls %s (%d of %d over %s) >= %s", percent(rate), slow, calls, w.cfg().SlowCall, percent(w.cfg().SlowRate))
 		}
 	}
 	return ""
@@ -358,7 +360,7 @@ func (w *window) span(calls int) string {
 	if w.width == 0 {
 		return "the last " + strconv.Itoa(calls) + " calls"
 	}
-	return strconv.Itoa(calls) + " calls in " + w.cfg.WindowPeriod.String()
+	return strconv.Itoa(calls) + " calls in " + w.cfg().WindowPeriod.String()
 }
 
 // name is the window as Stats shows it: "100 calls" or "1m0s".
@@ -366,7 +368,7 @@ func (w *window) name() string {
 	if w.width == 0 {
 		return strconv.Itoa(len(w.ring)) + " calls"
 	}
-	return w.cfg.WindowPeriod.String()
+	return w.cfg().WindowPeriod.String()
 }
 
 // percent formats a fraction as a percentage with at most one decimal:
@@ -449,7 +451,7 @@ func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n, slo
 		if n++; n == 1 {
 			oldest = age
 		}
-		if w.cfg.SlowCall > 0 && age > w.cfg.SlowCall {
+		if w.cfg().SlowCall > 0 && age > w.cfg().SlowCall {
 			slow++
 		}
 	}
@@ -486,8 +488,8 @@ func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	win := b.win
 	win.mu.Lock()
 	now := b.stamps.now()
-	if b.cfg.InFlight > 0 {
-		if n, slow, age := win.overdueLocked(now, period(s), b.cfg.InFlight); n > 0 {
+	if b.cfg().InFlight > 0 {
+		if n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight); n > 0 {
 			win.mu.Unlock()
 			b.countOverdue(s, n, slow, age, now)
 			return 0, false
@@ -523,7 +525,7 @@ func (b *Breaker) checkOverdue(s uint64) {
 	win := b.win
 	win.mu.Lock()
 	now := b.stamps.now()
-	n, slow, age := win.overdueLocked(now, period(s), b.cfg.InFlight)
+	n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight)
 	win.mu.Unlock()
 	b.countOverdue(s, n, slow, age, now)
 }
@@ -554,21 +556,21 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
-	if !ok || o > Ignored || (o == Ignored && b.cfg.InFlight == 0) {
+	if !ok || o > Ignored || (o == Ignored && b.cfg().InFlight == 0) {
 		return o, 0, 0, 0, ok
 	}
 	now = b.stamps.now()
 	ran := time.Duration(now - start)
 	if o == Ignored {
-		if ran > b.cfg.InFlight {
+		if ran > b.cfg().InFlight {
 			return Failure, 0, now, ran, true // not slow: its own outcome is no call's
 		}
 		return o, 0, 0, 0, true
 	}
-	if b.cfg.SlowCall > 0 && ran > b.cfg.SlowCall {
+	if b.cfg().SlowCall > 0 && ran > b.cfg().SlowCall {
 		bits |= slowBit
 	}
-	if b.cfg.InFlight > 0 && ran > b.cfg.InFlight {
+	if b.cfg().InFlight > 0 && ran > b.cfg().InFlight {
 		return Failure, bits, now, ran, true
 	}
 	return o, bits, now, 0, true
@@ -600,7 +602,7 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	}
 	win.mu.Unlock()
 	if reason != "" {
-		b.trip(w, reason, b.cfg.ResetTimeout)
+		b.trip(w, reason, 0)
 	}
 }
 
@@ -632,11 +634,11 @@ func (b *Breaker) windowStats(st *Stats) {
 	}
 	win.mu.Lock()
 	defer win.mu.Unlock()
-	if b.cfg.InFlight > 0 {
+	if b.cfg().InFlight > 0 {
 		if b.bulkhead == nil { // else the calls holding a slot (loadStats)
 			st.InFlight = win.inFlightLocked()
 		}
-		st.InFlightSeconds = b.cfg.InFlight.Seconds()
+		st.InFlightSeconds = b.cfg().InFlight.Seconds()
 	}
 	if !win.counting {
 		return
@@ -648,11 +650,14 @@ func (b *Breaker) windowStats(st *Stats) {
 	calls, failures, slow := win.totalsLocked(now)
 	st.Window = win.name()
 	st.WindowCalls, st.WindowFailures, st.WindowSlow = calls, failures, slow
-	st.FailureRateThreshold = b.cfg.FailureRate
-	st.SlowRateThreshold = b.cfg.SlowRate
-	st.SlowSeconds = b.cfg.SlowCall.Seconds()
+	st.FailureRateThreshold = b.cfg().FailureRate
+	st.SlowRateThreshold = b.cfg().SlowRate
+	st.SlowSeconds = b.cfg().SlowCall.Seconds()
 	if calls > 0 {
 		st.FailureRate = float64(failures) / float64(calls)
 		st.SlowRate = float64(slow) / float64(calls)
 	}
 }
+
+// cfg returns the breaker's settings (see [Registry.Update]).
+func (w *window) cfg() *Config { return w.conf.Load() }

@@ -87,6 +87,8 @@
   function nextProbeText(b) {
     if (b.state === "OPEN") return b.next_probe ? fmtLeft(Date.parse(b.next_probe) - now()) : "due now";
     if (b.state === "HALF_OPEN") return "probing now";
+    if (b.state === "ISOLATED") return "none (isolated until resumed)";
+    if (b.state === "BYPASSED") return "none (bypassed until resumed)";
     return "none (closed)";
   }
 
@@ -137,7 +139,9 @@
 
   // State bands. The height says the state as well as the colour does:
   // OPEN full, HALF_OPEN two thirds, CLOSED a third; UNKNOWN a thin line.
-  const bandShape = { OPEN: [0, 12], HALF_OPEN: [4, 8], CLOSED: [8, 4], UNKNOWN: [5, 2] };
+  // An operator's ISOLATED is as tall as OPEN, BYPASSED nearly so (their
+  // colours are paler).
+  const bandShape = { OPEN: [0, 12], ISOLATED: [0, 12], BYPASSED: [2, 10], HALF_OPEN: [4, 8], CLOSED: [8, 4], UNKNOWN: [5, 2] };
 
   // drawBand draws the states of breaker b over the last bandMS, from its
   // events in that span (newest first) and its current state. cut > 0: the
@@ -490,6 +494,40 @@
     }
   }
 
+  // The operator's controls (httphealth.WithControl): each button asks for
+  // the reason of its card, then POSTs it to
+  // datasources/{name}/{isolate|bypass|resume} and refreshes.
+  async function operate(e) {
+    const btn = e.target.closest("[data-act]");
+    if (!btn || !cfg.controls) return;
+    const card = btn.closest(".card"), input = f("ctl-reason", card), msg = f("ctl-msg", card);
+    const reason = input.value.trim();
+    if (!reason) {
+      msg.dataset.level = "down";
+      msg.textContent = "Give a reason first: it goes in the event.";
+      input.focus();
+      return;
+    }
+    msg.dataset.level = "";
+    msg.textContent = "Sending…";
+    try {
+      const res = await fetch("datasources/" + encodeURIComponent(card.dataset.name) + "/" + btn.dataset.act, {
+        method: "POST", cache: "no-store", headers: { Accept: "application/json" },
+        body: new URLSearchParams({ reason }),
+      });
+      const body = await res.json().catch(() => ({}));
+      if (!res.ok) throw new Error(body.error || "HTTP " + res.status);
+      input.value = "";
+      msg.textContent = "Done: " + ((states[body.state] || {}).word || body.state) + ".";
+      announce(displayName(card.dataset.name) + ": " + msg.textContent);
+    } catch (err) {
+      msg.dataset.level = "down";
+      msg.textContent = "Refused: " + (err && err.message ? err.message : err);
+    }
+    tick();
+  }
+
+  if (cfg.controls) f("cards").addEventListener("click", operate);
   f("cards").addEventListener("pointermove", pointBand);
   f("cards").addEventListener("pointerdown", pointBand);
   f("cards").addEventListener("pointerout", leaveBand);

@@ -87,7 +87,12 @@
 //	name         [a-z0-9_.:-]+       registry name of the breaker and limiter;       the interface's name, lower-cased
 //	                                 wrappers that name the same breaker share it
 //	threshold    int >= 1            consecutive failures that trip CLOSED -> OPEN   5
-//	reset        Go duration         how long OPEN lasts before a probe is allowed   30s
+//	reset        D or D..MAX         how long OPEN lasts before a probe is allowed;  30s
+//	                                 with MAX, each failed probe doubles it up to
+//	                                 MAX, and a close returns to D
+//	jitter       0%..100%            each OPEN period is drawn uniformly in          0%
+//	                                 [d*(1-P), d] from the registry's rand, so a
+//	                                 fleet's probes spread out
 //	halfopen     int >= 1            concurrent probes admitted in HALF_OPEN         1
 //	successes    int >= 1            consecutive probe successes that close it       1
 //	ratelimit    R/B                 token bucket: R tokens per second, burst B      none
@@ -149,9 +154,9 @@
 //	chain        flag                on an interface line: also write the fallback   -
 //	                                 chain XChain and NewXChain
 //
-// threshold, reset, halfopen, successes, ratelimit, window, failrate,
-// minimum, slow, slowrate, inflight, concurrency and throttle belong to the
-// name: every route that names it shares one breaker and one limiter, and
+// threshold, reset, jitter, halfopen, successes, ratelimit, window,
+// failrate, minimum, slow, slowrate, inflight, concurrency and throttle
+// belong to the name: every route that names it shares one breaker and one limiter, and
 // their settings may be given once and the name used bare elsewhere
 // (name=eastmoney), in any interface of the same package (what a package's
 // wrappers get never depends on the other packages of the run: go generate

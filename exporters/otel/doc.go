@@ -17,7 +17,8 @@
 //
 // circuitbreaker.name and circuitbreaker.state are the attributes of
 // OpenTelemetry's circuit-breaker semantic convention proposal; states are
-// closed, half_open and open, as in the Prometheus exporter. Outcomes are
+// closed, half_open and open, and an operator's isolated and bypassed, as
+// in the Prometheus exporter. Outcomes are
 // success, failure, ignored (the caller's own cancel), rejected,
 // rate_limited, throttled and bulkhead_full, disjoint. Chain kinds are
 // live, fallback, stale, hedged and none. in_flight is an up-down counter,

@@ -24,8 +24,9 @@ const (
 	kindKey    = attribute.Key("breakergen.chain.kind")
 )
 
-// states are the breaker states in the order of their values.
-var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open}
+// states are the breaker states in the order of their values, the
+// operator's modes (SPEC §14) last.
+var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open, runtime.Isolated, runtime.Bypassed}
 
 // own are the transitions a breaker makes by itself, observed from the
 // start at 0; other pairs once counted.
@@ -36,8 +37,8 @@ var own = map[[2]runtime.State]bool{
 	{runtime.HalfOpen, runtime.Open}:   true,
 }
 
-// stateValue returns the attribute value of s: "closed", "half_open" or
-// "open".
+// stateValue returns the attribute value of s: "closed", "half_open",
+// "open", "isolated" or "bypassed".
 func stateValue(s runtime.State) string { return strings.ToLower(s.String()) }
 
 // instruments are the observable instruments of one registration.
@@ -74,7 +75,7 @@ func register(m metric.Meter, breakers func() []*runtime.Breaker, answers func()
 	add := func(err error) { errs = append(errs, err) }
 	var err error
 	in.state, err = m.Int64ObservableGauge("breakergen.breaker.state",
-		metric.WithDescription("The breaker's state: 1 for the current state (circuitbreaker.state closed, half_open or open), 0 for the two others."))
+		metric.WithDescription("The breaker's state: 1 for the current state (circuitbreaker.state closed, half_open, open, or an operator's isolated or bypassed), 0 for the others."))
 	add(err)
 	in.calls, err = m.Int64ObservableCounter("breakergen.breaker.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls by breakergen.outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel."))

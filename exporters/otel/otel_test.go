@@ -238,3 +238,20 @@ func TestRegisterCollectsWhileCalling(t *testing.T) {
 	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b0,circuitbreaker.state=open}")
 	assert.Contains(t, got, "breakergen.breaker.state{circuitbreaker.name=b1,circuitbreaker.state=open}")
 }
+
+// TestRegisterObservesOperatorModes: SPEC §14's states reach the state
+// gauge as isolated and bypassed, and a mode's transitions are counted.
+func TestRegisterObservesOperatorModes(t *testing.T) {
+	reg := newRegistry()
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	reg.Breaker(runtime.Config{Name: "em"}).Isolate("maintenance")
+	reg.Breaker(runtime.Config{Name: "sina"}).Bypass("watching")
+	got := collect(t, reader)
+	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=em,circuitbreaker.state=isolated}"])
+	assert.Equal(t, point{"gauge", 0}, got["breakergen.breaker.state{circuitbreaker.name=em,circuitbreaker.state=closed}"])
+	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=sina,circuitbreaker.state=bypassed}"])
+	assert.Equal(t, point{"counter", 1},
+		got["breakergen.breaker.transitions{breakergen.from_state=closed,breakergen.to_state=isolated,circuitbreaker.name=em}"])
+}

@@ -10,7 +10,7 @@ import (
 // The metric families, as SPEC §10 names them.
 var (
 	stateDesc = prom.NewDesc("breakergen_breaker_state",
-		"The breaker's state: 1 for the current state, 0 for the two others.",
+		"The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.",
 		[]string{"breaker", "state"}, nil)
 	callsDesc = prom.NewDesc("breakergen_breaker_calls_total",
 		"Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.",
@@ -43,12 +43,14 @@ const (
 	outcomeBulkheadFull = "bulkhead_full"
 )
 
-// states are the breaker states in the order of their values.
-var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open}
+// states are the breaker states in the order of their values, the
+// operator's modes (SPEC §14) last.
+var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open, runtime.Isolated, runtime.Bypassed}
 
 // own are the transitions a breaker makes by itself; their series are
 // reported from the start, at 0, so that rate() sees their first increase.
-// Other pairs (a fleet's peer closing an OPEN breaker) appear once counted.
+// Other pairs (a fleet's peer closing an OPEN breaker, an operator's
+// mode) appear once counted.
 var own = [...][2]runtime.State{
 	{runtime.Closed, runtime.Open},
 	{runtime.Open, runtime.HalfOpen},
@@ -57,7 +59,7 @@ var own = [...][2]runtime.State{
 }
 
 // stateLabel returns the label value of s: "closed", "half_open" or
-// "open", as resilience4j exports them.
+// "open", as resilience4j exports them, or "isolated" or "bypassed".
 func stateLabel(s runtime.State) string { return strings.ToLower(s.String()) }
 
 // Collector is a [prom.Collector] of the breakers of one

@@ -57,7 +57,7 @@ const help = `
 # TYPE breakergen_breaker_calls_total counter
 # HELP breakergen_breaker_consecutive_failures Consecutive failures towards the breaker's threshold (0 unless CLOSED).
 # TYPE breakergen_breaker_consecutive_failures gauge
-# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the two others.
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.
 # TYPE breakergen_breaker_state gauge
 # HELP breakergen_breaker_transitions_total State transitions by from/to state since the breaker was created or reset.
 # TYPE breakergen_breaker_transitions_total counter
@@ -97,11 +97,15 @@ breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"} 1
 breakergen_breaker_calls_total{breaker="tdx",outcome="success"} 1
 breakergen_breaker_consecutive_failures{breaker="eastmoney"} 2
 breakergen_breaker_consecutive_failures{breaker="tdx"} 0
+breakergen_breaker_state{breaker="eastmoney",state="bypassed"} 0
 breakergen_breaker_state{breaker="eastmoney",state="closed"} 1
 breakergen_breaker_state{breaker="eastmoney",state="half_open"} 0
+breakergen_breaker_state{breaker="eastmoney",state="isolated"} 0
 breakergen_breaker_state{breaker="eastmoney",state="open"} 0
+breakergen_breaker_state{breaker="tdx",state="bypassed"} 0
 breakergen_breaker_state{breaker="tdx",state="closed"} 0
 breakergen_breaker_state{breaker="tdx",state="half_open"} 0
+breakergen_breaker_state{breaker="tdx",state="isolated"} 0
 breakergen_breaker_state{breaker="tdx",state="open"} 1
 breakergen_breaker_transitions_total{breaker="eastmoney",from="closed",to="open"} 0
 breakergen_breaker_transitions_total{breaker="eastmoney",from="half_open",to="closed"} 0
@@ -168,12 +172,14 @@ func TestCollectorSeesBreakersCreatedLater(t *testing.T) {
 	require.ErrorIs(t, b.Do(context.Background(), fail), errDown)
 	n, err = testutil.GatherAndCount(r, "breakergen_breaker_state")
 	require.NoError(t, err)
-	assert.Equal(t, 3, n)
+	assert.Equal(t, 5, n)
 	want := `
-# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the two others.
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.
 # TYPE breakergen_breaker_state gauge
+breakergen_breaker_state{breaker="late",state="bypassed"} 0
 breakergen_breaker_state{breaker="late",state="closed"} 0
 breakergen_breaker_state{breaker="late",state="half_open"} 0
+breakergen_breaker_state{breaker="late",state="isolated"} 0
 breakergen_breaker_state{breaker="late",state="open"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(r, strings.NewReader(want), "breakergen_breaker_state"))
@@ -242,5 +248,44 @@ func TestCollectorScrapesWhileCalling(t *testing.T) {
 	}
 	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
 	require.NoError(t, err)
-	assert.Equal(t, 6, n, "two breakers, three states each")
+	assert.Equal(t, 10, n, "two breakers, five states each")
+}
+
+// TestCollectorOperatorModes: SPEC §14's states reach the state gauge as
+// isolated and bypassed, and a mode's transitions are counted.
+func TestCollectorOperatorModes(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	reg.Breaker(runtime.Config{Name: "em"}).Isolate("maintenance")
+	reg.Breaker(runtime.Config{Name: "sina"}).Bypass("watching")
+	r := prom.NewRegistry()
+	r.MustRegister(prometheus.NewCollector(reg))
+	want := `
+# HELP breakergen_breaker_transitions_total State transitions by from/to state since the breaker was created or reset.
+# TYPE breakergen_breaker_transitions_total counter
+breakergen_breaker_transitions_total{breaker="em",from="closed",to="isolated"} 1
+breakergen_breaker_transitions_total{breaker="em",from="closed",to="open"} 0
+breakergen_breaker_transitions_total{breaker="em",from="half_open",to="closed"} 0
+breakergen_breaker_transitions_total{breaker="em",from="half_open",to="open"} 0
+breakergen_breaker_transitions_total{breaker="em",from="open",to="half_open"} 0
+breakergen_breaker_transitions_total{breaker="sina",from="closed",to="bypassed"} 1
+breakergen_breaker_transitions_total{breaker="sina",from="closed",to="open"} 0
+breakergen_breaker_transitions_total{breaker="sina",from="half_open",to="closed"} 0
+breakergen_breaker_transitions_total{breaker="sina",from="half_open",to="open"} 0
+breakergen_breaker_transitions_total{breaker="sina",from="open",to="half_open"} 0
+`
+	require.NoError(t, testutil.GatherAndCompare(r, strings.NewReader(want), "breakergen_breaker_transitions_total"))
+	mfs, err := r.Gather()
+	require.NoError(t, err)
+	on := map[string]bool{}
+	for _, mf := range mfs {
+		if mf.GetName() != "breakergen_breaker_state" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			if m.GetGauge().GetValue() == 1 {
+				on[m.GetLabel()[0].GetValue()+" "+m.GetLabel()[1].GetValue()] = true
+			}
+		}
+	}
+	assert.Equal(t, map[string]bool{"em isolated": true, "sina bypassed": true}, on)
 }

@@ -102,7 +102,7 @@ func TestScrapePassesPromtoolCheckMetrics(t *testing.T) {
 func TestRules(t *testing.T) {
 	out, ok := promtool(t, nil, "check", "rules", "rules.yml")
 	require.True(t, ok, out)
-	assert.Contains(t, out, "SUCCESS: 3 rules found")
+	assert.Contains(t, out, "SUCCESS: 4 rules found")
 
 	out, ok = promtool(t, nil, "test", "rules", "rules_test.yml")
 	require.True(t, ok, out)
@@ -115,7 +115,7 @@ func TestRulesTestsCoverEveryAlert(t *testing.T) {
 	tests, err := os.ReadFile("rules_test.yml")
 	require.NoError(t, err)
 	alerts := alertNames(string(rules))
-	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "ChainAnsweringStale"}, alerts)
+	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "BreakerHeldByOperator", "ChainAnsweringStale"}, alerts)
 	for _, a := range alerts {
 		assert.Contains(t, string(tests), "alertname: "+a+"\n", "rules_test.yml tests %s", a)
 	}

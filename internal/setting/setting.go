@@ -73,3 +73,47 @@ func Throttle(s string) (float64, error) {
 	}
 	return k, nil
 }
+
+// Reset parses an OPEN period: a duration D, or D..MAX, an OPEN period
+// that doubles after each failed probe from D up to MAX (SPEC §14). Each
+// part is read by parse (a Go duration, or, for the environment, also
+// seconds); max is 0 without a range.
+func Reset(s string, parse func(string) (time.Duration, error)) (d, max time.Duration, err error) {
+	lo, hi, ranged := strings.Cut(strings.TrimSpace(s), "..")
+	if d, err = parse(lo); err != nil {
+		return 0, 0, err
+	}
+	if !ranged {
+		return d, 0, nil
+	}
+	if max, err = parse(hi); err != nil {
+		return 0, 0, err
+	}
+	if max < d {
+		return 0, 0, fmt.Errorf("the cap %s is below the first period %s", max, d)
+	}
+	return d, max, nil
+}
+
+// Jitter parses the jitter of OPEN periods: a percentage from 0% to 100%
+// ("20%"), or, when fraction is true, also a fraction from 0 to 1. It
+// returns the fraction.
+func Jitter(s string, fraction bool) (float64, error) {
+	s = strings.TrimSpace(s)
+	want := "want a percentage from 0% to 100%, like 20%"
+	if fraction {
+		want = "want a percentage from 0% to 100% or a fraction from 0 to 1, like 20% or 0.2"
+	}
+	num, pct := strings.CutSuffix(s, "%")
+	f, err := strconv.ParseFloat(num, 64)
+	if err != nil || math.IsNaN(f) || !pct && !fraction {
+		return 0, fmt.Errorf("%s", want)
+	}
+	if pct {
+		f /= 100
+	}
+	if f < 0 || f > 1 {
+		return 0, fmt.Errorf("%s", want)
+	}
+	return f, nil
+}

@@ -1,6 +1,7 @@
 package setting
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -74,4 +75,48 @@ func TestThrottle(t *testing.T) {
 		_, err := Throttle(in)
 		assert.ErrorContains(t, err, "want a number >= 1", in)
 	}
+}
+
+func goDuration(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("want a positive Go duration")
+	}
+	return d, nil
+}
+
+func TestReset(t *testing.T) {
+	for in, want := range map[string][2]time.Duration{
+		"30s":       {30 * time.Second, 0},
+		"30s..10m":  {30 * time.Second, 10 * time.Minute},
+		" 1m..1m ":  {time.Minute, time.Minute},
+		"500ms..2s": {500 * time.Millisecond, 2 * time.Second},
+	} {
+		d, m, err := Reset(in, goDuration)
+		require.NoError(t, err, in)
+		assert.Equal(t, want, [2]time.Duration{d, m}, in)
+	}
+	_, _, err := Reset("10m..30s", goDuration)
+	assert.EqualError(t, err, "the cap 30s is below the first period 10m0s")
+	for _, in := range []string{"", "..", "30s..", "..10m", "0s..1m", "x..1m", "30s..10m..1h"} {
+		_, _, err := Reset(in, goDuration)
+		assert.Error(t, err, in)
+	}
+}
+
+func TestJitter(t *testing.T) {
+	for in, want := range map[string]float64{"0%": 0, "20%": 0.2, "100%": 1, " 5% ": 0.05} {
+		f, err := Jitter(in, false)
+		require.NoError(t, err, in)
+		assert.InDelta(t, want, f, 1e-12, in)
+	}
+	f, err := Jitter("0.2", true)
+	require.NoError(t, err)
+	assert.InDelta(t, 0.2, f, 1e-12)
+	for _, in := range []string{"101%", "-1%", "NaN%", "%", "0.2", "twenty"} {
+		_, err := Jitter(in, false)
+		assert.ErrorContains(t, err, "from 0% to 100%", in)
+	}
+	_, err = Jitter("1.5", true)
+	assert.ErrorContains(t, err, "or a fraction from 0 to 1")
 }

@@ -42,6 +42,8 @@ var states = map[runtime.State]stateText{
 	runtime.Closed:   {Word: "Closed (ok)", Symbol: "✓", Level: runtime.LevelOK},
 	runtime.HalfOpen: {Word: "Half-open (degraded)", Symbol: "◐", Level: runtime.LevelDegraded},
 	runtime.Open:     {Word: "Open (down)", Symbol: "✕", Level: runtime.LevelDown},
+	runtime.Isolated: {Word: "Isolated by an operator (down)", Symbol: "⊘", Level: runtime.LevelDown},
+	runtime.Bypassed: {Word: "Bypassed by an operator (degraded)", Symbol: "⇉", Level: runtime.LevelDegraded},
 }
 
 func textOf(s runtime.State) stateText {
@@ -107,6 +109,7 @@ type (
 		State     stateView
 		NextProbe string // RFC 3339, empty unless OPEN
 		Rows      []rowView
+		Controls  bool // WithControl: the reason field and the buttons
 	}
 	rowView struct {
 		Key    string
@@ -138,6 +141,7 @@ type (
 		BandPages   int                         `json:"band_pages"`
 		ChartPoints int                         `json:"chart_points"`
 		Names       map[string]string           `json:"names"`
+		Controls    bool                        `json:"controls"`
 		States      map[string]stateText        `json:"states"`
 		Levels      map[runtime.Level]levelText `json:"levels"`
 	}
@@ -275,6 +279,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 			Page:        health.Page,
 			Query:       health.Query,
 			Names:       h.names,
+			Controls:    h.ctl != nil,
 			States:      map[string]stateText{},
 			Levels:      levels,
 		},
@@ -348,7 +353,8 @@ func plural(n int, one, many string) string {
 // page's script fills in.
 func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 	display := h.displayName(b.Name)
-	c := cardView{Name: b.Name, Display: display, ShowName: display != b.Name, State: newStateView("state", b.State)}
+	c := cardView{Name: b.Name, Display: display, ShowName: display != b.Name, State: newStateView("state", b.State),
+		Controls: h.ctl != nil}
 	next := "none (closed)"
 	switch b.State {
 	case runtime.Open:
@@ -359,6 +365,10 @@ func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 		}
 	case runtime.HalfOpen:
 		next = "probing now"
+	case runtime.Isolated:
+		next = "none (isolated until resumed)"
+	case runtime.Bypassed:
+		next = "none (bypassed until resumed)"
 	}
 	half := b.State == runtime.HalfOpen
 	c.Rows = []rowView{

@@ -159,6 +159,25 @@
 // [github.com/breakergen/breakergen/templates]. GET /health redirects
 // here.
 //
+// # POST /health/datasources/{name}/{isolate|bypass|resume}
+//
+// Only with [WithControl] (SPEC §14): the operator's hand on a breaker,
+// calling [runtime.Breaker.Isolate], Bypass or Resume with the form field
+// reason, which is required and cleaned as every reason is. Without the
+// option these paths answer 404 and the dashboard shows no control. A
+// request must be a POST (405), must not come from another site
+// ([http.CrossOriginProtection]: 403), must pass the embedder's
+// authorize func (403) and must name a breaker (404); the answer is the
+// breaker's Stats. With the option each dashboard card has a reason field
+// and three buttons, which refuse to send without a reason:
+//
+//	mux.Handle("/health/", httphealth.New(reg, httphealth.WithControl(func(r *http.Request) error {
+//		if !isOperator(r) { // the embedder's own check: a session, a client certificate
+//			return errors.New("operators only")
+//		}
+//		return nil
+//	})))
+//
 // # Serving
 //
 // The handler sets no timeouts and authenticates no one: both are the

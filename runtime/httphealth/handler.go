@@ -50,6 +50,7 @@ type Handler struct {
 	title string
 	max   int // most events per answer
 	cache renderCache
+	ctl   *control // nil without WithControl
 }
 
 // Option configures a [Handler].
@@ -180,13 +181,19 @@ func (realClock) Now() time.Time                                    { return tim
 func (realClock) AfterFunc(d time.Duration, f func()) runtime.Timer { return time.AfterFunc(d, f) }
 
 // ServeHTTP routes the request by its path: see [PathDatasources],
-// [PathEvents] and [PathDashboard]. "/health" redirects to "health/". GET
-// and HEAD are allowed; every other method gets 405 Method Not Allowed,
-// every other path 404 Not Found, a bad query 400 Bad Request, each with a
-// JSON body {"error": "..."}. Every answer carries Cache-Control: no-store.
+// [PathEvents] and [PathDashboard], and with [WithControl] the controls
+// under PathDatasources. "/health" redirects to "health/". GET and HEAD are
+// allowed (POST only, and only, for the controls); every other method gets
+// 405 Method Not Allowed, every other path 404 Not Found, a bad query 400
+// Bad Request, each with a JSON body {"error": "..."}. Every answer carries
+// Cache-Control: no-store.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r == nil || r.URL == nil {
 		h.writeError(w, r, http.StatusBadRequest, "no request")
+		return
+	}
+	if name, action, ok := h.controlPath(r.URL.Path); ok {
+		h.serveControl(w, r, name, action)
 		return
 	}
 	var serve func(http.ResponseWriter, *http.Request, url.Values)

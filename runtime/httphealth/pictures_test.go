@@ -167,7 +167,7 @@ func TestDashboardPicturesInBrowser(t *testing.T) {
 		 [...document.querySelectorAll('[data-f=chart]')].every(c => Number(c.dataset.points) >= 1)`)
 	eval[bool](p, `window.__sameDocument = true`)
 	assert.True(t, eval[bool](p, `!document.querySelector('[data-f=legend]').hidden`), "the legend shows")
-	assert.Equal(t, "State band, last hour: closed half-open open not shown",
+	assert.Equal(t, "State band, last hour: closed half-open open isolated bypassed not shown",
 		eval[string](p, `document.querySelector('[data-f=legend] p').textContent.replace(/\s+/g, " ").trim()`))
 
 	// The page asks for the events of its own breakers over the last hour.

@@ -124,6 +124,12 @@ type Report struct {
 	ThrottleCalls, Throttled int
 	ThrottleUpstream         int64
 	ThrottleOpened           bool
+	// IsolatedErr is what a call to eastmoney got while an operator had
+	// isolated it; IsolatedFlow the provenance of the chain's answer then,
+	// IsolatedSkip the source passed over and why, and ResumedFlow the
+	// provenance after the resume (see operator.go).
+	IsolatedErr                             error
+	IsolatedFlow, IsolatedSkip, ResumedFlow string
 }
 
 // Run plays every scene, printing to out as it goes, and then the
@@ -154,7 +160,7 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	s.header()
 	for _, scene := range []func(context.Context, *Report) error{
 		s.normal, s.outage, s.open, s.recovery, s.limiter, s.bulkhead, s.hedged,
-		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear, s.throttle,
+		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear, s.throttle, s.isolation,
 	} {
 		if err := scene(ctx, rep); err != nil {
 			return rep, err
@@ -304,6 +310,9 @@ func describe(now time.Time, err error, tries int) (verdict, msg string) {
 	var se *marketdata.StatusError
 	switch {
 	case errors.As(err, &oe):
+		if oe.State == runtime.Isolated {
+			return "refused", oe.Reason
+		}
 		if oe.State == runtime.Open {
 			return "refused", fmt.Sprintf("circuit open, next probe in %.1fs", oe.Until.Sub(now).Seconds())
 		}

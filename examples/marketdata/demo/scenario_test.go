@@ -136,7 +136,9 @@ func TestScenario(t *testing.T) {
 				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN marketdata.StatusError",
 			},
-			"eastmoney": { // the 403 ban cools it down at once
+			"eastmoney": { // the 403 ban cools it down at once; an operator isolates it last
+				"ISOLATED→CLOSED resumed by operator",
+				"CLOSED→ISOLATED isolated by operator",
 				"HALF_OPEN→CLOSED half-open probe succeeded (1/1)",
 				"OPEN→HALF_OPEN reset 2s elapsed, probing",
 				"CLOSED→OPEN retry after 2s",
@@ -152,6 +154,16 @@ func TestScenario(t *testing.T) {
 				"CLOSED→OPEN retry after 2s",
 			},
 		}, story)
+
+		// The operator's isolation (operator.go): a call refused with the
+		// reason, the chain answering from sina and saying why, then
+		// eastmoney again.
+		var oe *runtime.OpenError
+		require.ErrorAs(t, rep.IsolatedErr, &oe)
+		assert.Equal(t, runtime.Isolated, oe.State)
+		assert.Equal(t, "fallback:sina (eastmoney open)", rep.IsolatedFlow)
+		assert.Equal(t, "eastmoney: isolated by operator: "+IsolationReason, rep.IsolatedSkip)
+		assert.Equal(t, "live", rep.ResumedFlow)
 
 		// The live log printed the transitions, the timeline and the health.
 		for _, want := range []string{

@@ -20,8 +20,11 @@ import (
 // The state word packs the state period (a counter bumped by every
 // transition and reset) in its high 32 bits, and the counting flag and the
 // state in its low bits, so that the hot paths decide with one load and one
-// test that a call is a plain CLOSED one (word&FastMask == 0). An admission
-// is the state word it was admitted in, plus, in bits 5-31, the probe's id
+// test that a call is a plain CLOSED one (word&FastMask == 0). The state
+// takes three bits: CLOSED, HALF_OPEN, OPEN and the operator's modes
+// ISOLATED and BYPASSED (SPEC §14), whose calls all leave the fast path
+// (a mode costs the CLOSED success path nothing). An admission
+// is the state word it was admitted in, plus, in bits 6-31, the probe's id
 // for HALF_OPEN probes, or the tracking id of a CLOSED call that the
 // breaker times (Config.SlowCall, Config.InFlight). The fails and probes
 // words carry the period in their high 32 bits too, so that an outcome
@@ -35,12 +38,12 @@ import (
 // slot or feed a throttle (issue 15). Either sends every call off the fast
 // path.
 const (
-	StateMask  = 3
-	CountFlag  = 4
-	WindowFlag = 8
-	LoadFlag   = 16
+	StateMask  = 7
+	CountFlag  = 8
+	WindowFlag = 16
+	LoadFlag   = 32
 	FastMask   = StateMask | CountFlag | WindowFlag | LoadFlag
-	ProbeShift = 5
+	ProbeShift = 6
 	ProbeMask  = 1<<32 - 1<<ProbeShift
 	PeriodOne  = 1 << 32
 

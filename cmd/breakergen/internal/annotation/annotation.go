@@ -13,6 +13,7 @@ package annotation
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"go/ast"
 	"go/token"
@@ -120,9 +121,9 @@ type Value struct {
 	// Duration: reset, slow, inflight, maxwait, timeout, stale (0: no
 	// cache), hedge; window D.
 	Duration time.Duration
-	Number   float64  // failrate, slowrate (as fractions), throttle
+	Number   float64  // failrate, slowrate, jitter (as fractions), throttle
 	Rate     Rate     // ratelimit
-	Backoff  Backoff  // backoff
+	Backoff  Backoff  // backoff; reset D..MAX
 	List     []string // methods, exclude
 }
 
@@ -457,6 +458,43 @@ func parseDuration(s string, v *Value) string {
 		return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
 	}
 	v.Duration = d
+	return ""
+}
+
+// parseReset reads reset: D, or D..MAX (an OPEN period that doubles after
+// each failed probe), with the parser the runtime uses for
+// BREAKER_<NAME>_RESET. D is in Duration, MAX (or 0) in Backoff.Max.
+func parseReset(s string, v *Value) string {
+	if !strings.Contains(s, "..") {
+		return parseDuration(s, v)
+	}
+	d, m, err := setting.Reset(s, func(p string) (time.Duration, error) {
+		d, err := time.ParseDuration(p)
+		if err != nil || d <= 0 {
+			return 0, errors.New("not a positive Go duration")
+		}
+		return d, nil
+	})
+	if err != nil && strings.Contains(err.Error(), "below") {
+		return fmt.Sprintf("%q: %v", s, err)
+	}
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not D or D..MAX with positive Go durations, like 30s or 30s..10m", s)
+	}
+	v.Duration = d
+	if m > 0 {
+		v.Backoff = Backoff{D: d, Max: m}
+	}
+	return ""
+}
+
+// parseJitter reads jitter, 0% to 100%, as a fraction.
+func parseJitter(s string, v *Value) string {
+	f, err := setting.Jitter(s, false)
+	if err != nil || s != strings.TrimSpace(s) {
+		return fmt.Sprintf("%q is not a percentage from 0%% to 100%%, like 20%%", s)
+	}
+	v.Number = f
 	return ""
 }
 

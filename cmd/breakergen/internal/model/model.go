@@ -142,6 +142,11 @@ func (m *Method) Judged() bool {
 type Settings struct {
 	Threshold int
 	Reset     time.Duration
+	// ResetMax is the cap of an OPEN period that doubles after each
+	// failed probe (reset=D..MAX), 0 without one; Jitter (0..1) spreads
+	// each OPEN period (SPEC §14).
+	ResetMax  time.Duration
+	Jitter    float64
 	HalfOpen  int
 	Successes int
 	Rate      annotation.Rate

@@ -29,7 +29,9 @@ func (ni *nameInfo) settings() Settings {
 		case "threshold":
 			s.Threshold = o.Value.Count
 		case "reset":
-			s.Reset = o.Value.Duration
+			s.Reset, s.ResetMax = o.Value.Duration, o.Value.Backoff.Max
+		case "jitter":
+			s.Jitter = o.Value.Number
 		case "halfopen":
 			s.HalfOpen = o.Value.Count
 		case "successes":

@@ -423,6 +423,12 @@ func (g *gen) routeConfig(r *model.Route, name jen.Code, hedge bool) jen.Code {
 	if s.Reset > 0 {
 		bc = append(bc, jen.Id("ResetTimeout").Op(":").Add(g.duration(s.Reset)))
 	}
+	if s.ResetMax > 0 {
+		bc = append(bc, jen.Id("ResetMax").Op(":").Add(g.duration(s.ResetMax)))
+	}
+	if s.Jitter > 0 {
+		bc = append(bc, jen.Id("ResetJitter").Op(":").Op(fraction(s.Jitter)))
+	}
 	if s.HalfOpen > 0 {
 		bc = append(bc, jen.Id("HalfOpenMax").Op(":").Lit(s.HalfOpen))
 	}

@@ -1,0 +1,171 @@
+package httphealth_test
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// token is what the tests' authorize accepts.
+const token = "Bearer ops-secret"
+
+func authorize(r *http.Request) error {
+	if r.Header.Get("Authorization") != token {
+		return errors.New("want the operators' token")
+	}
+	return nil
+}
+
+// control sends one control request: a form with reason (when not nil),
+// the token, and the headers given as name, value pairs.
+func (f *fixture) control(method, target string, reason *string, headers ...string) *httptest.ResponseRecorder {
+	var body strings.Reader
+	if reason != nil {
+		body = *strings.NewReader(url.Values{"reason": {*reason}}.Encode())
+	}
+	req := httptest.NewRequest(method, target, &body)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", token)
+	for i := 0; i+1 < len(headers); i += 2 {
+		if headers[i+1] == "" {
+			req.Header.Del(headers[i])
+		} else {
+			req.Header.Set(headers[i], headers[i+1])
+		}
+	}
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+func ptr(s string) *string { return &s }
+
+func errorOf(t *testing.T, rec *httptest.ResponseRecorder) string {
+	t.Helper()
+	var e struct{ Error string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &e), rec.Body.String())
+	return e.Error
+}
+
+// TestControlIsolateBypassResume: SPEC §14's POST
+// /health/datasources/{name}/{isolate|bypass|resume} changes the breaker,
+// answers its Stats, and records the reason, cleaned, in the Event.
+func TestControlIsolateBypassResume(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	em := f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	keyed := f.reg.Breaker(runtime.Config{Name: "quotes/600519.SH"})
+
+	rec := f.control("POST", "/health/datasources/eastmoney/isolate", ptr("maintenance\x1b[2J until 14:00\n"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assertCommonHeaders(t, rec)
+	var st struct{ Name, State, Status string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st))
+	assert.Equal(t, "eastmoney", st.Name)
+	assert.Equal(t, "ISOLATED", st.State)
+	assert.Equal(t, "down", st.Status)
+	assert.Equal(t, runtime.Isolated, em.State())
+	assert.Equal(t, "isolated by operator: maintenance\ufffd[2J until 14:00", f.reg.Events(1)[0].Reason)
+
+	rec = f.control("POST", "/health/datasources/eastmoney/bypass", ptr("watching by hand"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, runtime.Bypassed, em.State())
+	rec = f.control("POST", "/health/datasources/eastmoney/resume", ptr("provider back"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, runtime.Closed, em.State())
+	assert.Equal(t, "resumed by operator: provider back", f.reg.Events(1)[0].Reason)
+
+	// A keyed breaker's name has a slash, escaped or not.
+	rec = f.control("POST", "/health/datasources/"+url.PathEscape("quotes/600519.SH")+"/isolate", ptr("bad symbol"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, runtime.Isolated, keyed.State())
+}
+
+// TestControlRefusals: each check of WithControl, in order, and nothing
+// changes when one refuses.
+func TestControlRefusals(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	em := f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	const path = "/health/datasources/eastmoney/isolate"
+
+	rec := f.control("GET", path, nil)
+	assert.Equal(t, http.StatusMethodNotAllowed, rec.Code)
+	assert.Equal(t, "POST", rec.Header().Get("Allow"))
+
+	// A forged cross-site POST: a browser says where it comes from.
+	rec = f.control("POST", path, ptr("x"), "Sec-Fetch-Site", "cross-site")
+	assert.Equal(t, http.StatusForbidden, rec.Code)
+	assert.Contains(t, errorOf(t, rec), "from another site")
+	rec = f.control("POST", path, ptr("x"), "Origin", "https://evil.example")
+	assert.Equal(t, http.StatusForbidden, rec.Code, "an older browser: Origin only")
+
+	rec = f.control("POST", path, ptr("x"), "Authorization", "")
+	assert.Equal(t, http.StatusForbidden, rec.Code)
+	assert.Equal(t, "not authorized: want the operators' token", errorOf(t, rec))
+
+	rec = f.control("POST", "/health/datasources/nosuch/isolate", ptr("x"))
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Equal(t, `no breaker called "nosuch"`, errorOf(t, rec))
+	rec = f.control("POST", "/health/datasources/eastmoney/explode", ptr("x"))
+	assert.Equal(t, http.StatusNotFound, rec.Code, "not an action")
+
+	for _, reason := range []*string{nil, ptr(""), ptr(" \t\n ")} {
+		rec = f.control("POST", path, reason)
+		assert.Equal(t, http.StatusBadRequest, rec.Code)
+		assert.Contains(t, errorOf(t, rec), "a reason is required")
+	}
+	rec = f.control("POST", path+"?reason=in+the+query", nil)
+	assert.Equal(t, http.StatusBadRequest, rec.Code, "the reason is a form field, never in the URL")
+	big := strings.Repeat("x", 64<<10)
+	rec = f.control("POST", path, &big)
+	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
+
+	assert.Equal(t, runtime.Closed, em.State(), "nothing changed")
+	assert.Empty(t, f.reg.Events(0))
+
+	// A same-origin request from the dashboard passes.
+	rec = f.control("POST", path, ptr("ok"), "Sec-Fetch-Site", "same-origin")
+	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+// TestNoControlWithoutTheOption: without WithControl the control paths
+// answer 404 to every method and the dashboard has no control anywhere.
+func TestNoControlWithoutTheOption(t *testing.T) {
+	f := newFixture(t)
+	em := f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	for _, m := range []string{"POST", "GET", "PUT"} {
+		for _, a := range []string{"isolate", "bypass", "resume"} {
+			rec := f.control(m, "/health/datasources/eastmoney/"+a, ptr("x"))
+			assert.Equal(t, http.StatusNotFound, rec.Code, m+" "+a)
+		}
+	}
+	assert.Equal(t, runtime.Closed, em.State())
+	page := f.serve("GET", "/health/").Body.String()
+	for _, s := range []string{`data-f="controls"`, `data-act=`, ">Isolate<", `"controls":true`} {
+		assert.NotContains(t, page, s)
+	}
+
+	g := newFixture(t, httphealth.WithControl(authorize))
+	g.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	page = g.serve("GET", "/health/").Body.String()
+	for _, s := range []string{`data-f="controls"`, `data-act="isolate"`, `data-act="bypass"`, `data-act="resume"`, `"controls":true`} {
+		assert.Contains(t, page, s)
+	}
+	assert.Equal(t, 2, strings.Count(page, `data-f="controls"`), "the card, and the template new cards are made of")
+}
+
+// TestWithControlNilIsIgnored: a nil authorize turns nothing on.
+func TestWithControlNilIsIgnored(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(nil))
+	f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	assert.Equal(t, http.StatusNotFound, f.control("POST", "/health/datasources/eastmoney/isolate", ptr("x")).Code)
+}

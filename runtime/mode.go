@@ -1,0 +1,144 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+)
+
+// The operator's modes (SPEC §14). A mode is a state of its own in the
+// state word (see package core): ISOLATED rejects every call at admission,
+// with the rejection built when the mode was set; BYPASSED admits every
+// call as CLOSED does, counts it, and never trips, because every trip
+// checks that its period is a CLOSED one. Neither has a timer. Calls of
+// both leave the fast path, so the CLOSED success path pays nothing for
+// modes. Only [Breaker.Resume] (here or, with a fleet, in any process)
+// ends a mode: no failure, timer, peer's trip or probe result does, and
+// [Breaker.Reset] keeps it.
+
+// Isolate puts the breaker in ISOLATED until [Breaker.Resume]: every call
+// is refused with an [*OpenError] matching [ErrOpen] whose message gives
+// reason, the wrapped method is not called and no limiter token is taken.
+// There is no timer and no probe. It records an [Event] (reason
+// "isolated by operator: <reason>") and calls the hooks; with a fleet
+// attached, every process follows. Calls admitted before it no longer
+// count. reason is cleaned like every reason (one line, control
+// characters replaced, at most 200 characters in all).
+func (b *Breaker) Isolate(reason string) { b.operate(Isolated, reason) }
+
+// Bypass puts the breaker in BYPASSED until [Breaker.Resume]: every call
+// is admitted, whatever the failures, and counted (Stats, the window,
+// metrics), and the breaker never trips. The limiter, the route's timeout,
+// the bulkhead and retries still apply: bypassing the breaker never lifts
+// a rate limit. It records an [Event] ("bypassed by operator: <reason>")
+// and calls the hooks; with a fleet attached, every process follows.
+func (b *Breaker) Bypass(reason string) { b.operate(Bypassed, reason) }
+
+// Resume puts the breaker back to automatic: CLOSED, with fresh
+// consecutive counts and window (the totals stay), from a mode or from
+// OPEN or HALF_OPEN. It records an [Event] ("resumed by operator:
+// <reason>") and calls the hooks, unless the breaker was CLOSED already;
+// with a fleet attached it ends the mode in every process, also when this
+// process had not heard of it.
+func (b *Breaker) Resume(reason string) { b.operate(Closed, reason) }
+
+// Mode returns the operator's mode the breaker is in: [Isolated],
+// [Bypassed], or [Closed] for none (automatic).
+func (b *Breaker) Mode() State {
+	if s := State(b.state.Load() & stateMask); s.isMode() {
+		return s
+	}
+	return Closed
+}
+
+// isMode reports whether s is one of the operator's modes.
+func (s State) isMode() bool { return s == Isolated || s == Bypassed }
+
+// ModeSharer is a [Sharer] that also shares the operator's modes with the
+// fleet (package redisstate is one). The registry calls Mode, instead of
+// [Sharer.Transition], for each [Breaker.Isolate], [Breaker.Bypass] and
+// [Breaker.Resume] made in this process, with mode Isolated, Bypassed or
+// Closed (for Resume, also of a breaker that was CLOSED already) and the
+// Event's reason. It is called with the breaker's lock held, in order: it
+// must only queue what it sends, never block nor call into the breaker.
+type ModeSharer interface {
+	Sharer
+	Mode(b *Breaker, mode State, reason string)
+}
+
+// operatorReason is the reason of a mode's Event: "isolated by operator:
+// <reason>" and the like, or the first part alone for an empty reason.
+func operatorReason(to State, reason string) string {
+	verb := "resumed by operator"
+	switch to {
+	case Isolated:
+		verb = "isolated by operator"
+	case Bypassed:
+		verb = "bypassed by operator"
+	}
+	if reason = CleanReason(reason); reason == "" {
+		return verb
+	}
+	return truncate(verb+": "+reason, reasonMax)
+}
+
+// CleanReason makes an operator's reason as safe to show as every other
+// reason: one line (white space folded), control characters and bytes that
+// are not UTF-8 replaced by U+FFFD, URLs' credentials redacted as
+// [Brief] does, and at most 200 characters. Package httphealth cleans the
+// reasons of its controls with it.
+func CleanReason(reason string) string {
+	return truncate(redactWords(foldSpace(reason)), reasonMax)
+}
+
+// operate sets the mode to (Closed for Resume) on the operator's behalf.
+func (b *Breaker) operate(to State, reason string) {
+	full := operatorReason(to, reason)
+	b.mu.Lock()
+	b.setModeLocked(to, full)
+	if ms, ok := b.reg.sharer().(ModeSharer); ok {
+		ms.Mode(b, to, full)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+}
+
+// setModeLocked moves the breaker to mode to (Closed: out of any mode and
+// state) with the Event's reason, which is full; the move is not passed to
+// the Sharer's Transition (modes go through ModeSharer.Mode). It reports
+// whether the state changed.
+func (b *Breaker) setModeLocked(to State, reason string) bool {
+	if State(b.state.Load()&stateMask) == to {
+		return false
+	}
+	if to == Isolated {
+		// Before the state word says ISOLATED, so that no admission of the
+		// new period finds the rejection of an older one (or none).
+		b.setReject(newIsolatedError(b.cfg().Name, reason))
+	}
+	b.peerMove = true
+	b.transitionLocked(to, reason, 0)
+	b.peerMove = false
+	return true
+}
+
+// PeerMode applies a mode an operator set in a peer of the fleet (origin
+// names it; reason is the Event's reason there, such as "isolated by
+// operator: maintenance"): mode Isolated or Bypassed puts the breaker in
+// it, Closed ends a mode (a peer's Resume) and does nothing to a breaker
+// in none. The event's reason is "peer <origin>: <reason>". It reports
+// whether the breaker changed. The move is not passed back to the
+// [Sharer]. For fleet integrations such as package redisstate.
+func (b *Breaker) PeerMode(origin string, mode State, reason string) bool {
+	if mode != Closed && !mode.isMode() {
+		return false
+	}
+	reason = fmt.Sprintf("peer %s: %s", origin, strings.TrimSpace(reason))
+	b.mu.Lock()
+	changed := false
+	if mode.isMode() || State(b.state.Load()&stateMask).isMode() {
+		changed = b.setModeLocked(mode, reason)
+	}
+	b.mu.Unlock()
+	b.reg.flush()
+	return changed
+}
