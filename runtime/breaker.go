@@ -53,8 +53,9 @@ type Breaker struct {
 	// slotTracked: calls are timed (SlowCall, InFlight) from when they
 	// hold their concurrency slot, not from their admission.
 	slotTracked bool
-	load                 // Config.Concurrency and Throttle; see bulkhead.go
-	_           [64]byte // keep the counters below off this cache line
+	injector    *injector // nil unless the settings inject faults or latency (inject.go)
+	load                  // Config.Concurrency and Throttle; see bulkhead.go
+	_           [64]byte  // keep the counters below off this cache line
 
 	// Written by failures and probes; periods tagged like the state word.
 	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
@@ -64,8 +65,9 @@ type Breaker struct {
 	ignored     atomic.Uint64
 	limited     atomic.Uint64
 	canceled    atomic.Uint64
-	lastFailure atomic.Int64 // a stamp (see stamps), 0 for never
-	hold        atomic.Int64 // the longest timeout of a route through it (see ProbeWindow)
+	injected    atomic.Uint64 // injected faults (inject.go)
+	lastFailure atomic.Int64  // a stamp (see stamps), 0 for never
+	hold        atomic.Int64  // the longest timeout of a route through it (see ProbeWindow)
 	_           [64]byte
 
 	// Written on every call only when counting is on (WithCallCounts).
@@ -107,6 +109,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		b.win.resetLocked(1)
 	}
 	b.newLoad()
+	b.injector = newInjector(cfg)
 	b.state.Store(periodOne | b.closedFlags()) // period 1: no admission word is 0
 	b.fails.Store(periodOne)
 	b.probes.Store(periodOne)
@@ -242,7 +245,7 @@ func (b *Breaker) Reset() {
 	b.stateChanges = 0
 	b.transitions = [5][5]uint64{}
 	b.openedAt = time.Time{}
-	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.calls, &b.successes, &b.rejections} {
+	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.injected, &b.calls, &b.successes, &b.rejections} {
 		c.Store(0)
 	}
 	b.resetLoad()
@@ -265,6 +268,11 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 	t, err := b.Acquire(ctx)
 	if err != nil {
 		return err
+	}
+	if b.injector != nil {
+		if t.word, err = b.inject(ctx, t.word); err != nil {
+			return err // settled by inject
+		}
 	}
 	defer b.exit(t, &err)
 	err = core.PanicGuard // still set after exit only if fn did not return

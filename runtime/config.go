@@ -115,6 +115,17 @@ type Config struct {
 	// Values between 0 and 1 are taken as 1. Default 0: none (so are NaN
 	// and infinities).
 	Throttle float64
+
+	// Fault, Latency and LatencyRate inject faults and delay to rehearse an
+	// outage (see inject.go and docs/rehearse.md); settings only, never
+	// annotations. Fault (0..1) is the fraction of admitted calls that fail
+	// with an error matching [ErrInjected] without calling the upstream;
+	// Latency is a delay added, honouring the ctx, before the upstream is
+	// called on a fraction LatencyRate (0..1; 1 when Latency is set alone)
+	// of admitted calls. Default 0: none, at no cost.
+	Fault       float64
+	Latency     time.Duration
+	LatencyRate float64
 }
 
 func (c Config) withDefaults() Config {
@@ -150,5 +161,5 @@ func (c Config) withDefaults() Config {
 	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
 		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
 	}
-	return c
+	return c.injectDefaults()
 }

@@ -135,6 +135,16 @@ type Stats struct {
 	Throttled           uint64  `json:"throttled,omitempty"`
 	BulkheadFull        uint64  `json:"bulkhead_full,omitempty"`
 
+	// Injected counts the calls failed by fault injection (matching
+	// [ErrInjected]; the upstream was not called); they are also in
+	// Failures. Fault, LatencySeconds and LatencyRate are the injection
+	// settings while they are on (Config.Fault, Latency, LatencyRate);
+	// all four are left out of the JSON while zero.
+	Injected       uint64  `json:"injected,omitempty"`
+	Fault          float64 `json:"fault,omitempty"`
+	LatencySeconds float64 `json:"latency_seconds,omitempty"`
+	LatencyRate    float64 `json:"latency_rate,omitempty"`
+
 	// Status is the health level of State.
 	Status Level `json:"status"`
 }
@@ -176,6 +186,7 @@ func (b *Breaker) Stats() Stats {
 	st.LastFailure = b.stamps.time(b.lastFailure.Load())
 	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
 	b.windowStats(&st)
+	b.injectStats(&st)
 	return st
 }
 

@@ -49,6 +49,10 @@ func (o override) apply(cfg Config) Config {
 	setGiven(&cfg.InFlight, c.InFlight)
 	setGiven(&cfg.Concurrency, c.Concurrency)
 	setGiven(&cfg.Throttle, c.Throttle)
+	setGiven(&cfg.Fault, c.Fault)
+	if c.Latency > 0 {
+		cfg.Latency, cfg.LatencyRate = c.Latency, c.LatencyRate
+	}
 	return cfg
 }
 
@@ -123,7 +127,7 @@ var envWarned sync.Map
 var envSuffixes = []string{
 	"_THRESHOLD", "_RESET", "_HALFOPEN", "_SUCCESSES", "_RATELIMIT",
 	"_WINDOW", "_FAILRATE", "_MINIMUM", "_SLOW", "_SLOWRATE", "_INFLIGHT",
-	"_CONCURRENCY", "_THROTTLE", "_JITTER", "_MODE",
+	"_CONCURRENCY", "_THROTTLE", "_JITTER", "_MODE", "_FAULT", "_LATENCY",
 }
 
 // readEnv parses the BREAKER_<NAME>_<KEY> variables of environ. A malformed
@@ -188,6 +192,10 @@ func (r *Registry) readEnv(environ []string) {
 			o.cfg.Concurrency, err = positiveInt(val)
 		case "_THROTTLE":
 			o.cfg.Throttle, err = setting.Throttle(val)
+		case "_FAULT":
+			o.cfg.Fault, err = faultValue(val)
+		case "_LATENCY":
+			o.cfg.Latency, o.cfg.LatencyRate, err = latencyValue(val)
 		default:
 			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
 		}

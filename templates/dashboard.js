@@ -298,6 +298,14 @@
     el.hidden = false;
   }
 
+  // renderInjecting mirrors httphealth's injectingText.
+  function renderInjecting(names) {
+    const el = f("injecting");
+    if (!Array.isArray(names) || names.length === 0) { el.hidden = true; return; }
+    setText(el, "injecting-word", "Fault injection on: " + names.join(", "));
+    el.hidden = false;
+  }
+
   function announce(text) {
     const el = f("announce");
     el.textContent = "";
@@ -374,6 +382,7 @@
     for (const li of old.values()) li.remove();
     f("legend").hidden = h.breakers.length === 0;
     renderFleet(h.fleet);
+    renderInjecting(h.injecting);
     renderPager(h);
     if (changed.length) announce(changed.join(". ") + ".");
   }

@@ -20,7 +20,8 @@
 // closed, half_open and open, and an operator's isolated and bypassed, as
 // in the Prometheus exporter. Outcomes are
 // success, failure, ignored (the caller's own cancel), rejected,
-// rate_limited, throttled and bulkhead_full, disjoint. Chain kinds are
+// rate_limited, throttled, bulkhead_full and injected (a fault injected by
+// the settings, runtime.ErrInjected: not in failure), disjoint. Chain kinds are
 // live, fallback, stale, hedged and none. in_flight is an up-down counter,
 // as OpenTelemetry's conventions make counts of active requests.
 //
@@ -31,6 +32,6 @@
 // not observed as 0: success and rejected need call counting
 // ([runtime.WithCallCounts], off by default because it costs the success
 // path a shared write per call), failure_rate a window, in_flight a
-// concurrency limit or an inflight bound, throttled a throttle and
-// bulkhead_full a concurrency limit.
+// concurrency limit or an inflight bound, throttled a throttle,
+// bulkhead_full a concurrency limit and injected fault injection.
 package otel

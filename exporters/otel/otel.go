@@ -132,7 +132,7 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 	if st.Counted {
 		calls("success", st.Successes)
 	}
-	calls("failure", st.Failures)
+	calls("failure", st.Failures-st.Injected) // outcomes are disjoint: an injected fault is "injected"
 	calls("ignored", st.Canceled)
 	if st.Counted {
 		calls("rejected", st.Rejections)
@@ -143,6 +143,9 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 	}
 	if cfg.Concurrency > 0 || st.BulkheadFull > 0 {
 		calls("bulkhead_full", st.BulkheadFull)
+	}
+	if cfg.Fault > 0 || st.Injected > 0 {
+		calls("injected", st.Injected)
 	}
 
 	for _, from := range states {

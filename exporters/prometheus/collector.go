@@ -41,6 +41,7 @@ const (
 	outcomeRateLimited  = "rate_limited"
 	outcomeThrottled    = "throttled"
 	outcomeBulkheadFull = "bulkhead_full"
+	outcomeInjected     = "injected" // a fault injected by the settings (runtime.ErrInjected); not in failure
 )
 
 // states are the breaker states in the order of their values, the
@@ -125,7 +126,7 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config)
 	if st.Counted {
 		calls(outcomeSuccess, st.Successes)
 	}
-	calls(outcomeFailure, st.Failures)
+	calls(outcomeFailure, st.Failures-st.Injected) // outcomes are disjoint: an injected fault is "injected"
 	calls(outcomeIgnored, st.Canceled)
 	if st.Counted {
 		calls(outcomeRejected, st.Rejections)
@@ -136,6 +137,9 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config)
 	}
 	if cfg.Concurrency > 0 || st.BulkheadFull > 0 {
 		calls(outcomeBulkheadFull, st.BulkheadFull)
+	}
+	if cfg.Fault > 0 || st.Injected > 0 {
+		calls(outcomeInjected, st.Injected)
 	}
 
 	for _, from := range states {

@@ -8,7 +8,7 @@
 // # Metrics
 //
 //	breakergen_breaker_state{breaker,state}            gauge: 1 for the current state (closed, half_open, open, isolated, bypassed), 0 for the others
-//	breakergen_breaker_calls_total{breaker,outcome}    counter: success, failure, ignored, rejected, rate_limited, throttled, bulkhead_full
+//	breakergen_breaker_calls_total{breaker,outcome}    counter: success, failure, ignored, rejected, rate_limited, throttled, bulkhead_full, injected
 //	breakergen_breaker_transitions_total{breaker,from,to} counter
 //	breakergen_breaker_consecutive_failures{breaker}   gauge
 //	breakergen_breaker_failure_rate{breaker}           gauge, 0..1: breakers with a window

@@ -199,6 +199,8 @@ func why(ctx context.Context, err error) string {
 		return "bulkhead"
 	case errors.Is(err, runtime.ErrBudget):
 		return "budget"
+	case errors.Is(err, runtime.ErrInjected):
+		return "injected"
 	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
 		return "canceled"
 	}

@@ -2,6 +2,7 @@ package breakerimpl
 
 import (
 	"context"
+	"errors"
 	"math/rand/v2"
 	"time"
 
@@ -100,12 +101,27 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 	if !ok {
 		var err error
 		if call, err = r.rt.Enter(ctx); err != nil { // spends from the ctx's budgets
+			if errors.Is(err, runtime.ErrInjected) {
+				return r.injected(ctx, err)
+			}
 			return refuse(err)
 		}
 	}
 	r.left.spend(1)
 	r.tries++
 	return call, nil
+}
+
+// injected goes on after a try that failed by fault injection (see
+// [runtime.Config].Fault): it was a try, failed like an upstream's, so it
+// is retried as one, after the backoff, while Again allows.
+func (r *Retry) injected(ctx context.Context, err error) (Call, error) {
+	r.left.spend(1)
+	r.tries++
+	if !r.Again(ctx, err) {
+		return Call{}, err
+	}
+	return r.Enter(ctx, err)
 }
 
 // Again reports whether the call should make another try after one that

@@ -75,6 +75,7 @@ type Route struct {
 	realClock bool           // the registry's clock is the real one
 	answers   *core.Answers  // the registry's chain answer counts
 	live      *atomic.Uint64 // this name's live answers; nil unless counted
+	inject    core.Injector  // nil unless the breaker injects faults or latency
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -129,6 +130,9 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if l, ok := lv.(*runtime.Limiter); ok {
 		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
+	}
+	if rt.inject = core.InjectorOf(c); rt.inject != nil {
+		rt.slow = ^uint64(0) // decided here, once: no cost on routes that do not inject
 	}
 	return rt
 }
@@ -265,6 +269,12 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 			rt.limiter.Refund() // the call is not made
 		}
 		return Call{}, runtime.ErrBudget
+	}
+	if rt.inject != nil {
+		var err error
+		if w, err = rt.inject.Inject(ctx, w); err != nil {
+			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
+		}
 	}
 	return Call{rt, w}, nil
 }

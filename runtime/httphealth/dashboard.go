@@ -74,6 +74,7 @@ type (
 		UpdatedISO  string
 		RefreshText string
 		Summary     string
+		Injecting   string // the "fault injection on" badge's words; "" when off
 		Pager       pagerView
 		EmptyText   string
 		Cards       []cardView
@@ -256,6 +257,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 		UpdatedISO:  formatTimestamp(now),
 		RefreshText: formatDuration(h.refresh()),
 		Summary:     summaryText(health),
+		Injecting:   injectingText(health.Injecting),
 		Pager: pagerView{
 			Show:  health.Pages > 1 || health.Query != "",
 			Query: health.Query,

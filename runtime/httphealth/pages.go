@@ -104,6 +104,11 @@ type breakerPage struct {
 	// Fleet is the registry's [runtime.Health] Fleet: whether the state it
 	// shares with other processes is live; nil without a fleet.
 	Fleet *runtime.FleetHealth `json:"fleet,omitempty"`
+	// Injecting names every breaker, on any page, whose settings inject
+	// faults or latency (runtime.Config.Fault, Latency; see
+	// docs/rehearse.md), in name order; the dashboard shows a "fault
+	// injection on" badge while there is one. Left out while empty.
+	Injecting []string `json:"injecting,omitempty"`
 }
 
 // breakerPage builds the page req asks for.
@@ -115,6 +120,9 @@ func (h *Handler) breakerPage(req pageRequest) breakerPage {
 	// down, degraded, ok: each keeps the name order.
 	var byLevel [3][]*runtime.Breaker
 	for _, b := range all {
+		if c := b.Config(); c.Fault > 0 || c.Latency > 0 {
+			p.Injecting = append(p.Injecting, b.Name())
+		}
 		lv := b.State().Level()
 		i := 2
 		switch lv {
@@ -164,4 +172,13 @@ func (h *Handler) breakerPage(req pageRequest) breakerPage {
 func (h *Handler) matches(name, query string) bool {
 	return strings.Contains(strings.ToLower(name), query) ||
 		strings.Contains(strings.ToLower(h.displayName(name)), query)
+}
+
+// injectingText is the words of the dashboard's "fault injection on"
+// badge for the breakers names: "" when there are none.
+func injectingText(names []string) string {
+	if len(names) == 0 {
+		return ""
+	}
+	return "Fault injection on: " + strings.Join(names, ", ")
 }

@@ -273,6 +273,10 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		case key == "":
 			errs = append(errs, Errorf(wpos, "%q: missing key before =", word))
 			continue
+		case slices.Contains(settingsOnly, key):
+			errs = append(errs, Errorf(wpos, "%s: a setting only, never an annotation (nobody should commit chaos into code): use runtime.Config.%s, WithConfig or BREAKER_<NAME>_%s; see docs/rehearse.md",
+				key, settingsOnlyField[key], strings.ToUpper(key)))
+			continue
 		case slices.Contains(notYet, key):
 			errs = append(errs, Errorf(wpos, "%s: not supported yet", key))
 			continue
@@ -387,6 +391,14 @@ func listKey(first string) bool {
 }
 
 // hint suggests a supported key close to an unknown one.
+// settingsOnly are the keys of fault injection (SPEC §13), which the
+// runtime takes from its settings alone; settingsOnlyField names their
+// runtime.Config fields.
+var (
+	settingsOnly      = []string{"fault", "latency"}
+	settingsOnlyField = map[string]string{"fault": "Fault", "latency": "Latency"}
+)
+
 func hint(key string) string {
 	best, bestD := "", 3
 	cands := append(knownKeys(), notYet...)

@@ -41,6 +41,8 @@ func TestParseErrors(t *testing.T) {
 	}{
 		{"//breaker:treshold=3", OnInterface, `11: unknown key "treshold"; did you mean "threshold"?`},
 		{"//breaker:Name=x", OnInterface, `11: unknown key "Name"; did you mean "name"?`},
+		{"//breaker:fault=0.3", OnInterface, `11: fault: a setting only, never an annotation (nobody should commit chaos into code): use runtime.Config.Fault, WithConfig or BREAKER_<NAME>_FAULT; see docs/rehearse.md`},
+		{"//breaker:threshold=3 latency=1s@0.5", OnMethod, `23: latency: a setting only, never an annotation (nobody should commit chaos into code): use runtime.Config.Latency, WithConfig or BREAKER_<NAME>_LATENCY; see docs/rehearse.md`},
 		{"//breaker:threshold=0", OnInterface, `11: threshold: "0" is not an integer >= 1`},
 		{"//breaker:threshold", OnInterface, `11: threshold: missing value (write threshold=...)`},
 		{"//breaker:reset=5", OnInterface, `11: reset: "5" is not a positive Go duration (like 500ms, 30s, 2m)`},

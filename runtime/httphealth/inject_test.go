@@ -1,0 +1,34 @@
+package httphealth_test
+
+import (
+	"log/slog"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// TestDashboardInjectingBadge: while a breaker's settings inject faults the
+// page shows a "fault injection on" badge naming it, and the Health JSON
+// gives the setting; without injection the badge is hidden.
+func TestDashboardInjectingBadge(t *testing.T) {
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithoutEnv(),
+		runtime.WithConfig(runtime.Config{Name: "eastmoney", Fault: 0.3}))
+	reg.Breaker(runtime.Config{Name: "eastmoney"})
+	reg.Breaker(runtime.Config{Name: "tdx"})
+	f := &fixture{clock: clock, reg: reg, h: httphealth.New(reg, httphealth.WithClock(clock))}
+	page := f.dashboard(t)
+	assert.Contains(t, page, `<p class="badge injecting" data-f="injecting"><span class="sym" aria-hidden="true">⚠</span> <span data-f="injecting-word">Fault injection on: eastmoney</span></p>`)
+	rec := f.serve(http.MethodGet, "/health/datasources")
+	require.Equal(t, http.StatusOK, rec.Code)
+	assert.Contains(t, rec.Body.String(), `"fault": 0.3`, "the Health JSON gives the setting while it is on")
+
+	plain := newFixture(t)
+	plain.reg.Breaker(runtime.Config{Name: "tdx"})
+	assert.Contains(t, plain.dashboard(t), `<p class="badge injecting" data-f="injecting" hidden>`)
+}

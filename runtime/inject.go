@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// ErrInjected is matched (errors.Is) by the error of a call that failed
+// because its breaker's settings inject faults ([Config].Fault,
+// BREAKER_<NAME>_FAULT): the upstream was not called. Such a call counts as
+// a failure, like a real one, and in [Stats].Injected.
+var ErrInjected = errors.New("breaker: injected fault")
+
+// InjectedError is the error of an injected fault; it matches
+// [ErrInjected]. Its [Brief], and so the reason of a transition it causes,
+// says "injected".
+type InjectedError struct {
+	Breaker string  // the breaker's name
+	Fault   float64 // the fraction of calls that fail so
+}
+
+func (e *InjectedError) Error() string {
+	return fmt.Sprintf("breaker[%s]: injected fault (fault=%s)", e.Breaker, pct(e.Fault))
+}
+
+// Is makes an InjectedError match ErrInjected.
+func (e *InjectedError) Is(target error) bool { return target == ErrInjected }
+
+// pct writes a fraction as a percentage: 0.3 as "30%".
+func pct(f float64) string {
+	return strconv.FormatFloat(f*100, 'g', 4, 64) + "%"
+}
+
+// injector is what a breaker whose settings inject anything does to its
+// calls; nil on every other breaker, which then pays nothing.
+type injector struct {
+	fault       float64
+	latency     time.Duration
+	latencyRate float64
+	err         error // the one *InjectedError of its breaker: no allocation per call
+}
+
+func newInjector(cfg Config) *injector {
+	if cfg.Fault <= 0 && cfg.Latency <= 0 {
+		return nil
+	}
+	return &injector{
+		fault: cfg.Fault, latency: cfg.Latency, latencyRate: cfg.LatencyRate,
+		err: &InjectedError{Breaker: cfg.Name, Fault: cfg.Fault},
+	}
+}
+
+// injectDefaults keeps Fault and LatencyRate within 0..1 (NaN is 0) and
+// makes a Latency given alone apply to every call.
+func (c Config) injectDefaults() Config {
+	c.Fault = fraction(c.Fault)
+	if c.Latency <= 0 {
+		c.Latency, c.LatencyRate = 0, 0
+	} else if c.LatencyRate = fraction(c.LatencyRate); c.LatencyRate == 0 {
+		c.LatencyRate = 1
+	}
+	return c
+}
+
+func fraction(f float64) float64 {
+	if !(f > 0) {
+		return 0
+	}
+	return min(f, 1)
+}
+
+// inject runs the injection step of the call admitted as w (see
+// [core.Injector]): the latency wait on the registry's clock, then the
+// fault; each draw comes from the registry's source ([WithRand]), the
+// latency's first, and is made only when the setting is on.
+func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
+	in := b.injector
+	if in.latency > 0 && b.reg.draw() < in.latencyRate {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		if !core.Sleep(ctx, in.latency, b.reg.clock.AfterFunc) {
+			err := ctx.Err()
+			(*ops)(b).Settle(ctx, w, err)
+			return 0, err
+		}
+	}
+	if in.fault > 0 && b.reg.draw() < in.fault {
+		b.injected.Add(1)
+		b.finish(w, Failure, in.err)
+		return 0, in.err
+	}
+	return w, nil
+}
+
+func (o *ops) Injecting() bool { return o.injector != nil }
+
+func (o *ops) Inject(ctx context.Context, w uint64) (uint64, error) {
+	return o.b().inject(ctx, w)
+}
+
+// injectStats adds the injection figures to st.
+func (b *Breaker) injectStats(st *Stats) {
+	st.Injected = b.injected.Load()
+	if in := b.injector; in != nil {
+		st.Fault, st.LatencySeconds, st.LatencyRate = in.fault, in.latency.Seconds(), in.latencyRate
+	}
+}
+
+// faultValue parses BREAKER_<NAME>_FAULT: a fraction from 0 to 1 or a
+// percentage, like 0.3 or 30%.
+func faultValue(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	num, isPct := strings.CutSuffix(s, "%")
+	f, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+	if isPct {
+		f /= 100
+	}
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1 {
+		return 0, fmt.Errorf("want a fraction from 0 to 1 or a percentage, like 0.3 or 30%%")
+	}
+	return f, nil
+}
+
+// latencyValue parses BREAKER_<NAME>_LATENCY: D@P, a delay (a Go duration
+// or seconds) and the fraction of calls it applies to, or D alone for all.
+func latencyValue(s string) (time.Duration, float64, error) {
+	want := fmt.Errorf("want a delay and a fraction of calls, like 200ms@0.1 or 2s@25%%, or a delay alone for every call")
+	ds, ps, hasP := strings.Cut(strings.TrimSpace(s), "@")
+	d, err := seconds(ds)
+	if err != nil {
+		return 0, 0, want
+	}
+	p := 1.0
+	if hasP {
+		if p, err = faultValue(ps); err != nil || p == 0 {
+			return 0, 0, want
+		}
+	}
+	return d, p, nil
+}

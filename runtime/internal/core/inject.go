@@ -1,0 +1,28 @@
+package core
+
+import "context"
+
+// Injector is implemented by the Ops of a breaker whose settings inject
+// faults or latency (runtime.Config.Fault, Latency). A route asks once,
+// when it is made, whether Injecting is true, and then sends every call
+// off the fast path through Inject; a route of a breaker that injects
+// nothing never calls it, so injection costs nothing when off.
+type Injector interface {
+	// Injecting reports whether the breaker injects anything.
+	Injecting() bool
+	// Inject runs the injection step of the call admitted as w, after
+	// every admission step: the latency wait, honouring ctx, then the
+	// fault draw. It returns w, or an error after which the call is
+	// settled and the upstream must not be called: an injected fault
+	// (matching runtime.ErrInjected), counted as a failure, or ctx's
+	// error when it ended the wait, settled as that error.
+	Inject(ctx context.Context, w uint64) (uint64, error)
+}
+
+// InjectorOf returns b's Injector when its breaker injects, else nil.
+func InjectorOf(b *Breaker) Injector {
+	if inj, ok := b.Ops.(Injector); ok && inj.Injecting() {
+		return inj
+	}
+	return nil
+}
