@@ -6,6 +6,13 @@
 // Nothing in a run reads a function body, so the type checker gets none but
 // those that may hold annotations (see trimBodies).
 //
+// Test files are loaded only when one of them may hold an annotation (it
+// contains "breaker:") or one of our _breaker_test.go outputs is there to
+// be kept or removed: an ordinary package's tests (often megabytes of other
+// generators' mocks) then cost the run neither parsing nor type-checking,
+// and the go command neither lists their imports nor compiles the test
+// variant for its export data.
+//
 // The empty files reach the go command through its -overlay build flag and
 // the type checker through the ParseFile hook, not through
 // packages.Config.Overlay: go/packages distrusts the export data of every
@@ -45,7 +52,8 @@ type Config struct {
 // Result is what a run works on.
 type Result struct {
 	Fset *token.FileSet
-	// Packages are the loaded packages, test variants included, sorted by ID.
+	// Packages are the loaded packages, sorted by ID, with their test
+	// variants when Tests.
 	// Their syntax has no function bodies but those with a comment that
 	// mentions "breaker", so their type errors include "imported and not
 	// used" for imports only bodies use.
@@ -55,6 +63,8 @@ type Result struct {
 	Outputs map[string]bool
 	// Unmatched are the patterns that matched no package.
 	Unmatched []string
+	// Tests: test files were loaded (see the package comment).
+	Tests bool
 }
 
 // loads counts the calls of packages.Load, and parsed the files parsed, for
@@ -85,12 +95,15 @@ func Load(cfg Config) (*Result, error) {
 	// listing (no type checking) from the go command first.
 	outputs := map[string]bool{}
 	overlay := map[string][]byte{}
+	tests := false
 	var list []*packages.Package
 	if dirs, ok := localDirs(cfg.Dir, patterns); ok {
 		for _, dir := range dirs {
-			if err := findOutputs(dir, outputs, overlay); err != nil {
+			t, err := findOutputs(dir, outputs, overlay)
+			if err != nil {
 				return nil, err
 			}
+			tests = tests || t
 		}
 	} else {
 		loads.Add(1)
@@ -113,9 +126,11 @@ func Load(cfg Config) (*Result, error) {
 					continue
 				}
 				seenDir[dir] = true
-				if err := findOutputs(dir, outputs, overlay); err != nil {
+				t, err := findOutputs(dir, outputs, overlay)
+				if err != nil {
 					return nil, err
 				}
+				tests = tests || t
 			}
 		}
 	}
@@ -143,7 +158,7 @@ func Load(cfg Config) (*Result, error) {
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: loadFlags,
-		Tests:      true,
+		Tests:      tests,
 		Fset:       fset,
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
 			if empty, ok := overlay[filename]; ok {
@@ -161,7 +176,7 @@ func Load(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
-	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs}
+	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs, Tests: tests}
 	if list == nil {
 		list = pkgs
 	}
@@ -260,28 +275,42 @@ func matchesAny(dir, pattern string, list []*packages.Package) bool {
 // findOutputs records the files in dir that carry our header, and an overlay
 // that empties each of them (keeping its package clause and build line). An
 // output is emptied even when its own package clause no longer parses, as
-// long as its source's does.
-func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte) error {
+// long as its source's does. tests reports whether the run must load dir's
+// test files: one of them may hold an annotation, or one of our test outputs
+// is there.
+func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte) (tests bool, err error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, "_breaker.go") && !strings.HasSuffix(name, "_breaker_test.go") {
+		ours := strings.HasSuffix(name, "_breaker.go") || strings.HasSuffix(name, "_breaker_test.go")
+		if !ours {
+			if !tests && strings.HasSuffix(name, "_test.go") {
+				if tests, err = mayAnnotate(name); err != nil {
+					return false, err
+				}
+			}
 			continue
 		}
 		head, err := readHead(name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !IsOutput(head) {
+			if !tests && strings.HasSuffix(name, "_test.go") {
+				if tests, err = mayAnnotate(name); err != nil {
+					return false, err
+				}
+			}
 			continue
 		}
 		abs, err := filepath.Abs(name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		outputs[abs] = true
+		tests = tests || strings.HasSuffix(name, "_test.go")
 		// The package is the source's, which may have been renamed since.
 		pkg, build := "", ""
 		if f, err := parser.ParseFile(token.NewFileSet(), name, head, parser.PackageClauseOnly|parser.ParseComments); err == nil {
@@ -301,7 +330,17 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 		fmt.Fprintf(&b, "package %s\n", pkg)
 		overlay[abs] = []byte(b.String())
 	}
-	return nil
+	return tests, nil
+}
+
+// mayAnnotate reports whether the file holds "breaker:", which every
+// annotation and every near miss the model warns about contains.
+func mayAnnotate(name string) (bool, error) {
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(src, []byte("breaker:")), nil
 }
 
 // headSize bounds what findOutputs reads of a file: our header, build line
