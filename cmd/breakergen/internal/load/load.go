@@ -13,6 +13,11 @@
 // and the go command neither lists their imports nor compiles the test
 // variant for its export data.
 //
+// The go command sees stubs of the patterns' sources (see stubSources):
+// go/packages asks it for every package's export data, the patterns' own
+// included, which it type-checks from source anyway, and a stub compiles to
+// an empty package whatever the edit made since the last run.
+//
 // The empty files reach the go command through its -overlay build flag and
 // the type checker through the ParseFile hook, not through
 // packages.Config.Overlay: go/packages distrusts the export data of every
@@ -29,6 +34,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -97,6 +103,7 @@ func Load(cfg Config) (*Result, error) {
 	overlay := map[string][]byte{}
 	tests := false
 	var list []*packages.Package
+	stubs := map[string][]byte{} // for the go command only
 	if dirs, ok := localDirs(cfg.Dir, patterns); ok {
 		for _, dir := range dirs {
 			t, err := findOutputs(dir, outputs, overlay)
@@ -104,6 +111,13 @@ func Load(cfg Config) (*Result, error) {
 				return nil, err
 			}
 			tests = tests || t
+		}
+		if !goflagsOverlay(cfg.Env) {
+			for _, dir := range dirs {
+				if err := stubSources(dir, tests, overlay, stubs); err != nil {
+					return nil, err
+				}
+			}
 		}
 	} else {
 		loads.Add(1)
@@ -135,8 +149,8 @@ func Load(cfg Config) (*Result, error) {
 		}
 	}
 	loadFlags := flags
-	if len(overlay) > 0 {
-		if goflagsOverlay(cfg.Env) {
+	if len(overlay) > 0 || len(stubs) > 0 {
+		if len(overlay) > 0 && goflagsOverlay(cfg.Env) {
 			return nil, errors.New("GOFLAGS sets -overlay, which breakergen needs for hiding its own earlier outputs from the type checker: run it without that flag")
 		}
 		tmp, err := os.MkdirTemp("", "breakergen-overlay-")
@@ -144,7 +158,7 @@ func Load(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(tmp)
-		file, err := writeOverlay(tmp, overlay)
+		file, err := writeOverlay(tmp, overlay, stubs)
 		if err != nil {
 			return nil, err
 		}
@@ -390,13 +404,71 @@ func trimBodies(f *ast.File) {
 	}
 }
 
-// writeOverlay writes into dir each empty file of overlay and the go
-// command's -overlay file that puts them in place of our outputs, and
-// returns the latter's path.
-func writeOverlay(dir string, overlay map[string][]byte) (string, error) {
+// stubSources records in stubs, for the go command only, a stub of each
+// source file in dir (test files too when tests): its build line, package
+// clause and imports, each imported for its side effects. The go command
+// lists the packages as it would from the sources (same files, names,
+// imports and build constraints), but the export data it builds for them
+// (go/packages asks for every package's, although it type-checks the
+// patterns' packages from source) is then that of a package with no
+// declarations: an edited source no longer costs a compile of its package
+// (and of its test variant, mocks and all) before the type checker even
+// starts, and a type error in the package no longer fails that compile.
+// Files it cannot stub as they are (one that does not parse, one importing
+// "C", whose preamble cgo needs) are left alone, as are files of overlay.
+func stubSources(dir string, tests bool, overlay, stubs map[string][]byte) error {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if !tests && strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return err
+		}
+		if _, ok := overlay[abs]; ok {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			continue
+		}
+		var b strings.Builder
+		for _, cg := range f.Comments {
+			if cg.Pos() >= f.Package {
+				break
+			}
+			for _, c := range cg.List {
+				if strings.HasPrefix(c.Text, "//go:build ") || strings.HasPrefix(c.Text, "// +build ") {
+					b.WriteString(c.Text + "\n")
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\npackage %s\n", f.Name.Name)
+		cgo := false
+		for _, im := range f.Imports {
+			cgo = cgo || im.Path.Value == `"C"`
+			fmt.Fprintf(&b, "\nimport _ %s", im.Path.Value)
+		}
+		if cgo {
+			continue
+		}
+		b.WriteString("\n")
+		stubs[abs] = []byte(b.String())
+	}
+	return nil
+}
+
+// writeOverlay writes into dir each file of overlay and stubs and the go
+// command's -overlay file that puts them in place of our outputs and the
+// sources, and returns the latter's path.
+func writeOverlay(dir string, overlay, stubs map[string][]byte) (string, error) {
 	replace := map[string]string{}
 	i := 0
-	for path, src := range overlay {
+	for path, src := range joinMaps(overlay, stubs) {
 		name := filepath.Join(dir, fmt.Sprintf("%d.go", i))
 		i++
 		if err := os.WriteFile(name, src, 0o644); err != nil {
@@ -410,6 +482,12 @@ func writeOverlay(dir string, overlay map[string][]byte) (string, error) {
 	}
 	file := filepath.Join(dir, "overlay.json")
 	return file, os.WriteFile(file, js, 0o644)
+}
+
+func joinMaps(a, b map[string][]byte) map[string][]byte {
+	m := maps.Clone(a)
+	maps.Copy(m, b)
+	return m
 }
 
 // SourceOf is the source file whose wrappers go to the output path.

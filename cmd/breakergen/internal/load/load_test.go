@@ -260,3 +260,49 @@ func TestGoflagsOverlay(t *testing.T) {
 	assert.False(t, goflagsOverlay([]string{"GOFLAGS=-mod=mod", "GOOVERLAY=x"}))
 	assert.False(t, goflagsOverlay([]string{}))
 }
+
+// TestStubSources: the go command gets stubs of the patterns' sources (build
+// line, package clause, imports), so that its export-data compile of them
+// is that of an empty package; a file that does not parse, a cgo file and
+// test files when tests are not loaded are left alone; and the load still
+// type-checks the real sources, a type error in them being a type error,
+// not a failed compile.
+func TestStubSources(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"go.mod":      "module example.com/m\n\ngo 1.25.0\n",
+		"a/a.go":      "//go:build !nope\n\n// Package a.\npackage a\n\nimport (\n\t\"context\"\n\tio2 \"io\"\n)\n\n//breaker:name=a\ntype A interface{ M(context.Context, io2.Reader) error }\n",
+		"a/bad.go":    "package a\n\nvar _ = undefined\n",
+		"a/broken.go": "package a\n\nimport (\n",
+		"a/c.go":      "package a\n\n// #include <stdio.h>\nimport \"C\"\n",
+		"a/a_test.go": "package a\n\nimport \"testing\"\n\nfunc TestA(t *testing.T) {}\n",
+	}
+	for name, src := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
+	}
+	abs := func(name string) string { return filepath.Join(dir, "a", name) }
+	stubs := map[string][]byte{}
+	require.NoError(t, stubSources(filepath.Join(dir, "a"), false, map[string][]byte{}, stubs))
+	assert.Equal(t, "//go:build !nope\n\npackage a\n\nimport _ \"context\"\nimport _ \"io\"\n", string(stubs[abs("a.go")]))
+	assert.Equal(t, "\npackage a\n\n", string(stubs[abs("bad.go")]))
+	assert.NotContains(t, stubs, abs("broken.go"), "does not parse")
+	assert.NotContains(t, stubs, abs("c.go"), "cgo")
+	assert.NotContains(t, stubs, abs("a_test.go"), "tests not loaded")
+	require.NoError(t, stubSources(filepath.Join(dir, "a"), true, map[string][]byte{abs("a_test.go"): nil}, stubs))
+	assert.NotContains(t, stubs, abs("a_test.go"), "in overlay already")
+
+	require.NoError(t, os.Remove(abs("broken.go")))
+	require.NoError(t, os.Remove(abs("c.go")))
+	res, err := Load(Config{Dir: dir, Patterns: []string{"./a"}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	require.Len(t, res.Packages, 1)
+	p := res.Packages[0]
+	require.NotNil(t, p.Types)
+	assert.NotNil(t, p.Types.Scope().Lookup("A"), "the real sources are type-checked")
+	require.NotEmpty(t, p.Errors)
+	for _, e := range p.Errors {
+		assert.Equal(t, packages.TypeError, e.Kind, "no failed compile from the go command: %s", e)
+	}
+}
