@@ -44,7 +44,10 @@
 //	breakergen [-type A,B] [-tags TAGS] [-check] [-strict] [packages]
 //
 // The packages are go command patterns (default "."); every package is
-// loaded with one go/packages call, test files included. The flags are:
+// loaded with one go/packages call. Test files are loaded when one of them
+// contains "breaker:" (every annotation does) or an earlier
+// f_breaker_test.go is there; otherwise, however many other generators'
+// mocks they hold, they cost the run nothing. The flags are:
 //
 //	-type A,B
 //		generate only the named interfaces (an error if one of them is not

@@ -33,6 +33,7 @@ type genResults struct {
 	bin      string                                // where the tools were built
 	runs     map[string]map[string][]time.Duration // fixture, tool
 	lines    map[string]map[string]int             // fixture, tool: lines written
+	ordinary ordinaryResults                       // ordinary.go
 	took     time.Duration
 }
 
@@ -161,6 +162,9 @@ func timeGenerators(o options) (genResults, error) {
 	}
 	for _, f := range res.fixtures {
 		clean(f)
+	}
+	if res.ordinary, err = timeOrdinary(o, bin); err != nil {
+		return res, err
 	}
 	res.took = time.Since(start)
 	return res, nil

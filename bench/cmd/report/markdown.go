@@ -347,6 +347,7 @@ func (r report) generatorsSection(p func(string, ...any)) {
 		}
 	}
 	p("\n")
+	r.ordinarySection(p)
 }
 
 // weightSection: the package built with each tool's output.

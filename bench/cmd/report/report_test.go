@@ -105,6 +105,45 @@ func TestMarkdown(t *testing.T) {
 	assert.Contains(t, md, "| with breakergen's wrappers | 6000 | 3.0 | 5.0 s | 5.0 s | 5.0 s | – | 400 MiB |")
 }
 
+// TestOrdinary: the ordinary package's and the 20 packages' tables, and the
+// ordinary package in SPEC §7's generator target, as its worst layout.
+func TestOrdinary(t *testing.T) {
+	g := genResults{
+		fixtures: []fixture{{name: "synth"}, {name: "synthone"}},
+		runs: map[string]map[string][]time.Duration{
+			"synth":    {"breakergen": {time.Second}, "mockgen-source": {4 * time.Second}},
+			"synthone": {"breakergen": {time.Second}, "mockgen-source": {3 * time.Second}},
+		},
+		ordinary: ordinaryResults{
+			runs: map[string][]time.Duration{
+				"breakergen":     {100 * time.Millisecond, 300 * time.Millisecond, 200 * time.Millisecond},
+				"mockgen-source": {500 * time.Millisecond},
+				"mockery":        {400 * time.Millisecond},
+			},
+			lines:   map[string]int{"breakergen": 34000, "mockgen-source": 36000, "mockery": 130000},
+			gen20:   map[string][]time.Duration{"breakergen": {time.Second}, "mockgen-source": {3 * time.Second}},
+			lines20: map[string]int{"breakergen": 1700, "mockgen-source": 1800},
+		},
+	}
+	md := report{gen: g, opts: options{genruns: 3}}.markdown()
+	assert.Contains(t, md, "### In an ordinary package\n\n")
+	assert.Contains(t, md, "| breakergen | 200 ms | 100 ms | 300 ms | 1.00× | 34000 |")
+	assert.Contains(t, md, "| mockgen-source | 500 ms | 500 ms | 500 ms | 2.50× | 36000 |")
+	assert.NotContains(t, md, "| mockgen-package |", "a tool that did not run")
+	assert.Contains(t, md, "### go generate over 20 packages\n\n")
+	assert.Contains(t, md, "| mockgen-source | 3000 ms | 3000 ms | 3000 ms | 3.00× | 1800 |")
+	var gen target
+	for _, tg := range (report{gen: g}).targets() {
+		if strings.HasPrefix(tg.name, "generator faster") {
+			gen = tg
+		}
+	}
+	assert.Contains(t, gen.measured, "synth in an ordinary package (its mocks beside it): breakergen 200 ms, mockgen -source 500 ms (2.50×)")
+	assert.Equal(t, "met: 2.50× faster on the worse layout", gen.verdict)
+
+	assert.NotContains(t, report{gen: genResults{}}.markdown(), "ordinary package", "no section without a measurement")
+}
+
 func TestTripQualitySection(t *testing.T) {
 	var b strings.Builder
 	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }

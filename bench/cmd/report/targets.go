@@ -204,6 +204,14 @@ func (r report) weightTargets() []target {
 			worst = x
 		}
 	}
+	if o := r.gen.ordinary; o.median("breakergen") > 0 && o.median("mockgen-source") > 0 {
+		bg, src := o.median("breakergen"), o.median("mockgen-source")
+		x := float64(src) / float64(bg)
+		parts = append(parts, fmt.Sprintf("synth in an ordinary package (its mocks beside it): breakergen %s, mockgen -source %s (%.2f×)", ms(bg), ms(src), x))
+		if worst == 0 || x < worst {
+			worst = x
+		}
+	}
 	if len(parts) == 0 {
 		gen.measured, gen.verdict = "no samples", "**not measured**"
 	} else {

@@ -6,6 +6,18 @@
 // Nothing in a run reads a function body, so the type checker gets none but
 // those that may hold annotations (see trimBodies).
 //
+// Test files are loaded only when one of them may hold an annotation (it
+// contains "breaker:") or one of our _breaker_test.go outputs is there to
+// be kept or removed: an ordinary package's tests (often megabytes of other
+// generators' mocks) then cost the run neither parsing nor type-checking,
+// and the go command neither lists their imports nor compiles the test
+// variant for its export data.
+//
+// The go command sees stubs of the patterns' sources (see stubSources):
+// go/packages asks it for every package's export data, the patterns' own
+// included, which it type-checks from source anyway, and a stub compiles to
+// an empty package whatever the edit made since the last run.
+//
 // The empty files reach the go command through its -overlay build flag and
 // the type checker through the ParseFile hook, not through
 // packages.Config.Overlay: go/packages distrusts the export data of every
@@ -22,6 +34,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -45,7 +58,8 @@ type Config struct {
 // Result is what a run works on.
 type Result struct {
 	Fset *token.FileSet
-	// Packages are the loaded packages, test variants included, sorted by ID.
+	// Packages are the loaded packages, sorted by ID, with their test
+	// variants when Tests.
 	// Their syntax has no function bodies but those with a comment that
 	// mentions "breaker", so their type errors include "imported and not
 	// used" for imports only bodies use.
@@ -55,6 +69,8 @@ type Result struct {
 	Outputs map[string]bool
 	// Unmatched are the patterns that matched no package.
 	Unmatched []string
+	// Tests: test files were loaded (see the package comment).
+	Tests bool
 }
 
 // loads counts the calls of packages.Load, and parsed the files parsed, for
@@ -85,11 +101,22 @@ func Load(cfg Config) (*Result, error) {
 	// listing (no type checking) from the go command first.
 	outputs := map[string]bool{}
 	overlay := map[string][]byte{}
+	tests := false
 	var list []*packages.Package
+	stubs := map[string][]byte{} // for the go command only
 	if dirs, ok := localDirs(cfg.Dir, patterns); ok {
 		for _, dir := range dirs {
-			if err := findOutputs(dir, outputs, overlay); err != nil {
+			t, err := findOutputs(dir, outputs, overlay)
+			if err != nil {
 				return nil, err
+			}
+			tests = tests || t
+		}
+		if !goflagsOverlay(cfg.Env) {
+			for _, dir := range dirs {
+				if err := stubSources(dir, tests, overlay, stubs); err != nil {
+					return nil, err
+				}
 			}
 		}
 	} else {
@@ -113,15 +140,17 @@ func Load(cfg Config) (*Result, error) {
 					continue
 				}
 				seenDir[dir] = true
-				if err := findOutputs(dir, outputs, overlay); err != nil {
+				t, err := findOutputs(dir, outputs, overlay)
+				if err != nil {
 					return nil, err
 				}
+				tests = tests || t
 			}
 		}
 	}
 	loadFlags := flags
-	if len(overlay) > 0 {
-		if goflagsOverlay(cfg.Env) {
+	if len(overlay) > 0 || len(stubs) > 0 {
+		if len(overlay) > 0 && goflagsOverlay(cfg.Env) {
 			return nil, errors.New("GOFLAGS sets -overlay, which breakergen needs for hiding its own earlier outputs from the type checker: run it without that flag")
 		}
 		tmp, err := os.MkdirTemp("", "breakergen-overlay-")
@@ -129,7 +158,7 @@ func Load(cfg Config) (*Result, error) {
 			return nil, err
 		}
 		defer os.RemoveAll(tmp)
-		file, err := writeOverlay(tmp, overlay)
+		file, err := writeOverlay(tmp, overlay, stubs)
 		if err != nil {
 			return nil, err
 		}
@@ -143,7 +172,7 @@ func Load(cfg Config) (*Result, error) {
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: loadFlags,
-		Tests:      true,
+		Tests:      tests,
 		Fset:       fset,
 		ParseFile: func(fset *token.FileSet, filename string, src []byte) (*ast.File, error) {
 			if empty, ok := overlay[filename]; ok {
@@ -161,7 +190,7 @@ func Load(cfg Config) (*Result, error) {
 		return nil, err
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
-	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs}
+	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs, Tests: tests}
 	if list == nil {
 		list = pkgs
 	}
@@ -260,28 +289,42 @@ func matchesAny(dir, pattern string, list []*packages.Package) bool {
 // findOutputs records the files in dir that carry our header, and an overlay
 // that empties each of them (keeping its package clause and build line). An
 // output is emptied even when its own package clause no longer parses, as
-// long as its source's does.
-func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte) error {
+// long as its source's does. tests reports whether the run must load dir's
+// test files: one of them may hold an annotation, or one of our test outputs
+// is there.
+func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte) (tests bool, err error) {
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
-		return err
+		return false, err
 	}
 	for _, name := range names {
-		if !strings.HasSuffix(name, "_breaker.go") && !strings.HasSuffix(name, "_breaker_test.go") {
+		ours := strings.HasSuffix(name, "_breaker.go") || strings.HasSuffix(name, "_breaker_test.go")
+		if !ours {
+			if !tests && strings.HasSuffix(name, "_test.go") {
+				if tests, err = mayAnnotate(name); err != nil {
+					return false, err
+				}
+			}
 			continue
 		}
 		head, err := readHead(name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		if !IsOutput(head) {
+			if !tests && strings.HasSuffix(name, "_test.go") {
+				if tests, err = mayAnnotate(name); err != nil {
+					return false, err
+				}
+			}
 			continue
 		}
 		abs, err := filepath.Abs(name)
 		if err != nil {
-			return err
+			return false, err
 		}
 		outputs[abs] = true
+		tests = tests || strings.HasSuffix(name, "_test.go")
 		// The package is the source's, which may have been renamed since.
 		pkg, build := "", ""
 		if f, err := parser.ParseFile(token.NewFileSet(), name, head, parser.PackageClauseOnly|parser.ParseComments); err == nil {
@@ -301,7 +344,17 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 		fmt.Fprintf(&b, "package %s\n", pkg)
 		overlay[abs] = []byte(b.String())
 	}
-	return nil
+	return tests, nil
+}
+
+// mayAnnotate reports whether the file holds "breaker:", which every
+// annotation and every near miss the model warns about contains.
+func mayAnnotate(name string) (bool, error) {
+	src, err := os.ReadFile(name)
+	if err != nil {
+		return false, err
+	}
+	return bytes.Contains(src, []byte("breaker:")), nil
 }
 
 // headSize bounds what findOutputs reads of a file: our header, build line
@@ -351,13 +404,71 @@ func trimBodies(f *ast.File) {
 	}
 }
 
-// writeOverlay writes into dir each empty file of overlay and the go
-// command's -overlay file that puts them in place of our outputs, and
-// returns the latter's path.
-func writeOverlay(dir string, overlay map[string][]byte) (string, error) {
+// stubSources records in stubs, for the go command only, a stub of each
+// source file in dir (test files too when tests): its build line, package
+// clause and imports, each imported for its side effects. The go command
+// lists the packages as it would from the sources (same files, names,
+// imports and build constraints), but the export data it builds for them
+// (go/packages asks for every package's, although it type-checks the
+// patterns' packages from source) is then that of a package with no
+// declarations: an edited source no longer costs a compile of its package
+// (and of its test variant, mocks and all) before the type checker even
+// starts, and a type error in the package no longer fails that compile.
+// Files it cannot stub as they are (one that does not parse, one importing
+// "C", whose preamble cgo needs) are left alone, as are files of overlay.
+func stubSources(dir string, tests bool, overlay, stubs map[string][]byte) error {
+	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return err
+	}
+	for _, name := range names {
+		if !tests && strings.HasSuffix(name, "_test.go") {
+			continue
+		}
+		abs, err := filepath.Abs(name)
+		if err != nil {
+			return err
+		}
+		if _, ok := overlay[abs]; ok {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), name, nil, parser.ImportsOnly|parser.ParseComments)
+		if err != nil {
+			continue
+		}
+		var b strings.Builder
+		for _, cg := range f.Comments {
+			if cg.Pos() >= f.Package {
+				break
+			}
+			for _, c := range cg.List {
+				if strings.HasPrefix(c.Text, "//go:build ") || strings.HasPrefix(c.Text, "// +build ") {
+					b.WriteString(c.Text + "\n")
+				}
+			}
+		}
+		fmt.Fprintf(&b, "\npackage %s\n", f.Name.Name)
+		cgo := false
+		for _, im := range f.Imports {
+			cgo = cgo || im.Path.Value == `"C"`
+			fmt.Fprintf(&b, "\nimport _ %s", im.Path.Value)
+		}
+		if cgo {
+			continue
+		}
+		b.WriteString("\n")
+		stubs[abs] = []byte(b.String())
+	}
+	return nil
+}
+
+// writeOverlay writes into dir each file of overlay and stubs and the go
+// command's -overlay file that puts them in place of our outputs and the
+// sources, and returns the latter's path.
+func writeOverlay(dir string, overlay, stubs map[string][]byte) (string, error) {
 	replace := map[string]string{}
 	i := 0
-	for path, src := range overlay {
+	for path, src := range joinMaps(overlay, stubs) {
 		name := filepath.Join(dir, fmt.Sprintf("%d.go", i))
 		i++
 		if err := os.WriteFile(name, src, 0o644); err != nil {
@@ -371,6 +482,12 @@ func writeOverlay(dir string, overlay map[string][]byte) (string, error) {
 	}
 	file := filepath.Join(dir, "overlay.json")
 	return file, os.WriteFile(file, js, 0o644)
+}
+
+func joinMaps(a, b map[string][]byte) map[string][]byte {
+	m := maps.Clone(a)
+	maps.Copy(m, b)
+	return m
 }
 
 // SourceOf is the source file whose wrappers go to the output path.

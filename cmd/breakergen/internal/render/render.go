@@ -3,12 +3,16 @@ package render
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"go/token"
 	"go/types"
+	"maps"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/dave/jennifer/jen"
@@ -20,7 +24,23 @@ import (
 )
 
 // File renders one output file: header, build line, package and wrappers.
+//
+// A large file is rendered in parts, in parallel: jennifer's formatting of
+// the whole (go/format's parse and print) dominates a run whose package keeps
+// its interfaces in one file, and a part formats alone as it does in the
+// whole, its declarations being separated from the next part's by a blank
+// line.
 func File(mf *model.File) ([]byte, error) {
+	parts := 1
+	if len(mf.Interfaces) >= 2*partMin {
+		parts = min(goruntime.GOMAXPROCS(0), len(mf.Interfaces)/partMin)
+	}
+	return file(mf, parts)
+}
+
+// file renders mf in parts (at least one), each formatted on its own, and
+// joins them.
+func file(mf *model.File, parts int) ([]byte, error) {
 	if len(mf.Interfaces) == 0 {
 		return nil, fmt.Errorf("render: %s: no interfaces", mf.Path)
 	}
@@ -86,17 +106,33 @@ func File(mf *model.File) ([]byte, error) {
 		im.add(HTTPGuardPath, "httpguard")
 	}
 
-	f := jen.NewFilePathName(local.Path(), mf.PkgName)
-	im.apply(f)
-	g := &gen{im: im, tr: typer{local: local}, local: local}
-	for i, in := range mf.Interfaces {
-		if i > 0 {
-			f.Line()
-		}
-		g.iface(f, in)
+	parts = max(1, min(parts, len(mf.Interfaces)))
+	bodies := make([][]byte, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*len(mf.Interfaces)/parts, (k+1)*len(mf.Interfaces)/parts
+		wg.Go(func() {
+			f := jen.NewFilePathName(local.Path(), mf.PkgName)
+			im.apply(f)
+			g := &gen{im: im, tr: typer{local: local}, local: local}
+			for i, in := range mf.Interfaces[lo:hi] {
+				if i > 0 {
+					f.Line()
+				}
+				g.iface(f, in)
+			}
+			var body bytes.Buffer
+			errs[k] = f.Render(&body)
+			bodies[k] = body.Bytes()
+		})
 	}
-	var body bytes.Buffer
-	if err := f.Render(&body); err != nil {
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
+	}
+	body, err := joinParts(bodies)
+	if err != nil {
 		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
 	}
 	var out bytes.Buffer
@@ -104,7 +140,75 @@ func File(mf *model.File) ([]byte, error) {
 	if mf.Build != "" {
 		out.WriteString(mf.Build + "\n\n")
 	}
-	out.Write(groupImports(body.Bytes()))
+	out.Write(groupImports(body))
+	return out.Bytes(), nil
+}
+
+// partMin is the fewest interfaces a part of a file rendered in parallel
+// has.
+const partMin = 16
+
+// joinParts joins the formatted files that jennifer rendered for the parts
+// of one output: the package clause once, the union of their imports sorted
+// by path (as jennifer and gofmt sort them), and their declarations in
+// order, a blank line between parts.
+func joinParts(parts [][]byte) ([]byte, error) {
+	if len(parts) == 1 {
+		return parts[0], nil
+	}
+	var head []byte
+	specs := map[string]string{} // path: the spec's line
+	var decls [][]byte
+	for _, src := range parts {
+		pkgEnd := bytes.Index(src, []byte("\n\n"))
+		if pkgEnd < 0 || !bytes.HasPrefix(src, []byte("package ")) {
+			return nil, errors.New("a part does not start with its package clause")
+		}
+		if head == nil {
+			head = src[:pkgEnd+2]
+		}
+		rest := src[pkgEnd+2:]
+		var lines []string
+		switch {
+		case bytes.HasPrefix(rest, []byte("import (\n")):
+			end := bytes.Index(rest, []byte("\n)\n"))
+			if end < 0 {
+				return nil, errors.New("a part's import block does not end")
+			}
+			lines = strings.Split(string(rest[len("import (\n"):end]), "\n")
+			rest = rest[end+len("\n)\n"):]
+		case bytes.HasPrefix(rest, []byte("import ")):
+			end := bytes.IndexByte(rest, '\n')
+			lines = []string{"\t" + string(rest[len("import "):end])}
+			rest = rest[end+1:]
+		}
+		for _, l := range lines {
+			q := strings.IndexByte(l, '"')
+			if q < 0 {
+				return nil, fmt.Errorf("a part's import %q has no path", l)
+			}
+			specs[l[q:]] = l
+		}
+		decls = append(decls, bytes.TrimLeft(rest, "\n"))
+	}
+	var out bytes.Buffer
+	out.Write(head)
+	paths := slices.Sorted(maps.Keys(specs))
+	if len(paths) == 1 {
+		out.WriteString("import " + strings.TrimPrefix(specs[paths[0]], "\t") + "\n\n")
+	} else if len(paths) > 1 {
+		out.WriteString("import (\n")
+		for _, p := range paths {
+			out.WriteString(specs[p] + "\n")
+		}
+		out.WriteString(")\n\n")
+	}
+	for i, d := range decls {
+		if i > 0 {
+			out.WriteString("\n")
+		}
+		out.Write(d)
+	}
 	return out.Bytes(), nil
 }
 

@@ -1,11 +1,19 @@
 package render
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/dave/jennifer/jen"
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
 
 func TestImportNames(t *testing.T) {
@@ -51,4 +59,47 @@ func TestGroupImports(t *testing.T) {
 	assert.Equal(t, "package x\n\nimport (\n\t\"context\"\n\t\"time\"\n\n\t\"example.com/y\"\n)\n", string(groupImports([]byte(src))))
 	only := "package x\n\nimport (\n\t\"context\"\n\t\"time\"\n)\n"
 	assert.Equal(t, only, string(groupImports([]byte(only))))
+}
+
+// TestPartsJoinAsWhole: a file rendered in parts, each formatted alone, is
+// byte for byte the file rendered whole, whichever part needs which import
+// (net/http only in the first interfaces, net/url only in the last,
+// generics, chains and a blank-identifier-free last part).
+func TestPartsJoinAsWhole(t *testing.T) {
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("package p\n\nimport (\n\t\"context\"\n\t\"net/http\"\n\t\"net/url\"\n)\n")
+	for i := range 40 {
+		switch {
+		case i < 3:
+			fmt.Fprintf(&b, "\n//breaker:name=h%d\ntype H%d interface {\n\tDo(ctx context.Context, r *http.Request) (*http.Response, error)\n}\n", i, i)
+		case i >= 37:
+			fmt.Fprintf(&b, "\n//breaker:name=u%d timeout=2s\ntype U%d interface {\n\tGet(u *url.URL) error\n}\n", i, i)
+		case i%3 == 0:
+			fmt.Fprintf(&b, "\n//breaker:name=g%d\ntype G%d[K comparable, V any] interface {\n\tGet(ctx context.Context, k K) (V, error)\n}\n", i, i)
+		case i%3 == 1:
+			fmt.Fprintf(&b, "\n//breaker:name=c%d chain\ntype C%d interface {\n\tGet(ctx context.Context, k string) (int, error)\n}\n", i, i)
+		default:
+			fmt.Fprintf(&b, "\n// S%d has a doc.\n//\n//breaker:name=s%d threshold=3\ntype S%d interface {\n\tSet(ctx context.Context, k string, v ...int) error\n\tPing()\n}\n", i, i, i)
+		}
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/p\n\ngo 1.25.0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(b.String()), 0o644))
+	res, err := load.Load(load.Config{Dir: dir, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	m := model.Build(res, model.Options{})
+	require.Empty(t, m.Errors)
+	require.Len(t, m.Files, 1)
+	require.Len(t, m.Files[0].Interfaces, 40)
+	whole, err := file(m.Files[0], 1)
+	require.NoError(t, err)
+	assert.Contains(t, string(whole), "\"net/url\"")
+	for _, parts := range []int{2, 3, 7, 40} {
+		got, err := file(m.Files[0], parts)
+		require.NoError(t, err)
+		assert.Equal(t, string(whole), string(got), "%d parts", parts)
+	}
+	auto, err := File(m.Files[0])
+	require.NoError(t, err)
+	assert.Equal(t, string(whole), string(auto))
 }
