@@ -48,6 +48,7 @@ generate: ## regenerate every generated file (go generate, both modules)
 check-generate: ## fail if any generated file is stale
 	$(GO) run ./cmd/breakergen -check ./...
 	cd bench && $(GO) run github.com/breakergen/breakergen/cmd/breakergen -check ./quote
+	cd examples/clients && $(GO) run github.com/breakergen/breakergen/cmd/breakergen -check ./...
 
 lint: ## staticcheck (every module), pinned as a tool in tools/go.mod
 	cd tools && $(GO) build -o ../bin/staticcheck honnef.co/go/tools/cmd/staticcheck

@@ -111,6 +111,11 @@
 //	valid        F or pkg.F          func(results...) bool; false means "no data":   none
 //	                                 neither success nor failure, never kept; - on
 //	                                 a method's line clears it
+//	failure      F or pkg.F          func(results...) error judging an answer that   none
+//	                                 came without an error (an HTTP 503); non-nil
+//	                                 counts as that failure, a RetryAfter in it
+//	                                 included, and the answer still reaches the
+//	                                 caller; - on a method's line clears it
 //	stale        Go duration         keep the last valid result per arguments this   none
 //	                                 long, for when the call fails; 0 on a method's
 //	                                 line clears it
@@ -194,12 +199,51 @@
 //
 // Methods whose last result is not error cannot report a failure or a
 // rejection: they are delegated unguarded, and the generated comment says
-// so. Methods whose first parameter is a context.Context pass it to the
-// breaker, the limiter and the per-call timeout; the others use
+// so, unless that result carries its error (below). Methods whose first
+// parameter is a context.Context pass it to the breaker, the limiter and
+// the per-call timeout; a method without one whose parameter has a method
+// Context() context.Context (an *http.Request) takes that ctx instead, and
+// a timeout's ctx goes on with the parameter's WithContext; the others use
 // context.Background(), and a timeout that reaches them draws a warning (an
 // error when it is on the method's own line). Method lines are read only
 // on methods written in the interface literal itself; embedded methods are
 // routed by the interface's lines.
+//
+// # Results that carry their error
+//
+// A method whose last result is not error but has a method Err() error
+// (go-redis v9 commands, *sql.Row) is guarded too: the wrapper calls it,
+// and the result's Err() is the outcome. A refusal (open breaker, limiter,
+// budget, bulkhead, throttle) comes back in the same result type: a new
+// value whose SetErr was given the refusal (go-redis: new(redis.StringCmd)),
+// or, for *sql.Row, a row whose Err() and Scan are the refusal (package
+// runtime/breakerimpl/sqlimpl); such a refusal allocates that one value.
+// A result with an Err() but neither way is an error at generation time:
+// skip the method or annotate a narrower interface. context.Context's Err
+// is its own state, not an outcome: a method returning one is delegated.
+// go-redis's redis.Nil (a missing key) is an answer, not a failure; exclude
+// works as for any error. A *sql.Row is read after the call returns, so a
+// timeout does not apply to it (a warning). With attempts, each try is
+// judged on its own; a refusal after a try leaves the last answer. A route
+// of such a method has no valid or stale, and its interface no chain flag
+// (an error: not built yet).
+//
+// failure names a package-level func taking the method's non-error results
+// (the carrier included) and returning error: an answer that came without
+// an error for which it returns non-nil counts as that failure for the
+// breaker (a RetryAfter() in it opens the breaker for that long), and the
+// answer still reaches the caller unchanged. It is a key of its own rather
+// than valid's: valid's false is "no data", neither success nor failure,
+// while a 503 is a failure of the upstream. For net/http,
+// runtime/httpguard.Failure judges 5xx and 429 failures, with Retry-After
+// on a 429 or 503 (seconds or an HTTP date, capped at 24h) as the wait. A
+// response judged a failure is returned to the caller, who owns its body
+// as with any http.RoundTripper: the wrapper never reads or closes it;
+// one a retry replaces, which no caller sees, is drained and closed
+// (httpguard.Discard).
+// With a timeout, a *http.Response's body keeps the timeout's ctx alive
+// until the caller closes it (httpguard.CancelOnClose). The generated
+// comment of each method says how it is guarded. See docs/clients.md.
 //
 // # Generated code
 //

@@ -49,7 +49,8 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // the window and load keys reaching the breaker's Config, under the
 // environment's and WithConfig's overrides; and hedged chains: the backup
 // at the hedge delay, the second hedge at twice it, every result of the
-// winner, and the losers not failing.
+// winner, and the losers not failing; and SPEC §12 (clients.go): results
+// that carry their error, the ctx of a request, failure answers.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")

@@ -39,7 +39,7 @@ func TestKeysTable(t *testing.T) {
 func TestKeyScopes(t *testing.T) {
 	assert.Equal(t, []string{"concurrency", "failrate", "halfopen", "inflight", "minimum", "ratelimit", "reset",
 		"slow", "slowrate", "successes", "threshold", "throttle", "window"}, NameKeys())
-	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "hedge", "hedges", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
+	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "failure", "hedge", "hedges", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
 	assert.Equal(t, InterfaceScope, KeyScope("chain"))
 	assert.Equal(t, Scope(-1), KeyScope("colour"))
 }

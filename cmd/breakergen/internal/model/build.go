@@ -298,3 +298,124 @@ func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
 		b.errorf(l.Pos, "//breaker: on a %s declaration annotates nothing; annotate an interface", what)
 	}
 }
+
+// ctxParam returns 1 + the index of the first parameter whose type has a
+// method Context() context.Context (0 for none), and whether that type
+// also has WithContext(context.Context) returning the same type.
+func ctxParam(sig *types.Signature) (int, bool) {
+	for i := range sig.Params().Len() {
+		t := sig.Params().At(i).Type()
+		f := methodOf(t, "Context")
+		if f == nil {
+			continue
+		}
+		s := f.Type().(*types.Signature)
+		if s.Params().Len() != 0 || s.Results().Len() != 1 || !IsContext(s.Results().At(0).Type()) {
+			continue
+		}
+		with := false
+		if w := methodOf(t, "WithContext"); w != nil {
+			ws := w.Type().(*types.Signature)
+			with = ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
+				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t)
+		}
+		return i + 1, with
+	}
+	return 0, false
+}
+
+// methodOf returns the method called name of t's method set, or nil.
+func methodOf(t types.Type, name string) *types.Func {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, name)
+	f, _ := obj.(*types.Func)
+	return f
+}
+
+// responseResult returns 1 + the index of a *net/http.Response result, or
+// 0.
+func responseResult(sig *types.Signature) int {
+	for i := range sig.Results().Len() {
+		if isNamedPtr(sig.Results().At(i).Type(), "net/http", "Response") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// isNamedPtr reports whether t is *path.name.
+func isNamedPtr(t types.Type, path, name string) bool {
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return false
+	}
+	n, ok := types.Unalias(p.Elem()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == path && n.Obj().Name() == name
+}
+
+// misses are the Err() values of known clients that report no failure:
+// go-redis's redis.Nil is a missing key, an answer.
+var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
+
+// carrier returns how the last result of sig carries the call's error,
+// or nil: nil with no problem when it has no method Err() error (or is a
+// context.Context, whose Err is its own state), nil with a problem when it
+// has one but a refusal cannot be made of it.
+func carrier(sig *types.Signature, qual types.Qualifier) (*Carrier, string) {
+	n := sig.Results().Len()
+	if n == 0 {
+		return nil, ""
+	}
+	t := sig.Results().At(n - 1).Type()
+	if IsContext(t) {
+		return nil, ""
+	}
+	f := methodOf(t, "Err")
+	if f == nil {
+		return nil, ""
+	}
+	fs := f.Type().(*types.Signature)
+	if fs.Params().Len() != 0 || fs.Results().Len() != 1 || !types.Identical(fs.Results().At(0).Type(), types.Universe.Lookup("error").Type()) {
+		return nil, ""
+	}
+	ts := types.TypeString(t, qual)
+	if isNamedPtr(t, "database/sql", "Row") {
+		return &Carrier{Type: t, Refuse: CarrySQLRow}, ""
+	}
+	p, ok := types.Unalias(t).(*types.Pointer)
+	if !ok {
+		return nil, "its last result " + ts + " carries its error in Err() but is not a pointer a refusal can be made in"
+	}
+	if _, ok := p.Elem().Underlying().(*types.Interface); ok {
+		return nil, "its last result " + ts + " points to an interface"
+	}
+	set := methodOf(t, "SetErr")
+	if set == nil {
+		return nil, "its last result " + ts + " carries its error in Err() but has no SetErr(error)"
+	}
+	ss := set.Type().(*types.Signature)
+	if ss.Params().Len() != 1 || ss.Results().Len() != 0 || !types.Identical(ss.Params().At(0).Type(), types.Universe.Lookup("error").Type()) {
+		return nil, "its last result " + ts + " has a SetErr that is not func(error)"
+	}
+	c := &Carrier{Type: t, Refuse: CarrySetErr}
+	if nt, ok := types.Unalias(p.Elem()).(*types.Named); ok && nt.Obj().Pkg() != nil {
+		pkg := nt.Obj().Pkg()
+		if name, ok := misses[pkg.Path()]; ok {
+			switch v := pkg.Scope().Lookup(name).(type) {
+			case *types.Var, *types.Const:
+				c.Miss = &Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}
+			}
+		}
+	}
+	return c, ""
+}
+
+// pkgQualifier names the packages of types in messages: by name, and not
+// at all for local, the interface's own.
+func pkgQualifier(local *types.Package) types.Qualifier {
+	return func(p *types.Package) string {
+		if p == local {
+			return ""
+		}
+		return p.Name()
+	}
+}

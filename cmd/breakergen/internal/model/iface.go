@@ -235,18 +235,32 @@ func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig)}
+	if !mm.Ctx {
+		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
+	}
 	in.Methods = append(in.Methods, mm)
 	switch {
 	case ml != nil && ml.Skip():
 		mm.Why = "skip"
 		return
 	case !lastIsError(sig):
-		if ml != nil {
-			b.errorf(ml.Pos, "%s.%s: the last result is not error, so the method cannot report a failure or a rejection and cannot be guarded; remove the line or write //breaker:skip", in.Name, m.Name())
+		c, problem := carrier(sig, pkgQualifier(in.Obj.Pkg()))
+		if c == nil && problem != "" && (ml != nil || base != nil) {
+			b.errorf(b.methodPos(in, m, ml, src), "%s.%s: %s, so a refusal cannot reach the caller; write //breaker:skip on the method, or annotate a narrower interface without it", in.Name, m.Name(), problem)
+			mm.Why = "noerror"
+			return
 		}
-		mm.Why = "noerror"
-		return
+		if c == nil {
+			if ml != nil && problem == "" {
+				b.errorf(ml.Pos, "%s.%s: the last result is not error, so the method cannot report a failure or a rejection and cannot be guarded; remove the line or write //breaker:skip", in.Name, m.Name())
+			}
+			mm.Why = "noerror"
+			return
+		}
+		mm.Carrier = c
+	}
+	switch {
 	case ml != nil:
 		var inherit *Route
 		if base != nil {
@@ -257,7 +271,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		r.order = ils.n + len(in.Routes)
 		mm.Route = r
 		in.Routes = append(in.Routes, r)
-		if o, ok := ml.Get("timeout"); ok && !mm.Ctx {
+		if o, ok := ml.Get("timeout"); ok && !mm.Ctx && !mm.CtxWith {
 			b.errorf(o.Pos, "%s.%s: timeout: the method has no context.Context first parameter to carry a deadline", in.Name, m.Name())
 		}
 	case base != nil:
@@ -269,12 +283,33 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.Why = "noroute"
 		return
 	}
+	if r := mm.Route; mm.Judged() && (r.Valid != nil || r.Stale > 0 || in.Chain) {
+		var what string
+		if mm.Carrier != nil {
+			what = "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
+		} else {
+			what = "failure=" + mm.Route.Failure.Text
+		}
+		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with valid=- stale=0, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
+	}
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)
 	if mm.Route.Timeout == 0 {
 		return
 	}
-	if mm.Ctx {
+	if c := mm.Carrier; c != nil && c.Refuse == CarrySQLRow {
+		// The row is read after the call returns: a deadline cancelled
+		// then would close it before Scan.
+		pos := b.methodPos(in, m, ml, src)
+		if ml != nil {
+			if o, ok := ml.Get("timeout"); ok {
+				pos = o.Pos
+			}
+		}
+		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: the *sql.Row is read after the call returns, and a deadline would close it before Scan", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+		return
+	}
+	if mm.Ctx || mm.CtxWith {
 		mm.UseTimeout = true
 	} else if ml == nil || !ml.Has("timeout") {
 		mpos := b.fset.Position(m.Pos())
@@ -283,6 +318,19 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
 	}
+}
+
+// methodPos is where errors about method m go: its line, else its own
+// declaration, else (an embedded method declared elsewhere) the
+// interface's name.
+func (b *builder) methodPos(in *Interface, m *types.Func, ml *annotation.Line, src string) token.Position {
+	if ml != nil {
+		return ml.Pos
+	}
+	if p := b.fset.Position(m.Pos()); p.Filename == src {
+		return p
+	}
+	return in.Pos
 }
 
 // hedgeNeedsChain reports the hedge keys of an interface without the chain

@@ -77,6 +77,22 @@ type Method struct {
 	Why   string
 	// Ctx reports whether the first parameter is a context.Context.
 	Ctx bool
+	// CtxFrom, for a method without a context.Context first parameter, is
+	// 1 + the index of the first parameter whose type has a method
+	// Context() context.Context (an *http.Request): that ctx drives the
+	// breaker, limiter, timeout and budget. 0 for none. CtxWith reports
+	// whether its type also has WithContext(context.Context) returning
+	// the same type, so that a timeout's ctx can go on with it.
+	CtxFrom int
+	CtxWith bool
+	// Carrier describes the last result when the method has no error
+	// result and that result carries its error (Err() error, as go-redis
+	// commands and *sql.Row do); nil otherwise.
+	Carrier *Carrier
+	// Response is 1 + the index of a *net/http.Response result, 0 for
+	// none: with a timeout, the response's body holds the timeout's
+	// cancel until it is closed.
+	Response int
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
 	// Try names the unexported method making one try of a guarded method:
@@ -90,6 +106,35 @@ type Method struct {
 	// route has hedge, the interface a chain, and the method a ctx to
 	// cancel a losing source with.
 	Hedged bool
+}
+
+// Carrier is a result that carries the call's error: the wrapper reads
+// its Err() for the outcome, and returns a refusal in a fresh value of it.
+type Carrier struct {
+	Type types.Type // the result's type, a pointer
+	// Refuse says how a refusal is returned: CarrySetErr (a new value of
+	// the pointed-to type, then SetErr) or CarrySQLRow (sqlimpl.Row).
+	Refuse Carry
+	// Miss is an Err() value that is no failure (go-redis's redis.Nil,
+	// a missing key), or nil.
+	Miss *Ref
+}
+
+// Carry is how a refusal reaches the caller through a [Carrier].
+type Carry int
+
+const (
+	// CarrySetErr: new(T), then SetErr(err).
+	CarrySetErr Carry = iota + 1
+	// CarrySQLRow: a *sql.Row whose Err() is err (sqlimpl.Row).
+	CarrySQLRow
+)
+
+// Judged reports whether the method's outcome is not simply its error
+// result: its result carries the error, or a failure func judges answers.
+// Such a method keeps its outcome in a local of its own.
+func (m *Method) Judged() bool {
+	return m.Carrier != nil || m.Route != nil && m.Route.Failure != nil
 }
 
 // Settings are the name-level settings of a breaker name; zero fields are
@@ -129,6 +174,9 @@ type Route struct {
 	Budget   int
 	// Valid is the func judging a result (the valid key), or nil.
 	Valid *Ref
+	// Failure is the func telling a failure answer (the failure key), or
+	// nil.
+	Failure *Ref
 	// Stale is how long a valid result is kept (the stale key); 0 for no
 	// cache. StaleSize is the most entries kept per method; 0 for the
 	// runtime's default.
@@ -148,6 +196,8 @@ type Route struct {
 	// The options behind the settings, for errors found later.
 	validFunc  *types.Func        // resolved Valid
 	validOpt   *annotation.Option // the option giving valid
+	failFunc   *types.Func        // resolved Failure
+	failOpt    *annotation.Option // the option giving failure
 	staleOpt   *annotation.Option // the option giving stale
 	maxwaitOpt *annotation.Option // the option giving maxwait
 	order      int                // of the wrapper's fields

@@ -103,6 +103,7 @@ func (r *Route) inheritLineKeys(from *Route) {
 	r.Timeout, r.MaxWait, r.maxwaitOpt, r.Exclude = from.Timeout, from.MaxWait, from.maxwaitOpt, from.Exclude
 	r.Attempts, r.Backoff, r.Budget = from.Attempts, from.Backoff, from.Budget
 	r.Valid, r.validFunc, r.validOpt = from.Valid, from.validFunc, from.validOpt
+	r.Failure, r.failFunc, r.failOpt = from.Failure, from.failFunc, from.failOpt
 	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
 	r.Hedge, r.Hedges = from.Hedge, from.Hedges
 }
@@ -178,6 +179,19 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 		if f := b.resolveValid(o, rs); f != nil {
 			r.validFunc = f
 			r.Valid = &Ref{Path: f.Pkg().Path(), Name: f.Name(), Text: o.Raw}
+		}
+	case "failure":
+		r.Failure, r.failFunc, r.failOpt = nil, nil, nil
+		if o.Value.Name == "-" {
+			if l.Where == annotation.OnInterface {
+				b.errorf(o.Pos, "failure: - clears a failure func a method inherits; on an interface line, leave failure out")
+			}
+			return
+		}
+		r.failOpt = &o
+		if f := b.resolveFunc("failure", o, rs); f != nil {
+			r.failFunc = f
+			r.Failure = &Ref{Path: f.Pkg().Path(), Name: f.Name(), Text: o.Raw}
 		}
 	case "stale":
 		r.Stale, r.staleOpt = o.Value.Duration, &o
@@ -296,19 +310,25 @@ func (b *builder) resolveExclude(o annotation.Option, rs resolver) []Ref {
 // generic. Whether its signature fits is checked per method
 // ([builder.checkResults]).
 func (b *builder) resolveValid(o annotation.Option, rs resolver) *types.Func {
+	return b.resolveFunc("valid", o, rs)
+}
+
+// resolveFunc resolves the identifier of key (valid, failure): a
+// package-level func, not generic.
+func (b *builder) resolveFunc(key string, o annotation.Option, rs resolver) *types.Func {
 	id := o.Value.Name
 	obj, problem := rs.object(id, "func")
 	if obj == nil {
-		b.errorf(o.Pos, "valid: %s", problem)
+		b.errorf(o.Pos, "%s: %s", key, problem)
 		return nil
 	}
 	f, ok := obj.(*types.Func)
 	if !ok {
-		b.errorf(o.Pos, "valid: %s is not a func (it is a %s)", id, kind(obj))
+		b.errorf(o.Pos, "%s: %s is not a func (it is a %s)", key, id, kind(obj))
 		return nil
 	}
 	if f.Type().(*types.Signature).TypeParams().Len() > 0 {
-		b.errorf(o.Pos, "valid: %s is generic; name a func of the results' own types", id)
+		b.errorf(o.Pos, "%s: %s is generic; name a func of the results' own types", key, id)
 		return nil
 	}
 	return f
@@ -320,10 +340,35 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 	r := m.Route
 	res := m.Sig.Results()
 	var want []types.Type
-	for i := range res.Len() - 1 {
+	n := res.Len() - 1
+	if m.Carrier != nil {
+		n = res.Len() // the carrier is a result too
+	}
+	for i := range n {
 		want = append(want, res.At(i).Type())
 	}
 	qual := types.RelativeTo(in.Obj.Pkg())
+	if r.failFunc != nil {
+		sig := r.failFunc.Type().(*types.Signature)
+		errType := types.Universe.Lookup("error").Type()
+		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&
+			types.Identical(sig.Results().At(0).Type(), errType) && len(want) > 0
+		for i := 0; fits && i < len(want); i++ {
+			fits = types.AssignableTo(want[i], sig.Params().At(i).Type())
+		}
+		if !fits {
+			var ts []string
+			for _, t := range want {
+				ts = append(ts, types.TypeString(t, qual))
+			}
+			if len(want) == 0 {
+				b.errorf(r.failOpt.Pos, "failure: %s.%s returns only an error: there is no answer to judge", in.Name, m.Name)
+			} else {
+				b.errorf(r.failOpt.Pos, "failure: %s is %s; %s.%s needs func(%s) error", r.Failure.Text,
+					types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "))
+			}
+		}
+	}
 	if r.validFunc != nil {
 		sig := r.validFunc.Type().(*types.Signature)
 		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&

@@ -28,7 +28,7 @@ func File(mf *model.File) ([]byte, error) {
 	im := newImports(mf.Reserved)
 	// Packages of the interfaces' own types first, so that they keep their
 	// names; then what the generated bodies use.
-	usesTime, usesContext := false, false
+	usesTime, usesContext, usesSQL, usesHTTP := false, false, false, false
 	for _, in := range mf.Interfaces {
 		if in.TypeParams != nil {
 			for tp := range in.TypeParams.TypeParams() {
@@ -40,6 +40,12 @@ func File(mf *model.File) ([]byte, error) {
 			im.collect(m.Sig, local)
 			if m.Route != nil && (!m.Ctx || m.UseTimeout) {
 				usesContext = true
+			}
+			if m.Route != nil && m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
+				usesSQL = true
+			}
+			if m.Route != nil && m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries()) {
+				usesHTTP = true
 			}
 		}
 		for _, r := range in.Routes {
@@ -60,6 +66,9 @@ func File(mf *model.File) ([]byte, error) {
 			if v := r.Valid; v != nil && v.Path != local.Path() {
 				im.add(v.Path, pkgNameOf(local, *v))
 			}
+			if v := r.Failure; v != nil && v.Path != local.Path() {
+				im.add(v.Path, pkgNameOf(local, *v))
+			}
 		}
 	}
 	if usesContext {
@@ -70,6 +79,12 @@ func File(mf *model.File) ([]byte, error) {
 	}
 	im.add(RuntimePath, "runtime")
 	im.add(ImplPath, "breakerimpl")
+	if usesSQL {
+		im.add(SQLImplPath, "sqlimpl")
+	}
+	if usesHTTP {
+		im.add(HTTPGuardPath, "httpguard")
+	}
 
 	f := jen.NewFilePathName(local.Path(), mf.PkgName)
 	im.apply(f)
@@ -606,13 +621,21 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	rnames[len(rnames)-1] = errName
 	ctx := ""
 	var body []jen.Code
-	if m.Ctx {
+	switch {
+	case m.Ctx:
 		ctx = names[0]
-	} else {
+	case m.CtxFrom > 0:
+		ctx = a.fresh("ctx")
+		body = append(body, jen.Id(ctx).Op(":=").Id(names[m.CtxFrom-1]).Dot("Context").Call())
+	default:
 		ctx = a.fresh("ctx")
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
 	route := jen.Id(recv).Dot(r.Field)
+	if m.Judged() {
+		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, wrapper: wrapper}, body)
+		return
+	}
 	if chain || r.Helper() {
 		t := &tries{in: in, m: m, r: r, a: a, recv: recv, impl: impl, err: errName, call: callName, ctx: ctx,
 			names: names, params: params, args: args, chain: chain, iface: iface}
@@ -641,18 +664,19 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	}
 	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)))
 	if m.UseTimeout {
-		cancel := a.fresh("cancel")
-		body = append(body,
-			jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()),
-			jen.Defer().Id(cancel).Call(),
-		)
+		resp := ""
+		if m.Response > 0 {
+			resp = a.fresh("r" + strconv.Itoa(m.Response-1))
+			rnames[m.Response-1] = resp
+		}
+		body = append(body, g.withTimeout(m, a, recv, r, ctx, names, resp)...)
 	}
 	body = append(body,
 		g.panicGuard(errName),
 		jen.Return(call),
 	)
 	// The route's settings are listed in the type's doc, once.
-	comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q.", m.Name, impl, m.Name, r.Name))
+	comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
 }
 
@@ -731,6 +755,9 @@ func routeExtras(r *model.Route, m *model.Method) string {
 	}
 	if r.Valid != nil {
 		parts = append(parts, "valid "+r.Valid.Text)
+	}
+	if r.Failure != nil {
+		parts = append(parts, "failure "+r.Failure.Text)
 	}
 	if r.Stale > 0 {
 		parts = append(parts, "stale "+shortDuration(r.Stale))

@@ -303,7 +303,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		comment(f, fmt.Sprintf("%s asks %s.%s through breaker %q%s, then each fallback%s%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), then, hedge))
 	} else {
-		comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q.", m.Name, t.impl, m.Name, r.Name))
+		comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, t.impl, m.Name, r.Name, ctxFromDoc(m, t.names)))
 	}
 	f.Add(decl.Add(g.tr.results(res, t.rnames)).Block(body...))
 
@@ -352,6 +352,9 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			tnames[i] = "_"
 		}
 		tnames[res.Len()-1] = t.err
+		if m.Response > 0 && m.UseTimeout {
+			tnames[m.Response-1] = t.rnames[m.Response-1] // it holds the timeout
+		}
 		results = g.tr.results(res, tnames)
 		tbody = append(tbody, jen.Defer().Id(t.call).Dot("Exit").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err)))
 		tbody = append(tbody, g.timeout(t)...)
@@ -372,11 +375,11 @@ func (g *gen) timeout(t *tries) []jen.Code {
 	if !t.m.UseTimeout {
 		return nil
 	}
-	cancel := t.a.fresh("cancel")
-	return []jen.Code{
-		jen.List(jen.Id(t.ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(t.ctx), jen.Id(t.recv).Dot(t.r.Field).Dot("Timeout").Call()),
-		jen.Defer().Id(cancel).Call(),
+	var resp string
+	if t.m.Response > 0 {
+		resp = t.rnames[t.m.Response-1]
 	}
+	return g.withTimeout(t.m, t.a, t.recv, t.r, t.ctx, t.names, resp)
 }
 
 // ref renders a package-level name.

@@ -1,0 +1,60 @@
+// Package clients guards the clients a Go service already uses, without
+// writing an interface of its own for them: go-redis v9 (whose commands
+// carry their error), database/sql (whose *sql.Row does too) and
+// net/http's RoundTripper (whose ctx is the request's and whose 503 is an
+// answer, not an error). See docs/clients.md.
+package clients
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/breakergen/breakergen/runtime/httpguard"
+)
+
+//go:generate go run github.com/breakergen/breakergen/cmd/breakergen
+
+// Cache is go-redis's every command. *redis.Client implements it. Each
+// command's Err() is its outcome, redis.Nil (a missing key) counts as an
+// answer, and a refusal comes back as a command whose Err() is the
+// refusal.
+//
+//breaker:name=redis threshold=3 reset=5s
+type Cache interface {
+	redis.Cmdable
+}
+
+// DB is the part of *sql.DB a service queries through. A missing table or
+// a locked database trips it; a refusal comes back as a *sql.Row whose
+// Err() and Scan are the refusal.
+//
+//breaker:name=sqlite threshold=2 reset=5s
+type DB interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+// Transport is an http.RoundTripper: breaker, limiter and timeout run on
+// req.Context(); a 5xx or 429 answer is a failure (a Retry-After on a 429
+// or 503 opens the breaker for that long) and still reaches the caller,
+// body unread.
+//
+//breaker:name=api threshold=3 reset=10s timeout=5s failure=httpguard.Failure
+type Transport interface {
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
+// RetryingTransport is a Transport that tries twice: a 5xx answer
+// without Retry-After is retried (its body drained and closed: no caller
+// sees it), a 429 or 503 with one is not (it opens the breaker).
+//
+//breaker:name=api threshold=3 reset=10s attempts=2 backoff=10ms failure=httpguard.Failure
+type RetryingTransport interface {
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
+// The annotation's failure func: an annotation names what its file imports.
+var _ = httpguard.Failure

@@ -1,0 +1,75 @@
+// Package sqlimpl makes the *sql.Row that a generated wrapper returns when
+// it refuses a call of a method returning *sql.Row (QueryRowContext): a
+// row whose Err() and Scan return the refusal.
+//
+// It is for generated code only, with no compatibility promise, like
+// package [github.com/breakergen/breakergen/runtime/breakerimpl]; it is a
+// package of its own so that only programs that guard a *sql.Row link
+// database/sql.
+//
+// # How
+//
+// A *sql.Row has no exported way to carry an error. Package database/sql
+// makes one itself when opening a connection fails: QueryRowContext on a
+// *sql.DB whose connector's Connect returns err yields a Row whose Err()
+// is err, unchanged (database/sql retries only errors matching
+// driver.ErrBadConn). So the package keeps one *sql.DB, opened at init
+// over a connector that never connects and returns the error the ctx
+// carries; [Row] asks it for a row. Nothing is ever dialled, and no
+// connection is ever opened or pooled.
+//
+// sql.OpenDB starts one goroutine for the DB; it is started at the
+// package's init, outside any testing/synctest bubble.
+package sqlimpl
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+)
+
+// refusals is the *sql.DB whose every row carries an error.
+var refusals = sql.OpenDB(connector{})
+
+// errKey is the ctx key of the error a row is to carry.
+type errKey struct{}
+
+// Row returns a *sql.Row whose Err() and Scan return err. err must not be
+// nil. An err matching driver.ErrBadConn, which database/sql would retry
+// and replace, is wrapped so that it does not match it (the refusals of
+// the runtime never do).
+func Row(err error) *sql.Row {
+	if err == nil {
+		err = errors.New("sqlimpl: Row of a nil error")
+	}
+	if errors.Is(err, driver.ErrBadConn) {
+		err = badConn{err}
+	}
+	return refusals.QueryRowContext(context.WithValue(context.Background(), errKey{}, err), "")
+}
+
+// badConn hides driver.ErrBadConn in an error's chain.
+type badConn struct{ err error }
+
+func (e badConn) Error() string { return e.err.Error() }
+
+// connector never connects: Connect returns the error ctx carries.
+type connector struct{}
+
+func (connector) Connect(ctx context.Context) (driver.Conn, error) {
+	if err, ok := ctx.Value(errKey{}).(error); ok {
+		return nil, err
+	}
+	return nil, errors.New("sqlimpl: no error to carry")
+}
+
+func (connector) Driver() driver.Driver { return drv{} }
+
+// drv is the connector's driver, which database/sql never uses to open.
+type drv struct{}
+
+func (drv) Open(string) (driver.Conn, error) {
+	return nil, fmt.Errorf("sqlimpl: the refusals DB opens no connection")
+}

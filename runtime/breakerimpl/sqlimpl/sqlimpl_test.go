@@ -1,0 +1,54 @@
+package sqlimpl_test
+
+import (
+	"database/sql/driver"
+	"errors"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl/sqlimpl"
+)
+
+func TestRowCarriesTheErrorUnchanged(t *testing.T) {
+	open := &runtime.OpenError{Name: "db"}
+	for _, err := range []error{runtime.ErrOpen, runtime.ErrRateLimited, runtime.ErrBudget, open} {
+		row := sqlimpl.Row(err)
+		require.NotNil(t, row)
+		assert.Same(t, err, row.Err(), "Err returns the very error")
+		var s string
+		assert.Equal(t, err, row.Scan(&s), "Scan returns it too")
+		assert.Empty(t, s)
+	}
+}
+
+func TestRowNeverRetriesABadConn(t *testing.T) {
+	// database/sql would retry driver.ErrBadConn and replace it: the row
+	// carries it hidden, with the same message.
+	err := errors.Join(errors.New("refused"), driver.ErrBadConn)
+	row := sqlimpl.Row(err)
+	require.Error(t, row.Err())
+	assert.NotErrorIs(t, row.Err(), driver.ErrBadConn)
+	assert.Equal(t, err.Error(), row.Err().Error())
+}
+
+func TestRowOfNil(t *testing.T) {
+	assert.Error(t, sqlimpl.Row(nil).Err(), "a Row of nil still reports an error, never a row to scan")
+}
+
+func TestRowConcurrent(t *testing.T) {
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Go(func() {
+			err := errors.New("refusal")
+			if i%2 == 0 {
+				err = runtime.ErrOpen
+			}
+			assert.Same(t, err, sqlimpl.Row(err).Err())
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,158 @@
+// Package httpguard is what a breakergen wrapper of an http.RoundTripper
+// (or of any method answering an *http.Response) needs beyond package
+// runtime: a failure func telling a failed response from a good one, for
+// the annotation key failure, and the helpers generated code calls to
+// keep a timeout's ctx alive while the body is read and to dispose of a
+// response that a retry replaced.
+//
+//	//breaker:name=api threshold=3 reset=30s timeout=2s failure=httpguard.Failure
+//	type Transport interface {
+//		RoundTrip(req *http.Request) (*http.Response, error)
+//	}
+//
+// A response that [Failure] judges a failure counts as one for the
+// breaker, and is still returned to the caller unchanged: the caller owns
+// its body, as with any http.RoundTripper, and the wrapper never reads or
+// closes it.
+//
+// It is a package of its own because package runtime imports nothing
+// beyond the standard library's core, and net/http is heavy to link into
+// programs that never use it.
+package httpguard
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// MaxRetryAfter caps the wait a Retry-After header can ask for, as
+// runtime.MaxCooldown caps every cooldown.
+const MaxRetryAfter = 24 * time.Hour
+
+// StatusError is the failure [Failure] makes of a response with a 5xx or
+// 429 status. It has no RetryAfter method, so a route with attempts
+// retries it.
+type StatusError struct {
+	Code   int    // the status code, 503
+	Status string // the status line's text, "503 Service Unavailable"
+}
+
+func (e *StatusError) Error() string { return "http status " + e.Status }
+
+// RetryAfterError is the failure [Failure] makes of a 429 or 503 response
+// with a Retry-After header: RetryAfter() is the wait it asks for (capped
+// at [MaxRetryAfter]), so the breaker opens at once for that long (the
+// cooldown of breakergen's SPEC §5) and a route with attempts does not
+// retry it. errors.As finds its *StatusError too.
+type RetryAfterError struct {
+	StatusError
+	After time.Duration
+}
+
+func (e *RetryAfterError) Error() string {
+	return "http status " + e.Status + " (retry after " + e.After.String() + ")"
+}
+
+// RetryAfter returns the wait the response asked for.
+func (e *RetryAfterError) RetryAfter() time.Duration { return e.After }
+
+// Unwrap returns the *StatusError.
+func (e *RetryAfterError) Unwrap() error { return &e.StatusError }
+
+// Failure is the failure func for responses: nil for a nil response and
+// for every status below 500 but 429 (Too Many Requests); for 5xx and 429
+// a [*StatusError], or, when a 429 or 503 says how long to wait in a
+// Retry-After header (seconds, or an HTTP date), a [*RetryAfterError].
+// It reads only the status and the header, never the body.
+func Failure(resp *http.Response) error {
+	if resp == nil || resp.StatusCode < 500 && resp.StatusCode != http.StatusTooManyRequests {
+		return nil
+	}
+	se := StatusError{Code: resp.StatusCode, Status: resp.Status}
+	if se.Status == "" {
+		se.Status = strconv.Itoa(resp.StatusCode) + " " + http.StatusText(resp.StatusCode)
+	}
+	if resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusServiceUnavailable {
+		if d := RetryAfter(resp.Header.Get("Retry-After"), time.Now()); d > 0 {
+			return &RetryAfterError{StatusError: se, After: d}
+		}
+	}
+	return &se
+}
+
+// RetryAfter parses the value of a Retry-After header, seconds ("120") or
+// an HTTP date, into a wait from now, capped at [MaxRetryAfter]; 0 for a
+// value that is empty, malformed or in the past.
+func RetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if n <= 0 {
+			return 0
+		}
+		if n >= int64(MaxRetryAfter/time.Second) {
+			return MaxRetryAfter
+		}
+		return time.Duration(n) * time.Second
+	}
+	t, err := http.ParseTime(v)
+	if err != nil {
+		return 0
+	}
+	return min(max(t.Sub(now), 0), MaxRetryAfter)
+}
+
+// CancelOnClose is for generated code: it ties the cancel of a timeout's
+// ctx to resp's body, which the caller reads after the call returned. The
+// cancel runs when the body is closed or read to its end, or at once when
+// there is no body to read (resp or its Body nil). It returns resp.
+func CancelOnClose(resp *http.Response, cancel context.CancelFunc) *http.Response {
+	if resp == nil || resp.Body == nil || resp.Body == http.NoBody {
+		cancel()
+		return resp
+	}
+	resp.Body = &cancelBody{rc: resp.Body, cancel: cancel}
+	return resp
+}
+
+// cancelBody cancels a ctx once its body is done with, as http.Client's
+// own timeout does.
+type cancelBody struct {
+	rc     io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b *cancelBody) Read(p []byte) (int, error) {
+	n, err := b.rc.Read(p)
+	if err == io.EOF {
+		b.cancel()
+	}
+	return n, err
+}
+
+func (b *cancelBody) Close() error {
+	err := b.rc.Close()
+	b.cancel()
+	return err
+}
+
+// drainLimit is the most of a body [Discard] reads so that the connection
+// can be reused.
+const drainLimit = 4 << 10
+
+// Discard drains a little of resp's body (so that its connection can be
+// reused) and closes it: for a response that no caller will see. Generated
+// code calls it on the answer of a try that a retry replaces.
+func Discard(resp *http.Response) {
+	if resp == nil || resp.Body == nil {
+		return
+	}
+	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
+	_ = resp.Body.Close()
+}

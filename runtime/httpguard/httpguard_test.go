@@ -1,0 +1,106 @@
+package httpguard_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime/httpguard"
+)
+
+func response(code int, retryAfter string) *http.Response {
+	h := http.Header{}
+	if retryAfter != "" {
+		h.Set("Retry-After", retryAfter)
+	}
+	return &http.Response{StatusCode: code, Status: http.StatusText(code), Header: h}
+}
+
+func TestFailure(t *testing.T) {
+	for _, code := range []int{200, 204, 301, 400, 404, 499} {
+		assert.NoError(t, httpguard.Failure(response(code, "5")), "%d", code)
+	}
+	assert.NoError(t, httpguard.Failure(nil))
+	for _, code := range []int{500, 502, 503, 504, 429} {
+		err := httpguard.Failure(response(code, ""))
+		var se *httpguard.StatusError
+		require.ErrorAs(t, err, &se, "%d", code)
+		assert.Equal(t, code, se.Code)
+		_, hasRetryAfter := err.(interface{ RetryAfter() time.Duration })
+		assert.False(t, hasRetryAfter, "%d without Retry-After: retryable, no cooldown", code)
+	}
+}
+
+func TestFailureRetryAfter(t *testing.T) {
+	for _, code := range []int{429, 503} {
+		err := httpguard.Failure(response(code, "30"))
+		var ra *httpguard.RetryAfterError
+		require.ErrorAs(t, err, &ra)
+		assert.Equal(t, 30*time.Second, ra.RetryAfter())
+		var se *httpguard.StatusError
+		assert.ErrorAs(t, err, &se, "the status is found through the cooldown")
+		assert.Contains(t, err.Error(), "retry after 30s")
+	}
+	// Only 429 and 503 ask for a wait.
+	_, ok := httpguard.Failure(response(500, "30")).(interface{ RetryAfter() time.Duration })
+	assert.False(t, ok)
+	// Huge values are capped; junk asks for nothing.
+	var ra *httpguard.RetryAfterError
+	require.ErrorAs(t, httpguard.Failure(response(503, "99999999999")), &ra)
+	assert.Equal(t, httpguard.MaxRetryAfter, ra.After)
+	assert.False(t, errors.As(httpguard.Failure(response(503, "soon")), &ra))
+	assert.False(t, errors.As(httpguard.Failure(response(503, "-5")), &ra))
+}
+
+func TestRetryAfterDate(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	assert.Equal(t, 90*time.Second, httpguard.RetryAfter(now.Add(90*time.Second).Format(http.TimeFormat), now))
+	assert.Zero(t, httpguard.RetryAfter(now.Add(-time.Minute).Format(http.TimeFormat), now), "a date in the past")
+	assert.Equal(t, httpguard.MaxRetryAfter, httpguard.RetryAfter(now.Add(72*time.Hour).Format(http.TimeFormat), now))
+	assert.Equal(t, 2*time.Second, httpguard.RetryAfter(" 2 ", now))
+	assert.Zero(t, httpguard.RetryAfter("", now))
+}
+
+type body struct {
+	io.Reader
+	closed bool
+}
+
+func (b *body) Close() error { b.closed = true; return nil }
+
+func TestCancelOnClose(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	b := &body{Reader: strings.NewReader("hello")}
+	resp := httpguard.CancelOnClose(&http.Response{Body: b}, cancel)
+	require.NoError(t, ctx.Err(), "the body is not read yet")
+	got, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "hello", string(got))
+	assert.ErrorIs(t, ctx.Err(), context.Canceled, "read to its end")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	b = &body{Reader: strings.NewReader("hello")}
+	resp = httpguard.CancelOnClose(&http.Response{Body: b}, cancel)
+	require.NoError(t, resp.Body.Close())
+	assert.True(t, b.closed)
+	assert.ErrorIs(t, ctx.Err(), context.Canceled, "closed")
+
+	ctx, cancel = context.WithCancel(context.Background())
+	assert.Nil(t, httpguard.CancelOnClose(nil, cancel))
+	assert.ErrorIs(t, ctx.Err(), context.Canceled, "nothing to read: cancelled at once")
+}
+
+func TestDiscard(t *testing.T) {
+	b := &body{Reader: strings.NewReader(strings.Repeat("x", 100))}
+	httpguard.Discard(&http.Response{Body: b})
+	assert.True(t, b.closed)
+	httpguard.Discard(nil)
+	httpguard.Discard(&http.Response{})
+}
