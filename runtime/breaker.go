@@ -88,6 +88,8 @@ type Breaker struct {
 	probeSeq     uint64
 	timer        Timer // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
 	peerMove     bool  // the transition under way is a fleet peer's (see fleet.go)
+
+	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
@@ -173,6 +175,9 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	}
 	now := b.reg.clock.Now()
 	b.startPeriodLocked(cur, to, now, window)
+	if b.fam != nil {
+		b.fam.moved(from, to)
+	}
 	b.stateChanges++
 	b.transitions[from][to]++
 	if reason == "" {

@@ -199,6 +199,10 @@ func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
 		b.mu.Unlock()
 		return
 	}
+	if b.fam != nil && b.keptClosedLocked(reason) {
+		b.mu.Unlock()
+		return
+	}
 	b.transitionLocked(Open, reason, window)
 	b.mu.Unlock()
 	b.reg.flush()
