@@ -92,6 +92,8 @@ type Breaker struct {
 	peerMove     bool      // the transition under way is a fleet peer's (see fleet.go)
 	failedProbes int       // failed probes in a row since the last close (see backoff.go)
 	reclaimAt    time.Time // HALF_OPEN: when timer reclaims, the earliest probe deadline
+
+	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
 }
 
 func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
@@ -181,6 +183,9 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
 	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
+	if b.fam != nil {
+		b.fam.moved(from, to)
+	}
 	b.stateChanges++
 	b.transitions[from][to]++
 	if reason == "" {

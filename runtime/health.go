@@ -265,13 +265,16 @@ type Health struct {
 	// [Registry.Share]); nil, and left out of the JSON, when no fleet is
 	// attached.
 	Fleet *FleetHealth `json:"fleet,omitempty"`
+	// Families are the registry's families of per-key breakers, in name
+	// order (see [Family]); left out of the JSON when there are none.
+	Families []FamilyHealth `json:"families,omitempty"`
 	// Breakers are in name order.
 	Breakers []Stats `json:"breakers"`
 }
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet()}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Families: r.familiesHealth()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {

@@ -202,6 +202,10 @@ func (b *Breaker) trip(w uint64, reason string, window time.Duration) {
 		b.mu.Unlock()
 		return
 	}
+	if b.fam != nil && b.keptClosedLocked(reason) {
+		b.mu.Unlock()
+		return
+	}
 	if window == 0 {
 		window = b.tripPeriodLocked()
 	}

@@ -33,6 +33,7 @@ type Registry struct {
 	mu       sync.RWMutex // guards breakers, limiters
 	breakers map[string]*Breaker
 	limiters map[string]*Limiter
+	families []*Family // guarded by mu (see family.go)
 
 	warned map[string]bool // guarded by mu: settings already warned about
 

@@ -87,7 +87,12 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 		reg = runtime.Default()
 	}
 	bv, lv := core.Attach(reg, cfg.Breaker, cfg.Rate, cfg.Burst)
-	b := bv.(*runtime.Breaker)
+	l, _ := lv.(*runtime.Limiter)
+	return newRoute(reg, impl, cfg, bv.(*runtime.Breaker), l)
+}
+
+// newRoute is NewRoute for breaker b and limiter l (nil for none) of reg.
+func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
 	c := core.BreakerOf(b)
 	rt := &Route{
 		state:   c.State,
@@ -127,7 +132,7 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if c.Win != nil {
 		rt.slow &^= core.WindowFlag // a time window counts a success without a lock
 	}
-	if l, ok := lv.(*runtime.Limiter); ok {
+	if l != nil {
 		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
 	}

@@ -1,0 +1,74 @@
+package breakerimpl
+
+import (
+	"fmt"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// Family is what a generated wrapper calls for a method with `key=PARAM`:
+// one [Route] per distinct key, through the breaker "<name>/<key>" of a
+// [runtime.Family]. Get one from [NewFamily]. A Family is safe for
+// concurrent use.
+type Family struct {
+	f *runtime.Family
+}
+
+// Keyed is one call's route on a [Family]: generated code enters its
+// Route, and defers [Keyed.Done] before it.
+type Keyed struct {
+	Route *Route
+	key   runtime.FamilyKey
+}
+
+// Done ends the call on its key: the key's breaker may be dropped again.
+func (k Keyed) Done() { k.key.Done() }
+
+// NewFamily returns a family of routes for calls to impl, one per key, each
+// with cfg's settings and the breaker named cfg.Breaker.Name + "/" + key;
+// keys (0: [runtime.DefaultFamilyKeys]) bounds how many live at once and
+// maxOpen (a percentage, 0: no cap) how many may be out of CLOSED (see
+// [runtime.Family]). A nil reg is [runtime.Default]. The keys share the
+// family's limiter, when cfg has a rate limit.
+func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen int) *Family {
+	if reg == nil {
+		reg = runtime.Default()
+	}
+	var f *runtime.Family
+	f = reg.Family(cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst,
+		Attach: func(b *runtime.Breaker) any {
+			return newRoute(reg, impl, cfg, b, f.Limiter())
+		}})
+	return &Family{f: f}
+}
+
+// Runtime returns the family's [runtime.Family].
+func (f *Family) Runtime() *runtime.Family { return f.f }
+
+// Key returns the route of a string key. It allocates nothing for a live key.
+func (f *Family) Key(key string) Keyed {
+	k := f.f.Enter(key)
+	return Keyed{k.Value().(*Route), k}
+}
+
+// KeyInt returns the route of an integer key, its decimal form. It
+// allocates nothing for a live key.
+func (f *Family) KeyInt(key int64) Keyed {
+	k := f.f.EnterInt(key)
+	return Keyed{k.Value().(*Route), k}
+}
+
+// KeyUint is KeyInt for an unsigned key.
+func (f *Family) KeyUint(key uint64) Keyed {
+	k := f.f.EnterUint(key)
+	return Keyed{k.Value().(*Route), k}
+}
+
+// KeyString returns the route of a fmt.Stringer key (its String()); a nil
+// one is the key "<nil>".
+func (f *Family) KeyString(key fmt.Stringer) Keyed {
+	if key == nil {
+		return f.Key("<nil>")
+	}
+	return f.Key(key.String())
+}
