@@ -171,7 +171,7 @@ func TestFamilyLiveKeyAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { f.EnterInt(600519).Done() }))
 }
 
-func TestFamilyHeapStaysBounded(t *testing.T) {
+func TestFamilyAllocatedHeapStaysBounded(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("a million keys: too slow under -race or -short")
 	}
