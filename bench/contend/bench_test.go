@@ -165,3 +165,24 @@ func BenchmarkFailure(b *testing.B)           { run(b, "Failure", false) }
 func BenchmarkFailureParallel(b *testing.B)   { run(b, "Failure", true) }
 func BenchmarkLimited(b *testing.B)           { run(b, "Limited", false) }
 func BenchmarkLimitedParallel(b *testing.B)   { run(b, "Limited", true) }
+
+// quoteSerially times q.Quote's success on one goroutine.
+func quoteSerially(b *testing.B, q quote.Quoter) {
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Quote(ctx, "600519")
+	}
+}
+
+// quoteInParallel times q.Quote's success under RunParallel.
+func quoteInParallel(b *testing.B, q quote.Quoter) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		ctx := context.Background()
+		for pb.Next() {
+			q.Quote(ctx, "600519")
+		}
+	})
+}

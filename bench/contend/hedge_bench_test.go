@@ -42,30 +42,13 @@ func hedgeQuoter(tb testing.TB, mk func(*runtime.Registry) quote.Quoter) quote.Q
 
 func BenchmarkHedgeSuccess(b *testing.B) {
 	for _, c := range hedgeCases {
-		b.Run(c.name, func(b *testing.B) {
-			q := hedgeQuoter(b, c.new)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				q.Quote(ctx, "600519")
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { quoteSerially(b, hedgeQuoter(b, c.new)) })
 	}
 }
 
 func BenchmarkHedgeSuccessParallel(b *testing.B) {
 	for _, c := range hedgeCases {
-		b.Run(c.name, func(b *testing.B) {
-			q := hedgeQuoter(b, c.new)
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for pb.Next() {
-					q.Quote(ctx, "600519")
-				}
-			})
-		})
+		b.Run(c.name, func(b *testing.B) { quoteInParallel(b, hedgeQuoter(b, c.new)) })
 	}
 }
 

@@ -51,30 +51,13 @@ func windowed(tb testing.TB, cfg runtime.Config) quote.Quoter {
 
 func BenchmarkWindowSuccess(b *testing.B) {
 	for _, c := range windowCases {
-		b.Run(c.name, func(b *testing.B) {
-			q := windowed(b, c.cfg)
-			ctx := context.Background()
-			b.ReportAllocs()
-			for b.Loop() {
-				q.Quote(ctx, "600519")
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { quoteSerially(b, windowed(b, c.cfg)) })
 	}
 }
 
 func BenchmarkWindowSuccessParallel(b *testing.B) {
 	for _, c := range windowCases {
-		b.Run(c.name, func(b *testing.B) {
-			q := windowed(b, c.cfg)
-			b.ReportAllocs()
-			b.ResetTimer()
-			b.RunParallel(func(pb *testing.PB) {
-				ctx := context.Background()
-				for pb.Next() {
-					q.Quote(ctx, "600519")
-				}
-			})
-		})
+		b.Run(c.name, func(b *testing.B) { quoteInParallel(b, windowed(b, c.cfg)) })
 	}
 }
 
