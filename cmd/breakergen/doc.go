@@ -119,6 +119,13 @@
 //	                                 accepted in the last 2 minutes, refuse a call
 //	                                 with ErrThrottled with probability max(0,
 //	                                 (R-K*A)/(R+1))
+//	keys         int >= 1            most per-key breakers of a keyed name live at   1000
+//	                                 once; past that the least recently used CLOSED
+//	                                 one with no call in flight is dropped; needs
+//	                                 key
+//	maxopen      1%..100%            at most P% of a keyed name's live keys out of   none
+//	                                 CLOSED at once (at least one); a key that
+//	                                 would trip past that stays CLOSED; needs key
 //	maxwait      Go duration         longest a call waits for a token or a slot      the ctx deadline
 //	                                 before ErrRateLimited or ErrBulkheadFull;
 //	                                 needs a ratelimit or a concurrency for its
@@ -145,6 +152,11 @@
 //	                                 long, for when the call fails; 0 on a method's
 //	                                 line clears it
 //	stalesize    int >= 1            most results kept per method; needs stale       1024
+//	key          PARAM or host       one breaker <name>/<value> per value of that    none
+//	                                 parameter (a string or integer kind, or a
+//	                                 fmt.Stringer); host on a method with an
+//	                                 *http.Request keys by its URL.Host; - on a
+//	                                 method's line clears it
 //	hedge        Go duration         in a chain: when the source asked has not       none
 //	                                 answered within D, also ask the next one; the
 //	                                 first valid answer wins
@@ -158,8 +170,8 @@
 //	                                 chain XChain and NewXChain
 //
 // threshold, reset, jitter, halfopen, successes, ratelimit, window,
-// failrate, minimum, slow, slowrate, inflight, concurrency and throttle
-// belong to the name: every route that names it shares one breaker and one limiter, and
+// failrate, minimum, slow, slowrate, inflight, concurrency, throttle, keys
+// and maxopen belong to the name: every route that names it shares one breaker and one limiter, and
 // their settings may be given once and the name used bare elsewhere
 // (name=eastmoney), in any interface of the same package (what a package's
 // wrappers get never depends on the other packages of the run: go generate
@@ -169,6 +181,21 @@
 // positions. timeout,
 // maxwait and exclude belong to the line and apply to the methods it
 // routes. maxwait needs a ratelimit or a concurrency for its name.
+//
+// key=PARAM gives each value of a method's parameter its own breaker,
+// "<name>/<value>", in a family bounded by keys and maxopen (SPEC §15,
+// docs/keys.md): a string or integer kind (named ones too; an integer
+// keys by its decimal form, even when its type has a String method) or a
+// fmt.Stringer. key=host keys a method taking an *http.Request by its
+// URL.Host, unless the method has a parameter named host, which wins: the
+// key names what is written. On an interface line, every guarded method
+// it routes needs the parameter; a method line clears an inherited key
+// with key=-. A name is either keyed or not: a keyed and an unkeyed route
+// of one name are an error, and so are keys and maxopen without a key for
+// their name. The methods of one interface that name a keyed breaker share
+// one family, so they share its line's timeout, maxwait, exclude,
+// attempts, backoff and budget. key is not supported yet with the chain
+// flag.
 //
 // window turns on rate-based tripping over the last N calls (window=100)
 // or the last D (window=1m): the breaker trips when the window holds at

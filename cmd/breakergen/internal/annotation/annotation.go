@@ -114,9 +114,10 @@ func (b Backoff) String() string {
 // Value is the parsed value of an option: the field its key's parser
 // fills is set, the others are zero. A flag has none.
 type Value struct {
-	Name string // name; valid (a func identifier, or "-")
+	Name string // name; valid (a func identifier, or "-"); key
 	// Count: threshold, halfopen, successes, minimum, concurrency,
-	// attempts, budget, stalesize, hedges; window N.
+	// attempts, budget, stalesize, hedges, keys, maxopen (a percentage);
+	// window N.
 	Count int
 	// Duration: reset, slow, inflight, maxwait, timeout, stale (0: no
 	// cache), hedge; window D.
@@ -569,6 +570,41 @@ func parseWindow(s string, v *Value) string {
 	}
 	v.Count, v.Duration = n, d
 	return ""
+}
+
+// parseKey reads the name of the parameter that keys a route's breakers,
+// or "-" (none: a method line clears an inherited key).
+func parseKey(s string, v *Value) string {
+	if s != "-" && (!keyRE.MatchString(s) || s == "_") {
+		return fmt.Sprintf("%q is not a parameter name (like code, or host for an *http.Request's URL.Host), or - for none", s)
+	}
+	v.Name = s
+	return ""
+}
+
+var keyRE = regexp.MustCompile(`^[\pL_][\pL\pN_]*$`)
+
+// parseMaxOpen reads maxopen, a whole percentage from 1% to 100%, into
+// Count.
+func parseMaxOpen(s string, v *Value) string {
+	n, err := strconv.Atoi(strings.TrimSuffix(s, "%"))
+	if err != nil || !strings.HasSuffix(s, "%") || n < 1 || n > 100 {
+		return fmt.Sprintf("%q is not a whole percentage from 1%% to 100%%, like 20%%", s)
+	}
+	v.Count = n
+	return ""
+}
+
+// Closest returns the candidate nearest to word (an edit distance below
+// 3), or "".
+func Closest(word string, cands []string) string {
+	best, bestD := "", 3
+	for _, c := range cands {
+		if d := distance(strings.ToLower(word), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
 }
 
 // parsePercent reads a percentage, 1% to 100%, as a fraction.

@@ -78,6 +78,15 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:throttle=0.5", OnInterface, `11: throttle: "0.5" is not a number >= 1, like 2 or 1.5`},
 		{"//breaker:windw=100", OnInterface, `11: unknown key "windw"; did you mean "window"?`},
 		{"//breaker:hedge=soon", OnInterface, `11: hedge: "soon" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:key=a.b", OnInterface, `11: key: "a.b" is not a parameter name (like code, or host for an *http.Request's URL.Host), or - for none`},
+		{"//breaker:key=_", OnMethod, `11: key: "_" is not a parameter name (like code, or host for an *http.Request's URL.Host), or - for none`},
+		{"//breaker:key", OnMethod, `11: key: missing value (write key=...)`},
+		{"//breaker:keys=0", OnInterface, `11: keys: "0" is not an integer >= 1`},
+		{"//breaker:maxopen=0%", OnInterface, `11: maxopen: "0%" is not a whole percentage from 1% to 100%, like 20%`},
+		{"//breaker:maxopen=12.5%", OnInterface, `11: maxopen: "12.5%" is not a whole percentage from 1% to 100%, like 20%`},
+		{"//breaker:maxopen=20", OnInterface, `11: maxopen: "20" is not a whole percentage from 1% to 100%, like 20%`},
+		{"//breaker:maxopen=101%", OnInterface, `11: maxopen: "101%" is not a whole percentage from 1% to 100%, like 20%`},
+		{"//breaker:kye=code", OnInterface, `11: unknown key "kye"; did you mean "key"?`},
 		{"//breaker:\t=3", OnInterface, `12: "=3": missing key before =`},
 	}
 	for _, tt := range tests {

@@ -37,9 +37,9 @@ func TestKeysTable(t *testing.T) {
 }
 
 func TestKeyScopes(t *testing.T) {
-	assert.Equal(t, []string{"concurrency", "failrate", "halfopen", "inflight", "jitter", "minimum", "ratelimit", "reset",
+	assert.Equal(t, []string{"concurrency", "failrate", "halfopen", "inflight", "jitter", "keys", "maxopen", "minimum", "ratelimit", "reset",
 		"slow", "slowrate", "successes", "threshold", "throttle", "window"}, NameKeys())
-	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "failure", "hedge", "hedges", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
+	assert.Equal(t, []string{"attempts", "backoff", "budget", "exclude", "failure", "hedge", "hedges", "key", "maxwait", "stale", "stalesize", "timeout", "valid"}, LineKeys())
 	assert.Equal(t, InterfaceScope, KeyScope("chain"))
 	assert.Equal(t, Scope(-1), KeyScope("colour"))
 }

@@ -33,6 +33,7 @@ type builder struct {
 	found     map[string]bool                      // -type names found
 	generated map[string]map[string]token.Position // pkg id → generated top-level names
 	scanned   map[*ast.CommentGroup]bool           // read for //breaker: lines
+	keyErrs   map[token.Position]bool              // key options already reported
 	ifaces    []*modelled                          // for the warnings about what is guarded
 }
 
@@ -65,6 +66,7 @@ func Build(res *load.Result, opts Options) *Run {
 		found:     map[string]bool{},
 		generated: map[string]map[string]token.Position{},
 		scanned:   map[*ast.CommentGroup]bool{},
+		keyErrs:   map[token.Position]bool{},
 	}
 	for _, pat := range res.Unmatched {
 		b.errorf(token.Position{}, "pattern %s matched no packages", pat)
@@ -93,6 +95,7 @@ func Build(res *load.Result, opts Options) *Run {
 		}
 	}
 	b.resolve()
+	b.keyChecks()
 	b.guardWarnings()
 	for _, t := range opts.Types {
 		if !b.found[t] {

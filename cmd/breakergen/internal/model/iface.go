@@ -41,6 +41,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		b.hedgeNeedsChain(in, lines, mlines)
 	}
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
+	b.families(in)
 	b.ifaces = append(b.ifaces, &modelled{in: in, ils: ils, pkg: p.Types.Path(), own: ownMethods(ts)})
 	b.fieldNames(in)
 	if emit {
@@ -293,6 +294,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		}
 		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with valid=- stale=0, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
 	}
+	b.methodKey(in, mm)
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)
 	if mm.Route.Timeout == 0 {

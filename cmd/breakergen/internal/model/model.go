@@ -61,6 +61,9 @@ type Interface struct {
 	// PrimaryField and FallbacksField are the chain's fields holding the
 	// primary X and the fallbacks.
 	PrimaryField, FallbacksField string
+	// Families are the wrapper's families of per-key breakers, one per
+	// keyed breaker name its routes use, in field order.
+	Families []*Family
 	// Default is the interface's line without methods, or nil: its
 	// name-level settings guard the fallbacks.
 	Default *Route
@@ -102,6 +105,9 @@ type Method struct {
 	// StaleField names the field holding the method's stale cache, when its
 	// route has one.
 	StaleField string
+	// Key says which argument picks the method's breaker when its route is
+	// keyed; nil otherwise.
+	Key *Key
 	// Hedged reports whether the chain races the method's sources: its
 	// route has hedge, the interface a chain, and the method a ctx to
 	// cancel a losing source with.
@@ -161,6 +167,11 @@ type Settings struct {
 	// Load control (SPEC section 9).
 	Concurrency int
 	Throttle    float64
+	// A keyed name's family (SPEC section 15): Keys live keys at most (0:
+	// the runtime's default), MaxOpen percent of them out of CLOSED (0: no
+	// cap).
+	Keys    int
+	MaxOpen int
 }
 
 // Route is one annotation line as the wrapper uses it.
@@ -194,6 +205,11 @@ type Route struct {
 	Hedges int
 	Pos    token.Position // of the line
 	Method string         // for a method's own line, the method
+	// KeyParam is the line's key: the parameter whose value picks the
+	// breaker "<Name>/<value>" ("" for an unkeyed route); Family is the
+	// wrapper's family it goes through.
+	KeyParam string
+	Family   *Family
 	// FallbackField is the chain's field holding the route's fallback
 	// routes, one per fallback (only with the chain flag).
 	FallbackField string
@@ -205,6 +221,8 @@ type Route struct {
 	failOpt    *annotation.Option // the option giving failure
 	staleOpt   *annotation.Option // the option giving stale
 	maxwaitOpt *annotation.Option // the option giving maxwait
+	keyOpt     *annotation.Option // the option giving key
+	keyOnIface bool               // whether keyOpt is on an interface line
 	order      int                // of the wrapper's fields
 }
 

@@ -21,6 +21,10 @@ func (b *builder) fieldNames(in *Interface) {
 	}
 	taken[in.NextField] = true
 	for _, r := range in.Routes {
+		if f := r.Family; f != nil && f.Field != "" {
+			r.Field = f.Field // the family's other routes share its field
+			continue
+		}
 		base := ident(r.Name)
 		cand := base
 		if taken[cand] || token.IsKeyword(cand) {
@@ -33,6 +37,9 @@ func (b *builder) fieldNames(in *Interface) {
 		}
 		taken[cand] = true
 		r.Field = cand
+		if r.Family != nil {
+			r.Family.Field = cand
+		}
 	}
 	fresh := func(want string) string {
 		cand := want

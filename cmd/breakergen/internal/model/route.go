@@ -54,6 +54,10 @@ func (ni *nameInfo) settings() Settings {
 			s.Concurrency = o.Value.Count
 		case "throttle":
 			s.Throttle = o.Value.Number
+		case "keys":
+			s.Keys = o.Value.Count
+		case "maxopen":
+			s.MaxOpen = o.Value.Count
 		}
 	}
 	return s
@@ -108,6 +112,7 @@ func (r *Route) inheritLineKeys(from *Route) {
 	r.Failure, r.failFunc, r.failOpt = from.Failure, from.failFunc, from.failOpt
 	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
 	r.Hedge, r.Hedges = from.Hedge, from.Hedges
+	r.KeyParam, r.keyOpt, r.keyOnIface = from.KeyParam, from.keyOpt, from.keyOnIface
 }
 
 // nameKeys records the name-level keys l, a line of package pkg, gives for
@@ -209,6 +214,14 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 		r.Hedge = o.Value.Duration
 	case "hedges":
 		r.Hedges = o.Value.Count
+	case "key":
+		r.KeyParam, r.keyOpt, r.keyOnIface = o.Value.Name, &o, l.Where == annotation.OnInterface
+		if o.Value.Name == "-" {
+			r.KeyParam, r.keyOpt = "", nil
+			if l.Where == annotation.OnInterface {
+				b.errorf(o.Pos, "key: - clears a key a method inherits; on an interface line, leave key out")
+			}
+		}
 	}
 }
 

@@ -25,8 +25,14 @@ const SQLImplPath = "github.com/breakergen/breakergen/runtime/breakerimpl/sqlimp
 // is read after the call returns; otherwise the cancel is deferred.
 func (g *gen) withTimeout(m *model.Method, a *alloc, recv string, r *model.Route, ctx string, names []string, resp string) []jen.Code {
 	cancel := a.fresh("cancel")
+	timeout := jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()
+	if r.Family != nil {
+		// The line's timeout, which every key's route has: a try's helper
+		// does not hold the key's route.
+		timeout = jen.Add(g.duration(r.Timeout))
+	}
 	out := []jen.Code{
-		jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()),
+		jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), timeout),
 	}
 	if resp == "" {
 		out = append(out, jen.Defer().Id(cancel).Call())
@@ -56,6 +62,7 @@ type judgedMethod struct {
 	call            *jen.Statement // the call of the wrapped method
 	decl            *jen.Statement
 	err, callName   string // the locals method() took for the error and the Call
+	key             string // the local holding the key's route, "" if not keyed
 	params, args    []jen.Code
 	wrapper         *jen.Statement // the receiver's type
 }
@@ -84,7 +91,7 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 		rnames[n-1] = errName
 	}
 	callName, okName := j.callName, a.fresh("ok")
-	route := func() *jen.Statement { return jen.Id(j.recv).Dot(r.Field) }
+	route := func() *jen.Statement { return routeOf(j.recv, r, j.key) }
 	// A refusal: in the carrier, or as the error result.
 	refuse := append(g.refusal(c, rnames[n-1], errName), jen.Return())
 	enter := jen.If(
@@ -121,7 +128,7 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 // judgedDoc says how a judged method is guarded.
 func judgedDoc(g *gen, j judgedMethod, rnames []string) string {
 	m, r := j.m, j.m.Route
-	s := fmt.Sprintf("%s calls %s.%s through breaker %q%s", m.Name, j.impl, m.Name, r.Name, ctxFromDoc(m, j.names))
+	s := fmt.Sprintf("%s calls %s.%s through %s%s", m.Name, j.impl, m.Name, breakerDoc(m, j.names), ctxFromDoc(m, j.names))
 	if c := m.Carrier; c != nil {
 		ts := types.TypeString(c.Type, g.qualifier())
 		s += fmt.Sprintf(". The %s it returns carries the outcome: its Err() is the failure", ts)
@@ -246,7 +253,7 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 		rnames[n-1] = errName
 		outcome = a.fresh("outcome")
 	}
-	route := jen.Id(j.recv).Dot(r.Field)
+	route := routeOf(j.recv, r, j.key)
 	body = append(body, jen.Id(retry).Op(":=").Add(route).Dot("Retry").Call())
 	if c != nil {
 		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+rnames[n-1]))

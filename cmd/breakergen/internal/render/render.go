@@ -21,6 +21,7 @@ import (
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/textwrap"
+	bgruntime "github.com/breakergen/breakergen/runtime"
 )
 
 // File renders one output file: header, build line, package and wrappers.
@@ -299,7 +300,12 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var fields []jen.Code
 	fields = append(fields, jen.Id(in.NextField).Add(next()))
 	for _, r := range in.Routes {
-		fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Route")))
+		switch {
+		case r.Family == nil:
+			fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Route")))
+		case r.Family.Route == r: // one field per family
+			fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Family")))
+		}
 	}
 	fields = append(fields, g.staleFields(in)...)
 	f.Type().Id(in.Wrapper).Types(decl...).Struct(fields...)
@@ -312,7 +318,12 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	var vals []jen.Code
 	vals = append(vals, jen.Id(in.NextField).Op(":").Id(nextName))
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, jen.Id(nextName), r, nil)))
+		switch {
+		case r.Family == nil:
+			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, jen.Id(nextName), r, nil)))
+		case r.Family.Route == r:
+			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newFamily(regName, jen.Id(nextName), r)))
+		}
 	}
 	vals = append(vals, g.staleInits(in, regName)...)
 	f.Func().Id(in.Ctor).Types(decl...).Params(
@@ -509,6 +520,85 @@ func chainDoc(in *model.Interface) []string {
 // nil, is the breaker's name instead of r.Name.
 func (g *gen) newRoute(reg string, impl jen.Code, r *model.Route, name jen.Code) jen.Code {
 	return g.impl("NewRoute").Call(jen.Id(reg), impl, g.routeConfig(r, name, false))
+}
+
+// newFamily renders the family of per-key routes of r, a keyed route, on
+// registry reg for calls to impl: its bound (runtime.DefaultFamilyKeys
+// unless keys= gives one) and its cap on keys out of CLOSED (0: none).
+func (g *gen) newFamily(reg string, impl jen.Code, r *model.Route) jen.Code {
+	keys := jen.Add(g.rt("DefaultFamilyKeys"))
+	if r.Settings.Keys > 0 {
+		keys = jen.Lit(r.Settings.Keys)
+	}
+	return g.impl("NewFamily").Call(jen.Id(reg), impl, g.routeConfig(r, nil, false), keys, jen.Lit(r.Settings.MaxOpen))
+}
+
+// routeOf is the route a guarded method's call goes through: the
+// wrapper's field, or for a keyed method the route of its key, held in the
+// local key.
+func routeOf(recv string, r *model.Route, key string) *jen.Statement {
+	if key != "" {
+		return jen.Id(key).Dot("Route")
+	}
+	return jen.Id(recv).Dot(r.Field)
+}
+
+// keyed renders the start of a keyed method's body: the route of its key,
+// held in the local key until the method returns, so that the key's
+// breaker is not dropped while the call runs.
+func (g *gen) keyed(recv string, m *model.Method, names []string, key string) []jen.Code {
+	arg := jen.Id(names[m.Key.Param])
+	var enter *jen.Statement
+	fam := jen.Id(recv).Dot(m.Route.Field)
+	switch m.Key.Kind {
+	case model.KeyString:
+		if m.Key.Convert {
+			arg = jen.String().Parens(arg)
+		}
+		enter = fam.Dot("Key").Call(arg)
+	case model.KeyInt:
+		if m.Key.Convert {
+			arg = jen.Int64().Parens(arg)
+		}
+		enter = fam.Dot("KeyInt").Call(arg)
+	case model.KeyUint:
+		if m.Key.Convert {
+			arg = jen.Uint64().Parens(arg)
+		}
+		enter = fam.Dot("KeyUint").Call(arg)
+	case model.KeyStringer:
+		enter = fam.Dot("KeyString").Call(arg)
+	case model.KeyHost:
+		enter = fam.Dot("Key").Call(arg.Dot("URL").Dot("Host"))
+	}
+	return []jen.Code{
+		jen.Id(key).Op(":=").Add(enter),
+		jen.Defer().Id(key).Dot("Done").Call(),
+	}
+}
+
+// keyText is what keys a keyed method's breaker, as its comment says it:
+// code, req.URL.Host, sym.String().
+func keyText(m *model.Method, names []string) string {
+	p := names[m.Key.Param]
+	switch m.Key.Kind {
+	case model.KeyHost:
+		return p + ".URL.Host"
+	case model.KeyStringer:
+		return p + ".String()"
+	}
+	return p
+}
+
+// breakerDoc names the breaker a guarded method goes through, for its
+// comment: breaker "api", or for a keyed method the breaker of its key.
+func breakerDoc(m *model.Method, names []string) string {
+	r := m.Route
+	if m.Key == nil {
+		return fmt.Sprintf("breaker %q", r.Name)
+	}
+	k := keyText(m, names)
+	return fmt.Sprintf("breaker %q, keyed: each %s has a breaker of its own in the family %q", r.Name+"/<"+k+">", k, r.Name)
 }
 
 // routeConfig renders r's breakerimpl.RouteConfig; name, if not nil, is the
@@ -741,13 +831,18 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		ctx = a.fresh("ctx")
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
-	route := jen.Id(recv).Dot(r.Field)
+	key := ""
+	if m.Key != nil && !chain {
+		key = a.fresh("k")
+		body = append(body, g.keyed(recv, m, names, key)...)
+	}
+	route := routeOf(recv, r, key)
 	if m.Judged() {
-		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, wrapper: wrapper}, body)
+		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, key: key, wrapper: wrapper}, body)
 		return
 	}
 	if chain || r.Helper() {
-		t := &tries{in: in, m: m, r: r, a: a, recv: recv, impl: impl, err: errName, call: callName, ctx: ctx,
+		t := &tries{in: in, m: m, r: r, a: a, recv: recv, impl: impl, err: errName, call: callName, ctx: ctx, key: key,
 			names: names, params: params, args: args, chain: chain, iface: iface}
 		g.tries(f, t, decl, wrapper, body)
 		return
@@ -766,7 +861,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(route).Dot("EnterFast").Call(),
 			jen.If(jen.Op("!").Id(okName)).Block(
 				jen.If(
-					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(jen.Id(recv).Dot(r.Field)).Dot("Enter").Call(jen.Id(ctx)),
+					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(route.Clone()).Dot("Enter").Call(jen.Id(ctx)),
 					jen.Id(errName).Op("!=").Nil(),
 				).Block(jen.Return()),
 			),
@@ -786,7 +881,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		jen.Return(call),
 	)
 	// The route's settings are listed in the type's doc, once.
-	comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names)))
+	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
 }
 
@@ -832,6 +927,16 @@ func why(w string) string {
 
 func routeExtras(r *model.Route, m *model.Method) string {
 	var parts []string
+	if r.Family != nil {
+		keys := r.Settings.Keys
+		if keys == 0 {
+			keys = bgruntime.DefaultFamilyKeys
+		}
+		parts = append(parts, fmt.Sprintf("at most %d keys live", keys))
+		if r.Settings.MaxOpen > 0 {
+			parts = append(parts, fmt.Sprintf("at most %d%% of them out of CLOSED", r.Settings.MaxOpen))
+		}
+	}
 	if r.Settings.Rate.Per > 0 {
 		parts = append(parts, fmt.Sprintf("limiter %s/s burst %d", strconv.FormatFloat(r.Settings.Rate.Per, 'g', -1, 64), r.Settings.Rate.Burst))
 	}
@@ -890,7 +995,15 @@ func wrapperDoc(in *model.Interface) []string {
 	byKey := map[string][]string{}
 	for _, m := range in.Methods {
 		key := fmt.Sprintf("unguarded (%s)", shortWhy(m.Why))
-		if m.Route != nil {
+		switch {
+		case m.Key != nil:
+			var names []string
+			for v := range m.Sig.Params().Variables() {
+				names = append(names, v.Name())
+			}
+			k := keyText(m, names)
+			key = fmt.Sprintf("breakers %q, one per %s%s", m.Route.Name+"/<"+k+">", k, routeExtras(m.Route, m))
+		case m.Route != nil:
 			key = fmt.Sprintf("breaker %q%s", m.Route.Name, routeExtras(m.Route, m))
 		}
 		if _, ok := byKey[key]; !ok {

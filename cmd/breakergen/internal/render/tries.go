@@ -19,6 +19,7 @@ type tries struct {
 	r                          *model.Route
 	a                          *alloc
 	recv, impl, err, call, ctx string
+	key                        string   // the local holding the key's route, "" if not keyed
 	names                      []string // the method's parameters
 	params, args               []jen.Code
 	chain                      bool
@@ -168,7 +169,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		as = append(as, rest...)
 		return jen.List(lhs...).Op("=").Id(t.recv).Dot(m.Try).Call(as...)
 	}
-	route := func() *jen.Statement { return jen.Id(t.recv).Dot(r.Field) }
+	route := func() *jen.Statement { return routeOf(t.recv, r, t.key) }
 	// One name serves every ok of the method: each lives in its own block.
 	ok := a.fresh("ok")
 	run := ""
@@ -303,7 +304,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		comment(f, fmt.Sprintf("%s asks %s.%s through breaker %q%s, then each fallback%s%s.", m.Name, t.impl, m.Name, r.Name, routeExtras(r, m), then, hedge))
 	} else {
-		comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, t.impl, m.Name, r.Name, ctxFromDoc(m, t.names)))
+		comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, t.impl, m.Name, breakerDoc(m, t.names), ctxFromDoc(m, t.names)))
 	}
 	f.Add(decl.Add(g.tr.results(res, t.rnames)).Block(body...))
 

@@ -1,0 +1,259 @@
+package model
+
+import (
+	"fmt"
+	"go/token"
+	"go/types"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
+)
+
+// Family is a keyed breaker name of one wrapper: a breakerimpl.Family of
+// per-key routes, the breaker of key v named "<Name>/<v>". Every route of
+// the interface that names it goes through it, so they share its line
+// settings, those of Route.
+type Family struct {
+	Name  string
+	Field string // the wrapper's field holding the *breakerimpl.Family
+	Route *Route // the first route of the name: its settings make the family
+}
+
+// KeyKind is how a keyed method's argument becomes its key.
+type KeyKind int
+
+const (
+	// KeyString is a string kind: Key(s), or Key(string(s)) for a named
+	// string type.
+	KeyString KeyKind = iota + 1
+	// KeyInt is a signed integer kind: KeyInt(int64(n)).
+	KeyInt
+	// KeyUint is an unsigned integer kind: KeyUint(uint64(n)).
+	KeyUint
+	// KeyStringer is a fmt.Stringer: KeyString(s).
+	KeyStringer
+	// KeyHost is an *http.Request keyed by its host: Key(req.URL.Host).
+	KeyHost
+)
+
+// Key says which argument of a keyed method picks its breaker, and how.
+type Key struct {
+	Param int // the parameter's index
+	Kind  KeyKind
+	// Convert reports whether the argument is converted first: its type is
+	// a string or integer kind but not string, int64 or uint64 itself.
+	Convert bool
+}
+
+var stringer = types.NewInterfaceType([]*types.Func{
+	types.NewFunc(token.NoPos, nil, "String", types.NewSignatureType(nil, nil, nil, nil,
+		types.NewTuple(types.NewVar(token.NoPos, nil, "", types.Typ[types.String])), false)),
+}, nil).Complete()
+
+// methodKey decides how mm, a guarded method whose route is keyed, picks
+// its key: the parameter the key names, or for key=host without a
+// parameter of that name, an *http.Request's URL.Host (a parameter called
+// host wins: the key names what is written). Errors are at the key, once
+// per key option: on an interface line, for the first method (in name
+// order) it does not fit.
+func (b *builder) methodKey(in *Interface, mm *Method) {
+	r := mm.Route
+	if r.KeyParam == "" {
+		return
+	}
+	o := r.keyOpt
+	if in.Chain {
+		b.keyErrorf(o.Pos, "key: not supported yet on an interface with the chain flag (%s): a chain's primary has one breaker per route; guard the keyed methods in an interface of their own", in.Name)
+		return
+	}
+	sig := mm.Sig
+	var names []string
+	idx := -1
+	for i := range sig.Params().Len() {
+		n := sig.Params().At(i).Name()
+		if n == "" || n == "_" {
+			continue
+		}
+		names = append(names, n)
+		if n == r.KeyParam {
+			idx = i
+		}
+	}
+	if idx < 0 && r.KeyParam == "host" {
+		for i := range sig.Params().Len() {
+			if isNamedPtr(sig.Params().At(i).Type(), "net/http", "Request") {
+				mm.Key = &Key{Param: i, Kind: KeyHost}
+				return
+			}
+		}
+	}
+	if idx < 0 {
+		msg := fmt.Sprintf("key: %s.%s has no parameter %s", in.Name, mm.Name, r.KeyParam)
+		if r.KeyParam == "host" {
+			msg += ", nor an *http.Request to key by its URL.Host"
+		}
+		if c := annotation.Closest(r.KeyParam, names); c != "" {
+			msg += fmt.Sprintf("; did you mean %s?", c)
+		}
+		if len(names) > 0 {
+			msg += " (its parameters: " + strings.Join(names, ", ") + ")"
+		} else {
+			msg += " (it has no named parameters)"
+		}
+		if r.keyOnIface {
+			msg += "; every method this line routes needs the parameter (give the others a line of their own with key=- and another name)"
+		}
+		b.keyErrorf(o.Pos, "%s", msg)
+		return
+	}
+	t := sig.Params().At(idx).Type()
+	if bt, ok := t.Underlying().(*types.Basic); ok {
+		info := bt.Info()
+		switch {
+		case info&types.IsString != 0:
+			mm.Key = &Key{Param: idx, Kind: KeyString, Convert: !types.Identical(t, types.Typ[types.String])}
+			return
+		case info&types.IsInteger != 0 && info&types.IsUnsigned != 0:
+			mm.Key = &Key{Param: idx, Kind: KeyUint, Convert: !types.Identical(t, types.Typ[types.Uint64])}
+			return
+		case info&types.IsInteger != 0:
+			mm.Key = &Key{Param: idx, Kind: KeyInt, Convert: !types.Identical(t, types.Typ[types.Int64])}
+			return
+		}
+	}
+	if types.Implements(t, stringer) {
+		mm.Key = &Key{Param: idx, Kind: KeyStringer}
+		return
+	}
+	b.keyErrorf(o.Pos, "key: parameter %s of %s.%s is %s, which cannot key a breaker: a key is a string or integer kind, or a fmt.Stringer",
+		r.KeyParam, in.Name, mm.Name, types.TypeString(t, pkgQualifier(in.Obj.Pkg())))
+}
+
+// keyErrorf reports a problem of a key option once: an interface line's
+// key is checked against each method it routes.
+func (b *builder) keyErrorf(pos token.Position, format string, args ...any) {
+	if b.keyErrs[pos] {
+		return
+	}
+	b.keyErrs[pos] = true
+	b.errorf(pos, format, args...)
+}
+
+// families gathers the keyed routes of in by name: one family per keyed
+// name, whose routes must agree on the line settings the family's routes
+// are made with.
+func (b *builder) families(in *Interface) {
+	byName := map[string]*Family{}
+	for _, r := range in.Routes {
+		if r.KeyParam == "" {
+			continue
+		}
+		f := byName[r.Name]
+		if f == nil {
+			f = &Family{Name: r.Name, Route: r}
+			byName[r.Name] = f
+			in.Families = append(in.Families, f)
+		} else if k, v, w := lineDiff(f.Route, r); k != "" {
+			b.errorf(r.Pos, "breaker %q is keyed: the methods of %s that name it go through one family of breakers, made with one line's settings, but this line gives %s and the line at %s %s; give the method a name of its own, or the same %s",
+				r.Name, in.Name, w, f.Route.Pos, v, k)
+		}
+		r.Family = f
+	}
+}
+
+// lineDiff returns the first line key (as the family's routes are made
+// with it) whose value differs between a and b, and the two values; "" if
+// none does.
+func lineDiff(a, b *Route) (key, va, vb string) {
+	dur := func(d time.Duration) string {
+		if d == 0 {
+			return "none"
+		}
+		return d.String()
+	}
+	num := func(n int) string {
+		if n == 0 {
+			return "none"
+		}
+		return strconv.Itoa(n)
+	}
+	refs := func(rs []Ref) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Path+"."+r.Name)
+		}
+		if len(out) == 0 {
+			return "none"
+		}
+		return strings.Join(out, ",")
+	}
+	texts := func(rs []Ref) string {
+		var out []string
+		for _, r := range rs {
+			out = append(out, r.Text)
+		}
+		if len(out) == 0 {
+			return "none"
+		}
+		return strings.Join(out, ",")
+	}
+	for _, c := range []struct{ key, a, b, ta, tb string }{
+		{"timeout", dur(a.Timeout), dur(b.Timeout), "", ""},
+		{"maxwait", dur(a.MaxWait), dur(b.MaxWait), "", ""},
+		{"exclude", refs(a.Exclude), refs(b.Exclude), texts(a.Exclude), texts(b.Exclude)},
+		{"attempts", num(a.Attempts), num(b.Attempts), "", ""},
+		{"backoff", a.Backoff.String(), b.Backoff.String(), "", ""},
+		{"budget", num(a.Budget), num(b.Budget), "", ""},
+	} {
+		if c.a != c.b {
+			if c.ta != "" {
+				return c.key, c.key + "=" + c.ta, c.key + "=" + c.tb
+			}
+			return c.key, c.key + "=" + c.a, c.key + "=" + c.b
+		}
+	}
+	return "", "", ""
+}
+
+// keyChecks checks, once every route of the run is known, the keys that
+// need a keyed name (keys, maxopen need key on a route of their name in
+// the package), and that no name is keyed on one route and not on
+// another: a name is either a family of per-key breakers or one breaker.
+func (b *builder) keyChecks() {
+	keyed := map[nameKey]bool{}
+	for _, r := range b.routes {
+		if r.KeyParam != "" {
+			keyed[nameKey{r.pkg, r.Name}] = true
+		}
+	}
+	for k, ni := range b.names { // the errors are sorted later
+		if k.pkg == "" || keyed[k] || ni.invalid["key"] {
+			continue
+		}
+		for _, key := range []string{"keys", "maxopen"} {
+			if o, ok := ni.given[key]; ok {
+				b.errorf(o.Pos, "%s: breaker %q has no key=PARAM on any of its routes, so there are no per-key breakers to bound; give key=PARAM too", key, k.name)
+			}
+		}
+	}
+	// The routes that guard a method, in the order they were read.
+	firstKeyed := map[string]*Route{}
+	var unkeyed []*Route
+	for _, md := range b.ifaces {
+		for _, r := range md.in.Routes {
+			if r.KeyParam == "" {
+				unkeyed = append(unkeyed, r)
+			} else if firstKeyed[r.Name] == nil {
+				firstKeyed[r.Name] = r
+			}
+		}
+	}
+	for _, r := range unkeyed {
+		if k := firstKeyed[r.Name]; k != nil {
+			b.errorf(r.Pos, "breaker %q is keyed by key=%s at %s, but the methods this line routes are not: a name is either one breaker or a family of per-key breakers; give this line key=PARAM too, or another name",
+				r.Name, k.KeyParam, k.keyOpt.Pos)
+		}
+	}
+}
