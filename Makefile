@@ -61,9 +61,10 @@ race-repeat: ## the demo's scenario and the runtime's hook tests, -race -count=N
 	$(GO) test -race -count=200 -run '^TestScenario$$' ./examples/marketdata/demo/
 	$(GO) test -race -count=50 -run 'Hook|Transition|Stress|^ExampleRegistry' ./runtime/
 
-generate: ## regenerate every generated file (go generate, both modules)
+generate: ## regenerate every generated file (go generate, every module with generated files)
 	$(GO) generate ./...
 	cd bench && $(GO) generate ./quote
+	cd examples/clients && $(GO) generate ./...
 
 check-generate: ## fail if any generated file is stale
 	$(GO) run ./cmd/breakergen -check ./...

@@ -2,7 +2,8 @@
 // writing an interface of its own for them: go-redis v9 (whose commands
 // carry their error), database/sql (whose *sql.Row does too) and
 // net/http's RoundTripper (whose ctx is the request's and whose 503 is an
-// answer, not an error). See docs/clients.md.
+// answer, not an error), also with one breaker per host. See
+// docs/clients.md and docs/keys.md.
 package clients
 
 import (
@@ -61,6 +62,16 @@ type Transport interface {
 //
 //breaker:name=api threshold=3 reset=10s attempts=2 backoff=10ms failure=httpguard.Failure
 type RetryingTransport interface {
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
+// HostTransport is a Transport with one breaker per host: behind one
+// shared client, a dead host trips its own breaker, "hosts/<host>", and
+// the other hosts keep being served. At most 100 hosts' breakers live at
+// once, and at most half of them out of CLOSED (SPEC §15, docs/keys.md).
+//
+//breaker:name=hosts threshold=3 reset=10s timeout=5s keys=100 maxopen=50% failure=httpguard.Failure key=host
+type HostTransport interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 

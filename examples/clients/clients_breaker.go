@@ -14368,6 +14368,65 @@ func (w *DBBreaker) QueryRowContext(ctx context.Context, query string, args ...a
 	return
 }
 
+// HostTransportBreaker is a HostTransport whose methods go through circuit
+// breakers:
+//
+//   - RoundTrip: breakers "hosts/<req.URL.Host>", one per req.URL.Host (at
+//     most 100 keys live; at most 50% of them out of CLOSED; timeout 5s;
+//     failure httpguard.Failure)
+//
+// Create it with NewHostTransportBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped HostTransport is.
+type HostTransportBreaker struct {
+	next  HostTransport
+	hosts *breakerimpl.Family
+}
+
+// NewHostTransportBreaker wraps next; breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil.
+func NewHostTransportBreaker(next HostTransport, reg *runtime.Registry) *HostTransportBreaker {
+	return &HostTransportBreaker{
+		next: next,
+		hosts: breakerimpl.NewFamily(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "hosts", FailureThreshold: 3, ResetTimeout: 10 * time.Second},
+			Timeout: 5 * time.Second,
+		}, 100, 50),
+	}
+}
+
+var _ HostTransport = (*HostTransportBreaker)(nil)
+
+// RoundTrip calls next.RoundTrip through breaker "hosts/<req.URL.Host>",
+// keyed: each req.URL.Host has a breaker of its own in the family "hosts",
+// with the ctx of req.Context() (req goes on with the timeout's ctx, through
+// WithContext). An answer for which httpguard.Failure returns an error counts
+// as that failure, and still reaches the caller unchanged.
+func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	ctx := req.Context()
+	k := w.hosts.Key(req.URL.Host)
+	defer k.Done()
+	call, ok := k.Route.EnterFast()
+	if !ok {
+		if call, err = k.Route.Enter(ctx); err != nil {
+			return
+		}
+	}
+	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
+	defer call.Exit(ctx, &outcome)
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	// The body is read after the call returns: closing it cancels.
+	defer func() {
+		r0 = httpguard.CancelOnClose(r0, cancel)
+	}()
+	req = req.WithContext(ctx)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.RoundTrip(req)
+	if outcome = err; err == nil {
+		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
+	}
+	return
+}
+
 // RetryingTransportBreaker is a RetryingTransport whose methods go through
 // circuit breakers:
 //
