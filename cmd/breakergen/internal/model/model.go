@@ -176,7 +176,7 @@ type Settings struct {
 
 // Route is one annotation line as the wrapper uses it.
 type Route struct {
-	Field    string // the wrapper's field holding the *breakerimpl.Route
+	Field    string // the wrapper's field holding the *breakerimpl.Route (or a keyed route's *breakerimpl.Family)
 	Name     string // breaker (and limiter) name
 	Settings Settings
 	pkg      string // path of the package whose annotation made it
