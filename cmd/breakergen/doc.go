@@ -194,8 +194,8 @@
 // of one name are an error, and so are keys and maxopen without a key for
 // their name. The methods of one interface that name a keyed breaker share
 // one family, so they share its line's timeout, maxwait, exclude,
-// attempts, backoff and budget. key is not supported yet with the chain
-// flag.
+// attempts, backoff, budget and hedge. With the chain flag, the chain's
+// primary is keyed the same way and its fallbacks are not.
 //
 // window turns on rate-based tripping over the last N calls (window=100)
 // or the last D (window=1m): the breaker trips when the window holds at

@@ -53,7 +53,8 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // that carry their error, the ctx of a request, failure answers; and
 // SPEC §15 (keys.go): breakers per key of a string, integers, a
 // fmt.Stringer and an *http.Request's host against two httptest servers
-// (the 503 one trips alone), the family's bound and maxopen.
+// (the 503 one trips alone), the family's bound and maxopen, and a chain
+// whose primary is keyed.
 func TestEndToEnd(t *testing.T) {
 	if testing.Short() {
 		t.Skip("end-to-end: builds mockgen and runs go test in a temporary module")

@@ -11,10 +11,10 @@ import (
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 )
 
-// Family is a keyed breaker name of one wrapper: a breakerimpl.Family of
-// per-key routes, the breaker of key v named "<Name>/<v>". Every route of
-// the interface that names it goes through it, so they share its line
-// settings, those of Route.
+// Family is a keyed breaker name of one wrapper (and of the chain's
+// primary): a breakerimpl.Family of per-key routes, the breaker of key v
+// named "<Name>/<v>". Every route of the interface that names it goes
+// through it, so they share its line settings, those of Route.
 type Family struct {
 	Name  string
 	Field string // the wrapper's field holding the *breakerimpl.Family
@@ -64,10 +64,6 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 		return
 	}
 	o := r.keyOpt
-	if in.Chain {
-		b.keyErrorf(o.Pos, "key: not supported yet on an interface with the chain flag (%s): a chain's primary has one breaker per route; guard the keyed methods in an interface of their own", in.Name)
-		return
-	}
 	sig := mm.Sig
 	var names []string
 	idx := -1
@@ -206,6 +202,8 @@ func lineDiff(a, b *Route) (key, va, vb string) {
 		{"attempts", num(a.Attempts), num(b.Attempts), "", ""},
 		{"backoff", a.Backoff.String(), b.Backoff.String(), "", ""},
 		{"budget", num(a.Budget), num(b.Budget), "", ""},
+		{"hedge", dur(a.Hedge), dur(b.Hedge), "", ""},
+		{"hedges", num(a.Hedges), num(b.Hedges), "", ""},
 	} {
 		if c.a != c.b {
 			if c.ta != "" {

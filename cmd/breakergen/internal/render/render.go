@@ -322,7 +322,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		case r.Family == nil:
 			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newRoute(regName, jen.Id(nextName), r, nil)))
 		case r.Family.Route == r:
-			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newFamily(regName, jen.Id(nextName), r)))
+			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newFamily(regName, jen.Id(nextName), r, false)))
 		}
 	}
 	vals = append(vals, g.staleInits(in, regName)...)
@@ -409,10 +409,13 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		jen.Id(in.FallbacksField).Index().Add(fbType),
 	}
 	for _, r := range in.Routes {
-		fields = append(fields,
-			jen.Id(r.Field).Op("*").Add(g.impl("Route")),
-			jen.Id(r.FallbackField).Index().Op("*").Add(g.impl("Route")),
-		)
+		switch {
+		case r.Family == nil:
+			fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Route")))
+		case r.Family.Route == r: // one field per family
+			fields = append(fields, jen.Id(r.Field).Op("*").Add(g.impl("Family")))
+		}
+		fields = append(fields, jen.Id(r.FallbackField).Index().Op("*").Add(g.impl("Route")))
 	}
 	fields = append(fields, g.staleFields(in)...)
 	f.Type().Id(in.ChainType).Types(decl...).Struct(fields...)
@@ -435,7 +438,12 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 		jen.Id(in.FallbacksField).Op(":").Qual("slices", "Clone").Call(jen.Id(fallbacks)),
 	}
 	for _, r := range in.Routes {
-		vals = append(vals, jen.Id(r.Field).Op(":").Add(g.impl("NewRoute").Call(jen.Id(reg), jen.Id(primary), g.routeConfig(r, nil, true))))
+		switch {
+		case r.Family == nil:
+			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.impl("NewRoute").Call(jen.Id(reg), jen.Id(primary), g.routeConfig(r, nil, true))))
+		case r.Family.Route == r:
+			vals = append(vals, jen.Id(r.Field).Op(":").Add(g.newFamily(reg, jen.Id(primary), r, true)))
+		}
 	}
 	vals = append(vals, g.staleInits(in, reg)...)
 	body := []jen.Code{
@@ -524,13 +532,14 @@ func (g *gen) newRoute(reg string, impl jen.Code, r *model.Route, name jen.Code)
 
 // newFamily renders the family of per-key routes of r, a keyed route, on
 // registry reg for calls to impl: its bound (runtime.DefaultFamilyKeys
-// unless keys= gives one) and its cap on keys out of CLOSED (0: none).
-func (g *gen) newFamily(reg string, impl jen.Code, r *model.Route) jen.Code {
+// unless keys= gives one) and its cap on keys out of CLOSED (0: none);
+// hedge adds the route's hedge keys, which only a chain's primary uses.
+func (g *gen) newFamily(reg string, impl jen.Code, r *model.Route, hedge bool) jen.Code {
 	keys := jen.Add(g.rt("DefaultFamilyKeys"))
 	if r.Settings.Keys > 0 {
 		keys = jen.Lit(r.Settings.Keys)
 	}
-	return g.impl("NewFamily").Call(jen.Id(reg), impl, g.routeConfig(r, nil, false), keys, jen.Lit(r.Settings.MaxOpen))
+	return g.impl("NewFamily").Call(jen.Id(reg), impl, g.routeConfig(r, nil, hedge), keys, jen.Lit(r.Settings.MaxOpen))
 }
 
 // routeOf is the route a guarded method's call goes through: the
@@ -832,7 +841,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
 	}
 	key := ""
-	if m.Key != nil && !chain {
+	if m.Key != nil {
 		key = a.fresh("k")
 		body = append(body, g.keyed(recv, m, names, key)...)
 	}

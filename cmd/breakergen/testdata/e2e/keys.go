@@ -53,5 +53,13 @@ type HostTransport interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 
+// Books is a chain keyed by symbol: the primary's breakers are per key,
+// the fallback's is one.
+//
+//breaker:name=book threshold=1 reset=1m key=sym chain
+type Books interface {
+	Book(ctx context.Context, sym string) (string, error)
+}
+
 // The annotation's failure func: an annotation names what its file imports.
 var _ = httpguard.Failure

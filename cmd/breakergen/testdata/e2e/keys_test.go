@@ -58,6 +58,18 @@ func (f *keyedFake) Depth(_ context.Context, sym Symbol) (int, error) {
 
 func (f *keyedFake) Do(_ context.Context, tenant string) error { return f.call(tenant) }
 
+func (f *keyedFake) Book(_ context.Context, sym string) (string, error) {
+	return "book:" + sym, f.call(sym)
+}
+
+// backupBooks is the chain's fallback.
+type backupBooks struct{ calls int }
+
+func (b *backupBooks) Book(_ context.Context, sym string) (string, error) {
+	b.calls++
+	return "backup:" + sym, nil
+}
+
 func keyState(t *testing.T, reg *runtime.Registry, name string) runtime.State {
 	t.Helper()
 	b, ok := reg.Lookup(name)
@@ -156,6 +168,34 @@ func TestKeyedBoundAndMaxOpen(t *testing.T) {
 	assert.Equal(t, runtime.Open, keyState(t, reg, "tenants/a"))
 	_, ok := reg.Lookup("tenants/b")
 	assert.False(t, ok, "the dropped key's breaker is gone")
+}
+
+func TestKeyedChainFallsBackForTheOpenKeyAlone(t *testing.T) {
+	reg := newRegistry()
+	primary, backup := newKeyedFake("x"), &backupBooks{}
+	c := NewBooksChain(primary, reg, runtime.Fallback[Books]{Name: "backup", Impl: backup})
+
+	ctx, p := runtime.WithProvenance(context.Background())
+	got, err := c.Book(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, "backup:x", got, "the primary failed: the fallback answers")
+	assert.Equal(t, "fallback:backup", p.Source)
+	assert.Equal(t, runtime.Open, keyState(t, reg, "book/x"), "threshold=1: the key tripped")
+
+	ctx, p = runtime.WithProvenance(context.Background())
+	got, err = c.Book(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, "backup:x", got)
+	assert.Equal(t, 1, primary.calls["x"], "the open key's primary is not called")
+	require.Len(t, p.Skipped, 1)
+	assert.Equal(t, "book/x", p.Skipped[0].Source)
+
+	ctx, p = runtime.WithProvenance(context.Background())
+	got, err = c.Book(ctx, "y")
+	require.NoError(t, err)
+	assert.Equal(t, "book:y", got, "another key is served by the primary")
+	assert.Equal(t, "book/y", p.Source)
+	assert.Equal(t, 2, backup.calls)
 }
 
 func TestKeyedHostTransportTripsTheFailingHostAlone(t *testing.T) {
