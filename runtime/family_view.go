@@ -46,6 +46,36 @@ func (r *Registry) FamilyOf(name string) (*Family, string) {
 	return best, name[len(best.name)+1:]
 }
 
+// PlainBreakers returns every breaker of the registry that is not a
+// family's key breaker (see [Registry.FamilyOf]), in name order: the
+// breakers a view shows one by one beside its families.
+func (r *Registry) PlainBreakers() []*Breaker {
+	r.mu.RLock()
+	fams := make(map[string]bool, len(r.families))
+	for _, f := range r.families {
+		fams[f.name] = true
+	}
+	out := make([]*Breaker, 0, len(r.breakers))
+	for name, b := range r.breakers {
+		if !keyOf(fams, name) {
+			out = append(out, b)
+		}
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
+	return out
+}
+
+// keyOf reports whether name is "<family>/<key>" for a family in fams.
+func keyOf(fams map[string]bool, name string) bool {
+	for i := range len(name) - 1 {
+		if name[i] == '/' && fams[name[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
 // Limit returns how many keys the family keeps live at once (its Keys).
 func (f *Family) Limit() int { return f.limit }
 

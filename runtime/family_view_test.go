@@ -39,6 +39,15 @@ func TestFamilyViews(t *testing.T) {
 		assert.Equal(t, want.key, key, name)
 	}
 
+	reg.Breaker(br.Config{Name: "plain/x"})
+	qa.Breaker("k")
+	api.Breaker("h/1")
+	var plain []string
+	for _, b := range reg.PlainBreakers() {
+		plain = append(plain, b.Name())
+	}
+	assert.Equal(t, []string{"plain/x"}, plain, "the key breakers left out")
+
 	_, ok := q.Lookup("b")
 	assert.False(t, ok, "not live: Lookup creates nothing")
 	assert.Equal(t, 0, q.Len())

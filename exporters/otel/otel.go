@@ -154,12 +154,11 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 	}
 
 	r, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for _, b := range reg.Breakers() {
-			if !opt.perKey {
-				if f, _ := reg.FamilyOf(b.Name()); f != nil {
-					continue // in the family's totals
-				}
-			}
+		bs := reg.PlainBreakers() // a family's keys are in its totals
+		if opt.perKey {
+			bs = reg.Breakers()
+		}
+		for _, b := range bs {
 			in.observe(o, b.Stats(), b.Config())
 		}
 		for _, f := range reg.Families() {

@@ -149,12 +149,11 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // without a concurrency limit or an inflight bound, throttled without a
 // throttle and bulkhead_full without a concurrency limit.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
-	for _, b := range c.reg.Breakers() {
-		if !c.perKey {
-			if f, _ := c.reg.FamilyOf(b.Name()); f != nil {
-				continue // in the family's totals
-			}
-		}
+	bs := c.reg.PlainBreakers() // a family's keys are in its totals
+	if c.perKey {
+		bs = c.reg.Breakers()
+	}
+	for _, b := range bs {
 		collectBreaker(ch, b.Stats(), b.Config())
 	}
 	for _, f := range c.reg.Families() {
