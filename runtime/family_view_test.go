@@ -143,3 +143,15 @@ func TestFamilyTotalsMonotonicUnderChurn(t *testing.T) {
 	require.NoError(t, readErr)
 	assert.Equal(t, uint64(writers*per), f.Totals().Failures)
 }
+
+// BenchmarkFamilyNewKeyChurn is the cost of a new key through a full
+// family (keys=1000): every call makes a key and drops the least recently
+// used one, folding its counters into the family's totals.
+func BenchmarkFamilyNewKeyChurn(b *testing.B) {
+	f := quietRegistry().Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 1000})
+	var i int64
+	for b.Loop() {
+		f.EnterInt(i).Done()
+		i++
+	}
+}
