@@ -83,3 +83,24 @@ func TestKeyNotesUnderTheBound(t *testing.T) {
 	assert.False(t, ok)
 	assert.Contains(t, b.log.String(), "note names an unknown breaker")
 }
+
+// TestLateJoinerOpensAKeyAtItsFirstCall: a process that attaches after a
+// key tripped learns of it when the key is first used there: the key's
+// new breaker reads its note and starts OPEN for what is left.
+func TestLateJoinerOpensAKeyAtItsFirstCall(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	tripBy(t, a.family(10).Breaker("600519"))
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool {
+		return rdb.Exists(t.Context(), "breakergen:open:quote/600519").Val() == 1
+	}, within, time.Millisecond)
+
+	late := attach(t, newClient(t, s), "late", 10*time.Second)
+	fam := late.family(10)
+	assert.Equal(t, 0, fam.Len(), "no key made before it is used")
+	k := fam.Breaker("600519")
+	assert.Equal(t, runtime.Open, k.State(), "its first use finds it OPEN")
+	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
+	assert.Equal(t, runtime.Closed, fam.Breaker("000001").State())
+}
