@@ -53,7 +53,8 @@
 // # Rules and dashboard
 //
 // Beside this package: rules.yml, alerting rules (a breaker OPEN for 5
-// minutes, a breaker flapping, a chain answering from stale data) with their
+// minutes, a breaker flapping, a chain answering from stale data, half
+// of a family's keys OPEN for 5 minutes) with their
 // promtool unit tests in rules_test.yml, and grafana.json, a Grafana
 // dashboard of these metrics. Tests hold both to what the collector
 // exports.

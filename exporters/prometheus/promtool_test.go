@@ -116,7 +116,7 @@ func TestScrapePassesPromtoolCheckMetrics(t *testing.T) {
 func TestRules(t *testing.T) {
 	out, ok := promtool(t, nil, "check", "rules", "rules.yml")
 	require.True(t, ok, out)
-	assert.Contains(t, out, "SUCCESS: 4 rules found")
+	assert.Contains(t, out, "SUCCESS: 5 rules found")
 
 	out, ok = promtool(t, nil, "test", "rules", "rules_test.yml")
 	require.True(t, ok, out)
@@ -129,7 +129,8 @@ func TestRulesTestsCoverEveryAlert(t *testing.T) {
 	tests, err := os.ReadFile("rules_test.yml")
 	require.NoError(t, err)
 	alerts := alertNames(string(rules))
-	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "BreakerHeldByOperator", "ChainAnsweringStale"}, alerts)
+	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "BreakerHeldByOperator", "ChainAnsweringStale",
+		"BreakerFamilyMostlyOpen"}, alerts)
 	for _, a := range alerts {
 		assert.Contains(t, string(tests), "alertname: "+a+"\n", "rules_test.yml tests %s", a)
 	}
