@@ -21,6 +21,12 @@
 //     clock readings. A note can open a breaker, never close one nor keep
 //     it open past the note. A process that attaches late, reconnects, or
 //     creates a breaker later reads the notes at once.
+//   - A key. A family's key breaker (runtime.Family, "<family>/<key>")
+//     is shared like any breaker. A trip note for a key that is not live
+//     here creates it in this process's family of that name, within the
+//     family's keys bound (it starts OPEN); when the family is full with
+//     every live key out of CLOSED, or there is no such family, the note is
+//     logged and ignored.
 //   - A probe. When a window ends, only the process that takes the lease
 //     <prefix>probe:{<name>} (SET NX PX, for the reset window) moves to
 //     HALF_OPEN and probes, as its breaker's settings say; the others stay

@@ -364,6 +364,9 @@ func (f *Fleet) apply(payload string) {
 		return // our own
 	}
 	b, ok := f.reg.Lookup(m.Name)
+	if !ok && m.Kind == kindOpen {
+		b, ok = f.keyBreaker(m.Name)
+	}
 	if !ok {
 		f.ignore(errors.New("note names an unknown breaker"), "breaker", m.Name)
 		return
@@ -376,6 +379,28 @@ func (f *Fleet) apply(payload string) {
 	case kindMode:
 		f.applyMode(b, m)
 	}
+}
+
+// keyBreaker makes the breaker of a family's key that a peer's trip names,
+// "<family>/<key>", when this process has that family and the key is not
+// live here: the family creates it within its keys bound, as for a call
+// (dropping its least recently used CLOSED key if need be; the new
+// breaker reads the note, so it starts OPEN). When every live key is out
+// of CLOSED and the family is at its bound, so that nothing could make
+// room, the note is ignored, as it is when no family has the name.
+func (f *Fleet) keyBreaker(name string) (*runtime.Breaker, bool) {
+	fam, key := f.reg.FamilyOf(name)
+	if fam == nil {
+		return nil, false
+	}
+	if b, ok := fam.Lookup(key); ok {
+		return b, true
+	}
+	if h := fam.Health(); h.Keys >= h.Limit && h.Open >= h.Keys {
+		f.ignore(errors.New("family is full of keys out of CLOSED"), "breaker", name, "family", fam.Name(), "keys", h.Keys)
+		return nil, false
+	}
+	return fam.Breaker(key), true
 }
 
 func (f *Fleet) ignore(err error, attrs ...any) {

@@ -54,6 +54,8 @@ type Family struct {
 
 	emu     sync.Mutex  // one evictor at a time; guards victims
 	victims []*famEntry // the oldest droppable entries at the last scan, oldest last
+
+	fold familyFold // the dropped keys' counters (family_view.go)
 }
 
 type famShard struct {
@@ -308,7 +310,7 @@ func (f *Family) scan(closedOnly bool) {
 // drop removes e from the family and its breaker from the registry, if no
 // call entered it meanwhile.
 func (f *Family) drop(e *famEntry) {
-	if !e.inflight.CompareAndSwap(0, famDead) {
+	if !f.foldDead(e) {
 		return
 	}
 	sh := &f.shards[maphash.String(f.seed, e.key)%familyShards]

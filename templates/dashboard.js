@@ -131,6 +131,97 @@
     setRow(card, "last_failure", fmtTime(b.last_failure), true);
   }
 
+  // Families of per-key breakers: one row each. An expanded row shows a
+  // page of its keys, asked for at each refresh with ?family=NAME, paged
+  // and searchable as the breakers are.
+  const famViews = new Map(); // name of an expanded family → {page, q}
+
+  // countsText mirrors httphealth's.
+  const countsText = (c) => (c && c.down || 0) + " down, " + (c && c.degraded || 0) + " degraded, " +
+    (c && c.ok || 0) + " ok";
+
+  function fillFamily(li, fam) {
+    const display = displayName(fam.name);
+    li.dataset.family = fam.name;
+    li.dataset.state = fam.state;
+    setText(li, "display", display);
+    setText(li, "name", fam.name).hidden = display === fam.name;
+    li.dataset.level = setState(li, "state", fam.state).level;
+    setRow(li, "keys", (fam.keys || 0) + " of " + (fam.limit || 0), true);
+    setRow(li, "levels", countsText(fam.counts), true);
+    setRow(li, "open", (fam.open || 0) + (fam.maxopen_percent ? " (maxopen " + fam.maxopen_percent + "%)" : ""), true);
+    setRow(li, "dropped", String(fam.dropped || 0), true);
+    setRow(li, "kept_closed", String(fam.kept_closed || 0), !!(fam.maxopen_percent || fam.kept_closed));
+    const btn = f("expand", li), open = famViews.has(fam.name);
+    btn.disabled = false;
+    btn.setAttribute("aria-expanded", String(open));
+    f("keylist", li).hidden = !open;
+  }
+
+  // renderKeys shows the page of a family's keys that h, an answer of
+  // datasources?family=NAME, holds.
+  function renderKeys(li, h) {
+    const view = famViews.get(h.family);
+    if (view) view.page = h.page;
+    const body = f("key-rows", li), tpl = f("tpl-key").content.firstElementChild;
+    const prefix = h.family + "/";
+    const old = new Map();
+    for (const tr of body.children) old.set(tr.dataset.name, tr);
+    h.breakers.forEach((b, i) => {
+      let tr = old.get(b.name);
+      old.delete(b.name);
+      if (!tr) tr = tpl.cloneNode(true);
+      tr.dataset.name = b.name;
+      tr.dataset.state = b.state;
+      setText(tr, "key", b.name.startsWith(prefix) ? b.name.slice(prefix.length) : b.name);
+      tr.dataset.level = setState(tr, "state", b.state).level;
+      setText(tr, "key-consecutive", String(b.consecutive_failures || 0));
+      setText(tr, "key-failures", String(b.failures || 0));
+      setText(tr, "key-probe", nextProbeText(b));
+      if (body.children[i] !== tr) body.insertBefore(tr, body.children[i] || null);
+    });
+    for (const tr of old.values()) tr.remove();
+    setText(li, "key-page-text", pageText(h));
+    f("key-prev", li).disabled = h.page <= 1;
+    f("key-next", li).disabled = h.page >= h.pages;
+    const empty = f("keys-empty", li);
+    setText(li, "keys-empty", h.total ? "No key matches “" + h.q + "”." : "No live keys.");
+    empty.hidden = h.breakers.length > 0;
+  }
+
+  function renderFamilies(fams, keyPages) {
+    const list = f("families"), tpl = f("tpl-family").content.firstElementChild;
+    const old = new Map();
+    for (const li of list.children) old.set(li.dataset.family, li);
+    fams.forEach((fam, i) => {
+      let li = old.get(fam.name);
+      old.delete(fam.name);
+      if (!li) li = tpl.cloneNode(true);
+      fillFamily(li, fam);
+      const kp = keyPages.get(fam.name);
+      if (kp) renderKeys(li, kp);
+      if (list.children[i] !== li) list.insertBefore(li, list.children[i] || null);
+    });
+    for (const li of old.values()) li.remove();
+    list.hidden = fams.length === 0;
+  }
+
+  // fetchKeys asks for the page of each expanded family's keys; a family
+  // gone from the registry is collapsed.
+  async function fetchKeys(signal) {
+    const out = new Map();
+    await Promise.all([...famViews].map(async ([name, view]) => {
+      const params = new URLSearchParams({ family: name, page: String(view.page), q: view.q });
+      try {
+        out.set(name, (await getJSON("datasources", signal, params)).body);
+      } catch (err) {
+        if (err && err.status === 404) famViews.delete(name);
+        else throw err;
+      }
+    }));
+    return out;
+  }
+
   function svg(name, attrs) {
     const el = document.createElementNS(svgNS, name);
     for (const [k, v] of Object.entries(attrs)) el.setAttribute(k, String(v));
@@ -344,7 +435,7 @@
     f("next").disabled = h.page >= h.pages;
     const empty = f("cards-empty");
     setText(document, "cards-empty", h.total ? "No source matches “" + h.q + "”." : "No breakers registered yet.");
-    empty.hidden = h.breakers.length > 0;
+    empty.hidden = h.breakers.length > 0 || (h.families || []).length > 0;
     // The address shows the view, so that a reload or a shared link opens it.
     const params = new URLSearchParams();
     if (h.page > 1) params.set("page", String(h.page));
@@ -353,7 +444,7 @@
     if (location.pathname + location.search !== want) history.replaceState(null, "", want);
   }
 
-  function renderHealth(h, band) {
+  function renderHealth(h, band, keyPages) {
     const lv = levels[h.status] || levels.down;
     const overall = f("overall");
     overall.dataset.level = h.status;
@@ -381,6 +472,7 @@
     });
     for (const li of old.values()) li.remove();
     f("legend").hidden = h.breakers.length === 0;
+    renderFamilies(h.families || [], keyPages);
     renderFleet(h.fleet);
     renderInjecting(h.injecting);
     renderPager(h);
@@ -417,7 +509,7 @@
   async function getJSON(path, signal, params) {
     if (params) path += "?" + params;
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" }, signal });
-    if (!res.ok) throw new Error(path + ": HTTP " + res.status);
+    if (!res.ok) throw Object.assign(new Error(path + ": HTTP " + res.status), { status: res.status });
     const date = Date.parse(res.headers.get("X-Server-Time") || res.headers.get("Date") || "");
     return { body: await res.json(), date, more: res.headers.get("X-More-Events") === "true" };
   }
@@ -460,20 +552,22 @@
     const ctl = new AbortController();
     const guard = window.setTimeout(() => ctl.abort(), Math.max(2 * refresh, 10000));
     try {
-      const asked = { page, query };
+      const asked = { page, query, views: JSON.stringify([...famViews]) };
+      const same = () => page === asked.page && query === asked.query && JSON.stringify([...famViews]) === asked.views;
       const params = new URLSearchParams({ page: String(page), q: query });
-      const [h, ev] = await Promise.all([
+      const [h, ev, keyPages] = await Promise.all([
         getJSON("datasources", ctl.signal, params),
         getJSON("degradation-events?limit=" + cfg.limit, ctl.signal),
+        fetchKeys(ctl.signal),
       ]);
       // Another page or search was asked for meanwhile: tick fetches it next.
-      if (page !== asked.page || query !== asked.query) return;
+      if (!same()) return;
       serverNow = isNaN(h.date) ? Date.now() : h.date;
       fetchedAt = performance.now();
       // The bands need the page's breakers: asked for once they are known.
       const band = await fetchBand(h.body.breakers.map((b) => b.name), ctl.signal);
-      if (page !== asked.page || query !== asked.query) return;
-      renderHealth(h.body, band);
+      if (!same()) return;
+      renderHealth(h.body, band, keyPages);
       renderEvents(ev.body);
       const up = f("updated");
       up.dateTime = new Date(serverNow).toISOString().slice(0, 19) + "Z";
@@ -542,6 +636,37 @@
   f("cards").addEventListener("pointerout", leaveBand);
   document.addEventListener("pointerdown", tapElsewhere);
   document.addEventListener("pointermove", moveElsewhere);
+  // A family's row: expand or collapse it, turn its pages of keys, find a key.
+  f("families").addEventListener("click", (e) => {
+    const el = e.target instanceof Element ? e.target.closest("button") : null;
+    const li = el && el.closest(".family");
+    if (!li) return;
+    const name = li.dataset.family, view = famViews.get(name);
+    if (el.dataset.f === "expand") {
+      if (view) famViews.delete(name);
+      else famViews.set(name, { page: 1, q: f("key-q", li).value.trim() });
+      el.setAttribute("aria-expanded", String(!view));
+      f("keylist", li).hidden = !!view;
+    } else if (view && el.dataset.f === "key-prev") {
+      view.page = Math.max(1, view.page - 1);
+    } else if (view && el.dataset.f === "key-next") {
+      view.page += 1;
+    } else {
+      return;
+    }
+    tick();
+  });
+  let keyTyping = 0;
+  f("families").addEventListener("input", (e) => {
+    const li = e.target instanceof Element && e.target.dataset.f === "key-q" ? e.target.closest(".family") : null;
+    if (!li) return;
+    window.clearTimeout(keyTyping);
+    keyTyping = window.setTimeout(() => {
+      const view = famViews.get(li.dataset.family);
+      if (view) { view.q = e.target.value.trim(); view.page = 1; tick(); }
+    }, 250);
+  });
+  for (const btn of document.querySelectorAll('[data-f=families] [data-f=expand]')) btn.disabled = false;
   f("prev").addEventListener("click", () => { page = Math.max(1, page - 1); tick(); });
   f("next").addEventListener("click", () => { page += 1; tick(); });
   let typing = 0;

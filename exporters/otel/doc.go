@@ -15,6 +15,16 @@
 //	breakergen.breaker.in_flight             Int64ObservableUpDownCounter  circuitbreaker.name (breakers with a concurrency limit or an inflight bound)
 //	breakergen.chain.answers                 Int64ObservableCounter        breakergen.chain.source, breakergen.chain.kind
 //
+// A family of per-key breakers ([runtime.Family]) is observed as one, with
+// the attribute breakergen.family, its keys left out of the instruments
+// above: breakergen.family.calls and breakergen.family.transitions
+// (counters summed over its keys, dropped keys included, so they never go
+// down), breakergen.family.keys and breakergen.family.open_keys (up-down
+// counters of its live and its OPEN keys), breakergen.family.key_limit,
+// breakergen.family.dropped_keys and breakergen.family.kept_closed.
+// [WithPerKey] adds each live key as a breaker, circuitbreaker.name
+// "<family>/<key>".
+//
 // circuitbreaker.name and circuitbreaker.state are the attributes of
 // OpenTelemetry's circuit-breaker semantic convention proposal; states are
 // closed, half_open and open, and an operator's isolated and bypassed, as

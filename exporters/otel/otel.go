@@ -22,6 +22,7 @@ const (
 	toKey      = attribute.Key("breakergen.to_state")
 	sourceKey  = attribute.Key("breakergen.chain.source")
 	kindKey    = attribute.Key("breakergen.chain.kind")
+	familyKey  = attribute.Key("breakergen.family")
 )
 
 // states are the breaker states in the order of their values, the
@@ -50,26 +51,58 @@ type instruments struct {
 	failureRate  metric.Float64ObservableGauge
 	inFlight     metric.Int64ObservableUpDownCounter
 	chainAnswers metric.Int64ObservableCounter
+
+	// A family of per-key breakers (runtime.Family) as one.
+	famCalls       metric.Int64ObservableCounter
+	famTransitions metric.Int64ObservableCounter
+	famKeys        metric.Int64ObservableUpDownCounter
+	famOpenKeys    metric.Int64ObservableUpDownCounter
+	famKeyLimit    metric.Int64ObservableGauge
+	famDropped     metric.Int64ObservableCounter
+	famKeptClosed  metric.Int64ObservableCounter
 }
+
+// Option configures [Register].
+type Option func(*options)
+
+type options struct{ perKey bool }
+
+// WithPerKey makes Register observe each live key of a family
+// (runtime.Family) as a breaker of its own, circuitbreaker.name
+// "<family>/<key>", in the breakergen.breaker.* instruments, besides the
+// family's totals. Without it a family's keys are in its
+// breakergen.family.* instruments only, so that the number of attribute
+// sets grows with the families, not with their keys; with it, by up to
+// keys=N breakers per family.
+func WithPerKey() Option { return func(o *options) { o.perKey = true } }
 
 // Register creates breakergen's observable instruments on m and a callback
 // that reads reg whenever m's reader collects: the calls pay nothing for
 // it, and breakers created later are included. Unregister the returned
 // Registration to stop observing (the instruments stay, with no more
 // data). A nil reg or m is an error.
-func Register(reg *runtime.Registry, m metric.Meter) (metric.Registration, error) {
+//
+// A family of per-key breakers is observed as one, in the
+// breakergen.family.* instruments with the attribute breakergen.family;
+// see [WithPerKey] for each key.
+func Register(reg *runtime.Registry, m metric.Meter, opts ...Option) (metric.Registration, error) {
 	if reg == nil {
 		return nil, errors.New("otel: Register: nil *runtime.Registry")
 	}
 	if m == nil {
 		return nil, errors.New("otel: Register: nil metric.Meter")
 	}
-	return register(m, reg.Breakers, reg.ChainAnswers)
+	var o options
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	return register(m, reg, reg.ChainAnswers, o)
 }
 
-// register is Register reading the breakers and the chains' answers from
-// the given functions.
-func register(m metric.Meter, breakers func() []*runtime.Breaker, answers func() []runtime.ChainAnswer) (metric.Registration, error) {
+// register is Register reading the chains' answers from answers.
+func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.ChainAnswer, opt options) (metric.Registration, error) {
 	var in instruments
 	var errs []error
 	add := func(err error) { errs = append(errs, err) }
@@ -95,19 +128,48 @@ func register(m metric.Meter, breakers func() []*runtime.Breaker, answers func()
 	in.chainAnswers, err = m.Int64ObservableCounter("breakergen.chain.answers", metric.WithUnit("{answer}"),
 		metric.WithDescription("Answers of generated chains by breakergen.chain.source (breaker name, or stale) and breakergen.chain.kind (live, fallback, stale, hedged, none)."))
 	add(err)
+	in.famCalls, err = m.Int64ObservableCounter("breakergen.family.calls", metric.WithUnit("{call}"),
+		metric.WithDescription("Calls by breakergen.outcome summed over the family's keys, dropped keys included: success and rejected only with call counting (runtime.WithCallCounts)."))
+	add(err)
+	in.famTransitions, err = m.Int64ObservableCounter("breakergen.family.transitions", metric.WithUnit("{transition}"),
+		metric.WithDescription("State transitions by breakergen.from_state and breakergen.to_state summed over the family's keys, dropped keys included."))
+	add(err)
+	in.famKeys, err = m.Int64ObservableUpDownCounter("breakergen.family.keys", metric.WithUnit("{breaker}"),
+		metric.WithDescription("Live per-key breakers of the family."))
+	add(err)
+	in.famOpenKeys, err = m.Int64ObservableUpDownCounter("breakergen.family.open_keys", metric.WithUnit("{breaker}"),
+		metric.WithDescription("Live per-key breakers of the family in the OPEN state."))
+	add(err)
+	in.famKeyLimit, err = m.Int64ObservableGauge("breakergen.family.key_limit", metric.WithUnit("{breaker}"),
+		metric.WithDescription("How many per-key breakers the family keeps live at once (keys=N)."))
+	add(err)
+	in.famDropped, err = m.Int64ObservableCounter("breakergen.family.dropped_keys", metric.WithUnit("{breaker}"),
+		metric.WithDescription("Per-key breakers dropped to keep the family within its bound."))
+	add(err)
+	in.famKeptClosed, err = m.Int64ObservableCounter("breakergen.family.kept_closed", metric.WithUnit("{trip}"),
+		metric.WithDescription("Trips of the family's keys that maxopen kept CLOSED."))
+	add(err)
 	if err := errors.Join(errs...); err != nil {
 		return nil, fmt.Errorf("otel: Register: %w", err)
 	}
 
 	r, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		for _, b := range breakers() {
+		bs := reg.PlainBreakers() // a family's keys are in its totals
+		if opt.perKey {
+			bs = reg.Breakers()
+		}
+		for _, b := range bs {
 			in.observe(o, b.Stats(), b.Config())
+		}
+		for _, f := range reg.Families() {
+			in.observeFamily(o, f)
 		}
 		for _, a := range answers() {
 			o.ObserveInt64(in.chainAnswers, int64(a.Count), metric.WithAttributes(sourceKey.String(a.Source), kindKey.String(a.Kind)))
 		}
 		return nil
-	}, in.state, in.calls, in.transitions, in.consecutive, in.failureRate, in.inFlight, in.chainAnswers)
+	}, in.state, in.calls, in.transitions, in.consecutive, in.failureRate, in.inFlight, in.chainAnswers,
+		in.famCalls, in.famTransitions, in.famKeys, in.famOpenKeys, in.famKeyLimit, in.famDropped, in.famKeptClosed)
 	if err != nil {
 		return nil, fmt.Errorf("otel: Register: %w", err)
 	}
@@ -166,4 +228,46 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 	if cfg.Concurrency > 0 || cfg.InFlight > 0 {
 		o.ObserveInt64(in.inFlight, int64(st.InFlight), metric.WithAttributes(name))
 	}
+}
+
+// observeFamily records a family's totals and the gauges of its keys.
+func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family) {
+	t, h, cfg := f.Totals(), f.Health(), f.Config()
+	fam := familyKey.String(t.Name)
+	calls := func(outcome string, n uint64) {
+		o.ObserveInt64(in.famCalls, int64(n), metric.WithAttributes(fam, outcomeKey.String(outcome)))
+	}
+	if t.Counted {
+		calls("success", t.Successes)
+	}
+	calls("failure", t.Failures-t.Injected)
+	calls("ignored", t.Canceled)
+	if t.Counted {
+		calls("rejected", t.Rejections)
+	}
+	calls("rate_limited", t.RateLimited)
+	if cfg.Throttle > 0 || t.Throttled > 0 {
+		calls("throttled", t.Throttled)
+	}
+	if cfg.Concurrency > 0 || t.BulkheadFull > 0 {
+		calls("bulkhead_full", t.BulkheadFull)
+	}
+	if cfg.Fault > 0 || t.Injected > 0 {
+		calls("injected", t.Injected)
+	}
+	for _, from := range states {
+		for _, to := range states {
+			n := t.Transitions[from][to]
+			if from == to || n == 0 && !own[[2]runtime.State{from, to}] {
+				continue
+			}
+			o.ObserveInt64(in.famTransitions, int64(n), metric.WithAttributes(fam,
+				fromKey.String(stateValue(from)), toKey.String(stateValue(to))))
+		}
+	}
+	o.ObserveInt64(in.famKeys, int64(t.Keys), metric.WithAttributes(fam))
+	o.ObserveInt64(in.famOpenKeys, int64(t.ByState[runtime.Open]), metric.WithAttributes(fam))
+	o.ObserveInt64(in.famKeyLimit, int64(h.Limit), metric.WithAttributes(fam))
+	o.ObserveInt64(in.famDropped, int64(h.Dropped), metric.WithAttributes(fam))
+	o.ObserveInt64(in.famKeptClosed, int64(h.KeptShut), metric.WithAttributes(fam))
 }

@@ -255,3 +255,48 @@ func TestRegisterObservesOperatorModes(t *testing.T) {
 	assert.Equal(t, point{"counter", 1},
 		got["breakergen.breaker.transitions{breakergen.from_state=closed,breakergen.to_state=isolated,circuitbreaker.name=em}"])
 }
+
+// TestRegisterObservesFamiliesAsOne: a family is observed by its totals
+// (which keep what dropped keys counted, so they never go down) and the
+// gauges of its keys; WithPerKey adds each live key as a breaker.
+func TestRegisterObservesFamiliesAsOne(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	ctx := context.Background()
+	fam := reg.Family(runtime.Config{Name: "api", FailureThreshold: 2}, runtime.FamilyConfig{Keys: 3})
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m)
+	require.NoError(t, err)
+	mk, readerKeys := newMeter()
+	_, err = otel.Register(reg, mk, otel.WithPerKey())
+	require.NoError(t, err)
+
+	var last float64
+	for i := range 10 {
+		k := fam.Enter(fmt.Sprint("host", i))
+		require.NoError(t, k.Breaker().Do(ctx, succeed))
+		k.Done()
+		got := collect(t, reader)
+		n := got["breakergen.family.calls{breakergen.family=api,breakergen.outcome=success}"]
+		assert.Equal(t, point{"counter", float64(i + 1)}, n, "every success, dropped keys' included")
+		assert.GreaterOrEqual(t, n.value, last)
+		last = n.value
+	}
+	failOn := fam.Breaker("host9")
+	require.ErrorIs(t, failOn.Do(ctx, fail), errDown)
+	require.ErrorIs(t, failOn.Do(ctx, fail), errDown) // host9 OPEN
+
+	got := collect(t, reader)
+	assert.Equal(t, point{"updown", 3}, got["breakergen.family.keys{breakergen.family=api}"])
+	assert.Equal(t, point{"updown", 1}, got["breakergen.family.open_keys{breakergen.family=api}"])
+	assert.Equal(t, point{"gauge", 3}, got["breakergen.family.key_limit{breakergen.family=api}"])
+	assert.Equal(t, point{"counter", 7}, got["breakergen.family.dropped_keys{breakergen.family=api}"])
+	assert.Equal(t, point{"counter", 1},
+		got["breakergen.family.transitions{breakergen.family=api,breakergen.from_state=closed,breakergen.to_state=open}"])
+	for k := range got {
+		assert.NotContains(t, k, "circuitbreaker.name=api/", "no attribute set per key by default")
+	}
+
+	got = collect(t, readerKeys)
+	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=api/host9,circuitbreaker.state=open}"])
+	assert.Equal(t, point{"updown", 1}, got["breakergen.family.open_keys{breakergen.family=api}"], "the totals too")
+}

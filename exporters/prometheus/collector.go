@@ -30,6 +30,30 @@ var (
 	chainAnswersDesc = prom.NewDesc("breakergen_chain_answers_total",
 		"Answers of generated chains by source (breaker name, or stale) and kind (live, fallback, stale, hedged, none).",
 		[]string{"source", "kind"}, nil)
+
+	// A family of per-key breakers (runtime.Family) as one: its keys'
+	// totals, those of dropped keys included, and gauges of its keys.
+	familyCallsDesc = prom.NewDesc("breakergen_family_calls_total",
+		"Calls by outcome summed over the family's keys, dropped keys included: success and rejected only with call counting (runtime.WithCallCounts).",
+		[]string{"family", "outcome"}, nil)
+	familyTransitionsDesc = prom.NewDesc("breakergen_family_transitions_total",
+		"State transitions by from/to state summed over the family's keys, dropped keys included.",
+		[]string{"family", "from", "to"}, nil)
+	familyKeysDesc = prom.NewDesc("breakergen_family_keys",
+		"Live per-key breakers of the family.",
+		[]string{"family"}, nil)
+	familyOpenKeysDesc = prom.NewDesc("breakergen_family_open_keys",
+		"Live per-key breakers of the family in the OPEN state.",
+		[]string{"family"}, nil)
+	familyKeyLimitDesc = prom.NewDesc("breakergen_family_key_limit",
+		"How many per-key breakers the family keeps live at once (keys=N).",
+		[]string{"family"}, nil)
+	familyDroppedDesc = prom.NewDesc("breakergen_family_dropped_keys_total",
+		"Per-key breakers dropped to keep the family within its bound.",
+		[]string{"family"}, nil)
+	familyKeptClosedDesc = prom.NewDesc("breakergen_family_kept_closed_total",
+		"Trips of the family's keys that maxopen kept CLOSED.",
+		[]string{"family"}, nil)
 )
 
 // The outcome label's values.
@@ -70,7 +94,19 @@ func stateLabel(s runtime.State) string { return strings.ToLower(s.String()) }
 type Collector struct {
 	reg     *runtime.Registry
 	answers func() []runtime.ChainAnswer // reg.ChainAnswers; a seam for tests
+	perKey  bool                         // WithPerKey
 }
+
+// Option configures a [Collector].
+type Option func(*Collector)
+
+// WithPerKey makes the Collector report each live key of a family
+// (runtime.Family) as a breaker of its own, breaker="<family>/<key>", in
+// the breakergen_breaker_* families, besides the family's totals. Without
+// it a family's keys are in its breakergen_family_* series only, so that
+// the number of series grows with the families, not with their keys; with
+// it, by up to keys=N breakers per family.
+func WithPerKey() Option { return func(c *Collector) { c.perKey = true } }
 
 var _ prom.Collector = (*Collector)(nil)
 
@@ -80,17 +116,28 @@ var _ prom.Collector = (*Collector)(nil)
 //	r := prom.NewRegistry()
 //	r.MustRegister(prometheus.NewCollector(reg))
 //	http.Handle("/metrics", promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
-func NewCollector(reg *runtime.Registry) *Collector {
+//
+// A family of per-key breakers is reported as one, in the
+// breakergen_family_* series labelled family="<name>"; see [WithPerKey]
+// for a series per key.
+func NewCollector(reg *runtime.Registry, opts ...Option) *Collector {
 	if reg == nil {
 		reg = runtime.Default()
 	}
-	return &Collector{reg: reg, answers: reg.ChainAnswers}
+	c := &Collector{reg: reg, answers: reg.ChainAnswers}
+	for _, o := range opts {
+		if o != nil {
+			o(c)
+		}
+	}
+	return c
 }
 
 // Describe sends the descriptors of every family the Collector may report.
 func (c *Collector) Describe(ch chan<- *prom.Desc) {
 	for _, d := range []*prom.Desc{stateDesc, callsDesc, transitionsDesc, consecutiveDesc,
-		failureRateDesc, inFlightDesc, chainAnswersDesc} {
+		failureRateDesc, inFlightDesc, chainAnswersDesc, familyCallsDesc, familyTransitionsDesc, familyKeysDesc,
+		familyOpenKeysDesc, familyKeyLimitDesc, familyDroppedDesc, familyKeptClosedDesc} {
 		ch <- d
 	}
 }
@@ -102,8 +149,15 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // without a concurrency limit or an inflight bound, throttled without a
 // throttle and bulkhead_full without a concurrency limit.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
-	for _, b := range c.reg.Breakers() {
+	bs := c.reg.PlainBreakers() // a family's keys are in its totals
+	if c.perKey {
+		bs = c.reg.Breakers()
+	}
+	for _, b := range bs {
 		collectBreaker(ch, b.Stats(), b.Config())
+	}
+	for _, f := range c.reg.Families() {
+		collectFamily(ch, f)
 	}
 	for _, a := range c.answers() {
 		ch <- prom.MustNewConstMetric(chainAnswersDesc, prom.CounterValue, float64(a.Count), a.Source, a.Kind)
@@ -160,6 +214,48 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config)
 	if cfg.Concurrency > 0 || cfg.InFlight > 0 {
 		ch <- prom.MustNewConstMetric(inFlightDesc, prom.GaugeValue, float64(st.InFlight), name)
 	}
+}
+
+// collectFamily reports a family's totals and the gauges of its keys.
+func collectFamily(ch chan<- prom.Metric, f *runtime.Family) {
+	t, h, cfg := f.Totals(), f.Health(), f.Config()
+	name := t.Name
+	calls := func(outcome string, n uint64) {
+		ch <- prom.MustNewConstMetric(familyCallsDesc, prom.CounterValue, float64(n), name, outcome)
+	}
+	if t.Counted {
+		calls(outcomeSuccess, t.Successes)
+	}
+	calls(outcomeFailure, t.Failures-t.Injected)
+	calls(outcomeIgnored, t.Canceled)
+	if t.Counted {
+		calls(outcomeRejected, t.Rejections)
+	}
+	calls(outcomeRateLimited, t.RateLimited)
+	if cfg.Throttle > 0 || t.Throttled > 0 {
+		calls(outcomeThrottled, t.Throttled)
+	}
+	if cfg.Concurrency > 0 || t.BulkheadFull > 0 {
+		calls(outcomeBulkheadFull, t.BulkheadFull)
+	}
+	if cfg.Fault > 0 || t.Injected > 0 {
+		calls(outcomeInjected, t.Injected)
+	}
+	for _, from := range states {
+		for _, to := range states {
+			n := t.Transitions[from][to]
+			if from == to || n == 0 && !isOwn(from, to) {
+				continue
+			}
+			ch <- prom.MustNewConstMetric(familyTransitionsDesc, prom.CounterValue, float64(n),
+				name, stateLabel(from), stateLabel(to))
+		}
+	}
+	ch <- prom.MustNewConstMetric(familyKeysDesc, prom.GaugeValue, float64(t.Keys), name)
+	ch <- prom.MustNewConstMetric(familyOpenKeysDesc, prom.GaugeValue, float64(t.ByState[runtime.Open]), name)
+	ch <- prom.MustNewConstMetric(familyKeyLimitDesc, prom.GaugeValue, float64(h.Limit), name)
+	ch <- prom.MustNewConstMetric(familyDroppedDesc, prom.CounterValue, float64(h.Dropped), name)
+	ch <- prom.MustNewConstMetric(familyKeptClosedDesc, prom.CounterValue, float64(h.KeptShut), name)
 }
 
 func isOwn(from, to runtime.State) bool {

@@ -289,3 +289,40 @@ breakergen_breaker_transitions_total{breaker="sina",from="open",to="half_open"} 
 	}
 	assert.Equal(t, map[string]bool{"em isolated": true, "sina bypassed": true}, on)
 }
+
+// TestCollectorFamilyTotals: a family is reported as one, by its totals
+// (which keep what dropped keys counted, so they never go down) and the
+// gauges of its keys; WithPerKey adds a breaker series per live key.
+func TestCollectorFamilyTotals(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	ctx := context.Background()
+	fam := reg.Family(runtime.Config{Name: "api", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 3})
+	reg.Breaker(runtime.Config{Name: "plain/x"}) // no family of that name: a breaker as ever
+	def, perKey := prometheus.NewCollector(reg), prometheus.NewCollector(reg, prometheus.WithPerKey())
+
+	var last float64
+	for i := range 10 {
+		k := fam.Enter(fmt.Sprint("host", i))
+		require.ErrorIs(t, k.Breaker().Do(ctx, fail), errDown)
+		k.Done()
+		got := gather(t, def)
+		n := got[`breakergen_family_calls_total{family="api",outcome="failure"}`]
+		assert.Equal(t, float64(i+1), n, "every failure, dropped keys' included")
+		assert.GreaterOrEqual(t, n, last)
+		last = n
+		assert.Equal(t, float64(i+1), got[`breakergen_family_transitions_total{family="api",from="closed",to="open"}`])
+	}
+	// Each key tripped: OPEN keys are never dropped, so all ten are live.
+	got := gather(t, def)
+	assert.Equal(t, 10.0, got[`breakergen_family_keys{family="api"}`])
+	assert.Equal(t, 10.0, got[`breakergen_family_open_keys{family="api"}`])
+	assert.Equal(t, 3.0, got[`breakergen_family_key_limit{family="api"}`])
+	assert.Contains(t, got, `breakergen_breaker_state{breaker="plain/x",state="closed"}`)
+	for series := range got {
+		assert.NotContains(t, series, `breaker="api/`, "no series per key by default")
+	}
+
+	got = gather(t, perKey)
+	assert.Equal(t, 1.0, got[`breakergen_breaker_state{breaker="api/host3",state="open"}`])
+	assert.Equal(t, 10.0, got[`breakergen_family_open_keys{family="api"}`], "the totals too")
+}

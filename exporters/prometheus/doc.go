@@ -15,6 +15,21 @@
 //	breakergen_breaker_in_flight{breaker}              gauge: breakers with a concurrency limit or an inflight bound
 //	breakergen_chain_answers_total{source,kind}        counter: kind live, fallback, stale, hedged or none
 //
+// A family of per-key breakers ([runtime.Family]) is reported as one, its
+// keys left out of the series above, so that the series grow with the
+// families and never with their keys:
+//
+//	breakergen_family_calls_total{family,outcome}      counter: summed over the keys, dropped keys included
+//	breakergen_family_transitions_total{family,from,to} counter: likewise
+//	breakergen_family_keys{family}                      gauge: live keys
+//	breakergen_family_open_keys{family}                 gauge: live keys in OPEN
+//	breakergen_family_key_limit{family}                 gauge: the keys bound
+//	breakergen_family_dropped_keys_total{family}        counter: keys dropped to stay within it
+//	breakergen_family_kept_closed_total{family}         counter: trips maxopen kept CLOSED
+//
+// [WithPerKey] adds each live key as a breaker, breaker="<family>/<key>".
+// A dropped key's counts stay in its family's totals, which never go down.
+//
 // Counters are the runtime's totals since the breaker was created, so a
 // collector registered late still sees earlier calls and transitions;
 // [runtime.Breaker.Reset] shows as a counter reset, which rate() and
@@ -38,7 +53,8 @@
 // # Rules and dashboard
 //
 // Beside this package: rules.yml, alerting rules (a breaker OPEN for 5
-// minutes, a breaker flapping, a chain answering from stale data) with their
+// minutes, a breaker flapping, a chain answering from stale data, half
+// of a family's keys OPEN for 5 minutes) with their
 // promtool unit tests in rules_test.yml, and grafana.json, a Grafana
 // dashboard of these metrics. Tests hold both to what the collector
 // exports.

@@ -54,6 +54,11 @@ func fullRegistry(t *testing.T) (*runtime.Registry, *prometheus.Collector) {
 		b := reg.Breaker(cfg)
 		require.NoError(t, b.Do(ctx, succeed))
 	}
+	fam := reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 2})
+	for _, key := range []string{"600519", "000001", "000002"} { // one dropped
+		require.NoError(t, fam.Breaker(key).Do(ctx, succeed))
+	}
+	require.ErrorIs(t, fam.Breaker("000002").Do(ctx, fail), errDown)
 	tdx, _ := reg.Lookup("tdx")
 	require.ErrorIs(t, tdx.Do(ctx, fail), errDown)
 	require.ErrorIs(t, tdx.Do(ctx, succeed), runtime.ErrOpen)
@@ -90,9 +95,18 @@ func TestScrapePassesPromtoolCheckMetrics(t *testing.T) {
 		`breakergen_breaker_failure_rate{breaker="windowed"} 0`,
 		`breakergen_breaker_in_flight{breaker="bulkhead"} 0`,
 		`breakergen_chain_answers_total{kind="stale",source="tdx"} 1`,
+		`breakergen_family_calls_total{family="quote",outcome="success"} 3`,
+		`breakergen_family_transitions_total{family="quote",from="closed",to="open"} 1`,
+		`breakergen_family_keys{family="quote"} 2`,
+		`breakergen_family_open_keys{family="quote"} 1`,
+		`breakergen_family_key_limit{family="quote"} 2`,
+		`breakergen_family_dropped_keys_total{family="quote"} 1`,
+		`breakergen_family_kept_closed_total{family="quote"} 0`,
 	} {
 		assert.Contains(t, scrape, line+"\n")
 	}
+
+	assert.NotContains(t, scrape, `breaker="quote/`, "no series per key by default")
 
 	out, ok := promtool(t, strings.NewReader(scrape), "check", "metrics")
 	assert.True(t, ok, "promtool check metrics:\n%s\nscrape:\n%s", out, scrape)
@@ -102,7 +116,7 @@ func TestScrapePassesPromtoolCheckMetrics(t *testing.T) {
 func TestRules(t *testing.T) {
 	out, ok := promtool(t, nil, "check", "rules", "rules.yml")
 	require.True(t, ok, out)
-	assert.Contains(t, out, "SUCCESS: 4 rules found")
+	assert.Contains(t, out, "SUCCESS: 5 rules found")
 
 	out, ok = promtool(t, nil, "test", "rules", "rules_test.yml")
 	require.True(t, ok, out)
@@ -115,7 +129,8 @@ func TestRulesTestsCoverEveryAlert(t *testing.T) {
 	tests, err := os.ReadFile("rules_test.yml")
 	require.NoError(t, err)
 	alerts := alertNames(string(rules))
-	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "BreakerHeldByOperator", "ChainAnsweringStale"}, alerts)
+	assert.ElementsMatch(t, []string{"BreakerOpen", "BreakerFlapping", "BreakerHeldByOperator", "ChainAnsweringStale",
+		"BreakerFamilyMostlyOpen"}, alerts)
 	for _, a := range alerts {
 		assert.Contains(t, string(tests), "alertname: "+a+"\n", "rules_test.yml tests %s", a)
 	}

@@ -147,3 +147,37 @@ func BenchmarkBandEvents(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFamilyPages measures the two paged answers of a registry of 10
+// breakers and a family of 10,000 keys, one in ten of them OPEN: the
+// breakers' page with the family's row (top), and a page of its keys
+// (keys).
+func BenchmarkFamilyPages(b *testing.B) {
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	for i := range 10 {
+		reg.Breaker(runtime.Config{Name: fmt.Sprintf("source%02d", i)})
+	}
+	fam := reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1, ResetTimeout: 10000 * time.Hour},
+		runtime.FamilyConfig{Keys: 10000})
+	boom := errors.New("symbol page broken")
+	for i := range 10000 {
+		br := fam.Breaker(fmt.Sprintf("k%05d", i))
+		if i%10 == 0 {
+			_ = br.Do(context.Background(), func(context.Context) error { return boom })
+		}
+	}
+	h := httphealth.New(reg, httphealth.WithClock(clock))
+	for _, c := range []struct{ name, query string }{{"top", "page=1"}, {"keys", "family=quote&page=2"}} {
+		b.Run(c.name, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodGet, "/health/datasources?"+c.query, nil)
+			for b.Loop() {
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				if rec.Code != http.StatusOK {
+					b.Fatalf("%s: %d", c.query, rec.Code)
+				}
+			}
+		})
+	}
+}

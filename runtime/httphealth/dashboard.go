@@ -78,8 +78,11 @@ type (
 		Pager       pagerView
 		EmptyText   string
 		Cards       []cardView
+		Families    []familyView
 		Events      []eventView
 		BlankCard   cardView
+		BlankFamily familyView
+		BlankKey    stateView
 		BlankEvent  eventView
 		Config      scriptConfig
 		CSS         template.CSS
@@ -111,6 +114,15 @@ type (
 		NextProbe string // RFC 3339, empty unless OPEN
 		Rows      []rowView
 		Controls  bool // WithControl: the reason field and the buttons
+	}
+	// familyView is one family of per-key breakers: a row that the page's
+	// script expands into its keys, a page at a time.
+	familyView struct {
+		Name     string
+		Display  string
+		ShowName bool
+		State    stateView
+		Rows     []rowView
 	}
 	rowView struct {
 		Key    string
@@ -185,6 +197,7 @@ func (h *Handler) serveDashboard(w http.ResponseWriter, r *http.Request, q url.V
 		h.writeError(w, r, http.StatusBadRequest, err.Error())
 		return
 	}
+	req.family = "" // the page shows every family; its script expands them
 	body, err := h.rendered(req)
 	if err != nil {
 		h.writeError(w, r, http.StatusInternalServerError, "rendering the dashboard: "+err.Error())
@@ -223,7 +236,8 @@ func (h *Handler) rendered(req pageRequest) ([]byte, error) {
 		return v.body, nil
 	}
 	var buf bytes.Buffer
-	if err := dashboardTmpl.Execute(&buf, h.page(h.breakerPage(req), h.registry().Events(dashboardLimit))); err != nil {
+	bp, _ := h.breakerPage(req) // no family asked for: always found
+	if err := dashboardTmpl.Execute(&buf, h.page(bp, h.registry().Events(dashboardLimit))); err != nil {
 		return nil, err
 	}
 	if c.views == nil {
@@ -265,11 +279,13 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 			First: health.Page == 1,
 			Last:  health.Page == health.Pages,
 		},
-		EmptyText:  emptyText(health),
-		BlankCard:  h.card(runtime.Stats{}, now),
-		BlankEvent: eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
-		CSS:        template.CSS(dashboardCSS),
-		Script:     template.JS(dashboardJS),
+		EmptyText:   emptyText(health),
+		BlankCard:   h.card(runtime.Stats{}, now),
+		BlankFamily: h.family(familyRow{State: runtime.Closed}),
+		BlankKey:    newStateView("state", runtime.Closed),
+		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
+		CSS:         template.CSS(dashboardCSS),
+		Script:      template.JS(dashboardJS),
 		Config: scriptConfig{
 			Title:       h.pageTitle(),
 			RefreshMS:   h.refresh().Milliseconds(),
@@ -291,6 +307,9 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 	}
 	for _, b := range health.Breakers {
 		p.Cards = append(p.Cards, h.card(b, now))
+	}
+	for _, f := range health.Families {
+		p.Families = append(p.Families, h.family(f))
 	}
 	for _, ev := range evs {
 		display := h.displayName(ev.Source)
@@ -314,8 +333,7 @@ func summaryText(p breakerPage) string {
 	if p.Total == 0 {
 		return ""
 	}
-	s := plural(p.Total, "source", "sources") + ": " + strconv.Itoa(p.Counts.Down) + " down, " +
-		strconv.Itoa(p.Counts.Degraded) + " degraded, " + strconv.Itoa(p.Counts.OK) + " ok. Those not ok come first."
+	s := plural(p.Total, "source", "sources") + ": " + countsText(p.Counts) + ". Those not ok come first."
 	if p.DroppedEvents > 0 {
 		s += " " + strconv.FormatUint(p.DroppedEvents, 10) + " state changes not logged nor hooked (event queue full)."
 	}
@@ -392,6 +410,30 @@ func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 		{Key: "last_failure", Label: "Last failure", Value: formatTime(b.LastFailure)},
 	}...)
 	return c
+}
+
+// family builds one family's row. The rows and their keys are the ones
+// the page's script fills in.
+func (h *Handler) family(f familyRow) familyView {
+	display := h.displayName(f.Name)
+	open := itoa(f.Open)
+	if f.MaxOpen > 0 {
+		open += " (maxopen " + itoa(f.MaxOpen) + "%)"
+	}
+	return familyView{Name: f.Name, Display: display, ShowName: display != f.Name, State: newStateView("state", f.State),
+		Rows: []rowView{
+			{Key: "keys", Label: "Keys live", Value: itoa(f.Keys) + " of " + itoa(f.Limit)},
+			{Key: "levels", Label: "Keys by level", Value: countsText(f.Counts)},
+			{Key: "open", Label: "Keys out of CLOSED", Value: open},
+			{Key: "dropped", Label: "Dropped (bound)", Value: utoa(f.Dropped)},
+			{Key: "kept_closed", Label: "Kept CLOSED (maxopen)", Value: utoa(f.KeptShut), Hidden: f.MaxOpen == 0 && f.KeptShut == 0},
+		}}
+}
+
+// countsText says how many sources are at each level: "1 down, 0
+// degraded, 999 ok". The page's script has a copy.
+func countsText(c levelCounts) string {
+	return itoa(c.Down) + " down, " + itoa(c.Degraded) + " degraded, " + itoa(c.OK) + " ok"
 }
 
 // loadRows are the rows of the figures of SPEC §8 and §9, each shown only

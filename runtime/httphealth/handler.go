@@ -231,7 +231,12 @@ func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, q url
 		return
 	}
 	if req.paged {
-		h.writeJSON(w, r, http.StatusOK, h.breakerPage(req))
+		p, ok := h.breakerPage(req)
+		if !ok {
+			h.writeError(w, r, http.StatusNotFound, fmt.Sprintf("no family of per-key breakers called %q", req.family))
+			return
+		}
+		h.writeJSON(w, r, http.StatusOK, p)
 		return
 	}
 	h.writeJSON(w, r, http.StatusOK, h.registry().Health())

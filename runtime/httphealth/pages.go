@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -18,11 +19,13 @@ const PageSize = 50
 const maxQuery = 256
 
 // pageRequest is what a request asks of a page: which page (from 1) of
-// the breakers whose name or display name contains query.
+// the breakers whose name or display name contains query; with family,
+// of that family's keys instead.
 type pageRequest struct {
-	page  int
-	query string
-	paged bool // page or q was given
+	page   int
+	query  string
+	family string
+	paged  bool // page, q or family was given
 }
 
 // parsePage reads the page and q parameters: page one whole number >= 1
@@ -47,6 +50,18 @@ func parsePage(q url.Values) (pageRequest, error) {
 			return req, fmt.Errorf("q is %d bytes long; give at most %d", len(vs[0]), maxQuery)
 		}
 		req.query = strings.TrimSpace(vs[0])
+	}
+	if vs, ok := q["family"]; ok {
+		req.paged = true
+		switch {
+		case len(vs) != 1:
+			return req, fmt.Errorf("family given %d times; give it once", len(vs))
+		case vs[0] == "":
+			return req, errors.New("family is empty; give the name of a family of per-key breakers")
+		case len(vs[0]) > maxQuery:
+			return req, fmt.Errorf("family is %d bytes long; give at most %d", len(vs[0]), maxQuery)
+		}
+		req.family = vs[0]
 	}
 	return req, nil
 }
@@ -104,6 +119,17 @@ type breakerPage struct {
 	// Fleet is the registry's [runtime.Health] Fleet: whether the state it
 	// shares with other processes is live; nil without a fleet.
 	Fleet *runtime.FleetHealth `json:"fleet,omitempty"`
+	// Family is the family whose keys the page holds (asked for with
+	// ?family=NAME); Breakers are then its keys' and every count is over
+	// its keys. Left out otherwise.
+	Family string `json:"family,omitempty"`
+	// Families are the registry's families of per-key breakers whose name
+	// or display name contains Query, in name order, on every page of the
+	// breakers: each as one row, its keys left out of Breakers, Counts,
+	// Total and Matched (each family counts there as one source, at its
+	// worst key's level). Left out when there are none, and on a family's
+	// page.
+	Families []familyRow `json:"families,omitempty"`
 	// Injecting names every breaker, on any page, whose settings inject
 	// faults or latency (runtime.Config.Fault, Latency; see
 	// docs/rehearse.md), in name order; the dashboard shows a "fault
@@ -111,35 +137,120 @@ type breakerPage struct {
 	Injecting []string `json:"injecting,omitempty"`
 }
 
-// breakerPage builds the page req asks for.
-func (h *Handler) breakerPage(req pageRequest) breakerPage {
-	all := h.registry().Breakers() // name order
-	p := breakerPage{Status: runtime.LevelOK, Total: len(all), Query: req.query, PerPage: PageSize,
-		DroppedEvents: h.registry().DroppedEvents(), Fleet: h.registry().Fleet()}
+// familyRow is one family of per-key breakers as the dashboard's row of
+// it shows it: its [runtime.FamilyHealth] (open is the keys out of
+// CLOSED), its keys counted by level, and its worst key's state and level
+// (CLOSED and ok with no key).
+type familyRow struct {
+	runtime.FamilyHealth
+	Counts    levelCounts   `json:"counts"`
+	State     runtime.State `json:"state"`
+	Status    runtime.Level `json:"status"`
+	injecting bool          // the family's settings inject faults or latency
+}
+
+func injects(c runtime.Config) bool { return c.Fault > 0 || c.Latency > 0 }
+
+// worse orders states by how bad they are for the worst state of a
+// family: OPEN, ISOLATED, HALF_OPEN, BYPASSED, CLOSED.
+func worse(a, b runtime.State) bool {
+	rank := func(s runtime.State) int {
+		switch s {
+		case runtime.Open:
+			return 5
+		case runtime.Isolated:
+			return 4
+		case runtime.HalfOpen:
+			return 3
+		case runtime.Bypassed:
+			return 2
+		case runtime.Closed:
+			return 0
+		}
+		return 6 // unknown: shown as down
+	}
+	return rank(a) > rank(b)
+}
+
+// newFamilyRow reads a family's health and its keys' states.
+func newFamilyRow(f *runtime.Family) familyRow {
+	row := familyRow{FamilyHealth: f.Health(), State: runtime.Closed, injecting: injects(f.Config())}
+	for _, b := range f.Breakers() {
+		s := b.State()
+		row.Counts.add(s.Level())
+		if worse(s, row.State) {
+			row.State = s
+		}
+	}
+	row.Status = row.State.Level()
+	return row
+}
+
+// add counts one source of level lv; it returns its index in a page's
+// byLevel: 0 down, 1 degraded, 2 ok.
+func (c *levelCounts) add(lv runtime.Level) int {
+	switch lv {
+	case runtime.LevelOK:
+		c.OK++
+		return 2
+	case runtime.LevelDegraded:
+		c.Degraded++
+		return 1
+	}
+	c.Down++
+	return 0
+}
+
+// breakerPage builds the page req asks for. The second result is false
+// when req names a family the registry does not have.
+func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
+	reg := h.registry()
+	p := breakerPage{Status: runtime.LevelOK, Query: req.query, PerPage: PageSize,
+		DroppedEvents: reg.DroppedEvents(), Fleet: reg.Fleet(), Family: req.family}
 	query := strings.ToLower(req.query)
+	var all []*runtime.Breaker // name order
+	if req.family != "" {
+		var fam *runtime.Family
+		for _, f := range reg.Families() {
+			if f.Name() == req.family {
+				fam = f
+			}
+		}
+		if fam == nil {
+			return p, false
+		}
+		all = fam.Breakers()
+		if injects(fam.Config()) {
+			p.Injecting = []string{fam.Name()}
+		}
+	} else {
+		all = reg.PlainBreakers() // a family's keys are in its row
+		for _, f := range reg.Families() {
+			row := newFamilyRow(f)
+			p.Counts.add(row.Status)
+			p.Total++
+			if row.injecting {
+				p.Injecting = append(p.Injecting, row.Name)
+			}
+			if query == "" || h.matches(row.Name, query) {
+				p.Families = append(p.Families, row)
+			}
+		}
+	}
+	p.Total += len(all)
 	// down, degraded, ok: each keeps the name order.
 	var byLevel [3][]*runtime.Breaker
 	for _, b := range all {
-		if c := b.Config(); c.Fault > 0 || c.Latency > 0 {
+		if req.family == "" && injects(b.Config()) {
 			p.Injecting = append(p.Injecting, b.Name())
 		}
-		lv := b.State().Level()
-		i := 2
-		switch lv {
-		case runtime.LevelOK:
-			p.Counts.OK++
-		case runtime.LevelDegraded:
-			p.Counts.Degraded++
-			i = 1
-		default:
-			p.Counts.Down++
-			i = 0
-		}
+		i := p.Counts.add(b.State().Level())
 		if query != "" && !h.matches(b.Name(), query) {
 			continue
 		}
 		byLevel[i] = append(byLevel[i], b)
 	}
+	slices.Sort(p.Injecting)
 	switch {
 	case p.Counts.Down > 0:
 		p.Status = runtime.LevelDown
@@ -164,7 +275,7 @@ func (h *Handler) breakerPage(req pageRequest) breakerPage {
 		}
 		skip = 0
 	}
-	return p
+	return p, true
 }
 
 // matches reports whether the breaker called name, or its display name,

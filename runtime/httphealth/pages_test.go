@@ -54,6 +54,22 @@ type pageJSON struct {
 	Page     int             `json:"page"`
 	Pages    int             `json:"pages"`
 	PerPage  int             `json:"per_page"`
+	Family   string          `json:"family"`
+	Families []familyJSON    `json:"families"`
+}
+
+// familyJSON is a family's row in a paged answer.
+type familyJSON struct {
+	Name       string         `json:"name"`
+	Keys       int            `json:"keys"`
+	Limit      int            `json:"limit"`
+	Open       int            `json:"open"`
+	MaxOpen    int            `json:"maxopen_percent"`
+	Dropped    uint64         `json:"dropped"`
+	KeptClosed uint64         `json:"kept_closed"`
+	State      runtime.State  `json:"state"`
+	Status     runtime.Level  `json:"status"`
+	Counts     map[string]int `json:"counts"`
 }
 
 func (f *fixture) page(t *testing.T, query string) pageJSON {

@@ -1,0 +1,106 @@
+package redisstate_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// family makes the family "quote" of m's registry: threshold 1, a minute
+// OPEN, at most keys live.
+func (m member) family(keys int) *runtime.Family {
+	return m.reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: keys})
+}
+
+// TestKeyTripReachesPeers: a key breaker tripping in one process opens that
+// key in the others, creating it in their family when it is not live
+// there, within the family's bound; the other keys stay CLOSED.
+func TestKeyTripReachesPeers(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fa, fb := a.family(3), b.family(3)
+	for _, k := range []string{"k1", "k2", "k3"} { // b at its bound, every key CLOSED
+		fb.Breaker(k)
+	}
+	live := fb.Breaker("k2") // live in b: opened in place
+
+	tripBy(t, fa.Breaker("k2"))
+	require.Eventually(t, func() bool { return live.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, "peer a: 403 banned", b.reg.Events(1)[0].Reason)
+
+	tripBy(t, fa.Breaker("600519")) // not live in b: b's family makes it
+	require.Eventually(t, func() bool {
+		k, ok := fb.Lookup("600519")
+		return ok && k.State() == runtime.Open
+	}, within, time.Millisecond)
+	k, _ := fb.Lookup("600519")
+	assert.WithinDuration(t, time.Now().Add(time.Minute), k.Stats().NextProbe, 5*time.Second,
+		"the window left of a's trip")
+	assert.Equal(t, 3, fb.Len(), "within the bound: the least recently used CLOSED key made room")
+	assert.Equal(t, uint64(1), fb.Health().Dropped)
+	for _, key := range []string{"k1", "k3"} {
+		if k, ok := fb.Lookup(key); ok {
+			assert.Equal(t, runtime.Closed, k.State(), "key %s untouched", key)
+		}
+	}
+}
+
+// TestKeyNotesUnderTheBound: a peer's notes cannot push a family past its
+// bound with OPEN keys: once every live key is out of CLOSED and the
+// family is full, a note for a new key is logged and ignored; a note for
+// a family this process does not have is ignored as ever.
+func TestKeyNotesUnderTheBound(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fa, fb := a.family(100), b.family(2)
+	for i := range 3 {
+		tripBy(t, fa.Breaker(fmt.Sprint("k", i)))
+	}
+	require.Eventually(t, func() bool { return strings.Contains(b.log.String(), "family is full of keys out of CLOSED") },
+		within, time.Millisecond)
+	assert.Equal(t, 2, fb.Len(), "two OPEN keys, no third")
+	for _, k := range fb.Breakers() {
+		assert.Equal(t, runtime.Open, k.State(), k.Name())
+	}
+	assert.Contains(t, b.log.String(), "breaker=quote/k2")
+
+	// A family b does not have: ignored, nothing created.
+	c := attach(t, newClient(t, s), "c", 10*time.Second)
+	other := c.reg.Family(runtime.Config{Name: "api", FailureThreshold: 1}, runtime.FamilyConfig{})
+	tripBy(t, other.Breaker("host1"))
+	require.Eventually(t, func() bool { return strings.Contains(b.log.String(), "breaker=api/host1") },
+		within, time.Millisecond)
+	_, ok := b.reg.Lookup("api/host1")
+	assert.False(t, ok)
+	assert.Contains(t, b.log.String(), "note names an unknown breaker")
+}
+
+// TestLateJoinerOpensAKeyAtItsFirstCall: a process that attaches after a
+// key tripped learns of it when the key is first used there: the key's
+// new breaker reads its note and starts OPEN for what is left.
+func TestLateJoinerOpensAKeyAtItsFirstCall(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	tripBy(t, a.family(10).Breaker("600519"))
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool {
+		return rdb.Exists(t.Context(), "breakergen:open:quote/600519").Val() == 1
+	}, within, time.Millisecond)
+
+	late := attach(t, newClient(t, s), "late", 10*time.Second)
+	fam := late.family(10)
+	assert.Equal(t, 0, fam.Len(), "no key made before it is used")
+	k := fam.Breaker("600519")
+	assert.Equal(t, runtime.Open, k.State(), "its first use finds it OPEN")
+	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
+	assert.Equal(t, runtime.Closed, fam.Breaker("000001").State())
+}

@@ -1,0 +1,221 @@
+package runtime
+
+import (
+	"cmp"
+	"hash/maphash"
+	"slices"
+	"strings"
+	"sync"
+)
+
+// This file holds the read-only views of a [Family] that the dashboard,
+// the exporters and the fleet use: its live keys, the family a breaker
+// name belongs to, and the family's totals, which keep what its dropped
+// keys counted so that they never go down when a key is dropped. None of
+// it is on a call's path.
+
+// Families returns the registry's families, in name order.
+func (r *Registry) Families() []*Family {
+	r.mu.RLock()
+	fs := slices.Clone(r.families)
+	r.mu.RUnlock()
+	slices.SortFunc(fs, func(a, b *Family) int { return cmp.Compare(a.name, b.name) })
+	return fs
+}
+
+// FamilyOf returns the family whose key breaker the breaker called name
+// would be, "<family>/<key>", and the key; nil when no family of the
+// registry has such a name (the longest family name wins when several
+// match). The key need not be live.
+func (r *Registry) FamilyOf(name string) (*Family, string) {
+	if strings.IndexByte(name, '/') < 0 {
+		return nil, ""
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var best *Family
+	for _, f := range r.families {
+		if len(name) > len(f.name)+1 && name[len(f.name)] == '/' && strings.HasPrefix(name, f.name) &&
+			(best == nil || len(f.name) > len(best.name)) {
+			best = f
+		}
+	}
+	if best == nil {
+		return nil, ""
+	}
+	return best, name[len(best.name)+1:]
+}
+
+// PlainBreakers returns every breaker of the registry that is not a
+// family's key breaker (see [Registry.FamilyOf]), in name order: the
+// breakers a view shows one by one beside its families.
+func (r *Registry) PlainBreakers() []*Breaker {
+	r.mu.RLock()
+	fams := make(map[string]bool, len(r.families))
+	for _, f := range r.families {
+		fams[f.name] = true
+	}
+	out := make([]*Breaker, 0, len(r.breakers))
+	for name, b := range r.breakers {
+		if !keyOf(fams, name) {
+			out = append(out, b)
+		}
+	}
+	r.mu.RUnlock()
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
+	return out
+}
+
+// keyOf reports whether name is "<family>/<key>" for a family in fams.
+func keyOf(fams map[string]bool, name string) bool {
+	for i := range len(name) - 1 {
+		if name[i] == '/' && fams[name[:i]] {
+			return true
+		}
+	}
+	return false
+}
+
+// Limit returns how many keys the family keeps live at once (its Keys).
+func (f *Family) Limit() int { return f.limit }
+
+// Config returns the settings each key's breaker takes; its Name is the
+// family's.
+func (f *Family) Config() Config { return f.cfg }
+
+// Lookup returns the breaker of key if it is live, without creating it
+// nor marking its use.
+func (f *Family) Lookup(key string) (*Breaker, bool) {
+	e := f.entry(key)
+	if e == nil {
+		return nil, false
+	}
+	return e.b, true
+}
+
+// Breakers returns the breakers of the live keys, in name order.
+func (f *Family) Breakers() []*Breaker {
+	es := f.entries()
+	out := make([]*Breaker, len(es))
+	for i, e := range es {
+		out[i] = e.b
+	}
+	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
+	return out
+}
+
+// entry returns the live entry of key, or nil.
+func (f *Family) entry(key string) *famEntry {
+	sh := &f.shards[maphash.String(f.seed, key)%familyShards]
+	if e := (*sh.m.Load())[key]; e != nil && e.inflight.Load() >= 0 {
+		return e
+	}
+	return nil
+}
+
+// entries returns the live entries, in no order.
+func (f *Family) entries() []*famEntry {
+	out := make([]*famEntry, 0, f.live.Load())
+	for i := range f.shards {
+		for _, e := range *f.shards[i].m.Load() {
+			if e.inflight.Load() >= 0 {
+				out = append(out, e)
+			}
+		}
+	}
+	return out
+}
+
+// FamilyTotals is a family's counters summed over its keys, those dropped
+// included: each counter is what [Stats] counts, for every key the family
+// ever had, so it never goes down when a key is dropped (a key's
+// [Breaker.Reset] takes its counts out, as it does for the breaker). Keys
+// and ByState are over the live keys only.
+type FamilyTotals struct {
+	Name string
+	// Keys is how many keys are live; ByState[s] how many of them are in
+	// state s (ByState[Open] is the count of OPEN keys).
+	Keys    int
+	ByState [5]int
+	// Counted is whether calls are counted ([WithCallCounts]); Calls,
+	// Successes and Rejections are zero without it.
+	Counted                                  bool
+	Calls, Successes, Rejections             uint64
+	Failures, Ignored, Canceled, RateLimited uint64
+	Throttled, BulkheadFull, Injected        uint64
+	// Transitions[from][to] as in [Stats].
+	Transitions [5][5]uint64
+}
+
+// add adds the counters of st.
+func (t *FamilyTotals) add(st *Stats) {
+	t.Calls += st.Calls
+	t.Successes += st.Successes
+	t.Rejections += st.Rejections
+	t.Failures += st.Failures
+	t.Ignored += st.Ignored
+	t.Canceled += st.Canceled
+	t.RateLimited += st.RateLimited
+	t.Throttled += st.Throttled
+	t.BulkheadFull += st.BulkheadFull
+	t.Injected += st.Injected
+	for i := range t.Transitions {
+		for j := range t.Transitions[i] {
+			t.Transitions[i][j] += st.Transitions[i][j]
+		}
+	}
+}
+
+// familyFold keeps the counters of a family's dropped keys.
+type familyFold struct {
+	mu     sync.Mutex // guards totals, and is held while a key is marked dead and folded
+	totals FamilyTotals
+}
+
+// foldDead marks e dead, so that no call enters it any more, and folds its
+// breaker's counters into the family's, in one step under the fold's lock:
+// [Family.Totals] sees each key either live or folded, never both nor
+// neither. It reports false, changing nothing, when a call is in flight on e.
+func (f *Family) foldDead(e *famEntry) bool {
+	f.fold.mu.Lock()
+	defer f.fold.mu.Unlock()
+	if !e.inflight.CompareAndSwap(0, famDead) {
+		return false
+	}
+	st := e.b.Stats()
+	f.fold.totals.add(&st)
+	return true
+}
+
+// Totals returns the family's counters: the live keys' [Stats] summed, plus
+// what the dropped keys had counted. It reads every live key's Stats,
+// taking no lock that a call or a new key waits for (a key dropped
+// meanwhile waits for the short end of it).
+func (f *Family) Totals() FamilyTotals {
+	es := f.entries()
+	stats := make([]Stats, len(es))
+	for i, e := range es {
+		stats[i] = e.b.Stats()
+	}
+	f.fold.mu.Lock()
+	t := f.fold.totals
+	// A key folded since it was read is in t already; its earlier reading
+	// is left out. Every other reading is at most what the key counts now.
+	dead := make([]bool, len(es))
+	for i, e := range es {
+		dead[i] = e.inflight.Load() < 0
+	}
+	f.fold.mu.Unlock()
+	t.Name, t.Counted = f.name, f.reg.countCalls
+	for i := range stats {
+		if dead[i] {
+			continue
+		}
+		t.add(&stats[i])
+		t.Keys++
+		if s := stats[i].State; int(s) < len(t.ByState) {
+			t.ByState[s]++
+		}
+	}
+	return t
+}

@@ -1,0 +1,119 @@
+package httphealth_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// familyFixture is a registry with two breakers and a family "quote" of n
+// keys, k00000 to k<n-1>, the key open OPEN; the family keeps up to 10,000.
+func familyFixture(t *testing.T, n int, open string) *fixture {
+	t.Helper()
+	f := newFixture(t)
+	f.reg.Breaker(runtime.Config{Name: "tdx"})
+	f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	fam := f.reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: 10000, MaxOpen: 50})
+	for i := range n {
+		fam.Breaker(fmt.Sprintf("k%05d", i))
+	}
+	fail(t, fam.Breaker(open), 1, "symbol page broken")
+	return f
+}
+
+func TestPagedAnswerShowsAFamilyAsOneRow(t *testing.T) {
+	f := familyFixture(t, 300, "k00123")
+	p := f.page(t, "page=1")
+	assert.Equal(t, []string{"eastmoney", "tdx"}, names(p), "the keys are not in the list of breakers")
+	require.Len(t, p.Families, 1)
+	fam := p.Families[0]
+	assert.Equal(t, "quote", fam.Name)
+	assert.Equal(t, 300, fam.Keys)
+	assert.Equal(t, 10000, fam.Limit)
+	assert.Equal(t, 1, fam.Open)
+	assert.Equal(t, 50, fam.MaxOpen)
+	assert.Equal(t, runtime.Open, fam.State, "the worst key's state")
+	assert.Equal(t, runtime.LevelDown, fam.Status)
+	assert.Equal(t, map[string]int{"down": 1, "degraded": 0, "ok": 299}, fam.Counts)
+	assert.Equal(t, 3, p.Total, "two breakers and one family")
+	assert.Equal(t, map[string]int{"down": 1, "degraded": 0, "ok": 2}, p.Counts)
+	assert.Equal(t, runtime.LevelDown, p.Status)
+
+	// A search matches families by name too.
+	assert.Empty(t, f.page(t, "q=tdx").Families)
+	assert.Len(t, f.page(t, "q=QUO").Families, 1)
+
+	// The unpaged answer is runtime.Health, every key included.
+	rec := f.serve(http.MethodGet, "/health/datasources")
+	var h runtime.Health
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &h))
+	assert.Len(t, h.Breakers, 302)
+}
+
+func TestPagedAnswerOfAFamilysKeys(t *testing.T) {
+	f := familyFixture(t, 10000, "k07342")
+	p := f.page(t, "family=quote")
+	assert.Equal(t, "quote", p.Family)
+	assert.Equal(t, 10000, p.Total)
+	assert.Equal(t, 200, p.Pages, "50 a page")
+	require.Len(t, p.Breakers, 50)
+	assert.Equal(t, "quote/k07342", p.Breakers[0].Name, "the OPEN key first")
+	assert.Equal(t, runtime.Open, p.Breakers[0].State)
+	assert.Equal(t, "quote/k00000", p.Breakers[1].Name)
+	assert.Empty(t, p.Families)
+
+	last := f.page(t, "family=quote&page=200")
+	require.Len(t, last.Breakers, 50)
+	assert.Equal(t, "quote/k09999", last.Breakers[49].Name)
+	assert.Equal(t, 200, f.page(t, "family=quote&page=999").Page, "past the last page: the last")
+
+	found := f.page(t, "family=quote&q=k0999")
+	assert.Equal(t, 10, found.Matched)
+	assert.Equal(t, "quote/k09990", found.Breakers[0].Name)
+}
+
+func TestPagedAnswerRefusesABadFamily(t *testing.T) {
+	f := familyFixture(t, 3, "k00001")
+	for query, want := range map[string]struct {
+		code int
+		msg  string
+	}{
+		"family=nope":               {http.StatusNotFound, `no family of per-key breakers called "nope"`},
+		"family=quote&family=quote": {http.StatusBadRequest, "family given 2 times; give it once"},
+		"family=":                   {http.StatusBadRequest, "family is empty; give the name of a family of per-key breakers"},
+		"family=quote&page=0":       {http.StatusBadRequest, `page "0" is not 1 or more`},
+		"family=" + url.QueryEscape("x"+string(make([]byte, 300))): {http.StatusBadRequest, "family is 301 bytes long; give at most 256"},
+	} {
+		rec := f.serve(http.MethodGet, "/health/datasources?"+query)
+		assert.Equal(t, want.code, rec.Code, query)
+		assert.Equal(t, "application/json; charset=utf-8", rec.Header().Get("Content-Type"), query)
+		var body struct{ Error string }
+		require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &body), query)
+		assert.Equal(t, want.msg, body.Error, query)
+	}
+}
+
+func TestDashboardRendersAFamilyRow(t *testing.T) {
+	f := familyFixture(t, 40, "k00007")
+	page := f.dashboard(t)
+	row := regexp.MustCompile(`(?s)<li class="family" data-family="quote".*?</li>`).FindString(page)
+	require.NotEmpty(t, row, "a row for the family")
+	assert.Contains(t, row, `data-state="OPEN" data-level="down"`)
+	assert.Contains(t, row, `<dd data-f="keys">40 of 10000</dd>`)
+	assert.Contains(t, row, `<dd data-f="levels">1 down, 0 degraded, 39 ok</dd>`)
+	assert.Contains(t, row, `<dd data-f="open">1 (maxopen 50%)</dd>`)
+	assert.Contains(t, row, `<dd data-f="dropped">0</dd>`)
+	assert.Contains(t, row, `aria-expanded="false" disabled`, "the script expands it")
+	assert.NotContains(t, page, `<li class="card" data-name="quote/`, "no card per key")
+	assert.Contains(t, page, "3 sources: 1 down, 0 degraded, 2 ok.")
+}
