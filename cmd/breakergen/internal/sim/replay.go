@@ -47,7 +47,7 @@ var errFailed = errors.New("recorded failure")
 // cooldownError is a recorded failure that asked for a cooldown.
 type cooldownError struct{ d time.Duration }
 
-func (e cooldownError) Error() string              { return "recorded failure asking for " + e.d.String() }
+func (e cooldownError) Error() string             { return "recorded failure asking for " + e.d.String() }
 func (e cooldownError) RetryAfter() time.Duration { return e.d }
 
 // pending is a call admitted and not yet ended.

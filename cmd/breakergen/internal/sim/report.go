@@ -22,7 +22,11 @@ func WriteText(w io.Writer, rec *Recording, outage int, results []Result) error 
 	case rec.Dropped > 0:
 		dropped = fmt.Sprintf("the recorder dropped %d calls: the replay lacks them", rec.Dropped)
 	}
-	fmt.Fprintf(w, "recording: %d calls of %d breakers over %s from %s; %s\n", len(rec.Calls), len(rec.Names),
+	breakers := "breakers"
+	if len(rec.Names) == 1 {
+		breakers = "breaker"
+	}
+	fmt.Fprintf(w, "recording: %d calls of %d %s over %s from %s; %s\n", len(rec.Calls), len(rec.Names), breakers,
 		round(rec.End()), rec.Start.UTC().Format(time.RFC3339), dropped)
 	fmt.Fprintf(w, "outage: a run of at least %d calls in a row that failed upstream; to trip: its calls until the trip, the tripping call included\n\n", outage)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
