@@ -12,7 +12,7 @@ import (
 )
 
 // simUsage is `breakergen sim -h`: the simulator's manual.
-const simUsage = `usage: breakergen sim [-set 'NAME:key=value ...']... [-sets FILE] [-outage N] [-html FILE] RECORDING
+const simUsage = `usage: breakergen sim [-set 'NAME:key=value ...']... [-sets FILE] [-outage N] [-carry] [-html FILE] RECORDING
 
 sim replays a recording of real calls (written by runtime.WithRecorder, see
 docs/rehearse.md) through the runtime's own breakers, on a synthetic clock,
@@ -35,9 +35,11 @@ the upstream did: success; failure (with the cooldown it asked for, if
 any); ignored, invalid and canceled count as neither; an injected fault is
 a failure. A call the recorded breaker (or its limiter, throttle,
 bulkhead or budget) refused never reached the upstream, so its outcome is
-unknown: it is offered to the candidate and, if admitted, takes the outcome
-of the last call of that breaker that reached the upstream. A call the
-candidate refuses is counted as refused. Jitter draws are seeded: the same
+unknown: it is offered to the candidate and, if admitted, counts as
+neither success nor failure (as the refusal counted live), or with -carry
+takes the outcome of the last call of that breaker that reached the
+upstream (an outage goes on while the recorded breaker was OPEN). A call
+the candidate refuses is counted as refused. Jitter draws are seeded: the same
 recording and candidates give the same report, byte for byte.
 
 Columns, per candidate:
@@ -74,6 +76,7 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	setsFile := fs.String("sets", "", "read candidates from `FILE`, one a line")
 	htmlFile := fs.String("html", "", "write the state bands to `FILE` (HTML)")
 	outage := fs.Int("outage", 5, "`N` failures in a row make an outage")
+	carry := fs.Bool("carry", false, "a call that never reached the upstream takes, when admitted, the outcome of the last one that did (default: neither)")
 	fs.Usage = func() {
 		fmt.Fprint(fs.Output(), simUsage)
 		fs.PrintDefaults()
@@ -136,7 +139,7 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		if !recorded(rec, c.Name) {
 			return fmt.Errorf("sim: %s: no call of breaker %q in the recording (it has %s)", fs.Arg(0), c.Name, strings.Join(rec.Names, ", "))
 		}
-		results = append(results, sim.Replay(rec, c, *outage))
+		results = append(results, sim.Replay(rec, c, sim.Options{Outage: *outage, CarryLast: *carry}))
 	}
 	if err := sim.WriteText(stdout, rec, *outage, results); err != nil {
 		return err

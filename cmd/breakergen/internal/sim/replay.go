@@ -76,11 +76,21 @@ func (h *pendingHeap) Pop() any {
 	return x
 }
 
+// Options say how to replay.
+type Options struct {
+	// Outage is the run of failures that makes an outage (see [Outages]).
+	Outage int
+	// CarryLast gives a call that never reached the upstream (the recorded
+	// breaker or its load control refused it), when the candidate admits
+	// it, the outcome of the last call of that breaker that did; without
+	// it such a call counts as neither, as a refusal counted live.
+	CarryLast bool
+}
+
 // Replay plays the calls of rec made through c's breaker against c's
 // setting, on a fresh registry with a synthetic clock that starts at the
 // recording's start; the jitter's draws are seeded, so a replay is
-// deterministic. outage is the run of failures that makes an outage (see
-// [Outages]).
+// deterministic.
 //
 // A call starts at its recorded start and ends at its start plus its
 // duration; at one instant ends come before starts, and calls keep the
@@ -88,10 +98,11 @@ func (h *pendingHeap) Pop() any {
 // did (success, failure, ignored, invalid, injected: a failure) is
 // offered to the breaker and, if admitted, ends with that outcome. A call
 // the recorded breaker or its load control refused never reached the
-// upstream: it is offered all the same and, if admitted, takes the
-// outcome of the last call of that breaker that did reach it (a success
-// when none did). A call the candidate refuses is counted in Refused.
-func Replay(rec *Recording, c Candidate, outage int) Result {
+// upstream: it is offered all the same and, if admitted, counts as
+// neither, or with o.CarryLast takes the outcome of the last call of that
+// breaker that did reach it (a success when none did). A call the
+// candidate refuses is counted in Refused.
+func Replay(rec *Recording, c Candidate, o Options) Result {
 	clk := newClock(rec.Start)
 	var (
 		mu     sync.Mutex // guards events and opened (hooks run outside the breaker's lock)
@@ -155,7 +166,7 @@ func Replay(rec *Recording, c Candidate, outage int) Result {
 		clk.advanceTo(call.Start)
 		if call.Class.Upstream() {
 			last = call
-		} else {
+		} else if o.CarryLast {
 			r := last
 			r.Start, r.Dur, r.Line = call.Start, call.Dur, call.Line
 			call = r
@@ -204,7 +215,7 @@ func Replay(rec *Recording, c Candidate, outage int) Result {
 	if openedAt >= 0 {
 		res.Open += max(res.End-openedAt, 0)
 	}
-	res.ToTrip = toTrip(Outages(rec, name, outage), states, trips)
+	res.ToTrip = toTrip(Outages(rec, name, o.Outage), states, trips)
 	return res
 }
 

@@ -121,7 +121,7 @@ func TestReplayCountsWhatTheBreakerDid(t *testing.T) {
 	// calls every 10ms: s s f f f | r r r r r | r ... ; tripped at 40ms
 	// (the third failure, which ends at 41ms), reset 50ms: OPEN 41..91ms.
 	rec := mustRead(t, recording("ssfffrrrrrrsssssss"))
-	res := Replay(rec, mustCandidate(t, "tdx:threshold=3 reset=50ms"), 3)
+	res := Replay(rec, mustCandidate(t, "tdx:threshold=3 reset=50ms"), Options{Outage: 3, CarryLast: true})
 	assert.Equal(t, 18, res.Calls)
 	assert.Equal(t, 1, res.Trips)
 	// Calls at 50..90ms are refused (5); the probe at 100ms (a rejected
@@ -140,8 +140,9 @@ func TestReplayCountsWhatTheBreakerDid(t *testing.T) {
 
 	// A rejected call carries the failure before it: threshold=4 trips
 	// on the first one.
-	assert.Equal(t, []int{4}, Replay(rec, mustCandidate(t, "tdx:threshold=4"), 3).ToTrip)
-	lax := Replay(mustRead(t, recording("ssfffsss")), mustCandidate(t, "tdx:threshold=4"), 3)
+	assert.Equal(t, []int{4}, Replay(rec, mustCandidate(t, "tdx:threshold=4"), Options{Outage: 3, CarryLast: true}).ToTrip)
+	assert.Equal(t, []int{-1}, Replay(rec, mustCandidate(t, "tdx:threshold=4"), Options{Outage: 3}).ToTrip, "without CarryLast a rejected call counts as neither")
+	lax := Replay(mustRead(t, recording("ssfffsss")), mustCandidate(t, "tdx:threshold=4"), Options{Outage: 3})
 	assert.Zero(t, lax.Trips)
 	assert.Zero(t, lax.Refused)
 	assert.Equal(t, []int{-1}, lax.ToTrip, "threshold=4 never trips in that outage")
@@ -149,7 +150,7 @@ func TestReplayCountsWhatTheBreakerDid(t *testing.T) {
 
 func TestReplayCooldown(t *testing.T) {
 	rec := mustRead(t, head+"0 1000 failure/5000000000 eastmoney\n1000000000 1000 success eastmoney\n6000000000 1000 success eastmoney\n")
-	res := Replay(rec, mustCandidate(t, "eastmoney:threshold=5"), 5)
+	res := Replay(rec, mustCandidate(t, "eastmoney:threshold=5"), Options{Outage: 5})
 	assert.Equal(t, 1, res.Trips, "a failure asking for a cooldown trips at once")
 	assert.Equal(t, 1, res.Refused)
 	assert.Contains(t, res.FirstReason, "retry after 5s")
@@ -163,7 +164,7 @@ func TestReportIsDeterministic(t *testing.T) {
 	report := func() (string, string) {
 		var results []Result
 		for _, c := range cands {
-			results = append(results, Replay(rec, c, 5))
+			results = append(results, Replay(rec, c, Options{Outage: 5}))
 		}
 		var text, page bytes.Buffer
 		require.NoError(t, WriteText(&text, rec, 5, results))
@@ -206,7 +207,7 @@ func BenchmarkReplay1M(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if res := Replay(rec, c, 5); res.Trips == 0 {
+		if res := Replay(rec, c, Options{Outage: 5}); res.Trips == 0 {
 			b.Fatal("no trip")
 		}
 	}
