@@ -97,6 +97,13 @@ func (c Call) recordInvalid(ctx context.Context) {
 	}
 }
 
+// unreturned settles a call whose function did not return (see
+// core.Breaker.Unreturned), recording it first when it is recorded.
+func (c Call) unreturned(v any) {
+	c.recordUnreturned(v)
+	c.route.core.Unreturned(c.word, v)
+}
+
 // recordUnreturned records a call whose function panicked with v (nil:
 // its goroutine exited).
 func (c Call) recordUnreturned(v any) {

@@ -323,9 +323,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == PanicGuard {
-		v := recover()
-		c.recordUnreturned(v) // record.go
-		c.route.core.Unreturned(c.word, v)
+		c.unreturned(recover()) // record.go: records the call when recorded
 		return
 	}
 	c.exitSlow(ctx, err)
@@ -337,9 +335,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 	if err := *errp; err == PanicGuard {
-		v := recover()
-		c.recordUnreturned(v) // record.go
-		c.route.core.Unreturned(c.word, v)
+		c.unreturned(recover()) // record.go: records the call when recorded
 		return
 	} else if err == nil && !*valid {
 		c.route.core.Ignore(c.word)

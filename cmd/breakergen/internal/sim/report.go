@@ -89,11 +89,19 @@ func toTripText(v []int) string {
 	return s
 }
 
-// stateColors are the bands' colors, as the dashboard's state badges.
-var stateColors = map[runtime.State]string{
-	runtime.Closed: "#2e7d32", runtime.Open: "#c62828", runtime.HalfOpen: "#f9a825",
-	runtime.Isolated: "#616161", runtime.Bypassed: "#1565c0",
-}
+// The bands follow the dashboard's state band (templates/dashboard.html,
+// drawn there by the page's script, so not shared code): its colours, and
+// a height that tells the state without colour, out of 12: CLOSED low,
+// HALF_OPEN two thirds, OPEN and ISOLATED full, BYPASSED 10.
+var (
+	stateColors = map[runtime.State]string{
+		runtime.Closed: "#1a7f37", runtime.Open: "#b42318", runtime.HalfOpen: "#7d4e00",
+		runtime.Isolated: "#57606a", runtime.Bypassed: "#0b57d0",
+	}
+	stateHeights = map[runtime.State]float64{
+		runtime.Closed: 4, runtime.HalfOpen: 8, runtime.Open: 12, runtime.Isolated: 12, runtime.Bypassed: 10,
+	}
+)
 
 // WriteHTML writes a self-contained page with each result's state band
 // over the recording's time: one SVG, no script, no external resource.
@@ -130,8 +138,10 @@ func WriteHTML(w io.Writer, rec *Recording, results []Result) error {
 			if to <= band.At && i+1 < len(r.Bands) {
 				continue
 			}
-			p("<rect x=\"%.2f\" y=\"0\" width=\"%.2f\" height=\"%.0f\" fill=\"%s\"><title>%s from %s</title></rect>\n",
-				labelW+x(band.At), max(x(to)-x(band.At), 0.5), rowH, stateColors[band.State], band.State, html.EscapeString(round(band.At)))
+			h := rowH * stateHeights[band.State] / 12
+			p("<rect x=\"%.2f\" y=\"%.2f\" width=\"%.2f\" height=\"%.2f\" fill=\"%s\"><title>%s from %s to %s</title></rect>\n",
+				labelW+x(band.At), rowH-h, max(x(to)-x(band.At), 3), h, stateColors[band.State], band.State,
+				html.EscapeString(round(band.At)), html.EscapeString(round(to))) // a flip of an instant still shows, 3 px wide
 		}
 		p("<text x=\"0\" y=\"%.0f\" font-size=\"11\">0</text><text x=\"%.0f\" y=\"%.0f\" font-size=\"11\" text-anchor=\"end\">%s</text>\n",
 			rowH+13, width, rowH+13, html.EscapeString(round(end)))

@@ -1,7 +1,7 @@
 // Command demo plays breakergen's market-data example through an outage
 // and a recovery, in about thirteen seconds, with nothing to set up:
 //
-//	go run ./examples/marketdata/cmd/demo [-reset 2s] [-v] [-serve 127.0.0.1:8080]
+//	go run ./examples/marketdata/cmd/demo [-reset 2s] [-v] [-record calls.rec] [-serve 127.0.0.1:8080]
 //
 // It starts a fake of the five upstreams (eastmoney, tencent, tdx, push2ex,
 // sina) on a loopback port, wraps a real HTTP client in the generated
@@ -28,6 +28,7 @@
 //
 //	-reset d    how long every breaker stays OPEN (default 2s)
 //	-v          also print the runtime's own log (log/slog) to stderr
+//	-record f   record every call to f (runtime.WithRecorder) for breakergen sim
 //	-serve addr after the scenario, serve GET /health/datasources and
 //	            GET /health/degradation-events on addr until interrupted,
 //	            with read, header, write and idle timeouts and no
