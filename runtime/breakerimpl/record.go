@@ -2,6 +2,7 @@ package breakerimpl
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -28,13 +29,45 @@ var recording atomic.Uint64
 
 func init() { recording.Store(core.PeriodOne | core.CountFlag) }
 
-// routeRec is the recording state of a route.
+// routeRec is the recording state of a route. Its clones are made as
+// calls need them, so that a route (a family's key among thousands) costs
+// little until it has calls in flight.
 type routeRec struct {
 	rec   core.Recorder
-	free  chan *Route // idle clones
-	made  atomic.Int32
-	plain *Route // the calls beyond the bound go through it, unrecorded
 	clone func() *Route
+
+	mu    sync.Mutex // guards free, made
+	free  []*Route   // idle clones
+	made  int
+	plain *Route // made once: the calls beyond the bound go through it, unrecorded
+}
+
+// take returns an idle clone, or a new one, or nil when the bound is
+// reached.
+func (rr *routeRec) take() *Route {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if n := len(rr.free); n > 0 {
+		c := rr.free[n-1]
+		rr.free = rr.free[:n-1]
+		return c
+	}
+	if rr.made >= maxRecordedInFlight {
+		if rr.plain == nil {
+			rr.plain = rr.clone()
+			rr.plain.recOf = nil
+		}
+		return nil
+	}
+	rr.made++
+	return rr.clone()
+}
+
+// put returns a clone once its call is recorded.
+func (rr *routeRec) put(c *Route) {
+	rr.mu.Lock()
+	rr.free = append(rr.free, c)
+	rr.mu.Unlock()
 }
 
 // recordCalls makes rt record its calls when reg records (a route of a nil
@@ -44,13 +77,12 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 	if rec == nil || impl == nil {
 		return
 	}
-	rr := &routeRec{rec: rec, free: make(chan *Route, maxRecordedInFlight)}
+	rr := &routeRec{rec: rec}
 	rr.clone = func() *Route {
 		c := buildRoute(reg, impl, cfg, b, l)
 		c.recOf = rr
 		return c
 	}
-	rr.plain = buildRoute(reg, impl, cfg, b, l)
 	rt.rec = rr
 	rt.state = &recording
 }
@@ -58,23 +90,16 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 // enter is Route.enter on a recording route: the call goes through a
 // clone, and a refused call is recorded here.
 func (rr *routeRec) enter(ctx context.Context) (Call, error) {
-	var c *Route
-	select {
-	case c = <-rr.free:
-	default:
-		if rr.made.Add(1) <= maxRecordedInFlight {
-			c = rr.clone()
-		} else {
-			rr.made.Add(-1)
-			rr.rec.Drop()
-			return rr.plain.Enter(ctx)
-		}
+	c := rr.take()
+	if c == nil {
+		rr.rec.Drop()
+		return rr.plain.Enter(ctx)
 	}
 	start := rr.rec.Now()
 	call, err := c.Enter(ctx)
 	if err != nil {
 		rr.rec.Record(c.breaker, ctx, start, core.Refused, err)
-		rr.free <- c
+		rr.put(c)
 		return call, err
 	}
 	c.recStart = start
@@ -120,5 +145,5 @@ func (c Call) recordUnreturned(v any) {
 func (c Call) recorded(ctx context.Context, stage core.Stage, err error) {
 	rt := c.route
 	rt.recOf.rec.Record(rt.breaker, ctx, rt.recStart, stage, err)
-	rt.recOf.free <- rt
+	rt.recOf.put(rt)
 }

@@ -77,3 +77,30 @@ func TestRouteRecordsEveryCall(t *testing.T) {
 }
 
 var errRoute = errors.New("upstream down")
+
+// TestRouteRecordsABoundedNumberInFlight holds more calls in flight than
+// a route records at once: the one beyond the bound is made, unrecorded,
+// and counted as dropped.
+func TestRouteRecordsABoundedNumberInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out))
+		rt := breakerimpl.NewRoute(reg, struct{}{}, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tdx"}})
+		release := make(chan struct{})
+		const calls = breakerimpl.MaxRecordedInFlight + 1
+		errs := make(chan error, calls)
+		for range calls {
+			go func() {
+				errs <- callFn(context.Background(), rt, func() error { <-release; return nil })
+			}()
+		}
+		synctest.Wait() // every call is in flight
+		close(release)
+		for range calls {
+			require.NoError(t, <-errs)
+		}
+		require.NoError(t, reg.Close())
+		assert.Equal(t, &runtime.RecordingHealth{Calls: breakerimpl.MaxRecordedInFlight, Dropped: 1}, reg.Health().Recording)
+		assert.Equal(t, breakerimpl.MaxRecordedInFlight, strings.Count(out.String(), " success tdx\n"))
+	})
+}
