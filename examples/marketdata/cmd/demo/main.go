@@ -14,8 +14,10 @@
 // and a 429 with Retry-After as typed errors; a slow upstream against a
 // caller's deadline; fund flows from the backup and the stale cache;
 // tencent's window riding out background failures and catching an outage;
-// every breaker closing again; and adaptive throttling shedding polls of a
-// push2ex that fails every other request.
+// every breaker closing again; adaptive throttling shedding polls of a
+// push2ex that fails every other request; an operator isolating eastmoney
+// and resuming it; and a rehearsal, 30% of eastmoney's calls failed by
+// fault injection while the fund-flow chain answers from sina.
 // Transitions are printed live from the registry's state-change hook,
 // followed by the degradation timeline and the health as JSON.
 //
