@@ -127,8 +127,12 @@ func WriteHTML(w io.Writer, rec *Recording, results []Result) error {
 		if keys == "" {
 			keys = "(defaults)"
 		}
-		p("<h2>%s · %s</h2>\n<p>%d trips, %d of %d calls refused, OPEN %s</p>\n", html.EscapeString(r.Candidate.Name), html.EscapeString(keys),
-			r.Trips, r.Refused, r.Calls, html.EscapeString(round(r.Open)))
+		trips := "trips"
+		if r.Trips == 1 {
+			trips = "trip"
+		}
+		p("<h2>%s · %s</h2>\n<p>%d %s, %d of %d calls refused, OPEN %s</p>\n", html.EscapeString(r.Candidate.Name), html.EscapeString(keys),
+			r.Trips, trips, r.Refused, r.Calls, html.EscapeString(round(r.Open)))
 		p("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" role=\"img\" aria-label=\"state over time\">\n", width+labelW, rowH+16)
 		for i, band := range r.Bands {
 			to := end
