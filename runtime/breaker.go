@@ -270,6 +270,9 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if b.reg.rec != nil {
+		return b.doRecorded(ctx, fn) // record.go
+	}
 	t, err := b.Acquire(ctx)
 	if err != nil {
 		return err

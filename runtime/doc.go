@@ -120,9 +120,20 @@
 // httphealth serves the modes over HTTP with WithControl, and package
 // redisstate shares them with the fleet.
 //
+// # Rehearsal
+//
+// Before production (docs/rehearse.md): Config.Fault and Config.Latency
+// (BREAKER_<NAME>_FAULT, BREAKER_<NAME>_LATENCY) inject failures and
+// delays by breaker name, failing with [ErrInjected]; [WithRecorder]
+// writes every call's breaker, start, duration and outcome class for
+// `breakergen sim`, which replays them against candidate settings, and
+// [Registry.Close] ends the recording.
+//
 // # Testing
 //
 // The runtime starts no goroutines or timers of its own at package level,
 // so it works inside a testing/synctest bubble: a test can let a 30-second
-// window pass at once. [WithClock] takes a hand-stepped clock instead.
+// window pass at once (a [WithRecorder] registry's goroutine ends with
+// [Registry.Close], which the test calls before the bubble ends).
+// [WithClock] takes a hand-stepped clock instead.
 package runtime

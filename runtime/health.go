@@ -265,6 +265,10 @@ type Health struct {
 	// [Registry.Share]); nil, and left out of the JSON, when no fleet is
 	// attached.
 	Fleet *FleetHealth `json:"fleet,omitempty"`
+	// Recording is the state of the registry's recording (see
+	// [WithRecorder]): calls recorded and dropped; nil, and left out of
+	// the JSON, when it records nothing.
+	Recording *RecordingHealth `json:"recording,omitempty"`
 	// Families are the registry's families of per-key breakers, in name
 	// order (see [Family]); left out of the JSON when there are none.
 	Families []FamilyHealth `json:"families,omitempty"`
@@ -274,7 +278,7 @@ type Health struct {
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Families: r.familiesHealth()}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Recording: r.recordingHealth(), Families: r.familiesHealth()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -29,6 +30,8 @@ type Registry struct {
 	noEnv       bool
 	env, code   map[string]override     // run-time settings by envName
 	share       atomic.Pointer[sharing] // the fleet's Sharer (see Registry.Share)
+	recordTo    io.Writer               // WithRecorder's writer, nil when not recording
+	rec         *recorder               // the call recorder, nil when not recording (record.go)
 
 	mu       sync.RWMutex // guards breakers, limiters
 	breakers map[string]*Breaker
@@ -167,6 +170,7 @@ func NewRegistry(opts ...Option) *Registry {
 	if !r.noEnv {
 		r.readEnv(environ())
 	}
+	r.startRecorder()
 	return r
 }
 

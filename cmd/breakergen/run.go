@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	goruntime "runtime"
 	"strings"
@@ -114,6 +115,9 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "sim" {
+		return runSim(args[1:], os.Stdin, stdout, stderr) // sim.go
+	}
 	o, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil

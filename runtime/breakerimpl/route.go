@@ -76,6 +76,10 @@ type Route struct {
 	answers   *core.Answers  // the registry's chain answer counts
 	live      *atomic.Uint64 // this name's live answers; nil unless counted
 	inject    core.Injector  // nil unless the breaker injects faults or latency
+
+	rec      *routeRec // nil unless the registry records calls (record.go)
+	recOf    *routeRec // on a recording clone of a route: its route's
+	recStart int64     // on a recording clone: when its call started
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -93,6 +97,13 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 
 // newRoute is NewRoute for breaker b and limiter l (nil for none) of reg.
 func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
+	rt := buildRoute(reg, impl, cfg, b, l)
+	rt.recordCalls(reg, impl, cfg, b, l) // record.go
+	return rt
+}
+
+// buildRoute is newRoute without the recording.
+func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
 	c := core.BreakerOf(b)
 	rt := &Route{
 		state:   c.State,
@@ -223,6 +234,9 @@ func (rt *Route) Enter(ctx context.Context) (Call, error) {
 // opened since is rejected by Admit); kept apart so that the rejection path
 // runs in a small frame.
 func (rt *Route) enter(ctx context.Context) (Call, error) {
+	if rt.rec != nil {
+		return rt.rec.enter(ctx) // record.go
+	}
 	b := &rt.core
 	bud := core.From(ctx).BudgetOf()
 	if !bud.Available() {
@@ -309,7 +323,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == PanicGuard {
-		c.route.core.Unreturned(c.word, recover())
+		c.unreturned(recover()) // record.go: records the call when recorded
 		return
 	}
 	c.exitSlow(ctx, err)
@@ -321,10 +335,11 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 	if err := *errp; err == PanicGuard {
-		c.route.core.Unreturned(c.word, recover())
+		c.unreturned(recover()) // record.go: records the call when recorded
 		return
 	} else if err == nil && !*valid {
 		c.route.core.Ignore(c.word)
+		c.recordInvalid(ctx) // record.go
 		return
 	}
 	c.exitSlow(ctx, *errp)
@@ -334,6 +349,9 @@ func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 // error counts as a success, and the error of a source that lost a hedged
 // race (its ctx cancelled by [Race]) as neither.
 func (c Call) exitSlow(ctx context.Context, err error) {
+	if c.route.recOf != nil {
+		defer c.recordDone(ctx, err) // record.go
+	}
 	if err != nil {
 		if c.route.excluded(err) {
 			err = nil

@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/breakergen/breakergen/examples/marketdata/fakeupstream"
@@ -24,6 +25,7 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, mounts .
 	reset := fs.Duration("reset", 2*time.Second, "how long every breaker stays OPEN (the annotations say reset=30s)")
 	verbose := fs.Bool("v", false, "also print the runtime's own log to stderr")
 	serve := fs.String("serve", "", "after the scenario, serve the health endpoints on `addr` until interrupted")
+	record := fs.String("record", "", "record every call to `file` (runtime.WithRecorder), for breakergen sim")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -44,7 +46,21 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer, mounts .
 	if *verbose {
 		sc.Logger = slog.New(slog.NewTextHandler(stderr, nil))
 	}
-	if _, err := sc.Run(ctx, stdout); err != nil {
+	if *record != "" {
+		f, err := os.Create(*record)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sc.Options = append(sc.Options, runtime.WithRecorder(f))
+	}
+	_, err := sc.Run(ctx, stdout)
+	if *record != "" {
+		if cerr := sc.Registry().Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("recording %s: %w", *record, cerr)
+		}
+	}
+	if err != nil {
 		return err
 	}
 	if *serve == "" {

@@ -47,6 +47,9 @@ type Scenario struct {
 	Reset time.Duration
 	// Logger receives the runtime's own slog output. Default: discarded.
 	Logger *slog.Logger
+	// Options are added to those of the scenario's registry (a
+	// runtime.WithRecorder, say).
+	Options []runtime.Option
 
 	log         *liveLog
 	start       time.Time
@@ -130,6 +133,15 @@ type Report struct {
 	// provenance after the resume (see operator.go).
 	IsolatedErr                             error
 	IsolatedFlow, IsolatedSkip, ResumedFlow string
+	// FaultFlows are the provenance of each fund flow of the rehearsal
+	// (see rehearse.go), FaultFallbacks how many sina answered, FaultFlow
+	// the first of those, FaultInjected the tries injected and
+	// FaultUpstream the requests that reached eastmoney meanwhile.
+	FaultFlows     []string
+	FaultFallbacks int
+	FaultFlow      string
+	FaultInjected  uint64
+	FaultUpstream  int64
 }
 
 // Run plays every scene, printing to out as it goes, and then the
@@ -147,7 +159,7 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	s.transitions = make(chan runtime.Event, 256)
 	s.Client.BanCooldown = s.Reset // shortened like the reset
 
-	s.reg = registry(s.Reset, runtime.WithLogger(s.Logger), runtime.OnStateChange(s.onTransition))
+	s.reg = registry(s.Reset, append([]runtime.Option{runtime.WithLogger(s.Logger), runtime.OnStateChange(s.onTransition)}, s.Options...)...)
 	stocks := marketdata.NewStockSourceBreaker(s.Client, s.reg)
 	// Fund flows: eastmoney, then sina, then the last valid answer of the
 	// day, as the origin service did.
@@ -160,7 +172,7 @@ func (s *Scenario) Run(ctx context.Context, out io.Writer) (*Report, error) {
 	s.header()
 	for _, scene := range []func(context.Context, *Report) error{
 		s.normal, s.outage, s.open, s.recovery, s.limiter, s.bulkhead, s.hedged,
-		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear, s.throttle, s.isolation,
+		s.banAndThrottle, s.slow, s.fundFlow, s.background, s.allClear, s.throttle, s.isolation, s.faults,
 	} {
 		if err := scene(ctx, rep); err != nil {
 			return rep, err

@@ -163,6 +163,15 @@ func TestScenario(t *testing.T) {
 		assert.Equal(t, runtime.Isolated, oe.State)
 		assert.Equal(t, "fallback:sina (eastmoney open)", rep.IsolatedFlow)
 		assert.Equal(t, "eastmoney: isolated by operator: "+IsolationReason, rep.IsolatedSkip)
+
+		// The rehearsal: an injected fault never reaches eastmoney; a fund
+		// flow both of whose tries were injected is answered by sina, and
+		// its provenance says why eastmoney was passed over.
+		assert.Len(t, rep.FaultFlows, FaultCalls)
+		assert.Equal(t, 2, rep.FaultFallbacks, "the seeded draws: two fund flows had both tries injected")
+		assert.Equal(t, "fallback:sina (eastmoney injected)", rep.FaultFlow)
+		assert.Equal(t, int64(FaultCalls-rep.FaultFallbacks), rep.FaultUpstream, "each live answer took one request; no injected try reached eastmoney")
+		assert.Equal(t, uint64(7), rep.FaultInjected, "2×2 tries of the fallbacks, and 3 first tries retried")
 		assert.Equal(t, "live", rep.ResumedFlow)
 
 		// The live log printed the transitions, the timeline and the health.

@@ -1,7 +1,7 @@
 // Command demo plays breakergen's market-data example through an outage
 // and a recovery, in about thirteen seconds, with nothing to set up:
 //
-//	go run ./examples/marketdata/cmd/demo [-reset 2s] [-v] [-serve 127.0.0.1:8080]
+//	go run ./examples/marketdata/cmd/demo [-reset 2s] [-v] [-record calls.rec] [-serve 127.0.0.1:8080]
 //
 // It starts a fake of the five upstreams (eastmoney, tencent, tdx, push2ex,
 // sina) on a loopback port, wraps a real HTTP client in the generated
@@ -14,8 +14,10 @@
 // and a 429 with Retry-After as typed errors; a slow upstream against a
 // caller's deadline; fund flows from the backup and the stale cache;
 // tencent's window riding out background failures and catching an outage;
-// every breaker closing again; and adaptive throttling shedding polls of a
-// push2ex that fails every other request.
+// every breaker closing again; adaptive throttling shedding polls of a
+// push2ex that fails every other request; an operator isolating eastmoney
+// and resuming it; and a rehearsal, 30% of eastmoney's calls failed by
+// fault injection while the fund-flow chain answers from sina.
 // Transitions are printed live from the registry's state-change hook,
 // followed by the degradation timeline and the health as JSON.
 //
@@ -28,6 +30,7 @@
 //
 //	-reset d    how long every breaker stays OPEN (default 2s)
 //	-v          also print the runtime's own log (log/slog) to stderr
+//	-record f   record every call to f (runtime.WithRecorder) for breakergen sim
 //	-serve addr after the scenario, serve GET /health/datasources and
 //	            GET /health/degradation-events on addr until interrupted,
 //	            with read, header, write and idle timeouts and no

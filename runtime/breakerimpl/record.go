@@ -1,0 +1,149 @@
+package breakerimpl
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// A route of a registry that records its calls (runtime.WithRecorder)
+// must know when each call started, and a Call is two words that the
+// fast path copies: it has no room for the start. So such a route hands
+// each call a clone of itself, made by the same constructor, that holds
+// the start; Exit finds the clone, records the call and returns the
+// clone to its route. The route itself reads a state word that is never
+// plain CLOSED (recording), so that EnterFast declines and Enter comes
+// here; routes of registries that do not record pay nothing.
+
+// maxRecordedInFlight bounds the clones of one route: a call beyond them
+// is made unrecorded (and counted as dropped).
+const maxRecordedInFlight = 1024
+
+// recording is the state word of a route whose registry records: CLOSED
+// with the counting flag, so every call leaves the fast path, never OPEN,
+// so Enter does not refuse it before the recorder sees it.
+var recording atomic.Uint64
+
+func init() { recording.Store(core.PeriodOne | core.CountFlag) }
+
+// routeRec is the recording state of a route. Its clones are made as
+// calls need them, so that a route (a family's key among thousands) costs
+// little until it has calls in flight.
+type routeRec struct {
+	rec   core.Recorder
+	clone func() *Route
+
+	mu    sync.Mutex // guards free, made
+	free  []*Route   // idle clones
+	made  int
+	plain *Route // made once: the calls beyond the bound go through it, unrecorded
+}
+
+// take returns an idle clone, or a new one, or nil when the bound is
+// reached.
+func (rr *routeRec) take() *Route {
+	rr.mu.Lock()
+	defer rr.mu.Unlock()
+	if n := len(rr.free); n > 0 {
+		c := rr.free[n-1]
+		rr.free = rr.free[:n-1]
+		return c
+	}
+	if rr.made >= maxRecordedInFlight {
+		if rr.plain == nil {
+			rr.plain = rr.clone()
+			rr.plain.recOf = nil
+		}
+		return nil
+	}
+	rr.made++
+	return rr.clone()
+}
+
+// put returns a clone once its call is recorded.
+func (rr *routeRec) put(c *Route) {
+	rr.mu.Lock()
+	rr.free = append(rr.free, c)
+	rr.mu.Unlock()
+}
+
+// recordCalls makes rt record its calls when reg records (a route of a nil
+// implementation, which refuses every call, does not).
+func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
+	rec := core.RecorderOf(reg)
+	if rec == nil || impl == nil {
+		return
+	}
+	rr := &routeRec{rec: rec}
+	rr.clone = func() *Route {
+		c := buildRoute(reg, impl, cfg, b, l)
+		c.recOf = rr
+		return c
+	}
+	rt.rec = rr
+	rt.state = &recording
+}
+
+// enter is Route.enter on a recording route: the call goes through a
+// clone, and a refused call is recorded here.
+func (rr *routeRec) enter(ctx context.Context) (Call, error) {
+	c := rr.take()
+	if c == nil {
+		rr.rec.Drop()
+		return rr.plain.Enter(ctx)
+	}
+	start := rr.rec.Now()
+	call, err := c.Enter(ctx)
+	if err != nil {
+		rr.rec.Record(c.breaker, ctx, start, core.Refused, err)
+		rr.put(c)
+		return call, err
+	}
+	c.recStart = start
+	return call, nil
+}
+
+// recordDone records the call settled by exitSlow with err, and frees
+// its clone.
+func (c Call) recordDone(ctx context.Context, err error) {
+	if c.route.excluded(err) {
+		err = nil
+	}
+	c.recorded(ctx, core.Done, err)
+}
+
+// recordInvalid records a call whose answer its valid func rejected.
+func (c Call) recordInvalid(ctx context.Context) {
+	if c.route.recOf != nil {
+		c.recorded(ctx, core.Invalid, nil)
+	}
+}
+
+// unreturned settles a call whose function did not return (see
+// core.Breaker.Unreturned), recording it first when it is recorded.
+func (c Call) unreturned(v any) {
+	c.recordUnreturned(v)
+	c.route.core.Unreturned(c.word, v)
+}
+
+// recordUnreturned records a call whose function panicked with v (nil:
+// its goroutine exited).
+func (c Call) recordUnreturned(v any) {
+	if c.route.recOf == nil {
+		return
+	}
+	if v == nil {
+		c.recorded(nil, core.Gone, nil)
+		return
+	}
+	c.recorded(nil, core.Panicked, nil)
+}
+
+func (c Call) recorded(ctx context.Context, stage core.Stage, err error) {
+	rt := c.route
+	rt.recOf.rec.Record(rt.breaker, ctx, rt.recStart, stage, err)
+	rt.recOf.put(rt)
+}

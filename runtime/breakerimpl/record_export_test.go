@@ -1,0 +1,4 @@
+package breakerimpl
+
+// MaxRecordedInFlight is maxRecordedInFlight, for the tests.
+const MaxRecordedInFlight = maxRecordedInFlight

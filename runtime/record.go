@@ -1,0 +1,356 @@
+package runtime
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// RecordingVersion is the version of the recording format that
+// [WithRecorder] writes (docs/rehearse.md): the header's second word is
+// "v" followed by it.
+const RecordingVersion = 1
+
+// RecordingHeader is the first word of a recording's first line.
+const RecordingHeader = "breakergen-recording"
+
+// RecordBufferCapacity is how many calls a recorder holds between the
+// calls that make them and the goroutine that writes them; a call that
+// finds the buffer full is dropped and counted (see [RecordingHealth]).
+const RecordBufferCapacity = 8192
+
+// The outcome classes of a recording's lines, in the order of their codes.
+var recordClasses = [...]string{
+	"success",       // the upstream answered without error (or with an excluded one)
+	"failure",       // the upstream failed, or panicked
+	"ignored",       // the upstream's error counted as neither (the caller's cancel, a classifier)
+	"invalid",       // the upstream answered data its valid func rejected
+	"injected",      // fault injection failed the call; the upstream was not called
+	"rejected",      // the breaker refused the call (OPEN, HALF_OPEN full, ISOLATED)
+	"rate_limited",  // the limiter refused it
+	"throttled",     // the adaptive throttle refused it
+	"bulkhead_full", // no concurrency slot came free in time
+	"budget",        // the retry budget was spent
+	"canceled",      // the caller's ctx ended a wait before the upstream
+}
+
+// RecordClasses returns the outcome classes a recording's lines use, in a
+// fixed order: what the upstream did (success, failure, ignored, invalid),
+// then the ways a call is failed or refused before it (injected, rejected,
+// rate_limited, throttled, bulkhead_full, budget, canceled).
+func RecordClasses() []string { return recordClasses[:] }
+
+// WithRecorder records every call of the registry's breakers to w: one
+// line per call with its start (from the recording's start), its
+// duration, its outcome class and its breaker's name, after a header line
+// with the format's version and the start time; the format is documented
+// in docs/rehearse.md and read by `breakergen sim`. Calls of generated
+// wrappers and chains and of [Breaker.Do] are recorded; Acquire and
+// Release callers are not.
+//
+// A call is never blocked by the recording: it queues its line in a buffer
+// of [RecordBufferCapacity] lines, which one goroutine, started by
+// [NewRegistry], writes to w; a call that finds the buffer full is dropped
+// and counted ([Registry.Health], and the recording's last line). Call
+// [Registry.Close] to write what is queued, end the recording and stop the
+// goroutine (inside a testing/synctest bubble, before the bubble ends). w
+// is written by that goroutine only; a write error ends the recording
+// (Close returns it) and the calls after it are dropped.
+//
+// Recording turns on [WithCallCounts]: a recorded call reads the clock
+// twice and leaves the breaker's fast path. A registry without it pays
+// nothing. A nil w is ignored.
+func WithRecorder(w io.Writer) Option {
+	return func(r *Registry) {
+		if w != nil {
+			r.recordTo = w
+			r.countCalls = true
+		}
+	}
+}
+
+// recorder writes a registry's calls (see WithRecorder).
+type recorder struct {
+	clock Clock
+	start time.Time
+	mono  bool // clock is the real clock: offsets come from time.Since(start)
+	lines chan callLine
+	stop  chan struct{}
+	done  chan struct{}
+
+	closed   atomic.Bool
+	queued   atomic.Uint64 // lines taken into the buffer
+	dropped  atomic.Uint64 // calls not recorded: a full buffer, a write error, after Close
+	stopOnce sync.Once
+	err      error // the first write error; read after done is closed
+}
+
+// callLine is one recorded call.
+type callLine struct {
+	name  string
+	start int64 // ns from the recording's start
+	dur   int64 // ns
+	class uint8
+	retry int64 // ns of cooldown a failure asked for (RetryAfter), 0 for none
+}
+
+// startRecorder starts the registry's recorder, once every option is
+// applied (the clock among them).
+func (r *Registry) startRecorder() {
+	if r.recordTo == nil {
+		return
+	}
+	_, mono := r.clock.(realClock)
+	rc := &recorder{
+		clock: r.clock, start: r.clock.Now(), mono: mono,
+		lines: make(chan callLine, RecordBufferCapacity),
+		stop:  make(chan struct{}), done: make(chan struct{}),
+	}
+	r.rec = rc
+	go rc.run(r.recordTo)
+}
+
+// Now returns the current instant, in ns from the recording's start.
+func (rc *recorder) Now() int64 {
+	if rc.mono {
+		return int64(time.Since(rc.start))
+	}
+	return int64(rc.clock.Now().Sub(rc.start))
+}
+
+// Record queues the line of one call of b; see core.Recorder.
+func (rc *recorder) Record(b any, ctx context.Context, start int64, stage core.Stage, err error) {
+	rc.addErr(b.(*Breaker), start, classOf(b.(*Breaker), ctx, stage, err), err)
+}
+
+// addErr is add for a call that ended with err: a failure whose error
+// asks for a cooldown (a RetryAfter method, see [Config]) records it.
+func (rc *recorder) addErr(b *Breaker, start int64, class uint8, err error) {
+	var retry time.Duration
+	if class == 1 && err != nil {
+		if d, _ := retryAfter(err); d > 0 {
+			retry = min(d, MaxCooldown)
+		}
+	}
+	rc.line(b, start, class, retry)
+}
+
+// Drop counts a call that is not recorded; see core.Recorder.
+func (rc *recorder) Drop() { rc.dropped.Add(1) }
+
+func (rc *recorder) add(b *Breaker, start int64, class uint8) { rc.line(b, start, class, 0) }
+
+func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Duration) {
+	end := rc.Now()
+	if rc.closed.Load() {
+		rc.dropped.Add(1)
+		return
+	}
+	select {
+	case rc.lines <- callLine{name: b.cfg().Name, start: start, dur: max(end-start, 0), class: class, retry: int64(retry)}:
+		rc.queued.Add(1)
+	default:
+		rc.dropped.Add(1)
+	}
+}
+
+// classOf returns the class code of a call of b that ended at stage with
+// err (see recordClasses).
+func classOf(b *Breaker, ctx context.Context, stage core.Stage, err error) uint8 {
+	switch stage {
+	case core.Invalid:
+		return 3
+	case core.Panicked:
+		return 1
+	case core.Gone:
+		return 2
+	case core.Done:
+		switch b.Classify(ctx, err) {
+		case Success:
+			return 0
+		case Failure:
+			return 1
+		}
+		return 2
+	}
+	switch {
+	case errors.Is(err, ErrInjected):
+		return 4
+	case errors.Is(err, ErrOpen):
+		return 5
+	case errors.Is(err, ErrRateLimited):
+		return 6
+	case errors.Is(err, ErrThrottled):
+		return 7
+	case errors.Is(err, ErrBulkheadFull):
+		return 8
+	case errors.Is(err, ErrBudget):
+		return 9
+	}
+	return 10
+}
+
+// run writes the header, then every queued line, flushing whenever the
+// buffer is empty, until Close; then the trailer.
+func (rc *recorder) run(w io.Writer) {
+	defer close(rc.done)
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	fmt.Fprintf(bw, "%s v%d start=%s unit=ns sample=1\n", RecordingHeader, RecordingVersion, rc.start.UTC().Format(time.RFC3339Nano))
+	write := func(l callLine) {
+		if rc.err != nil {
+			rc.dropped.Add(1)
+			return
+		}
+		buf = appendLine(buf[:0], l)
+		if _, err := bw.Write(buf); err != nil {
+			rc.err = err
+		}
+	}
+	flush := func() {
+		if rc.err == nil && bw.Buffered() > 0 {
+			rc.err = bw.Flush()
+		}
+	}
+	for {
+		select {
+		case l := <-rc.lines:
+			write(l)
+			continue
+		default:
+		}
+		flush()
+		select {
+		case l := <-rc.lines:
+			write(l)
+		case <-rc.stop:
+			for {
+				select {
+				case l := <-rc.lines:
+					write(l)
+					continue
+				default:
+				}
+				break
+			}
+			if rc.err == nil {
+				fmt.Fprintf(bw, "# end calls=%d dropped=%d\n", rc.queued.Load(), rc.dropped.Load())
+			}
+			flush()
+			return
+		}
+	}
+}
+
+// appendLine appends l as a line of the format: start, duration, class
+// (with "/" and the cooldown a failure asked for), name (quoted when it
+// would not read back as itself).
+func appendLine(b []byte, l callLine) []byte {
+	b = strconv.AppendInt(b, l.start, 10)
+	b = append(b, ' ')
+	b = strconv.AppendInt(b, l.dur, 10)
+	b = append(b, ' ')
+	b = append(b, recordClasses[l.class]...)
+	if l.retry > 0 {
+		b = append(b, '/')
+		b = strconv.AppendInt(b, l.retry, 10)
+	}
+	b = append(b, ' ')
+	if l.name == "" || strings.ContainsAny(l.name, "\"\n\r") || strings.TrimSpace(l.name) != l.name {
+		b = strconv.AppendQuote(b, l.name)
+	} else {
+		b = append(b, l.name...)
+	}
+	return append(b, '\n')
+}
+
+// Close ends what the registry's options started: with [WithRecorder], it
+// writes the queued calls and the recording's last line, stops the
+// recorder's goroutine and returns the first write error. The breakers
+// keep working; calls made after Close are not recorded. Close may be
+// called more than once; without a recorder it does nothing.
+func (r *Registry) Close() error {
+	rc := r.rec
+	if rc == nil {
+		return nil
+	}
+	rc.stopOnce.Do(func() {
+		rc.closed.Store(true)
+		close(rc.stop)
+	})
+	<-rc.done
+	return rc.err
+}
+
+// RecordingHealth is the state of a registry's recording ([WithRecorder]).
+type RecordingHealth struct {
+	// Calls counts the calls recorded (queued for the writer).
+	Calls uint64 `json:"calls"`
+	// Dropped counts the calls not recorded: the buffer was full, a
+	// write failed, or the recording had ended ([Registry.Close]).
+	Dropped uint64 `json:"dropped"`
+}
+
+// recordingHealth returns the recording's state, nil without one.
+func (r *Registry) recordingHealth() *RecordingHealth {
+	if r.rec == nil {
+		return nil
+	}
+	return &RecordingHealth{Calls: r.rec.queued.Load(), Dropped: r.rec.dropped.Load()}
+}
+
+// doRecorded is Do on a registry that records: the call's line is queued
+// once it is settled.
+func (b *Breaker) doRecorded(ctx context.Context, fn func(context.Context) error) (err error) {
+	rc := b.reg.rec
+	start := rc.Now()
+	t, err := b.Acquire(ctx)
+	if err != nil {
+		rc.addErr(b, start, classOf(b, ctx, core.Refused, err), err)
+		return err
+	}
+	if b.injector != nil {
+		if t.word, err = b.inject(ctx, t.word); err != nil {
+			rc.add(b, start, classOf(b, ctx, core.Refused, err))
+			return err
+		}
+	}
+	defer b.exitRecorded(t, &err, start)
+	err = core.PanicGuard
+	return fn(ctx)
+}
+
+// exitRecorded is exit for doRecorded. It must be called directly by
+// defer, so that its recover sees a panic.
+func (b *Breaker) exitRecorded(t Token, errp *error, start int64) {
+	if *errp == core.PanicGuard {
+		v := recover()
+		class := uint8(1) // a panic is a failure
+		if v == nil {
+			class = 2 // the goroutine exited: neither
+		}
+		b.reg.rec.add(b, start, class)
+		b.core.Unreturned(t.word, v)
+		return
+	}
+	b.reg.rec.Record(b, t.ctx, start, core.Done, *errp)
+	b.core.Release(t.ctx, t.word, *errp)
+}
+
+func init() {
+	core.RecorderOf = func(reg any) core.Recorder {
+		if rc := reg.(*Registry).rec; rc != nil {
+			return rc
+		}
+		return nil
+	}
+}
