@@ -226,3 +226,74 @@ func TestRouteFollowsUpdate(t *testing.T) {
 		assert.Equal(t, uint64(1), st.Throttled)
 	})
 }
+
+// timed is what breakergen generates for quoter with a route that has a
+// timeout: the route's deadline is added to the ctx the method gets.
+type timed struct {
+	next  quoter
+	route *breakerimpl.Route
+}
+
+func (w *timed) Quote(ctx context.Context, code string) (_ int, err error) {
+	call, ok := w.route.EnterFast()
+	if !ok {
+		if call, err = w.route.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer call.Exit(ctx, &err)
+	ctx, cancel := context.WithTimeout(ctx, w.route.Timeout())
+	defer cancel()
+	err = breakerimpl.PanicGuard
+	return w.next.Quote(ctx, code)
+}
+
+// untilDone is an upstream that answers only when its ctx ends.
+type untilDone struct{}
+
+func (untilDone) Quote(ctx context.Context, code string) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestBypassKeepsTheRouteLimits: SPEC §14, bypassing the breaker never
+// lifts a rate limit, a timeout or a bulkhead: a BYPASSED route's calls
+// still get the route's deadline, wait for a slot and a token, and are
+// refused when they cannot have one, and the breaker never trips.
+func TestBypassKeepsTheRouteLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, Concurrency: 1},
+			Rate:    1, Burst: 2, MaxWait: 10 * time.Millisecond, Timeout: time.Second,
+		})
+		rt.Breaker().Bypass("watching by hand")
+		ctx := context.Background()
+
+		start := time.Now()
+		held := make(chan error, 1)
+		go func() {
+			_, err := (&timed{next: untilDone{}, route: rt}).Quote(ctx, "600519")
+			held <- err
+		}()
+		synctest.Wait()
+		fast := &timed{next: &upstream{}, route: rt}
+		_, err := fast.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrBulkheadFull, "the one slot is taken")
+
+		require.ErrorIs(t, <-held, context.DeadlineExceeded, "the route's timeout ended the call")
+		assert.Equal(t, time.Second, time.Since(start))
+		assert.Equal(t, runtime.Bypassed, rt.Breaker().State(), "a failure, and no trip")
+
+		for i := range 2 {
+			_, err = fast.Quote(ctx, "600519")
+			require.NoError(t, err, "token %d of the burst", i)
+		}
+		_, err = fast.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrRateLimited, "the next token comes after maxwait")
+		st := rt.Breaker().Stats()
+		assert.Equal(t, uint64(1), st.BulkheadFull)
+		assert.Equal(t, uint64(1), st.Failures)
+		assert.Equal(t, runtime.Bypassed, st.State)
+	})
+}
