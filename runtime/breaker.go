@@ -47,9 +47,9 @@ type Breaker struct {
 	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
 	class  classifier             // nil for the default rule
 	count  bool                   // exact call counting (WithCallCounts)
-	flags  uint64                 // guarded by mu: countFlag when count (or reshaped, see update.go), core.LoadFlag with load control
+	flags  uint64                 // under mu: countFlag (count, or reshaped: update.go), core.LoadFlag
 	stamps stamps                 // the clock of lastFailure and lastSuccess
-	win    atomic.Pointer[window] // nil without a window, SlowCall or InFlight; replaced by Registry.Update
+	win    atomic.Pointer[window] // nil without a window, SlowCall or InFlight; Update swaps it
 	// winSince and slotsSince are the first state periods whose calls
 	// the window and the bulkhead hold (see update.go).
 	winSince, slotsSince atomic.Uint32

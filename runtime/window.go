@@ -628,7 +628,8 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 
 // syncWindowFlagLocked makes the CLOSED state word's WindowFlag say whether
 // calls must be recorded: clear for a clean window, set otherwise. The
-// lock of win, the breaker's window, is held, so the flag follows the window's changes in order.
+// lock of win, the breaker's window, is held, so the flag follows the
+// window's changes in order.
 func (b *Breaker) syncWindowFlagLocked(win *window) {
 	clean := win.cleanLocked()
 	for {
