@@ -159,14 +159,14 @@ func checkUpdate(c Config) error {
 	case c.WindowPeriod > 0 && c.WindowPeriod < minWindowPeriod:
 		return fmt.Errorf("WindowPeriod %s is below %s", c.WindowPeriod, minWindowPeriod)
 	case c.Throttle > 0 && c.Throttle < 1:
-		return fmt.Errorf("Throttle %g is below 1", c.Throttle)
+		return fmt.Errorf("field Throttle %g is below 1", c.Throttle)
 	case c.Fault > 0 || c.Latency > 0 || c.LatencyRate > 0:
-		return errors.New("Fault, Latency and LatencyRate cannot change live: fault injection is set when the breaker is created")
+		return errors.New("fields Fault, Latency and LatencyRate cannot change live: fault injection is set when the breaker is created")
 	case c.Off >= 1<<len(settingNames):
-		return fmt.Errorf("Off %s names no setting", c.Off&^(1<<len(settingNames)-1))
+		return fmt.Errorf("field Off %s names no setting", c.Off&^(1<<len(settingNames)-1))
 	}
 	if both := c.Off & given(c); both != 0 {
-		return fmt.Errorf("Off %s turns off what the same Config sets", both)
+		return fmt.Errorf("field Off %s turns off what the same Config sets", both)
 	}
 	return nil
 }
@@ -188,7 +188,7 @@ func checkNext(c, next Config) error {
 	case c.SlowRate > 0:
 		return fmt.Errorf("SlowRate %v needs a window (WindowCalls or WindowPeriod)", c.SlowRate)
 	case c.Off&SettingThreshold != 0:
-		return errors.New("Off threshold needs a window (WindowCalls or WindowPeriod): without one the threshold is all the breaker trips on")
+		return errors.New("field Off threshold needs a window (WindowCalls or WindowPeriod): without one the threshold is all the breaker trips on")
 	}
 	return nil
 }
