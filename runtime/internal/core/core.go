@@ -118,9 +118,9 @@ type Breaker struct {
 // Limit may change while calls hold slots (runtime's Registry.Update): a
 // lowered limit refuses new takers until enough holders have finished.
 // Routed, once set, makes TryTake refuse, so that a route that takes its
-// slots itself goes through Ops.Load instead: runtime sets it when a live
-// change gives the breaker a throttle or slot timing, which that short
-// cut would skip.
+// slots itself goes through Ops.Load instead: runtime sets it for good
+// when a live change reshapes the breaker, which may give it a throttle or
+// slot timing that the short cut would skip.
 type Slots struct {
 	Limit   atomic.Int64 // most slots taken at once
 	InUse   atomic.Int64 // slots taken
