@@ -161,8 +161,9 @@ const (
 	SettingThrottle
 )
 
-// settingNames are the annotation keys of the Setting bits, in bit order.
-var settingNames = [...]string{"threshold", "reset", "jitter", "window", "slow", "inflight", "concurrency", "throttle"}
+// settingNames are the Setting bits in the words of the annotation keys,
+// in bit order.
+var settingNames = [...]string{"threshold", "reset..max", "jitter", "window", "slow", "inflight", "concurrency", "throttle"}
 
 // String returns the annotation keys of the bits of s, joined by "|":
 // "window|concurrency"; "none" for 0.
@@ -177,9 +178,6 @@ func (s Setting) String() string {
 		}
 		if out != "" {
 			out += "|"
-		}
-		if name == "reset" {
-			name = "reset (its ..max backoff)"
 		}
 		out += name
 	}

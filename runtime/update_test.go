@@ -490,3 +490,11 @@ func TestUpdateUnderLoad(t *testing.T) {
 	require.NoError(t, reg.Update(runtime.Config{Name: "busy", Off: runtime.SettingConcurrency}))
 	assert.Zero(t, b.Stats().InFlight, "no call timed for good")
 }
+
+// TestSettingString: Setting bits read as the annotation keys they turn
+// off.
+func TestSettingString(t *testing.T) {
+	assert.Equal(t, "none", runtime.Setting(0).String())
+	assert.Equal(t, "window|concurrency", (runtime.SettingConcurrency | runtime.SettingWindow).String())
+	assert.Equal(t, "reset..max|Setting(256)", (runtime.SettingBackoff | 1<<8).String())
+}
