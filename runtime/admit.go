@@ -39,10 +39,10 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 		switch State(s & stateMask) {
 		case Closed, Bypassed: // BYPASSED admits as CLOSED does, and never trips (see mode.go)
 			w := s
-			if b.win != nil && b.win.tracking {
+			if win := b.win.Load(); win != nil && win.tracking {
 				var ok bool
-				if w, ok = b.admitTracked(s, !b.slotTracked); !ok {
-					s = b.state.Load() // overdue calls were counted
+				if w, ok = b.admitTracked(s, !b.slotTracked.Load()); !ok {
+					s = b.state.Load() // overdue calls were counted, or Update replaced the window
 					continue
 				}
 			}

@@ -47,12 +47,15 @@ type Breaker struct {
 	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
 	class  classifier             // nil for the default rule
 	count  bool                   // exact call counting (WithCallCounts)
-	flags  uint64                 // countFlag when count, core.LoadFlag with load control
+	flags  uint64                 // under mu: countFlag (count, or reshaped: update.go), core.LoadFlag
 	stamps stamps                 // the clock of lastFailure and lastSuccess
-	win    *window                // nil without a window, SlowCall or InFlight
+	win    atomic.Pointer[window] // nil without a window, SlowCall or InFlight; Update swaps it
+	// winSince and slotsSince are the first state periods whose calls
+	// the window and the bulkhead hold (see update.go).
+	winSince, slotsSince atomic.Uint32
 	// slotTracked: calls are timed (SlowCall, InFlight) from when they
 	// hold their concurrency slot, not from their admission.
-	slotTracked bool
+	slotTracked atomic.Bool
 	injector    *injector // nil unless the settings inject faults or latency (inject.go)
 	load                  // Config.Concurrency and Throttle; see bulkhead.go
 	_           [64]byte  // keep the counters below off this cache line
@@ -107,8 +110,9 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 		if b.stamps.mono {
 			clock = reg.clock
 		}
-		b.win = newWindow(&b.conf, clock)
-		b.win.resetLocked(1)
+		win := newWindow(&b.conf, clock)
+		win.resetLocked(1)
+		b.win.Store(win)
 	}
 	b.newLoad()
 	b.injector = newInjector(cfg)
@@ -118,8 +122,8 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
-	if b.win != nil && b.win.fast != nil && !b.count {
-		b.core.Win = b.win.fast
+	if win := b.win.Load(); win != nil && win.fast != nil && !b.count {
+		b.core.Win = win.fast // never replaced: see Breaker.reshapeLocked
 	}
 	return b
 }
@@ -127,7 +131,7 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 // closedFlags returns the flags of a CLOSED state word that starts a
 // period: an empty window is not clean, so every call is recorded.
 func (b *Breaker) closedFlags() uint64 {
-	if b.win != nil {
+	if b.win.Load() != nil {
 		return b.flags | windowFlag
 	}
 	return b.flags
@@ -206,10 +210,10 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 	if period(next) == 0 { // wrapped: no admission word may be 0
 		next += periodOne
 	}
-	if b.win != nil {
-		b.win.mu.Lock()
-		b.win.resetLocked(period(next))
-		b.win.mu.Unlock()
+	if win := b.win.Load(); win != nil {
+		win.mu.Lock()
+		win.resetLocked(period(next))
+		win.mu.Unlock()
 	}
 	b.fails.Store(next &^ 0xffffffff)
 	b.probes.Store(next &^ 0xffffffff)

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -14,10 +15,15 @@ import (
 // slots.Limit calls in flight. A free slot is taken and freed with one
 // atomic each (core.Slots); a call that finds none queues and waits, first
 // come first served, for a slot that a finishing call hands over.
+//
+// A breaker keeps its bulkhead once it has one, whatever Registry.Update
+// does to Config.Concurrency: the calls holding a slot give it back to the
+// bulkhead they took it from. A new limit applies to new takers (see
+// setLimit); without a limit, Limit is unlimited.
 type bulkhead struct {
-	slots core.Slots    // Waiting is len(waiters), readable without mu
-	full  atomic.Uint64 // calls refused with ErrBulkheadFull
-	err   error         // the refusal, built once
+	slots core.Slots            // Waiting is len(waiters), readable without mu
+	full  atomic.Uint64         // calls refused with ErrBulkheadFull
+	err   atomic.Pointer[error] // the refusal, built once per limit
 
 	mu      sync.Mutex    // guards waiters
 	waiters []*slotWaiter // oldest first
@@ -31,20 +37,35 @@ type slotWaiter struct {
 }
 
 func newBulkhead(name string, limit int) *bulkhead {
-	h := &bulkhead{
-		err: &loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull},
-	}
-	h.slots.Limit = int64(limit)
+	h := &bulkhead{}
 	h.slots.Grant = h.grant
+	h.setLimit(name, limit)
 	return h
 }
+
+// setLimit makes limit (0: none) the most slots taken at once from now
+// on: calls holding a slot keep it, and a raised limit hands the new
+// slots to the calls queued.
+func (h *bulkhead) setLimit(name string, limit int) {
+	err := error(&loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull})
+	h.err.Store(&err)
+	if limit <= 0 {
+		h.slots.Limit.Store(math.MaxInt64)
+	} else {
+		h.slots.Limit.Store(int64(limit))
+	}
+	h.grant()
+}
+
+// refusal is the error of a call the bulkhead refused.
+func (h *bulkhead) refusal() error { return *h.err.Load() }
 
 // take takes a slot, waiting for one up to maxWait (when > 0) or until
 // ctx ends. A call that finds others queued queues behind them. The
 // refusal matches ErrBulkheadFull, and ctx.Err() too when ctx ended the
 // wait.
 func (h *bulkhead) take(ctx context.Context, clock Clock, maxWait time.Duration) error {
-	if h.slots.TryTake() {
+	if h.slots.Waiting.Load() == 0 && h.slots.Take() { // TryTake, whatever Routed says
 		return nil
 	}
 	return h.wait(ctx, clock, maxWait)
@@ -53,7 +74,7 @@ func (h *bulkhead) take(ctx context.Context, clock Clock, maxWait time.Duration)
 func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		h.full.Add(1)
-		return &waitError{full: h.err, ctx: err}
+		return &waitError{full: h.refusal(), ctx: err}
 	}
 	w := &slotWaiter{ready: make(chan struct{})}
 	h.mu.Lock()
@@ -73,9 +94,9 @@ func (h *bulkhead) wait(ctx context.Context, clock Clock, maxWait time.Duration)
 	case <-w.ready:
 		return nil
 	case <-expired:
-		err = h.err
+		err = h.refusal()
 	case <-ctx.Done():
-		err = &waitError{full: h.err, ctx: ctx.Err()}
+		err = &waitError{full: h.refusal(), ctx: ctx.Err()}
 	}
 	h.mu.Lock()
 	if w.granted {
@@ -154,11 +175,12 @@ func (e *waitError) Unwrap() []error { return []error{e.full, e.ctx} }
 // Throttled or BulkheadFull). It returns the admission, timed from now
 // when the breaker times its calls from their slot (slotTracked).
 func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
-	if t := b.throttle; t != nil && !t.admit(b.reg.draw) {
+	t := b.throttle.Load()
+	if t != nil && !t.admit(b.reg.draw) {
 		b.refuse(w)
 		return 0, t.err
 	}
-	if h := b.bulkhead; h != nil {
+	if h := b.bulkhead.Load(); h != nil && b.holdsSlot(w) {
 		if ctx == nil {
 			ctx = context.Background()
 		}
@@ -167,10 +189,10 @@ func (b *Breaker) enterLoad(ctx context.Context, w uint64, maxWait time.Duration
 			return 0, err
 		}
 	}
-	if t := b.throttle; t != nil {
+	if t != nil {
 		t.request()
 	}
-	if b.slotTracked {
+	if b.slotTracked.Load() && w&windowFlag == 0 { // else timed from its admission (see admitTracked)
 		w = b.trackSlot(w)
 	}
 	return w, nil
@@ -190,43 +212,47 @@ func (b *Breaker) refuse(w uint64) {
 	}
 }
 
-// exitLoad frees the slot of a call that took one and counts an accepted
-// request for the throttle.
-func (b *Breaker) exitLoad(o Outcome) {
-	if h := b.bulkhead; h != nil {
+// exitLoad frees the slot of the call admitted as w, if it took one, and
+// counts an accepted request for the throttle.
+func (b *Breaker) exitLoad(w uint64, o Outcome) {
+	if h := b.bulkhead.Load(); h != nil && b.holdsSlot(w) {
 		h.slots.Release()
 	}
-	if t := b.throttle; t != nil && o == Success {
+	if t := b.throttle.Load(); t != nil && o == Success {
 		t.accept()
 	}
 }
 
 // load is what a breaker keeps for Config.Concurrency and Config.Throttle:
-// nil for what it does not have.
+// nil for what it does not have. Registry.Update swaps them (see
+// update.go): the bulkhead, once there, stays (unlimited when Concurrency
+// is turned off); the throttle goes when it is turned off.
 type load struct {
-	bulkhead *bulkhead
-	throttle *throttle
+	bulkhead atomic.Pointer[bulkhead]
+	throttle atomic.Pointer[throttle]
 }
 
 // resetLoad clears the load counts for Breaker.Reset; slots in use stay
 // taken until their calls end.
 func (b *Breaker) resetLoad() {
-	if h := b.bulkhead; h != nil {
+	if h := b.bulkhead.Load(); h != nil {
 		h.full.Store(0)
 	}
-	if t := b.throttle; t != nil {
+	if t := b.throttle.Load(); t != nil {
 		t.reset()
 	}
 }
 
 // loadStats fills the load figures of st.
 func (b *Breaker) loadStats(st *Stats) {
-	if h := b.bulkhead; h != nil {
-		st.InFlight = int(h.slots.InUse.Load())
-		st.Concurrency = int(h.slots.Limit)
+	if h := b.bulkhead.Load(); h != nil {
+		if b.cfg().Concurrency > 0 { // else turned off by Registry.Update
+			st.InFlight = int(h.slots.InUse.Load())
+			st.Concurrency = b.cfg().Concurrency
+		}
 		st.BulkheadFull = h.full.Load()
 	}
-	if t := b.throttle; t != nil {
+	if t := b.throttle.Load(); t != nil {
 		st.ThrottleProbability = t.probability()
 		st.Throttled = t.throttled.Load()
 	}
@@ -235,23 +261,33 @@ func (b *Breaker) loadStats(st *Stats) {
 // bareSlots returns the slots of a breaker with a bulkhead and no throttle,
 // which generated code takes and frees itself (core.Breaker.Slots), or nil.
 func (b *Breaker) bareSlots() *core.Slots {
-	if b.bulkhead == nil || b.throttle != nil || b.slotTracked {
+	h := b.bulkhead.Load()
+	if h == nil || b.throttle.Load() != nil || b.slotTracked.Load() {
 		return nil
 	}
-	return &b.bulkhead.slots
+	return &h.slots
 }
 
 // newLoad sets up the bulkhead and the throttle of cfg, if any, and marks
 // the breaker's state word so that its calls leave the fast paths.
 func (b *Breaker) newLoad() {
 	if n := b.cfg().Concurrency; n > 0 {
-		b.bulkhead = newBulkhead(b.cfg().Name, n)
+		b.bulkhead.Store(newBulkhead(b.cfg().Name, n))
 	}
 	if k := b.cfg().Throttle; k > 0 && k <= maxThrottleK {
-		b.throttle = newThrottle(b.cfg().Name, max(k, 1), &b.stamps, b.reg.clock)
+		b.throttle.Store(newThrottle(b.cfg().Name, max(k, 1), &b.stamps, b.reg.clock))
 	}
-	if b.bulkhead != nil || b.throttle != nil {
+	b.loadFlagsLocked()
+}
+
+// loadFlagsLocked sets the state word flags and slot timing that the
+// breaker's bulkhead, throttle and window call for; b.mu is held (or b is
+// being made).
+func (b *Breaker) loadFlagsLocked() {
+	b.flags &^= core.LoadFlag
+	if b.cfg().Concurrency > 0 || b.throttle.Load() != nil {
 		b.flags |= core.LoadFlag
 	}
-	b.slotTracked = b.bulkhead != nil && b.win != nil && b.win.tracking
+	win := b.win.Load()
+	b.slotTracked.Store(b.cfg().Concurrency > 0 && win != nil && win.tracking)
 }

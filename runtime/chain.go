@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -21,7 +22,8 @@ type Fallback[X any] struct {
 // ChainError is the error of a chain call that no source answered. It
 // names every source tried and why. errors.Is matches each source's own
 // error; it matches [ErrOpen] only when every source was rejected by its
-// breaker, and [ErrInvalid] when every source answered with invalid data.
+// breaker (OPEN, or ISOLATED by an operator), and [ErrInvalid] when every
+// source answered with invalid data.
 type ChainError struct {
 	Sources []Skip
 }
@@ -33,9 +35,14 @@ func (e *ChainError) Error() string {
 		if i > 0 {
 			b.WriteString("; ")
 		}
-		b.WriteString(s.Source + ": " + s.Why)
-		if s.Err != nil && s.Why != "open" {
-			b.WriteString(": " + Brief(s.Err))
+		var oe *OpenError
+		switch {
+		case s.Why == "isolated" && errors.As(s.Err, &oe) && oe.Reason != "":
+			b.WriteString(s.Source + ": " + oe.Reason) // "isolated by operator: maintenance"
+		case s.Err != nil && !rejected(s.Why):
+			b.WriteString(s.Source + ": " + s.Why + ": " + Brief(s.Err))
+		default:
+			b.WriteString(s.Source + ": " + s.Why)
 		}
 	}
 	if len(e.Sources) == 0 {
@@ -44,12 +51,15 @@ func (e *ChainError) Error() string {
 	return b.String()
 }
 
+// rejected reports whether why says a source's breaker refused it.
+func rejected(why string) bool { return why == "open" || why == "isolated" }
+
 // Unwrap returns the sources' own errors (not the rejections, so that
 // errors.Is(err, ErrOpen) holds only when every source was open).
 func (e *ChainError) Unwrap() []error {
 	var errs []error
 	for _, s := range e.Sources {
-		if s.Err != nil && s.Why != "open" {
+		if s.Err != nil && !rejected(s.Why) {
 			errs = append(errs, s.Err)
 		}
 	}
@@ -59,17 +69,17 @@ func (e *ChainError) Unwrap() []error {
 // Is matches ErrOpen when every source was rejected by its breaker, and
 // ErrInvalid when every source answered invalid data.
 func (e *ChainError) Is(target error) bool {
-	var why string
+	var match func(why string) bool
 	switch target {
 	case ErrOpen:
-		why = "open"
+		match = rejected
 	case ErrInvalid:
-		why = "invalid"
+		match = func(why string) bool { return why == "invalid" }
 	default:
 		return false
 	}
 	for _, s := range e.Sources {
-		if s.Why != why {
+		if !match(s.Why) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"fmt"
 	"time"
 )
 
@@ -126,6 +127,67 @@ type Config struct {
 	Fault       float64
 	Latency     time.Duration
 	LatencyRate float64
+
+	// Off turns settings off, which a zero field cannot say (it keeps
+	// the lower layer's value): Off: runtime.SettingWindow given to
+	// [Registry.Update] removes the breaker's window, and [WithConfig]
+	// removes an annotated one. A field given in the same Config wins
+	// over its bit (Update refuses the pair). Default 0: nothing off.
+	Off Setting
+}
+
+// Setting names settings of a [Config] that Config.Off turns off; the
+// constants combine with |.
+type Setting uint16
+
+const (
+	// SettingThreshold: no FailureThreshold (only with a window, whose
+	// rates then trip alone).
+	SettingThreshold Setting = 1 << iota
+	// SettingBackoff: no ResetMax, every OPEN period is ResetTimeout.
+	SettingBackoff
+	// SettingJitter: no ResetJitter.
+	SettingJitter
+	// SettingWindow: no WindowCalls or WindowPeriod (and so no
+	// FailureRate, MinimumCalls, SlowCall or SlowRate).
+	SettingWindow
+	// SettingSlowCall: no SlowCall (and so no SlowRate).
+	SettingSlowCall
+	// SettingInFlight: no InFlight.
+	SettingInFlight
+	// SettingConcurrency: no Concurrency limit.
+	SettingConcurrency
+	// SettingThrottle: no Throttle.
+	SettingThrottle
+)
+
+// settingNames are the Setting bits in the words of the annotation keys,
+// in bit order.
+var settingNames = [...]string{"threshold", "reset..max", "jitter", "window", "slow", "inflight", "concurrency", "throttle"}
+
+// String returns the annotation keys of the bits of s, joined by "|":
+// "window|concurrency"; "none" for 0.
+func (s Setting) String() string {
+	if s == 0 {
+		return "none"
+	}
+	out := ""
+	for i, name := range settingNames {
+		if s&(1<<i) == 0 {
+			continue
+		}
+		if out != "" {
+			out += "|"
+		}
+		out += name
+	}
+	if rest := s >> len(settingNames); rest != 0 {
+		if out != "" {
+			out += "|"
+		}
+		out += fmt.Sprintf("Setting(%d)", uint16(rest<<len(settingNames)))
+	}
+	return out
 }
 
 func (c Config) withDefaults() Config {
@@ -161,5 +223,6 @@ func (c Config) withDefaults() Config {
 	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
 		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
 	}
+	c.Off = 0 // applied by the layers (see override.apply)
 	return c.injectDefaults()
 }

@@ -114,7 +114,10 @@
 // [Breaker.Resume]; [Breaker.Bypass] admits every call and never trips,
 // the limiter, timeouts and bulkhead still applying; BREAKER_<NAME>_MODE
 // sets either when a breaker is created. [Registry.Update] and
-// [Registry.UpdateRateLimit] change settings live, keeping the state.
+// [Registry.UpdateRateLimit] change settings live, keeping the state: the
+// counts stay where the trip rule keeps its shape and start fresh where a
+// window's shape changes, a bulkhead or throttle follows at once, and
+// Config.Off turns a setting off.
 // Config.ResetMax doubles the OPEN period after each failed probe, and
 // Config.ResetJitter spreads it. Each records an [Event]. Package
 // httphealth serves the modes over HTTP with WithControl, and package

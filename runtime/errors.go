@@ -154,8 +154,8 @@ func errorTypeName(err error) string {
 
 // foldSpace makes s one line that is safe to print: every run of white
 // space becomes one space (none at either end), and every other control
-// character ([unicode.IsControl]) and every byte that is not UTF-8 becomes
-// U+FFFD, so that no ESC, BEL or NUL reaches a JSON answer, a page or a
+// character ([unicode.IsControl]), every bidirectional control and every
+// byte that is not UTF-8 becomes U+FFFD, so that no ESC, BEL or NUL reaches a JSON answer, a page or a
 // terminal. Every reason goes through it.
 func foldSpace(s string) string {
 	var b strings.Builder
@@ -170,12 +170,26 @@ func foldSpace(s string) string {
 			b.WriteByte(' ')
 		}
 		space = false
-		if unicode.IsControl(r) {
+		if unicode.IsControl(r) || isBidiControl(r) {
 			r = utf8.RuneError
 		}
 		b.WriteRune(r)
 	}
 	return b.String()
+}
+
+// isBidiControl reports whether r is one of Unicode's bidirectional
+// controls (embeddings, overrides, isolates and marks): in a reason shown
+// on a dashboard or a terminal they can make text read other than it is
+// (CVE-2021-42574), so that they go as control characters do.
+func isBidiControl(r rune) bool {
+	switch {
+	case r == '\u061c', r == '\u200e', r == '\u200f':
+		return true
+	case r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069':
+		return true
+	}
+	return false
 }
 
 // truncate cuts s to at most max characters (runes, so that a Chinese

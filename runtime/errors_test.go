@@ -137,10 +137,15 @@ func TestBriefRedactsTexts(t *testing.T) {
 }
 
 // TestBriefControlCharacters: white space folds to one space; every other
-// control character becomes U+FFFD, so no terminal escape gets through.
+// control character (bidirectional ones included) becomes U+FFFD, so no
+// terminal escape gets through.
 func TestBriefControlCharacters(t *testing.T) {
 	got := runtime.Brief(errors.New("a\x1b[31mred\x07\x00 \t\r\nb\u0085c\u009bd\x7fe\xff"))
 	assert.Equal(t, "a\uFFFD[31mred\uFFFD\uFFFD b c\uFFFDd\uFFFDe\uFFFD", got)
+	// Bidirectional controls too (CVE-2021-42574): they reorder what a
+	// page or a terminal shows. A zero-width space is not one.
+	got = runtime.Brief(errors.New("a\u202eb\u2066c\u2069d\u200fe\u061cf\u200bg"))
+	assert.Equal(t, "a\uFFFDb\uFFFDc\uFFFDd\uFFFDe\uFFFDf\u200bg", got)
 
 	reg, _ := newTestRegistry(t)
 	b := reg.Breaker(runtime.Config{Name: "ctl", FailureThreshold: 1})

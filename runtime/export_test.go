@@ -32,10 +32,10 @@ func (b *Breaker) SetPeriod(p uint32) {
 	w := uint64(p)<<32 | b.state.Load()&0xffffffff
 	b.fails.Store(w &^ 0xffffffff)
 	b.probes.Store(w &^ 0xffffffff)
-	if b.win != nil {
-		b.win.mu.Lock()
-		b.win.resetLocked(p)
-		b.win.mu.Unlock()
+	if win := b.win.Load(); win != nil {
+		win.mu.Lock()
+		win.resetLocked(p)
+		win.mu.Unlock()
 	}
 	b.state.Store(w)
 }

@@ -19,7 +19,7 @@ func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 
 func (o *ops) LoadSucceeded(w uint64) {
 	b := o.b()
-	b.exitLoad(Success)
+	b.exitLoad(w, Success)
 	if uint32(b.fails.Load()) != 0 {
 		b.clearFails(w)
 	}

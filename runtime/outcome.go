@@ -93,7 +93,7 @@ func (b *Breaker) finish(w uint64, o Outcome, err error) bool {
 // outcomeAs).
 func (b *Breaker) finishAs(w uint64, o Outcome, err error) (Outcome, bool) {
 	if w&core.LoadFlag != 0 {
-		b.exitLoad(o)
+		b.exitLoad(w, o)
 	}
 	return b.outcomeAs(w, o, err)
 }
@@ -117,7 +117,7 @@ func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
 		now  int64
 		age  time.Duration // > 0: the call ran longer than InFlight
 	)
-	if b.win != nil && b.win.tracking && w&windowFlag != 0 {
+	if win := b.win.Load(); win != nil && win.tracking && w&windowFlag != 0 {
 		var ok bool
 		if o, bits, now, age, ok = b.endTracked(w, o); !ok {
 			return o, false // counted when found overdue, or forgotten
@@ -129,7 +129,7 @@ func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
 		if uint32(b.fails.Load()) != 0 {
 			b.clearFails(w)
 		}
-		if b.win != nil {
+		if b.win.Load() != nil {
 			b.record(w, bits, now)
 		}
 	case Failure:
@@ -168,7 +168,7 @@ func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uin
 			break
 		}
 	}
-	if b.win != nil {
+	if b.win.Load() != nil {
 		b.record(w, bits, now)
 	}
 }

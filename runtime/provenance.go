@@ -35,7 +35,8 @@ type Provenance struct {
 type Skip struct {
 	// Source is the breaker name or "fallback:<name>".
 	Source string
-	// Why is "open", "error", "injected" (a fault injected by the settings,
+	// Why is "open", "isolated" (its breaker ISOLATED by an operator,
+	// [Breaker.Isolate]; a BYPASSED one is asked as usual), "error", "injected" (a fault injected by the settings,
 	// see [ErrInjected]), "invalid", "budget", "ratelimited",
 	// "throttled" (ErrThrottled), "bulkhead" (ErrBulkheadFull),
 	// "canceled", or "slow" (a hedged call's source still in flight when

@@ -33,6 +33,34 @@ type override struct {
 // lower layer's window, count or time.
 func (o override) apply(cfg Config) Config {
 	c := o.cfg
+	// Off first, so that a field given beside its bit wins; the bits
+	// stay for the layer below, but those of the fields given go.
+	off := c.Off
+	if off&SettingThreshold != 0 {
+		cfg.FailureThreshold = 0
+	}
+	if off&SettingBackoff != 0 {
+		cfg.ResetMax = 0
+	}
+	if off&SettingJitter != 0 {
+		cfg.ResetJitter = 0
+	}
+	if off&SettingWindow != 0 {
+		cfg.WindowCalls, cfg.WindowPeriod = 0, 0
+	}
+	if off&SettingSlowCall != 0 {
+		cfg.SlowCall, cfg.SlowRate = 0, 0
+	}
+	if off&SettingInFlight != 0 {
+		cfg.InFlight = 0
+	}
+	if off&SettingConcurrency != 0 {
+		cfg.Concurrency = 0
+	}
+	if off&SettingThrottle != 0 {
+		cfg.Throttle = 0
+	}
+	cfg.Off = (cfg.Off | off) &^ given(c)
 	setGiven(&cfg.FailureThreshold, c.FailureThreshold)
 	setGiven(&cfg.ResetTimeout, c.ResetTimeout)
 	setGiven(&cfg.ResetMax, c.ResetMax)
@@ -54,6 +82,25 @@ func (o override) apply(cfg Config) Config {
 		cfg.Latency, cfg.LatencyRate = c.Latency, c.LatencyRate
 	}
 	return cfg
+}
+
+// given returns the Setting bits of the fields c gives.
+func given(c Config) Setting {
+	var s Setting
+	bit := func(b Setting, on bool) {
+		if on {
+			s |= b
+		}
+	}
+	bit(SettingThreshold, c.FailureThreshold > 0)
+	bit(SettingBackoff, c.ResetMax > 0)
+	bit(SettingJitter, c.ResetJitter > 0)
+	bit(SettingWindow, c.WindowCalls > 0 || c.WindowPeriod > 0)
+	bit(SettingSlowCall, c.SlowCall > 0)
+	bit(SettingInFlight, c.InFlight > 0)
+	bit(SettingConcurrency, c.Concurrency > 0)
+	bit(SettingThrottle, c.Throttle > 0)
+	return s
 }
 
 // setGiven sets *dst to v when v is given: above zero (NaN is not).

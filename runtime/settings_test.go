@@ -165,3 +165,46 @@ func TestEnvWindowLoadMalformed(t *testing.T) {
 	runtime.NewRegistry(runtime.WithLogger(logs.logger()))
 	assert.Equal(t, out, logs.String(), "a second registry warns about nothing new")
 }
+
+// TestWithConfigOff: a zero field keeps the lower layer's value, so
+// Config.Off says "none": WithConfig turns off an annotated (or
+// environment's) window, bulkhead and throttle, and of two WithConfig for
+// one name the later wins, Off or value.
+func TestWithConfigOff(t *testing.T) {
+	annotated := runtime.Config{Name: "eastmoney", WindowCalls: 100, FailureRate: 0.3, SlowCall: time.Second,
+		InFlight: time.Minute, Concurrency: 4, Throttle: 2, ResetTimeout: time.Minute, ResetMax: time.Hour}
+	for _, tt := range []struct {
+		name  string
+		env   []string
+		code  []runtime.Config
+		check func(t *testing.T, c runtime.Config)
+	}{
+		{"off", []string{"BREAKER_EASTMONEY_WINDOW=60s"},
+			[]runtime.Config{{Name: "eastmoney", Off: runtime.SettingWindow | runtime.SettingConcurrency | runtime.SettingThrottle | runtime.SettingBackoff}},
+			func(t *testing.T, c runtime.Config) {
+				assert.Zero(t, c.WindowCalls)
+				assert.Zero(t, c.WindowPeriod, "the environment's window too")
+				assert.Zero(t, c.FailureRate, "and what needs a window")
+				assert.Zero(t, c.SlowCall)
+				assert.Equal(t, time.Minute, c.InFlight, "what Off does not name stays")
+				assert.Zero(t, c.Concurrency)
+				assert.Zero(t, c.Throttle)
+				assert.Zero(t, c.ResetMax)
+				assert.Equal(t, runtime.DefaultFailureThreshold, c.FailureThreshold, "no window: the default threshold")
+				assert.Zero(t, c.Off, "applied, not kept")
+			}},
+		{"a later value wins over Off", nil,
+			[]runtime.Config{{Name: "eastmoney", Off: runtime.SettingConcurrency}, {Name: "eastmoney", Concurrency: 2}},
+			func(t *testing.T, c runtime.Config) { assert.Equal(t, 2, c.Concurrency) }},
+		{"a later Off wins over a value", nil,
+			[]runtime.Config{{Name: "eastmoney", Concurrency: 2}, {Name: "eastmoney", Off: runtime.SettingConcurrency}},
+			func(t *testing.T, c runtime.Config) { assert.Zero(t, c.Concurrency) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			restore := runtime.SetEnviron(tt.env)
+			defer restore()
+			reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithConfig(tt.code...))
+			tt.check(t, reg.Breaker(annotated).Config())
+		})
+	}
+}

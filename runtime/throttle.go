@@ -36,8 +36,8 @@ const maxThrottleK = math.MaxFloat64
 // count. A call that races a roll may see the window without the bucket
 // that just ended.
 type throttle struct {
-	k         float64
-	err       error // the refusal, built once
+	k         atomic.Uint64 // K's float64 bits; Registry.Update changes it
+	err       error         // the refusal, built once
 	stamps    *stamps
 	clock     Clock
 	throttled atomic.Uint64
@@ -53,13 +53,17 @@ type throttle struct {
 }
 
 func newThrottle(name string, k float64, stamps *stamps, clock Clock) *throttle {
-	return &throttle{
-		k:      k,
+	t := &throttle{
 		stamps: stamps,
 		clock:  clock,
 		err:    &loadError{msg: fmt.Sprintf("breaker %s: throttled, upstream accepting too few calls", name), is: ErrThrottled},
 	}
+	t.setK(k)
+	return t
 }
+
+// setK makes k the throttle's K from the next call on; the counts stay.
+func (t *throttle) setK(k float64) { t.k.Store(math.Float64bits(k)) }
 
 // admit decides whether a call may go, with draw as the source of uniform
 // numbers in [0, 1): draw is called only when the probability is above
@@ -123,7 +127,7 @@ func (t *throttle) probabilityAt() float64 {
 	i := t.epoch.Load() % throttleBuckets
 	r := t.pastR.Load() + t.requests[i].Load()
 	a := t.pastA.Load() + t.accepted[i].Load()
-	excess := float64(r) - t.k*float64(a)
+	excess := float64(r) - math.Float64frombits(t.k.Load())*float64(a)
 	if excess <= 0 {
 		return 0 // the common case, without a division
 	}

@@ -8,44 +8,81 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Live settings (SPEC §14). A breaker's settings are one Config value
-// behind an atomic pointer (Breaker.cfg): Update builds the next value,
+// behind an atomic pointer (Breaker.conf): Update builds the next value,
 // with the same layering as creation (a field given replaces the current
-// one) and the same defaults, and stores it whole, so that every reader
-// sees one Config or the other, never a mix. The state and every count
-// stay: the trip rule keeps its shape (a threshold, a rate, a minimum, a
-// period), so what was counted still means the same. A change of shape (a
-// window where there was none or another one, slow or in-flight timing
-// turned on or off, a bulkhead, a throttle) would need fresh counts and
-// new structures; Update refuses it, naming the field, and such a setting
-// changes where it is made, at creation.
+// one, Config.Off turns one off) and the same defaults, and stores it
+// whole, so that every reader sees one Config or the other, never a mix.
+//
+// What the breaker counts keeps its meaning where the trip rule keeps its
+// shape: a new threshold, rate, minimum, reset or slow-call limit judges
+// the counts already there. A change of a window's shape starts them
+// fresh: a window where there was none, or another one, or none
+// (WindowCalls, WindowPeriod), slow-call or in-flight timing turned on or
+// off (SlowCall, InFlight), gives the breaker a new window object, empty.
+// In CLOSED and BYPASSED it also starts a new counting period (as a
+// transition does, without one: the state, the events and the consecutive
+// failures stay), so that a call admitted before it and still in flight
+// counts in Stats but not towards tripping: its outcome belongs to counts
+// that are gone, and the new window does not time it. In OPEN, HALF_OPEN
+// and ISOLATED the window is empty anyway and the new shape applies from
+// the next period.
+//
+// A bulkhead or a throttle turned on or off applies to the calls admitted
+// from then on (in HALF_OPEN, from the next period): a call's admission
+// word says whether it takes a slot and feeds the throttle, so that the
+// calls in flight give back what they took. A new Concurrency limit
+// applies to new admissions at once: calls holding a slot keep it (a
+// lowered limit lets them finish), and a raised one hands the new slots
+// to the calls queued. The bulkhead stays once made (unlimited while
+// Concurrency is off); a throttle turned off goes, its counts with it. A
+// new Throttle K judges the throttle's counts at once. The one case in
+// which a bulkhead made live could be handed back slots it never lent (a
+// throttle's calls in flight, which carry LoadFlag) starts a new period
+// as a window's change does.
+//
+// Generated routes keep, from when they were made, a short cut to a time
+// window's lock-free success count and to a bulkhead's slots (see
+// breakerimpl.Route). A change of shape of a breaker that had either at
+// creation sets countFlag in its state words for good (every call then
+// takes the general path, which reads the current window and bulkhead)
+// and Routed on the slots; a window made live counts every success under
+// its lock (docs/window.md's lock-free success needs the window from the
+// breaker's creation).
 
 // Update changes the settings of live breakers, each cfg naming one by its
 // Name, while they run: a field that is not zero replaces the breaker's
-// current value, a zero field keeps it (as [WithConfig] layers).
+// current value, a zero field keeps it (as [WithConfig] layers), and the
+// bits of Config.Off turn settings off.
 //
 // Every cfg is checked first, and nothing changes if one is wrong; the
 // error names the Config (its index and Name) and the field. Update is
 // strict where creation is lenient, so that an operator's typo cannot pass
 // silently: a negative or NaN field, a rate (FailureRate, SlowRate,
-// ResetJitter) above 1, a ResetMax below the ResetTimeout it would apply
-// to, a Name the registry has no breaker of, and a change of a setting
-// that shapes what the breaker counts (WindowCalls, WindowPeriod, SlowCall
-// or InFlight turned on or off, Concurrency, Throttle) are errors. Two
-// Configs of one name apply in order.
+// ResetJitter) above 1, a window below the smallest (10 calls, 1s) or
+// both kinds at once, a rate or a minimum or SlowCall without a window, a
+// Throttle below 1, a ResetMax below the ResetTimeout it would apply to,
+// an Off bit beside the field it turns off, fault injection (set when the
+// breaker is created) and a Name the registry has no breaker of are
+// errors. Two Configs of one name apply in order.
 //
-// A breaker keeps its state and its counts: an OPEN breaker keeps its
-// window (a new ResetTimeout applies from its next OPEN period), and a
-// CLOSED one keeps its consecutive failures and its window, judged by the
-// new threshold and rates from the next outcome on (one that is already
-// past a lowered threshold trips at its next failure). Each breaker whose
-// settings changed records one [Event] whose From and To are both its
-// current state (the one Event that is not a transition), reason
-// "reconfigured: threshold 5→3, reset 30s→1m0s" in the words of the
-// annotation keys, and the hooks are called with it. Rate limits change
-// live with [Registry.UpdateRateLimit].
+// A breaker keeps its state: an OPEN breaker keeps its window (a new
+// ResetTimeout applies from its next OPEN period), and a CLOSED one keeps
+// its consecutive failures, judged by the new threshold from the next
+// outcome on (one that is already past a lowered threshold trips at its
+// next failure). Its window's counts stay when the window keeps its
+// shape (judged by the new rates and minimum) and start fresh when the
+// shape changes; see the comment at the top of update.go for what a
+// change of shape does to calls in flight, to a bulkhead and to a
+// throttle. Each breaker whose settings changed records one [Event] whose
+// From and To are both its current state (the one Event that is not a
+// transition), reason "reconfigured: threshold 5→3, window 100→1m0s" in
+// the words of the annotation keys, and the hooks are called with it.
+// Rate limits change live with [Registry.UpdateRateLimit].
 func (r *Registry) Update(cfgs ...Config) error {
 	type change struct {
 		b    *Breaker
@@ -71,10 +108,10 @@ func (r *Registry) Update(cfgs ...Config) error {
 		cur := changes[j].next
 		next := override{cfg: c}.apply(cur)
 		next.Name = cur.Name
-		next = next.withDefaults()
-		if err := checkShape(cur, next); err != nil {
+		if err := checkNext(c, next); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
+		next = next.withDefaults()
 		if c.ResetMax > 0 && next.ResetMax == 0 {
 			return fmt.Errorf("%s: ResetMax %s is not above ResetTimeout %s", where, c.ResetMax, next.ResetTimeout)
 		}
@@ -87,7 +124,9 @@ func (r *Registry) Update(cfgs ...Config) error {
 }
 
 // checkUpdate refuses the fields of c that Update does not take whatever
-// the breaker: negative or NaN numbers, rates above 1.
+// the breaker: negative or NaN numbers, rates above 1, a window below the
+// smallest or of both kinds, a Throttle below 1, an Off bit beside its
+// field, fault injection.
 func checkUpdate(c Config) error {
 	v := reflect.ValueOf(c)
 	t := v.Type()
@@ -110,24 +149,46 @@ func checkUpdate(c Config) error {
 			}
 		}
 	}
+	switch {
+	case c.WindowCalls > 0 && c.WindowPeriod > 0:
+		return fmt.Errorf("WindowCalls %d and WindowPeriod %s are both set: a window counts calls or time, not both", c.WindowCalls, c.WindowPeriod)
+	case c.WindowCalls > 0 && c.WindowCalls < minWindowCalls:
+		return fmt.Errorf("WindowCalls %d is below %d", c.WindowCalls, minWindowCalls)
+	case c.WindowCalls > maxWindowCalls:
+		return fmt.Errorf("WindowCalls %d is above %d", c.WindowCalls, maxWindowCalls)
+	case c.WindowPeriod > 0 && c.WindowPeriod < minWindowPeriod:
+		return fmt.Errorf("WindowPeriod %s is below %s", c.WindowPeriod, minWindowPeriod)
+	case c.Throttle > 0 && c.Throttle < 1:
+		return fmt.Errorf("field Throttle %g is below 1", c.Throttle)
+	case c.Fault > 0 || c.Latency > 0 || c.LatencyRate > 0:
+		return errors.New("fields Fault, Latency and LatencyRate cannot change live: fault injection is set when the breaker is created")
+	case c.Off >= 1<<len(settingNames):
+		return fmt.Errorf("field Off %s names no setting", c.Off&^(1<<len(settingNames)-1))
+	}
+	if both := c.Off & given(c); both != 0 {
+		return fmt.Errorf("field Off %s turns off what the same Config sets", both)
+	}
 	return nil
 }
 
-// checkShape refuses a change from cur to next that would change what the
-// breaker counts rather than how it judges it.
-func checkShape(cur, next Config) error {
-	on := func(d time.Duration) bool { return d > 0 }
+// checkNext refuses the settings next, which c made of the breaker's,
+// when they need a window next has not, or turn off a threshold that is
+// all the breaker trips on.
+func checkNext(c, next Config) error {
+	if next.windowed() {
+		return nil
+	}
 	switch {
-	case next.WindowCalls != cur.WindowCalls || next.WindowPeriod != cur.WindowPeriod:
-		return fmt.Errorf("WindowCalls/WindowPeriod %s cannot change live (the breaker has %s): a window's shape is set when the breaker is created", windowName(next), windowName(cur))
-	case on(next.SlowCall) != on(cur.SlowCall):
-		return errors.New("SlowCall cannot be turned on or off live: slow-call timing is set when the breaker is created")
-	case on(next.InFlight) != on(cur.InFlight):
-		return errors.New("InFlight cannot be turned on or off live: in-flight timing is set when the breaker is created")
-	case next.Concurrency != cur.Concurrency:
-		return fmt.Errorf("field Concurrency %d cannot change live (the breaker has %d): the bulkhead is set when the breaker is created", next.Concurrency, cur.Concurrency)
-	case next.Throttle != cur.Throttle:
-		return fmt.Errorf("field Throttle %g cannot change live (the breaker has %g): the throttle is set when the breaker is created", next.Throttle, cur.Throttle)
+	case c.FailureRate > 0:
+		return fmt.Errorf("FailureRate %v needs a window (WindowCalls or WindowPeriod)", c.FailureRate)
+	case c.MinimumCalls > 0:
+		return fmt.Errorf("MinimumCalls %d needs a window (WindowCalls or WindowPeriod)", c.MinimumCalls)
+	case c.SlowCall > 0:
+		return fmt.Errorf("SlowCall %s needs a window (WindowCalls or WindowPeriod)", c.SlowCall)
+	case c.SlowRate > 0:
+		return fmt.Errorf("SlowRate %v needs a window (WindowCalls or WindowPeriod)", c.SlowRate)
+	case c.Off&SettingThreshold != 0:
+		return errors.New("field Off threshold needs a window (WindowCalls or WindowPeriod): without one the threshold is all the breaker trips on")
 	}
 	return nil
 }
@@ -135,11 +196,119 @@ func checkShape(cur, next Config) error {
 func windowName(c Config) string {
 	switch {
 	case c.WindowCalls > 0:
-		return strconv.Itoa(c.WindowCalls) + " calls"
+		return strconv.Itoa(c.WindowCalls)
 	case c.WindowPeriod > 0:
 		return c.WindowPeriod.String()
 	}
 	return "none"
+}
+
+// reshapeLocked gives the breaker, whose settings were cur and are now
+// next (b.conf holds next), the window, bulkhead and throttle next calls
+// for; b.mu is held. See the comment at the top of update.go.
+func (b *Breaker) reshapeLocked(cur, next Config) {
+	if h := b.bulkhead.Load(); h != nil && next.Concurrency != cur.Concurrency {
+		h.setLimit(next.Name, next.Concurrency)
+	}
+	if t := b.throttle.Load(); t != nil && next.Throttle > 0 {
+		t.setK(next.Throttle)
+	}
+	reshaped := next.WindowCalls != cur.WindowCalls || next.WindowPeriod != cur.WindowPeriod ||
+		(next.SlowCall > 0) != (cur.SlowCall > 0) || (next.InFlight > 0) != (cur.InFlight > 0)
+	load := (next.Concurrency > 0) != (cur.Concurrency > 0) || (next.Throttle > 0) != (cur.Throttle > 0)
+	if !reshaped && !load {
+		return
+	}
+	if b.core.Win != nil || b.core.Slots != nil {
+		b.flags |= countFlag // routes' short cuts are of the old shape
+		if b.core.Slots != nil {
+			b.core.Slots.Routed.Store(true)
+		}
+	}
+	s := b.state.Load()
+	st := State(s & stateMask)
+	// since: the first period of the new shape, the next one. In CLOSED
+	// and BYPASSED, whose calls count, a new window starts it now.
+	since := period(s) + 1
+	if since == 0 {
+		since = 1 // no period is 0
+	}
+	live := st == Closed || st == Bypassed
+	// slotless: calls of this period may carry LoadFlag (for a throttle)
+	// without a bulkhead to take a slot of; one made now must not take
+	// back the slots they never took.
+	slotless := (b.flags|s)&core.LoadFlag != 0 && next.Concurrency > 0 && b.bulkhead.Load() == nil
+	bump := live && (reshaped || slotless)
+	if reshaped {
+		var win *window
+		if next.windowed() || next.InFlight > 0 {
+			win = newWindow(&b.conf, nil)
+			win.mu.Lock()
+			win.resetLocked(since)
+			win.mu.Unlock()
+		}
+		b.winSince.Store(since) // before the window: see beforeWindow
+		b.win.Store(win)
+	} else if win := b.win.Load(); win != nil && bump {
+		win.mu.Lock()
+		win.resetLocked(since) // the new period's: its counts start fresh
+		win.mu.Unlock()
+	}
+	if next.Concurrency > 0 && b.bulkhead.Load() == nil {
+		if slotless {
+			b.slotsSince.Store(since) // before the bulkhead: see holdsSlot
+		}
+		b.bulkhead.Store(newBulkhead(next.Name, next.Concurrency))
+	}
+	switch {
+	case next.Throttle == 0:
+		b.throttle.Store(nil)
+	case b.throttle.Load() == nil:
+		b.throttle.Store(newThrottle(next.Name, next.Throttle, &b.stamps, b.reg.clock))
+	}
+	b.loadFlagsLocked()
+	switch {
+	case bump:
+		word := s&^0xffffffff + periodOne
+		if period(word) == 0 {
+			word += periodOne
+		}
+		word |= b.closedFlags() | uint64(st)
+		consecutive := uint64(0)
+		if f := b.fails.Load(); period(f) == period(s) {
+			consecutive = uint64(uint32(f))
+		}
+		b.fails.Store(word&^0xffffffff | consecutive)
+		b.probes.Store(word &^ 0xffffffff)
+		b.state.Store(word)
+	case live:
+		// The same period with the new flags: calls admitted before
+		// keep theirs, and hold no slot unless they carry LoadFlag.
+		for {
+			s := b.state.Load()
+			want := s&^(core.LoadFlag|countFlag) | b.flags&(core.LoadFlag|countFlag)
+			if want == s || b.state.CompareAndSwap(s, want) {
+				break
+			}
+		}
+	}
+	// Otherwise the next period's word takes the flags.
+}
+
+// beforeWindow reports whether the admission w was made in a state period
+// before the breaker's window was put in place by Update, so that the
+// window does not time it; 0 is the window of the breaker's creation.
+func (b *Breaker) beforeWindow(w uint64) bool {
+	since := b.winSince.Load()
+	return since != 0 && int32(period(w)-since) < 0
+}
+
+// holdsSlot reports whether the admission w, a word with LoadFlag, takes
+// (and so gives back) a slot of the breaker's bulkhead: false for one
+// made before Update gave the breaker a bulkhead.
+func (b *Breaker) holdsSlot(w uint64) bool {
+	since := b.slotsSince.Load()
+	return since == 0 || int32(period(w)-since) >= 0
 }
 
 // reconfigure stores next as the breaker's settings and records the
@@ -153,6 +322,7 @@ func (b *Breaker) reconfigure(next Config) {
 		return
 	}
 	b.conf.Store(&next)
+	b.reshapeLocked(*cur, next)
 	st := State(b.state.Load() & stateMask)
 	b.reg.record(Event{Time: b.reg.clock.Now(), Source: next.Name, From: st, To: st,
 		Reason: truncate(foldSpace("reconfigured: "+diff), reasonMax)})
@@ -181,16 +351,37 @@ func configDiff(cur, next Config) string {
 		}
 		return strconv.Itoa(n)
 	}
+	rate := func(f float64) string {
+		if f == 0 {
+			return "none"
+		}
+		return percent(f)
+	}
+	duration := func(d time.Duration) string {
+		if d == 0 {
+			return "none"
+		}
+		return d.String()
+	}
+	throttleName := func(k float64) string {
+		if k == 0 {
+			return "none"
+		}
+		return strconv.FormatFloat(k, 'g', -1, 64)
+	}
 	add("threshold", count(cur.FailureThreshold), count(next.FailureThreshold))
 	add("reset", reset(cur), reset(next))
 	add("jitter", percent(cur.ResetJitter), percent(next.ResetJitter))
 	add("halfopen", strconv.Itoa(cur.HalfOpenMax), strconv.Itoa(next.HalfOpenMax))
 	add("successes", strconv.Itoa(cur.SuccessThreshold), strconv.Itoa(next.SuccessThreshold))
-	add("failrate", percent(cur.FailureRate), percent(next.FailureRate))
-	add("minimum", strconv.Itoa(cur.MinimumCalls), strconv.Itoa(next.MinimumCalls))
-	add("slow", cur.SlowCall.String(), next.SlowCall.String())
-	add("slowrate", percent(cur.SlowRate), percent(next.SlowRate))
-	add("inflight", cur.InFlight.String(), next.InFlight.String())
+	add("window", windowName(cur), windowName(next))
+	add("failrate", rate(cur.FailureRate), rate(next.FailureRate))
+	add("minimum", count(cur.MinimumCalls), count(next.MinimumCalls))
+	add("slow", duration(cur.SlowCall), duration(next.SlowCall))
+	add("slowrate", rate(cur.SlowRate), rate(next.SlowRate))
+	add("inflight", duration(cur.InFlight), duration(next.InFlight))
+	add("concurrency", count(cur.Concurrency), count(next.Concurrency))
+	add("throttle", throttleName(cur.Throttle), throttleName(next.Throttle))
 	return strings.Join(parts, ", ")
 }
 

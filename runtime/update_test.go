@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
+	"math/rand/v2"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -114,9 +117,17 @@ func TestUpdateIsStrictAndAllOrNothing(t *testing.T) {
 		{runtime.Config{Name: "eastmoney", FailureRate: 50}, `Config 1 (Name "eastmoney"): FailureRate 50 is above 1`},
 		{runtime.Config{Name: "eastmoney", ResetJitter: -0.2}, `ResetJitter -0.2 is negative`},
 		{runtime.Config{Name: "eastmony", FailureThreshold: 3}, `Config 1 (Name "eastmony"): the registry has no breaker called "eastmony"`},
-		{runtime.Config{Name: "eastmoney", WindowCalls: 50}, `WindowCalls/WindowPeriod 50 calls cannot change live (the breaker has 100 calls)`},
-		{runtime.Config{Name: "eastmoney", SlowCall: time.Second}, `SlowCall cannot be turned on or off live`},
-		{runtime.Config{Name: "tdx", Concurrency: 8}, `Config 1 (Name "tdx"): field Concurrency 8 cannot change live (the breaker has 4)`},
+		{runtime.Config{Name: "eastmoney", WindowCalls: 5}, `Config 1 (Name "eastmoney"): WindowCalls 5 is below 10`},
+		{runtime.Config{Name: "eastmoney", WindowPeriod: time.Millisecond}, `WindowPeriod 1ms is below 1s`},
+		{runtime.Config{Name: "eastmoney", WindowCalls: 50, WindowPeriod: time.Minute}, `WindowCalls 50 and WindowPeriod 1m0s are both set`},
+		{runtime.Config{Name: "tdx", FailureRate: 0.3}, `Config 1 (Name "tdx"): FailureRate 0.3 needs a window`},
+		{runtime.Config{Name: "tdx", SlowCall: time.Second}, `SlowCall 1s needs a window`},
+		{runtime.Config{Name: "eastmoney", Off: runtime.SettingWindow, SlowCall: time.Second}, `SlowCall 1s needs a window`},
+		{runtime.Config{Name: "tdx", Off: runtime.SettingThreshold}, `Off threshold needs a window`},
+		{runtime.Config{Name: "tdx", Off: runtime.SettingConcurrency, Concurrency: 2}, `Off concurrency turns off what the same Config sets`},
+		{runtime.Config{Name: "tdx", Off: 1 << 12}, `Off Setting(4096) names no setting`},
+		{runtime.Config{Name: "tdx", Throttle: 0.5}, `Throttle 0.5 is below 1`},
+		{runtime.Config{Name: "tdx", Fault: 0.1}, `Fault, Latency and LatencyRate cannot change live`},
 		{runtime.Config{Name: "eastmoney", ResetTimeout: time.Minute, ResetMax: time.Second}, `ResetMax 1s is not above ResetTimeout 1m0s`},
 	} {
 		err := reg.Update(good, c.bad)
@@ -190,4 +201,300 @@ func TestUpdateShorterResetReclaimsTheLaterProbeFirst(t *testing.T) {
 	assert.Equal(t, runtime.Open, st.State)
 	assert.Equal(t, t0.Add(6*time.Second), st.OpenedAt, "reclaimed by the timer at the later probe's deadline")
 	assert.Equal(t, "probe not released within 2s, slot reclaimed as a failure", reg.Events(1)[0].Reason)
+}
+
+// TestUpdateWindowShapeStartsFresh: SPEC §14, counts start fresh where a
+// window's shape changes: a new window, empty, judged from the next call,
+// and the consecutive failures (the threshold's shape did not change)
+// kept; the one Event lists every key that changed.
+func TestUpdateWindowShapeStartsFresh(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "em", FailureThreshold: 10, WindowCalls: 100, MinimumCalls: 10, FailureRate: 0.5})
+	ctx := context.Background()
+	down := func(context.Context) error { return errors.New("down") }
+	up := func(context.Context) error { return nil }
+	for range 4 {
+		require.NoError(t, b.Do(ctx, up))
+	}
+	for range 3 {
+		require.Error(t, b.Do(ctx, down))
+	}
+	require.Equal(t, 7, b.Stats().WindowCalls)
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "em", WindowPeriod: time.Minute, MinimumCalls: 4}))
+	st := b.Stats()
+	assert.Equal(t, runtime.Closed, st.State)
+	assert.Equal(t, "1m0s", st.Window)
+	assert.Zero(t, st.WindowCalls, "a new window starts empty")
+	assert.Equal(t, 3, st.ConsecutiveFailures, "the threshold's count is kept")
+	assert.Equal(t, "reconfigured: window 100→1m0s, minimum 10→4", reg.Events(1)[0].Reason)
+
+	for range 2 {
+		require.NoError(t, b.Do(ctx, up))
+	}
+	require.Error(t, b.Do(ctx, down))
+	clk.Advance(10 * time.Second)
+	require.Error(t, b.Do(ctx, down))
+	st = b.Stats()
+	assert.Equal(t, runtime.Open, st.State, "2 of 4 calls in the new window failed")
+	assert.Equal(t, "failure rate 50% (2 of 4 calls in 1m0s) >= 50%", reg.Events(1)[0].Reason)
+}
+
+// TestUpdateWindowOnAndOff: a breaker without a window gets one live and
+// trips on its rate; Off: SettingWindow removes it, its rates with it, and
+// the threshold it had turned off comes back as the default.
+func TestUpdateWindowOnAndOff(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 3})
+	ctx := context.Background()
+	require.NoError(t, reg.Update(runtime.Config{Name: "tdx", WindowCalls: 10, MinimumCalls: 4, FailureRate: 0.5, Off: runtime.SettingThreshold}))
+	assert.Equal(t, "reconfigured: threshold 3→none, window none→10, failrate none→50%, minimum none→4", reg.Events(1)[0].Reason)
+	for i := range 4 {
+		err := b.Do(ctx, func(context.Context) error {
+			if i%2 == 1 {
+				return errors.New("down")
+			}
+			return nil
+		})
+		if i < 3 {
+			require.Equal(t, runtime.Closed, b.State(), "call %d", i)
+		}
+		_ = err
+	}
+	assert.Equal(t, runtime.Open, b.State(), "2 of 4 failed")
+	b.Reset()
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "tdx", Off: runtime.SettingWindow}))
+	cfg := b.Config()
+	assert.Zero(t, cfg.WindowCalls)
+	assert.Zero(t, cfg.FailureRate)
+	assert.Equal(t, runtime.DefaultFailureThreshold, cfg.FailureThreshold)
+	assert.Equal(t, "reconfigured: threshold none→5, window 10→none, failrate 50%→none, minimum 4→none", reg.Events(1)[0].Reason)
+	st := b.Stats()
+	assert.Empty(t, st.Window)
+	for range 4 {
+		require.Error(t, b.Do(ctx, func(context.Context) error { return errors.New("down") }))
+	}
+	assert.Equal(t, runtime.Closed, b.State(), "4 failures: below the threshold, no rate")
+	require.Error(t, b.Do(ctx, func(context.Context) error { return errors.New("down") }))
+	assert.Equal(t, runtime.Open, b.State())
+}
+
+// TestUpdateInFlightOnAndOff: in-flight timing turned on live times the
+// calls admitted from then on (one admitted before is not timed, and its
+// outcome counts in Stats, not towards tripping: its counts are gone);
+// turned off, nothing is overdue any more.
+func TestUpdateInFlightOnAndOff(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "push2ex", FailureThreshold: 1})
+	ctx := context.Background()
+	before, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, reg.Update(runtime.Config{Name: "push2ex", InFlight: 2 * time.Second}))
+	assert.Equal(t, "reconfigured: inflight none→2s", reg.Events(1)[0].Reason)
+	clk.Advance(3 * time.Second)
+	assert.Equal(t, runtime.Closed, b.State(), "the call admitted before is not timed")
+	b.Release(before, errors.New("late"))
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Failures, "counted in Stats")
+	assert.Equal(t, runtime.Closed, st.State, "not towards tripping")
+	assert.Zero(t, st.ConsecutiveFailures)
+
+	after, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, b.Stats().InFlight)
+	clk.Advance(3 * time.Second)
+	assert.Equal(t, runtime.Open, b.State(), "the call admitted after is overdue")
+	assert.Equal(t, "call in flight 3s > inflight=2s", reg.Events(1)[0].Reason)
+	b.Release(after, nil)
+	b.Reset()
+
+	held, err := b.Acquire(ctx)
+	require.NoError(t, err)
+	require.NoError(t, reg.Update(runtime.Config{Name: "push2ex", Off: runtime.SettingInFlight}))
+	clk.Advance(time.Hour)
+	assert.Equal(t, runtime.Closed, b.State())
+	b.Release(held, nil)
+	st = b.Stats()
+	assert.Zero(t, st.InFlight)
+	assert.Zero(t, st.InFlightSeconds)
+	assert.Zero(t, st.Failures)
+}
+
+// TestUpdateConcurrency: a bulkhead turned on live limits new calls; a
+// lowered limit lets the calls holding a slot finish and admits anew only
+// below it; a raised one hands its slots to the calls queued; turned off,
+// nothing waits.
+func TestUpdateConcurrency(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newLoadRegistry()
+		b := reg.Breaker(runtime.Config{Name: "slow"})
+		refused, cancel := context.WithCancel(context.Background())
+		cancel() // a call that finds no free slot is refused at once
+		require.NoError(t, reg.Update(runtime.Config{Name: "slow", Concurrency: 2}))
+		assert.Equal(t, "reconfigured: concurrency none→2", reg.Events(1)[0].Reason)
+		release := make(chan struct{})
+		first, second := hold(t, b, release), hold(t, b, release)
+		require.ErrorIs(t, b.Do(refused, notCalled(t)), runtime.ErrBulkheadFull)
+
+		require.NoError(t, reg.Update(runtime.Config{Name: "slow", Concurrency: 1}))
+		st := b.Stats()
+		assert.Equal(t, 1, st.Concurrency)
+		assert.Equal(t, 2, st.InFlight, "the calls holding a slot keep it")
+		close(release)
+		require.NoError(t, <-first)
+		require.NoError(t, <-second)
+
+		release = make(chan struct{})
+		third := hold(t, b, release)
+		require.ErrorIs(t, b.Do(refused, notCalled(t)), runtime.ErrBulkheadFull, "one slot now")
+		queued := make(chan error, 1)
+		go func() { queued <- b.Do(context.Background(), func(context.Context) error { return nil }) }()
+		synctest.Wait()
+		require.NoError(t, reg.Update(runtime.Config{Name: "slow", Concurrency: 3}))
+		synctest.Wait()
+		select {
+		case err := <-queued:
+			require.NoError(t, err, "the raised limit's slot went to the call queued")
+		default:
+			t.Fatal("the queued call still waits")
+		}
+
+		require.NoError(t, reg.Update(runtime.Config{Name: "slow", Off: runtime.SettingConcurrency}))
+		assert.Equal(t, "reconfigured: concurrency 3→none", reg.Events(1)[0].Reason)
+		for range 5 {
+			require.NoError(t, b.Do(refused, func(context.Context) error { return nil }))
+		}
+		st = b.Stats()
+		assert.Zero(t, st.Concurrency)
+		assert.Equal(t, uint64(2), st.BulkheadFull, "counted while it was on")
+		close(release)
+		require.NoError(t, <-third)
+
+		require.NoError(t, reg.Update(runtime.Config{Name: "slow", Concurrency: 1}))
+		release = make(chan struct{})
+		fourth := hold(t, b, release)
+		require.ErrorIs(t, b.Do(refused, notCalled(t)), runtime.ErrBulkheadFull, "on again: every slot it lent came back")
+		close(release)
+		require.NoError(t, <-fourth)
+		assert.Zero(t, b.Stats().InFlight)
+	})
+}
+
+// TestUpdateThrottle: a throttle turned on live refuses as the SRE
+// formula says from the calls counted since, a new K judges those counts
+// at once, and turned off it refuses nothing.
+func TestUpdateThrottle(t *testing.T) {
+	reg, _ := newTestRegistry(t, runtime.WithRand(rand.New(&draws{vals: []float64{0.5}})))
+	b := reg.Breaker(runtime.Config{Name: "flaky", FailureThreshold: 1000})
+	for range 10 {
+		require.ErrorIs(t, call(b, errBoom), errBoom, "no throttle yet")
+	}
+	require.NoError(t, reg.Update(runtime.Config{Name: "flaky", Throttle: 2}))
+	assert.Equal(t, "reconfigured: throttle none→2", reg.Events(1)[0].Reason)
+	require.NoError(t, call(b, nil), "the failures before it are not the throttle's: probability 0")
+	requests, accepted := 1, 1
+	for {
+		p := sreProbability(requests, accepted, 2)
+		assert.InDelta(t, p, b.Stats().ThrottleProbability, 1e-12)
+		err := call(b, errBoom)
+		requests++
+		if p > 0.5 { // the draw
+			require.ErrorIs(t, err, runtime.ErrThrottled, "at %v", p)
+			break
+		}
+		require.ErrorIs(t, err, errBoom, "at %v", p)
+	}
+	assert.Equal(t, 7, requests, "(6 − 2·1)/7 > 0.5")
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "flaky", Throttle: 6}))
+	assert.Equal(t, "reconfigured: throttle 2→6", reg.Events(1)[0].Reason)
+	assert.InDelta(t, sreProbability(requests, accepted, 6), b.Stats().ThrottleProbability, 1e-12, "the new K over the counts kept")
+	require.ErrorIs(t, call(b, errBoom), errBoom, "(7 − 6)/8 < the draw")
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "flaky", Off: runtime.SettingThrottle}))
+	for range 20 {
+		require.ErrorIs(t, call(b, errBoom), errBoom, "no throttle")
+	}
+	st := b.Stats()
+	assert.Zero(t, st.ThrottleProbability)
+	assert.Zero(t, st.Throttled, "the throttle is gone, and its counts with it")
+}
+
+// TestUpdateEveryKeyInOneEvent: one Event per breaker, its reason every
+// key that changed, in the words of the annotation keys.
+func TestUpdateEveryKeyInOneEvent(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	reg.Breaker(runtime.Config{Name: "em", WindowCalls: 100})
+	require.NoError(t, reg.Update(runtime.Config{Name: "em", WindowPeriod: time.Minute, SlowCall: 2 * time.Second,
+		InFlight: 30 * time.Second, Concurrency: 4, Throttle: 2, ResetTimeout: time.Minute}))
+	evs := reg.Events(0)
+	require.Len(t, evs, 1)
+	assert.Equal(t, "reconfigured: reset 30s→1m0s, window 100→1m0s, slow none→2s, slowrate none→50%, inflight none→30s, concurrency none→4, throttle none→2", evs[0].Reason)
+	assert.Equal(t, runtime.Closed, evs[0].From)
+	assert.Equal(t, runtime.Closed, evs[0].To)
+}
+
+// TestUpdateUnderLoad: Updates that change every shape (window, timing,
+// bulkhead, throttle) race calls through the breaker; afterwards no slot
+// is lost and no call is timed for good (run it under -race).
+func TestUpdateUnderLoad(t *testing.T) {
+	reg, _ := newTestRegistry(t, runtime.WithRand(rand.New(rand.NewPCG(1, 2))))
+	b := reg.Breaker(runtime.Config{Name: "busy", FailureThreshold: 1 << 20, Concurrency: 8, WindowPeriod: time.Minute})
+	shapes := []runtime.Config{
+		{Name: "busy", WindowCalls: 50, InFlight: time.Hour},
+		{Name: "busy", Off: runtime.SettingConcurrency | runtime.SettingInFlight, Throttle: 3},
+		{Name: "busy", Concurrency: 2, SlowCall: time.Hour},
+		{Name: "busy", Off: runtime.SettingWindow | runtime.SettingThrottle, Concurrency: 16},
+		{Name: "busy", WindowPeriod: time.Minute, InFlight: time.Hour, Throttle: 2},
+		{Name: "busy", Off: runtime.SettingInFlight | runtime.SettingThrottle, Concurrency: 4},
+	}
+	stop := make(chan struct{})
+	updated := make(chan struct{})
+	go func() {
+		defer close(updated)
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			assert.NoError(t, reg.Update(shapes[i%len(shapes)]))
+		}
+	}()
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 500 {
+				err := b.Do(context.Background(), func(context.Context) error {
+					if (i+g)%3 == 0 {
+						return errors.New("down")
+					}
+					return nil
+				})
+				if err != nil && !errors.Is(err, runtime.ErrThrottled) && err.Error() != "down" {
+					t.Errorf("call %d: %v", i, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(stop)
+	<-updated
+	require.NoError(t, reg.Update(runtime.Config{Name: "busy", Concurrency: 1, InFlight: time.Hour, Off: runtime.SettingThrottle}))
+	st := b.Stats()
+	assert.Zero(t, st.InFlight, "every slot given back")
+	tok, err := b.Acquire(context.Background())
+	require.NoError(t, err, "the one slot is free")
+	b.Release(tok, nil)
+	require.NoError(t, reg.Update(runtime.Config{Name: "busy", Off: runtime.SettingConcurrency}))
+	assert.Zero(t, b.Stats().InFlight, "no call timed for good")
+}
+
+// TestSettingString: Setting bits read as the annotation keys they turn
+// off.
+func TestSettingString(t *testing.T) {
+	assert.Equal(t, "none", runtime.Setting(0).String())
+	assert.Equal(t, "window|concurrency", (runtime.SettingConcurrency | runtime.SettingWindow).String())
+	assert.Equal(t, "reset..max|Setting(256)", (runtime.SettingBackoff | 1<<8).String())
 }

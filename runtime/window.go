@@ -120,8 +120,8 @@ const (
 
 // window is what a breaker with a window, SlowCall or InFlight keeps: the
 // outcomes of the calls admitted in CLOSED in the current state period, and
-// the calls in flight being timed. It is created with the breaker and never
-// replaced.
+// the calls in flight being timed. It is created with the breaker, and
+// replaced whole when Registry.Update changes its shape (see update.go).
 type window struct {
 	conf      *atomic.Pointer[Config] // the breaker's settings
 	counting  bool                    // a count or time window
@@ -485,8 +485,15 @@ func overdueReason(age, limit time.Duration) string {
 // concurrency slot, see trackSlot), it only counts them, and returns an
 // admission without WindowFlag: not timed yet.
 func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
-	win := b.win
+	win := b.win.Load()
+	if win == nil || !win.tracking {
+		return 0, false // replaced by Registry.Update: look again
+	}
 	win.mu.Lock()
+	if b.beforeWindow(s) {
+		win.mu.Unlock()
+		return 0, false // a period before the window's: look again
+	}
 	now := b.stamps.now()
 	if b.cfg().InFlight > 0 {
 		if n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight); n > 0 {
@@ -512,8 +519,15 @@ func (b *Breaker) trackSlot(w uint64) uint64 {
 	if State(w&stateMask) != Closed {
 		return w // a probe: not timed
 	}
-	win := b.win
+	win := b.win.Load()
+	if win == nil || !win.tracking {
+		return w // replaced by Registry.Update: not timed
+	}
 	win.mu.Lock()
+	if b.beforeWindow(w) {
+		win.mu.Unlock()
+		return w // admitted before the window: not timed
+	}
 	id := win.pushLocked(b.stamps.now(), period(w))
 	win.mu.Unlock()
 	return w | windowFlag | id<<probeShift
@@ -522,7 +536,10 @@ func (b *Breaker) trackSlot(w uint64) uint64 {
 // checkOverdue counts the calls of CLOSED state word s found overdue; every
 // look at the state makes it (see [Breaker.State]).
 func (b *Breaker) checkOverdue(s uint64) {
-	win := b.win
+	win := b.win.Load()
+	if win == nil || !win.tracking {
+		return // replaced by Registry.Update
+	}
 	win.mu.Lock()
 	now := b.stamps.now()
 	n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight)
@@ -552,7 +569,10 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 // must be ignored (it was counted as overdue already). Calls that were
 // not made (refused, or withdrawn after a limiter's wait) are not judged.
 func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
-	win := b.win
+	win := b.win.Load()
+	if win == nil || !win.tracking || b.beforeWindow(w) {
+		return o, 0, 0, 0, true // timed by a window Registry.Update replaced
+	}
 	win.mu.Lock()
 	start, ok := win.endLocked(w & probeMask >> probeShift)
 	win.mu.Unlock()
@@ -579,7 +599,7 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 // record adds an ended call of the CLOSED period of w to the window, and
 // trips the breaker when a rate reaches its threshold.
 func (b *Breaker) record(w uint64, bits uint8, now int64) {
-	win := b.win
+	win := b.win.Load()
 	if win == nil || !win.counting {
 		return
 	}
@@ -595,7 +615,7 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	calls, failures, slow := win.totalsLocked(now)
 	reason := win.tripReason(calls, failures, slow)
 	if win.cleanable {
-		b.syncWindowFlagLocked()
+		b.syncWindowFlagLocked(win)
 	}
 	if reason == "" {
 		win.publishLocked(now, calls, failures)
@@ -608,12 +628,13 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 
 // syncWindowFlagLocked makes the CLOSED state word's WindowFlag say whether
 // calls must be recorded: clear for a clean window, set otherwise. The
-// window's lock is held, so the flag follows the window's changes in order.
-func (b *Breaker) syncWindowFlagLocked() {
-	clean := b.win.cleanLocked()
+// lock of win, the breaker's window, is held, so the flag follows the
+// window's changes in order.
+func (b *Breaker) syncWindowFlagLocked(win *window) {
+	clean := win.cleanLocked()
 	for {
 		s := b.state.Load()
-		if period(s) != b.win.period || State(s&stateMask) != Closed {
+		if period(s) != win.period || State(s&stateMask) != Closed {
 			return
 		}
 		want := s | windowFlag
@@ -628,14 +649,14 @@ func (b *Breaker) syncWindowFlagLocked() {
 
 // windowStats fills the window figures of st.
 func (b *Breaker) windowStats(st *Stats) {
-	win := b.win
+	win := b.win.Load()
 	if win == nil {
 		return
 	}
 	win.mu.Lock()
 	defer win.mu.Unlock()
 	if b.cfg().InFlight > 0 {
-		if b.bulkhead == nil { // else the calls holding a slot (loadStats)
+		if b.cfg().Concurrency == 0 { // else the calls holding a slot (loadStats)
 			st.InFlight = win.inFlightLocked()
 		}
 		st.InFlightSeconds = b.cfg().InFlight.Seconds()

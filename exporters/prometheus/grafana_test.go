@@ -14,6 +14,8 @@ import (
 	prom "github.com/prometheus/client_golang/prometheus"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
 )
 
 // metricName matches the metric names a query or rule uses.
@@ -120,4 +122,55 @@ func TestDashboardQueriesParse(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	out, ok := promtool(t, nil, "check", "rules", path)
 	assert.True(t, ok, "%s\n%s", out, b.String())
+}
+
+// TestDashboardStatePanelNamesEveryState: the board's state timeline
+// draws every state a breaker can be in, the operator's ISOLATED and
+// BYPASSED (SPEC §14) included: each state's series has a weight of its
+// own, and the weight maps to the state's name.
+func TestDashboardStatePanelNamesEveryState(t *testing.T) {
+	type panel struct {
+		Type    string `json:"type"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+		FieldConfig struct {
+			Defaults struct {
+				Mappings []struct {
+					Options map[string]struct {
+						Text string `json:"text"`
+					} `json:"options"`
+				} `json:"mappings"`
+			} `json:"defaults"`
+		} `json:"fieldConfig"`
+	}
+	raw, err := os.ReadFile("grafana.json")
+	require.NoError(t, err)
+	var dash struct {
+		Panels []panel `json:"panels"`
+	}
+	require.NoError(t, json.Unmarshal(raw, &dash))
+	i := slices.IndexFunc(dash.Panels, func(p panel) bool { return p.Type == "state-timeline" })
+	require.GreaterOrEqual(t, i, 0, "a state timeline")
+	p := dash.Panels[i]
+	require.Len(t, p.Targets, 1)
+	require.Len(t, p.FieldConfig.Defaults.Mappings, 1)
+	names := map[string]string{} // weight -> state name
+	for w, o := range p.FieldConfig.Defaults.Mappings[0].Options {
+		names[w] = o.Text
+	}
+	drawn := map[string]string{"closed": names["0"]} // label -> the name its weight maps to; closed is the rest
+	term := regexp.MustCompile(`(?:(\d+) \* )?max by \(breaker\) \(breakergen_breaker_state\{[^}]*state="([a-z_]+)"\}\)`)
+	for _, m := range term.FindAllStringSubmatch(p.Targets[0].Expr, -1) {
+		w := m[1]
+		if w == "" {
+			w = "1"
+		}
+		drawn[m[2]] = names[w]
+	}
+	want := map[string]string{}
+	for _, s := range []runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open, runtime.Isolated, runtime.Bypassed} {
+		want[strings.ToLower(s.String())] = s.String()
+	}
+	assert.Equal(t, want, drawn)
 }

@@ -186,10 +186,22 @@ func (c *Chain) skip(name, why string, err error) {
 	}
 }
 
+// isolated reports whether err, a rejection, is an ISOLATED breaker's.
+func isolated(err error) bool {
+	oe, ok := err.(*runtime.OpenError)
+	if !ok && !errors.As(err, &oe) {
+		return false
+	}
+	return oe.State == runtime.Isolated
+}
+
 // why names the reason a source was passed over.
 func why(ctx context.Context, err error) string {
 	switch {
 	case errors.Is(err, runtime.ErrOpen):
+		if isolated(err) {
+			return "isolated" // an operator's act, not the source's failures
+		}
 		return "open"
 	case errors.Is(err, runtime.ErrRateLimited):
 		return "ratelimited"

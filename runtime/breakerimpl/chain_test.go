@@ -210,6 +210,9 @@ func TestWhy(t *testing.T) {
 		want string
 	}{
 		{context.Background(), runtime.ErrOpen, "open"},
+		{context.Background(), &runtime.OpenError{Name: "em", State: runtime.Isolated}, "isolated"},
+		{context.Background(), fmt.Errorf("try: %w", &runtime.OpenError{Name: "em", State: runtime.Isolated}), "isolated"},
+		{context.Background(), &runtime.OpenError{Name: "em", State: runtime.Open}, "open"},
 		{context.Background(), fmt.Errorf("wait: %w", runtime.ErrRateLimited), "ratelimited"},
 		{context.Background(), runtime.ErrThrottled, "throttled"},
 		{context.Background(), runtime.ErrBulkheadFull, "bulkhead"},
@@ -220,4 +223,50 @@ func TestWhy(t *testing.T) {
 	} {
 		assert.Equal(t, tt.want, breakerimpl.Why(tt.ctx, tt.err), "%v", tt.err)
 	}
+}
+
+// TestChainIsolatedSource: SPEC §14. A source whose breaker an operator
+// isolated is passed over as "isolated", not "open", in the provenance
+// and the ChainError (which names the operator's reason and still
+// matches ErrOpen: every source was refused); a BYPASSED source is asked
+// as usual, and answers.
+func TestChainIsolatedSource(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	primary := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 1, ResetTimeout: time.Minute}})
+	sina := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("sina"), FailureThreshold: 1, ResetTimeout: time.Minute}})
+	var emCalls int
+	var sinaErr error
+	impls := []func() (int, error){
+		func() (int, error) { emCalls++; return 100, nil },
+		func() (int, error) { return 200, sinaErr },
+	}
+	call := func() (int, *runtime.Provenance, error) {
+		ctx, p := runtime.WithProvenance(context.Background())
+		v, err := chainCall(ctx, primary, []*breakerimpl.Route{sina}, impls, func(int) bool { return true }, nil, "600519")
+		return v, p, err
+	}
+
+	primary.Breaker().Isolate("maintenance until 14:00")
+	v, p, err := call()
+	require.NoError(t, err)
+	assert.Equal(t, 200, v)
+	assert.Equal(t, "fallback:sina (eastmoney isolated)", p.String())
+	require.Len(t, p.Skipped, 1)
+	assert.ErrorIs(t, p.Skipped[0].Err, runtime.ErrOpen)
+	assert.Zero(t, emCalls, "not asked")
+
+	sinaErr = errors.New("HTTP 502")
+	_, _, err = call()
+	assert.Equal(t, "breaker: every source failed: eastmoney: isolated by operator: maintenance until 14:00; fallback:sina: error: HTTP 502", err.Error())
+	assert.NotErrorIs(t, err, runtime.ErrOpen, "sina failed on its own")
+	_, _, err = call() // sina is OPEN now
+	assert.Equal(t, "breaker: every source failed: eastmoney: isolated by operator: maintenance until 14:00; fallback:sina: open", err.Error())
+	assert.ErrorIs(t, err, runtime.ErrOpen, "every source refused by its breaker")
+
+	primary.Breaker().Bypass("by hand")
+	v, p, err = call()
+	require.NoError(t, err)
+	assert.Equal(t, 100, v)
+	assert.Equal(t, "live", p.String(), "a bypassed source is asked as usual")
+	assert.Equal(t, 1, emCalls)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"strings"
@@ -169,4 +170,130 @@ func TestProbeWindow(t *testing.T) {
 		breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: cfg, Timeout: tt.timeout})
 		assert.Equal(t, tt.want, b.ProbeWindow(), "after a route with timeout %s", tt.timeout)
 	}
+}
+
+// blocked is an upstream whose calls stay in flight until release is
+// closed.
+type blocked struct{ release chan struct{} }
+
+func (u *blocked) Quote(ctx context.Context, code string) (int, error) {
+	<-u.release
+	return 1, nil
+}
+
+// half is a rand.Source whose every Float64 draw is 0.5.
+type half struct{}
+
+func (half) Uint64() uint64 { return 1 << 52 } // Float64 keeps the low 53 bits
+
+// TestRouteFollowsUpdate: a route keeps short cuts of its breaker's shape
+// at creation (a time window's lock-free success count, a bulkhead's
+// slots taken without the breaker); once Registry.Update changes the
+// shape, its calls follow the new one: timed for InFlight, throttled, and
+// every slot given back.
+func TestRouteFollowsUpdate(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRand(rand.New(half{})))
+		ctx := context.Background()
+
+		tw := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tw", WindowPeriod: 10 * time.Second, FailureThreshold: 1}})
+		_, err := (&guarded{next: &upstream{}, route: tw}).Quote(ctx, "600519")
+		require.NoError(t, err)
+		require.NoError(t, reg.Update(runtime.Config{Name: "tw", InFlight: time.Second}))
+		up := &blocked{release: make(chan struct{})}
+		done := make(chan error, 1)
+		go func() {
+			_, err := (&guarded{next: up, route: tw}).Quote(ctx, "600519")
+			done <- err
+		}()
+		synctest.Wait()
+		time.Sleep(2 * time.Second)
+		assert.Equal(t, runtime.Open, tw.Breaker().State(), "the call through the route made before is timed")
+		close(up.release)
+		require.NoError(t, <-done)
+
+		bh := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "bh", Concurrency: 1, FailureThreshold: 100}})
+		q := &guarded{next: &upstream{err: errors.New("down")}, route: bh}
+		require.NoError(t, reg.Update(runtime.Config{Name: "bh", Throttle: 1}))
+		for i := range 2 {
+			_, err := q.Quote(ctx, "600519")
+			require.EqualError(t, err, "down", "call %d: probability %d/%d", i, i, i+1)
+		}
+		_, err = q.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrThrottled, "2/3 > the draw")
+		st := bh.Breaker().Stats()
+		assert.Zero(t, st.InFlight, "every slot given back")
+		assert.Equal(t, uint64(1), st.Throttled)
+	})
+}
+
+// timed is what breakergen generates for quoter with a route that has a
+// timeout: the route's deadline is added to the ctx the method gets.
+type timed struct {
+	next  quoter
+	route *breakerimpl.Route
+}
+
+func (w *timed) Quote(ctx context.Context, code string) (_ int, err error) {
+	call, ok := w.route.EnterFast()
+	if !ok {
+		if call, err = w.route.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer call.Exit(ctx, &err)
+	ctx, cancel := context.WithTimeout(ctx, w.route.Timeout())
+	defer cancel()
+	err = breakerimpl.PanicGuard
+	return w.next.Quote(ctx, code)
+}
+
+// untilDone is an upstream that answers only when its ctx ends.
+type untilDone struct{}
+
+func (untilDone) Quote(ctx context.Context, code string) (int, error) {
+	<-ctx.Done()
+	return 0, ctx.Err()
+}
+
+// TestBypassKeepsTheRouteLimits: SPEC §14, bypassing the breaker never
+// lifts a rate limit, a timeout or a bulkhead: a BYPASSED route's calls
+// still get the route's deadline, wait for a slot and a token, and are
+// refused when they cannot have one, and the breaker never trips.
+func TestBypassKeepsTheRouteLimits(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "em", FailureThreshold: 1, Concurrency: 1},
+			Rate:    1, Burst: 2, MaxWait: 10 * time.Millisecond, Timeout: time.Second,
+		})
+		rt.Breaker().Bypass("watching by hand")
+		ctx := context.Background()
+
+		start := time.Now()
+		held := make(chan error, 1)
+		go func() {
+			_, err := (&timed{next: untilDone{}, route: rt}).Quote(ctx, "600519")
+			held <- err
+		}()
+		synctest.Wait()
+		fast := &timed{next: &upstream{}, route: rt}
+		_, err := fast.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrBulkheadFull, "the one slot is taken")
+
+		require.ErrorIs(t, <-held, context.DeadlineExceeded, "the route's timeout ended the call")
+		assert.Equal(t, time.Second, time.Since(start))
+		assert.Equal(t, runtime.Bypassed, rt.Breaker().State(), "a failure, and no trip")
+
+		for i := range 2 {
+			_, err = fast.Quote(ctx, "600519")
+			require.NoError(t, err, "token %d of the burst", i)
+		}
+		_, err = fast.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrRateLimited, "the next token comes after maxwait")
+		st := rt.Breaker().Stats()
+		assert.Equal(t, uint64(1), st.BulkheadFull)
+		assert.Equal(t, uint64(1), st.Failures)
+		assert.Equal(t, runtime.Bypassed, st.State)
+	})
 }

@@ -1,6 +1,7 @@
 package httphealth_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -8,6 +9,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -83,6 +85,20 @@ func TestControlIsolateBypassResume(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	assert.Equal(t, runtime.Closed, em.State())
 	assert.Equal(t, "resumed by operator: provider back", f.reg.Events(1)[0].Reason)
+
+	// Cleaned as every reason: one line, no control characters (a
+	// bidirectional override included: it would make the dashboard read
+	// backwards), 200 characters at most.
+	long := "evil\u202egnp.exe\r\n" + strings.Repeat("长", 300)
+	rec = f.control("POST", "/health/datasources/eastmoney/isolate", &long)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	r := f.reg.Events(1)[0].Reason
+	assert.True(t, strings.HasPrefix(r, "isolated by operator: evil\ufffdgnp.exe 长长"), r)
+	assert.Equal(t, 200, utf8.RuneCountInString(r), "cut to 200 characters")
+	var oe *runtime.OpenError
+	require.ErrorAs(t, em.Do(context.Background(), func(context.Context) error { return nil }), &oe)
+	assert.Equal(t, r, oe.Reason, "the refusal says the same")
+	_ = f.control("POST", "/health/datasources/eastmoney/resume", ptr("back"))
 
 	// A keyed breaker's name has a slash, escaped or not.
 	rec = f.control("POST", "/health/datasources/"+url.PathEscape("quotes/600519.SH")+"/isolate", ptr("bad symbol"))

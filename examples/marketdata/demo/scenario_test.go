@@ -161,7 +161,7 @@ func TestScenario(t *testing.T) {
 		var oe *runtime.OpenError
 		require.ErrorAs(t, rep.IsolatedErr, &oe)
 		assert.Equal(t, runtime.Isolated, oe.State)
-		assert.Equal(t, "fallback:sina (eastmoney open)", rep.IsolatedFlow)
+		assert.Equal(t, "fallback:sina (eastmoney isolated)", rep.IsolatedFlow, "provenance says why: an operator, not failures")
 		assert.Equal(t, "eastmoney: isolated by operator: "+IsolationReason, rep.IsolatedSkip)
 
 		// The rehearsal: an injected fault never reaches eastmoney; a fund

@@ -114,26 +114,34 @@ type Breaker struct {
 // A waiter adds itself to Waiting before it looks for a free slot, and a
 // finishing call frees its slot before it looks at Waiting: of the two, at
 // least one sees the other, so no waiter sleeps through a free slot.
+//
+// Limit may change while calls hold slots (runtime's Registry.Update): a
+// lowered limit refuses new takers until enough holders have finished.
+// Routed, once set, makes TryTake refuse, so that a route that takes its
+// slots itself goes through Ops.Load instead: runtime sets it for good
+// when a live change reshapes the breaker, which may give it a throttle or
+// slot timing that the short cut would skip.
 type Slots struct {
-	Limit   int64
+	Limit   atomic.Int64 // most slots taken at once
 	InUse   atomic.Int64 // slots taken
 	Waiting atomic.Int64 // calls queued for a slot
+	Routed  atomic.Bool  // TryTake refuses: take slots through Ops.Load
 	// Grant hands free slots to queued calls: Release calls it when
 	// Waiting is not zero.
 	Grant func()
 }
 
-// TryTake takes a free slot, if no call is queued for one, without
-// waiting.
+// TryTake takes a free slot, if no call is queued for one and Routed is
+// not set, without waiting.
 func (s *Slots) TryTake() bool {
-	return s.Waiting.Load() == 0 && s.Take()
+	return !s.Routed.Load() && s.Waiting.Load() == 0 && s.Take()
 }
 
 // Take takes a free slot, queue or not, without waiting.
 func (s *Slots) Take() bool {
 	for {
 		n := s.InUse.Load()
-		if n >= s.Limit {
+		if n >= s.Limit.Load() {
 			return false
 		}
 		if s.InUse.CompareAndSwap(n, n+1) {
