@@ -124,7 +124,7 @@ func file(mf *model.File, parts int) ([]byte, error) {
 			}
 			var body bytes.Buffer
 			errs[k] = f.Render(&body)
-			bodies[k] = body.Bytes()
+			bodies[k] = spliceBodies(body.Bytes(), g.bodies)
 		})
 	}
 	wg.Wait()
@@ -224,9 +224,10 @@ func pkgNameOf(local *types.Package, e model.Ref) string {
 }
 
 type gen struct {
-	im    *imports
-	tr    typer
-	local *types.Package
+	im     *imports
+	tr     typer
+	local  *types.Package
+	bodies []string // the bodies written as text, by marker (plaintext.go)
 }
 
 // rt names a declaration of the runtime's user API.
@@ -752,6 +753,19 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			names: names, params: params, args: args, chain: chain, iface: iface}
 		g.tries(f, t, decl, wrapper, body)
 		return
+	}
+	if !m.UseTimeout || m.Response == 0 {
+		pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
+			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
+			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
+		if m.UseTimeout && m.CtxFrom > 0 {
+			pb.ctxFrom = names[m.CtxFrom-1]
+		}
+		if mark := g.textBody(pb, a); mark != nil { // the same body, as text
+			comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names)))
+			f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(mark))
+			return
+		}
 	}
 	if r.Settings.Rate.Per > 0 {
 		// Every call waits for a token: EnterFast would always decline.
