@@ -26,25 +26,28 @@ func (w *Forward) Quote(ctx context.Context, code string) (quote.Quote, error) {
 }
 
 // Floor is the generated wrapper's shape with its panic guard and no
-// breaker: the error preset to the panic guard, and a deferred guard that recovers only when the method did not return, which
-// is how a wrapper counts a panic as a failure (SPEC §3) without calling
-// recover on every call.
+// breaker: the error preset to the panic guard, and a deferred closure
+// that calls recover only while the error still holds it, that is when the
+// method did not return, which is how a wrapper counts a panic as a
+// failure (SPEC §3) without calling recover on every call.
 type Floor struct{ Next quote.Quoter }
 
 // Quote implements quote.Quoter.
 func (w *Floor) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
-	defer floorGuard(ctx, &err)
+	defer func() { floorDone(ctx, err, err == breakerimpl.PanicGuard && floorPanicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.Next.Quote(ctx, code)
 }
 
-// floorGuard is the panic guard of the generated wrapper (breakerimpl.Call.Exit)
-// without the breaker's bookkeeping: a method that did not return left the
-// sentinel in *errp; its panic, if any, is re-raised.
-func floorGuard(_ context.Context, errp *error) {
-	if *errp == breakerimpl.PanicGuard {
-		if v := recover(); v != nil {
-			panic(v)
-		}
+// floorDone is breakerimpl.Call.Done without the breaker: nothing to
+// count (it inlines away, as Done's plain CLOSED success inlines).
+func floorDone(context.Context, error, bool) {}
+
+// floorPanicked is breakerimpl.Call.Panicked without the breaker: a panic
+// is re-raised.
+func floorPanicked(v any) bool {
+	if v != nil {
+		panic(v)
 	}
+	return true
 }

@@ -125,6 +125,26 @@ func BenchmarkGenerateInProcess200x10(b *testing.B) {
 	}
 }
 
+// BenchmarkGenerateInProcessOneFile200x10 is BenchmarkGenerateInProcess200x10
+// on the same interfaces in one file (the report's synthone), its output
+// removed before each run, so that every run writes it:
+//
+//	go test -run '^$' -bench GenerateInProcessOneFile -benchtime 15x \
+//		-cpuprofile cpu.out -o breakergen.test ./cmd/breakergen
+func BenchmarkGenerateInProcessOneFile200x10(b *testing.B) {
+	dir := b.TempDir()
+	writeModule(b, dir)
+	writeSyntheticOneFile(b, dir, "one", 200, 10)
+	o := &options{patterns: []string{"."}, dir: filepath.Join(dir, "one"), env: goEnv()}
+	var stdout, stderr strings.Builder
+	require.NoError(b, generate(o, &stdout, &stderr), stderr.String()) // a warm cache
+	defer debug.SetGCPercent(debug.SetGCPercent(gcPercent))
+	for b.Loop() {
+		require.NoError(b, os.Remove(filepath.Join(dir, "one", "all_breaker.go")))
+		require.NoError(b, generate(o, &stdout, &stderr), stderr.String())
+	}
+}
+
 // BenchmarkGeneratorPeers times whole processes over the 200x10 synthetic
 // package, interleaved: every round runs each tool once, in an order that
 // rotates from round to round, after one untimed round that warms the

@@ -41,7 +41,7 @@ func (w *GetterBreaker) Get(ctx context.Context, key string) (_ string, err erro
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Get(ctx, key)
 }

@@ -8379,7 +8379,7 @@ func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) e
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Pipelined(ctx, fn)
 }
@@ -11679,7 +11679,7 @@ func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner)
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.TxPipelined(ctx, fn)
 }
@@ -14344,7 +14344,7 @@ func (w *DBBreaker) ExecContext(ctx context.Context, query string, args ...any) 
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.ExecContext(ctx, query, args...)
 }

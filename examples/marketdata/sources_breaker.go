@@ -255,7 +255,7 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Finance(ctx, code)
 }
@@ -290,7 +290,7 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, period, n)
 }
@@ -317,7 +317,7 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -374,7 +374,7 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.StockInfo(ctx, code)
 }

@@ -36,7 +36,7 @@ func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }

@@ -24,12 +24,18 @@
 //			return // rejected, rate limited, throttled, bulkhead full, out of budget, or nil next
 //		}
 //	}
-//	defer call.Exit(ctx, &err)
+//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 //	err = breakerimpl.PanicGuard // stays only if the call panics
 //	return w.next.Quote(ctx, code)
 //
-// [PanicGuard] is how Exit tells a panic from a return without calling
-// recover on every call, and without a closure or an allocation.
+// [PanicGuard] is how the deferred closure tells a panic from a return
+// without calling recover on every call: only while err still holds it
+// does [Call.Panicked] get recover's value. The closure lives on the
+// stack (no allocation), and [Call.Done]'s plain CLOSED success inlines
+// into it: the deferred call costs one call. Every other guarded call
+// (a chain's tries, a method with a timeout, one whose outcome is not its
+// error result) defers [Call.Exit] (ctx, &err), which recovers itself
+// when it finds PanicGuard.
 //
 // A method whose outcome is not its error result (a go-redis command or a
 // *sql.Row that carries its error, or an answer a failure func judges)

@@ -13,3 +13,6 @@ func ForgetCallStates() (restore func()) {
 
 // Why is why, for the tests of the reasons a chain records.
 var Why = why
+
+// FailsWord is failsWord, for TestFailsWord.
+var FailsWord = failsWord

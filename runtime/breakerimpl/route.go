@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -56,6 +57,7 @@ type RouteConfig struct {
 type Route struct {
 	state   *atomic.Uint64         // the breaker's state word
 	reject  *atomic.Pointer[error] // the breaker's rejection
+	fails   *uint64                // the breaker's fails word: see failsWord
 	slow    uint64                 // state bits that send Enter off the fast path
 	core    core.Breaker           // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
@@ -108,6 +110,7 @@ func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Bre
 	rt := &Route{
 		state:   c.State,
 		reject:  c.Reject,
+		fails:   failsWord(c.Fails),
 		slow:    core.FastMask,
 		core:    *c,
 		breaker: b,
@@ -327,6 +330,56 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	c.exitSlow(ctx, err)
+}
+
+// Done reports the outcome of a call of a plain wrapper, which defers it
+// in a closure right after the call was admitted:
+//
+//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+//	err = breakerimpl.PanicGuard // stays only if the call panics
+//
+// ctx is the context the method was called with and err its error result.
+// An err that still holds [PanicGuard] means the method did not return:
+// the closure has then handed recover's value to [Call.Panicked], which
+// settled the call, and unreturned is true; Done has nothing left to do.
+// Otherwise Done is [Call.Exit]. It exists so that the deferred call
+// costs one call where Exit costs two: a deferred method call runs through
+// a wrapper that calls it, and Exit, which calls recover, cannot inline;
+// Done's plain CLOSED success (a nil err, a plain admission, no failures
+// to clear) inlines into the closure.
+func (c Call) Done(ctx context.Context, err error, unreturned bool) {
+	if err != nil || c.word&core.FastMask|uint64(uint32(atomic.LoadUint64(c.route.fails))) != 0 {
+		c.done(ctx, err)
+	}
+}
+
+// done is Done for every other outcome. It stays out of line, so that Done
+// fits the inliner's budget.
+//
+//go:noinline
+func (c Call) done(ctx context.Context, err error) {
+	if err == PanicGuard {
+		return // Panicked settled it
+	}
+	c.Exit(ctx, &err)
+}
+
+// Panicked settles a call of a plain wrapper that did not return (see
+// [Call.Done]): v is recover's value. A panic counts as a failure (reason
+// "panic: " and v), frees the call's slot and is re-raised; a goroutine
+// that exits (runtime.Goexit, v == nil) counts as neither, and Panicked
+// reports true.
+func (c Call) Panicked(v any) bool {
+	c.route.core.Unreturned(c.word, v)
+	return true
+}
+
+// failsWord returns the word of a breaker's fails counter, for
+// [Call.Done]: atomic.LoadUint64 on it reads what Fails.Load reads, and
+// costs the inliner less (Done is at its budget). atomic.Uint64 holds
+// nothing but that word (TestFailsWord).
+func failsWord(fails *atomic.Uint64) *uint64 {
+	return (*uint64)(unsafe.Pointer(fails))
 }
 
 // ExitValid is Exit for a route with a `valid` func: generated code sets

@@ -8,9 +8,11 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
+	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
@@ -61,10 +63,11 @@ func TestEnterFast(t *testing.T) {
 	assert.True(t, errors.Is(err, runtime.ErrBudget), "and Enter does: %v", err)
 }
 
-// TestEnterFastInlines: EnterFast is only worth its place in generated code
-// if the compiler inlines it; a change that pushes it over the inlining
-// budget would slow every wrapper silently, so it fails here instead. The
-// same holds for what a chain's primary calls on its way in.
+// TestEnterFastInlines: EnterFast (and Done, on the way out) is only worth
+// its place in generated code if the compiler inlines it; a change that
+// pushes it over the inlining budget would slow every wrapper silently, so
+// it fails here instead. The same holds for what a chain's primary calls
+// on its way in.
 func TestEnterFastInlines(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -72,11 +75,62 @@ func TestEnterFastInlines(t *testing.T) {
 	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	for _, fn := range []string{"(*Route).EnterFast", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary", "(*Chain).PrimaryValid"} {
+	for _, fn := range []string{"(*Route).EnterFast", "Call.Done", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary", "(*Chain).PrimaryValid"} {
 		if !strings.Contains(string(out), "can inline "+fn+"\n") {
 			t.Errorf("%s does not inline; the compiler says:\n%s", fn, grepLines(string(out), fn))
 		}
 	}
+}
+
+// TestDoneOutcomes: the plain wrapper's deferred Done (the guarded test
+// wrapper has its shape) counts a success, a failure and a panic, which it
+// re-raises, frees a probe's slot on each, and counts a Goexit as neither.
+func TestDoneOutcomes(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{
+		Breaker: runtime.Config{Name: "d", FailureThreshold: 2, ResetTimeout: time.Second}})
+	ctx := context.Background()
+	quote := func(p quoter) (v any, err error) {
+		done := make(chan struct{})
+		go func() { // a goroutine of its own: Goexit ends it
+			defer close(done)
+			defer func() { v = recover() }()
+			_, err = (&guarded{next: p, route: rt}).Quote(ctx, "600519")
+		}()
+		<-done
+		return v, err
+	}
+
+	_, err := quote(&upstream{err: errUpstream})
+	require.ErrorIs(t, err, errUpstream)
+	_, err = quote(&upstream{})
+	require.NoError(t, err)
+	assert.Zero(t, rt.Breaker().Stats().ConsecutiveFailures, "the success cleared the failure")
+
+	v, _ := quote(panicker{})
+	assert.Equal(t, "upstream panicked", v, "re-raised")
+	assert.Equal(t, uint64(2), rt.Breaker().Stats().Failures, "the failure and the panic")
+
+	v, _ = quote(panicker{goexit: true})
+	assert.Nil(t, v, "a Goexit is no panic")
+	assert.Equal(t, uint64(1), rt.Breaker().Stats().Ignored, "and counts as neither")
+
+	trip(t, rt.Breaker())
+	clk.Advance(time.Second)
+	for _, p := range []quoter{panicker{goexit: true}, panicker{}} {
+		_, _ = quote(p)
+		assert.Zero(t, rt.Breaker().Stats().ProbesInFlight, "the probe's slot is free after goexit=%v", p)
+	}
+	assert.Equal(t, runtime.Open, rt.Breaker().State(), "the panicking probe re-opened the breaker")
+}
+
+// TestFailsWord: Done reads a breaker's consecutive failures as the one
+// word of its atomic.Uint64 (failsWord); that type holds nothing else.
+func TestFailsWord(t *testing.T) {
+	var fails atomic.Uint64
+	assert.Equal(t, uintptr(8), unsafe.Sizeof(fails))
+	fails.Store(1<<32 | 3)
+	assert.Equal(t, uint64(1<<32|3), *breakerimpl.FailsWord(&fails))
 }
 
 func grepLines(s, sub string) string {

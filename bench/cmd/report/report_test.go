@@ -68,7 +68,8 @@ func TestTargets(t *testing.T) {
 	assert.Contains(t, ts[0].measured, "**1.25×**")                // 10/8 against the floor
 	assert.Contains(t, ts[0].verdict, "met, 1.00× under")          // exactly at the bound
 	assert.Contains(t, ts[1].verdict, "met, 1.25× above")          // 250/10 = 25 against 20
-	assert.Contains(t, ts[2].verdict, "**missed**: 1.25× short")   // 12/10 = 1.2 against 1.5
+	assert.Contains(t, ts[2].measured, "0.9 × 1.50× = 1.35×")      // the floor: 12/8 = 1.5
+	assert.Contains(t, ts[2].verdict, "**missed**: 1.13× short")   // 12/10 = 1.2 against 1.35
 	assert.Contains(t, ts[3].verdict, "met, 1.25× under")          // 100/250 = 0.4 against 0.5
 	assert.Contains(t, ts[4].verdict, "**missed**: 1.11× over")    // 100/90 against 1
 	assert.Equal(t, "**not measured**", ts[5].verdict)             // no rejection samples

@@ -125,7 +125,7 @@ func file(mf *model.File, parts int) ([]byte, error) {
 			}
 			var body bytes.Buffer
 			errs[k] = f.Render(&body)
-			bodies[k] = body.Bytes()
+			bodies[k] = spliceBodies(body.Bytes(), g.bodies)
 		})
 	}
 	wg.Wait()
@@ -225,9 +225,10 @@ func pkgNameOf(local *types.Package, e model.Ref) string {
 }
 
 type gen struct {
-	im    *imports
-	tr    typer
-	local *types.Package
+	im     *imports
+	tr     typer
+	local  *types.Package
+	bodies []string // the bodies written as text, by marker (plaintext.go)
 }
 
 // rt names a declaration of the runtime's user API.
@@ -752,6 +753,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		}
 	}
 	a.taken[recv] = true
+	a.taken["recover"] = true // the plain method's deferred closure calls it
 	sig := m.Sig
 	n := sig.Params().Len()
 	names := make([]string, n)
@@ -856,6 +858,19 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		g.tries(f, t, decl, wrapper, body)
 		return
 	}
+	if !m.UseTimeout || m.Response == 0 {
+		pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
+			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
+			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
+		if m.UseTimeout && m.CtxFrom > 0 {
+			pb.ctxFrom = names[m.CtxFrom-1]
+		}
+		if mark := g.textBody(pb, a); mark != nil { // the same body, as text
+			comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names)))
+			f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(mark))
+			return
+		}
+	}
 	if r.Settings.Rate.Per > 0 {
 		// Every call waits for a token: EnterFast would always decline.
 		body = append(body,
@@ -876,7 +891,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			),
 		)
 	}
-	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(errName)))
+	body = append(body, g.deferDone(m, callName, ctx, errName))
 	if m.UseTimeout {
 		resp := ""
 		if m.Response > 0 {
@@ -892,6 +907,22 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	// The route's settings are listed in the type's doc, once.
 	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// deferDone renders the plain method's deferred exit: a closure on one
+// line whose guard hands recover's value to Panicked only while err still
+// holds the panic guard, and whose Done inlines, so that a call pays one
+// deferred call (a deferred call.Exit(ctx, &err) runs through a wrapper
+// that calls Exit: two). A method with a timeout replaces ctx before the
+// call, and its exit must see the caller's: it defers Exit, whose
+// arguments are taken at once (its cost is the timer's anyway).
+func (g *gen) deferDone(m *model.Method, call, ctx, err string) jen.Code {
+	if m.UseTimeout {
+		return jen.Defer().Id(call).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(err))
+	}
+	guard := jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(call).Dot("Panicked").Call(jen.Id("recover").Call())
+	done := jen.Id(call).Dot("Done").Call(jen.Id(ctx), jen.Id(err), guard)
+	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"}, done).Call()
 }
 
 // panicGuard renders the line before the guarded call: the error result

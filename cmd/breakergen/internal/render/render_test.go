@@ -103,3 +103,54 @@ func TestPartsJoinAsWhole(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(whole), string(auto))
 }
+
+// TestTextBodiesAsTrees: the plain bodies written as text (plaintext.go)
+// are byte for byte what jennifer and gofmt make of the trees, for every
+// shape of them: ctx first, from context.Background or a request's
+// Context, a limiter, a timeout (with a request to put the ctx back in), a
+// variadic, names that collide with the body's locals, a ctx name so long
+// that the deferred closure cannot keep to one line, and an HTTP response
+// read after the call (which keeps its tree).
+func TestTextBodiesAsTrees(t *testing.T) {
+	dir := t.TempDir()
+	src := `package p
+
+import (
+	"context"
+	"net/http"
+)
+
+//breaker:name=a threshold=3
+//breaker:name=b methods=Limited* ratelimit=5/10
+//breaker:name=c methods=Timed* timeout=2s
+type A interface {
+	Get(ctx context.Context, k string) (int, error)
+	Sync(k string) error
+	Req(r *http.Request) error
+	Set(ctx context.Context, k string, v ...int) error
+	Clash(call, err, ok string, ctx2 context.Context) (int, error)
+	Long(aContextWhoseNameIsLongerThanTheDeferredClosureCanCarryOnItsLine context.Context) error
+	LimitedGet(ctx context.Context) error
+	LimitedSync() error
+	TimedGet(ctx context.Context, k string) (string, error)
+	TimedReq(r *http.Request) error
+	TimedDo(r *http.Request) (*http.Response, error)
+}
+`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/p\n\ngo 1.25.0\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
+	res, err := load.Load(load.Config{Dir: dir, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	m := model.Build(res, model.Options{})
+	require.Empty(t, m.Errors)
+	require.Len(t, m.Files, 1)
+	text, err := File(m.Files[0])
+	require.NoError(t, err)
+	textBodies = false
+	defer func() { textBodies = true }()
+	trees, err := File(m.Files[0])
+	require.NoError(t, err)
+	assert.Equal(t, string(trees), string(text))
+	assert.NotContains(t, string(text), bodyMarker)
+	assert.Contains(t, string(text), "aContextWhoseNameIsLongerThanTheDeferredClosureCanCarryOnItsLine,", "the closure on lines of its own")
+}

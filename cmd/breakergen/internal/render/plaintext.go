@@ -1,0 +1,153 @@
+package render
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
+)
+
+// A plain method's body (method(), the shape most methods have) is written
+// here as text, gofmt-clean as it stands, rather than as a jennifer tree:
+// the file's format.Source then parses and prints a marker statement in its
+// place instead of the body, and the marker's line is replaced by the text
+// afterwards (spliceBodies). go/format is most of a run over a package that
+// keeps its interfaces in one file (docs/generator-speed.md), and these
+// bodies are most of what it formats. The text is the bytes gofmt prints
+// for the jennifer tree method() builds otherwise: the golden tests hold
+// the two to each other, and a body that gofmt would lay out otherwise (a
+// deferred closure too long for one line, an HTTP response read after
+// the call) keeps the jennifer tree.
+
+// textBodies is off in the test that holds the text to the trees.
+var textBodies = true
+
+// bodyMarker starts the marker statement of a body written as text; no
+// generated body has an identifier of its own that starts so.
+const bodyMarker = "_breakergenBody"
+
+// plainBody is the body of a plain method, the statements method() emits
+// after the ctx line (if any): pre holds that line.
+type plainBody struct {
+	pre                   string // the ctx line, or ""
+	recv, field, impl     string
+	method, ctx, err, cal string
+	names                 []string
+	variadic              bool
+	rate                  bool // the route has a limiter: Enter, not EnterFast
+	timeout               bool
+	ctxFrom               string // the parameter a timeout's ctx goes back into, or ""
+	background            bool   // pre is ctx := context.Background()
+}
+
+// textBody writes b as text and returns the marker statement that stands
+// in its place, or nil when b must be a jennifer tree. a gives the names
+// the jennifer tree would take, in the same order.
+func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
+	impl, ctx := g.im.names[ImplPath], g.im.names["context"]
+	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Panicked(recover()))"
+	// gofmt keeps a func literal on one line while "func() " and its
+	// body take at most 100 columns (go/printer's funcBody).
+	usesCtx := b.timeout || b.background
+	if !textBodies || impl == "" || !b.timeout && len("func() ")+len(done) > 100 || usesCtx && ctx == "" {
+		return nil
+	}
+	route := b.recv + "." + b.field
+	var s strings.Builder
+	line := func(depth int, parts ...string) {
+		s.WriteString(strings.Repeat("\t", depth+1))
+		for _, p := range parts {
+			s.WriteString(p)
+		}
+		s.WriteByte('\n')
+	}
+	if b.pre != "" {
+		line(0, b.pre)
+	}
+	if b.rate {
+		line(0, b.cal, ", ", b.err, " := ", route, ".Enter(", b.ctx, ")")
+		line(0, "if ", b.err, " != nil {")
+		line(1, "return")
+		line(0, "}")
+	} else {
+		ok := a.fresh("ok")
+		line(0, b.cal, ", ", ok, " := ", route, ".EnterFast()")
+		line(0, "if !", ok, " {")
+		line(1, "if ", b.cal, ", ", b.err, " = ", route, ".Enter(", b.ctx, "); ", b.err, " != nil {")
+		line(2, "return")
+		line(1, "}")
+		line(0, "}")
+	}
+	if b.timeout {
+		line(0, "defer ", b.cal, ".Exit(", b.ctx, ", &", b.err, ")")
+		cancel := a.fresh("cancel")
+		line(0, b.ctx, ", ", cancel, " := ", ctx, ".WithTimeout(", b.ctx, ", ", route, ".Timeout())")
+		line(0, "defer ", cancel, "()")
+		if b.ctxFrom != "" {
+			line(0, b.ctxFrom, " = ", b.ctxFrom, ".WithContext(", b.ctx, ")")
+		}
+	} else {
+		line(0, "defer func() { ", done, " }()")
+	}
+	line(0, b.err, " = ", impl, ".PanicGuard // stays only if the call panics")
+	args := strings.Join(b.names, ", ")
+	if b.variadic {
+		args += "..."
+	}
+	line(0, "return ", b.recv, ".", b.impl, ".", b.method, "(", args, ")")
+
+	g.bodies = append(g.bodies, s.String())
+	// The marker names the packages the body uses, so that jennifer
+	// imports them even when nothing else in the file does.
+	uses := []jen.Code{g.impl("PanicGuard")}
+	if usesCtx {
+		uses = append(uses, jen.Qual("context", "Background"))
+	}
+	return jen.Id(bodyMarker + strconv.Itoa(len(g.bodies)-1)).Call(uses...)
+}
+
+// spliceBodies replaces each marker line of src, a part formatted by
+// jennifer, by the body it stands for.
+func spliceBodies(src []byte, bodies []string) []byte {
+	if len(bodies) == 0 {
+		return src
+	}
+	var out bytes.Buffer
+	out.Grow(len(src) + len(bodies)*400)
+	mark := []byte("\t" + bodyMarker)
+	for {
+		i := bytes.Index(src, mark)
+		if i < 0 {
+			out.Write(src)
+			return out.Bytes()
+		}
+		out.Write(src[:i])
+		src = src[i+len(mark):]
+		n := 0
+		for len(src) > 0 && '0' <= src[0] && src[0] <= '9' {
+			n = n*10 + int(src[0]-'0')
+			src = src[1:]
+		}
+		out.WriteString(bodies[n])
+		if j := bytes.IndexByte(src, '\n'); j >= 0 {
+			src = src[j+1:]
+		} else {
+			src = nil
+		}
+	}
+}
+
+// plainCtx is the ctx line of a plain method as text: "" when ctx is its
+// first parameter.
+func (g *gen) plainCtx(m *model.Method, ctx string, names []string) string {
+	switch {
+	case m.Ctx:
+		return ""
+	case m.CtxFrom > 0:
+		return ctx + " := " + names[m.CtxFrom-1] + ".Context()"
+	}
+	return ctx + " := " + g.im.names["context"] + ".Background()"
+}
