@@ -858,7 +858,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		g.tries(f, t, decl, wrapper, body)
 		return
 	}
-	if !m.UseTimeout || m.Response == 0 {
+	if m.Key == nil && (!m.UseTimeout || m.Response == 0) { // a keyed body holds its key's route first
 		pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
 			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
