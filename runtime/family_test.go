@@ -7,6 +7,7 @@ import (
 	"flag"
 	"runtime"
 	"strconv"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -433,4 +434,40 @@ func TestFamilyManyKeysStayFindable(t *testing.T) {
 		b.Done()
 	}
 	assert.Equal(t, dropped, f.Health().Dropped, "every one of them was live")
+}
+
+// TestFamilyConcurrentChurn: goroutines entering keys of one family at
+// once, string and integer forms mixed, while new keys evict old ones:
+// every hold is on the key asked for, and the family ends within its
+// bound (-race checks the table's publication).
+func TestFamilyConcurrentChurn(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 50})
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3000 {
+				n := (i*7 + g*13) % 200
+				var k br.FamilyKey
+				if i%2 == 0 {
+					k = f.Enter(strconv.Itoa(n))
+				} else {
+					k = f.EnterInt(int64(n))
+				}
+				if want := "f/" + strconv.Itoa(n); k.Breaker().Name() != want {
+					errs <- k.Breaker().Name() + " for " + want
+				}
+				k.Done()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	f.Breaker("last") // an eviction with no call in flight elsewhere
+	assert.LessOrEqual(t, f.Len(), 50)
+	assert.Equal(t, f.Len(), len(reg.Breakers()), "the registry holds the live keys' breakers only")
 }
