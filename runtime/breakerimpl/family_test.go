@@ -250,3 +250,31 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 		})
 	}
 }
+
+// TestKeyedSuccessManyKeysAllocs: with 10,000 live keys, a success on any
+// of them allocates nothing, keyed by a string, an int64 or a uint64.
+func TestKeyedSuccessManyKeysAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race")
+	}
+	ctx := context.Background()
+	r := mrand.New(mrand.NewPCG(3, 4))
+	keys, ids := benchKeys(), benchIDs()
+	for _, c := range keyedCases[1:] {
+		row := c.make(t)
+		n := testing.AllocsPerRun(1000, func() {
+			i := r.IntN(liveKeys)
+			if row.byInt != nil {
+				row.byInt.Quote(ctx, ids[i])
+			} else {
+				row.byString.Quote(ctx, keys[i])
+			}
+		})
+		assert.Zero(t, n, c.name)
+	}
+	f := newBenchFamily(t)
+	for _, id := range ids {
+		f.KeyUint(uint64(id)).Done()
+	}
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { f.KeyUint(uint64(ids[r.IntN(liveKeys)])).Done() }), "uint64")
+}
