@@ -68,6 +68,7 @@ type Family struct {
 	seed    maphash.Seed
 	iseed   [2]uint64 // the integer keys' hash seed
 	attach  func(*Breaker) any
+	first   Config // the settings it was made with, to compare a later Family call's
 	shards  [familyShards]famShard
 
 	_    [64]byte
@@ -152,15 +153,31 @@ type FamilyConfig struct {
 	Attach func(*Breaker) any
 }
 
-// Family returns a new family of breakers named cfg.Name: each key's
-// breaker takes cfg's settings, with the run-time settings ([WithConfig],
-// BREAKER_<NAME>_* of the family's name) applied once, here.
+// Family returns the family of breakers named cfg.Name, making it on the
+// first call: each key's breaker takes cfg's settings, with the run-time
+// settings ([WithConfig], BREAKER_<NAME>_* of the family's name) applied
+// once, here. Like [Registry.Breaker], the first settings of a name win: a
+// later call with that name returns the same family (its Attach is not
+// called for it) and logs a warning if its settings differ.
 func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family {
 	s := r.settings(cfg, fc.Rate, fc.Burst)
 	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
-		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach}
+		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach, first: s.cfg}
 	if f.limit <= 0 {
 		f.limit = DefaultFamilyKeys
+	}
+	r.mu.Lock()
+	for _, had := range r.families {
+		if had.name == f.name {
+			r.mu.Unlock()
+			if (had.first != f.first || had.limit != f.limit || had.maxOpen != f.maxOpen || had.rate != f.rate || had.burst != f.burst) &&
+				r.warnOnce("family", fmt.Sprintf("%+v %+v", s.cfg, fc)) {
+				r.log().Warn(fmt.Sprintf("family[%s] already exists with other settings; keeping the first", f.name),
+					"family", f.name, "kept", fmt.Sprintf("%+v keys=%d maxopen=%d", had.first, had.limit, had.maxOpen),
+					"ignored", fmt.Sprintf("%+v keys=%d maxopen=%d", f.first, f.limit, f.maxOpen))
+			}
+			return had
+		}
 	}
 	f.step = int64(max(f.limit/16, 1))
 	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
@@ -170,7 +187,6 @@ func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family {
 		f.shards[i].str.Store(newFamTable(famMinSlots))
 		f.shards[i].ints.Store(newFamTable(famMinSlots))
 	}
-	r.mu.Lock()
 	r.families = append(r.families, f)
 	r.mu.Unlock()
 	return f
@@ -215,8 +231,13 @@ func (k FamilyKey) Breaker() *Breaker { return k.e.b }
 // Value returns what the family's attach function made of the breaker.
 func (k FamilyKey) Value() any { return k.e.val }
 
-// Done ends the call that Enter counted in flight, like [Family.Exit].
-func (k FamilyKey) Done() { k.e.inflight.Add(-1) }
+// Done ends the call that Enter counted in flight, like [Family.Exit]. On
+// the zero FamilyKey it does nothing.
+func (k FamilyKey) Done() {
+	if k.e != nil {
+		k.e.inflight.Add(-1)
+	}
+}
 
 // Exit ends the call that Enter counted in flight.
 func (f *Family) Exit(k FamilyKey) { k.e.inflight.Add(-1) }

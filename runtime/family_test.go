@@ -471,3 +471,15 @@ func TestFamilyConcurrentChurn(t *testing.T) {
 	assert.LessOrEqual(t, f.Len(), 50)
 	assert.Equal(t, f.Len(), len(reg.Breakers()), "the registry holds the live keys' breakers only")
 }
+
+func TestFamilyFirstSettingsOfANameWin(t *testing.T) {
+	var logs logBuffer
+	reg := br.NewRegistry(br.WithLogger(logs.logger()), br.WithoutEnv())
+	f := reg.Family(br.Config{Name: "f", FailureThreshold: 2}, br.FamilyConfig{Keys: 10})
+	assert.Same(t, f, reg.Family(br.Config{Name: "f", FailureThreshold: 2}, br.FamilyConfig{Keys: 10}))
+	assert.NotContains(t, logs.String(), "already exists")
+	assert.Same(t, f, reg.Family(br.Config{Name: "f", FailureThreshold: 9}, br.FamilyConfig{Keys: 10}))
+	assert.Contains(t, logs.String(), "family[f] already exists with other settings; keeping the first")
+	assert.Equal(t, 2, f.Breaker("k").Config().FailureThreshold)
+	assert.Len(t, reg.Health().Families, 1)
+}

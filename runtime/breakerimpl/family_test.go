@@ -278,3 +278,32 @@ func TestKeyedSuccessManyKeysAllocs(t *testing.T) {
 	}
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { f.KeyUint(uint64(ids[r.IntN(liveKeys)])).Done() }), "uint64")
 }
+
+func TestFamilyOfOneNameIsShared(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	up := &switchable{down: map[string]bool{"bad": true}}
+	cfg := breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "quote", FailureThreshold: 1}}
+	a := &keyedGuarded{next: up, family: breakerimpl.NewFamily(reg, up, cfg, 0, 0)}
+	b := &keyedGuarded{next: up, family: breakerimpl.NewFamily(reg, up, cfg, 0, 0)}
+	assert.Same(t, a.family.Runtime(), b.family.Runtime(), "two wrappers of one name: one family")
+	ctx := context.Background()
+	_, err := a.Quote(ctx, "bad")
+	require.ErrorIs(t, err, errUpstream)
+	_, err = b.Quote(ctx, "bad")
+	require.ErrorIs(t, err, runtime.ErrOpen, "the key tripped through a is OPEN through b")
+	assert.Equal(t, 1, a.family.Runtime().Len())
+	assert.Len(t, reg.Health().Families, 1)
+}
+
+func TestFamilyNilImplRefusesEveryKey(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	f := breakerimpl.NewFamily(reg, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "n"}}, 0, 0)
+	for _, k := range []breakerimpl.Keyed{f.Key("a"), f.KeyInt(1), f.KeyUint(2), f.KeyString(nil)} {
+		_, ok := k.Route.EnterFast()
+		assert.False(t, ok)
+		_, err := k.Route.Enter(context.Background())
+		require.ErrorIs(t, err, breakerimpl.ErrNilImpl)
+		k.Done()
+	}
+	assert.Zero(t, f.Runtime().Len(), "no key is made for a nil implementation")
+}
