@@ -7,6 +7,7 @@ import (
 	"flag"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -482,4 +483,28 @@ func TestFamilyFirstSettingsOfANameWin(t *testing.T) {
 	assert.Contains(t, logs.String(), "family[f] already exists with other settings; keeping the first")
 	assert.Equal(t, 2, f.Breaker("k").Config().FailureThreshold)
 	assert.Len(t, reg.Health().Families, 1)
+}
+
+// TestFamilyKeysOfEveryLength: keys of 0 to 40 bytes, and for each the
+// keys that differ from it in one byte, are each their own key (the
+// lookup hashes and compares short keys by words).
+func TestFamilyKeysOfEveryLength(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 100_000})
+	seen := map[string]*br.Breaker{}
+	for n := range 41 {
+		base := strings.Repeat("k", n)
+		keys := []string{base}
+		for i := range n {
+			keys = append(keys, base[:i]+"x"+base[i+1:])
+		}
+		for _, k := range keys {
+			seen[k] = f.Breaker(k)
+		}
+	}
+	for k, b := range seen {
+		require.Same(t, b, f.Breaker(k), "%q", k)
+		require.Equal(t, "f/"+k, b.Name())
+	}
+	assert.Equal(t, len(seen), f.Len())
 }

@@ -42,12 +42,23 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	var f *runtime.Family
 	f = reg.Family(cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst,
 		Attach: func(b *runtime.Breaker) any {
-			return newRoute(reg, anyImpl, cfg, b, f.Limiter())
+			kr := new(keyRoute)
+			initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
+			return &kr.Route
 		}})
 	if impl == nil {
 		return &Family{f: f, refuse: &Route{state: &nilImpl.state, reject: &nilImpl.reject, slow: core.FastMask}}
 	}
 	return &Family{f: f}
+}
+
+// keyRoute is a key's route padded to a multiple of 64 bytes: allocations
+// of such a size class start on a cache line, so the words a call reads
+// (the first of the Route) are in one line. TestKeyRouteIsLineSized keeps
+// the padding in step with Route.
+type keyRoute struct {
+	Route
+	_ [40]byte
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil

@@ -93,8 +93,16 @@ func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 
 // newRoute is NewRoute for breaker b and limiter l (nil for none) of reg.
 func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
+	rt := new(Route)
+	initRoute(rt, reg, impl, cfg, b, l)
+	return rt
+}
+
+// initRoute makes *rt the route of newRoute; rt is new (a family
+// allocates its keys' routes aligned to a cache line).
+func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
 	c := core.BreakerOf(b)
-	rt := &Route{
+	*rt = Route{
 		state:   c.State,
 		reject:  c.Reject,
 		slow:    core.FastMask,
@@ -139,7 +147,6 @@ func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Break
 	if rt.inject = core.InjectorOf(c); rt.inject != nil {
 		rt.slow = ^uint64(0) // decided here, once: no cost on routes that do not inject
 	}
-	return rt
 }
 
 // Breaker returns the route's breaker.
