@@ -433,6 +433,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 		cfg := *f.conf.Load()
 		cfg.Name = name
 		b := f.reg.breaker(cfg)
+		f.envMode(b)
 		var val any
 		if f.attach != nil {
 			val = f.attach(b)
@@ -442,6 +443,23 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 		}
 		// b was dropped from the registry meanwhile: make the key's breaker again
 	}
+}
+
+// envMode puts b, a key's breaker not yet in the family and never moved,
+// in the mode BREAKER_<NAME>_MODE of the family's name gives (SPEC §14: a
+// mode set when the breaker is created), unless its own variable set one.
+// Called with no family lock held: the mode's Event runs the hooks.
+func (f *Family) envMode(b *Breaker) {
+	o := f.reg.env[envName(f.name)]
+	if !o.mode.isMode() {
+		return
+	}
+	b.mu.Lock()
+	if b.fam == nil && b.stateChanges == 0 && State(b.state.Load()&stateMask) == Closed {
+		b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+	}
+	b.mu.Unlock()
+	f.reg.flush()
 }
 
 // findLocked returns the live entry of key in the string table, or nil.

@@ -508,3 +508,16 @@ func TestFamilyKeysOfEveryLength(t *testing.T) {
 	}
 	assert.Equal(t, len(seen), f.Len())
 }
+
+func TestFamilyEnvModeReachesEveryKey(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_QUOTE_MODE=isolate"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()))
+	f := reg.Family(br.Config{Name: "quote"}, br.FamilyConfig{Keys: 1})
+	a := f.Breaker("a")
+	assert.Equal(t, br.Isolated, a.State(), "a key made under the family's mode starts in it")
+	assert.Equal(t, "isolated by operator: BREAKER_QUOTE_MODE=isolate", reg.Events(1)[0].Reason)
+	a.Resume("checked")
+	assert.Equal(t, br.Closed, f.Breaker("a").State(), "a live key the operator resumed stays resumed")
+	assert.Equal(t, br.Isolated, f.Breaker("b").State())
+}
