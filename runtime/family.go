@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"cmp"
+	"encoding/binary"
 	"fmt"
 	"hash/maphash"
+	"math/bits"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 )
@@ -14,75 +17,168 @@ import (
 // once unless told otherwise (the `keys` annotation key).
 const DefaultFamilyKeys = 1000
 
-// familyShards is the number of independently locked parts of a family's
-// key table. Readers take no lock at all (each shard's map is replaced, not
-// changed), so the shards only spread the writers.
-const familyShards = 64
+// The key table. A family has 64 shards, each with two open-addressing
+// hash tables (linear probing, at most half full): one for string keys,
+// one for integer keys, so that a live integer key is found without being
+// formatted. A slot is written once, from empty to an entry, and once more,
+// from the entry to famTomb when the entry is dropped; a table full of
+// tombstones is replaced by a fresh one. Readers take no lock and hash the
+// key once: the top bits of the hash pick the shard, the low bits the
+// slot. Writers (a new key, a drop, a rebuild) hold the family's wmu.
+const (
+	familyShards = 64
+	famShardBits = 6
+	famMinSlots  = 8
+)
 
 // Family is a set of breakers, one per key, with one configuration: the
 // breaker of key k is named "<name>/<k>" and shows in [Registry.Health],
-// [Registry.Events] and [Registry.Lookup] like any other. At most Keys of
-// them live at once: past that, the least recently used CLOSED breaker with
-// no call in flight is dropped (a HALF_OPEN one with none only when no
-// CLOSED one can go), and an OPEN breaker is never dropped, so a key whose
-// breaker is OPEN stays refused until its OPEN period ends. When every live
-// breaker is OPEN or busy, the family holds more than Keys until one can
-// go. With MaxOpen P > 0, at most P% of the live keys (and at least one)
-// are out of CLOSED at once: a key that would trip past that stays CLOSED,
-// with a fresh count, and an Event from CLOSED to CLOSED says why.
+// [Registry.Events] and [Registry.Lookup] like any other. An integer key is
+// the same key as its decimal form.
+//
+// At most Keys of them live at once: past that, the least recently used
+// CLOSED breaker with no call in flight is dropped (a HALF_OPEN one with
+// none only when no CLOSED one can go). A breaker that is OPEN, or in an
+// operator's mode ([Breaker.Isolate], [Breaker.Bypass]), is never dropped,
+// so a key whose breaker is OPEN stays refused until its OPEN period ends
+// and an isolated key stays isolated until [Breaker.Resume]. When every
+// live breaker is OPEN, in a mode or busy, the family holds more than Keys
+// until one can go. "Least recently used" is exact to within a sixteenth
+// of Keys: the family's clock of uses moves once every Keys/16 new keys, so
+// that a call on a live key writes nothing shared.
+//
+// With MaxOpen P > 0, at most P% of the live keys (and at least one) are
+// OPEN or HALF_OPEN at once: a key that would trip past that stays CLOSED,
+// with a fresh count, and an Event from CLOSED to CLOSED says why. Keys in
+// an operator's mode do not count.
+//
+// [Registry.Update] with the family's name changes the settings of every
+// live key and of the keys made later (see [Registry.Update]).
 //
 // Get one from [Registry.Family]. A Family is safe for concurrent use. The
-// lookup of a live key takes no lock and allocates nothing.
+// lookup of a live key takes no lock, allocates nothing and writes nothing
+// but the key's own count of calls in flight.
 type Family struct {
 	reg     *Registry
 	name    string
-	cfg     Config // final settings; Name is the family's
 	limit   int
 	maxOpen int
 	rate    float64
 	burst   int
+	step    int64 // new keys a tick of the clock of uses lasts
 	seed    maphash.Seed
+	iseed   [2]uint64 // the integer keys' hash seed
 	attach  func(*Breaker) any
+	first   Config // the settings it was made with, to compare a later Family call's
+	shards  [familyShards]famShard
 
-	tick      atomic.Int64 // the LRU clock: advances on every new key
+	_    [64]byte
+	tick atomic.Int64 // the clock of uses; read by every call, written once every step new keys
+	_    [56]byte
+
+	conf      atomic.Pointer[Config] // the settings of a new key's breaker; Name is the family's
 	live      atomic.Int64
-	notClosed atomic.Int64 // live breakers out of CLOSED
+	notClosed atomic.Int64 // live breakers OPEN or HALF_OPEN
 	drops     atomic.Uint64
 	refused   atomic.Uint64 // trips maxopen kept CLOSED
 
-	shards [familyShards]famShard
-
-	emu     sync.Mutex  // one evictor at a time; guards victims
+	wmu     sync.Mutex  // guards every table's change, fresh, victims and each entry's flags and seen
+	fresh   int64       // new keys since the tick moved
 	victims []*famEntry // the oldest droppable entries at the last scan, oldest last
 
 	fold familyFold // the dropped keys' counters (family_view.go)
 }
 
 type famShard struct {
-	m  atomic.Pointer[map[string]*famEntry]
-	mu sync.Mutex // writers
-	_  [48]byte
+	str  atomic.Pointer[famTable] // string keys
+	ints atomic.Pointer[famTable] // integer keys
 }
 
-// famEntry is one live key.
-type famEntry struct {
-	key      string
-	b        *Breaker
-	val      any          // what the family's attach made of b
-	used     atomic.Int64 // the family's tick at the key's last call
-	inflight atomic.Int64 // calls in flight; dead (very negative) once dropped
-	seen     int64        // used when it was picked as a victim
+// famTable is one open-addressing table; len(slots) is a power of two.
+type famTable struct {
+	slots []famSlot
+	mask  uint64
+	used  int // guarded by wmu: slots not empty (entries and tombstones)
+	live  int // guarded by wmu: entries
 }
+
+// famSlot is one slot: written h first, then e, so that a reader that
+// loads e (non-nil) finds h set.
+type famSlot struct {
+	e atomic.Pointer[famEntry]
+	h atomic.Uint64
+}
+
+// famEntry is one live key: 128 bytes, so that the fields every call
+// reads are one cache line (allocations of that size are aligned to it).
+// A key of at most famInline bytes is also kept inside the entry, where
+// a lookup compares it without following the key's own pointer.
+type famEntry struct {
+	inflight atomic.Int64 // calls in flight; famDead (very negative) once dropped
+	used     atomic.Int64 // the family's tick at the key's last call
+	val      any          // what the family's attach made of b
+	klen     uint8        // len(key) when it is at most famInline, else famLong
+	flags    famFlag      // set before the entry is published in a table, under wmu
+	kbuf     [famInline]byte
+	ikey     uint64 // an integer key's bits
+	// Read off the fast path:
+	key  string // the key, or an integer key's decimal form
+	b    *Breaker
+	seen int64 // guarded by wmu: used when it was picked as a victim
+	_    [32]byte
+}
+
+const (
+	famInline = 22
+	famLong   = 0xff
+)
+
+// is reports whether e is the entry of string key.
+func (e *famEntry) is(key string) bool {
+	n := len(key)
+	if n > famInline {
+		return e.klen == famLong && e.key == key
+	}
+	if int(e.klen) != n {
+		return false
+	}
+	k := e.kbuf[:n]
+	switch {
+	case n > 16:
+		return binary.LittleEndian.Uint64(k) == le64(key) && binary.LittleEndian.Uint64(k[8:]) == le64(key[8:]) &&
+			binary.LittleEndian.Uint64(k[n-8:]) == le64(key[n-8:])
+	case n >= 8:
+		return binary.LittleEndian.Uint64(k) == le64(key) && binary.LittleEndian.Uint64(k[n-8:]) == le64(key[n-8:])
+	case n >= 4:
+		return binary.LittleEndian.Uint32(k) == le32(key) && binary.LittleEndian.Uint32(k[n-4:]) == le32(key[n-4:])
+	}
+	return string(k) == key
+}
+
+type famFlag uint8
+
+const (
+	famInStr famFlag = 1 << iota // in the string table
+	famInInt                     // in the integer table
+	famNeg                       // an integer key below zero
+)
 
 const famDead = -1 << 40
+
+// famTomb marks the slot of a dropped entry: never held (it is dead).
+var famTomb = func() *famEntry {
+	e := &famEntry{}
+	e.inflight.Store(famDead)
+	return e
+}()
 
 // FamilyConfig is a family's bound and its cap on OPEN keys.
 type FamilyConfig struct {
 	// Keys is how many per-key breakers live at once; 0 means
 	// [DefaultFamilyKeys].
 	Keys int
-	// MaxOpen is the most keys out of CLOSED at once, as a percentage of
-	// the live keys (1..100); 0 means no cap.
+	// MaxOpen is the most keys OPEN or HALF_OPEN at once, as a percentage
+	// of the live keys (1..100); 0 means no cap.
 	MaxOpen int
 	// Rate and Burst give the family one limiter, shared by its keys, named
 	// like the family; Rate 0 means none.
@@ -94,32 +190,55 @@ type FamilyConfig struct {
 	Attach func(*Breaker) any
 }
 
-// Family returns a new family of breakers named cfg.Name: each key's
-// breaker takes cfg's settings, with the run-time settings ([WithConfig],
-// BREAKER_<NAME>_* of the family's name) applied once, here.
+// Family returns the family of breakers named cfg.Name, making it on the
+// first call: each key's breaker takes cfg's settings, with the run-time
+// settings ([WithConfig], BREAKER_<NAME>_* of the family's name) applied
+// once, here. Like [Registry.Breaker], the first settings of a name win: a
+// later call with that name returns the same family (its Attach is not
+// called for it) and logs a warning if its settings differ.
 func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family {
-	return r.family(cfg, fc, fc.Attach)
-}
-
-func (r *Registry) family(cfg Config, fc FamilyConfig, attach func(*Breaker) any) *Family {
 	s := r.settings(cfg, fc.Rate, fc.Burst)
-	f := &Family{reg: r, name: s.cfg.Name, cfg: s.cfg, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
-		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: attach}
+	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
+		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach, first: s.cfg}
 	if f.limit <= 0 {
 		f.limit = DefaultFamilyKeys
 	}
-	for i := range f.shards {
-		m := map[string]*famEntry{}
-		f.shards[i].m.Store(&m)
-	}
 	r.mu.Lock()
+	for _, had := range r.families {
+		if had.name == f.name {
+			r.mu.Unlock()
+			if (had.first != f.first || had.limit != f.limit || had.maxOpen != f.maxOpen || had.rate != f.rate || had.burst != f.burst) &&
+				r.warnOnce("family", fmt.Sprintf("%+v %+v", s.cfg, fc)) {
+				r.log().Warn(fmt.Sprintf("family[%s] already exists with other settings; keeping the first", f.name),
+					"family", f.name, "kept", fmt.Sprintf("%+v keys=%d maxopen=%d", had.first, had.limit, had.maxOpen),
+					"ignored", fmt.Sprintf("%+v keys=%d maxopen=%d", f.first, f.limit, f.maxOpen))
+			}
+			return had
+		}
+	}
+	f.step = int64(max(f.limit/16, 1))
+	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
+	c := s.cfg
+	f.conf.Store(&c)
+	for i := range f.shards {
+		f.shards[i].str.Store(newFamTable(famMinSlots))
+		f.shards[i].ints.Store(newFamTable(famMinSlots))
+	}
 	r.families = append(r.families, f)
 	r.mu.Unlock()
 	return f
 }
 
+func newFamTable(n int) *famTable {
+	return &famTable{slots: make([]famSlot, n), mask: uint64(n - 1)}
+}
+
 // Name returns the family's name, the prefix of its breakers' names.
 func (f *Family) Name() string { return f.name }
+
+// Config returns the settings a new key's breaker gets (Name is the
+// family's).
+func (f *Family) Config() Config { return *f.conf.Load() }
 
 // Limiter returns the limiter the family's keys share, or nil.
 func (f *Family) Limiter() *Limiter {
@@ -139,7 +258,8 @@ func (f *Family) Breaker(key string) *Breaker {
 }
 
 // FamilyKey is one call's hold on a key of a [Family]: its breaker, and
-// what the family's attach made of it. Pass it to [Family.Exit] once.
+// what the family's attach made of it. Pass it to [Family.Exit] (or call
+// [FamilyKey.Done]) once.
 type FamilyKey struct{ e *famEntry }
 
 // Breaker returns the key's breaker.
@@ -148,41 +268,113 @@ func (k FamilyKey) Breaker() *Breaker { return k.e.b }
 // Value returns what the family's attach function made of the breaker.
 func (k FamilyKey) Value() any { return k.e.val }
 
-// Enter returns key's breaker with one call counted in flight on it (so it
-// is not dropped until [Family.Exit]). It allocates nothing for a live key.
-func (f *Family) Enter(key string) FamilyKey {
-	sh := &f.shards[maphash.String(f.seed, key)%familyShards]
-	if e := (*sh.m.Load())[key]; e != nil && f.hold(e) {
-		return FamilyKey{e}
+// Done ends the call that Enter counted in flight, like [Family.Exit]. On
+// the zero FamilyKey it does nothing.
+func (k FamilyKey) Done() {
+	if k.e != nil {
+		k.e.inflight.Add(-1)
 	}
-	return FamilyKey{f.slowEnter(sh, key)}
-}
-
-// EnterInt is Enter for an integer key, its decimal form; it allocates
-// nothing for a live key.
-func (f *Family) EnterInt(key int64) FamilyKey {
-	var buf [20]byte
-	b := strconv.AppendInt(buf[:0], key, 10)
-	sh := &f.shards[maphash.Bytes(f.seed, b)%familyShards]
-	if e := (*sh.m.Load())[string(b)]; e != nil && f.hold(e) {
-		return FamilyKey{e}
-	}
-	return FamilyKey{f.slowEnter(sh, string(b))}
-}
-
-// EnterUint is EnterInt for an unsigned key.
-func (f *Family) EnterUint(key uint64) FamilyKey {
-	var buf [20]byte
-	b := strconv.AppendUint(buf[:0], key, 10)
-	sh := &f.shards[maphash.Bytes(f.seed, b)%familyShards]
-	if e := (*sh.m.Load())[string(b)]; e != nil && f.hold(e) {
-		return FamilyKey{e}
-	}
-	return FamilyKey{f.slowEnter(sh, string(b))}
 }
 
 // Exit ends the call that Enter counted in flight.
 func (f *Family) Exit(k FamilyKey) { k.e.inflight.Add(-1) }
+
+// Enter returns key's breaker with one call counted in flight on it (so it
+// is not dropped until [Family.Exit]). It allocates nothing for a live key.
+func (f *Family) Enter(key string) FamilyKey {
+	h := f.hashString(key)
+	t := f.shards[h>>(64-famShardBits)].str.Load()
+	for i := h; ; i++ {
+		s := &t.slots[i&t.mask]
+		e := s.e.Load()
+		if e == nil {
+			break
+		}
+		if s.h.Load() == h && e.is(key) && f.hold(e) {
+			return FamilyKey{e}
+		}
+	}
+	return FamilyKey{f.slowEnter(key, 0, 0)}
+}
+
+// EnterInt is Enter for an integer key, the same key as its decimal form.
+// A live key is found without formatting it, and allocates nothing.
+func (f *Family) EnterInt(key int64) FamilyKey {
+	neg := famFlag(0)
+	if key < 0 {
+		neg = famNeg
+	}
+	return f.enterInt(uint64(key), neg)
+}
+
+// EnterUint is EnterInt for an unsigned key.
+func (f *Family) EnterUint(key uint64) FamilyKey { return f.enterInt(key, 0) }
+
+func (f *Family) enterInt(key uint64, neg famFlag) FamilyKey {
+	h := f.hashInt(key, neg)
+	t := f.shards[h>>(64-famShardBits)].ints.Load()
+	for i := h; ; i++ {
+		s := &t.slots[i&t.mask]
+		e := s.e.Load()
+		if e == nil {
+			break
+		}
+		if s.h.Load() == h && e.ikey == key && e.flags&famNeg == neg && f.hold(e) {
+			return FamilyKey{e}
+		}
+	}
+	return FamilyKey{f.slowEnter("", key, famInInt|neg)}
+}
+
+// hashInt hashes an integer key with the family's seed (a keyed multiply
+// and fold, like wyhash's), so that keys chosen by a caller cannot be made
+// to collide without the seed.
+func (f *Family) hashInt(key uint64, neg famFlag) uint64 {
+	return famMix(famMix(key^f.iseed[0]^uint64(neg), f.iseed[1]), f.iseed[1]^0x9e3779b97f4a7c15)
+}
+
+// hashString hashes a string key with the family's seed. A key of at most
+// 32 bytes, the common case (codes, tenants, most hosts), is read as up to
+// four overlapping 8-byte words (fewer for a shorter one) and mixed like
+// an integer key, in a few nanoseconds; hash/maphash, called, costs about
+// as much as the rest of the lookup. A longer key goes to maphash. The
+// words cover every byte and the length is mixed in, so two keys collide
+// only through the mixing, which the seed keeps out of a caller's reach.
+func (f *Family) hashString(s string) uint64 {
+	n := len(s)
+	var a, b uint64
+	switch {
+	case n > 32:
+		return maphash.String(f.seed, s)
+	case n > 16:
+		a = famMix(le64(s)^f.iseed[0], le64(s[8:])^f.iseed[1])
+		b = famMix(le64(s[n-16:])^f.iseed[1], le64(s[n-8:])^f.iseed[0])
+	case n >= 8:
+		a, b = le64(s), le64(s[n-8:])
+	case n >= 4:
+		a, b = uint64(le32(s)), uint64(le32(s[n-4:]))
+	case n > 0:
+		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+	}
+	return famMix(famMix(a^f.iseed[0], b^f.iseed[1]), uint64(n)^0x9e3779b97f4a7c15)
+}
+
+// famMix is wyhash's mum: the 128-bit product of a and b, folded.
+func famMix(a, b uint64) uint64 {
+	hi, lo := bits.Mul64(a, b)
+	return hi ^ lo
+}
+
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+func le32(s string) uint32 {
+	_ = s[3]
+	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
+}
 
 // hold counts a call in flight on e and marks its use; false when e was
 // dropped meanwhile.
@@ -192,82 +384,304 @@ func (f *Family) hold(e *famEntry) bool {
 		return false
 	}
 	if t := f.tick.Load(); e.used.Load() != t {
-		e.used.Store(t) // written only when the tick moved: no shared write per call
+		e.used.Store(t) // only when the clock moved: once a tick at most
 	}
 	return true
 }
 
-// slowEnter finds or makes the entry of key under its shard's lock.
-func (f *Family) slowEnter(sh *famShard, key string) *famEntry {
-	sh.mu.Lock()
-	m := *sh.m.Load()
-	if e := m[key]; e != nil && f.hold(e) {
-		sh.mu.Unlock()
+// famIntForm reports whether key is the decimal form of an integer key,
+// and which: such a key is in the integer table too.
+func famIntForm(key string) (uint64, famFlag, bool) {
+	if key == "" || len(key) > 20 {
+		return 0, 0, false
+	}
+	if key[0] == '-' {
+		n, err := strconv.ParseInt(key, 10, 64)
+		if err != nil || n >= 0 || strconv.FormatInt(n, 10) != key {
+			return 0, 0, false
+		}
+		return uint64(n), famNeg, true
+	}
+	n, err := strconv.ParseUint(key, 10, 64)
+	if err != nil || strconv.FormatUint(n, 10) != key {
+		return 0, 0, false
+	}
+	return n, 0, true
+}
+
+// slowEnter finds or makes the entry of a key that the lock-free lookup
+// missed: a string key (flags 0) or an integer one (famInInt, with famNeg
+// for a negative int64), formatted here. Every entry is in the string
+// table, so that is where the slow path looks. The breaker and the
+// attached value are made with no family lock held, so that the
+// registry's hooks run with none.
+func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
+	switch {
+	case flags&famInInt == 0:
+		key = strings.Clone(key) // own the bytes: key may be a caller's buffer
+	case flags&famNeg != 0:
+		key = strconv.FormatInt(int64(ikey), 10)
+	default:
+		key = strconv.FormatUint(ikey, 10)
+	}
+	name := f.name + "/" + key
+	for {
+		f.wmu.Lock()
+		if e := f.findLocked(key); e != nil && f.hold(e) {
+			f.wmu.Unlock()
+			return e
+		}
+		f.wmu.Unlock()
+		cfg := *f.conf.Load()
+		cfg.Name = name
+		b := f.reg.breaker(cfg)
+		f.envMode(b)
+		var val any
+		if f.attach != nil {
+			val = f.attach(b)
+		}
+		if e := f.insert(b, val, key); e != nil {
+			return e
+		}
+		// b was dropped from the registry meanwhile: make the key's breaker again
+	}
+}
+
+// envMode puts b, a key's breaker not yet in the family and never moved,
+// in the mode BREAKER_<NAME>_MODE of the family's name gives (SPEC §14: a
+// mode set when the breaker is created), unless its own variable set one.
+// Called with no family lock held: the mode's Event runs the hooks.
+func (f *Family) envMode(b *Breaker) {
+	o := f.reg.env[envName(f.name)]
+	if !o.mode.isMode() {
+		return
+	}
+	b.mu.Lock()
+	if b.fam == nil && b.stateChanges == 0 && State(b.state.Load()&stateMask) == Closed {
+		b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+	}
+	b.mu.Unlock()
+	f.reg.flush()
+}
+
+// findLocked returns the live entry of key in the string table, or nil.
+func (f *Family) findLocked(key string) *famEntry {
+	h := f.hashString(key)
+	t := f.shards[h>>(64-famShardBits)].str.Load()
+	for i := h; ; i++ {
+		s := &t.slots[i&t.mask]
+		e := s.e.Load()
+		if e == nil {
+			return nil
+		}
+		if e != famTomb && s.h.Load() == h && e.is(key) {
+			return e
+		}
+	}
+}
+
+// insert publishes a new entry of key for breaker b, held, unless the key
+// was made meanwhile (then that entry, held) or b was dropped from the
+// registry meanwhile (then nil: make it again). Past the bound it evicts.
+func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
+	f.wmu.Lock()
+	if e := f.findLocked(key); e != nil && f.hold(e) {
+		f.wmu.Unlock()
 		return e
 	}
-	key = string([]byte(key)) // own the bytes: key may be a caller's buffer
-	cfg := f.cfg
-	cfg.Name = f.name + "/" + key
-	b := f.reg.breaker(cfg)
+	if got, ok := f.reg.Lookup(b.Name()); !ok || got != b {
+		f.wmu.Unlock()
+		return nil
+	}
+	e := &famEntry{key: key, b: b, val: val, klen: famLong}
+	if len(key) <= famInline {
+		e.klen = uint8(copy(e.kbuf[:], key))
+	}
+	e.inflight.Store(1)
+	e.used.Store(f.tick.Load())
 	b.mu.Lock()
 	b.fam = f
-	if State(b.state.Load()&stateMask) != Closed {
+	if tripped(State(b.state.Load() & stateMask)) {
 		f.notClosed.Add(1)
 	}
 	b.mu.Unlock()
-	e := &famEntry{key: key, b: b}
-	if f.attach != nil {
-		e.val = f.attach(b)
+	f.linkLocked(e, true)
+	if n, neg, ok := famIntForm(key); ok {
+		e.ikey, e.flags = n, e.flags|neg
+		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
-	e.inflight.Store(1)
-	e.used.Store(f.tick.Add(1))
-	next := make(map[string]*famEntry, len(m)+1)
-	for k, v := range m {
-		next[k] = v
+	if f.fresh++; f.fresh >= f.step {
+		f.fresh = 0
+		f.tick.Add(1)
 	}
-	next[key] = e
-	sh.m.Store(&next)
-	sh.mu.Unlock()
-	if f.live.Add(1) > int64(f.limit) {
+	over := f.live.Add(1) > int64(f.limit)
+	f.wmu.Unlock()
+	if over {
 		f.evict()
 	}
 	return e
 }
 
-// evict drops least recently used entries until the family is within its
-// bound or nothing more can go.
-func (f *Family) evict() {
-	f.emu.Lock()
-	defer f.emu.Unlock()
-	for f.live.Load() > int64(f.limit) {
-		e := f.victim()
-		if e == nil {
-			return // every live breaker is OPEN or busy: over the bound for now
+// tableOf returns e's table, string (str) or integer, and its hash there.
+func (f *Family) tableOf(e *famEntry, str bool) (*famShard, *famTable, uint64) {
+	if str {
+		h := f.hashString(e.key)
+		sh := &f.shards[h>>(64-famShardBits)]
+		return sh, sh.str.Load(), h
+	}
+	h := f.hashInt(e.ikey, e.flags&famNeg)
+	sh := &f.shards[h>>(64-famShardBits)]
+	return sh, sh.ints.Load(), h
+}
+
+// linkLocked puts e in the string (str) or integer table of its shard,
+// replacing the table with a larger or cleaner one when it would be more
+// than half full.
+func (f *Family) linkLocked(e *famEntry, str bool) {
+	sh, t, h := f.tableOf(e, str)
+	if 2*(t.used+1) > len(t.slots) {
+		t = rebuild(t, t.live+1)
+		if str {
+			sh.str.Store(t)
+		} else {
+			sh.ints.Store(t)
 		}
-		f.drop(e)
+	}
+	if str {
+		e.flags |= famInStr
+	} else {
+		e.flags |= famInInt
+	}
+	putSlot(t, h, e) // publishes e: every field is set before
+	t.live++
+}
+
+func putSlot(t *famTable, h uint64, e *famEntry) {
+	for i := h; ; i++ {
+		s := &t.slots[i&t.mask]
+		if s.e.Load() == nil {
+			s.h.Store(h)
+			s.e.Store(e)
+			t.used++
+			return
+		}
 	}
 }
 
-// victim returns the oldest droppable entry, scanning the family again when
-// the candidates of the last scan are spent. An entry whose use is unchanged
-// since the scan is older than every entry the scan passed over (uses only
-// grow), so the candidates come out in least-recently-used order.
-func (f *Family) victim() *famEntry {
+// rebuildLocked returns a fresh table with t's entries, sized for n of
+// them at most a quarter full (so that a rebuild comes after many inserts).
+func rebuild(t *famTable, n int) *famTable {
+	size := famMinSlots
+	for size < 4*n {
+		size *= 2
+	}
+	next := newFamTable(size)
+	for i := range t.slots {
+		s := &t.slots[i]
+		if e := s.e.Load(); e != nil && e != famTomb {
+			putSlot(next, s.h.Load(), e)
+			next.live++
+		}
+	}
+	return next
+}
+
+// unlinkLocked replaces e's slot in the string (str) or integer table by
+// a tombstone.
+func (f *Family) unlinkLocked(e *famEntry, str bool) {
+	_, t, h := f.tableOf(e, str)
+	for i := h; ; i++ {
+		s := &t.slots[i&t.mask]
+		switch s.e.Load() {
+		case nil:
+			return
+		case e:
+			s.e.Store(famTomb)
+			t.live--
+			return
+		}
+	}
+}
+
+// evict drops least recently used entries until the family is within its
+// bound or nothing more can go. An OPEN breaker whose period may have
+// ended is moved on (to HALF_OPEN, by its State) with no family lock held,
+// since that runs the hooks, and then looked at again.
+func (f *Family) evict() {
+	for range 4 {
+		f.wmu.Lock()
+		due := f.evictLocked()
+		f.wmu.Unlock()
+		moved := false
+		for _, e := range due {
+			if e.b.State() != Open {
+				moved = true
+			}
+		}
+		if !moved {
+			return
+		}
+	}
+}
+
+// evictLocked drops victims while the family is over its bound; when no
+// CLOSED or HALF_OPEN one can go, it returns the idle OPEN ones for evict
+// to move on.
+func (f *Family) evictLocked() []*famEntry {
+	for f.live.Load() > int64(f.limit) {
+		e := f.victimLocked()
+		if e == nil {
+			var open []*famEntry
+			f.each(func(e *famEntry) {
+				if e.inflight.Load() == 0 && rawState(e) == Open {
+					open = append(open, e)
+				}
+			})
+			return open
+		}
+		f.dropLocked(e)
+	}
+	return nil
+}
+
+// each calls fn for every live entry (each is in the string table).
+func (f *Family) each(fn func(*famEntry)) {
+	for i := range f.shards {
+		t := f.shards[i].str.Load()
+		for j := range t.slots {
+			if e := t.slots[j].e.Load(); e != nil && e != famTomb {
+				fn(e)
+			}
+		}
+	}
+}
+
+func rawState(e *famEntry) State { return State(e.b.state.Load() & stateMask) }
+
+// tripped reports whether a member in state s counts towards MaxOpen.
+func tripped(s State) bool { return s == Open || s == HalfOpen }
+
+// victimLocked returns the oldest droppable entry, scanning the family
+// again when the candidates of the last scan are spent. An entry whose use
+// is unchanged since the scan is not newer than any entry the scan passed
+// over (uses only grow), so the candidates come out in least-recently-used
+// order.
+func (f *Family) victimLocked() *famEntry {
 	for range 2 {
 		for len(f.victims) > 0 {
 			e := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if e.used.Load() == e.seen && f.droppable(e, true) {
+			if e.used.Load() == e.seen && droppable(e, true) {
 				return e
 			}
 		}
-		f.scan(true)
+		f.scanLocked(true)
 		if len(f.victims) == 0 {
-			f.scan(false) // no CLOSED one can go: a HALF_OPEN one then
+			f.scanLocked(false) // no CLOSED one can go: a HALF_OPEN one then
 			for len(f.victims) > 0 {
 				e := f.victims[len(f.victims)-1]
 				f.victims = f.victims[:len(f.victims)-1]
-				if f.droppable(e, false) {
+				if droppable(e, false) {
 					return e
 				}
 			}
@@ -279,74 +693,68 @@ func (f *Family) victim() *famEntry {
 
 // droppable reports whether e may be dropped now: no call in flight, and
 // CLOSED (or, when closedOnly is false, HALF_OPEN: its OPEN period ended).
-func (f *Family) droppable(e *famEntry, closedOnly bool) bool {
+// OPEN and the operator's modes never.
+func droppable(e *famEntry, closedOnly bool) bool {
 	if e.inflight.Load() != 0 {
 		return false
 	}
-	st := e.b.State() // makes the moves time made due
+	st := rawState(e)
 	return st == Closed || (!closedOnly && st == HalfOpen)
 }
 
-// scan collects the oldest droppable entries, at most a sixteenth of the
-// bound, oldest last.
-func (f *Family) scan(closedOnly bool) {
-	var all []*famEntry
-	for i := range f.shards {
-		for _, e := range *f.shards[i].m.Load() {
-			if f.droppable(e, closedOnly) {
-				e.seen = e.used.Load()
-				all = append(all, e)
-			}
+// scanLocked collects the oldest droppable entries, at most a sixteenth of
+// the bound, oldest last.
+func (f *Family) scanLocked(closedOnly bool) {
+	all := f.victims[:0]
+	f.each(func(e *famEntry) {
+		if droppable(e, closedOnly) {
+			e.seen = e.used.Load()
+			all = append(all, e)
 		}
-	}
+	})
 	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.seen, a.seen) })
 	n := max(f.limit/16, 1)
 	if len(all) > n {
-		all = all[len(all)-n:]
+		all = append(all[:0], all[len(all)-n:]...)
 	}
-	f.victims = append(f.victims[:0], all...)
+	f.victims = all
 }
 
-// drop removes e from the family and its breaker from the registry, if no
-// call entered it meanwhile.
-func (f *Family) drop(e *famEntry) {
+// dropLocked removes e from the family and its breaker from the registry,
+// if no call entered it meanwhile.
+func (f *Family) dropLocked(e *famEntry) {
 	if !f.foldDead(e) {
 		return
 	}
-	sh := &f.shards[maphash.String(f.seed, e.key)%familyShards]
-	sh.mu.Lock()
-	m := *sh.m.Load()
-	next := make(map[string]*famEntry, len(m))
-	for k, v := range m {
-		if v != e {
-			next[k] = v
-		}
+	if e.flags&famInStr != 0 {
+		f.unlinkLocked(e, true)
 	}
-	sh.m.Store(&next)
+	if e.flags&famInInt != 0 {
+		f.unlinkLocked(e, false)
+	}
 	b := e.b
 	b.mu.Lock()
-	if State(b.state.Load()&stateMask) != Closed {
+	if tripped(State(b.state.Load() & stateMask)) {
 		f.notClosed.Add(-1)
 	}
 	b.fam = nil
 	b.mu.Unlock()
 	r := f.reg
-	r.mu.Lock() // under the shard's lock: a new breaker of the key waits for this
+	r.mu.Lock() // under the family's lock: a new breaker of the key is published after this
 	if r.breakers[b.cfg().Name] == b {
 		delete(r.breakers, b.cfg().Name)
 	}
 	r.mu.Unlock()
-	sh.mu.Unlock()
 	f.live.Add(-1)
 	f.drops.Add(1)
 }
 
 // moved counts a transition of a member breaker; b.mu is held.
 func (f *Family) moved(from, to State) {
-	switch {
-	case from == Closed && to != Closed:
+	switch a, b := tripped(from), tripped(to); {
+	case !a && b:
 		f.notClosed.Add(1)
-	case from != Closed && to == Closed:
+	case a && !b:
 		f.notClosed.Add(-1)
 	}
 }
@@ -361,16 +769,33 @@ func (f *Family) mayTrip() (bool, string) {
 	allowed := max(live*int64(f.maxOpen)/100, 1)
 	if n := f.notClosed.Load(); n+1 > allowed {
 		f.refused.Add(1)
-		return false, fmt.Sprintf("would trip, but maxopen %d%% allows %d of %d keys out of CLOSED and %d are; stays CLOSED",
+		return false, fmt.Sprintf("would trip, but maxopen %d%% allows %d of %d keys OPEN or HALF_OPEN and %d are; stays CLOSED",
 			f.maxOpen, allowed, live, n)
 	}
 	return true, ""
 }
 
+// reconfigure makes next the settings of the keys made from now on, and
+// returns the breaker of every live key (see [Registry.Update]).
+func (f *Family) reconfigure(next Config) []*Breaker {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	next.Name = f.name
+	f.conf.Store(&next)
+	return f.breakers()
+}
+
+// breakers returns the breaker of every live key.
+func (f *Family) breakers() []*Breaker {
+	var out []*Breaker
+	f.each(func(e *famEntry) { out = append(out, e.b) })
+	return out
+}
+
 // FamilyHealth is a family's bound and what it did: its live keys, how
-// many are out of CLOSED, how many were dropped to stay within the bound,
-// and how many trips maxopen kept CLOSED. Each key's breaker is among
-// Health.Breakers.
+// many are OPEN or HALF_OPEN, how many were dropped to stay within the
+// bound, and how many trips maxopen kept CLOSED. Each key's breaker is
+// among Health.Breakers.
 type FamilyHealth struct {
 	Name     string `json:"name"`
 	Keys     int    `json:"keys"`
@@ -406,10 +831,23 @@ func (r *Registry) familiesHealth() []FamilyHealth {
 	return out
 }
 
+// familiesNamed returns the families of r called name.
+func (r *Registry) familiesNamed(name string) []*Family {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	var out []*Family
+	for _, f := range r.families {
+		if f.name == name {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
 // keptClosedLocked is the MaxOpen check of a member's trip: when the family
-// has its share of keys out of CLOSED, the breaker starts a fresh CLOSED
-// period instead, and an Event from CLOSED to CLOSED (in the log, not the
-// hooks: nothing changed) says why; b.mu is held.
+// has its share of keys OPEN or HALF_OPEN, the breaker starts a fresh
+// CLOSED period instead, and an Event from CLOSED to CLOSED (in the log,
+// not the hooks: nothing changed) says why; b.mu is held.
 func (b *Breaker) keptClosedLocked(reason string) bool {
 	ok, why := b.fam.mayTrip()
 	if ok {
@@ -421,6 +859,3 @@ func (b *Breaker) keptClosedLocked(reason string) bool {
 		Reason: truncate(foldSpace(why+": "+reason), reasonMax)})
 	return true
 }
-
-// Done ends the call that Enter counted in flight, like [Family.Exit].
-func (k FamilyKey) Done() { k.e.inflight.Add(-1) }

@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
+	"flag"
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -159,7 +160,7 @@ func TestFamilyInHealthJSON(t *testing.T) {
 	assert.Equal(t, "f/b", h.Breakers[0].Name)
 }
 
-func TestFamilyLiveKeyAllocatesNothing(t *testing.T) {
+func TestFamilyLiveKeyAllocs(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race")
 	}
@@ -195,44 +196,333 @@ func TestFamilyAllocatedHeapStaysBounded(t *testing.T) {
 	assert.Less(t, last, first+8<<20, "the heap does not grow with the keys seen")
 }
 
-// TestFamilyPropertyNoOpenKeyDropped drives a family with random calls on
-// random keys and random time steps, and checks after every step that every
-// key whose breaker is OPEN is still live, with the same breaker.
+// TestFamilyPropertyNoOpenKeyDropped drives a family with random calls
+// (answered at once or held in flight), trips, operator modes, time and
+// the evictions that new keys cause, and checks after every step that no
+// breaker was dropped while it was OPEN (its OPEN period not over), in an
+// operator's mode or with a call in flight, and that the family is within
+// its bound whenever a CLOSED idle key could have gone. It runs 200
+// sequences of up to 100 steps by default, like TestOperatorsMatchModel
+// (-rapid.checks and -rapid.steps to change).
 func TestFamilyPropertyNoOpenKeyDropped(t *testing.T) {
+	for name, n := range map[string]string{"rapid.checks": "200", "rapid.steps": "100"} {
+		if f := flag.Lookup(name); f != nil && f.Value.String() == f.DefValue {
+			_ = f.Value.Set(n)
+			defer func() { _ = f.Value.Set(f.DefValue) }()
+		}
+	}
 	rapid.Check(t, func(rt *rapid.T) {
 		clock := newFakeClock()
 		reg := quietRegistry(br.WithClock(clock))
 		limit := rapid.IntRange(1, 6).Draw(rt, "keys")
 		maxOpen := rapid.SampledFrom([]int{0, 50, 100}).Draw(rt, "maxopen")
-		f := reg.Family(br.Config{Name: "f", FailureThreshold: 1, ResetTimeout: 10 * time.Second},
-			br.FamilyConfig{Keys: limit, MaxOpen: maxOpen})
-		open := map[string]*br.Breaker{} // keys last seen OPEN
-		for i := range rapid.IntRange(1, 80).Draw(rt, "steps") {
-			switch rapid.IntRange(0, 2).Draw(rt, fmt.Sprint("op", i)) {
-			case 0, 1:
-				k := strconv.Itoa(rapid.IntRange(0, 12).Draw(rt, fmt.Sprint("key", i)))
-				fail := rapid.Bool().Draw(rt, fmt.Sprint("fail", i))
-				_ = f.Breaker(k).Do(context.Background(), func(context.Context) error {
-					if fail {
-						return errKeyDown
-					}
-					return nil
-				})
-			case 2:
-				clock.Advance(time.Duration(rapid.IntRange(1, 6).Draw(rt, fmt.Sprint("dt", i))) * 2 * time.Second)
+		f := reg.Family(br.Config{Name: "f", FailureThreshold: rapid.IntRange(1, 2).Draw(rt, "threshold"),
+			ResetTimeout: 10 * time.Second}, br.FamilyConfig{Keys: limit, MaxOpen: maxOpen})
+		ctx := context.Background()
+		type held struct {
+			key br.FamilyKey
+			tok br.Token
+		}
+		var inflight []held
+		key := func(rt *rapid.T) string { return strconv.Itoa(rapid.IntRange(0, 12).Draw(rt, "key")) }
+		last := "" // the key of the last call when it made the key (and evicted), in flight meanwhile
+		enter := func(rt *rapid.T) br.FamilyKey {
+			k := key(rt)
+			if _, live := reg.Lookup("f/" + k); live {
+				last = ""
+			} else {
+				last = k
 			}
-			for k, b := range open {
-				got, ok := reg.Lookup("f/" + k)
-				if b.State() == br.Open && (!ok || got != b) {
-					rt.Fatalf("key %s dropped while OPEN", k)
+			return f.Enter(k)
+		}
+
+		// protected are the live breakers that must not go, with why.
+		protected := func() map[*br.Breaker]string {
+			out := map[*br.Breaker]string{}
+			for _, b := range reg.Breakers() {
+				switch st := b.State(); st {
+				case br.Open, br.Isolated, br.Bypassed:
+					out[b] = st.String()
 				}
 			}
-			clear(open)
-			for _, b := range reg.Breakers() {
-				if b.State() == br.Open {
-					open[strings.TrimPrefix(b.Name(), "f/")] = b
+			for _, h := range inflight {
+				out[h.key.Breaker()] = "a call in flight"
+			}
+			return out
+		}
+		before := protected()
+		check := func(rt *rapid.T) {
+			for b, why := range before {
+				got, ok := reg.Lookup(b.Name())
+				if still := b.State(); (still == br.Open || still.String() == why || why == "a call in flight") && (!ok || got != b) {
+					rt.Fatalf("%s dropped while %s (now %v)", b.Name(), why, still)
+				}
+			}
+			before = protected()
+			if f.Len() > limit && last != "" {
+				for _, b := range reg.Breakers() {
+					if st := b.State(); (st == br.Closed || st == br.HalfOpen) && before[b] == "" && b.Name() != "f/"+last {
+						rt.Fatalf("%d keys live, bound %d, and %s (%v, idle) could have gone", f.Len(), limit, b.Name(), st)
+					}
 				}
 			}
 		}
+		outcome := func(rt *rapid.T) error {
+			if rapid.Bool().Draw(rt, "fail") {
+				return errKeyDown
+			}
+			return nil
+		}
+		rt.Repeat(map[string]func(*rapid.T){
+			"call": func(rt *rapid.T) {
+				k := enter(rt)
+				if tok, err := k.Breaker().Acquire(ctx); err == nil {
+					k.Breaker().Release(tok, outcome(rt))
+				}
+				k.Done()
+				check(rt)
+			},
+			"hold": func(rt *rapid.T) {
+				k := enter(rt)
+				tok, err := k.Breaker().Acquire(ctx)
+				if err != nil {
+					k.Done()
+				} else {
+					inflight = append(inflight, held{k, tok})
+				}
+				check(rt)
+			},
+			"answer": func(rt *rapid.T) {
+				if len(inflight) == 0 {
+					rt.Skip("nothing in flight")
+				}
+				i := rapid.IntRange(0, len(inflight)-1).Draw(rt, "held")
+				h := inflight[i]
+				inflight = append(inflight[:i], inflight[i+1:]...)
+				h.key.Breaker().Release(h.tok, outcome(rt))
+				h.key.Done()
+				last = ""
+				check(rt)
+			},
+			"time": func(rt *rapid.T) {
+				clock.Advance(time.Duration(rapid.IntRange(1, 6).Draw(rt, "dt")) * 2 * time.Second)
+				last = ""
+				check(rt)
+			},
+			"operator": func(rt *rapid.T) {
+				b, ok := reg.Lookup("f/" + key(rt))
+				if !ok {
+					rt.Skip("not live")
+				}
+				switch rapid.IntRange(0, 2).Draw(rt, "mode") {
+				case 0:
+					b.Isolate("test")
+				case 1:
+					b.Bypass("test")
+				default:
+					b.Resume("test")
+				}
+				last = ""
+				check(rt)
+			},
+		})
 	})
+}
+
+func TestFamilyNeverDropsAnIsolatedKey(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 2})
+	f.Breaker("iso").Isolate("maintenance")
+	f.Breaker("byp").Bypass("debugging")
+	for i := range 10 {
+		f.Breaker(strconv.Itoa(i))
+	}
+	for _, k := range []string{"iso", "byp"} {
+		b, ok := reg.Lookup("f/" + k)
+		require.True(t, ok, "%s is in an operator's mode: never dropped", k)
+		assert.NotEqual(t, br.Closed, b.State())
+	}
+	assert.Equal(t, 3, f.Len(), "the two in a mode and the newest")
+	assert.Zero(t, f.Health().Open, "a mode is not OPEN for maxopen")
+	f.Breaker("iso").Resume("done")
+	f.Breaker("byp").Resume("done")
+	f.Breaker("x")
+	assert.Equal(t, 2, f.Len(), "once resumed they may go again")
+}
+
+func TestFamilyUpdateAppliesToLiveAndLaterKeys(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "quote", FailureThreshold: 5}, br.FamilyConfig{Keys: 10})
+	a := f.Breaker("a")
+	require.NoError(t, reg.Update(br.Config{Name: "quote", FailureThreshold: 2, ResetTimeout: time.Minute}))
+	assert.Equal(t, 2, a.Config().FailureThreshold, "a live key")
+	assert.Equal(t, time.Minute, a.Config().ResetTimeout)
+	ev := reg.Events(1)
+	require.Len(t, ev, 1)
+	assert.Equal(t, "quote/a", ev[0].Source)
+	assert.Contains(t, ev[0].Reason, "threshold 5→2")
+	assert.Equal(t, 2, f.Breaker("b").Config().FailureThreshold, "a key made later")
+	assert.Equal(t, "quote", f.Config().Name)
+	assert.Equal(t, 2, f.Config().FailureThreshold)
+
+	require.NoError(t, reg.Update(br.Config{Name: "quote/b", FailureThreshold: 7}), "one key's breaker alone")
+	assert.Equal(t, 7, f.Breaker("b").Config().FailureThreshold)
+	assert.Equal(t, 2, a.Config().FailureThreshold)
+
+	err := reg.Update(br.Config{Name: "quote", FailureThreshold: 3}, br.Config{Name: "quote", WindowCalls: 5})
+	require.Error(t, err, "a bad Config refuses the whole Update, for a family as for a breaker")
+	assert.Contains(t, err.Error(), `Config 1 (Name "quote")`)
+	assert.Equal(t, 2, a.Config().FailureThreshold, "all or nothing")
+	assert.Equal(t, 2, f.Config().FailureThreshold)
+
+	require.NoError(t, reg.Update(br.Config{Name: "quote", WindowCalls: 10}), "a change of shape applies to a family's keys")
+	assert.Equal(t, 10, a.Config().WindowCalls, "a live key")
+	assert.Equal(t, 10, f.Breaker("c").Config().WindowCalls, "a key made later")
+	assert.Equal(t, 10, f.Config().WindowCalls)
+}
+
+func TestFamilyUpdateLowersTheThresholdOfAnOpenKey(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := quietRegistry()
+		f := reg.Family(br.Config{Name: "f", FailureThreshold: 1, ResetTimeout: 10 * time.Second}, br.FamilyConfig{Keys: 1})
+		failOn(f.Breaker("dead"))
+		require.NoError(t, reg.Update(br.Config{Name: "f", ResetTimeout: time.Minute}))
+		b, _ := reg.Lookup("f/dead")
+		assert.Equal(t, br.Open, b.State(), "an OPEN key keeps its state and its window")
+		time.Sleep(10 * time.Second)
+		synctest.Wait()
+		assert.Equal(t, br.HalfOpen, b.State(), "the period under way keeps its 10s")
+	})
+}
+
+func TestFamilyIntegerAndStringFormsAreOneKey(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 10})
+	b := f.Breaker("42")
+	k := f.EnterInt(42)
+	assert.Same(t, b, k.Breaker())
+	k.Done()
+	u := f.EnterUint(42)
+	assert.Same(t, b, u.Breaker())
+	u.Done()
+	n := f.EnterInt(-7)
+	assert.Same(t, n.Breaker(), f.Breaker("-7"))
+	n.Done()
+	big := f.EnterUint(1 << 63)
+	assert.Equal(t, "f/9223372036854775808", big.Breaker().Name())
+	assert.NotSame(t, big.Breaker(), f.EnterInt(-1<<63).Breaker(), "the same bits, another key")
+	big.Done()
+	assert.NotSame(t, b, f.Breaker("042"), "not an integer's decimal form: a key of its own")
+	assert.Equal(t, 5, f.Len(), "42, -7, 1<<63, -1<<63 and 042")
+}
+
+func TestFamilyManyKeysStayFindable(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 5000})
+	got := map[string]*br.Breaker{}
+	for i := range 5000 {
+		k := "k" + strconv.Itoa(i)
+		got[k] = f.Breaker(k)
+	}
+	for k, b := range got {
+		require.Same(t, b, f.Breaker(k), k)
+	}
+	for i := range 20_000 { // churn: tombstones, rebuilds
+		f.EnterInt(int64(i)).Done()
+	}
+	assert.Equal(t, 5000, f.Len())
+	dropped := f.Health().Dropped
+	// The clock of uses moves once every 5000/16 new keys: the most
+	// recent 5000 less that many are live for sure.
+	for i := 15_000 + 5000/16; i < 20_000; i++ {
+		b := f.EnterInt(int64(i))
+		require.Equal(t, "f/"+strconv.Itoa(i), b.Breaker().Name())
+		b.Done()
+	}
+	assert.Equal(t, dropped, f.Health().Dropped, "every one of them was live")
+}
+
+// TestFamilyConcurrentChurn: goroutines entering keys of one family at
+// once, string and integer forms mixed, while new keys evict old ones:
+// every hold is on the key asked for, and the family ends within its
+// bound (-race checks the table's publication).
+func TestFamilyConcurrentChurn(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 50})
+	var wg sync.WaitGroup
+	errs := make(chan string, 4)
+	for g := range 4 {
+		wg.Go(func() {
+			for i := range 3000 {
+				n := (i*7 + g*13) % 200
+				var k br.FamilyKey
+				if i%2 == 0 {
+					k = f.Enter(strconv.Itoa(n))
+				} else {
+					k = f.EnterInt(int64(n))
+				}
+				if want := "f/" + strconv.Itoa(n); k.Breaker().Name() != want {
+					errs <- k.Breaker().Name() + " for " + want
+				}
+				k.Done()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	f.Breaker("last") // an eviction with no call in flight elsewhere
+	assert.LessOrEqual(t, f.Len(), 50)
+	assert.Equal(t, f.Len(), len(reg.Breakers()), "the registry holds the live keys' breakers only")
+}
+
+func TestFamilyFirstSettingsOfANameWin(t *testing.T) {
+	var logs logBuffer
+	reg := br.NewRegistry(br.WithLogger(logs.logger()), br.WithoutEnv())
+	f := reg.Family(br.Config{Name: "f", FailureThreshold: 2}, br.FamilyConfig{Keys: 10})
+	assert.Same(t, f, reg.Family(br.Config{Name: "f", FailureThreshold: 2}, br.FamilyConfig{Keys: 10}))
+	assert.NotContains(t, logs.String(), "already exists")
+	assert.Same(t, f, reg.Family(br.Config{Name: "f", FailureThreshold: 9}, br.FamilyConfig{Keys: 10}))
+	assert.Contains(t, logs.String(), "family[f] already exists with other settings; keeping the first")
+	assert.Equal(t, 2, f.Breaker("k").Config().FailureThreshold)
+	assert.Len(t, reg.Health().Families, 1)
+}
+
+// TestFamilyKeysOfEveryLength: keys of 0 to 40 bytes, and for each the
+// keys that differ from it in one byte, are each their own key (the
+// lookup hashes and compares short keys by words).
+func TestFamilyKeysOfEveryLength(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 100_000})
+	seen := map[string]*br.Breaker{}
+	for n := range 41 {
+		base := strings.Repeat("k", n)
+		keys := []string{base}
+		for i := range n {
+			keys = append(keys, base[:i]+"x"+base[i+1:])
+		}
+		for _, k := range keys {
+			seen[k] = f.Breaker(k)
+		}
+	}
+	for k, b := range seen {
+		require.Same(t, b, f.Breaker(k), "%q", k)
+		require.Equal(t, "f/"+k, b.Name())
+	}
+	assert.Equal(t, len(seen), f.Len())
+}
+
+func TestFamilyEnvModeReachesEveryKey(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_QUOTE_MODE=isolate"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()))
+	f := reg.Family(br.Config{Name: "quote"}, br.FamilyConfig{Keys: 1})
+	a := f.Breaker("a")
+	assert.Equal(t, br.Isolated, a.State(), "a key made under the family's mode starts in it")
+	assert.Equal(t, "isolated by operator: BREAKER_QUOTE_MODE=isolate", reg.Events(1)[0].Reason)
+	a.Resume("checked")
+	assert.Equal(t, br.Closed, f.Breaker("a").State(), "a live key the operator resumed stays resumed")
+	assert.Equal(t, br.Isolated, f.Breaker("b").State())
 }

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"cmp"
-	"hash/maphash"
 	"slices"
 	"strings"
 	"sync"
@@ -79,10 +78,6 @@ func keyOf(fams map[string]bool, name string) bool {
 // Limit returns how many keys the family keeps live at once (its Keys).
 func (f *Family) Limit() int { return f.limit }
 
-// Config returns the settings each key's breaker takes; its Name is the
-// family's.
-func (f *Family) Config() Config { return f.cfg }
-
 // Lookup returns the breaker of key if it is live, without creating it
 // nor marking its use.
 func (f *Family) Lookup(key string) (*Breaker, bool) {
@@ -104,10 +99,10 @@ func (f *Family) Breakers() []*Breaker {
 	return out
 }
 
-// entry returns the live entry of key, or nil.
+// entry returns the live entry of key, or nil. The tables are read with
+// atomic loads, so no lock is needed.
 func (f *Family) entry(key string) *famEntry {
-	sh := &f.shards[maphash.String(f.seed, key)%familyShards]
-	if e := (*sh.m.Load())[key]; e != nil && e.inflight.Load() >= 0 {
+	if e := f.findLocked(key); e != nil && e.inflight.Load() >= 0 {
 		return e
 	}
 	return nil
@@ -116,13 +111,11 @@ func (f *Family) entry(key string) *famEntry {
 // entries returns the live entries, in no order.
 func (f *Family) entries() []*famEntry {
 	out := make([]*famEntry, 0, f.live.Load())
-	for i := range f.shards {
-		for _, e := range *f.shards[i].m.Load() {
-			if e.inflight.Load() >= 0 {
-				out = append(out, e)
-			}
+	f.each(func(e *famEntry) {
+		if e.inflight.Load() >= 0 {
+			out = append(out, e)
 		}
-	}
+	})
 	return out
 }
 

@@ -83,22 +83,30 @@ import (
 // transition), reason "reconfigured: threshold 5→3, window 100→1m0s" in
 // the words of the annotation keys, and the hooks are called with it.
 // Rate limits change live with [Registry.UpdateRateLimit].
+//
+// A Name may be a [Family]'s: the Config then applies to the breaker of
+// every live key of the family (each records its Event) and to the keys
+// made later (their breakers start with the family's new settings). A key's
+// own name ("<family>/<key>") changes that key's breaker alone, for as
+// long as it lives: a key dropped and made again starts from the family's
+// settings. When a name is both a breaker's and a family's, both change.
 func (r *Registry) Update(cfgs ...Config) error {
 	type change struct {
 		b    *Breaker
 		next Config
 	}
+	type famChange struct {
+		f     *Family
+		next  Config
+		seen  map[*Breaker]bool // the live keys when it was checked
+		steps []Config          // the Configs naming it, in order
+	}
 	var changes []change
+	var fams []*famChange
 	pending := map[*Breaker]int{} // index in changes
-	for i, c := range cfgs {
-		where := fmt.Sprintf("breaker: Update: Config %d (Name %q)", i, c.Name)
-		if err := checkUpdate(c); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		b, ok := r.Lookup(c.Name)
-		if !ok {
-			return fmt.Errorf("%s: the registry has no breaker called %q", where, c.Name)
-		}
+	famIndex := map[*Family]int{}
+	// step layers c on b's settings as they stand after the earlier Configs.
+	step := func(b *Breaker, c Config) error {
 		j, seen := pending[b]
 		if !seen {
 			j = len(changes)
@@ -106,21 +114,88 @@ func (r *Registry) Update(cfgs ...Config) error {
 			changes = append(changes, change{b: b, next: *b.cfg()})
 		}
 		cur := changes[j].next
-		next := override{cfg: c}.apply(cur)
-		next.Name = cur.Name
-		if err := checkNext(c, next); err != nil {
-			return fmt.Errorf("%s: %w", where, err)
-		}
-		next = next.withDefaults()
-		if c.ResetMax > 0 && next.ResetMax == 0 {
-			return fmt.Errorf("%s: ResetMax %s is not above ResetTimeout %s", where, c.ResetMax, next.ResetTimeout)
+		next, err := layer(cur, c)
+		if err != nil {
+			return err
 		}
 		changes[j].next = next
+		return nil
+	}
+	for i, c := range cfgs {
+		where := fmt.Sprintf("breaker: Update: Config %d (Name %q)", i, c.Name)
+		if err := checkUpdate(c); err != nil {
+			return fmt.Errorf("%s: %w", where, err)
+		}
+		b, ok := r.Lookup(c.Name)
+		families := r.familiesNamed(c.Name)
+		if !ok && len(families) == 0 {
+			return fmt.Errorf("%s: the registry has no breaker called %q", where, c.Name)
+		}
+		if ok {
+			if err := step(b, c); err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+		}
+		for _, f := range families {
+			j, seen := famIndex[f]
+			if !seen {
+				j = len(fams)
+				famIndex[f] = j
+				fc := &famChange{f: f, next: f.Config(), seen: map[*Breaker]bool{}}
+				for _, kb := range f.breakers() {
+					fc.seen[kb] = true
+				}
+				fams = append(fams, fc)
+			}
+			fc := fams[j]
+			next, err := layer(fc.next, c)
+			if err != nil {
+				return fmt.Errorf("%s: %w", where, err)
+			}
+			fc.next = next
+			fc.steps = append(fc.steps, c)
+			for kb := range fc.seen {
+				if err := step(kb, c); err != nil {
+					return fmt.Errorf("%s: key %q: %w", where, kb.Name(), err)
+				}
+			}
+		}
+	}
+	for _, fc := range fams {
+		// Keys made since the check took the family's old settings: they
+		// take the same steps, from theirs.
+		for _, kb := range fc.f.reconfigure(fc.next) {
+			if fc.seen[kb] {
+				continue
+			}
+			next := *kb.cfg()
+			for _, c := range fc.steps {
+				if n, err := layer(next, c); err == nil {
+					next = n
+				}
+			}
+			changes = append(changes, change{b: kb, next: next})
+		}
 	}
 	for _, c := range changes {
 		c.b.reconfigure(c.next)
 	}
 	return nil
+}
+
+// layer returns cur with the fields of c that are not zero, defaults
+// applied, Name kept; an error when the result needs what it has not.
+func layer(cur, c Config) (Config, error) {
+	next := override{cfg: c}.apply(cur)
+	next.Name = cur.Name
+	if err := checkNext(c, next); err != nil {
+		return cur, err
+	}
+	next = next.withDefaults()
+	if c.ResetMax > 0 && next.ResetMax == 0 {
+		return cur, fmt.Errorf("ResetMax %s is not above ResetTimeout %s", c.ResetMax, next.ResetTimeout)
+	}
+	return next, nil
 }
 
 // checkUpdate refuses the fields of c that Update does not take whatever

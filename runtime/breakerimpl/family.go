@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // Family is what a generated wrapper calls for a method with `key=PARAM`:
@@ -11,7 +12,8 @@ import (
 // [runtime.Family]. Get one from [NewFamily]. A Family is safe for
 // concurrent use.
 type Family struct {
-	f *runtime.Family
+	f      *runtime.Family
+	refuse *Route // when the implementation is nil: every key's route, refusing with ErrNilImpl
 }
 
 // Keyed is one call's route on a [Family]: generated code enters its
@@ -27,9 +29,12 @@ func (k Keyed) Done() { k.key.Done() }
 // NewFamily returns a family of routes for calls to impl, one per key, each
 // with cfg's settings and the breaker named cfg.Breaker.Name + "/" + key;
 // keys (0: [runtime.DefaultFamilyKeys]) bounds how many live at once and
-// maxOpen (a percentage, 0: no cap) how many may be out of CLOSED (see
+// maxOpen (a percentage, 0: no cap) how many may be OPEN at once (see
 // [runtime.Family]). A nil reg is [runtime.Default]. The keys share the
-// family's limiter, when cfg has a rate limit.
+// family's limiter, when cfg has a rate limit. Like routes of one breaker,
+// the wrappers made with one name on one registry share the family: its
+// first NewFamily makes every key's route, with that call's cfg. When impl
+// is nil every call is refused with [ErrNilImpl].
 func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen int) *Family {
 	if reg == nil {
 		reg = runtime.Default()
@@ -37,16 +42,38 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	var f *runtime.Family
 	f = reg.Family(cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst,
 		Attach: func(b *runtime.Breaker) any {
-			return newRoute(reg, impl, cfg, b, f.Limiter())
+			kr := new(keyRoute)
+			initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
+			kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
+			return &kr.Route
 		}})
+	if impl == nil {
+		return &Family{f: f, refuse: &Route{state: &nilImpl.state, reject: &nilImpl.reject, slow: core.FastMask}}
+	}
 	return &Family{f: f}
 }
+
+// keyRoute is a key's route padded to a multiple of 64 bytes: allocations
+// of such a size class start on a cache line, so the words a call reads
+// (the first of the Route) are in one line. TestKeyRouteIsLineSized keeps
+// the padding in step with Route.
+type keyRoute struct {
+	Route
+	_ [72]byte
+}
+
+// anyImpl is the implementation a family's routes are made with: a nil
+// one is refused before any key's route is reached (Family.refuse).
+var anyImpl = struct{}{}
 
 // Runtime returns the family's [runtime.Family].
 func (f *Family) Runtime() *runtime.Family { return f.f }
 
 // Key returns the route of a string key. It allocates nothing for a live key.
 func (f *Family) Key(key string) Keyed {
+	if f.refuse != nil {
+		return Keyed{Route: f.refuse}
+	}
 	k := f.f.Enter(key)
 	return Keyed{k.Value().(*Route), k}
 }
@@ -54,12 +81,18 @@ func (f *Family) Key(key string) Keyed {
 // KeyInt returns the route of an integer key, its decimal form. It
 // allocates nothing for a live key.
 func (f *Family) KeyInt(key int64) Keyed {
+	if f.refuse != nil {
+		return Keyed{Route: f.refuse}
+	}
 	k := f.f.EnterInt(key)
 	return Keyed{k.Value().(*Route), k}
 }
 
 // KeyUint is KeyInt for an unsigned key.
 func (f *Family) KeyUint(key uint64) Keyed {
+	if f.refuse != nil {
+		return Keyed{Route: f.refuse}
+	}
 	k := f.f.EnterUint(key)
 	return Keyed{k.Value().(*Route), k}
 }

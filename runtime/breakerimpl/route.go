@@ -106,8 +106,16 @@ func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Break
 
 // buildRoute is newRoute without the recording.
 func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
+	rt := new(Route)
+	initRoute(rt, reg, impl, cfg, b, l)
+	return rt
+}
+
+// initRoute makes *rt the route of buildRoute; rt is new (a family
+// allocates its keys' routes aligned to a cache line).
+func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
 	c := core.BreakerOf(b)
-	rt := &Route{
+	*rt = Route{
 		state:   c.State,
 		reject:  c.Reject,
 		fails:   failsWord(c.Fails),
@@ -153,7 +161,6 @@ func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Bre
 	if rt.inject = core.InjectorOf(c); rt.inject != nil {
 		rt.slow = ^uint64(0) // decided here, once: no cost on routes that do not inject
 	}
-	return rt
 }
 
 // Breaker returns the route's breaker.

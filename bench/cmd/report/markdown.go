@@ -107,6 +107,7 @@ func (r report) markdown() string {
 	r.windowSection(p)
 	r.hedgeSection(p)
 	r.loadSection(p)
+	r.keyedSection(p)
 
 	p("## Behaviour\n\n")
 	p("Each cell is recorded by a test in `bench/contend/behaviour_test.go` during this run. Breakers are configured to trip after one failure; ")
@@ -257,6 +258,29 @@ func (r report) loadSection(p func(string, ...any)) {
 	p("The goal of issue 15: concurrency at most 1.5× without it.\n\n")
 	r.costTargets(p, r.loadTargets())
 	r.costTable(p, "Load", loadRows, "the plain wrapper")
+}
+
+// keyedRows are BenchmarkKeyedSuccess{,Parallel}'s sub-benchmarks
+// (bench/contend/keyed_bench_test.go); plain is the baseline.
+var keyedRows = []costRow{
+	{"plain", "the generated `QuoterBreaker`, one breaker, called with 10,000 codes in turn"},
+	{"string", "one breaker per code (`key=code`), the 10,000 keys live, called in turn"},
+	{"int", "one breaker per integer id, the 10,000 keys live, called in turn"},
+}
+
+// keyedSection: what a breaker per key costs a success (issue 30), if the
+// run measured it.
+func (r report) keyedSection(p func(string, ...any)) {
+	if !r.costRan("KeyedSuccess", keyedRows) {
+		return
+	}
+	p("## Breakers per key: cost\n\n")
+	p("The success path of a method keyed by a string and by an integer with 10,000 live keys (SPEC §15), beside the plain wrapper called with the same keys, ")
+	p("from `BenchmarkKeyedSuccess` and `BenchmarkKeyedSuccessParallel` in `bench/contend/keyed_bench_test.go` (the keyed wrapper in the generated shape, `bench/contend/keyed.go`), in the same rounds as the tables above. ")
+	p("Each row cycles through the keys in the order they were made; under RunParallel each goroutine starts at its own place. ")
+	p("The goals of issue 30: at most 3× the plain wrapper, 0 allocations, and a speedup from 1 CPU to 2 at least 0.8 of the plain wrapper's.\n\n")
+	r.costTargets(p, r.keyedTargets())
+	r.costTable(p, "KeyedSuccess", keyedRows, "the plain wrapper")
 }
 
 // costRan says whether any row of bench ran.

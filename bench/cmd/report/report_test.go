@@ -271,3 +271,30 @@ func TestCostSections(t *testing.T) {
 	assert.NotContains(t, none, "## Trip conditions over a window")
 	assert.NotContains(t, none, "## Load control")
 }
+
+func TestKeyedSection(t *testing.T) {
+	r := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.parse([]byte(`BenchmarkKeyedSuccess/plain         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/string        	 1000	        25.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/int           	 1000	        40.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccessParallel/plain 	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccessParallel/plain-2	 1000	         5.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccessParallel/string	 1000	        25.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccessParallel/string-2	 1000	        25.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccessParallel/int   	 1000	        40.00 ns/op	      16 B/op	       1 allocs/op
+`)))
+	rep := report{bench: r}
+	ts := rep.keyedTargets()
+	require.Len(t, ts, 5)
+	assert.Contains(t, ts[0].measured, "**2.50×** (serial, 1 CPU)") // 25/10
+	assert.Contains(t, ts[0].verdict, "met, 1.20× under")           // 2.5 against 3
+	assert.Contains(t, ts[1].measured, "**0.50** of its speedup")   // (25/25)/(10/5)
+	assert.Contains(t, ts[1].verdict, "**missed**")                 //
+	assert.Contains(t, ts[2].verdict, "**missed**: 1.33× over")     // 4 against 3
+	assert.Contains(t, ts[3].verdict, "not measured")               // no int-2 sample
+	assert.Equal(t, "**missed**: 1 allocs/op", ts[4].verdict)       //
+	md := rep.markdown()
+	assert.Contains(t, md, "## Breakers per key: cost\n\n")
+	assert.Contains(t, md, "| string | 25.0 (2.50×) |")
+	assert.NotContains(t, report{bench: benchResults{samples: map[string][]sample{}}}.markdown(), "## Breakers per key")
+}

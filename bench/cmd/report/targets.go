@@ -397,3 +397,49 @@ func (r report) fasterTarget(name string, ours, theirs ref) target {
 	}
 	return t
 }
+
+// Issue 30's goals on the cost of breakers per key, ratios of rows of
+// BenchmarkKeyedSuccess measured in this run.
+var (
+	keyedPlain  = ref{"KeyedSuccess", "plain"}
+	keyedString = ref{"KeyedSuccess", "string"}
+	keyedInt    = ref{"KeyedSuccess", "int"}
+)
+
+// keyedTargets: each keyed row at most 3× the plain wrapper with 10,000
+// live keys, its RunParallel speedup at least 0.8 of the plain wrapper's,
+// and no allocation on any keyed row.
+func (r report) keyedTargets() []target {
+	var ts []target
+	for _, k := range []struct {
+		what string
+		at   ref
+	}{{"string key", keyedString}, {"integer key", keyedInt}} {
+		ts = append(ts, r.boundTarget(bound{name: k.what + ": success path at most 3× the plain wrapper, 10,000 live keys (issue 30)",
+			a: k.at, b: keyedPlain, want: 3, atMost: true}))
+		ts = append(ts, r.relScaleTarget(k.what+": scales at least 0.8 of the plain wrapper's speedup (issue 30)", k.at, keyedPlain, 0.8))
+	}
+	allocs := target{name: "keyed success path: 0 allocations (issue 30)"}
+	worst, n := 0.0, 0
+	for _, name := range r.bench.order {
+		if !strings.HasPrefix(name, "BenchmarkKeyedSuccess") || strings.Contains(name, "/plain") {
+			continue
+		}
+		n++
+		var v []float64
+		for _, s := range r.bench.samples[name] {
+			v = append(v, s.allocs)
+		}
+		worst = max(worst, median(v))
+	}
+	switch {
+	case n == 0:
+		allocs.measured, allocs.verdict = "no samples", "**not measured**"
+	case worst == 0:
+		allocs.measured, allocs.verdict = fmt.Sprintf("median allocs/op 0 over %d benchmarks (string and integer, serial and RunParallel, 1 and 2 CPUs)", n), "met"
+	default:
+		allocs.measured = fmt.Sprintf("median allocs/op at most %g over %d benchmarks", worst, n)
+		allocs.verdict = fmt.Sprintf("**missed**: %g allocs/op", worst)
+	}
+	return append(ts, allocs)
+}
