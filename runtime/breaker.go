@@ -118,7 +118,9 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
-	if b.win != nil && b.win.fast != nil && !b.count {
+	if b.win != nil && b.win.fast != nil && !b.count && !b.win.tracking {
+		// A timed call's success is counted there too, once the breaker
+		// knows it was not slow (see record): not by the call protocol.
 		b.core.Win = b.win.fast
 	}
 	return b
