@@ -33,7 +33,7 @@ import (
 type tracker struct {
 	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
 	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
-	home int                         // the first segments, one per P: a call starts looking in its P's
+	home int                         // the first segments, a power of two, one per P at least: a call starts looking in its P's
 }
 
 // trackSeg is one segment: a bit per slot claimed, and the slots.
@@ -60,7 +60,10 @@ const (
 )
 
 func newTracker() *tracker {
-	n := min(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()), 256)
+	n := 1 // a power of two, at least one per P
+	for n < min(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()), 256) {
+		n *= 2
+	}
 	segs := make([]*trackSeg, n)
 	for i := range segs {
 		segs[i] = new(trackSeg)
@@ -83,15 +86,27 @@ func (t *tracker) slot(id uint64) (*trackSeg, *trackSlot, uint64) {
 
 // claim times a call of period p that started at now and returns its
 // tracking id, or 0 when every slot was taken (the caller then claims
-// under the window's lock with claimLocked).
+// under the window's lock with claimLocked). It looks in its P's home
+// segment first.
 func (t *tracker) claim(now int64, p uint32) uint64 {
 	segs := *t.segs.Load()
-	home := core.ProcHint() % t.home
-	for k := range segs {
-		i := home + k
-		if i >= len(segs) {
-			i -= len(segs)
+	i := core.ProcHint() & (t.home - 1)
+	if i < len(segs) {
+		seg := segs[i]
+		if u := seg.used.Load(); u != math.MaxUint64 {
+			j := bits.TrailingZeros64(^u)
+			if seg.used.CompareAndSwap(u, u|1<<j) {
+				return seg.start(i, j, now, p)
+			}
 		}
+	}
+	return t.claimAny(segs, i, now, p)
+}
+
+// claimAny is claim in any segment, starting from segment home.
+func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint64 {
+	for k := range segs {
+		i := (home + k) % len(segs)
 		seg := segs[i]
 		for {
 			u := seg.used.Load()
@@ -99,17 +114,22 @@ func (t *tracker) claim(now int64, p uint32) uint64 {
 				break // full: the next segment
 			}
 			j := bits.TrailingZeros64(^u)
-			if !seg.used.CompareAndSwap(u, u|1<<j) {
-				continue
+			if seg.used.CompareAndSwap(u, u|1<<j) {
+				return seg.start(i, j, now, p)
 			}
-			s := &seg.slots[j]
-			s.start.Store(now)
-			gen := s.word.Load() >> 3 & (1<<29 - 1)
-			s.word.Store(uint64(p)<<32 | (gen+1)&(1<<29-1)<<3 | slotLive)
-			return uint64(i*segSlots+j) + 1
 		}
 	}
 	return 0
+}
+
+// start fills slot j of segment i, just claimed, with a call of period p
+// that started at now, and returns its tracking id.
+func (seg *trackSeg) start(i, j int, now int64, p uint32) uint64 {
+	s := &seg.slots[j]
+	s.start.Store(now)
+	gen := s.word.Load() >> 3 & (1<<29 - 1)
+	s.word.Store(uint64(p)<<32 | (gen+1)&(1<<29-1)<<3 | slotLive)
+	return uint64(i*segSlots+j) + 1
 }
 
 // claimLocked is claim when every slot was taken: past maxTracked timed

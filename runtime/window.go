@@ -407,7 +407,16 @@ func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	if !push {
 		return s &^ windowFlag, true
 	}
-	return s | b.win.claim(now, period(s), limit)<<probeShift, true
+	t := b.win.track
+	id := t.claim(now, period(s))
+	if id == 0 {
+		id = b.win.claimLocked(now, period(s))
+	}
+	// After the slot is written (see tracker): the deadline of this call.
+	if d := now + int64(limit); limit > 0 && d < t.due.Load() {
+		t.lowerDue(d)
+	}
+	return s | id<<probeShift, true
 }
 
 // claim times a call of period p admitted at instant now and returns its
@@ -416,14 +425,20 @@ func (w *window) claim(now int64, p uint32, limit time.Duration) uint64 {
 	t := w.track
 	id := t.claim(now, p)
 	if id == 0 {
-		w.mu.Lock()
-		id = t.claimLocked(now, p)
-		w.mu.Unlock()
+		id = w.claimLocked(now, p)
 	}
-	if limit > 0 {
-		t.lowerDue(now + int64(limit)) // after the slot is written (see tracker)
+	// After the slot is written (see tracker): the deadline of this call.
+	if d := now + int64(limit); limit > 0 && d < t.due.Load() {
+		t.lowerDue(d)
 	}
 	return id
+}
+
+// claimLocked is tracker.claimLocked under the window's lock.
+func (w *window) claimLocked(now int64, p uint32) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.track.claimLocked(now, p)
 }
 
 // trackSlot starts timing the CLOSED call admitted as w (by admitTracked
@@ -480,24 +495,60 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 // not made (refused, or withdrawn after a limiter's wait) are not judged.
 func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
 	start, ok := b.win.track.end(w & probeMask >> probeShift)
-	if !ok || o > Ignored || (o == Ignored && b.cfg().InFlight == 0) || start == 0 {
+	cfg := b.cfg()
+	if !ok || o > Ignored || (o == Ignored && cfg.InFlight == 0) || start == 0 {
 		return o, 0, 0, 0, ok // start 0: not timed (see tracker.claimLocked)
 	}
 	now = b.stamps.now()
 	ran := time.Duration(now - start)
 	if o == Ignored {
-		if ran > b.cfg().InFlight {
+		if ran > cfg.InFlight {
 			return Failure, 0, now, ran, true // not slow: its own outcome is no call's
 		}
 		return o, 0, 0, 0, true
 	}
-	if b.cfg().SlowCall > 0 && ran > b.cfg().SlowCall {
+	if cfg.SlowCall > 0 && ran > cfg.SlowCall {
 		bits |= slowBit
 	}
-	if b.cfg().InFlight > 0 && ran > b.cfg().InFlight {
+	if cfg.InFlight > 0 && ran > cfg.InFlight {
 		return Failure, bits, now, ran, true
 	}
 	return o, bits, now, 0, true
+}
+
+// timedSuccess is outcomeAs(w, Success, nil) for a CLOSED call that the
+// breaker times (w has WindowFlag): the success path of SlowCall and
+// InFlight, with no lock while the window can count the success without
+// one (see record).
+func (b *Breaker) timedSuccess(w uint64) {
+	start, ok := b.win.track.end(w & probeMask >> probeShift)
+	if !ok {
+		return // counted when found overdue, or forgotten
+	}
+	var (
+		bits uint8
+		now  int64
+	)
+	if start != 0 { // else not timed (see tracker.claimLocked)
+		now = b.stamps.now()
+		ran := time.Duration(now - start)
+		cfg := b.cfg()
+		if cfg.SlowCall > 0 && ran > cfg.SlowCall {
+			bits = slowBit
+		}
+		if cfg.InFlight > 0 && ran > cfg.InFlight {
+			b.countOutcome(Failure)
+			b.closedFailure(w, nil, ran, bits|failedBit, now)
+			return
+		}
+	}
+	if b.count {
+		b.countOutcome(Success)
+	}
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+	b.record(w, bits, now)
 }
 
 // record adds an ended call of the CLOSED period of w to the window, and

@@ -75,6 +75,9 @@ type Ops interface {
 	// word with LoadFlag and no other flag: Settle for a nil error,
 	// without classifying it.
 	LoadSucceeded(w uint64)
+	// WindowSuccess is LoadSucceeded for a word with WindowFlag and no
+	// other flag: a call that a window records or that the breaker times.
+	WindowSuccess(w uint64)
 	// Withdraw is Ignore for a call refused before Load (a limiter wait
 	// that its ctx ended): it has no slot to free.
 	Withdraw(w uint64)
@@ -187,21 +190,15 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		b.Succeeded(w)
 		return
 	}
-	if err == nil && w&FastMask == WindowFlag && b.WindowSucceeded(w) {
+	if err == nil && w&FastMask == WindowFlag {
+		if b.Win != nil && b.Win.Count(w) {
+			b.Succeeded(w) // counted in a time window without a lock
+			return
+		}
+		b.WindowSuccess(w)
 		return
 	}
 	b.Settle(ctx, w, err)
-}
-
-// WindowSucceeded counts the success of a CLOSED call admitted as w, a word
-// with WindowFlag and no other flag, in a time window without a lock, and
-// reports false when the breaker must record it instead (see [Window]).
-func (b *Breaker) WindowSucceeded(w uint64) bool {
-	if win := b.Win; win != nil && win.Count(w) {
-		b.Succeeded(w)
-		return true
-	}
-	return false
 }
 
 // Succeeded counts a plain CLOSED success admitted as w.
