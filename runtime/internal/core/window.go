@@ -37,9 +37,13 @@ type Window struct {
 // the ten before it.
 const Buckets = 11
 
+// counters is how many counters a stripe has: more than Buckets, so that
+// the counters of the buckets a reader sums are distinct, and a power of
+// two, so that a tag's counter is its low bits.
+const counters = 16
+
 type stripe struct {
-	c [Buckets]atomic.Uint64
-	_ [128 - Buckets*8]byte // a stripe per pair of cache lines
+	c [counters]atomic.Uint64 // a stripe per pair of cache lines
 }
 
 // NewWindow returns a Window with n stripes (at least 1, at most 256):
@@ -91,7 +95,7 @@ func (win *Window) Count(w uint64) bool {
 	id := procPin() // the P's stripe, which only this goroutine writes until unpinned
 	ok := id < len(win.stripes)
 	if ok {
-		c := &win.stripes[id].c[tag%Buckets]
+		c := &win.stripes[id].c[tag%counters]
 		old := c.Load()
 		switch d := int32(tag - uint32(old>>32)); {
 		case d == 0 && uint32(old) != math.MaxUint32:
