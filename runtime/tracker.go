@@ -34,6 +34,14 @@ type tracker struct {
 	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
 	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
 	home int                         // the first segments, a power of two, one per P at least: a call starts looking in its P's
+
+	// ordered: the clock is not the real one (WithClock), so calls often
+	// start at the same instant; their gens come from seq, in admission
+	// order, so that claimLocked forgets the first admitted of the oldest.
+	ordered bool
+	seq     atomic.Uint64
+
+	spill atomic.Int64 // the segment where the latest claim outside its home found a slot
 }
 
 // trackSeg is one segment: a bit per slot claimed, and the slots.
@@ -48,7 +56,10 @@ type trackSlot struct {
 	start atomic.Int64  // a stamp (see stamps)
 }
 
-const segSlots = 64
+const (
+	segSlots = 64
+	genMask  = 1<<29 - 1
+)
 
 // The states of a timed call (its slot's word).
 const (
@@ -59,7 +70,7 @@ const (
 	slotState     = 7
 )
 
-func newTracker() *tracker {
+func newTracker(ordered bool) *tracker {
 	n := 1 // a power of two, at least one per P
 	for n < min(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()), 256) {
 		n *= 2
@@ -68,7 +79,7 @@ func newTracker() *tracker {
 	for i := range segs {
 		segs[i] = new(trackSeg)
 	}
-	t := &tracker{home: n}
+	t := &tracker{home: n, ordered: ordered}
 	t.segs.Store(&segs)
 	t.due.Store(math.MaxInt64)
 	return t
@@ -96,17 +107,23 @@ func (t *tracker) claim(now int64, p uint32) uint64 {
 		if u := seg.used.Load(); u != math.MaxUint64 {
 			j := bits.TrailingZeros64(^u)
 			if seg.used.CompareAndSwap(u, u|1<<j) {
-				return seg.start(i, j, now, p)
+				return t.start(seg, i, j, now, p)
 			}
 		}
 	}
 	return t.claimAny(segs, i, now, p)
 }
 
-// claimAny is claim in any segment, starting from segment home.
+// claimAny is claim in any segment, starting from the latest that had
+// room (spill), so that a burst of calls past their home segments does
+// not look through every full segment each time.
 func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint64 {
+	from := int(t.spill.Load())
+	if from >= len(segs) {
+		from = home
+	}
 	for k := range segs {
-		i := (home + k) % len(segs)
+		i := (from + k) % len(segs)
 		seg := segs[i]
 		for {
 			u := seg.used.Load()
@@ -115,26 +132,34 @@ func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint
 			}
 			j := bits.TrailingZeros64(^u)
 			if seg.used.CompareAndSwap(u, u|1<<j) {
-				return seg.start(i, j, now, p)
+				if i != from {
+					t.spill.Store(int64(i))
+				}
+				return t.start(seg, i, j, now, p)
 			}
 		}
 	}
 	return 0
 }
 
-// start fills slot j of segment i, just claimed, with a call of period p
+// start fills slot j of segment i (seg), just claimed, with a call of period p
 // that started at now, and returns its tracking id.
-func (seg *trackSeg) start(i, j int, now int64, p uint32) uint64 {
+func (t *tracker) start(seg *trackSeg, i, j int, now int64, p uint32) uint64 {
 	s := &seg.slots[j]
 	s.start.Store(now)
-	gen := s.word.Load() >> 3 & (1<<29 - 1)
-	s.word.Store(uint64(p)<<32 | (gen+1)&(1<<29-1)<<3 | slotLive)
+	gen := s.word.Load()>>3 + 1
+	if t.ordered {
+		gen = t.seq.Add(1)
+	}
+	s.word.Store(uint64(p)<<32 | gen&genMask<<3 | slotLive)
 	return uint64(i*segSlots+j) + 1
 }
 
-// claimLocked is claim when every slot was taken: past maxTracked timed
-// calls the oldest is forgotten (its outcome will be ignored), and the
-// table grows by a segment. The window's lock is held.
+// claimLocked is claim when every slot was taken: the table grows by a
+// quarter, up to maxTracked slots; past maxTracked timed calls the oldest
+// is forgotten (its outcome will be ignored) and the table grows by one
+// segment, which the forgotten call's slot makes up for when it ends.
+// The window's lock is held.
 func (t *tracker) claimLocked(now int64, p uint32) uint64 {
 	if id := t.claim(now, p); id != 0 {
 		return id // a call ended meanwhile
@@ -151,7 +176,7 @@ func (t *tracker) claimLocked(now int64, p uint32) uint64 {
 				continue
 			}
 			timed++
-			if oldest == nil || s.start.Load() < oldest.start.Load() {
+			if oldest == nil || older(s.start.Load(), w, oldest.start.Load(), oldestWord) {
 				oldest, oldestWord = s, w
 			}
 		}
@@ -159,12 +184,31 @@ func (t *tracker) claimLocked(now int64, p uint32) uint64 {
 	if timed >= maxTracked && oldest != nil {
 		oldest.word.CompareAndSwap(oldestWord, oldestWord&^slotState|slotForgotten)
 	}
-	if uint64(len(segs)+1)*segSlots > idMask {
+	more := 1
+	if timed < maxTracked {
+		more = max(min(len(segs)/4, maxTracked/segSlots-len(segs)), 1)
+	}
+	if uint64(len(segs)+more)*segSlots > idMask {
 		return 0 // no id left for another segment: the call is not timed
 	}
-	grown := append(segs[:len(segs):len(segs)], new(trackSeg))
+	grown := segs[:len(segs):len(segs)]
+	for range more {
+		grown = append(grown, new(trackSeg))
+	}
 	t.segs.Store(&grown)
 	return t.claim(now, p)
+}
+
+// older reports whether the call that started at start in a slot whose
+// word is w was admitted before the one of (start2, w2): the earlier
+// start, or, at the same instant, the earlier gen (which says the
+// admission order with a test clock, see ordered).
+func older(start int64, w uint64, start2 int64, w2 uint64) bool {
+	if start != start2 {
+		return start < start2
+	}
+	d := (w>>3 - w2>>3) & genMask
+	return d > genMask/2 // w's gen comes before w2's, modulo 1<<29
 }
 
 // end ends the timing of the call with tracking id id. It returns the

@@ -189,7 +189,7 @@ func newWindow(conf *atomic.Pointer[Config], clock Clock) *window {
 		}
 	}
 	if w.tracking {
-		w.track = newTracker()
+		w.track = newTracker(clock == nil)
 	}
 	return w
 }
