@@ -32,6 +32,7 @@ import (
 // word it read.
 type tracker struct {
 	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
+	last atomic.Int64                // the InFlight that due was computed with: a look with another (Registry.Update) scans
 	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
 	home int                         // the first segments, a power of two, one per P at least: a call starts looking in its P's
 
@@ -240,12 +241,22 @@ func (t *tracker) lowerDue(d int64) {
 	}
 }
 
+// mayBeOverdue reports whether a call may have been in flight longer than
+// limit at instant now: a scan (overdueLocked) must look.
+func (t *tracker) mayBeOverdue(now int64, limit time.Duration) bool {
+	return now > t.due.Load() || int64(limit) != t.last.Load()
+}
+
 // overdueLocked counts the calls of state period p in flight longer than
 // limit at instant now: it marks them counted and returns how many there
 // were, how many of them were in flight longer than slowCall (0: none),
 // and the age of the oldest; then it moves due on to the deadline of the
 // oldest call left. The window's lock is held: one scanner at a time.
+// (A call admitted while Registry.Update lowers InFlight may lower due
+// with the old limit after this scan: a look finds it up to the
+// difference late; its end still judges it by the new one.)
 func (t *tracker) overdueLocked(now int64, p uint32, limit, slowCall time.Duration) (n, slow int, oldest time.Duration) {
+	t.last.Store(int64(limit))
 	was := t.due.Load()
 	first := int64(math.MaxInt64) // the earliest start among the calls left
 	for _, seg := range *t.segs.Load() {

@@ -134,3 +134,19 @@ func TestInFlightDueFollowsTheOldestCall(t *testing.T) {
 	b.Release(second, nil)
 	assert.Equal(t, uint64(1), b.Stats().Failures)
 }
+
+// TestInFlightLoweredLiveFindsTheCallAtOnce: a Registry.Update that lowers
+// InFlight applies at the next look, not at the deadline the old setting
+// gave the calls in flight.
+func TestInFlightLoweredLiveFindsTheCallAtOnce(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "i", InFlight: time.Minute, FailureThreshold: 1})
+	tok, err := b.Acquire(context.Background())
+	require.NoError(t, err)
+	clk.Advance(20 * time.Second)
+	require.Equal(t, runtime.Closed, b.State())
+	require.NoError(t, reg.Update(runtime.Config{Name: "i", InFlight: 10 * time.Second, FailureThreshold: 1}))
+	assert.Equal(t, runtime.Open, b.State(), "20s in flight > inflight=10s")
+	assert.Equal(t, "call in flight 20s > inflight=10s", reg.Events(1)[0].Reason)
+	b.Release(tok, nil)
+}

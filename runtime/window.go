@@ -399,7 +399,7 @@ func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 		return s &^ windowFlag, true
 	}
 	now := b.stamps.now()
-	if limit > 0 && now > b.win.track.due.Load() {
+	if limit > 0 && b.win.track.mayBeOverdue(now, limit) {
 		if !b.countOverdueAt(s, now, limit) {
 			return 0, false
 		}
@@ -456,8 +456,9 @@ func (b *Breaker) trackSlot(w uint64) uint64 {
 // checkOverdue counts the calls of CLOSED state word s found overdue; every
 // look at the state makes it (see [Breaker.State]).
 func (b *Breaker) checkOverdue(s uint64) {
-	if now := b.stamps.now(); now > b.win.track.due.Load() {
-		b.countOverdueAt(s, now, b.cfg().InFlight)
+	limit := b.cfg().InFlight
+	if now := b.stamps.now(); b.win.track.mayBeOverdue(now, limit) {
+		b.countOverdueAt(s, now, limit)
 	}
 }
 
