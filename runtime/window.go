@@ -129,7 +129,7 @@ type window struct {
 	counting  bool                    // a count or time window
 	width     int64                   // time window: nanoseconds per bucket; 0 for a count window
 	tracking  bool                    // SlowCall or InFlight: every call is timed
-	cleanable bool                    // a count window without timing: a clean one needs no record
+	cleanable bool                    // a count window: a clean one needs no record (see clean, syncWindowFlagLocked)
 
 	mu     sync.Mutex // guards everything below
 	period uint32     // the state period whose calls the window holds
@@ -164,7 +164,9 @@ type window struct {
 	// WindowFlag stays set: every call is timed).
 	clean atomic.Bool
 
-	// The calls in flight (SlowCall, InFlight); nil otherwise.
+	// The calls in flight (SlowCall, InFlight), nil otherwise: not
+	// guarded by mu (see tracker), which only its scans and its claims
+	// past every slot take.
 	track *tracker
 }
 
