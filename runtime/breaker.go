@@ -122,8 +122,11 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
 	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
-	if win := b.win.Load(); win != nil && win.fast != nil && !b.count {
-		b.core.Win = win.fast // never replaced: see Breaker.reshapeLocked
+	if win := b.win.Load(); win != nil && win.fast != nil && !b.count && !win.tracking {
+		// Never replaced (see Breaker.reshapeLocked). A timed call's
+		// success is counted there too, once the breaker knows it was not
+		// slow (see record): not by the call protocol.
+		b.core.Win = win.fast
 	}
 	return b
 }

@@ -38,8 +38,10 @@
 // failure, checked at admissions and looks at the state, without timers.
 // The reasons say what tripped: "failure rate 62% (31 of 50 calls in
 // 1m0s) >= 50%". A count window costs a CLOSED success nothing while it
-// holds no failure; a time window, SlowCall and InFlight read the clock on
-// every call. [Stats] shows the window's figures.
+// holds no failure; a time window counts one without a lock or a clock
+// read; SlowCall and InFlight read the clock twice per call (a duration
+// needs both ends) and take no lock that all calls share. [Stats] shows
+// the window's figures.
 //
 // # Calling through a breaker
 //

@@ -25,6 +25,14 @@ func (o *ops) LoadSucceeded(w uint64) {
 	}
 }
 
+func (o *ops) WindowSuccess(w uint64) {
+	if b := o.b(); b.win.Load() != nil && b.win.Load().tracking {
+		b.timedSuccess(w)
+	} else {
+		b.outcomeAs(w, Success, nil)
+	}
+}
+
 func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {
 	return o.b().enterLoad(ctx, w, maxWait)
 }

@@ -26,8 +26,10 @@ import (
 // success without the lock or a clock read while it has published a
 // bucket (see publishLocked and core.Window); other calls take the lock
 // and read the clock once when they end. SlowCall and InFlight
-// time every call: they take the lock and read the clock when the call is
-// admitted and again when it ends.
+// time every call: a clock read when the call is admitted and one when it
+// ends, and a slot in the tracker (see tracker), no lock; a success that
+// is not slow then takes no lock either while a count window is clean
+// (clean) or a time window has published a bucket.
 //
 // Accuracy under concurrency. A call admitted while the count window was
 // clean and ending just after a failure made it dirty is not recorded: the
@@ -55,7 +57,7 @@ const (
 
 	// maxTracked is how many calls in flight a breaker times at most
 	// (SlowCall, InFlight). Past it, the oldest is forgotten: its outcome
-	// is then ignored.
+	// is then ignored (see tracker.claimLocked).
 	maxTracked = 1 << 16
 
 	windowFlag = core.WindowFlag
@@ -127,7 +129,7 @@ type window struct {
 	counting  bool                    // a count or time window
 	width     int64                   // time window: nanoseconds per bucket; 0 for a count window
 	tracking  bool                    // SlowCall or InFlight: every call is timed
-	cleanable bool                    // a count window without timing: a clean one needs no record
+	cleanable bool                    // a count window: a clean one needs no record (see clean, syncWindowFlagLocked)
 
 	mu     sync.Mutex // guards everything below
 	period uint32     // the state period whose calls the window holds
@@ -156,28 +158,19 @@ type window struct {
 	tagged, withdrawn bool // withdrawn: the withdrawal timer is pending
 	clock             Clock
 
-	// The calls in flight, in admission order: a ring of len(track)
-	// entries (a power of two) holding the sequence numbers head..tail-1;
-	// the entries before checked have been looked at for being overdue.
-	track               []tracked
-	head, tail, checked uint64
+	// A count window with SlowCall or InFlight: set, under mu, while the
+	// window is clean (cleanLocked), so that a success that is not slow,
+	// which cannot change it, is not recorded (the state word's
+	// WindowFlag stays set: every call is timed).
+	clean atomic.Bool
+
+	// The calls in flight (SlowCall, InFlight), nil otherwise: not
+	// guarded by mu (see tracker), which only its scans and its claims
+	// past every slot take.
+	track *tracker
 }
 
 type bucket struct{ calls, failures, slow int }
-
-// tracked is one timed call.
-type tracked struct {
-	start  int64 // a stamp (see stamps)
-	period uint32
-	state  uint8
-}
-
-// The states of a tracked call.
-const (
-	live    uint8 = iota // in flight
-	counted              // in flight, counted as an overdue failure
-	done                 // ended
-)
 
 // newWindow returns the window of cfg. clock is the breaker's clock when
 // it is the real one (a stepped test clock reads the clock on every call
@@ -188,17 +181,17 @@ func newWindow(conf *atomic.Pointer[Config], clock Clock) *window {
 	switch {
 	case cfg.WindowCalls > 0:
 		w.ring = make([]uint8, cfg.WindowCalls)
-		w.cleanable = !w.tracking
+		w.cleanable = true
 	case cfg.WindowPeriod > 0:
 		w.width = max(int64(cfg.WindowPeriod/10), 1)
-		if clock != nil && !w.tracking {
+		if clock != nil {
 			// A stripe per P, for as many Ps as GOMAXPROCS may grow to.
 			w.fast = core.NewWindow(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()))
 			w.clock = clock
 		}
 	}
 	if w.tracking {
-		w.track = make([]tracked, 64)
+		w.track = newTracker(clock == nil)
 	}
 	return w
 }
@@ -210,6 +203,7 @@ func (w *window) resetLocked(p uint32) {
 	w.next, w.calls, w.failures, w.slow = 0, 0, 0, 0
 	w.buckets = [windowBuckets]bucket{}
 	w.epoch = math.MinInt64
+	w.clean.Store(false)
 	if w.fast != nil {
 		w.fast.Pub.Store(0)
 		if w.tagged {
@@ -230,18 +224,19 @@ func (w *window) tagLocked(e int64) uint32 {
 // publishLocked publishes, after the window changed at instant now, the
 // bucket of now for the lock-free success path when a success can take
 // it: the window is in its period's CLOSED state, a success cannot trip
-// the breaker (the window holds no failure, or at least MinimumCalls
-// calls, which a success cannot lower), and now is not in the last
+// the breaker (the window holds no failure and no slow call, or at least
+// MinimumCalls calls, whose rates a success that is not slow can only
+// lower), and now is not in the last
 // 1/publishMargin of its bucket. A timer withdraws the bucket then, and
 // the first success after it records itself here, which publishes the
 // next bucket. Otherwise it withdraws the published bucket.
-func (w *window) publishLocked(now int64, calls, failures int) {
+func (w *window) publishLocked(now int64, calls, failures, slow int) {
 	if w.fast == nil {
 		return
 	}
 	e := w.epoch // the latest epoch seen (rollLocked)
 	end := (e+1)*w.width - max(w.width/publishMargin, 1)
-	if now >= end || (failures > 0 && calls < w.cfg().MinimumCalls) {
+	if now >= end || (failures+slow > 0 && calls < w.cfg().MinimumCalls) {
 		w.fast.Pub.Store(0)
 		return
 	}
@@ -381,93 +376,8 @@ func percent(f float64) string {
 	return s + "%"
 }
 
-// pushLocked starts timing a call admitted at instant now in state period
-// p and returns its tracking id.
-func (w *window) pushLocked(now int64, p uint32) uint64 {
-	if n := w.tail - w.head; n == uint64(len(w.track)) {
-		if n < maxTracked {
-			w.growLocked()
-		} else {
-			w.head++ // forget the oldest: its outcome will be ignored
-			w.checked = max(w.checked, w.head)
-		}
-	}
-	w.track[w.tail&uint64(len(w.track)-1)] = tracked{start: now, period: p, state: live}
-	id := w.tail & idMask
-	w.tail++
-	return id
-}
-
-func (w *window) growLocked() {
-	bigger := make([]tracked, 2*len(w.track))
-	for s := w.head; s != w.tail; s++ {
-		bigger[s&uint64(len(bigger)-1)] = w.track[s&uint64(len(w.track)-1)]
-	}
-	w.track = bigger
-}
-
-// findLocked returns the timed call with tracking id id, or nil when it
-// was forgotten.
-func (w *window) findLocked(id uint64) *tracked {
-	off := (id - w.head) & idMask
-	if off >= w.tail-w.head {
-		return nil
-	}
-	return &w.track[(w.head+off)&uint64(len(w.track)-1)]
-}
-
-// endLocked ends the timed call with tracking id id. It returns the call's
-// start, and ok false when its outcome must be ignored: it was already
-// counted as overdue, or forgotten.
-func (w *window) endLocked(id uint64) (start int64, ok bool) {
-	t := w.findLocked(id)
-	if t == nil || t.state == done {
-		return 0, false
-	}
-	state := t.state
-	t.state = done
-	for w.head != w.tail && w.track[w.head&uint64(len(w.track)-1)].state == done {
-		w.head++
-	}
-	w.checked = max(w.checked, w.head)
-	return t.start, state == live
-}
-
-// overdueLocked marks the calls of state period p that have been in flight
-// longer than limit at instant now as counted, and returns how many there
-// were, how many of them (the oldest) were in flight longer than
-// Config.SlowCall, and the age of the oldest.
-func (w *window) overdueLocked(now int64, p uint32, limit time.Duration) (n, slow int, oldest time.Duration) {
-	for ; w.checked != w.tail; w.checked++ {
-		t := &w.track[w.checked&uint64(len(w.track)-1)]
-		if t.state != live || t.period != p {
-			continue
-		}
-		age := time.Duration(now - t.start)
-		if age <= limit {
-			break // the later calls started later still
-		}
-		t.state = counted
-		if n++; n == 1 {
-			oldest = age
-		}
-		if w.cfg().SlowCall > 0 && age > w.cfg().SlowCall {
-			slow++
-		}
-	}
-	return n, slow, oldest
-}
-
 // inFlightLocked returns how many timed calls have not ended.
-func (w *window) inFlightLocked() int {
-	n := 0
-	for s := w.head; s != w.tail; s++ {
-		if w.track[s&uint64(len(w.track)-1)].state != done {
-			n++
-		}
-	}
-	return n
-}
+func (w *window) inFlightLocked() int { return w.track.inFlight() }
 
 // overdueReason is the reason of a trip by a call found in flight too
 // long: "call in flight 31s > inflight=30s".
@@ -483,32 +393,49 @@ func overdueReason(age, limit time.Duration) string {
 // look at the state again, which their count may have changed. Without
 // push (a breaker whose calls are timed from when they hold their
 // concurrency slot, see trackSlot), it only counts them, and returns an
-// admission without WindowFlag: not timed yet.
+// admission without WindowFlag: not timed yet. It takes no lock unless a
+// call may be overdue (see tracker) or every slot is taken.
 func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	win := b.win.Load()
-	if win == nil || !win.tracking {
-		return 0, false // replaced by Registry.Update: look again
+	if win == nil || !win.tracking || b.beforeWindow(s) {
+		return 0, false // replaced by Registry.Update, or a period before the window's: look again
 	}
-	win.mu.Lock()
-	if b.beforeWindow(s) {
-		win.mu.Unlock()
-		return 0, false // a period before the window's: look again
+	limit := b.cfg().InFlight
+	if !push && limit == 0 {
+		return s &^ windowFlag, true
 	}
 	now := b.stamps.now()
-	if b.cfg().InFlight > 0 {
-		if n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight); n > 0 {
-			win.mu.Unlock()
-			b.countOverdue(s, n, slow, age, now)
+	if limit > 0 && win.track.mayBeOverdue(now, limit) {
+		if !b.countOverdueAt(win, s, now, limit) {
 			return 0, false
 		}
 	}
 	if !push {
-		win.mu.Unlock()
 		return s &^ windowFlag, true
 	}
-	id := win.pushLocked(now, period(s))
-	win.mu.Unlock()
-	return s | id<<probeShift, true
+	return s | win.claim(now, period(s), limit)<<probeShift, true
+}
+
+// claim times a call of period p admitted at instant now and returns its
+// tracking id; limit is Config.InFlight.
+func (w *window) claim(now int64, p uint32, limit time.Duration) uint64 {
+	t := w.track
+	id := t.claim(now, p)
+	if id == 0 {
+		id = w.claimLocked(now, p)
+	}
+	// After the slot is written (see tracker): the deadline of this call.
+	if d := now + int64(limit); limit > 0 && d < t.due.Load() {
+		t.lowerDue(d)
+	}
+	return id
+}
+
+// claimLocked is tracker.claimLocked under the window's lock.
+func (w *window) claimLocked(now int64, p uint32) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.track.claimLocked(now, p)
 }
 
 // trackSlot starts timing the CLOSED call admitted as w (by admitTracked
@@ -520,16 +447,10 @@ func (b *Breaker) trackSlot(w uint64) uint64 {
 		return w // a probe: not timed
 	}
 	win := b.win.Load()
-	if win == nil || !win.tracking {
-		return w // replaced by Registry.Update: not timed
+	if win == nil || !win.tracking || b.beforeWindow(w) {
+		return w // replaced by Registry.Update, or admitted before the window: not timed
 	}
-	win.mu.Lock()
-	if b.beforeWindow(w) {
-		win.mu.Unlock()
-		return w // admitted before the window: not timed
-	}
-	id := win.pushLocked(b.stamps.now(), period(w))
-	win.mu.Unlock()
+	id := win.claim(b.stamps.now(), period(w), b.cfg().InFlight)
 	return w | windowFlag | id<<probeShift
 }
 
@@ -540,11 +461,21 @@ func (b *Breaker) checkOverdue(s uint64) {
 	if win == nil || !win.tracking {
 		return // replaced by Registry.Update
 	}
+	limit := b.cfg().InFlight
+	if now := b.stamps.now(); win.track.mayBeOverdue(now, limit) {
+		b.countOverdueAt(win, s, now, limit)
+	}
+}
+
+// countOverdueAt counts the calls of CLOSED state word s found in flight in
+// win longer than limit at instant now, and reports whether there were
+// none.
+func (b *Breaker) countOverdueAt(win *window, s uint64, now int64, limit time.Duration) bool {
 	win.mu.Lock()
-	now := b.stamps.now()
-	n, slow, age := win.overdueLocked(now, period(s), b.cfg().InFlight)
+	n, slow, age := win.track.overdueLocked(now, period(s), limit, b.cfg().SlowCall)
 	win.mu.Unlock()
 	b.countOverdue(s, n, slow, age, now)
+	return n == 0
 }
 
 // countOverdue counts n calls of CLOSED state word s found in flight too
@@ -561,6 +492,17 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 	}
 }
 
+// timedWindow returns the window that timed the CLOSED call admitted as w,
+// or nil when Registry.Update replaced it since (the call is not judged
+// by its duration).
+func (b *Breaker) timedWindow(w uint64) *window {
+	win := b.win.Load()
+	if win == nil || !win.tracking || b.beforeWindow(w) {
+		return nil
+	}
+	return win
+}
+
 // endTracked ends the timing of the CLOSED call admitted as w with outcome
 // o: it returns the outcome as the breaker counts it (a call that ran
 // longer than InFlight is a failure, also when its own outcome counts as
@@ -569,31 +511,68 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 // must be ignored (it was counted as overdue already). Calls that were
 // not made (refused, or withdrawn after a limiter's wait) are not judged.
 func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now int64, age time.Duration, ok bool) {
-	win := b.win.Load()
-	if win == nil || !win.tracking || b.beforeWindow(w) {
-		return o, 0, 0, 0, true // timed by a window Registry.Update replaced
+	win := b.timedWindow(w)
+	if win == nil {
+		return o, 0, 0, 0, true
 	}
-	win.mu.Lock()
-	start, ok := win.endLocked(w & probeMask >> probeShift)
-	win.mu.Unlock()
-	if !ok || o > Ignored || (o == Ignored && b.cfg().InFlight == 0) {
-		return o, 0, 0, 0, ok
+	start, ok := win.track.end(w & probeMask >> probeShift)
+	cfg := b.cfg()
+	if !ok || o > Ignored || (o == Ignored && cfg.InFlight == 0) || start == 0 {
+		return o, 0, 0, 0, ok // start 0: not timed (see tracker.claimLocked)
 	}
 	now = b.stamps.now()
 	ran := time.Duration(now - start)
 	if o == Ignored {
-		if ran > b.cfg().InFlight {
+		if ran > cfg.InFlight {
 			return Failure, 0, now, ran, true // not slow: its own outcome is no call's
 		}
 		return o, 0, 0, 0, true
 	}
-	if b.cfg().SlowCall > 0 && ran > b.cfg().SlowCall {
+	if cfg.SlowCall > 0 && ran > cfg.SlowCall {
 		bits |= slowBit
 	}
-	if b.cfg().InFlight > 0 && ran > b.cfg().InFlight {
+	if cfg.InFlight > 0 && ran > cfg.InFlight {
 		return Failure, bits, now, ran, true
 	}
 	return o, bits, now, 0, true
+}
+
+// timedSuccess is outcomeAs(w, Success, nil) for a CLOSED call that the
+// breaker times (w has WindowFlag): the success path of SlowCall and
+// InFlight, with no lock while the window can count the success without
+// one (see record).
+func (b *Breaker) timedSuccess(w uint64) {
+	var (
+		start int64
+		bits  uint8
+		now   int64
+	)
+	if win := b.timedWindow(w); win != nil {
+		var ok bool
+		if start, ok = win.track.end(w & probeMask >> probeShift); !ok {
+			return // counted when found overdue, or forgotten
+		}
+	}
+	if start != 0 { // else not timed (see tracker.claimLocked)
+		now = b.stamps.now()
+		ran := time.Duration(now - start)
+		cfg := b.cfg()
+		if cfg.SlowCall > 0 && ran > cfg.SlowCall {
+			bits = slowBit
+		}
+		if cfg.InFlight > 0 && ran > cfg.InFlight {
+			b.countOutcome(Failure)
+			b.closedFailure(w, nil, ran, bits|failedBit, now)
+			return
+		}
+	}
+	if b.count {
+		b.countOutcome(Success)
+	}
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+	b.record(w, bits, now)
 }
 
 // record adds an ended call of the CLOSED period of w to the window, and
@@ -602,6 +581,13 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	win := b.win.Load()
 	if win == nil || !win.counting {
 		return
+	}
+	if bits == 0 && win.tracking {
+		// A success that is not slow cannot change a clean count window,
+		// nor trip a time window that published a bucket.
+		if win.clean.Load() || (win.fast != nil && win.fast.Count(w)) {
+			return
+		}
 	}
 	if win.width > 0 && now == 0 {
 		now = b.stamps.now()
@@ -615,10 +601,14 @@ func (b *Breaker) record(w uint64, bits uint8, now int64) {
 	calls, failures, slow := win.totalsLocked(now)
 	reason := win.tripReason(calls, failures, slow)
 	if win.cleanable {
-		b.syncWindowFlagLocked(win)
+		if win.tracking {
+			win.clean.Store(win.cleanLocked())
+		} else {
+			b.syncWindowFlagLocked(win)
+		}
 	}
 	if reason == "" {
-		win.publishLocked(now, calls, failures)
+		win.publishLocked(now, calls, failures, slow)
 	}
 	win.mu.Unlock()
 	if reason != "" {

@@ -21,7 +21,11 @@ import (
 //
 // Goals: the count window at most 1.5x no window, and both scaling at -cpu
 // 2 (issue 14); the time window at most 2x no window serially, and its
-// RunParallel speedup from 1 to 2 CPUs at least 0.8 of no window's (issue 24).
+// RunParallel speedup from 1 to 2 CPUs at least 0.8 of no window's (issue
+// 24); slow and inflight (each call timed: two clock reads) at most 3x no
+// window, with the same scaling. "clock2" is not a breaker: the plain
+// wrapper plus the two clock reads a timed call needs, the floor of slow
+// and inflight on the machine.
 
 var windowCases = []struct {
 	name string
@@ -30,6 +34,28 @@ var windowCases = []struct {
 	{"none", runtime.Config{Name: "quotes", ResetTimeout: time.Hour}},
 	{"count", runtime.Config{Name: "quotes", WindowCalls: 100, ResetTimeout: time.Hour}},
 	{"time", runtime.Config{Name: "quotes", WindowPeriod: time.Minute, ResetTimeout: time.Hour}},
+	{"slow", runtime.Config{Name: "quotes", WindowCalls: 100, SlowCall: time.Second, ResetTimeout: time.Hour}},
+	{"slow-1m", runtime.Config{Name: "quotes", WindowPeriod: time.Minute, SlowCall: time.Second, ResetTimeout: time.Hour}},
+	{"inflight", runtime.Config{Name: "quotes", InFlight: time.Minute, ResetTimeout: time.Hour}},
+	{"clock2", runtime.Config{Name: "quotes", ResetTimeout: time.Hour}},
+}
+
+// clocked is the floor of a timed call: the wrapper q with the two
+// monotonic clock reads (time.Since, as the breaker reads them) a
+// duration needs.
+type clocked struct {
+	q      quote.Quoter
+	anchor time.Time
+	sink   time.Duration
+}
+
+func (c *clocked) Quote(ctx context.Context, code string) (quote.Quote, error) {
+	start := time.Since(c.anchor)
+	r, err := c.q.Quote(ctx, code)
+	if time.Since(c.anchor)-start > time.Hour {
+		c.sink++
+	}
+	return r, err
 }
 
 // windowed returns the generated wrapper on a registry whose breaker
@@ -49,20 +75,31 @@ func windowed(tb testing.TB, cfg runtime.Config) quote.Quoter {
 	return q
 }
 
+// windowCase returns the quoter of case c: the wrapper, or for clock2 the
+// plain wrapper with two clock reads.
+func windowCase(tb testing.TB, name string, cfg runtime.Config) quote.Quoter {
+	q := windowed(tb, cfg)
+	if name == "clock2" {
+		return &clocked{q: q, anchor: time.Now()}
+	}
+	return q
+}
+
 func BenchmarkWindowSuccess(b *testing.B) {
 	for _, c := range windowCases {
-		b.Run(c.name, func(b *testing.B) { quoteSerially(b, windowed(b, c.cfg)) })
+		b.Run(c.name, func(b *testing.B) { quoteSerially(b, windowCase(b, c.name, c.cfg)) })
 	}
 }
 
 func BenchmarkWindowSuccessParallel(b *testing.B) {
 	for _, c := range windowCases {
-		b.Run(c.name, func(b *testing.B) { quoteInParallel(b, windowed(b, c.cfg)) })
+		b.Run(c.name, func(b *testing.B) { quoteInParallel(b, windowCase(b, c.name, c.cfg)) })
 	}
 }
 
-// TestWindowSuccessAllocatesNothing: with a count window or a time window,
-// a success through the generated wrapper allocates nothing.
+// TestWindowSuccessAllocatesNothing: with a count window, a time window,
+// slow or inflight, a success through the generated wrapper allocates
+// nothing.
 func TestWindowSuccessAllocatesNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")

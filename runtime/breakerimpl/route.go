@@ -320,8 +320,13 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		c.route.core.Succeeded(c.word)
 		return
 	}
-	if err == nil && c.word&core.FastMask == core.WindowFlag && c.route.core.WindowSucceeded(c.word) {
-		return // the same in a time window
+	if err == nil && c.word&core.FastMask == core.WindowFlag {
+		if c.route.core.Win != nil && c.route.core.Win.Count(c.word) {
+			c.route.core.Succeeded(c.word) // the same in a time window, counted without a lock
+			return
+		}
+		c.route.core.WindowSuccess(c.word) // recorded, or timed (SlowCall, InFlight)
+		return
 	}
 	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
 		if s := c.route.core.Slots; s != nil {

@@ -224,7 +224,7 @@ func TestCostSections(t *testing.T) {
 	rep := report{bench: r}
 
 	win := rep.windowTargets()
-	require.Len(t, win, 5)
+	require.Len(t, win, 9)
 	assert.Contains(t, win[0].measured, "**1.20×** (serial, 1 CPU)")                                                     // 12/10
 	assert.Contains(t, win[0].measured, "RunParallel 1 CPU 1.20×, 2 CPUs 1.60×")                                         // 12/10, 8/5
 	assert.Contains(t, win[0].verdict, "met, 1.25× under")                                                               // 1.2 against 1.5
@@ -237,6 +237,10 @@ func TestCostSections(t *testing.T) {
 	assert.Contains(t, win[3].verdict, "**missed**: 1.50× over")                                                         // 3 against 2
 	assert.Contains(t, win[4].measured, "**0.38** of its speedup")                                                       // (30/40)/(10/5)
 	assert.Contains(t, win[4].verdict, "**missed**")                                                                     //
+	assert.Contains(t, win[5].name, "slow at most 3×")                                                                   //
+	assert.Equal(t, "**not measured**", win[5].verdict)                                                                  // no slow row in this run
+	assert.Contains(t, win[8].name, "inflight scales")                                                                   //
+	assert.Equal(t, "**not measured**", win[8].verdict)                                                                  //
 	assert.Contains(t, rep.scaleTarget("x", ref{"Load", "breakergen-throttle"}, loadPlain, "y").verdict, "not measured") // no RunParallel samples
 
 	load := rep.loadTargets()

@@ -12,7 +12,6 @@ package core
 
 import (
 	"context"
-	"math"
 	"sync/atomic"
 	"time"
 )
@@ -76,6 +75,9 @@ type Ops interface {
 	// word with LoadFlag and no other flag: Settle for a nil error,
 	// without classifying it.
 	LoadSucceeded(w uint64)
+	// WindowSuccess is LoadSucceeded for a word with WindowFlag and no
+	// other flag: a call that a window records or that the breaker times.
+	WindowSuccess(w uint64)
 	// Withdraw is Ignore for a call refused before Load (a limiter wait
 	// that its ctx ended): it has no slot to free.
 	Withdraw(w uint64)
@@ -196,48 +198,15 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		b.Succeeded(w)
 		return
 	}
-	if err == nil && w&FastMask == WindowFlag && b.WindowSucceeded(w) {
+	if err == nil && w&FastMask == WindowFlag {
+		if b.Win != nil && b.Win.Count(w) {
+			b.Succeeded(w) // counted in a time window without a lock
+			return
+		}
+		b.WindowSuccess(w)
 		return
 	}
 	b.Settle(ctx, w, err)
-}
-
-// WindowSucceeded counts the success of a CLOSED call admitted as w, a word
-// with WindowFlag and no other flag, in a time window without a lock, and
-// reports false when the breaker must record it instead (see [Window]).
-//
-// It counts the success in the published bucket: it declines when nothing
-// is published for w's period, or the counter is full or newer (see
-// [Window]). One function, so that the path makes no call but the pin.
-func (b *Breaker) WindowSucceeded(w uint64) bool {
-	win := b.Win
-	if win == nil {
-		return false
-	}
-	p := win.Pub.Load()
-	if p&1 == 0 || uint32(p>>32) != uint32(w>>32) {
-		return false
-	}
-	tag := uint32(p) >> 1
-	id := procPin() // the P's stripe, which only this goroutine writes until unpinned
-	ok := id < len(win.stripes)
-	if ok {
-		c := &win.stripes[id].c[tag%Buckets]
-		old := c.Load()
-		switch d := int32(tag - uint32(old>>32)); {
-		case d == 0 && uint32(old) != math.MaxUint32:
-			c.Store(old + 1)
-		case d > 0: // an older bucket: roll it
-			c.Store(uint64(tag)<<32 | 1)
-		default:
-			ok = false // full, or a newer bucket: w's bucket may be gone
-		}
-	}
-	procUnpin()
-	if ok {
-		b.Succeeded(w)
-	}
-	return ok
 }
 
 // Succeeded counts a plain CLOSED success admitted as w.

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"math"
 	"sync/atomic"
 	_ "unsafe" // for go:linkname
 )
@@ -36,9 +37,13 @@ type Window struct {
 // the ten before it.
 const Buckets = 11
 
+// counters is how many counters a stripe has: more than Buckets, so that
+// the counters of the buckets a reader sums are distinct, and a power of
+// two, so that a tag's counter is its low bits.
+const counters = 16
+
 type stripe struct {
-	c [Buckets]atomic.Uint64
-	_ [128 - Buckets*8]byte // a stripe per pair of cache lines
+	c [counters]atomic.Uint64 // a stripe per pair of cache lines
 }
 
 // NewWindow returns a Window with n stripes (at least 1, at most 256):
@@ -65,4 +70,42 @@ func (win *Window) Sum(tag uint32, n int) int {
 		}
 	}
 	return total
+}
+
+// ProcHint returns the id of the P running the caller: a hint for spreading
+// writes over per-P memory, since the goroutine may move to another P as
+// soon as it returns.
+func ProcHint() int {
+	id := procPin()
+	procUnpin()
+	return id
+}
+
+// Count counts a success of the CLOSED call admitted as w in the published
+// bucket, and reports false when the caller must record it instead: when
+// nothing is published for w's period, or the counter is full or newer
+// (see [Window]). One function, so that the path makes no call but the
+// pin.
+func (win *Window) Count(w uint64) bool {
+	p := win.Pub.Load()
+	if p&1 == 0 || uint32(p>>32) != uint32(w>>32) {
+		return false
+	}
+	tag := uint32(p) >> 1
+	id := procPin() // the P's stripe, which only this goroutine writes until unpinned
+	ok := id < len(win.stripes)
+	if ok {
+		c := &win.stripes[id].c[tag%counters]
+		old := c.Load()
+		switch d := int32(tag - uint32(old>>32)); {
+		case d == 0 && uint32(old) != math.MaxUint32:
+			c.Store(old + 1)
+		case d > 0: // an older bucket: roll it
+			c.Store(uint64(tag)<<32 | 1)
+		default:
+			ok = false // full, or a newer bucket: w's bucket may be gone
+		}
+	}
+	procUnpin()
+	return ok
 }

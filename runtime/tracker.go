@@ -1,0 +1,319 @@
+package runtime
+
+import (
+	"math"
+	"math/bits"
+	goruntime "runtime"
+	"sync/atomic"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// tracker times the calls in flight of a breaker with SlowCall or InFlight
+// (SPEC §8) without a lock that every call takes: a call claims a slot in
+// a table of segments with one compare-and-swap on its P's home segment,
+// writes its start there, and frees the slot when it ends. Nothing on that
+// path is shared by the calls of different Ps, so it scales across cores.
+//
+// InFlight is checked at every admission and every look at the state
+// without scanning the table each time: due is an instant no earlier than
+// which some call of the current period could be overdue (every timed
+// call's start+InFlight is at least due), so a look whose clock reads at
+// most due finds nothing, with one load of a word that is written only
+// when the earliest deadline moves. A look past due scans every slot under
+// the window's lock (see overdueLocked), counts the calls it finds
+// overdue and moves due on.
+//
+// A slot's word is period<<32 | gen<<3 | state: gen counts the slot's
+// uses, so a scanner that read a slot of one call never counts the next
+// call in it. A call writes its start, then its word; a scanner reads the
+// word, then the start, and counts the call with a compare-and-swap of the
+// word it read.
+type tracker struct {
+	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
+	last atomic.Int64                // the InFlight that due was computed with: a look with another (Registry.Update) scans
+	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
+	home int                         // the first segments, a power of two, one per P at least: a call starts looking in its P's
+
+	// ordered: the clock is not the real one (WithClock), so calls often
+	// start at the same instant; their gens come from seq, in admission
+	// order, so that claimLocked forgets the first admitted of the oldest.
+	ordered bool
+	seq     atomic.Uint64
+
+	spill atomic.Int64 // the segment where the latest claim outside its home found a slot
+}
+
+// trackSeg is one segment: a bit per slot claimed, and the slots.
+type trackSeg struct {
+	used  atomic.Uint64
+	slots [segSlots]trackSlot
+	_     [64]byte // the next segment's used word on another cache line
+}
+
+type trackSlot struct {
+	word  atomic.Uint64 // period<<32 | gen<<3 | state
+	start atomic.Int64  // a stamp (see stamps)
+}
+
+const (
+	segSlots = 64
+	genMask  = 1<<29 - 1
+)
+
+// The states of a timed call (its slot's word).
+const (
+	slotFree      = iota // no call, or one between its claim and its start
+	slotLive             // in flight
+	slotCounted          // in flight, counted as an overdue failure: its outcome is ignored
+	slotForgotten        // in flight past the capacity (maxTracked): its outcome is ignored
+	slotState     = 7
+)
+
+func newTracker(ordered bool) *tracker {
+	n := 1 // a power of two, at least one per P
+	for n < min(max(goruntime.GOMAXPROCS(0), goruntime.NumCPU()), 256) {
+		n *= 2
+	}
+	segs := make([]*trackSeg, n)
+	for i := range segs {
+		segs[i] = new(trackSeg)
+	}
+	t := &tracker{home: n, ordered: ordered}
+	t.segs.Store(&segs)
+	t.due.Store(math.MaxInt64)
+	return t
+}
+
+// slot returns the slot of tracking id id (0 means not timed: nil).
+func (t *tracker) slot(id uint64) (*trackSeg, *trackSlot, uint64) {
+	if id == 0 {
+		return nil, nil, 0
+	}
+	i := id - 1
+	seg := (*t.segs.Load())[i/segSlots]
+	return seg, &seg.slots[i%segSlots], 1 << (i % segSlots)
+}
+
+// claim times a call of period p that started at now and returns its
+// tracking id, or 0 when every slot was taken (the caller then claims
+// under the window's lock with claimLocked). It looks in its P's home
+// segment first.
+func (t *tracker) claim(now int64, p uint32) uint64 {
+	segs := *t.segs.Load()
+	i := core.ProcHint() & (t.home - 1)
+	if i < len(segs) {
+		seg := segs[i]
+		if u := seg.used.Load(); u != math.MaxUint64 {
+			j := bits.TrailingZeros64(^u)
+			if seg.used.CompareAndSwap(u, u|1<<j) {
+				return t.start(seg, i, j, now, p)
+			}
+		}
+	}
+	return t.claimAny(segs, i, now, p)
+}
+
+// claimAny is claim in any segment, starting from the latest that had
+// room (spill), so that a burst of calls past their home segments does
+// not look through every full segment each time.
+func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint64 {
+	from := int(t.spill.Load())
+	if from >= len(segs) {
+		from = home
+	}
+	for k := range segs {
+		i := (from + k) % len(segs)
+		seg := segs[i]
+		for {
+			u := seg.used.Load()
+			if u == math.MaxUint64 {
+				break // full: the next segment
+			}
+			j := bits.TrailingZeros64(^u)
+			if seg.used.CompareAndSwap(u, u|1<<j) {
+				if i != from {
+					t.spill.Store(int64(i))
+				}
+				return t.start(seg, i, j, now, p)
+			}
+		}
+	}
+	return 0
+}
+
+// start fills slot j of segment i (seg), just claimed, with a call of period p
+// that started at now, and returns its tracking id.
+func (t *tracker) start(seg *trackSeg, i, j int, now int64, p uint32) uint64 {
+	s := &seg.slots[j]
+	s.start.Store(now)
+	gen := s.word.Load()>>3 + 1
+	if t.ordered {
+		gen = t.seq.Add(1)
+	}
+	s.word.Store(uint64(p)<<32 | gen&genMask<<3 | slotLive)
+	return uint64(i*segSlots+j) + 1
+}
+
+// claimLocked is claim when every slot was taken: the table grows by a
+// quarter, up to maxTracked slots; past maxTracked timed calls the oldest
+// is forgotten (its outcome will be ignored) and the table grows by one
+// segment, which the forgotten call's slot makes up for when it ends.
+// The window's lock is held.
+func (t *tracker) claimLocked(now int64, p uint32) uint64 {
+	if id := t.claim(now, p); id != 0 {
+		return id // a call ended meanwhile
+	}
+	segs := *t.segs.Load()
+	timed := 0
+	var oldest *trackSlot
+	var oldestWord uint64
+	for _, seg := range segs {
+		for u := seg.used.Load(); u != 0; u &= u - 1 {
+			s := &seg.slots[bits.TrailingZeros64(u)]
+			w := s.word.Load()
+			if st := w & slotState; st != slotLive && st != slotCounted {
+				continue
+			}
+			timed++
+			if oldest == nil || older(s.start.Load(), w, oldest.start.Load(), oldestWord) {
+				oldest, oldestWord = s, w
+			}
+		}
+	}
+	if timed >= maxTracked && oldest != nil {
+		oldest.word.CompareAndSwap(oldestWord, oldestWord&^slotState|slotForgotten)
+	}
+	more := 1
+	if timed < maxTracked {
+		more = max(min(len(segs)/4, maxTracked/segSlots-len(segs)), 1)
+	}
+	if uint64(len(segs)+more)*segSlots > idMask {
+		return 0 // no id left for another segment: the call is not timed
+	}
+	grown := segs[:len(segs):len(segs)]
+	for range more {
+		grown = append(grown, new(trackSeg))
+	}
+	t.segs.Store(&grown)
+	return t.claim(now, p)
+}
+
+// older reports whether the call that started at start in a slot whose
+// word is w was admitted before the one of (start2, w2): the earlier
+// start, or, at the same instant, the earlier gen (which says the
+// admission order with a test clock, see ordered).
+func older(start int64, w uint64, start2 int64, w2 uint64) bool {
+	if start != start2 {
+		return start < start2
+	}
+	d := (w>>3 - w2>>3) & genMask
+	return d > genMask/2 // w's gen comes before w2's, modulo 1<<29
+}
+
+// end ends the timing of the call with tracking id id. It returns the
+// call's start, and ok false when its outcome must be ignored: it was
+// counted as overdue, or forgotten. A call that was not timed (id 0) ends
+// with start 0 and ok true.
+func (t *tracker) end(id uint64) (start int64, ok bool) {
+	seg, s, bit := t.slot(id)
+	if s == nil {
+		return 0, true
+	}
+	start = s.start.Load() // before the slot is freed: a next call may take it
+	for {
+		w := s.word.Load()
+		if s.word.CompareAndSwap(w, w&^slotState|slotFree) {
+			seg.used.And(^bit)
+			return start, w&slotState == slotLive
+		}
+	}
+}
+
+// lowerDue makes due at most d, the deadline of a call that started.
+func (t *tracker) lowerDue(d int64) {
+	for {
+		cur := t.due.Load()
+		if cur <= d || t.due.CompareAndSwap(cur, d) {
+			return
+		}
+	}
+}
+
+// mayBeOverdue reports whether a call may have been in flight longer than
+// limit at instant now: a scan (overdueLocked) must look.
+func (t *tracker) mayBeOverdue(now int64, limit time.Duration) bool {
+	return now > t.due.Load() || int64(limit) != t.last.Load()
+}
+
+// overdueLocked counts the calls of state period p in flight longer than
+// limit at instant now: it marks them counted and returns how many there
+// were, how many of them were in flight longer than slowCall (0: none),
+// and the age of the oldest; then it moves due on to the deadline of the
+// oldest call left. The window's lock is held: one scanner at a time.
+// (A call admitted while Registry.Update lowers InFlight may lower due
+// with the old limit after this scan: a look finds it up to the
+// difference late; its end still judges it by the new one.)
+func (t *tracker) overdueLocked(now int64, p uint32, limit, slowCall time.Duration) (n, slow int, oldest time.Duration) {
+	t.last.Store(int64(limit))
+	was := t.due.Load()
+	first := int64(math.MaxInt64) // the earliest start among the calls left
+	for _, seg := range *t.segs.Load() {
+		for u := seg.used.Load(); u != 0; u &= u - 1 {
+			s := &seg.slots[bits.TrailingZeros64(u)]
+			w := s.word.Load()
+			if w&slotState != slotLive || uint32(w>>32) != p {
+				continue
+			}
+			start := s.start.Load()
+			age := time.Duration(now - start)
+			if age <= limit {
+				first = min(first, start)
+				continue
+			}
+			if !s.word.CompareAndSwap(w, w&^slotState|slotCounted) {
+				continue // it ended, or it is another call's slot now
+			}
+			n++
+			oldest = max(oldest, age)
+			if slowCall > 0 && age > slowCall {
+				slow++
+			}
+		}
+	}
+	next := int64(math.MaxInt64)
+	if first != math.MaxInt64 {
+		next = first + int64(limit)
+	}
+	if next < was {
+		// A lowered InFlight (Registry.Update): the calls left are due
+		// sooner than the old limit said.
+		t.lowerDue(next)
+	} else if next > was && t.due.CompareAndSwap(was, next) {
+		// A call that claimed its slot after the scan passed it, and read
+		// due before this raise, did not lower it: find it again.
+		for _, seg := range *t.segs.Load() {
+			for u := seg.used.Load(); u != 0; u &= u - 1 {
+				s := &seg.slots[bits.TrailingZeros64(u)]
+				if w := s.word.Load(); w&slotState == slotLive && uint32(w>>32) == p {
+					t.lowerDue(s.start.Load() + int64(limit))
+				}
+			}
+		}
+	}
+	return n, slow, oldest
+}
+
+// inFlight returns how many timed calls have not ended.
+func (t *tracker) inFlight() int {
+	n := 0
+	for _, seg := range *t.segs.Load() {
+		for u := seg.used.Load(); u != 0; u &= u - 1 {
+			if st := seg.slots[bits.TrailingZeros64(u)].word.Load() & slotState; st == slotLive || st == slotCounted {
+				n++
+			}
+		}
+	}
+	return n
+}
