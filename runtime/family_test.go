@@ -162,7 +162,7 @@ func TestFamilyInHealthJSON(t *testing.T) {
 
 func TestFamilyLiveKeyAllocs(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
 	reg := quietRegistry()
 	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{})

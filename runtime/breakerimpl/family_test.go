@@ -99,7 +99,7 @@ func TestFamilyNilImplRefuses(t *testing.T) {
 
 func TestFamilyKeyedSuccessAllocatesNothing(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
 	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
 	up := &upstream{}
@@ -255,7 +255,7 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 // of them allocates nothing, keyed by a string, an int64 or a uint64.
 func TestKeyedSuccessManyKeysAllocs(t *testing.T) {
 	if raceEnabled {
-		t.Skip("allocation counts are not meaningful under -race")
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
 	}
 	ctx := context.Background()
 	r := mrand.New(mrand.NewPCG(3, 4))
