@@ -224,7 +224,7 @@ func (t *tracker) end(id uint64) (start int64, ok bool) {
 	start = s.start.Load() // before the slot is freed: a next call may take it
 	for {
 		w := s.word.Load()
-		if s.word.CompareAndSwap(w, w&^slotState|slotFree) {
+		if s.word.CompareAndSwap(w, w&^slotState) { // slotFree, which is 0
 			seg.used.And(^bit)
 			return start, w&slotState == slotLive
 		}

@@ -136,10 +136,10 @@ func (c Call) recordUnreturned(v any) {
 		return
 	}
 	if v == nil {
-		c.recorded(nil, core.Gone, nil)
+		c.recorded(context.Background(), core.Gone, nil)
 		return
 	}
-	c.recorded(nil, core.Panicked, nil)
+	c.recorded(context.Background(), core.Panicked, nil)
 }
 
 func (c Call) recorded(ctx context.Context, stage core.Stage, err error) {
