@@ -109,7 +109,7 @@ func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, e
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *HedgedQuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter, code string) (_ Quote, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }
@@ -264,7 +264,7 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ Quote, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }

@@ -242,7 +242,7 @@ func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err erro
 
 // tryChanges makes one try of Changes through its route.
 func (w *StockSourceBreaker) tryChanges(ctx context.Context, call breakerimpl.Call) (_ []Change, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Changes(ctx)
 }
@@ -277,7 +277,7 @@ func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Indu
 
 // tryIndustry makes one try of Industry through its route.
 func (w *StockSourceBreaker) tryIndustry(ctx context.Context, call breakerimpl.Call, code string) (_ Industry, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Industry(ctx, code)
 }
@@ -339,7 +339,7 @@ func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 
 
 // tryQuoteList makes one try of QuoteList through its route.
 func (w *StockSourceBreaker) tryQuoteList(ctx context.Context, call breakerimpl.Call, codes []string) (_ []Quote, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.QuoteList(ctx, codes)
 }
@@ -361,7 +361,7 @@ func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit
 
 // trySearch makes one try of Search through its route.
 func (w *StockSourceBreaker) trySearch(ctx context.Context, call breakerimpl.Call, query string) (_ []Hit, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Search(ctx, query)
 }

@@ -152,7 +152,7 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 
 // tryKline makes one try of Kline on impl through its route.
 func (c *QuoteSourceChain) tryKline(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string, days int) (_ []Bar, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Kline(ctx, code, days)
 }
@@ -194,7 +194,7 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *QuoteSourceChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string) (_ Quote, err error) {
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }
