@@ -37,7 +37,7 @@ func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, er
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -72,7 +72,7 @@ func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, e
 			return
 		}
 	}
-	defer call.Exit(ctx, &err)
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, "600519")
 }
