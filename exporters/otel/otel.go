@@ -188,38 +188,11 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 		o.ObserveInt64(in.state, v, metric.WithAttributes(name, stateKey.String(stateValue(s))))
 	}
 
-	calls := func(outcome string, n uint64) {
-		o.ObserveInt64(in.calls, int64(n), metric.WithAttributes(name, outcomeKey.String(outcome)))
-	}
-	if st.Counted {
-		calls("success", st.Successes)
-	}
-	calls("failure", st.Failures-st.Injected) // outcomes are disjoint: an injected fault is "injected"
-	calls("ignored", st.Canceled)
-	if st.Counted {
-		calls("rejected", st.Rejections)
-	}
-	calls("rate_limited", st.RateLimited)
-	if cfg.Throttle > 0 || st.Throttled > 0 {
-		calls("throttled", st.Throttled)
-	}
-	if cfg.Concurrency > 0 || st.BulkheadFull > 0 {
-		calls("bulkhead_full", st.BulkheadFull)
-	}
-	if cfg.Fault > 0 || st.Injected > 0 {
-		calls("injected", st.Injected)
-	}
-
-	for _, from := range states {
-		for _, to := range states {
-			n := st.Transitions[from][to]
-			if from == to || n == 0 && !own[[2]runtime.State{from, to}] {
-				continue
-			}
-			o.ObserveInt64(in.transitions, int64(n), metric.WithAttributes(name,
-				fromKey.String(stateValue(from)), toKey.String(stateValue(to))))
-		}
-	}
+	observeCounts(o, in.calls, in.transitions, name, cfg, counts{
+		counted: st.Counted, successes: st.Successes, failures: st.Failures, canceled: st.Canceled,
+		rejections: st.Rejections, rateLimited: st.RateLimited, throttled: st.Throttled,
+		bulkheadFull: st.BulkheadFull, injected: st.Injected, transitions: &st.Transitions,
+	})
 
 	o.ObserveInt64(in.consecutive, int64(st.ConsecutiveFailures), metric.WithAttributes(name))
 	if st.Window != "" || cfg.WindowCalls > 0 || cfg.WindowPeriod > 0 {
@@ -234,40 +207,57 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family) {
 	t, h, cfg := f.Totals(), f.Health(), f.Config()
 	fam := familyKey.String(t.Name)
-	calls := func(outcome string, n uint64) {
-		o.ObserveInt64(in.famCalls, int64(n), metric.WithAttributes(fam, outcomeKey.String(outcome)))
-	}
-	if t.Counted {
-		calls("success", t.Successes)
-	}
-	calls("failure", t.Failures-t.Injected)
-	calls("ignored", t.Canceled)
-	if t.Counted {
-		calls("rejected", t.Rejections)
-	}
-	calls("rate_limited", t.RateLimited)
-	if cfg.Throttle > 0 || t.Throttled > 0 {
-		calls("throttled", t.Throttled)
-	}
-	if cfg.Concurrency > 0 || t.BulkheadFull > 0 {
-		calls("bulkhead_full", t.BulkheadFull)
-	}
-	if cfg.Fault > 0 || t.Injected > 0 {
-		calls("injected", t.Injected)
-	}
-	for _, from := range states {
-		for _, to := range states {
-			n := t.Transitions[from][to]
-			if from == to || n == 0 && !own[[2]runtime.State{from, to}] {
-				continue
-			}
-			o.ObserveInt64(in.famTransitions, int64(n), metric.WithAttributes(fam,
-				fromKey.String(stateValue(from)), toKey.String(stateValue(to))))
-		}
-	}
+	observeCounts(o, in.famCalls, in.famTransitions, fam, cfg, counts{
+		counted: t.Counted, successes: t.Successes, failures: t.Failures, canceled: t.Canceled,
+		rejections: t.Rejections, rateLimited: t.RateLimited, throttled: t.Throttled,
+		bulkheadFull: t.BulkheadFull, injected: t.Injected, transitions: &t.Transitions,
+	})
 	o.ObserveInt64(in.famKeys, int64(t.Keys), metric.WithAttributes(fam))
 	o.ObserveInt64(in.famOpenKeys, int64(t.ByState[runtime.Open]), metric.WithAttributes(fam))
 	o.ObserveInt64(in.famKeyLimit, int64(h.Limit), metric.WithAttributes(fam))
 	o.ObserveInt64(in.famDropped, int64(h.Dropped), metric.WithAttributes(fam))
 	o.ObserveInt64(in.famKeptClosed, int64(h.KeptShut), metric.WithAttributes(fam))
+}
+
+// counts are what the calls and transitions series read: a breaker's
+// [runtime.Stats] or a family's [runtime.FamilyTotals].
+type counts struct {
+	counted                                        bool
+	successes, failures, canceled, rejections      uint64
+	rateLimited, throttled, bulkheadFull, injected uint64
+	transitions                                    *[5][5]uint64
+}
+
+// observeCounts records c as the calls (by outcome) and transitions (by
+// state pair) of who, leaving out the series the runtime does not count.
+func observeCounts(o metric.Observer, calls, transitions metric.Int64Observable, who attribute.KeyValue, cfg runtime.Config, c counts) {
+	call := func(outcome string, n uint64) {
+		o.ObserveInt64(calls, int64(n), metric.WithAttributes(who, outcomeKey.String(outcome)))
+	}
+	if c.counted {
+		call("success", c.successes)
+		call("rejected", c.rejections)
+	}
+	call("failure", c.failures-c.injected) // outcomes are disjoint: an injected fault is "injected"
+	call("ignored", c.canceled)
+	call("rate_limited", c.rateLimited)
+	if cfg.Throttle > 0 || c.throttled > 0 {
+		call("throttled", c.throttled)
+	}
+	if cfg.Concurrency > 0 || c.bulkheadFull > 0 {
+		call("bulkhead_full", c.bulkheadFull)
+	}
+	if cfg.Fault > 0 || c.injected > 0 {
+		call("injected", c.injected)
+	}
+	for _, from := range states {
+		for _, to := range states {
+			n := c.transitions[from][to]
+			if from == to || n == 0 && !own[[2]runtime.State{from, to}] {
+				continue
+			}
+			o.ObserveInt64(transitions, int64(n), metric.WithAttributes(who,
+				fromKey.String(stateValue(from)), toKey.String(stateValue(to))))
+		}
+	}
 }
