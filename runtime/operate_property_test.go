@@ -63,35 +63,7 @@ func (m *opModel) move(to runtime.State, at time.Time) {
 }
 
 // advance is model.advance with this model's moves.
-func (m *opModel) advance(t time.Time) {
-	for {
-		switch m.state {
-		case runtime.Open:
-			if t.Before(m.nextProbe) {
-				m.now = t
-				return
-			}
-			m.move(runtime.HalfOpen, m.nextProbe)
-			continue
-		case runtime.HalfOpen:
-			var first time.Time
-			victim := -1
-			for i, dl := range m.probes {
-				if first.IsZero() || dl.Before(first) || dl.Equal(first) && i < victim {
-					first, victim = dl, i
-				}
-			}
-			if !first.IsZero() && !t.Before(first) {
-				m.failures++
-				m.reclaimed[victim] = true
-				m.move(runtime.Open, first)
-				continue
-			}
-		}
-		m.now = t
-		return
-	}
-}
+func (m *opModel) advance(t time.Time) { m.advanceWith(t, m.move) }
 
 // newPeriod is what every state period starts with: an empty window, and
 // the bulkhead as the settings have it.

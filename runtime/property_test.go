@@ -49,7 +49,11 @@ func (m *model) move(to runtime.State, at time.Time) {
 }
 
 // advance lets time pass up to t, making every timed move in order.
-func (m *model) advance(t time.Time) {
+func (m *model) advance(t time.Time) { m.advanceWith(t, m.move) }
+
+// advanceWith is advance making its moves with move (a model that embeds
+// this one and moves its own way passes its own).
+func (m *model) advanceWith(t time.Time, move func(to runtime.State, at time.Time)) {
 	for {
 		switch m.state {
 		case runtime.Open:
@@ -57,7 +61,7 @@ func (m *model) advance(t time.Time) {
 				m.now = t
 				return
 			}
-			m.move(runtime.HalfOpen, m.nextProbe)
+			move(runtime.HalfOpen, m.nextProbe)
 			continue
 		case runtime.HalfOpen:
 			var first time.Time
@@ -70,7 +74,7 @@ func (m *model) advance(t time.Time) {
 			if !first.IsZero() && !t.Before(first) {
 				m.failures++
 				m.reclaimed[victim] = true
-				m.move(runtime.Open, first)
+				move(runtime.Open, first)
 				continue
 			}
 		}
