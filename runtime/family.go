@@ -427,7 +427,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 	name := f.name + "/" + key
 	for {
 		f.wmu.Lock()
-		if e := f.findLocked(key); e != nil && f.hold(e) {
+		if e := f.find(key); e != nil && f.hold(e) {
 			f.wmu.Unlock()
 			return e
 		}
@@ -464,8 +464,10 @@ func (f *Family) envMode(b *Breaker) {
 	f.reg.flush()
 }
 
-// findLocked returns the live entry of key in the string table, or nil.
-func (f *Family) findLocked(key string) *famEntry {
+// find returns the live entry of key in the string table, or nil. It
+// reads the table with atomic loads only, so it needs no lock (the views of
+// family_view.go call it without wmu, the slow paths with it).
+func (f *Family) find(key string) *famEntry {
 	h := f.hashString(key)
 	t := f.shards[h>>(64-famShardBits)].str.Load()
 	for i := h; ; i++ {
@@ -485,7 +487,7 @@ func (f *Family) findLocked(key string) *famEntry {
 // registry meanwhile (then nil: make it again). Past the bound it evicts.
 func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 	f.wmu.Lock()
-	if e := f.findLocked(key); e != nil && f.hold(e) {
+	if e := f.find(key); e != nil && f.hold(e) {
 		f.wmu.Unlock()
 		return e
 	}

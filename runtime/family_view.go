@@ -99,10 +99,9 @@ func (f *Family) Breakers() []*Breaker {
 	return out
 }
 
-// entry returns the live entry of key, or nil. The tables are read with
-// atomic loads, so no lock is needed.
+// entry returns the live entry of key, or nil.
 func (f *Family) entry(key string) *famEntry {
-	if e := f.findLocked(key); e != nil && e.inflight.Load() >= 0 {
+	if e := f.find(key); e != nil && e.inflight.Load() >= 0 {
 		return e
 	}
 	return nil

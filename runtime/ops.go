@@ -26,7 +26,8 @@ func (o *ops) LoadSucceeded(w uint64) {
 }
 
 func (o *ops) WindowSuccess(w uint64) {
-	if b := o.b(); b.win.Load() != nil && b.win.Load().tracking {
+	b := o.b()
+	if win := b.win.Load(); win != nil && win.tracking {
 		b.timedSuccess(w)
 	} else {
 		b.outcomeAs(w, Success, nil)
