@@ -33,6 +33,9 @@ func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, er
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = k.Route.Enter(ctx); err != nil {
 			return
 		}
@@ -68,6 +71,9 @@ func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, e
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = k.Route.Enter(ctx); err != nil {
 			return
 		}

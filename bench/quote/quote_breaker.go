@@ -40,6 +40,9 @@ var _ HedgedQuoter = (*HedgedQuoterBreaker)(nil)
 func (w *HedgedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	call, ok := w.hedged.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.hedged.Enter(ctx); err != nil {
 			return
 		}
@@ -180,6 +183,9 @@ var _ Quoter = (*QuoterBreaker)(nil)
 func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	call, ok := w.quotes.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.quotes.Enter(ctx); err != nil {
 			return
 		}

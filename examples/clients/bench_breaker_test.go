@@ -37,6 +37,9 @@ var _ Getter = (*GetterBreaker)(nil)
 func (w *GetterBreaker) Get(ctx context.Context, key string) (_ string, err error) {
 	call, ok := w.plain.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.plain.Enter(ctx); err != nil {
 			return
 		}

@@ -8375,6 +8375,9 @@ func (w *CacheBreaker) Pipeline() redis.Pipeliner {
 func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.redis.Enter(ctx); err != nil {
 			return
 		}
@@ -11675,6 +11678,9 @@ func (w *CacheBreaker) TxPipeline() redis.Pipeliner {
 func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.redis.Enter(ctx); err != nil {
 			return
 		}
@@ -14340,6 +14346,9 @@ var _ DB = (*DBBreaker)(nil)
 func (w *DBBreaker) ExecContext(ctx context.Context, query string, args ...any) (_ sql.Result, err error) {
 	call, ok := w.sqlite.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.sqlite.Enter(ctx); err != nil {
 			return
 		}

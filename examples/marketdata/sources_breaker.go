@@ -251,6 +251,9 @@ func (w *StockSourceBreaker) tryChanges(ctx context.Context, call breakerimpl.Ca
 func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financials, err error) {
 	call, ok := w.tdx.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.tdx.Enter(ctx); err != nil {
 			return
 		}
@@ -286,6 +289,9 @@ func (w *StockSourceBreaker) tryIndustry(ctx context.Context, call breakerimpl.C
 func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Period, n int) (_ []Bar, err error) {
 	call, ok := w.tdx.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.tdx.Enter(ctx); err != nil {
 			return
 		}
@@ -313,6 +319,9 @@ func (w *StockSourceBreaker) Ping(ctx context.Context) (err error) {
 func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
 	call, ok := w.tencent.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.tencent.Enter(ctx); err != nil {
 			return
 		}
@@ -370,6 +379,9 @@ func (w *StockSourceBreaker) trySearch(ctx context.Context, call breakerimpl.Cal
 func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ StockInfo, err error) {
 	call, ok := w.tencent.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.tencent.Enter(ctx); err != nil {
 			return
 		}

@@ -47,6 +47,9 @@ var _ QuoteSource = (*QuoteSourceBreaker)(nil)
 func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (_ []Bar, err error) {
 	call, ok := w.tdx.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.tdx.Enter(ctx); err != nil {
 			return
 		}

@@ -32,6 +32,9 @@ func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 	}
 	call, ok := w.route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.route.Enter(ctx); err != nil {
 			return
 		}

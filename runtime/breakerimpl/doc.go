@@ -20,8 +20,11 @@
 //
 //	call, ok := w.quote.EnterFast() // inlined: one load, one test
 //	if !ok {
+//		if err = call.Refusal(); err != nil {
+//			return // OPEN (or nil next): inlined, no call out of the method
+//		}
 //		if call, err = w.quote.Enter(ctx); err != nil {
-//			return // rejected, rate limited, throttled, bulkhead full, out of budget, or nil next
+//			return // rejected, rate limited, throttled, bulkhead full, or out of budget
 //		}
 //	}
 //	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()

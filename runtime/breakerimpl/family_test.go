@@ -29,6 +29,9 @@ func (w *keyedGuarded) Quote(ctx context.Context, code string) (_ int, err error
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = k.Route.Enter(ctx); err != nil {
 			return
 		}
@@ -53,6 +56,9 @@ func (w *keyedInt) Quote(ctx context.Context, id int) (_ int, err error) {
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = k.Route.Enter(ctx); err != nil {
 			return
 		}

@@ -215,6 +215,20 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 	return c, (c.word|core.InUse.Load())&rt.slow == 0
 }
 
+// Refusal returns, for an admission that [Route.EnterFast] declined, the
+// breaker's rejection when the admission found it OPEN (matching
+// [runtime.ErrOpen]; [ErrNilImpl] on the route of a nil implementation),
+// and nil otherwise, when [Route.Enter] decides. It inlines, so that a
+// rejected call of a generated wrapper returns without a call out of it:
+// the rejection path reads the state word once and the rejection once,
+// as Enter would, and nothing else (no lock, clock or budget).
+func (c Call) Refusal() error {
+	if c.word&core.FastMask == core.Open {
+		return *c.route.reject.Load()
+	}
+	return nil
+}
+
 // Enter admits one call made with ctx: the breaker first, then, if the route
 // has one, the limiter (whose wait ctx bounds), then, if the breaker has
 // them (Config.Throttle, Config.Concurrency), the throttle and a
@@ -230,9 +244,10 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // failure. The budget is spent only once every step admitted the call.
 // Enter allocates nothing unless it waits for a token or a slot.
 //
-// Generated code calls [Route.EnterFast] first and Enter only when that
-// declines (or straight away on a route with a rate limit, where it always
-// would), so Enter does not repeat its test.
+// Generated code calls [Route.EnterFast] first and, when that declines,
+// [Call.Refusal], then Enter only when the breaker was not OPEN (or
+// straight away on a route with a rate limit, where EnterFast always
+// would decline), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
 	if rt.state.Load()&core.FastMask == core.Open {
 		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget

@@ -75,7 +75,7 @@ func TestEnterFastInlines(t *testing.T) {
 	}
 	out, err := exec.Command(goBin, "build", "-gcflags=-m", "-o", os.DevNull, ".").CombinedOutput()
 	require.NoError(t, err, "%s", out)
-	for _, fn := range []string{"(*Route).EnterFast", "Call.Done", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary", "(*Chain).PrimaryValid"} {
+	for _, fn := range []string{"(*Route).EnterFast", "Call.Refusal", "Call.Done", "(*Retry).EnterFast", "(*Chain).Start", "(*Retry).Again", "(*Chain).Primary", "(*Chain).PrimaryValid"} {
 		if !strings.Contains(string(out), "can inline "+fn+"\n") {
 			t.Errorf("%s does not inline; the compiler says:\n%s", fn, grepLines(string(out), fn))
 		}
@@ -291,6 +291,9 @@ type timed struct {
 func (w *timed) Quote(ctx context.Context, code string) (_ int, err error) {
 	call, ok := w.route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = w.route.Enter(ctx); err != nil {
 			return
 		}

@@ -31,6 +31,9 @@ func (w *hostKeyed) RoundTrip(req *http.Request) (r0 *http.Response, err error) 
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
 		if call, err = k.Route.Enter(ctx); err != nil {
 			return
 		}

@@ -879,11 +879,17 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		)
 	} else {
 		// EnterFast inlines: a plain CLOSED call costs one load and one
-		// test here, and only the other calls pay for Enter.
+		// test here; Refusal inlines too, so that an OPEN breaker's
+		// rejection returns from here, and only the other calls pay for
+		// Enter.
 		okName := a.fresh("ok")
 		body = append(body,
 			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(route).Dot("EnterFast").Call(),
 			jen.If(jen.Op("!").Id(okName)).Block(
+				jen.If(
+					jen.Id(errName).Op("=").Id(callName).Dot("Refusal").Call(),
+					jen.Id(errName).Op("!=").Nil(),
+				).Block(jen.Return()),
 				jen.If(
 					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(route.Clone()).Dot("Enter").Call(jen.Id(ctx)),
 					jen.Id(errName).Op("!=").Nil(),
