@@ -151,8 +151,11 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
 	}
-	if c.Win != nil {
-		rt.slow &^= core.WindowFlag // a time window counts a success without a lock
+	if c.Win.Load() != nil {
+		// A time window counts a success without a lock, and its calls
+		// are not timed: a WindowFlag word is admitted as it is (the
+		// breaker keeps that so, see runtime's Breaker.reshapeLocked).
+		rt.slow &^= core.WindowFlag
 	}
 	if l != nil {
 		rt.limiter = l
@@ -321,7 +324,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == nil && c.word&core.FastMask == core.WindowFlag {
-		if c.route.core.Win != nil && c.route.core.Win.Count(c.word) {
+		if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
 			c.route.core.Succeeded(c.word) // the same in a time window, counted without a lock
 			return
 		}

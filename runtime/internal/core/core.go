@@ -102,9 +102,10 @@ type Breaker struct {
 	// throttle, so that a call can take and free one without Ops; nil
 	// otherwise (calls then go through Ops.Load).
 	Slots *Slots
-	// Win counts the successes of a time window without a lock when it
-	// can (see [Window]); nil for every other breaker.
-	Win *Window
+	// Win holds the counter of a time window's successes without a lock
+	// when the breaker has one (see [Window]), nil otherwise; a live
+	// change of the window (runtime's Registry.Update) replaces it.
+	Win *atomic.Pointer[Window]
 	Ops
 }
 
@@ -199,7 +200,7 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		return
 	}
 	if err == nil && w&FastMask == WindowFlag {
-		if b.Win != nil && b.Win.Count(w) {
+		if win := b.Win.Load(); win != nil && win.Count(w) {
 			b.Succeeded(w) // counted in a time window without a lock
 			return
 		}
