@@ -324,11 +324,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == nil && c.word&core.FastMask == core.WindowFlag {
-		if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
-			c.route.core.Succeeded(c.word) // the same in a time window, counted without a lock
-			return
-		}
-		c.route.core.WindowSuccess(c.word) // recorded, or timed (SlowCall, InFlight)
+		c.windowSuccess() // the same in a window
 		return
 	}
 	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
@@ -373,10 +369,30 @@ func (c Call) Done(ctx context.Context, err error, unreturned bool) {
 //
 //go:noinline
 func (c Call) done(ctx context.Context, err error) {
+	if err == nil && c.word&core.FastMask == core.WindowFlag {
+		// windowSuccess, written out: Exit's case, two calls sooner.
+		if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
+			c.route.core.Succeeded(c.word)
+			return
+		}
+		c.route.core.WindowSuccess(c.word)
+		return
+	}
 	if err == PanicGuard {
 		return // Panicked settled it
 	}
 	c.Exit(ctx, &err)
+}
+
+// windowSuccess counts the success of a CLOSED call admitted with
+// WindowFlag and no other flag: in a time window's lock-free count when it
+// can, else recorded by the window, or timed (SlowCall, InFlight).
+func (c Call) windowSuccess() {
+	if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
+		c.route.core.Succeeded(c.word)
+		return
+	}
+	c.route.core.WindowSuccess(c.word)
 }
 
 // Panicked settles a call of a plain wrapper that did not return (see
