@@ -59,6 +59,7 @@ type Route struct {
 	reject  *atomic.Pointer[error] // the breaker's rejection
 	fails   *uint64                // the breaker's fails word: see failsWord
 	slow    uint64                 // state bits that send Enter off the fast path
+	timed   uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
 	core    core.Breaker           // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
 	limiter *runtime.Limiter // nil without a rate limit
@@ -120,6 +121,7 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 		reject:  c.Reject,
 		fails:   failsWord(c.Fails),
 		slow:    core.FastMask,
+		timed:   core.FastMask,
 		core:    *c,
 		breaker: b,
 		maxWait: max(cfg.MaxWait, 0),
@@ -160,9 +162,11 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if l != nil {
 		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
+		rt.timed = 0
 	}
 	if rt.inject = core.InjectorOf(c); rt.inject != nil {
 		rt.slow = ^uint64(0) // decided here, once: no cost on routes that do not inject
+		rt.timed = 0
 	}
 }
 
@@ -237,8 +241,17 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // declines (or straight away on a route with a rate limit, where it always
 // would), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	if rt.state.Load()&core.FastMask == core.Open {
+	w := rt.state.Load()
+	if w&core.FastMask == core.Open {
 		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
+	}
+	if w&rt.timed == core.WindowFlag && core.InUse.Load() == 0 {
+		// A CLOSED call that the breaker may time (SlowCall, InFlight),
+		// on a route with no limiter, no fault injection and no call
+		// record, and no budget in any ctx: the timed admission alone.
+		if w, ok := rt.core.AdmitTimed(w); ok {
+			return Call{rt, w}, nil
+		}
 	}
 	return rt.enter(ctx)
 }

@@ -59,6 +59,12 @@ type Ops interface {
 	// rejection. hold is how long a probe may keep its slot when that is
 	// longer than the reset window.
 	Admit(hold time.Duration) (uint64, error)
+	// AdmitTimed is Admit for a CLOSED word s with WindowFlag and no other
+	// flag, on a route with no limiter and nothing else to do: it times
+	// the call (Config.SlowCall, Config.InFlight) and returns its
+	// admission, or ok false when the caller must call Admit (the window
+	// does not time calls, a call was found overdue, the state moved).
+	AdmitTimed(s uint64) (w uint64, ok bool)
 	// Settle counts the outcome of the call admitted as w whose error is
 	// err (nil for a success), as the breaker classifies it.
 	Settle(ctx context.Context, w uint64, err error)

@@ -73,14 +73,14 @@ func (win *Window) Sum(tag uint32, n int) int {
 	return total
 }
 
-// ProcHint returns the id of the P running the caller: a hint for spreading
+// ProcPin pins the caller to its P (no preemption until [ProcUnpin]) and
+// returns the P's id; after ProcUnpin the id is a hint for spreading
 // writes over per-P memory, since the goroutine may move to another P as
-// soon as it returns.
-func ProcHint() int {
-	id := procPin()
-	procUnpin()
-	return id
-}
+// soon as it is unpinned. Each is one call, so that it inlines.
+func ProcPin() int { return procPin() }
+
+// ProcUnpin undoes [ProcPin].
+func ProcUnpin() { procUnpin() }
 
 // Count counts a success of the CLOSED call admitted as w in the published
 // bucket, and reports false when the caller must record it instead: when
