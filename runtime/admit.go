@@ -41,7 +41,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 			w := s
 			if win := b.win.Load(); win != nil && win.tracking {
 				var ok bool
-				if w, ok = b.admitTracked(s, !b.slotTracked.Load()); !ok {
+				if w, ok = b.admitTracked(win, s, !b.slotTracked.Load()); !ok {
 					s = b.state.Load() // overdue calls were counted, or Update replaced the window
 					continue
 				}

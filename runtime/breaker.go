@@ -50,6 +50,16 @@ type Breaker struct {
 	flags  uint64                 // under mu: countFlag (count, or reshaped: update.go), core.LoadFlag
 	stamps stamps                 // the clock of lastFailure and lastSuccess
 	win    atomic.Pointer[window] // nil without a window, SlowCall or InFlight; Update swaps it
+	// fast is the lock-free success count of win (core.Window) when the
+	// protocol may count a success there itself: a time window on the real
+	// clock, its calls not timed and not counted (WithCallCounts); else
+	// nil. Routes read it through core.Breaker.Win, so a window that
+	// Update puts in place is theirs at once.
+	fast atomic.Pointer[core.Window]
+	// fastRoutes: fast was set once, so routes may admit a WindowFlag word
+	// on their fast path, as only an untimed window allows (see
+	// Breaker.reshapeLocked). Guarded by mu.
+	fastRoutes bool
 	// winSince and slotsSince are the first state periods whose calls
 	// the window and the bulkhead hold (see update.go).
 	winSince, slotsSince atomic.Uint32
@@ -121,14 +131,22 @@ func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Ops: (*ops)(b)}
-	if win := b.win.Load(); win != nil && win.fast != nil && !b.count && !win.tracking {
-		// Never replaced (see Breaker.reshapeLocked). A timed call's
-		// success is counted there too, once the breaker knows it was not
-		// slow (see record): not by the call protocol.
-		b.core.Win = win.fast
-	}
+	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
+	b.setFastLocked(b.win.Load())
 	return b
+}
+
+// setFastLocked makes the lock-free success count of win, the breaker's
+// window, the protocol's (see Breaker.fast) when it can take it. A timed
+// call's success is counted there too, once the breaker knows it was not
+// slow (see record): not by the protocol. b.mu is held, or b is new.
+func (b *Breaker) setFastLocked(win *window) {
+	if win == nil || win.fast == nil || b.count || win.tracking {
+		b.fast.Store(nil)
+		return
+	}
+	b.fastRoutes = true // before the pointer: a route that sees it may skip Admit
+	b.fast.Store(win.fast)
 }
 
 // closedFlags returns the flags of a CLOSED state word that starts a

@@ -78,3 +78,18 @@ func WithEventQueueCapacity(n int) Option {
 		}
 	}
 }
+
+// LockFreeSuccesses returns how many of the successes in b's time window
+// were counted without its lock (core.Window), 0 without such a window.
+func (b *Breaker) LockFreeSuccesses() int {
+	win := b.win.Load()
+	if win == nil || win.fast == nil {
+		return 0
+	}
+	win.mu.Lock()
+	defer win.mu.Unlock()
+	if !win.tagged {
+		return 0
+	}
+	return win.fast.Sum(win.tagLocked(win.epoch), windowBuckets)
+}

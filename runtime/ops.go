@@ -12,10 +12,26 @@ type ops Breaker
 
 func (o *ops) b() *Breaker { return (*Breaker)(o) }
 
-func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admit(hold) }
+// Admit is admitSlow: a route asks only for a word with a flag set, which
+// admit's own test would send there.
+func (o *ops) Admit(hold time.Duration) (uint64, error) { return o.b().admitSlow(hold) }
 func (o *ops) Ignore(w uint64)                          { o.b().finish(w, Ignored, nil) }
 func (o *ops) Withdraw(w uint64)                        { o.b().outcome(w, unmade, nil) }
 func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
+
+// AdmitTimed is admitSlow's CLOSED case for a state word s with WindowFlag
+// and no other flag, when the breaker times its calls from their
+// admission: the success path of SlowCall and InFlight, without
+// admitSlow's loop (and written here, one call sooner). ok false sends
+// the caller to Admit.
+func (o *ops) AdmitTimed(s uint64) (uint64, bool) {
+	b := o.b()
+	win := b.win.Load()
+	if win == nil || !win.tracking || b.slotTracked.Load() {
+		return 0, false
+	}
+	return b.admitTracked(win, s, true)
+}
 
 func (o *ops) LoadSucceeded(w uint64) {
 	b := o.b()
@@ -28,7 +44,7 @@ func (o *ops) LoadSucceeded(w uint64) {
 func (o *ops) WindowSuccess(w uint64) {
 	b := o.b()
 	if win := b.win.Load(); win != nil && win.tracking {
-		b.timedSuccess(w)
+		b.timedSuccess(win, w)
 	} else {
 		b.outcomeAs(w, Success, nil)
 	}

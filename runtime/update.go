@@ -45,14 +45,17 @@ import (
 // throttle's calls in flight, which carry LoadFlag) starts a new period
 // as a window's change does.
 //
-// Generated routes keep, from when they were made, a short cut to a time
-// window's lock-free success count and to a bulkhead's slots (see
-// breakerimpl.Route). A change of shape of a breaker that had either at
-// creation sets countFlag in its state words for good (every call then
-// takes the general path, which reads the current window and bulkhead)
-// and Routed on the slots; a window made live counts every success under
-// its lock (docs/window.md's lock-free success needs the window from the
-// breaker's creation).
+// Generated routes keep, from when they were made, a short cut to a
+// bulkhead's slots, and admit the calls of a time window on their fast
+// path (see breakerimpl.Route). A change of shape of a breaker that had a
+// bulkhead at creation sets countFlag in its state words for good (every
+// call then takes the general path, which reads the current bulkhead) and
+// Routed on the slots; so does one that gives calls timing (SlowCall,
+// InFlight) to a breaker that ever had a lock-free time window, since
+// timed calls need the admission those routes skip. A time window made
+// live counts successes without the lock as one made at creation does:
+// routes reach its counter through a pointer that Update swaps
+// (Breaker.fast).
 
 // Update changes the settings of live breakers, each cfg naming one by its
 // Name, while they run: a field that is not zero replaces the breaker's
@@ -294,7 +297,10 @@ func (b *Breaker) reshapeLocked(cur, next Config) {
 	if !reshaped && !load {
 		return
 	}
-	if b.core.Win != nil || b.core.Slots != nil {
+	// Routes that took a time window's short cut admit a WindowFlag word
+	// without Admit: a window whose calls are timed needs it.
+	timed := reshaped && (next.SlowCall > 0 || next.InFlight > 0)
+	if (b.fastRoutes && timed) || b.core.Slots != nil {
 		b.flags |= countFlag // routes' short cuts are of the old shape
 		if b.core.Slots != nil {
 			b.core.Slots.Routed.Store(true)
@@ -317,13 +323,20 @@ func (b *Breaker) reshapeLocked(cur, next Config) {
 	if reshaped {
 		var win *window
 		if next.windowed() || next.InFlight > 0 {
-			win = newWindow(&b.conf, nil)
+			var clock Clock
+			if b.stamps.mono {
+				clock = b.reg.clock // as at creation: lock-free counts, an unordered tracker
+			}
+			win = newWindow(&b.conf, clock)
 			win.mu.Lock()
 			win.resetLocked(since)
 			win.mu.Unlock()
 		}
 		b.winSince.Store(since) // before the window: see beforeWindow
 		b.win.Store(win)
+		// After the window: a success that finds the new count there is
+		// of the new period (the old one's words publish nothing in it).
+		b.setFastLocked(win)
 	} else if win := b.win.Load(); win != nil && bump {
 		win.mu.Lock()
 		win.resetLocked(since) // the new period's: its counts start fresh

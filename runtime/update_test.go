@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // TestUpdateKeepsState: SPEC §14. A live breaker takes new settings and
@@ -278,6 +279,48 @@ func TestUpdateWindowOnAndOff(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State(), "4 failures: below the threshold, no rate")
 	require.Error(t, b.Do(ctx, func(context.Context) error { return errors.New("down") }))
 	assert.Equal(t, runtime.Open, b.State())
+}
+
+// TestUpdatedTimeWindowCountsWithoutTheLock: a time window that Update
+// puts in place (another period, or one where there was none) counts
+// successes without its lock, through routes made before it, as a window
+// made with the breaker does: the first success records itself and
+// publishes the bucket, the others are counted on their P's counter; the
+// counts stay exact, and the route still admits on its fast path.
+func TestUpdatedTimeWindowCountsWithoutTheLock(t *testing.T) {
+	defer runtime.ForgetCallStates()() // a budget or provenance record elsewhere sends every call off the fast path
+	for _, created := range []runtime.Config{
+		{Name: "reshaped", WindowPeriod: time.Minute},
+		{Name: "made-live"},
+	} {
+		synctest.Test(t, func(t *testing.T) {
+			reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+			rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: created})
+			b := rt.Breaker()
+			require.NoError(t, reg.Update(runtime.Config{Name: created.Name, WindowPeriod: 2 * time.Minute}))
+			ctx := context.Background()
+			for range 10 {
+				c, ok := rt.EnterFast()
+				if !ok {
+					var err error
+					c, err = rt.Enter(ctx)
+					require.NoError(t, err)
+				}
+				var err error
+				c.Exit(ctx, &err)
+			}
+			st := b.Stats()
+			assert.Equal(t, "2m0s", st.Window, created.Name)
+			assert.Equal(t, 10, st.WindowCalls, created.Name)
+			assert.Equal(t, 9, b.LockFreeSuccesses(), "%s: successes counted without the lock", created.Name)
+			if created.WindowPeriod > 0 {
+				_, ok := rt.EnterFast()
+				assert.True(t, ok, "the route made before admits on its fast path")
+			}
+			require.Equal(t, 1, calls(t, b, "x"))
+			assert.Equal(t, 1, b.Stats().WindowFailures)
+		})
+	}
 }
 
 // TestUpdateInFlightOnAndOff: in-flight timing turned on live times the

@@ -388,23 +388,28 @@ func overdueReason(age, limit time.Duration) string {
 	return "call in flight " + age.String() + " > inflight=" + limit.String()
 }
 
-// admitTracked times a CLOSED call admitted in state word s, after counting
-// the calls found overdue. ok is false when it found some: the caller must
-// look at the state again, which their count may have changed. Without
-// push (a breaker whose calls are timed from when they hold their
-// concurrency slot, see trackSlot), it only counts them, and returns an
-// admission without WindowFlag: not timed yet. It takes no lock unless a
-// call may be overdue (see tracker) or every slot is taken.
-func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
-	win := b.win.Load()
-	if win == nil || !win.tracking || b.beforeWindow(s) {
-		return 0, false // replaced by Registry.Update, or a period before the window's: look again
+// admitTracked times a CLOSED call admitted in state word s by win, the
+// breaker's window (which times calls), after counting the calls found
+// overdue. ok is false when it found some: the caller must look at the
+// state again, which their count may have changed. Without push (a
+// breaker whose calls are timed from when they hold their concurrency
+// slot, see trackSlot), it only counts them, and returns an admission
+// without WindowFlag: not timed yet. It takes no lock unless a call may
+// be overdue (see tracker) or every slot is taken.
+func (b *Breaker) admitTracked(win *window, s uint64, push bool) (w uint64, ok bool) {
+	if b.beforeWindow(s) {
+		return 0, false // a period before the window's (Registry.Update): look again
 	}
 	limit := b.cfg().InFlight
 	if !push && limit == 0 {
 		return s &^ windowFlag, true
 	}
-	now := b.stamps.now()
+	var now int64
+	if b.stamps.mono { // b.stamps.now(), one call sooner (too large to inline)
+		now = int64(time.Since(b.stamps.anchor))
+	} else {
+		now = b.stamps.now()
+	}
 	if limit > 0 && win.track.mayBeOverdue(now, limit) {
 		if !b.countOverdueAt(win, s, now, limit) {
 			return 0, false
@@ -413,7 +418,18 @@ func (b *Breaker) admitTracked(s uint64, push bool) (w uint64, ok bool) {
 	if !push {
 		return s &^ windowFlag, true
 	}
-	return s | win.claim(now, period(s), limit)<<probeShift, true
+	// win.claim, written out (one call sooner).
+	t := win.track
+	id := t.claim(now, period(s))
+	if id == 0 {
+		id = win.claimLocked(now, period(s))
+	}
+	if limit > 0 { // after the slot is written (see tracker): the deadline of this call
+		if d := now + int64(limit); d < t.due.Load() {
+			t.lowerDue(d)
+		}
+	}
+	return s | id<<probeShift, true
 }
 
 // claim times a call of period p admitted at instant now and returns its
@@ -425,8 +441,10 @@ func (w *window) claim(now int64, p uint32, limit time.Duration) uint64 {
 		id = w.claimLocked(now, p)
 	}
 	// After the slot is written (see tracker): the deadline of this call.
-	if d := now + int64(limit); limit > 0 && d < t.due.Load() {
-		t.lowerDue(d)
+	if limit > 0 {
+		if d := now + int64(limit); d < t.due.Load() {
+			t.lowerDue(d)
+		}
 	}
 	return id
 }
@@ -538,23 +556,27 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 }
 
 // timedSuccess is outcomeAs(w, Success, nil) for a CLOSED call that the
-// breaker times (w has WindowFlag): the success path of SlowCall and
-// InFlight, with no lock while the window can count the success without
-// one (see record).
-func (b *Breaker) timedSuccess(w uint64) {
+// breaker times (w has WindowFlag), win being the breaker's window (which
+// times calls): the success path of SlowCall and InFlight, with no lock
+// while the window can count the success without one (see record).
+func (b *Breaker) timedSuccess(win *window, w uint64) {
 	var (
 		start int64
 		bits  uint8
 		now   int64
 	)
-	if win := b.timedWindow(w); win != nil {
+	if !b.beforeWindow(w) { // else admitted before the window: not timed
 		var ok bool
 		if start, ok = win.track.end(w & probeMask >> probeShift); !ok {
 			return // counted when found overdue, or forgotten
 		}
 	}
 	if start != 0 { // else not timed (see tracker.claimLocked)
-		now = b.stamps.now()
+		if b.stamps.mono { // b.stamps.now(), one call sooner, as in admitTracked
+			now = int64(time.Since(b.stamps.anchor))
+		} else {
+			now = b.stamps.now()
+		}
 		ran := time.Duration(now - start)
 		cfg := b.cfg()
 		if cfg.SlowCall > 0 && ran > cfg.SlowCall {
@@ -571,6 +593,12 @@ func (b *Breaker) timedSuccess(w uint64) {
 	}
 	if uint32(b.fails.Load()) != 0 {
 		b.clearFails(w)
+	}
+	// record's first steps, without its call: no window to count in
+	// (InFlight alone), or a clean count window, which a success that
+	// is not slow cannot change.
+	if !win.counting || (bits == 0 && win.clean.Load()) {
+		return
 	}
 	b.record(w, bits, now)
 }

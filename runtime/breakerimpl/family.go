@@ -59,7 +59,7 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 // the padding in step with Route.
 type keyRoute struct {
 	Route
-	_ [72]byte
+	_ [64]byte
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil

@@ -85,6 +85,7 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 	}
 	rt.rec = rr
 	rt.state = &recording
+	rt.timed = 0 // every call goes through a clone (enter)
 }
 
 // enter is Route.enter on a recording route: the call goes through a

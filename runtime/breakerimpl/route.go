@@ -59,6 +59,7 @@ type Route struct {
 	reject  *atomic.Pointer[error] // the breaker's rejection
 	fails   *uint64                // the breaker's fails word: see failsWord
 	slow    uint64                 // state bits that send Enter off the fast path
+	timed   uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
 	core    core.Breaker           // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
 	limiter *runtime.Limiter // nil without a rate limit
@@ -120,6 +121,7 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 		reject:  c.Reject,
 		fails:   failsWord(c.Fails),
 		slow:    core.FastMask,
+		timed:   core.FastMask,
 		core:    *c,
 		breaker: b,
 		maxWait: max(cfg.MaxWait, 0),
@@ -151,15 +153,20 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
 	}
-	if c.Win != nil {
-		rt.slow &^= core.WindowFlag // a time window counts a success without a lock
+	if c.Win.Load() != nil {
+		// A time window counts a success without a lock, and its calls
+		// are not timed: a WindowFlag word is admitted as it is (the
+		// breaker keeps that so, see runtime's Breaker.reshapeLocked).
+		rt.slow &^= core.WindowFlag
 	}
 	if l != nil {
 		rt.limiter = l
 		rt.slow = ^uint64(0) // every call waits for a token
+		rt.timed = 0
 	}
 	if rt.inject = core.InjectorOf(c); rt.inject != nil {
 		rt.slow = ^uint64(0) // decided here, once: no cost on routes that do not inject
+		rt.timed = 0
 	}
 }
 
@@ -249,8 +256,17 @@ func (c Call) Refusal() error {
 // straight away on a route with a rate limit, where EnterFast always
 // would decline), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	if rt.state.Load()&core.FastMask == core.Open {
+	w := rt.state.Load()
+	if w&core.FastMask == core.Open {
 		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
+	}
+	if w&rt.timed == core.WindowFlag && core.InUse.Load() == 0 {
+		// A CLOSED call that the breaker may time (SlowCall, InFlight),
+		// on a route with no limiter, no fault injection and no call
+		// record, and no budget in any ctx: the timed admission alone.
+		if w, ok := rt.core.AdmitTimed(w); ok {
+			return Call{rt, w}, nil
+		}
 	}
 	return rt.enter(ctx)
 }
@@ -336,11 +352,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == nil && c.word&core.FastMask == core.WindowFlag {
-		if c.route.core.Win != nil && c.route.core.Win.Count(c.word) {
-			c.route.core.Succeeded(c.word) // the same in a time window, counted without a lock
-			return
-		}
-		c.route.core.WindowSuccess(c.word) // recorded, or timed (SlowCall, InFlight)
+		c.windowSuccess() // the same in a window
 		return
 	}
 	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
@@ -385,10 +397,30 @@ func (c Call) Done(ctx context.Context, err error, unreturned bool) {
 //
 //go:noinline
 func (c Call) done(ctx context.Context, err error) {
+	if err == nil && c.word&core.FastMask == core.WindowFlag {
+		// windowSuccess, written out: Exit's case, two calls sooner.
+		if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
+			c.route.core.Succeeded(c.word)
+			return
+		}
+		c.route.core.WindowSuccess(c.word)
+		return
+	}
 	if err == PanicGuard {
 		return // Panicked settled it
 	}
 	c.Exit(ctx, &err)
+}
+
+// windowSuccess counts the success of a CLOSED call admitted with
+// WindowFlag and no other flag: in a time window's lock-free count when it
+// can, else recorded by the window, or timed (SlowCall, InFlight).
+func (c Call) windowSuccess() {
+	if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
+		c.route.core.Succeeded(c.word)
+		return
+	}
+	c.route.core.WindowSuccess(c.word)
 }
 
 // Panicked settles a call of a plain wrapper that did not return (see

@@ -202,6 +202,23 @@ BenchmarkLoadParallel/failsafe-bulkhead-executor-2	 1000	       250.0 ns/op	    
 PASS
 `
 
+// TestTimedWindowVerdictAgainstClock2: the verdict on slow and inflight
+// states both bounds: against no window (issue 24's 3×) and against
+// clock2, the two clock reads that are their floor.
+func TestTimedWindowVerdictAgainstClock2(t *testing.T) {
+	r := benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.parse([]byte(`BenchmarkWindowSuccess/none         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/slow         	 1000	        90.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/inflight     	 1000	        60.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkWindowSuccess/clock2       	 1000	        60.00 ns/op	       0 B/op	       0 allocs/op
+`)))
+	win := report{bench: r}.windowTargets()
+	require.Len(t, win, 9)
+	assert.Contains(t, win[5].name, "slow at most 3× no window (issue 24); within 1.25× of clock2")
+	assert.Equal(t, "**missed**: 3.00× over (200.0% above the limit); against clock2, the floor: **1.50×**, **missed**: 1.20× over (20.0% above the limit)", win[5].verdict) // 90/10 against 3, 90/60 against 1.25
+	assert.Equal(t, "**missed**: 2.00× over (100.0% above the limit); against clock2, the floor: **1.00×**, met, 1.25× under the limit", win[7].verdict)                     // 60/10 against 3, 60/60
+}
+
 func TestHedgeSection(t *testing.T) {
 	r := benchResults{samples: map[string][]sample{}}
 	require.NoError(t, r.parse([]byte(`BenchmarkHedgeSuccess/chain         	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op

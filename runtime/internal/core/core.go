@@ -59,6 +59,12 @@ type Ops interface {
 	// rejection. hold is how long a probe may keep its slot when that is
 	// longer than the reset window.
 	Admit(hold time.Duration) (uint64, error)
+	// AdmitTimed is Admit for a CLOSED word s with WindowFlag and no other
+	// flag, on a route with no limiter and nothing else to do: it times
+	// the call (Config.SlowCall, Config.InFlight) and returns its
+	// admission, or ok false when the caller must call Admit (the window
+	// does not time calls, a call was found overdue, the state moved).
+	AdmitTimed(s uint64) (w uint64, ok bool)
 	// Settle counts the outcome of the call admitted as w whose error is
 	// err (nil for a success), as the breaker classifies it.
 	Settle(ctx context.Context, w uint64, err error)
@@ -102,9 +108,10 @@ type Breaker struct {
 	// throttle, so that a call can take and free one without Ops; nil
 	// otherwise (calls then go through Ops.Load).
 	Slots *Slots
-	// Win counts the successes of a time window without a lock when it
-	// can (see [Window]); nil for every other breaker.
-	Win *Window
+	// Win holds the counter of a time window's successes without a lock
+	// when the breaker has one (see [Window]), nil otherwise; a live
+	// change of the window (runtime's Registry.Update) replaces it.
+	Win *atomic.Pointer[Window]
 	Ops
 }
 
@@ -199,7 +206,7 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		return
 	}
 	if err == nil && w&FastMask == WindowFlag {
-		if b.Win != nil && b.Win.Count(w) {
+		if win := b.Win.Load(); win != nil && win.Count(w) {
 			b.Succeeded(w) // counted in a time window without a lock
 			return
 		}
