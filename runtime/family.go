@@ -11,6 +11,9 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"unsafe"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // DefaultFamilyKeys is how many per-key breakers a [Family] keeps live at
@@ -109,40 +112,38 @@ type famSlot struct {
 	h atomic.Uint64
 }
 
-// famEntry is one live key: 128 bytes, so that the fields every call
-// reads are one cache line (allocations of that size are aligned to it).
-// A key of at most famInline bytes is also kept inside the entry, where
-// a lookup compares it without following the key's own pointer.
-type famEntry struct {
-	inflight atomic.Int64 // calls in flight; famDead (very negative) once dropped
-	used     atomic.Int64 // the family's tick at the key's last call
-	val      any          // what the family's attach made of b
-	klen     uint8        // len(key) when it is at most famInline, else famLong
-	flags    famFlag      // set before the entry is published in a table, under wmu
-	kbuf     [famInline]byte
-	ikey     uint64 // an integer key's bits
-	// Read off the fast path:
-	key  string // the key, or an integer key's decimal form
-	b    *Breaker
-	seen int64 // guarded by wmu: used when it was picked as a victim
-	_    [32]byte
+// famEntry is one live key (see [core.KeyEntry]): its first 40 bytes are
+// what a call reads, the key's bytes when it has at most famInline of them
+// (compared there without following the key's own pointer) and its
+// counts. A family made by package breakerimpl keeps each entry in its
+// key's route, on the line of the route's words a call reads
+// ([core.KeyHolder]); any other family allocates its entries, a cache
+// line apart (famAlone).
+type famEntry = core.KeyEntry[Breaker]
+
+// famAlone is an entry the family allocates itself, 128 bytes, so that
+// its first 40 are in one cache line (allocations of that size are
+// aligned to it).
+type famAlone struct {
+	e famEntry
+	_ [128 - unsafe.Sizeof(famEntry{})]byte
 }
 
 const (
-	famInline = 22
-	famLong   = 0xff
+	famInline = core.KeyInline
+	famLong   = core.KeyLong
 )
 
-// is reports whether e is the entry of string key.
-func (e *famEntry) is(key string) bool {
+// famIs reports whether e is the entry of string key.
+func famIs(e *famEntry, key string) bool {
 	n := len(key)
 	if n > famInline {
-		return e.klen == famLong && e.key == key
+		return e.Klen == famLong && e.Key == key
 	}
-	if int(e.klen) != n {
+	if int(e.Klen) != n {
 		return false
 	}
-	k := e.kbuf[:n]
+	k := e.Kbuf[:n]
 	switch {
 	case n > 16:
 		return binary.LittleEndian.Uint64(k) == le64(key) && binary.LittleEndian.Uint64(k[8:]) == le64(key[8:]) &&
@@ -155,7 +156,7 @@ func (e *famEntry) is(key string) bool {
 	return string(k) == key
 }
 
-type famFlag uint8
+type famFlag = uint8
 
 const (
 	famInStr famFlag = 1 << iota // in the string table
@@ -163,12 +164,16 @@ const (
 	famNeg                       // an integer key below zero
 )
 
+// famHeld flags an entry that what the family's attach made holds (a
+// key's route, see newFamEntry).
+const famHeld famFlag = core.KeyHeld
+
 const famDead = -1 << 40
 
 // famTomb marks the slot of a dropped entry: never held (it is dead).
 var famTomb = func() *famEntry {
 	e := &famEntry{}
-	e.inflight.Store(famDead)
+	e.Inflight.Store(famDead)
 	return e
 }()
 
@@ -254,7 +259,7 @@ func (f *Family) Limiter() *Limiter {
 func (f *Family) Breaker(key string) *Breaker {
 	e := f.Enter(key)
 	f.Exit(e)
-	return e.e.b
+	return e.e.B
 }
 
 // FamilyKey is one call's hold on a key of a [Family]: its breaker, and
@@ -263,21 +268,21 @@ func (f *Family) Breaker(key string) *Breaker {
 type FamilyKey struct{ e *famEntry }
 
 // Breaker returns the key's breaker.
-func (k FamilyKey) Breaker() *Breaker { return k.e.b }
+func (k FamilyKey) Breaker() *Breaker { return k.e.B }
 
 // Value returns what the family's attach function made of the breaker.
-func (k FamilyKey) Value() any { return k.e.val }
+func (k FamilyKey) Value() any { return k.e.Val }
 
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
 // the zero FamilyKey it does nothing.
 func (k FamilyKey) Done() {
 	if k.e != nil {
-		k.e.inflight.Add(-1)
+		k.e.Inflight.Add(-1)
 	}
 }
 
 // Exit ends the call that Enter counted in flight.
-func (f *Family) Exit(k FamilyKey) { k.e.inflight.Add(-1) }
+func (f *Family) Exit(k FamilyKey) { k.e.Inflight.Add(-1) }
 
 // Enter returns key's breaker with one call counted in flight on it (so it
 // is not dropped until [Family.Exit]). It allocates nothing for a live key.
@@ -290,7 +295,7 @@ func (f *Family) Enter(key string) FamilyKey {
 		if e == nil {
 			break
 		}
-		if s.h.Load() == h && e.is(key) && f.hold(e) {
+		if s.h.Load() == h && famIs(e, key) && f.hold(e) {
 			return FamilyKey{e}
 		}
 	}
@@ -319,18 +324,26 @@ func (f *Family) enterInt(key uint64, neg famFlag) FamilyKey {
 		if e == nil {
 			break
 		}
-		if s.h.Load() == h && e.ikey == key && e.flags&famNeg == neg && f.hold(e) {
+		if s.h.Load() == h && e.Flags&famNeg == neg && f.hold(e) { // h is one to one: see hashInt
 			return FamilyKey{e}
 		}
 	}
 	return FamilyKey{f.slowEnter("", key, famInInt|neg)}
 }
 
-// hashInt hashes an integer key with the family's seed (a keyed multiply
-// and fold, like wyhash's), so that keys chosen by a caller cannot be made
-// to collide without the seed.
+// hashInt hashes an integer key with the family's seed, one to one (each
+// step is: an xor, a multiply by an odd number, an xor with a shift): two
+// keys of one sign have one hash only if they are one key, so a lookup
+// compares the hash and the sign and reads no key. The seed goes in first
+// (an xor and a seeded odd factor), so that keys chosen by a caller cannot
+// be made to land on one slot without it.
 func (f *Family) hashInt(key uint64, neg famFlag) uint64 {
-	return famMix(famMix(key^f.iseed[0]^uint64(neg), f.iseed[1]), f.iseed[1]^0x9e3779b97f4a7c15)
+	x := (key ^ f.iseed[0] ^ uint64(neg)) * f.iseed[1]
+	x ^= x >> 32
+	x *= 0x9e3779b97f4a7c15
+	x ^= x >> 29
+	x *= 0xbf58476d1ce4e5b9
+	return x ^ x>>32
 }
 
 // hashString hashes a string key with the family's seed. A key of at most
@@ -379,12 +392,12 @@ func le32(s string) uint32 {
 // hold counts a call in flight on e and marks its use; false when e was
 // dropped meanwhile.
 func (f *Family) hold(e *famEntry) bool {
-	if e.inflight.Add(1) < 0 {
-		e.inflight.Add(-1)
+	if e.Inflight.Add(1) < 0 {
+		e.Inflight.Add(-1)
 		return false
 	}
-	if t := f.tick.Load(); e.used.Load() != t {
-		e.used.Store(t) // only when the clock moved: once a tick at most
+	if t := f.tick.Load(); e.Used.Load() != t {
+		e.Used.Store(t) // only when the clock moved: once a tick at most
 	}
 	return true
 }
@@ -476,7 +489,7 @@ func (f *Family) find(key string) *famEntry {
 		if e == nil {
 			return nil
 		}
-		if e != famTomb && s.h.Load() == h && e.is(key) {
+		if e != famTomb && s.h.Load() == h && famIs(e, key) {
 			return e
 		}
 	}
@@ -495,12 +508,13 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 		f.wmu.Unlock()
 		return nil
 	}
-	e := &famEntry{key: key, b: b, val: val, klen: famLong}
+	e := newFamEntry(val)
+	e.Key, e.B, e.Val, e.Klen = key, b, val, famLong
 	if len(key) <= famInline {
-		e.klen = uint8(copy(e.kbuf[:], key))
+		e.Klen = uint8(copy(e.Kbuf[:], key))
 	}
-	e.inflight.Store(1)
-	e.used.Store(f.tick.Load())
+	e.Inflight.Store(1)
+	e.Used.Store(f.tick.Load())
 	b.mu.Lock()
 	b.fam = f
 	if tripped(State(b.state.Load() & stateMask)) {
@@ -509,7 +523,7 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 	b.mu.Unlock()
 	f.linkLocked(e, true)
 	if n, neg, ok := famIntForm(key); ok {
-		e.ikey, e.flags = n, e.flags|neg
+		e.IKey, e.Flags = n, e.Flags|neg
 		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
 	if f.fresh++; f.fresh >= f.step {
@@ -524,14 +538,28 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 	return e
 }
 
+// newFamEntry returns the entry for a new key whose attached value is
+// val: the one val holds (a key's route, see [core.KeyHolder]), or a new
+// one. An entry is used once: a holder's is fresh (the attach made it for
+// this key).
+func newFamEntry(val any) *famEntry {
+	if h, ok := val.(core.KeyHolder[Breaker]); ok {
+		if e := h.KeyEntry(); e != nil {
+			e.Flags = famHeld
+			return e
+		}
+	}
+	return &new(famAlone).e
+}
+
 // tableOf returns e's table, string (str) or integer, and its hash there.
 func (f *Family) tableOf(e *famEntry, str bool) (*famShard, *famTable, uint64) {
 	if str {
-		h := f.hashString(e.key)
+		h := f.hashString(e.Key)
 		sh := &f.shards[h>>(64-famShardBits)]
 		return sh, sh.str.Load(), h
 	}
-	h := f.hashInt(e.ikey, e.flags&famNeg)
+	h := f.hashInt(e.IKey, e.Flags&famNeg)
 	sh := &f.shards[h>>(64-famShardBits)]
 	return sh, sh.ints.Load(), h
 }
@@ -550,9 +578,9 @@ func (f *Family) linkLocked(e *famEntry, str bool) {
 		}
 	}
 	if str {
-		e.flags |= famInStr
+		e.Flags |= famInStr
 	} else {
-		e.flags |= famInInt
+		e.Flags |= famInInt
 	}
 	putSlot(t, h, e) // publishes e: every field is set before
 	t.live++
@@ -616,7 +644,7 @@ func (f *Family) evict() {
 		f.wmu.Unlock()
 		moved := false
 		for _, e := range due {
-			if e.b.State() != Open {
+			if e.B.State() != Open {
 				moved = true
 			}
 		}
@@ -635,7 +663,7 @@ func (f *Family) evictLocked() []*famEntry {
 		if e == nil {
 			var open []*famEntry
 			f.each(func(e *famEntry) {
-				if e.inflight.Load() == 0 && rawState(e) == Open {
+				if e.Inflight.Load() == 0 && rawState(e) == Open {
 					open = append(open, e)
 				}
 			})
@@ -658,7 +686,7 @@ func (f *Family) each(fn func(*famEntry)) {
 	}
 }
 
-func rawState(e *famEntry) State { return State(e.b.state.Load() & stateMask) }
+func rawState(e *famEntry) State { return State(e.B.state.Load() & stateMask) }
 
 // tripped reports whether a member in state s counts towards MaxOpen.
 func tripped(s State) bool { return s == Open || s == HalfOpen }
@@ -673,7 +701,7 @@ func (f *Family) victimLocked() *famEntry {
 		for len(f.victims) > 0 {
 			e := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if e.used.Load() == e.seen && droppable(e, true) {
+			if e.Used.Load() == e.Seen && droppable(e, true) {
 				return e
 			}
 		}
@@ -697,7 +725,7 @@ func (f *Family) victimLocked() *famEntry {
 // CLOSED (or, when closedOnly is false, HALF_OPEN: its OPEN period ended).
 // OPEN and the operator's modes never.
 func droppable(e *famEntry, closedOnly bool) bool {
-	if e.inflight.Load() != 0 {
+	if e.Inflight.Load() != 0 {
 		return false
 	}
 	st := rawState(e)
@@ -710,11 +738,11 @@ func (f *Family) scanLocked(closedOnly bool) {
 	all := f.victims[:0]
 	f.each(func(e *famEntry) {
 		if droppable(e, closedOnly) {
-			e.seen = e.used.Load()
+			e.Seen = e.Used.Load()
 			all = append(all, e)
 		}
 	})
-	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.seen, a.seen) })
+	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.Seen, a.Seen) })
 	n := max(f.limit/16, 1)
 	if len(all) > n {
 		all = append(all[:0], all[len(all)-n:]...)
@@ -728,13 +756,13 @@ func (f *Family) dropLocked(e *famEntry) {
 	if !f.foldDead(e) {
 		return
 	}
-	if e.flags&famInStr != 0 {
+	if e.Flags&famInStr != 0 {
 		f.unlinkLocked(e, true)
 	}
-	if e.flags&famInInt != 0 {
+	if e.Flags&famInInt != 0 {
 		f.unlinkLocked(e, false)
 	}
-	b := e.b
+	b := e.B
 	b.mu.Lock()
 	if tripped(State(b.state.Load() & stateMask)) {
 		f.notClosed.Add(-1)
@@ -790,7 +818,7 @@ func (f *Family) reconfigure(next Config) []*Breaker {
 // breakers returns the breaker of every live key.
 func (f *Family) breakers() []*Breaker {
 	var out []*Breaker
-	f.each(func(e *famEntry) { out = append(out, e.b) })
+	f.each(func(e *famEntry) { out = append(out, e.B) })
 	return out
 }
 

@@ -85,7 +85,7 @@ func (f *Family) Lookup(key string) (*Breaker, bool) {
 	if e == nil {
 		return nil, false
 	}
-	return e.b, true
+	return e.B, true
 }
 
 // Breakers returns the breakers of the live keys, in name order.
@@ -93,7 +93,7 @@ func (f *Family) Breakers() []*Breaker {
 	es := f.entries()
 	out := make([]*Breaker, len(es))
 	for i, e := range es {
-		out[i] = e.b
+		out[i] = e.B
 	}
 	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
 	return out
@@ -101,7 +101,7 @@ func (f *Family) Breakers() []*Breaker {
 
 // entry returns the live entry of key, or nil.
 func (f *Family) entry(key string) *famEntry {
-	if e := f.find(key); e != nil && e.inflight.Load() >= 0 {
+	if e := f.find(key); e != nil && e.Inflight.Load() >= 0 {
 		return e
 	}
 	return nil
@@ -111,7 +111,7 @@ func (f *Family) entry(key string) *famEntry {
 func (f *Family) entries() []*famEntry {
 	out := make([]*famEntry, 0, f.live.Load())
 	f.each(func(e *famEntry) {
-		if e.inflight.Load() >= 0 {
+		if e.Inflight.Load() >= 0 {
 			out = append(out, e)
 		}
 	})
@@ -171,10 +171,10 @@ type familyFold struct {
 func (f *Family) foldDead(e *famEntry) bool {
 	f.fold.mu.Lock()
 	defer f.fold.mu.Unlock()
-	if !e.inflight.CompareAndSwap(0, famDead) {
+	if !e.Inflight.CompareAndSwap(0, famDead) {
 		return false
 	}
-	st := e.b.Stats()
+	st := e.B.Stats()
 	f.fold.totals.add(&st)
 	return true
 }
@@ -187,7 +187,7 @@ func (f *Family) Totals() FamilyTotals {
 	es := f.entries()
 	stats := make([]Stats, len(es))
 	for i, e := range es {
-		stats[i] = e.b.Stats()
+		stats[i] = e.B.Stats()
 	}
 	f.fold.mu.Lock()
 	t := f.fold.totals
@@ -195,7 +195,7 @@ func (f *Family) Totals() FamilyTotals {
 	// is left out. Every other reading is at most what the key counts now.
 	dead := make([]bool, len(es))
 	for i, e := range es {
-		dead[i] = e.inflight.Load() < 0
+		dead[i] = e.Inflight.Load() < 0
 	}
 	f.fold.mu.Unlock()
 	t.Name, t.Counted = f.name, f.reg.countCalls

@@ -2,6 +2,7 @@ package breakerimpl
 
 import (
 	"fmt"
+	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -45,7 +46,7 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 			kr := new(keyRoute)
 			initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
 			kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
-			return &kr.Route
+			return kr
 		}})
 	if impl == nil {
 		return &Family{f: f, refuse: &Route{state: &nilImpl.state, reject: &nilImpl.reject, slow: core.FastMask}}
@@ -53,13 +54,34 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	return &Family{f: f}
 }
 
-// keyRoute is a key's route padded to a multiple of 64 bytes: allocations
-// of such a size class start on a cache line, so the words a call reads
-// (the first of the Route) are in one line. TestKeyRouteIsLineSized keeps
-// the padding in step with Route.
+// keyRoute is a key's route, which holds the key's entry in the family
+// ([core.KeyHolder]), padded to a multiple of 64 bytes: allocations of
+// such a size class start on a cache line, so the words a call reads (the
+// route's state, fails and slow, then the entry's first 40 bytes: its key,
+// count in flight and last use) are one line. TestKeyRouteHotLine keeps
+// the layout and the padding in step with Route.
 type keyRoute struct {
 	Route
-	_ [64]byte
+	_ [keyRoutePad]byte
+}
+
+const keyRoutePad = 64 - unsafe.Sizeof(Route{})%64
+
+// KeyEntry returns the key's entry in its family.
+func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key }
+
+// routeOf returns the route of a held key: the one that holds its entry.
+// A runtime.FamilyKey is one pointer, to the key's entry (TestRouteOf),
+// which in a family of NewFamily is the key field of a keyRoute's Route;
+// an entry of any other family (one made by hand with the name, before a
+// wrapper) is not held (no core.KeyHeld), and then the attached value is
+// asked for, as before: a *Route or a panic.
+func routeOf(k runtime.FamilyKey) *Route {
+	e := *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
+	if e.Flags&core.KeyHeld == 0 {
+		return k.Value().(*Route)
+	}
+	return (*Route)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(Route{}.key))))
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil
@@ -75,7 +97,7 @@ func (f *Family) Key(key string) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.Enter(key)
-	return Keyed{k.Value().(*Route), k}
+	return Keyed{routeOf(k), k}
 }
 
 // KeyInt returns the route of an integer key, its decimal form. It
@@ -85,7 +107,7 @@ func (f *Family) KeyInt(key int64) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.EnterInt(key)
-	return Keyed{k.Value().(*Route), k}
+	return Keyed{routeOf(k), k}
 }
 
 // KeyUint is KeyInt for an unsigned key.
@@ -94,7 +116,7 @@ func (f *Family) KeyUint(key uint64) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.EnterUint(key)
-	return Keyed{k.Value().(*Route), k}
+	return Keyed{routeOf(k), k}
 }
 
 // KeyString returns the route of a fmt.Stringer key (its String()); a nil
