@@ -19,6 +19,9 @@
 //	-raw DIR        where to keep the raw outputs (default a temporary directory)
 //	-genonly        time the generators only and print their tables and
 //	                targets; write no report (for work on the generator)
+//	-genbase DIR    also time the cmd/breakergen of the module in DIR (an
+//	                older commit's worktree, say) as breakergen-base, in the
+//	                same rounds
 package main
 
 import (
@@ -50,6 +53,7 @@ type options struct {
 	compileruns int
 	raw         string
 	genonly     bool
+	genbase     string
 	log         io.Writer
 	args        []string // as given, for the report
 }
@@ -66,6 +70,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.compileruns, "compileruns", 3, "timed builds of the 200×10 package with each tool's output")
 	fs.StringVar(&o.raw, "raw", "", "`dir` to keep the raw outputs in (default a temporary one)")
 	fs.BoolVar(&o.genonly, "genonly", false, "time the generators only, print their tables and targets, and write no report")
+	fs.StringVar(&o.genbase, "genbase", "", "also time the cmd/breakergen of the module in `dir` as breakergen-base, in the same rounds")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -107,10 +107,14 @@ func timeOrdinary(o options, bin string) (ordinaryResults, error) {
 			return res, err
 		}
 	}
+	tools := ordinaryTools
+	if o.genbase != "" {
+		tools = append(slices.Clip(tools), "breakergen-base")
+	}
 	for round := range o.genruns + 1 {
 		fmt.Fprintf(o.log, "generators, ordinary packages: round %d of %d\n", round, o.genruns)
 		for _, l := range res.layouts {
-			for _, t := range ordinaryTools {
+			for _, t := range tools {
 				cs, files := ordinaryCmds(mod, bin, filepath.Join(o.raw, "mockery-"+l.fixture.name+".yml"), l.fixture, t)
 				d, err := runAll(cs)
 				if err != nil {
@@ -219,8 +223,8 @@ func ordinaryCmds(mod, bin, cfg string, f fixture, tool string) ([]*exec.Cmd, []
 			ordinaryModule+"/"+f.name, strings.Join(f.interfaces, ","))
 	case "mockery":
 		add(mod, filepath.Join(pkg, "mocks_test.go"), "mockery", "--config", cfg)
-	case "breakergen":
-		add(pkg, "", "breakergen")
+	case "breakergen", "breakergen-base":
+		add(pkg, "", tool)
 		for _, src := range f.files {
 			if src.ifaces {
 				files = append(files, filepath.Join(pkg, strings.TrimSuffix(src.name, ".go")+"_breaker.go"))
@@ -286,7 +290,7 @@ func (r report) ordinarySection(p func(string, ...any)) {
 	p("| package | tool | median | min | max | × breakergen | lines written |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
 	for _, l := range g.layouts {
 		bg := l.median("breakergen")
-		for _, t := range ordinaryTools {
+		for _, t := range append(slices.Clip(ordinaryTools), "breakergen-base") {
 			runs := l.runs[t]
 			if len(runs) == 0 {
 				continue
