@@ -26,11 +26,11 @@ import (
 
 // File renders one output file: header, build line, package and wrappers.
 //
-// A large file is rendered in parts, in parallel: jennifer's formatting of
-// the whole (go/format's parse and print) dominates a run whose package keeps
-// its interfaces in one file, and a part formats alone as it does in the
-// whole, its declarations being separated from the next part's by a blank
-// line.
+// A large file is rendered in parts, in parallel: rendering (the text of
+// plain interfaces, plaindecl.go, and jennifer's formatting of the rest)
+// is much of a run whose package keeps its interfaces in one file, and a
+// part renders alone as it does in the whole, its declarations being
+// separated from the next part's by a blank line.
 func File(mf *model.File) ([]byte, error) {
 	parts := 1
 	if len(mf.Interfaces) >= 2*partMin {

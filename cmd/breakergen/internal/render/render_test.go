@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/ifacegen"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
@@ -203,4 +204,56 @@ var ErrGone = errors.New("gone")
 	assert.NotContains(t, string(text), bodyMarker)
 	assert.NotContains(t, string(text), declMarker)
 	assert.Contains(t, string(text), "aContextWhoseNameIsLongerThanTheDeferredClosureCanCarryOnItsLine,", "the closure on lines of its own")
+}
+
+// TestTextAsTreesRandom: the interfaces of the generator fuzzer's random
+// packages (ifacegen: every shape of signature, route and annotation it
+// knows, with names chosen to collide) render to the same bytes with and
+// without the text paths, and some of them do take a text path.
+func TestTextAsTreesRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a module of random packages")
+	}
+	dir := t.TempDir()
+	root, err := filepath.Abs("../../../..")
+	require.NoError(t, err)
+	gomod := "module example.com/x\n\ngo 1.25.0\n\nrequire github.com/breakergen/breakergen v0.0.0\n\nreplace github.com/breakergen/breakergen => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
+	for seed := range uint64(40) {
+		p, err := ifacegen.Generate("example.com/x", seed+1, ifacegen.Options{Chains: ifacegen.ChainsFlag})
+		require.NoError(t, err)
+		for name, data := range p.Files {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+		}
+	}
+	res, err := load.Load(load.Config{Dir: dir, Patterns: []string{"./..."}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	m := model.Build(res, model.Options{})
+	require.Empty(t, m.Errors)
+	require.NotEmpty(t, m.Files)
+	texts, total := 0, 0
+	for _, mf := range m.Files {
+		local := mf.Interfaces[0].Obj.Pkg()
+		g := &gen{im: fileImports(mf, local), tr: typer{local: local}, local: local}
+		for _, in := range mf.Interfaces {
+			total++
+			if g.textIface(in) != nil {
+				texts++
+			}
+		}
+		text, err := File(mf)
+		require.NoError(t, err, mf.Path)
+		textBodies = false
+		trees, err := File(mf)
+		textBodies = true
+		require.NoError(t, err, mf.Path)
+		assert.Equal(t, string(trees), string(text), mf.Path)
+	}
+	assert.Positive(t, texts, "none of %d interfaces written as text", total)
+	t.Logf("%d of %d interfaces written as text", texts, total)
 }
