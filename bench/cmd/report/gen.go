@@ -69,11 +69,11 @@ func timeGenerators(o options) (genResults, error) {
 		return res, err
 	}
 
-	res.tools = []tool{
-		{name: "breakergen", version: "commit " + rev,
+	breakergen := func(name, version string) tool {
+		return tool{name: name, version: version,
 			about: "in the package's directory, no arguments (as `go generate` runs it); it writes one `_breaker.go` a source file",
 			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
-				c := exec.Command(filepath.Join(bin, "breakergen"))
+				c := exec.Command(filepath.Join(bin, name))
 				c.Dir = filepath.Join(mod, f.name)
 				var files []string
 				for _, src := range f.files {
@@ -82,7 +82,13 @@ func timeGenerators(o options) (genResults, error) {
 					}
 				}
 				return []*exec.Cmd{c}, files
-			}},
+			}}
+	}
+	res.tools = []tool{breakergen("breakergen", "commit "+rev)}
+	if o.genbase != "" {
+		res.tools = append(res.tools, breakergen("breakergen-base", "commit "+gitRev(o.genbase)))
+	}
+	res.tools = append(res.tools, []tool{
 		{name: "mockgen-source", version: mockgenVersion(),
 			about: "source mode, `mockgen -source FILE`: one process a file that declares interfaces (it takes one file), run one after the other as that many `go:generate` lines would",
 			cmds: func(mod string, f fixture) ([]*exec.Cmd, []string) {
@@ -117,7 +123,7 @@ func timeGenerators(o options) (genResults, error) {
 				c.Dir = mod
 				return []*exec.Cmd{c}, []string{filepath.Join(mod, f.name, "mocks_test.go")}
 			}},
-	}
+	}...)
 	for _, f := range res.fixtures {
 		if err := os.WriteFile(filepath.Join(out, "mockery-"+f.name+".yml"), []byte(mockeryConfig(f)), 0o644); err != nil {
 			return res, err
@@ -185,6 +191,13 @@ func buildTools(o options, bin string) (string, error) {
 	if b, err := build.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("building breakergen: %v\n%s", err, b)
 	}
+	if o.genbase != "" {
+		build := exec.Command("go", "build", "-o", filepath.Join(bin, "breakergen-base"), "./cmd/breakergen")
+		build.Dir = o.genbase
+		if b, err := build.CombinedOutput(); err != nil {
+			return "", fmt.Errorf("building -genbase's breakergen: %v\n%s", err, b)
+		}
+	}
 	for _, pkg := range []string{mockgenPkg, mockeryPkg} {
 		install := exec.Command("go", "install", pkg)
 		install.Dir = o.raw
@@ -193,11 +206,15 @@ func buildTools(o options, bin string) (string, error) {
 			return "", fmt.Errorf("go install %s: %v\n%s", pkg, err, b)
 		}
 	}
-	rev := "unknown"
-	if b, err := exec.Command("git", "-C", gen, "rev-parse", "--short", "HEAD").Output(); err == nil {
-		rev = strings.TrimSpace(string(b))
+	return gitRev(gen), nil
+}
+
+// gitRev is the commit checked out in dir, or "unknown".
+func gitRev(dir string) string {
+	if b, err := exec.Command("git", "-C", dir, "rev-parse", "--short", "HEAD").Output(); err == nil {
+		return strings.TrimSpace(string(b))
 	}
-	return rev, nil
+	return "unknown"
 }
 
 func mockgenVersion() string { return strings.TrimPrefix(mockgenPkg, "go.uber.org/mock/mockgen@") }

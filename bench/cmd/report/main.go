@@ -17,6 +17,11 @@
 //	-genruns N      timed runs of each generator on each package (default 5)
 //	-compileruns N  timed builds of the package with each tool's output (default 3)
 //	-raw DIR        where to keep the raw outputs (default a temporary directory)
+//	-genonly        time the generators only and print their tables and
+//	                targets; write no report (for work on the generator)
+//	-genbase DIR    also time the cmd/breakergen of the module in DIR (an
+//	                older commit's worktree, say) as breakergen-base, in the
+//	                same rounds
 package main
 
 import (
@@ -25,6 +30,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 )
 
@@ -46,6 +52,8 @@ type options struct {
 	genruns     int
 	compileruns int
 	raw         string
+	genonly     bool
+	genbase     string
 	log         io.Writer
 	args        []string // as given, for the report
 }
@@ -61,6 +69,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&o.genruns, "genruns", 5, "timed runs of each generator on each package")
 	fs.IntVar(&o.compileruns, "compileruns", 3, "timed builds of the 200×10 package with each tool's output")
 	fs.StringVar(&o.raw, "raw", "", "`dir` to keep the raw outputs in (default a temporary one)")
+	fs.BoolVar(&o.genonly, "genonly", false, "time the generators only, print their tables and targets, and write no report")
+	fs.StringVar(&o.genbase, "genbase", "", "also time the cmd/breakergen of the module in `dir` as breakergen-base, in the same rounds")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,6 +95,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	m, err := describeMachine()
 	if err != nil {
 		return err
+	}
+	if o.genonly {
+		return runGenOnly(o, m, start, stdout)
 	}
 	beh, err := runBehaviour(o)
 	if err != nil {
@@ -117,4 +130,26 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(o.log, "%s: %s\n", t.name, t.verdict)
 	}
 	return nil
+}
+
+// runGenOnly times the generators alone (-genonly) and prints what the
+// report's Generators section and its generator targets would say: the
+// measurement to take while working on the generator. The report is left
+// as it is.
+func runGenOnly(o options, m machine, start time.Time, stdout io.Writer) error {
+	gens, err := timeGenerators(o)
+	if err != nil {
+		return err
+	}
+	m.loadEnd = loadavg()
+	rep := report{machine: m, opts: o, gen: gens, took: time.Since(start)}
+	var b strings.Builder
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	p("load average at start %s, at the end %s; %s\n\n", m.loadavg, m.loadEnd, roundDur(rep.took))
+	rep.generatorsSection(p)
+	for _, t := range rep.generatorTargets() {
+		p("%s: %s\n  %s\n", t.name, t.verdict, t.measured)
+	}
+	_, err = io.WriteString(stdout, b.String())
+	return err
 }

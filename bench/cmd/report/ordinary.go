@@ -21,7 +21,9 @@ import (
 //     mockery (one file, package ordinary). Every round runs each tool in
 //     turn, so each regenerates its files before the next one's run, and
 //     nothing is removed: breakergen regenerates beside its earlier outputs,
-//     as `go generate` does.
+//     as `go generate` does. ordinaryone is the same with synthone's layout
+//     (the 200 interfaces in one file, so one mockgen -source process), the
+//     issue's own setup; a round times both packages, one after the other.
 //   - generate20: `go generate ./...` over a module of 20 annotated packages
 //     (10 interfaces × 10 methods in 2 files each), with one
 //     `//go:generate` line for breakergen a package and one for
@@ -37,13 +39,29 @@ const (
 // order in a round.
 var ordinaryTools = []string{"mockgen-source", "mockgen-package", "mockery", "breakergen"}
 
-// ordinaryResults are the ordinary package's timings and the 20 packages'.
+// ordinaryResults are the ordinary packages' timings and the 20 packages'.
 type ordinaryResults struct {
-	fixture fixture
-	runs    map[string][]time.Duration // tool
-	lines   map[string]int             // tool: lines in its files
+	layouts []ordinaryLayout           // ordinary (20 files), ordinaryone (one file)
 	gen20   map[string][]time.Duration // "breakergen", "mockgen-source"
 	lines20 map[string]int
+}
+
+// ordinaryLayout is one ordinary package and its timings.
+type ordinaryLayout struct {
+	fixture fixture
+	title   string                     // for the report
+	runs    map[string][]time.Duration // tool
+	lines   map[string]int             // tool: lines in its files
+}
+
+// layout returns the ordinary package called name, if it was timed.
+func (r ordinaryResults) layout(name string) (ordinaryLayout, bool) {
+	for _, l := range r.layouts {
+		if l.fixture.name == name && len(l.runs) > 0 {
+			return l, true
+		}
+	}
+	return ordinaryLayout{}, false
 }
 
 // ordinaryGoMod is the go.mod of both modules: the mocks import gomock and
@@ -53,12 +71,21 @@ func ordinaryGoMod(module, gen string) string {
 		mockgenVersion() + "\n)\n\nreplace github.com/breakergen/breakergen => " + gen + "\n"
 }
 
-// timeOrdinary times the tools in bin on the ordinary package and the 20
+// timeOrdinary times the tools in bin on the ordinary packages and the 20
 // packages, o.genruns interleaved rounds each after an untimed one (after
 // which `go mod tidy` completes go.sum).
 func timeOrdinary(o options, bin string) (ordinaryResults, error) {
-	res := ordinaryResults{fixture: synthFixture("ordinary", 200, 10, 10), runs: map[string][]time.Duration{},
-		lines: map[string]int{}, gen20: map[string][]time.Duration{}, lines20: map[string]int{}}
+	res := ordinaryResults{gen20: map[string][]time.Duration{}, lines20: map[string]int{}}
+	for _, l := range []struct {
+		name, title string
+		perFile     int
+	}{
+		{"ordinary", "ordinary (synth's layout: 20 files)", 10},
+		{"ordinaryone", "ordinaryone (synthone's layout: one file)", 200},
+	} {
+		res.layouts = append(res.layouts, ordinaryLayout{fixture: synthFixture(l.name, 200, 10, l.perFile), title: l.title,
+			runs: map[string][]time.Duration{}, lines: map[string]int{}})
+	}
 	gen, err := filepath.Abs(o.gen)
 	if err != nil {
 		return res, err
@@ -68,64 +95,37 @@ func timeOrdinary(o options, bin string) (ordinaryResults, error) {
 	if err := os.MkdirAll(mod, 0o755); err != nil {
 		return res, err
 	}
-	f := res.fixture
-	if err := writeFixtures(mod, ordinaryGoMod(ordinaryModule, gen), []fixture{f}); err != nil {
+	var fs []fixture
+	for _, l := range res.layouts {
+		fs = append(fs, l.fixture)
+	}
+	if err := writeFixtures(mod, ordinaryGoMod(ordinaryModule, gen), fs); err != nil {
 		return res, err
 	}
-	pkg := filepath.Join(mod, f.name)
-	cfg := filepath.Join(o.raw, "mockery-ordinary.yml")
-	if err := os.WriteFile(cfg, []byte(ordinaryMockeryConfig(f)), 0o644); err != nil {
-		return res, err
+	for _, f := range fs {
+		if err := os.WriteFile(filepath.Join(o.raw, "mockery-"+f.name+".yml"), []byte(ordinaryMockeryConfig(f)), 0o644); err != nil {
+			return res, err
+		}
 	}
-	cmds := func(tool string) ([]*exec.Cmd, []string) {
-		var cs []*exec.Cmd
-		var files []string
-		add := func(dir, file string, name string, args ...string) {
-			c := exec.Command(filepath.Join(bin, name), args...)
-			c.Dir = dir
-			cs = append(cs, c)
-			if file != "" {
-				files = append(files, file)
-			}
-		}
-		switch tool {
-		case "mockgen-source":
-			for _, src := range f.files {
-				if src.ifaces {
-					dst := filepath.Join(pkg, strings.TrimSuffix(src.name, ".go")+"_mock_test.go")
-					add(mod, dst, "mockgen", "-source", filepath.Join(f.name, src.name), "-destination", dst,
-						"-package", f.name, "-self_package", ordinaryModule+"/"+f.name)
-				}
-			}
-		case "mockgen-package":
-			dst := filepath.Join(pkg, "mockgen_test.go")
-			add(mod, dst, "mockgen", "-destination", dst, "-package", f.name+"_test",
-				ordinaryModule+"/"+f.name, strings.Join(f.interfaces, ","))
-		case "mockery":
-			add(mod, filepath.Join(pkg, "mocks_test.go"), "mockery", "--config", cfg)
-		case "breakergen":
-			add(pkg, "", "breakergen")
-			for _, src := range f.files {
-				if src.ifaces {
-					files = append(files, filepath.Join(pkg, strings.TrimSuffix(src.name, ".go")+"_breaker.go"))
-				}
-			}
-		}
-		return cs, files
+	tools := ordinaryTools
+	if o.genbase != "" {
+		tools = append(slices.Clip(tools), "breakergen-base")
 	}
 	for round := range o.genruns + 1 {
-		fmt.Fprintf(o.log, "generators, ordinary package: round %d of %d\n", round, o.genruns)
-		for _, t := range ordinaryTools {
-			cs, files := cmds(t)
-			d, err := runAll(cs)
-			if err != nil {
-				return res, fmt.Errorf("ordinary package: %s: %v", t, err)
-			}
-			if res.lines[t], err = countLines(files); err != nil {
-				return res, fmt.Errorf("ordinary package: %s: %v", t, err)
-			}
-			if round > 0 {
-				res.runs[t] = append(res.runs[t], d)
+		fmt.Fprintf(o.log, "generators, ordinary packages: round %d of %d\n", round, o.genruns)
+		for _, l := range res.layouts {
+			for _, t := range tools {
+				cs, files := ordinaryCmds(mod, bin, filepath.Join(o.raw, "mockery-"+l.fixture.name+".yml"), l.fixture, t)
+				d, err := runAll(cs)
+				if err != nil {
+					return res, fmt.Errorf("ordinary package %s: %s: %v", l.fixture.name, t, err)
+				}
+				if l.lines[t], err = countLines(files); err != nil {
+					return res, fmt.Errorf("ordinary package %s: %s: %v", l.fixture.name, t, err)
+				}
+				if round > 0 {
+					l.runs[t] = append(l.runs[t], d)
+				}
 			}
 		}
 		if round == 0 {
@@ -193,6 +193,47 @@ func timeOrdinary(o options, bin string) (ordinaryResults, error) {
 	return res, nil
 }
 
+// ordinaryCmds returns the processes by which tool regenerates its files
+// in the ordinary package f of module mod (mockery with the configuration
+// cfg), and those files.
+func ordinaryCmds(mod, bin, cfg string, f fixture, tool string) ([]*exec.Cmd, []string) {
+	pkg := filepath.Join(mod, f.name)
+	var cs []*exec.Cmd
+	var files []string
+	add := func(dir, file string, name string, args ...string) {
+		c := exec.Command(filepath.Join(bin, name), args...)
+		c.Dir = dir
+		cs = append(cs, c)
+		if file != "" {
+			files = append(files, file)
+		}
+	}
+	switch tool {
+	case "mockgen-source":
+		for _, src := range f.files {
+			if src.ifaces {
+				dst := filepath.Join(pkg, strings.TrimSuffix(src.name, ".go")+"_mock_test.go")
+				add(mod, dst, "mockgen", "-source", filepath.Join(f.name, src.name), "-destination", dst,
+					"-package", f.name, "-self_package", ordinaryModule+"/"+f.name)
+			}
+		}
+	case "mockgen-package":
+		dst := filepath.Join(pkg, "mockgen_test.go")
+		add(mod, dst, "mockgen", "-destination", dst, "-package", f.name+"_test",
+			ordinaryModule+"/"+f.name, strings.Join(f.interfaces, ","))
+	case "mockery":
+		add(mod, filepath.Join(pkg, "mocks_test.go"), "mockery", "--config", cfg)
+	case "breakergen", "breakergen-base":
+		add(pkg, "", tool)
+		for _, src := range f.files {
+			if src.ifaces {
+				files = append(files, filepath.Join(pkg, strings.TrimSuffix(src.name, ".go")+"_breaker.go"))
+			}
+		}
+	}
+	return cs, files
+}
+
 // runAll runs the processes one after the other and returns their time.
 func runAll(cs []*exec.Cmd) (time.Duration, error) {
 	t0 := time.Now()
@@ -224,7 +265,7 @@ func ordinaryMockeryConfig(f fixture) string {
 }
 
 // median returns the median run of tool in the ordinary package.
-func (r ordinaryResults) median(tool string) time.Duration { return medianDur(r.runs[tool]) }
+func (l ordinaryLayout) median(tool string) time.Duration { return medianDur(l.runs[tool]) }
 
 func medianDur(ds []time.Duration) time.Duration {
 	v := make([]float64, 0, len(ds))
@@ -234,26 +275,29 @@ func medianDur(ds []time.Duration) time.Duration {
 	return time.Duration(median(v))
 }
 
-// ordinarySection: the two tables of timeOrdinary.
+// ordinarySection: the tables of timeOrdinary.
 func (r report) ordinarySection(p func(string, ...any)) {
 	g := r.gen.ordinary
-	if len(g.runs) == 0 {
+	if len(g.layouts) == 0 || len(g.layouts[0].runs) == 0 {
 		return
 	}
 	p("### In an ordinary package\n\n")
-	p("The same synth layout (200 interfaces × 10 methods, 20 files) as package `ordinary`, which also holds the mocks of the usual tools as `_test.go` files: ")
-	p("mockgen -source (a `_mock_test.go` a source file, package `ordinary`), mockgen package mode (`mockgen_test.go`, package `ordinary_test`) and mockery (`mocks_test.go`, package `ordinary`, mocks named `MockeryX`). ")
-	p("Each of %d interleaved rounds (after an untimed one) runs mockgen -source, mockgen package mode, mockery and breakergen in turn, ", r.opts.genruns)
+	p("The 200 interfaces × 10 methods in a package that also holds the mocks of the usual tools as `_test.go` files: ")
+	p("mockgen -source (a `_mock_test.go` a source file, package `P`), mockgen package mode (`mockgen_test.go`, package `P_test`) and mockery (`mocks_test.go`, package `P`, mocks named `MockeryX`); ")
+	p("in synth's layout (20 files, package `ordinary`) and in synthone's (one file, package `ordinaryone`: one mockgen -source process). ")
+	p("Each of %d interleaved rounds (after an untimed one) runs mockgen -source, mockgen package mode, mockery and breakergen in turn on each package, ", r.opts.genruns)
 	p("so every tool regenerates its files before breakergen's run; nothing is removed, and breakergen regenerates beside its earlier outputs, as `go generate` does. Commands as above.\n\n")
-	p("| tool | median | min | max | × breakergen | lines written |\n| --- | ---: | ---: | ---: | ---: | ---: |\n")
-	bg := g.median("breakergen")
-	for _, t := range ordinaryTools {
-		runs := g.runs[t]
-		if len(runs) == 0 {
-			continue
+	p("| package | tool | median | min | max | × breakergen | lines written |\n| --- | --- | ---: | ---: | ---: | ---: | ---: |\n")
+	for _, l := range g.layouts {
+		bg := l.median("breakergen")
+		for _, t := range append(slices.Clip(ordinaryTools), "breakergen-base") {
+			runs := l.runs[t]
+			if len(runs) == 0 {
+				continue
+			}
+			md := l.median(t)
+			p("| %s | %s | %s | %s | %s | %s | %d |\n", l.title, t, ms(md), ms(slices.Min(runs)), ms(slices.Max(runs)), ratio(float64(md), float64(bg)), l.lines[t])
 		}
-		md := g.median(t)
-		p("| %s | %s | %s | %s | %s | %d |\n", t, ms(md), ms(slices.Min(runs)), ms(slices.Max(runs)), ratio(float64(md), float64(bg)), g.lines[t])
 	}
 	p("\n### go generate over %d packages\n\n", generate20Pkgs)
 	p("`go generate -run RE ./...` in a module of %d packages (10 annotated interfaces × 10 methods in 2 files each), whose `generate.go` has `//go:generate $BREAKERGEN` ", generate20Pkgs)

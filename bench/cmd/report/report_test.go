@@ -64,7 +64,7 @@ func TestTargets(t *testing.T) {
 	}
 	beh := behaviour{"breakergen": {"allocs:Success": "0", "allocs:Chain": "0"}}
 	ts := report{bench: r, gen: g, weight: w, behaviour: beh}.targets()
-	require.Len(t, ts, 11)
+	require.Len(t, ts, 12)
 	assert.Contains(t, ts[0].measured, "**1.25×**")                // 10/8 against the floor
 	assert.Contains(t, ts[0].verdict, "met, 1.00× under")          // exactly at the bound
 	assert.Contains(t, ts[1].verdict, "met, 1.25× above")          // 250/10 = 25 against 20
@@ -82,6 +82,8 @@ func TestTargets(t *testing.T) {
 	assert.Contains(t, ts[9].verdict, "met, 2.00× under")          // 5 s against 10 s
 	assert.Contains(t, ts[10].verdict, "**missed**: 2.00× slower") // synthone: 0.5 s against 1 s
 	assert.NotContains(t, ts[10].measured, "httpgen")              // 200 × 10 only
+	assert.Contains(t, ts[11].measured, "**2.00×**")               // synthone: 1 s against 0.5 s
+	assert.Contains(t, ts[11].verdict, "**missed**: 4.00× over")   // against 0.5
 
 	slow := benchResults{samples: map[string][]sample{}}
 	require.NoError(t, slow.parse([]byte(strings.ReplaceAll(sampleOutput, "10.00 ns/op", "12.00 ns/op"))))
@@ -106,8 +108,9 @@ func TestMarkdown(t *testing.T) {
 	assert.Contains(t, md, "| with breakergen's wrappers | 6000 | 3.0 | 5.0 s | 5.0 s | 5.0 s | – | 400 MiB |")
 }
 
-// TestOrdinary: the ordinary package's and the 20 packages' tables, and the
-// ordinary package in SPEC §7's generator target, as its worst layout.
+// TestOrdinary: the ordinary packages' and the 20 packages' tables, the
+// ordinary packages in SPEC §7's generator target, as its worst layout,
+// and the one-file package beside issue 23's half of mockgen -source.
 func TestOrdinary(t *testing.T) {
 	g := genResults{
 		fixtures: []fixture{{name: "synth"}, {name: "synthone"}},
@@ -116,31 +119,47 @@ func TestOrdinary(t *testing.T) {
 			"synthone": {"breakergen": {time.Second}, "mockgen-source": {3 * time.Second}},
 		},
 		ordinary: ordinaryResults{
-			runs: map[string][]time.Duration{
-				"breakergen":     {100 * time.Millisecond, 300 * time.Millisecond, 200 * time.Millisecond},
-				"mockgen-source": {500 * time.Millisecond},
-				"mockery":        {400 * time.Millisecond},
+			layouts: []ordinaryLayout{
+				{fixture: fixture{name: "ordinary"}, title: "ordinary (20 files)",
+					runs: map[string][]time.Duration{
+						"breakergen":     {100 * time.Millisecond, 300 * time.Millisecond, 200 * time.Millisecond},
+						"mockgen-source": {500 * time.Millisecond},
+						"mockery":        {400 * time.Millisecond},
+					},
+					lines: map[string]int{"breakergen": 34000, "mockgen-source": 36000, "mockery": 130000}},
+				{fixture: fixture{name: "ordinaryone"}, title: "ordinaryone (one file)",
+					runs: map[string][]time.Duration{
+						"breakergen":     {200 * time.Millisecond},
+						"mockgen-source": {300 * time.Millisecond},
+					},
+					lines: map[string]int{"breakergen": 34000, "mockgen-source": 36000}},
 			},
-			lines:   map[string]int{"breakergen": 34000, "mockgen-source": 36000, "mockery": 130000},
 			gen20:   map[string][]time.Duration{"breakergen": {time.Second}, "mockgen-source": {3 * time.Second}},
 			lines20: map[string]int{"breakergen": 1700, "mockgen-source": 1800},
 		},
 	}
 	md := report{gen: g, opts: options{genruns: 3}}.markdown()
 	assert.Contains(t, md, "### In an ordinary package\n\n")
-	assert.Contains(t, md, "| breakergen | 200 ms | 100 ms | 300 ms | 1.00× | 34000 |")
-	assert.Contains(t, md, "| mockgen-source | 500 ms | 500 ms | 500 ms | 2.50× | 36000 |")
+	assert.Contains(t, md, "| ordinary (20 files) | breakergen | 200 ms | 100 ms | 300 ms | 1.00× | 34000 |")
+	assert.Contains(t, md, "| ordinary (20 files) | mockgen-source | 500 ms | 500 ms | 500 ms | 2.50× | 36000 |")
+	assert.Contains(t, md, "| ordinaryone (one file) | mockgen-source | 300 ms | 300 ms | 300 ms | 1.50× | 36000 |")
 	assert.NotContains(t, md, "| mockgen-package |", "a tool that did not run")
 	assert.Contains(t, md, "### go generate over 20 packages\n\n")
 	assert.Contains(t, md, "| mockgen-source | 3000 ms | 3000 ms | 3000 ms | 3.00× | 1800 |")
-	var gen target
+	var gen, half target
 	for _, tg := range (report{gen: g}).targets() {
-		if strings.HasPrefix(tg.name, "generator faster") {
+		switch {
+		case strings.HasPrefix(tg.name, "generator faster"):
 			gen = tg
+		case strings.HasPrefix(tg.name, "generator at most 0.5×"):
+			half = tg
 		}
 	}
 	assert.Contains(t, gen.measured, "synth in an ordinary package (its mocks beside it): breakergen 200 ms, mockgen -source 500 ms (2.50×)")
-	assert.Equal(t, "met: 2.50× faster on the worse layout", gen.verdict)
+	assert.Contains(t, gen.measured, "synthone in an ordinary package (its mocks beside it): breakergen 200 ms, mockgen -source 300 ms (1.50×)")
+	assert.Equal(t, "met: 1.50× faster on the worse layout", gen.verdict)
+	assert.Equal(t, "breakergen **1000 ms**, mockgen -source 3000 ms: **0.33×**; in an ordinary package, its mocks beside it, 200 ms against 300 ms (0.67×)", half.measured)
+	assert.Equal(t, "met, 1.50× under the limit", half.verdict)
 
 	assert.NotContains(t, report{gen: genResults{}}.markdown(), "ordinary package", "no section without a measurement")
 }

@@ -47,13 +47,31 @@ type plainBody struct {
 // in its place, or nil when b must be a jennifer tree. a gives the names
 // the jennifer tree would take, in the same order.
 func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
+	text, ok := g.plainText(b, a)
+	if !ok {
+		return nil
+	}
+	g.bodies = append(g.bodies, text)
+	// The marker names the packages the body uses, so that jennifer
+	// imports them even when nothing else in the file does.
+	uses := []jen.Code{g.impl("PanicGuard")}
+	if b.timeout || b.background {
+		uses = append(uses, jen.Qual("context", "Background"))
+	}
+	return jen.Id(bodyMarker + strconv.Itoa(len(g.bodies)-1)).Call(uses...)
+}
+
+// plainText is b as text (its lines, each ending in a newline), or false
+// when b must be a jennifer tree. a gives the names the jennifer tree would
+// take, in the same order.
+func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 	impl, ctx := g.im.names[ImplPath], g.im.names["context"]
 	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Panicked(recover()))"
 	// gofmt keeps a func literal on one line while "func() " and its
 	// body take at most 100 columns (go/printer's funcBody).
 	usesCtx := b.timeout || b.background
 	if !textBodies || impl == "" || !b.timeout && len("func() ")+len(done) > 100 || usesCtx && ctx == "" {
-		return nil
+		return "", false
 	}
 	route := b.recv + "." + b.field
 	var s strings.Builder
@@ -101,15 +119,7 @@ func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
 		args += "..."
 	}
 	line(0, "return ", b.recv, ".", b.impl, ".", b.method, "(", args, ")")
-
-	g.bodies = append(g.bodies, s.String())
-	// The marker names the packages the body uses, so that jennifer
-	// imports them even when nothing else in the file does.
-	uses := []jen.Code{g.impl("PanicGuard")}
-	if usesCtx {
-		uses = append(uses, jen.Qual("context", "Background"))
-	}
-	return jen.Id(bodyMarker + strconv.Itoa(len(g.bodies)-1)).Call(uses...)
+	return s.String(), true
 }
 
 // spliceBodies replaces each marker line of src, a part formatted by

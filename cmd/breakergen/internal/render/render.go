@@ -26,11 +26,11 @@ import (
 
 // File renders one output file: header, build line, package and wrappers.
 //
-// A large file is rendered in parts, in parallel: jennifer's formatting of
-// the whole (go/format's parse and print) dominates a run whose package keeps
-// its interfaces in one file, and a part formats alone as it does in the
-// whole, its declarations being separated from the next part's by a blank
-// line.
+// A large file is rendered in parts, in parallel: rendering (the text of
+// plain interfaces, plaindecl.go, and jennifer's formatting of the rest)
+// is much of a run whose package keeps its interfaces in one file, and a
+// part renders alone as it does in the whole, its declarations being
+// separated from the next part's by a blank line.
 func File(mf *model.File) ([]byte, error) {
 	parts := 1
 	if len(mf.Interfaces) >= 2*partMin {
@@ -46,6 +46,48 @@ func file(mf *model.File, parts int) ([]byte, error) {
 		return nil, fmt.Errorf("render: %s: no interfaces", mf.Path)
 	}
 	local := mf.Interfaces[0].Obj.Pkg()
+	im := fileImports(mf, local)
+
+	parts = max(1, min(parts, len(mf.Interfaces)))
+	bodies := make([][]byte, parts)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*len(mf.Interfaces)/parts, (k+1)*len(mf.Interfaces)/parts
+		wg.Go(func() {
+			f := jen.NewFilePathName(local.Path(), mf.PkgName)
+			im.apply(f)
+			g := &gen{im: im, tr: typer{local: local}, local: local}
+			for i, in := range mf.Interfaces[lo:hi] {
+				if i > 0 {
+					f.Line()
+				}
+				g.iface(f, in)
+			}
+			var body bytes.Buffer
+			errs[k] = f.Render(&body)
+			bodies[k] = spliceDecls(spliceBodies(body.Bytes(), g.bodies), g.decls)
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
+	}
+	body, err := joinParts(bodies)
+	if err != nil {
+		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
+	}
+	var out bytes.Buffer
+	out.WriteString(load.Header + "\n\n")
+	if mf.Build != "" {
+		out.WriteString(mf.Build + "\n\n")
+	}
+	out.Write(groupImports(body))
+	return out.Bytes(), nil
+}
+
+// fileImports names the packages an output file may import.
+func fileImports(mf *model.File, local *types.Package) *imports {
 	im := newImports(mf.Reserved)
 	// Packages of the interfaces' own types first, so that they keep their
 	// names; then what the generated bodies use.
@@ -106,43 +148,7 @@ func file(mf *model.File, parts int) ([]byte, error) {
 	if usesHTTP {
 		im.add(HTTPGuardPath, "httpguard")
 	}
-
-	parts = max(1, min(parts, len(mf.Interfaces)))
-	bodies := make([][]byte, parts)
-	errs := make([]error, parts)
-	var wg sync.WaitGroup
-	for k := range parts {
-		lo, hi := k*len(mf.Interfaces)/parts, (k+1)*len(mf.Interfaces)/parts
-		wg.Go(func() {
-			f := jen.NewFilePathName(local.Path(), mf.PkgName)
-			im.apply(f)
-			g := &gen{im: im, tr: typer{local: local}, local: local}
-			for i, in := range mf.Interfaces[lo:hi] {
-				if i > 0 {
-					f.Line()
-				}
-				g.iface(f, in)
-			}
-			var body bytes.Buffer
-			errs[k] = f.Render(&body)
-			bodies[k] = spliceBodies(body.Bytes(), g.bodies)
-		})
-	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
-	}
-	body, err := joinParts(bodies)
-	if err != nil {
-		return nil, fmt.Errorf("render: %s: %w", mf.Path, err)
-	}
-	var out bytes.Buffer
-	out.WriteString(load.Header + "\n\n")
-	if mf.Build != "" {
-		out.WriteString(mf.Build + "\n\n")
-	}
-	out.Write(groupImports(body))
-	return out.Bytes(), nil
+	return im
 }
 
 // partMin is the fewest interfaces a part of a file rendered in parallel
@@ -229,6 +235,8 @@ type gen struct {
 	tr     typer
 	local  *types.Package
 	bodies []string // the bodies written as text, by marker (plaintext.go)
+	decls  []string // the interfaces written as text, by marker (plaindecl.go)
+	used   map[string]bool
 }
 
 // rt names a declaration of the runtime's user API.
@@ -258,6 +266,10 @@ func (g *gen) typeParams(in *model.Interface) (decl, use []jen.Code) {
 }
 
 func (g *gen) iface(f *jen.File, in *model.Interface) {
+	if mark := g.textIface(in); mark != nil { // the same declarations, as text
+		f.Add(mark)
+		return
+	}
 	decl, use := g.typeParams(in)
 	wrapper := func() *jen.Statement {
 		s := jen.Id(in.Wrapper)
@@ -615,113 +627,166 @@ func breakerDoc(m *model.Method, names []string) string {
 // breaker's name instead of r.Name. hedge adds the route's hedge keys,
 // which only a chain's primary uses.
 func (g *gen) routeConfig(r *model.Route, name jen.Code, hedge bool) jen.Code {
-	s := r.Settings
-	var bc []jen.Code
-	if name == nil {
-		name = jen.Lit(r.Name)
-	}
-	bc = append(bc, jen.Id("Name").Op(":").Add(name))
-	if s.Threshold > 0 {
-		bc = append(bc, jen.Id("FailureThreshold").Op(":").Lit(s.Threshold))
-	}
-	if s.Reset > 0 {
-		bc = append(bc, jen.Id("ResetTimeout").Op(":").Add(g.duration(s.Reset)))
-	}
-	if s.ResetMax > 0 {
-		bc = append(bc, jen.Id("ResetMax").Op(":").Add(g.duration(s.ResetMax)))
-	}
-	if s.Jitter > 0 {
-		bc = append(bc, jen.Id("ResetJitter").Op(":").Op(fraction(s.Jitter)))
-	}
-	if s.HalfOpen > 0 {
-		bc = append(bc, jen.Id("HalfOpenMax").Op(":").Lit(s.HalfOpen))
-	}
-	if s.Successes > 0 {
-		bc = append(bc, jen.Id("SuccessThreshold").Op(":").Lit(s.Successes))
-	}
-	if s.WindowCalls > 0 {
-		bc = append(bc, jen.Id("WindowCalls").Op(":").Lit(s.WindowCalls))
-	}
-	if s.WindowPeriod > 0 {
-		bc = append(bc, jen.Id("WindowPeriod").Op(":").Add(g.duration(s.WindowPeriod)))
-	}
-	if s.FailureRate > 0 {
-		bc = append(bc, jen.Id("FailureRate").Op(":").Op(fraction(s.FailureRate)))
-	}
-	if s.MinimumCalls > 0 {
-		bc = append(bc, jen.Id("MinimumCalls").Op(":").Lit(s.MinimumCalls))
-	}
-	if s.SlowCall > 0 {
-		bc = append(bc, jen.Id("SlowCall").Op(":").Add(g.duration(s.SlowCall)))
-	}
-	if s.SlowRate > 0 {
-		bc = append(bc, jen.Id("SlowRate").Op(":").Op(fraction(s.SlowRate)))
-	}
-	if s.InFlight > 0 {
-		bc = append(bc, jen.Id("InFlight").Op(":").Add(g.duration(s.InFlight)))
-	}
-	if s.Concurrency > 0 {
-		bc = append(bc, jen.Id("Concurrency").Op(":").Lit(s.Concurrency))
-	}
-	if s.Throttle > 0 {
-		bc = append(bc, jen.Id("Throttle").Op(":").Op(fraction(s.Throttle)))
-	}
-	cfg := g.rt("Config").Values(bc...)
+	bc, items := g.routeItems(r, name, hedge)
+	cfg := g.rt("Config").Values(kvCodes(bc)...)
 	if len(bc) > 5 {
 		// One field a line, as a person writes a long literal.
-		cfg = g.rt("Config").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, bc...)
+		cfg = g.rt("Config").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, kvCodes(bc)...)
 	}
-	items := []jen.Code{jen.Id("Breaker").Op(":").Add(cfg)}
+	codes := append([]jen.Code{jen.Id("Breaker").Op(":").Add(cfg)}, kvCodes(items)...)
+	return g.impl("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, codes...)
+}
+
+// kv is one key: value element of a composite literal: the value as a
+// tree, and as the text gofmt prints for it in a literal ("" when it has
+// none: routeConfigText then declines).
+type kv struct {
+	key  string
+	val  jen.Code
+	text string
+}
+
+func kvCodes(kvs []kv) []jen.Code {
+	out := make([]jen.Code, len(kvs))
+	for i, e := range kvs {
+		out[i] = jen.Id(e.key).Op(":").Add(e.val)
+	}
+	return out
+}
+
+// lit is a literal's kv.
+func lit[T int | string](key string, v T) kv {
+	var text string
+	switch v := any(v).(type) {
+	case int:
+		text = strconv.Itoa(v)
+	case string:
+		text = strconv.Quote(v)
+	}
+	return kv{key, jen.Lit(v), text}
+}
+
+// op is the kv of a value written as it stands.
+func op(key, v string) kv { return kv{key, jen.Op(v), v} }
+
+// durationKV is the kv of a duration.
+func (g *gen) durationKV(key string, d time.Duration) kv {
+	return kv{key, g.duration(d), g.durationText(d)}
+}
+
+// routeItems are the fields of r's runtime.Config (bc) and the other
+// fields of its RouteConfig (items), in order: routeConfig renders them as
+// trees, routeConfigText as text.
+func (g *gen) routeItems(r *model.Route, name jen.Code, hedge bool) (bc, items []kv) {
+	s := r.Settings
+	if name == nil {
+		bc = append(bc, lit("Name", r.Name))
+	} else {
+		bc = append(bc, kv{"Name", name, ""})
+	}
+	if s.Threshold > 0 {
+		bc = append(bc, lit("FailureThreshold", s.Threshold))
+	}
+	if s.Reset > 0 {
+		bc = append(bc, g.durationKV("ResetTimeout", s.Reset))
+	}
+	if s.ResetMax > 0 {
+		bc = append(bc, g.durationKV("ResetMax", s.ResetMax))
+	}
+	if s.Jitter > 0 {
+		bc = append(bc, op("ResetJitter", fraction(s.Jitter)))
+	}
+	if s.HalfOpen > 0 {
+		bc = append(bc, lit("HalfOpenMax", s.HalfOpen))
+	}
+	if s.Successes > 0 {
+		bc = append(bc, lit("SuccessThreshold", s.Successes))
+	}
+	if s.WindowCalls > 0 {
+		bc = append(bc, lit("WindowCalls", s.WindowCalls))
+	}
+	if s.WindowPeriod > 0 {
+		bc = append(bc, g.durationKV("WindowPeriod", s.WindowPeriod))
+	}
+	if s.FailureRate > 0 {
+		bc = append(bc, op("FailureRate", fraction(s.FailureRate)))
+	}
+	if s.MinimumCalls > 0 {
+		bc = append(bc, lit("MinimumCalls", s.MinimumCalls))
+	}
+	if s.SlowCall > 0 {
+		bc = append(bc, g.durationKV("SlowCall", s.SlowCall))
+	}
+	if s.SlowRate > 0 {
+		bc = append(bc, op("SlowRate", fraction(s.SlowRate)))
+	}
+	if s.InFlight > 0 {
+		bc = append(bc, g.durationKV("InFlight", s.InFlight))
+	}
+	if s.Concurrency > 0 {
+		bc = append(bc, lit("Concurrency", s.Concurrency))
+	}
+	if s.Throttle > 0 {
+		bc = append(bc, op("Throttle", fraction(s.Throttle)))
+	}
 	if s.Rate.Per > 0 {
-		items = append(items,
-			jen.Id("Rate").Op(":").Op(strconv.FormatFloat(s.Rate.Per, 'g', -1, 64)),
-			jen.Id("Burst").Op(":").Lit(s.Rate.Burst))
+		items = append(items, op("Rate", strconv.FormatFloat(s.Rate.Per, 'g', -1, 64)), lit("Burst", s.Rate.Burst))
 	}
 	if r.MaxWait > 0 {
-		items = append(items, jen.Id("MaxWait").Op(":").Add(g.duration(r.MaxWait)))
+		items = append(items, g.durationKV("MaxWait", r.MaxWait))
 	}
 	if r.Timeout > 0 {
-		items = append(items, jen.Id("Timeout").Op(":").Add(g.duration(r.Timeout)))
+		items = append(items, g.durationKV("Timeout", r.Timeout))
 	}
 	if len(r.Exclude) > 0 {
 		var ex []jen.Code
+		var text []string
 		for _, e := range r.Exclude {
 			if e.Path == g.local.Path() {
 				ex = append(ex, jen.Id(e.Name))
+				text = append(text, e.Name)
 			} else {
 				ex = append(ex, jen.Qual(e.Path, e.Name))
+				text = append(text, g.qualText(e.Path, e.Name))
 			}
 		}
-		items = append(items, jen.Id("Exclude").Op(":").Index().Error().Values(ex...))
+		t := "[]error{" + strings.Join(text, ", ") + "}"
+		if slices.Contains(text, "") {
+			t = ""
+		}
+		items = append(items, kv{"Exclude", jen.Index().Error().Values(ex...), t})
 	}
 	if r.Attempts > 0 {
-		items = append(items, jen.Id("Attempts").Op(":").Lit(r.Attempts))
+		items = append(items, lit("Attempts", r.Attempts))
 	}
 	if r.Backoff.D > 0 {
-		items = append(items, jen.Id("Backoff").Op(":").Add(g.duration(r.Backoff.D)))
+		items = append(items, g.durationKV("Backoff", r.Backoff.D))
 	}
 	if r.Backoff.Max > 0 {
-		items = append(items, jen.Id("BackoffMax").Op(":").Add(g.duration(r.Backoff.Max)))
+		items = append(items, g.durationKV("BackoffMax", r.Backoff.Max))
 	}
 	if r.Budget > 0 {
-		items = append(items, jen.Id("Budget").Op(":").Lit(r.Budget))
+		items = append(items, lit("Budget", r.Budget))
 	}
 	if hedge && r.Hedge > 0 {
-		items = append(items, jen.Id("Hedge").Op(":").Add(g.duration(r.Hedge)))
+		items = append(items, g.durationKV("Hedge", r.Hedge))
 		if r.Hedges > 0 {
-			items = append(items, jen.Id("Hedges").Op(":").Lit(r.Hedges))
+			items = append(items, lit("Hedges", r.Hedges))
 		}
 	}
-	return g.impl("RouteConfig").Custom(jen.Options{Open: "{", Close: "}", Separator: ",", Multi: true}, items...)
+	return bc, items
 }
+
+// durationUnits are the units duration and durationText name, largest
+// first.
+var durationUnits = []struct {
+	d    time.Duration
+	name string
+}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}, {time.Nanosecond, "Nanosecond"}}
 
 // duration renders d in its largest whole unit: 30 * time.Second.
 func (g *gen) duration(d time.Duration) jen.Code {
-	units := []struct {
-		d    time.Duration
-		name string
-	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"}, {time.Nanosecond, "Nanosecond"}}
-	for _, u := range units {
+	for _, u := range durationUnits {
 		if d%u.d == 0 {
 			if d == u.d {
 				return jen.Qual("time", u.name)
@@ -738,46 +803,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	if chain {
 		impl = in.PrimaryField
 	}
-	a := newAlloc(reserved)
-	if chain || m.StaleField != "" {
-		// The body names types (a zero value, a stale key): parameters
-		// must not shadow them, nor the packages they come from.
-		for _, n := range g.im.names {
-			a.taken[n] = true
-		}
-		for _, n := range types.Universe.Names() {
-			a.taken[n] = true
-		}
-		for _, n := range in.Obj.Pkg().Scope().Names() {
-			a.taken[n] = true
-		}
-	}
-	a.taken[recv] = true
-	a.taken["recover"] = true // the plain method's deferred closure calls it
+	a, names := g.methodNames(in, m, recv, reserved, chain)
 	sig := m.Sig
 	n := sig.Params().Len()
-	names := make([]string, n)
-	// Named parameters keep their names where they can.
-	for i := range n {
-		v := sig.Params().At(i)
-		if v.Name() != "" && v.Name() != "_" && a.free(v.Name()) {
-			names[i] = a.fresh(v.Name())
-		}
-	}
-	for i := range n {
-		if names[i] != "" {
-			continue
-		}
-		v := sig.Params().At(i)
-		switch {
-		case v.Name() != "" && v.Name() != "_":
-			names[i] = a.fresh(v.Name())
-		case i == 0 && m.Ctx:
-			names[i] = a.fresh("ctx")
-		default:
-			names[i] = a.fresh("arg" + strconv.Itoa(i))
-		}
-	}
 	var params, args []jen.Code
 	for i := range n {
 		v := sig.Params().At(i)
@@ -913,6 +941,52 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	// The route's settings are listed in the type's doc, once.
 	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// methodNames allocates the names of a method's parameters in an
+// allocator that then gives the body's locals theirs.
+func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, reserved map[string]bool, chain bool) (*alloc, []string) {
+	a := newAlloc(reserved)
+	if chain || m.StaleField != "" {
+		// The body names types (a zero value, a stale key): parameters
+		// must not shadow them, nor the packages they come from.
+		for _, n := range g.im.names {
+			a.taken[n] = true
+		}
+		for _, n := range types.Universe.Names() {
+			a.taken[n] = true
+		}
+		for _, n := range in.Obj.Pkg().Scope().Names() {
+			a.taken[n] = true
+		}
+	}
+	a.taken[recv] = true
+	a.taken["recover"] = true // the plain method's deferred closure calls it
+	sig := m.Sig
+	n := sig.Params().Len()
+	names := make([]string, n)
+	// Named parameters keep their names where they can.
+	for i := range n {
+		v := sig.Params().At(i)
+		if v.Name() != "" && v.Name() != "_" && a.free(v.Name()) {
+			names[i] = a.fresh(v.Name())
+		}
+	}
+	for i := range n {
+		if names[i] != "" {
+			continue
+		}
+		v := sig.Params().At(i)
+		switch {
+		case v.Name() != "" && v.Name() != "_":
+			names[i] = a.fresh(v.Name())
+		case i == 0 && m.Ctx:
+			names[i] = a.fresh("ctx")
+		default:
+			names[i] = a.fresh("arg" + strconv.Itoa(i))
+		}
+	}
+	return a, names
 }
 
 // deferDone renders the plain method's deferred exit: a closure on one

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/ifacegen"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/load"
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/model"
 )
@@ -105,19 +106,30 @@ func TestPartsJoinAsWhole(t *testing.T) {
 }
 
 // TestTextBodiesAsTrees: the plain bodies written as text (plaintext.go)
-// are byte for byte what jennifer and gofmt make of the trees, for every
-// shape of them: ctx first, from context.Background or a request's
-// Context, a limiter, a timeout (with a request to put the ctx back in), a
-// variadic, names that collide with the body's locals, a ctx name so long
-// that the deferred closure cannot keep to one line, and an HTTP response
-// read after the call (which keeps its tree).
+// and the plain interfaces written whole as text (plaindecl.go) are byte
+// for byte what jennifer and gofmt make of the trees, for every shape of
+// them: ctx first, from context.Background or a request's Context, a
+// limiter, a timeout (with a request to put the ctx back in), a variadic,
+// names that collide with the body's locals and the constructor's, a ctx
+// name so long that the deferred closure cannot keep to one line, an HTTP
+// response read after the call (which keeps its tree), unguarded methods
+// with and without an error or results, a runtime.Config of one field a
+// line, excluded errors of two packages, every type the text writes
+// (pointers, slices, arrays, maps, funcs, empty interfaces, aliases,
+// instantiated generics, unsafe.Pointer) and some it leaves to the trees
+// (channels, structs), and an interface whose wrapper names its field
+// next2.
 func TestTextBodiesAsTrees(t *testing.T) {
 	dir := t.TempDir()
 	src := `package p
 
 import (
 	"context"
+	"errors"
+	"io"
 	"net/http"
+	"sync/atomic"
+	"unsafe"
 )
 
 //breaker:name=a threshold=3
@@ -136,6 +148,37 @@ type A interface {
 	TimedReq(r *http.Request) error
 	TimedDo(r *http.Request) (*http.Response, error)
 }
+
+// B is plain: every part of its wrapper is written as text.
+//
+//breaker:name=b1 threshold=3 reset=1s..1m jitter=20% halfopen=2 successes=2 window=100 failrate=50% ratelimit=5/10 exclude=ErrGone,io.EOF
+//breaker:name=b2 methods=T* timeout=1500ms
+//breaker:name=b3 methods=M* window=1m minimum=10
+type B interface {
+	Get(ctx context.Context, k string) (int, error)
+	Types(w *http.Request, reg []string, next [4]byte, call map[string][]*int, ok func(int, ...string) (bool, error), u unsafe.Pointer, e interface{}, a any, p atomic.Pointer[int]) error
+	Tick(ctx context.Context, f func() func(x int) string) (n int, err error)
+	Many(context.Context, int, string) (map[string]int, []byte, error)
+	//breaker:skip
+	Skip(ctx context.Context) error
+	Name() string
+	Pair() (int, string)
+	Nothing()
+	MGet(ctx context.Context, codes ...string) error
+	next() error
+}
+
+//breaker:name=c
+type C interface {
+	Chan(ctx context.Context, ch chan<- int) error
+}
+
+//breaker:name=d
+type D interface {
+	Struct(ctx context.Context, s struct{ A int }) error
+}
+
+var ErrGone = errors.New("gone")
 `
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module example.com/p\n\ngo 1.25.0\n"), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "p.go"), []byte(src), 0o644))
@@ -146,11 +189,71 @@ type A interface {
 	require.Len(t, m.Files, 1)
 	text, err := File(m.Files[0])
 	require.NoError(t, err)
+	mf := m.Files[0]
+	local := mf.Interfaces[0].Obj.Pkg()
+	g := &gen{im: fileImports(mf, local), tr: typer{local: local}, local: local}
+	for _, in := range mf.Interfaces {
+		written := g.textIface(in) != nil
+		assert.Equal(t, in.Name == "B", written, "%s written as text", in.Name)
+	}
 	textBodies = false
 	defer func() { textBodies = true }()
 	trees, err := File(m.Files[0])
 	require.NoError(t, err)
 	assert.Equal(t, string(trees), string(text))
 	assert.NotContains(t, string(text), bodyMarker)
+	assert.NotContains(t, string(text), declMarker)
 	assert.Contains(t, string(text), "aContextWhoseNameIsLongerThanTheDeferredClosureCanCarryOnItsLine,", "the closure on lines of its own")
+}
+
+// TestTextAsTreesRandom: the interfaces of the generator fuzzer's random
+// packages (ifacegen: every shape of signature, route and annotation it
+// knows, with names chosen to collide) render to the same bytes with and
+// without the text paths, and some of them do take a text path.
+func TestTextAsTreesRandom(t *testing.T) {
+	if testing.Short() {
+		t.Skip("loads a module of random packages")
+	}
+	dir := t.TempDir()
+	root, err := filepath.Abs("../../../..")
+	require.NoError(t, err)
+	gomod := "module example.com/x\n\ngo 1.25.0\n\nrequire github.com/breakergen/breakergen v0.0.0\n\nreplace github.com/breakergen/breakergen => " + root + "\n"
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.mod"), []byte(gomod), 0o644))
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "go.sum"), sum, 0o644))
+	for seed := range uint64(40) {
+		p, err := ifacegen.Generate("example.com/x", seed+1, ifacegen.Options{Chains: ifacegen.ChainsFlag})
+		require.NoError(t, err)
+		for name, data := range p.Files {
+			path := filepath.Join(dir, filepath.FromSlash(name))
+			require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+			require.NoError(t, os.WriteFile(path, data, 0o644))
+		}
+	}
+	res, err := load.Load(load.Config{Dir: dir, Patterns: []string{"./..."}, Env: append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")})
+	require.NoError(t, err)
+	m := model.Build(res, model.Options{})
+	require.Empty(t, m.Errors)
+	require.NotEmpty(t, m.Files)
+	texts, total := 0, 0
+	for _, mf := range m.Files {
+		local := mf.Interfaces[0].Obj.Pkg()
+		g := &gen{im: fileImports(mf, local), tr: typer{local: local}, local: local}
+		for _, in := range mf.Interfaces {
+			total++
+			if g.textIface(in) != nil {
+				texts++
+			}
+		}
+		text, err := File(mf)
+		require.NoError(t, err, mf.Path)
+		textBodies = false
+		trees, err := File(mf)
+		textBodies = true
+		require.NoError(t, err, mf.Path)
+		assert.Equal(t, string(trees), string(text), mf.Path)
+	}
+	assert.Positive(t, texts, "none of %d interfaces written as text", total)
+	t.Logf("%d of %d interfaces written as text", texts, total)
 }
