@@ -163,14 +163,20 @@ func (t *tracker) start(seg *trackSeg, i, j int, now int64, p uint32) uint64 {
 // the word live loads this start). A plain store: atomic.StoreInt64 costs
 // a locked instruction on amd64 (an XCHG) that this one does not need. The
 // one access it can race with is a scanner's late atomic load of the
-// start of the slot's previous call, after that call ended: a word-sized
-// aligned store is not torn, and the scanner's compare-and-swap of the
+// start of the slot's previous call, after that call ended: the store is
+// not torn (an atomic store where 64 bits are not the machine's word), and the scanner's compare-and-swap of the
 // previous call's word fails, so that what it read is dropped (or, for a
 // call not yet overdue, it only moves due earlier). The race detector does
 // not watch it, for that one access.
 //
 //go:norace
-func setStart(s *trackSlot, now int64) { s.start = now }
+func setStart(s *trackSlot, now int64) {
+	if core.Word64 {
+		s.start = now
+		return
+	}
+	atomic.StoreInt64(&s.start, now)
+}
 
 // claimLocked is claim when every slot was taken: the table grows by a
 // quarter, up to maxTracked slots; past maxTracked timed calls the oldest

@@ -104,7 +104,8 @@ func (win *Window) Count(w uint64) bool {
 // its P, so it is c's only writer: a plain store is enough, and costs no
 // locked instruction where atomic.StoreUint64 costs one (an XCHG on
 // amd64, about 5 ns). A word-sized aligned store is not torn (the Go
-// memory model: a racy read of a word sees some write of it), and Sum,
+// memory model: a racy read of a word sees some write of it; where 64 bits
+// are not a word, storeOwned stores atomically), and Sum,
 // the only other reader, loads it atomically and needs no order with it
 // beyond that of the synchronization that orders Sum after the call
 // (the store precedes it in program order, and every synchronizing
@@ -116,11 +117,29 @@ func bump(c *uint64, tag uint32) bool {
 	old := *c
 	switch d := int32(tag - uint32(old>>32)); {
 	case d == 0 && uint32(old) != math.MaxUint32:
-		*c = old + 1
+		storeOwned(c, old+1)
 	case d > 0: // an older bucket: roll it
-		*c = uint64(tag)<<32 | 1
+		storeOwned(c, uint64(tag)<<32|1)
 	default:
 		return false // full, or a newer bucket: w's bucket may be gone
 	}
 	return true
 }
+
+// storeOwned stores v in *p, a word that readers load atomically, for a
+// writer that needs no locked instruction (see bump): a plain store where
+// 64 bits are the machine's word and the store cannot be torn, an atomic
+// one elsewhere (a constant test: one of the two is compiled).
+//
+//go:norace
+func storeOwned(p *uint64, v uint64) {
+	if Word64 {
+		*p = v
+		return
+	}
+	atomic.StoreUint64(p, v)
+}
+
+// Word64 reports whether a uint64 is the machine's word: a plain store of
+// one cannot be torn.
+const Word64 = ^uintptr(0)>>63 == 1
