@@ -3,6 +3,7 @@ package contend_test
 import (
 	"context"
 	"log/slog"
+	"math/rand"
 	mrand "math/rand/v2"
 	"strconv"
 	"sync/atomic"
@@ -17,9 +18,12 @@ import (
 // The cost of breakers per key (SPEC §15, issue 30 point 4): the plain
 // generated wrapper (one breaker) called with 10,000 codes, beside the
 // keyed wrapper with those 10,000 keys live, keyed by a string and by an
-// integer. Every row cycles through the keys in the order they were made;
-// under RunParallel each goroutine starts at its own place in them, as
-// concurrent requests for many keys would. Run at -cpu 1,2:
+// integer. Every row cycles through the keys in the order they were made,
+// every key as often as the others (the worst case for the caches: each
+// call's key is the one touched longest ago), and each -zipf row through
+// a skewed order of them (zipfOrder), as real traffic comes; under
+// RunParallel each goroutine starts at its own place, as concurrent
+// requests for many keys would. Run at -cpu 1,2:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedSuccess' -benchmem -count 6 -cpu 1,2 ./contend/
 //
@@ -61,6 +65,35 @@ var keyedCases = []struct {
 		checkLive(tb, w.Live())
 		return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
 	}},
+}
+
+func init() {
+	// The same keyed wrappers under skewed traffic: a few keys take most
+	// calls, as a few symbols, hosts or tenants do in a real service.
+	// Every key is live all the same.
+	for _, c := range keyedCases[1:3] {
+		keyedCases = append(keyedCases, struct {
+			name string
+			make func(tb testing.TB) keyedRow
+		}{c.name + "-zipf", func(tb testing.TB) keyedRow {
+			call, order := c.make(tb), zipfOrder()
+			return func(ctx context.Context, i int) { call(ctx, order[i]) }
+		}})
+	}
+}
+
+// zipfOrder is the key numbers a skewed row calls, in turn: liveKeys draws
+// from a Zipf distribution over the keys (s = 1.1, v = 1: the key of rank
+// k is drawn in proportion to (1+k)^-1.1, the skew measured in web and
+// market-data traffic), with a fixed seed, so every run calls the same
+// keys in the same order.
+func zipfOrder() []int {
+	z := rand.NewZipf(rand.New(rand.NewSource(1)), 1.1, 1, liveKeys-1)
+	order := make([]int, liveKeys)
+	for i := range order {
+		order[i] = int(z.Uint64())
+	}
+	return order
 }
 
 func keyedRegistry() *runtime.Registry {

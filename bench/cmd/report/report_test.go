@@ -337,4 +337,15 @@ BenchmarkKeyedSuccessParallel/int   	 1000	        40.00 ns/op	      16 B/op	   
 	assert.Contains(t, md, "## Breakers per key: cost\n\n")
 	assert.Contains(t, md, "| string | 25.0 (2.50×) |")
 	assert.NotContains(t, report{bench: benchResults{samples: map[string][]sample{}}}.markdown(), "## Breakers per key")
+
+	// A run with the skewed rows bounds them too, before the allocations.
+	require.NoError(t, r.parse([]byte(`BenchmarkKeyedSuccess/string-zipf   	 1000	        20.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/int-zipf      	 1000	        35.00 ns/op	       0 B/op	       0 allocs/op
+`)))
+	ts = report{bench: r}.keyedTargets()
+	require.Len(t, ts, 7)
+	assert.Contains(t, ts[4].name, "string key, skewed traffic (Zipf)")
+	assert.Contains(t, ts[4].verdict, "met, 1.50× under")        // 2 against 3
+	assert.Contains(t, ts[5].verdict, "**missed**: 1.17× over") // 3.5 against 3
+	assert.Contains(t, report{bench: r}.markdown(), "| string-zipf | 20.0 (2.00×) |")
 }
