@@ -345,7 +345,7 @@ BenchmarkKeyedSuccess/int-zipf      	 1000	        35.00 ns/op	       0 B/op	   
 	ts = report{bench: r}.keyedTargets()
 	require.Len(t, ts, 7)
 	assert.Contains(t, ts[4].name, "string key, skewed traffic (Zipf)")
-	assert.Contains(t, ts[4].verdict, "met, 1.50× under")        // 2 against 3
+	assert.Contains(t, ts[4].verdict, "met, 1.50× under")       // 2 against 3
 	assert.Contains(t, ts[5].verdict, "**missed**: 1.17× over") // 3.5 against 3
 	assert.Contains(t, report{bench: r}.markdown(), "| string-zipf | 20.0 (2.00×) |")
 }
