@@ -162,12 +162,7 @@ func (g *gen) signatureText(sig *types.Signature) (string, bool) {
 
 // resultsText is tr.results(r, names) as text, with the space before it.
 func (g *gen) resultsText(r *types.Tuple, names []string) (string, bool) {
-	name := func(i int) string {
-		if names != nil {
-			return names[i]
-		}
-		return r.At(i).Name()
-	}
+	name := func(i int) string { return resultName(r, names, i) }
 	switch {
 	case r.Len() == 0:
 		return "", true
@@ -414,13 +409,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 	res := sig.Results()
 
 	if m.Route == nil {
-		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
-			errName := a.fresh("err")
-			rnames := make([]string, n)
-			for i := range rnames {
-				rnames[i] = "_"
-			}
-			rnames[n-1] = errName
+		if rnames, errName, ok := errorResultNames(res, a); ok {
 			results, ok := g.resultsText(res, rnames)
 			nilImpl := g.qualText(ImplPath, "ErrNilImpl")
 			if !ok || nilImpl == "" {

@@ -823,14 +823,8 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	if m.Route == nil {
 		comment(f, fmt.Sprintf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why)))
 		res := sig.Results()
-		if n := res.Len(); n > 0 && types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
+		if rnames, errName, ok := errorResultNames(res, a); ok {
 			// It can still report a nil wrapped value instead of panicking.
-			errName := a.fresh("err")
-			rnames := make([]string, n)
-			for i := range rnames {
-				rnames[i] = "_"
-			}
-			rnames[n-1] = errName
 			f.Add(decl.Add(g.tr.results(res, rnames)).Block(
 				jen.If(jen.Id(recv).Dot(impl).Op("==").Nil()).Block(
 					jen.Id(errName).Op("=").Add(g.impl("ErrNilImpl")),

@@ -158,12 +158,7 @@ func (tr typer) signature(sig *types.Signature) *jen.Statement {
 // results renders a result list; names, if not nil, names each result
 // ("" for none).
 func (tr typer) results(r *types.Tuple, names []string) jen.Code {
-	name := func(i int) string {
-		if names != nil {
-			return names[i]
-		}
-		return r.At(i).Name()
-	}
+	name := func(i int) string { return resultName(r, names, i) }
 	switch {
 	case r.Len() == 0:
 		return jen.Null()
@@ -180,4 +175,31 @@ func (tr typer) results(r *types.Tuple, names []string) jen.Code {
 		}
 	}
 	return jen.Params(out...)
+}
+
+// resultName is the name of result i of r in a result list: names[i], or
+// with names nil the result's own name ("" for none).
+func resultName(r *types.Tuple, names []string, i int) string {
+	if names != nil {
+		return names[i]
+	}
+	return r.At(i).Name()
+}
+
+// errorResultNames names the results of an unguarded method whose last
+// result is an error, so that it can report a nil wrapped value: "_" for
+// each result but the error, a fresh err for it. ok is false when the last
+// result is not an error.
+func errorResultNames(res *types.Tuple, a *alloc) (names []string, err string, ok bool) {
+	n := res.Len()
+	if n == 0 || !types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
+		return nil, "", false
+	}
+	err = a.fresh("err")
+	names = make([]string, n)
+	for i := range names {
+		names[i] = "_"
+	}
+	names[n-1] = err
+	return names, err, true
 }
