@@ -1,7 +1,6 @@
 package render
 
 import (
-	"bytes"
 	"go/types"
 	"slices"
 	"strconv"
@@ -473,34 +472,5 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 // spliceDecls replaces each marker line of src, a part formatted by
 // jennifer, by the declarations it stands for.
 func spliceDecls(src []byte, decls []string) []byte {
-	if len(decls) == 0 {
-		return src
-	}
-	var out bytes.Buffer
-	n := len(src)
-	for _, d := range decls {
-		n += len(d)
-	}
-	out.Grow(n)
-	mark := []byte("\nvar _ = " + declMarker)
-	for {
-		i := bytes.Index(src, mark)
-		if i < 0 {
-			out.Write(src)
-			return out.Bytes()
-		}
-		out.Write(src[:i+1])
-		src = src[i+len(mark):]
-		k := 0
-		for len(src) > 0 && '0' <= src[0] && src[0] <= '9' {
-			k = k*10 + int(src[0]-'0')
-			src = src[1:]
-		}
-		out.WriteString(decls[k])
-		if j := bytes.IndexByte(src, '\n'); j >= 0 {
-			src = src[j+1:]
-		} else {
-			src = nil
-		}
-	}
+	return splice(src, "\nvar _ = "+declMarker, 1, decls)
 }

@@ -125,26 +125,37 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 // spliceBodies replaces each marker line of src, a part formatted by
 // jennifer, by the body it stands for.
 func spliceBodies(src []byte, bodies []string) []byte {
-	if len(bodies) == 0 {
+	return splice(src, "\t"+bodyMarker, 0, bodies)
+}
+
+// splice replaces each line of src that holds mark followed by a number k
+// by texts[k]; the first keep bytes of mark stay (the newline that ends
+// the line before it). The rest of the marker's line goes.
+func splice(src []byte, mark string, keep int, texts []string) []byte {
+	if len(texts) == 0 {
 		return src
 	}
 	var out bytes.Buffer
-	out.Grow(len(src) + len(bodies)*400)
-	mark := []byte("\t" + bodyMarker)
+	n := len(src)
+	for _, t := range texts {
+		n += len(t)
+	}
+	out.Grow(n)
+	m := []byte(mark)
 	for {
-		i := bytes.Index(src, mark)
+		i := bytes.Index(src, m)
 		if i < 0 {
 			out.Write(src)
 			return out.Bytes()
 		}
-		out.Write(src[:i])
-		src = src[i+len(mark):]
-		n := 0
+		out.Write(src[:i+keep])
+		src = src[i+len(m):]
+		k := 0
 		for len(src) > 0 && '0' <= src[0] && src[0] <= '9' {
-			n = n*10 + int(src[0]-'0')
+			k = k*10 + int(src[0]-'0')
 			src = src[1:]
 		}
-		out.WriteString(bodies[n])
+		out.WriteString(texts[k])
 		if j := bytes.IndexByte(src, '\n'); j >= 0 {
 			src = src[j+1:]
 		} else {
