@@ -206,14 +206,22 @@ func (b *Breaker) Release(ctx context.Context, w uint64, err error) {
 		return
 	}
 	if err == nil && w&FastMask == WindowFlag {
-		if win := b.Win.Load(); win != nil && win.Count(w) {
-			b.Succeeded(w) // counted in a time window without a lock
-			return
-		}
-		b.WindowSuccess(w)
+		b.WindowSucceeded(w)
 		return
 	}
 	b.Settle(ctx, w, err)
+}
+
+// WindowSucceeded counts the success of a CLOSED call admitted as w with
+// WindowFlag and no other flag: in a time window's count without a lock
+// when it can, else recorded by the window, or timed (SlowCall,
+// InFlight).
+func (b *Breaker) WindowSucceeded(w uint64) {
+	if win := b.Win.Load(); win != nil && win.Count(w) {
+		b.Succeeded(w)
+		return
+	}
+	b.WindowSuccess(w)
 }
 
 // Succeeded counts a plain CLOSED success admitted as w.
