@@ -1,6 +1,12 @@
 package runtime
 
-import "time"
+import (
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
 
 // Clock is the source of time for a [Registry] and everything it creates.
 // The default reads the real clock and uses the standard library's timers,
@@ -102,4 +108,22 @@ func (s *stamps) time(n int64) time.Time {
 		return s.anchor.Add(time.Duration(n)).Round(0)
 	}
 	return time.Unix(0, n)
+}
+
+// putStamp stores instant n in *p, a breaker's last failure or last
+// success, with a plain store: atomic.Int64's Store is an XCHG on amd64, a
+// locked instruction (about 5 ns) on every failing call, and nothing here
+// needs its order. Stats loads the word atomically; a word-sized aligned
+// store is not torn (where 64 bits are not the machine's word the store is
+// atomic), and concurrent calls storing their instants leave one of them,
+// as atomic stores would. The race detector does not watch this function:
+// its one conflicting access is that intended one.
+//
+//go:norace
+func putStamp(p *atomic.Int64, n int64) {
+	if core.Word64 {
+		*(*int64)(unsafe.Pointer(p)) = n
+		return
+	}
+	p.Store(n)
 }

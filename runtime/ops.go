@@ -62,6 +62,20 @@ func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	}
 }
 
+func (o *ops) Failed(ctx context.Context, w uint64, err error) {
+	b := o.b()
+	if b.class != nil {
+		o.Settle(ctx, w, err)
+		return
+	}
+	// outcomeAs and countOutcome for a CLOSED failure, written out: no
+	// state but CLOSED, no timing and no load slot to look at.
+	now := b.stamps.now() // before the atomic writes: see countOutcome
+	b.failures.Add(1)
+	putStamp(&b.lastFailure, now)
+	b.closedFailure(w, err, 0, failedBit, now)
+}
+
 func (o *ops) Limited(w uint64) {
 	if o.b().outcome(w, unmade, nil) {
 		o.limited.Add(1) // as Canceled in Settle

@@ -182,12 +182,12 @@ func (b *Breaker) countOutcome(o Outcome) {
 		if b.count {
 			now := b.stamps.now()
 			b.successes.Add(1)
-			b.lastSuccess.Store(now)
+			putStamp(&b.lastSuccess, now)
 		}
 	case Failure:
 		now := b.stamps.now()
 		b.failures.Add(1)
-		b.lastFailure.Store(now)
+		putStamp(&b.lastFailure, now)
 	case Ignored, unmade:
 		b.ignored.Add(1)
 	}

@@ -373,6 +373,9 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		c.unreturned(recover()) // record.go: records the call when recorded
 		return
 	}
+	if c.failed(ctx, err) {
+		return
+	}
 	c.exitSlow(ctx, err)
 }
 
@@ -415,7 +418,24 @@ func (c Call) done(ctx context.Context, err error) {
 	if err == PanicGuard {
 		return // Panicked settled it
 	}
+	if c.failed(ctx, err) {
+		return
+	}
 	c.Exit(ctx, &err)
+}
+
+// failed settles a failure the short way when it can ([core.Ops.Failed]):
+// err is not nil and not [PanicGuard], w is a plain CLOSED admission, the
+// route excludes no error and records no call, and ctx has not ended (so
+// the call neither lost a race nor was cancelled). It reports whether it
+// settled the call.
+func (c Call) failed(ctx context.Context, err error) bool {
+	rt := c.route
+	if err == nil || c.word&core.FastMask != 0 || len(rt.exclude) != 0 || rt.recOf != nil || ctx == nil || ctx.Err() != nil {
+		return false
+	}
+	rt.core.Failed(ctx, c.word, err)
+	return true
 }
 
 // Panicked settles a call of a plain wrapper that did not return (see

@@ -354,3 +354,83 @@ func TestBypassKeepsTheRouteLimits(t *testing.T) {
 		assert.Equal(t, runtime.Bypassed, st.State)
 	})
 }
+
+// cooldownError asks for a cooldown, as an upstream's 429 with a
+// Retry-After does.
+type cooldownError struct{ d time.Duration }
+
+func (e cooldownError) Error() string             { return "slow down" }
+func (e cooldownError) RetryAfter() time.Duration { return e.d }
+
+// TestFailedTheShortWay: a plain wrapper's failing call settles the short
+// way (core.Ops.Failed) when only a failure can come of it, and leaves
+// every other call to the long way. Either way it counts as the long way
+// counts it, here the runtime's own Acquire and Release on a breaker of
+// the same settings: the totals, the consecutive failures, the last
+// failure, the trip and its reason, a cooldown, a classifier's verdict, a
+// cancel, a window's rate.
+func TestFailedTheShortWay(t *testing.T) {
+	boom, notMine := errors.New("boom"), errors.New("not mine")
+	classify := runtime.WithClassifier("classified", func(_ context.Context, err error) runtime.Outcome {
+		if errors.Is(err, notMine) {
+			return runtime.Ignored
+		}
+		return runtime.Failure
+	})
+	type step struct {
+		err      error
+		canceled bool // the caller's ctx has ended
+	}
+	for _, tc := range []struct {
+		name  string
+		cfg   runtime.Config
+		steps []step
+	}{
+		{"threshold", runtime.Config{FailureThreshold: 3},
+			[]step{{err: boom}, {err: boom}, {}, {err: boom}, {err: boom}, {err: fmt.Errorf("quote: %w", boom)}}},
+		{"classified", runtime.Config{FailureThreshold: 2},
+			[]step{{err: notMine}, {err: notMine}, {err: notMine}, {err: boom}, {err: boom}}},
+		{"canceled", runtime.Config{FailureThreshold: 2},
+			[]step{{err: context.Canceled, canceled: true}, {err: context.Canceled, canceled: true}, {err: boom, canceled: true}, {err: boom}}},
+		{"cooldown", runtime.Config{FailureThreshold: 5},
+			[]step{{err: boom}, {err: cooldownError{30 * time.Second}}}},
+		{"window", runtime.Config{WindowCalls: 10, FailureRate: 0.5, MinimumCalls: 4},
+			[]step{{}, {err: boom}, {}, {err: boom}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := tc.cfg
+			cfg.Name, cfg.ResetTimeout = tc.name, time.Minute
+			short, shortClock := newTestRegistry(t, classify)
+			long, longClock := newTestRegistry(t, classify)
+			rt := breakerimpl.NewRoute(short, anyImpl, breakerimpl.RouteConfig{Breaker: cfg})
+			b := long.Breaker(cfg)
+			for i, s := range tc.steps {
+				ctx, cancel := context.WithCancel(context.Background())
+				if s.canceled {
+					cancel()
+				}
+				_, err := (&guarded{next: &upstream{err: s.err}, route: rt}).Quote(ctx, "600519")
+				require.ErrorIs(t, err, s.err)
+				tok, err := b.Acquire(ctx)
+				require.NoError(t, err)
+				b.Release(tok, s.err)
+				cancel()
+
+				require.Equal(t, b.Stats(), rt.Breaker().Stats(), "after step %d", i)
+				require.Equal(t, reasons(long), reasons(short), "after step %d", i)
+				shortClock.Advance(time.Second)
+				longClock.Advance(time.Second)
+			}
+			assert.Equal(t, runtime.Open, b.State(), "each case ends in a trip")
+		})
+	}
+}
+
+// reasons returns the reasons of reg's transitions, newest first.
+func reasons(reg *runtime.Registry) []string {
+	var rs []string
+	for _, e := range reg.Events(0) {
+		rs = append(rs, e.Reason)
+	}
+	return rs
+}

@@ -68,6 +68,12 @@ type Ops interface {
 	// Settle counts the outcome of the call admitted as w whose error is
 	// err (nil for a success), as the breaker classifies it.
 	Settle(ctx context.Context, w uint64, err error)
+	// Failed is Settle for a plain CLOSED admission w (no flag of
+	// FastMask) whose non-nil err is not excluded, made with a ctx that has
+	// not ended: an error the breaker counts as a failure unless its
+	// classifier says otherwise. It is the failing call's short way,
+	// without the steps Settle takes for the outcomes it cannot be.
+	Failed(ctx context.Context, w uint64, err error)
 	// Ignore frees the call admitted as w and counts it as neither.
 	Ignore(w uint64)
 	// Load takes the last steps of the admission of w, a word with

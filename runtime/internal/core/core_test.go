@@ -18,6 +18,7 @@ type ops struct {
 }
 
 func (o *ops) Settle(context.Context, uint64, error) { o.settled++ }
+func (o *ops) Failed(context.Context, uint64, error) { o.settled++ }
 func (o *ops) Ignore(uint64)                         { o.ignored++ }
 func (o *ops) Panicked(uint64, any)                  { o.panicked++ }
 func (o *ops) ClearFails(uint64)                     { o.cleared++ }
