@@ -162,7 +162,8 @@ func (s *raceShare) spent() bool { return s.budget >= 0 && s.tries.Load() >= s.b
 // race ends only when every source it asked has returned: the losers are
 // cancelled as soon as an answer wins, and no goroutine outlives the call.
 type race[X, T, A any] struct {
-	rt        *Route // the primary's
+	spare     raceSpare // its entry in [Route].spare, of itself
+	rt        *Route    // the primary's
 	ctx       context.Context
 	primary   X
 	fallbacks []runtime.Fallback[X]
@@ -210,9 +211,15 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 	}
 	n := min(len(fallbacks), len(routes))
 	rt := run.rt
-	r, _ := rt.races.Get().(*race[X, T, A])
+	var r *race[X, T, A]
+	if s := rt.spare.Swap(nil); s != nil {
+		r, _ = s.race.(*race[X, T, A])
+	} else {
+		r, _ = rt.races.Get().(*race[X, T, A])
+	}
 	if r == nil || cap(r.results) != n+2 {
 		r = &race[X, T, A]{results: make(chan answer[T], n+2)}
+		r.spare.race = r
 	}
 	r.rt, r.ctx, r.primary, r.fallbacks, r.routes, r.args = rt, run.ctx, primary, fallbacks[:n], routes[:n], args
 	r.racers = r.inline[:0]
@@ -233,10 +240,20 @@ func (r *race[X, T, A]) recycle() {
 	var args A
 	r.cc = Chain{}
 	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
-	r.inline = [3]racer{}
+	r.inline[0] = racer{} // the one racer of a race that can be recycled
 	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
 	r.own.Store(ownCaller)
-	rt.races.Put(r)
+	if !rt.spare.CompareAndSwap(nil, &r.spare) {
+		rt.races.Put(r)
+	}
+}
+
+// raceSpare is a race kept in its route's spare slot, [Route].spare: one
+// swap takes it and one compare-and-swap gives it back, where the
+// route's sync.Pool pins the P twice and finds its per-P list. The pool
+// holds the races that find the slot taken.
+type raceSpare struct {
+	race any // the *race[X, T, A] whose field this is
 }
 
 // arm starts the hedge timer; the real clock's is reused.
@@ -281,7 +298,8 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 		}
 		return r.finish(run, r.loop(run, nil))
 	}
-	r.racers = append(r.racers, racer{route: rt})
+	r.inline[0] = racer{route: rt}
+	r.racers = r.inline[:1]
 	r.inflight, r.next = 1, 1
 	r.cc = *run // the Chain stays on the caller's stack; the timer's goroutine gets a copy
 	r.arm()
@@ -648,12 +666,12 @@ func (c *raceCtx) lost() bool {
 // (never cancelled, not watching its parent), and reports whether it can.
 func (c *raceCtx) release() bool {
 	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil || c.stop != nil {
-		return false
+	ok := c.err == nil && c.stop == nil
+	if ok {
+		c.parent = nil
 	}
-	c.parent = nil
-	return true
+	c.mu.Unlock()
+	return ok
 }
 
 func (c *raceCtx) String() string { return "breakerimpl.raceCtx" }
