@@ -607,6 +607,9 @@ type raceCtx struct {
 	err    error       // context.Canceled once cancelled
 	cause  error       // why: errLost, or the parent's cause
 	stop   func() bool // stops the watch of the parent; nil when none
+	// held is set, under mu, when the ctx is cancelled or watches its
+	// parent: it cannot serve another race. release reads it without mu.
+	held atomic.Bool
 }
 
 func (c *raceCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
@@ -623,6 +626,7 @@ func (c *raceCtx) Done() <-chan struct{} {
 	}
 	if c.stop == nil && c.err == nil && c.parent.Done() != nil {
 		c.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		c.held.Store(true)
 	}
 	return c.done
 }
@@ -649,6 +653,7 @@ func (c *raceCtx) cancel(cause error) {
 	} else {
 		c.err, c.cause = context.Canceled, cause
 	}
+	c.held.Store(true)
 	if c.done != nil {
 		close(c.done)
 	}
@@ -664,14 +669,16 @@ func (c *raceCtx) lost() bool {
 
 // release lets go of the parent when the ctx can serve another race
 // (never cancelled, not watching its parent), and reports whether it can.
+// It is called once the race has ended, by its owner: whatever cancelled
+// the ctx or asked for its Done (the race's owner, the primary's call on
+// the caller's goroutine) happened before, so held is read without the
+// lock, a load where the lock took two atomic writes.
 func (c *raceCtx) release() bool {
-	c.mu.Lock()
-	ok := c.err == nil && c.stop == nil
-	if ok {
-		c.parent = nil
+	if c.held.Load() {
+		return false
 	}
-	c.mu.Unlock()
-	return ok
+	c.parent = nil
+	return true
 }
 
 func (c *raceCtx) String() string { return "breakerimpl.raceCtx" }
