@@ -183,19 +183,25 @@ type race[X, T, A any] struct {
 	next     int  // the next source to ask: 0 the primary, i the fallback i-1
 	hedged   bool // a source was asked while another was in flight
 
-	cc    Chain          // the timer's goroutine's copy of the call's Chain
-	pctx  raceCtx        // the primary's ctx
-	own   atomic.Int32   // ownCaller, ownLoop or ownTimer
-	ended sync.WaitGroup // the timer's goroutine, while it runs the race
-	end   raceEnd[T]     // how the race ended, when the timer's goroutine ran it
+	cc   Chain         // the timer's goroutine's copy of the call's Chain
+	pctx raceCtx       // the primary's ctx
+	own  atomic.Uint32 // caller, owned() or ownTimer
+	// caller is own's value while the caller's goroutine runs the primary,
+	// in this call: the value a recycled race's own was left at (its
+	// last call's loop), so that recycling it takes no atomic store.
+	caller uint32
+	ended  sync.WaitGroup // the timer's goroutine, while it runs the race
+	end    raceEnd[T]     // how the race ended, when the timer's goroutine ran it
 }
 
-// The owners of a race.
-const (
-	ownCaller int32 = iota // the caller's goroutine, running the primary
-	ownLoop                // the caller's goroutine, running the race
-	ownTimer               // the timer's goroutine, running the race
-)
+// ownTimer is the owner of a race (own) that the timer's goroutine runs.
+// Otherwise own counts the race's calls: r.caller while the caller's
+// goroutine runs the primary, r.caller+1 (below ownTimer: owned) once it
+// runs the race, which is the next call's r.caller.
+const ownTimer uint32 = 1 << 31
+
+// owned is own's value while the caller's goroutine runs the race.
+func (r *race[X, T, A]) owned() uint32 { return (r.caller + 1) &^ ownTimer }
 
 // raceEnd is how a race ended: the winning answer, or a source's panic.
 type raceEnd[T any] struct {
@@ -225,6 +231,7 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 	r.racers = r.inline[:0]
 	r.share = raceShare{budget: int64(rt.budget)}
 	r.pctx.parent = run.ctx // a new race, or a clean one from the pool: nobody else has it
+	r.caller = r.own.Load()
 	return r
 }
 
@@ -233,7 +240,7 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 // it fired, and the primary's ctx was neither cancelled nor watched.
 func (r *race[X, T, A]) recycle() {
 	rt := r.rt
-	if len(r.racers) > 1 || r.own.Load() != ownLoop || !r.pctx.release() {
+	if len(r.racers) > 1 || r.own.Load() != r.owned() || !r.pctx.release() {
 		return
 	}
 	var x X
@@ -242,7 +249,6 @@ func (r *race[X, T, A]) recycle() {
 	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
 	r.inline[0] = racer{} // the one racer of a race that can be recycled
 	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
-	r.own.Store(ownCaller)
 	if !rt.spare.CompareAndSwap(nil, &r.spare) {
 		rt.races.Put(r)
 	}
@@ -276,7 +282,7 @@ func (r *race[X, T, A]) arm() {
 // it tells the race's owner.
 func (r *race[X, T, A]) fire() {
 	r.ended.Add(1) // before the swap: a caller that sees it lost waits
-	if !r.own.CompareAndSwap(ownCaller, ownTimer) {
+	if !r.own.CompareAndSwap(r.caller, ownTimer) {
 		r.ended.Done()
 		r.results <- answer[T]{src: -1}
 		return
@@ -292,7 +298,7 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 	if rt.hedge <= 0 || rt.state.Load()&core.FastMask == core.Open {
 		// No delay to race against, or an OPEN primary passed over: this
 		// goroutine runs the race from the start.
-		r.own.Store(ownLoop)
+		r.own.Store(r.owned())
 		if rt.hedge > 0 {
 			r.arm()
 		}
@@ -304,7 +310,7 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 	r.cc = *run // the Chain stays on the caller's stack; the timer's goroutine gets a copy
 	r.arm()
 	a := r.runPrimary()
-	if !r.own.CompareAndSwap(ownCaller, ownLoop) {
+	if !r.own.CompareAndSwap(r.caller, r.owned()) {
 		// The timer's goroutine took the race over: hand it the primary's
 		// answer and wait for the race to end.
 		r.results <- a
@@ -376,7 +382,7 @@ func (r *race[X, T, A]) runPrimary() (a answer[T]) {
 			return
 		}
 		a.err = errGoexit
-		if r.own.CompareAndSwap(ownCaller, ownLoop) {
+		if r.own.CompareAndSwap(r.caller, r.owned()) {
 			r.timer.Stop()
 			return
 		}
