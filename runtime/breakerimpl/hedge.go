@@ -40,8 +40,8 @@ func lostRace(ctx context.Context) bool {
 // primary and fallbacks are the chain's sources, routes the fallbacks'
 // routes (one each, as [Chain.Fallback] takes them). ask makes one try of
 // the method on impl, admitted as call, with ctx (the source's own,
-// derived from the chain's): generated code passes a closure
-// calling the method's try helper. Race returns the winning answer and
+// derived from the chain's), a closure calling the method's try helper;
+// generated code calls [RaceArgs], whose ask captures nothing. Race returns the winning answer and
 // [Chain.Won] reports true; when no source answered it returns the zero T
 // and a nil error, Won is false, and the caller goes on to the stale cache
 // or [Chain.Err]. A panic of a source is re-raised here while the race
