@@ -41,10 +41,10 @@ func lostRace(ctx context.Context) bool {
 // routes (one each, as [Chain.Fallback] takes them). ask makes one try of
 // the method on impl, admitted as call, with ctx (the source's own,
 // derived from the chain's), a closure calling the method's try helper;
-// generated code calls [RaceArgs], whose ask captures nothing. Race returns the winning answer and
-// [Chain.Won] reports true; when no source answered it returns the zero T
-// and a nil error, Won is false, and the caller goes on to the stale cache
-// or [Chain.Err]. A panic of a source is re-raised here while the race
+// generated code calls [RaceArgs], whose ask captures nothing. Race
+// returns the winning answer and [Chain.Won] reports true; when no source
+// answered it returns the zero T and a nil error, Won is false, and the
+// caller goes on to the stale cache or [Chain.Err]. A panic of a source is re-raised here while the race
 // is on; one that comes after the answer won is counted as a failure by
 // its breaker and otherwise dropped.
 //
@@ -219,8 +219,12 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 	rt := run.rt
 	var r *race[X, T, A]
 	if s := rt.spare.Swap(nil); s != nil {
-		r, _ = s.race.(*race[X, T, A])
-	} else {
+		if r, _ = s.race.(*race[X, T, A]); r == nil {
+			// Another method's race, on the same route: left for it.
+			rt.spare.CompareAndSwap(nil, s)
+		}
+	}
+	if r == nil {
 		r, _ = rt.races.Get().(*race[X, T, A])
 	}
 	if r == nil || cap(r.results) != n+2 {

@@ -190,3 +190,54 @@ func TestHedgeTickAfterThePrimaryWonIsTaken(t *testing.T) {
 		assert.Equal(t, []runtime.ChainAnswer{{Source: "eastmoney", Kind: "live", Count: calls}}, reg.ChainAnswers())
 	})
 }
+
+// TestRaceArgsTwoMethodsOnOneRoute: two methods of a chain whose line
+// they share race on one route with races of two types; called in turn,
+// each finds its own race (the route's spare slot keeps one, its pool the
+// other) and neither allocates.
+func TestRaceArgsTwoMethodsOnOneRoute(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector allocates")
+	}
+	em, sina := &source{name: "eastmoney", v: 1}, &source{name: "sina", v: 2}
+	h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: time.Hour}, em, sina)
+	get := func(ctx context.Context, add int) (int, error) {
+		var run breakerimpl.Chain
+		run.Start(ctx, h.primary)
+		v, err := breakerimpl.RaceArgs(&run, em, h.fallbacks, h.routes, add,
+			func(ctx context.Context, call breakerimpl.Call, impl *source, add int) (_ int, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				return impl.v + add, nil
+			})
+		if run.Won() {
+			return v, err
+		}
+		return 0, run.Err()
+	}
+	type pair struct{ a, b int }
+	getPair := func(ctx context.Context, add string) (pair, error) {
+		var run breakerimpl.Chain
+		run.Start(ctx, h.primary)
+		v, err := breakerimpl.RaceArgs(&run, em, h.fallbacks, h.routes, add,
+			func(ctx context.Context, call breakerimpl.Call, impl *source, add string) (_ pair, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				return pair{impl.v, len(add)}, nil
+			})
+		if run.Won() {
+			return v, err
+		}
+		return pair{}, run.Err()
+	}
+	ctx := context.Background()
+	allocs := testing.AllocsPerRun(1000, func() {
+		if v, err := get(ctx, 10); v != 11 || err != nil {
+			t.Fatalf("get: %d, %v", v, err)
+		}
+		if v, err := getPair(ctx, "abc"); v != (pair{1, 3}) || err != nil {
+			t.Fatalf("getPair: %v, %v", v, err)
+		}
+	})
+	assert.Zero(t, allocs)
+}
