@@ -98,11 +98,17 @@ func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, e
 	if run.Start(ctx, c.hedged) {
 		defer run.Done()
 	}
-	// ask makes one try of Quote on a source; Race asks the sources.
-	ask := func(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter) (Quote, error) {
-		return c.tryQuote(ctx, call, impl, code)
+	// raceArgs is what a try of Quote needs; RaceArgs keeps a copy, so that
+	// no closure capturing them is allocated.
+	type raceArgs struct {
+		c    *HedgedQuoterChain
+		code string
 	}
-	r0, err = breakerimpl.Race(&run, c.primary, c.fallbacks, c.hedgedFallbacks, ask)
+	// ask makes one try of Quote on a source; RaceArgs asks the sources.
+	ask := func(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter, args raceArgs) (Quote, error) {
+		return args.c.tryQuote(ctx, call, impl, args.code)
+	}
+	r0, err = breakerimpl.RaceArgs(&run, c.primary, c.fallbacks, c.hedgedFallbacks, raceArgs{c, code}, ask)
 	if run.Won() {
 		return
 	}

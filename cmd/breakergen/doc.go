@@ -350,8 +350,10 @@
 // failure. When every source in flight failed, the next is asked at once,
 // then the stale cache, as without hedge. Every try spends budget, and the
 // provenance record says Hedged, which source won and that the others
-// were "slow". The generated method passes a closure making one try
-// through its helper to breakerimpl.Race. hedge needs the chain flag;
+// were "slow". The generated method passes a func making one try
+// through its helper, and a struct of the chain and its arguments, to
+// breakerimpl.RaceArgs (a closure capturing them would be allocated on
+// every call). hedge needs the chain flag;
 // hedges needs hedge; a method without a ctx is not hedged (a warning, or
 // an error when the hedge is on its own line). A route without hedge
 // starts no goroutine.

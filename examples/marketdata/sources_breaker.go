@@ -139,11 +139,18 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
 	}
-	// ask makes one try of FundFlow on a source; Race asks the sources.
-	ask := func(ctx context.Context, call breakerimpl.Call, impl FundFlowSource) (FundFlow, bool, error) {
-		return c.tryFundFlow(ctx, call, impl, code)
+	// raceArgs is what a try of FundFlow needs; RaceArgsValid keeps a copy,
+	// so that no closure capturing them is allocated.
+	type raceArgs struct {
+		c    *FundFlowSourceChain
+		code string
 	}
-	r0, err = breakerimpl.RaceValid(&run, c.primary, c.fallbacks, c.eastmoneyFallbacks, ask)
+	// ask makes one try of FundFlow on a source; RaceArgsValid asks the
+	// sources.
+	ask := func(ctx context.Context, call breakerimpl.Call, impl FundFlowSource, args raceArgs) (FundFlow, bool, error) {
+		return args.c.tryFundFlow(ctx, call, impl, args.code)
+	}
+	r0, err = breakerimpl.RaceArgsValid(&run, c.primary, c.fallbacks, c.eastmoneyFallbacks, raceArgs{c, code}, ask)
 	if run.Won() {
 		if err == nil {
 			c.fundFlowStale.Put(code, r0)

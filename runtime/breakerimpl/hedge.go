@@ -40,27 +40,57 @@ func lostRace(ctx context.Context) bool {
 // primary and fallbacks are the chain's sources, routes the fallbacks'
 // routes (one each, as [Chain.Fallback] takes them). ask makes one try of
 // the method on impl, admitted as call, with ctx (the source's own,
-// derived from the chain's): generated code passes a closure
-// calling the method's try helper. Race returns the winning answer and
-// [Chain.Won] reports true; when no source answered it returns the zero T
-// and a nil error, Won is false, and the caller goes on to the stale cache
-// or [Chain.Err]. A panic of a source is re-raised here while the race
+// derived from the chain's), a closure calling the method's try helper;
+// generated code calls [RaceArgs], whose ask captures nothing. Race
+// returns the winning answer and [Chain.Won] reports true; when no source
+// answered it returns the zero T and a nil error, Won is false, and the
+// caller goes on to the stale cache or [Chain.Err]. A panic of a source is re-raised here while the race
 // is on; one that comes after the answer won is counted as a failure by
 // its breaker and otherwise dropped.
 //
 // run must have been started on the primary's route ([Chain.Start]).
 func Race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
 	ask func(ctx context.Context, call Call, impl X) (T, error)) (T, error) {
-	r := newRace[X, T](run, primary, fallbacks, routes)
-	r.ask = ask
-	return r.run(run)
+	return RaceArgs(run, primary, fallbacks, routes, ask, askClosure[X, T])
 }
 
 // RaceValid is [Race] on a route with a `valid` func: ask also reports
 // whether the result passed it. An invalid answer does not win.
 func RaceValid[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
 	ask func(ctx context.Context, call Call, impl X) (T, bool, error)) (T, error) {
-	r := newRace[X, T](run, primary, fallbacks, routes)
+	return RaceArgsValid(run, primary, fallbacks, routes, ask, askClosureValid[X, T])
+}
+
+// askClosure and askClosureValid are the ask of [RaceArgs] and
+// [RaceArgsValid] that [Race] and [RaceValid] pass: their args are their
+// ask closures.
+func askClosure[X, T any](ctx context.Context, call Call, impl X, ask func(context.Context, Call, X) (T, error)) (T, error) {
+	return ask(ctx, call, impl)
+}
+
+func askClosureValid[X, T any](ctx context.Context, call Call, impl X, ask func(context.Context, Call, X) (T, bool, error)) (T, bool, error) {
+	return ask(ctx, call, impl)
+}
+
+// RaceArgs is [Race] with the arguments of the call, args, passed by
+// value: ask makes one try with them, and the race keeps their copy. A
+// closure capturing the arguments, as [Race]'s ask does, escapes to the
+// heap with the race (the sources' goroutines and the hedge timer call it),
+// one allocation a call; args lives in the race, which its route reuses,
+// and an ask that captures nothing is not allocated. Generated code
+// passes a struct of the chain and the method's arguments.
+func RaceArgs[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, error)) (T, error) {
+	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
+	r.ask = ask
+	return r.run(run)
+}
+
+// RaceArgsValid is [RaceArgs] on a route with a `valid` func (see
+// [RaceValid]).
+func RaceArgsValid[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, bool, error)) (T, error) {
+	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
 	r.askValid = ask
 	return r.run(run)
 }
@@ -90,33 +120,33 @@ type racer struct {
 
 // raceShare is what a race's primary shares with the sources' goroutines:
 // the route's budget (-1 for no limit) and the tries made by every source.
+// A race sets it with a plain assignment, before anyone else can see it.
 type raceShare struct {
-	left, tries atomic.Int64
+	budget int64
+	tries  atomic.Int64
 }
 
 // take takes one try from the route's budget, if one is left.
 func (s *raceShare) take() bool {
+	if s.budget < 0 {
+		s.tries.Add(1)
+		return true
+	}
 	for {
-		n := s.left.Load()
-		if n == 0 {
+		n := s.tries.Load()
+		if n >= s.budget {
 			return false
 		}
-		if n < 0 || s.left.CompareAndSwap(n, n-1) {
-			s.tries.Add(1)
+		if s.tries.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
 }
 
 // give gives back a try the breaker or the limiter refused.
-func (s *raceShare) give() {
-	s.tries.Add(-1)
-	if s.left.Load() >= 0 {
-		s.left.Add(1)
-	}
-}
+func (s *raceShare) give() { s.tries.Add(-1) }
 
-func (s *raceShare) spent() bool { return s.left.Load() == 0 }
+func (s *raceShare) spent() bool { return s.budget >= 0 && s.tries.Load() >= s.budget }
 
 // race is one call of [Race]. The Chain, which stays on the caller's
 // stack, is passed to the methods that record in it; only one goroutine
@@ -131,15 +161,17 @@ func (s *raceShare) spent() bool { return s.left.Load() == 0 }
 // its call returns; the caller then waits for the race to end (ended). A
 // race ends only when every source it asked has returned: the losers are
 // cancelled as soon as an answer wins, and no goroutine outlives the call.
-type race[X, T any] struct {
-	rt        *Route // the primary's
+type race[X, T, A any] struct {
+	spare     raceSpare // its entry in [Route].spare, of itself
+	rt        *Route    // the primary's
 	ctx       context.Context
 	primary   X
 	fallbacks []runtime.Fallback[X]
 	routes    []*Route
-	// ask or askValid makes one try of the method on a source.
-	ask      func(context.Context, Call, X) (T, error)
-	askValid func(context.Context, Call, X) (T, bool, error)
+	// ask or askValid makes one try of the method on a source, with args.
+	ask      func(context.Context, Call, X, A) (T, error)
+	askValid func(context.Context, Call, X, A) (T, bool, error)
+	args     A
 
 	results  chan answer[T] // room for every source and a tick: no sender blocks
 	share    raceShare
@@ -151,19 +183,25 @@ type race[X, T any] struct {
 	next     int  // the next source to ask: 0 the primary, i the fallback i-1
 	hedged   bool // a source was asked while another was in flight
 
-	cc    Chain          // the timer's goroutine's copy of the call's Chain
-	pctx  raceCtx        // the primary's ctx
-	own   atomic.Int32   // ownCaller, ownLoop or ownTimer
-	ended sync.WaitGroup // the timer's goroutine, while it runs the race
-	end   raceEnd[T]     // how the race ended, when the timer's goroutine ran it
+	cc   Chain         // the timer's goroutine's copy of the call's Chain
+	pctx raceCtx       // the primary's ctx
+	own  atomic.Uint32 // caller, owned() or ownTimer
+	// caller is own's value while the caller's goroutine runs the primary,
+	// in this call: the value a recycled race's own was left at (its
+	// last call's loop), so that recycling it takes no atomic store.
+	caller uint32
+	ended  sync.WaitGroup // the timer's goroutine, while it runs the race
+	end    raceEnd[T]     // how the race ended, when the timer's goroutine ran it
 }
 
-// The owners of a race.
-const (
-	ownCaller int32 = iota // the caller's goroutine, running the primary
-	ownLoop                // the caller's goroutine, running the race
-	ownTimer               // the timer's goroutine, running the race
-)
+// ownTimer is the owner of a race (own) that the timer's goroutine runs.
+// Otherwise own counts the race's calls: r.caller while the caller's
+// goroutine runs the primary, r.caller+1 (below ownTimer: owned) once it
+// runs the race, which is the next call's r.caller.
+const ownTimer uint32 = 1 << 31
+
+// owned is own's value while the caller's goroutine runs the race.
+func (r *race[X, T, A]) owned() uint32 { return (r.caller + 1) &^ ownTimer }
 
 // raceEnd is how a race ended: the winning answer, or a source's panic.
 type raceEnd[T any] struct {
@@ -173,43 +211,63 @@ type raceEnd[T any] struct {
 	panicVal any
 }
 
-func newRace[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route) *race[X, T] {
+func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A) *race[X, T, A] {
 	if run.ctx == nil {
 		run.ctx = context.Background() // a nil ctx is the background
 	}
 	n := min(len(fallbacks), len(routes))
 	rt := run.rt
-	r, _ := rt.races.Get().(*race[X, T])
-	if r == nil || cap(r.results) != n+2 {
-		r = &race[X, T]{results: make(chan answer[T], n+2)}
+	var r *race[X, T, A]
+	if s := rt.spare.Swap(nil); s != nil {
+		if r, _ = s.race.(*race[X, T, A]); r == nil {
+			// Another method's race, on the same route: left for it.
+			rt.spare.CompareAndSwap(nil, s)
+		}
 	}
-	r.rt, r.ctx, r.primary, r.fallbacks, r.routes = rt, run.ctx, primary, fallbacks[:n], routes[:n]
+	if r == nil {
+		r, _ = rt.races.Get().(*race[X, T, A])
+	}
+	if r == nil || cap(r.results) != n+2 {
+		r = &race[X, T, A]{results: make(chan answer[T], n+2)}
+		r.spare.race = r
+	}
+	r.rt, r.ctx, r.primary, r.fallbacks, r.routes, r.args = rt, run.ctx, primary, fallbacks[:n], routes[:n], args
 	r.racers = r.inline[:0]
-	r.share.left.Store(int64(rt.budget))
-	r.share.tries.Store(0)
+	r.share = raceShare{budget: int64(rt.budget)}
 	r.pctx.parent = run.ctx // a new race, or a clean one from the pool: nobody else has it
+	r.caller = r.own.Load()
 	return r
 }
 
 // recycle puts r back in its route's pool when nothing else can reach it:
 // no source was asked in a goroutine, the hedge timer was stopped before
 // it fired, and the primary's ctx was neither cancelled nor watched.
-func (r *race[X, T]) recycle() {
+func (r *race[X, T, A]) recycle() {
 	rt := r.rt
-	if len(r.racers) > 1 || r.own.Load() != ownLoop || !r.pctx.release() {
+	if len(r.racers) > 1 || r.own.Load() != r.owned() || !r.pctx.release() {
 		return
 	}
 	var x X
+	var args A
 	r.cc = Chain{}
-	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid = nil, x, nil, nil, nil, nil, nil
-	r.inline = [3]racer{}
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
+	r.inline[0] = racer{} // the one racer of a race that can be recycled
 	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
-	r.own.Store(ownCaller)
-	rt.races.Put(r)
+	if !rt.spare.CompareAndSwap(nil, &r.spare) {
+		rt.races.Put(r)
+	}
+}
+
+// raceSpare is a race kept in its route's spare slot, [Route].spare: one
+// swap takes it and one compare-and-swap gives it back, where the
+// route's sync.Pool pins the P twice and finds its per-P list. The pool
+// holds the races that find the slot taken.
+type raceSpare struct {
+	race any // the *race[X, T, A] whose field this is
 }
 
 // arm starts the hedge timer; the real clock's is reused.
-func (r *race[X, T]) arm() {
+func (r *race[X, T, A]) arm() {
 	rt := r.rt
 	if !rt.realClock {
 		r.timer = rt.clock.AfterFunc(rt.hedge, r.fire)
@@ -226,9 +284,9 @@ func (r *race[X, T]) arm() {
 // fire is the hedge timer's: the delay has passed again. While the caller
 // runs the primary, the timer's goroutine takes the race over; otherwise
 // it tells the race's owner.
-func (r *race[X, T]) fire() {
+func (r *race[X, T, A]) fire() {
 	r.ended.Add(1) // before the swap: a caller that sees it lost waits
-	if !r.own.CompareAndSwap(ownCaller, ownTimer) {
+	if !r.own.CompareAndSwap(r.caller, ownTimer) {
 		r.ended.Done()
 		r.results <- answer[T]{src: -1}
 		return
@@ -239,23 +297,24 @@ func (r *race[X, T]) fire() {
 
 // run runs the race of the chain call run and returns the winning answer
 // (see [Race]).
-func (r *race[X, T]) run(run *Chain) (T, error) {
+func (r *race[X, T, A]) run(run *Chain) (T, error) {
 	rt := r.rt
 	if rt.hedge <= 0 || rt.state.Load()&core.FastMask == core.Open {
 		// No delay to race against, or an OPEN primary passed over: this
 		// goroutine runs the race from the start.
-		r.own.Store(ownLoop)
+		r.own.Store(r.owned())
 		if rt.hedge > 0 {
 			r.arm()
 		}
 		return r.finish(run, r.loop(run, nil))
 	}
-	r.racers = append(r.racers, racer{route: rt})
+	r.inline[0] = racer{route: rt}
+	r.racers = r.inline[:1]
 	r.inflight, r.next = 1, 1
 	r.cc = *run // the Chain stays on the caller's stack; the timer's goroutine gets a copy
 	r.arm()
 	a := r.runPrimary()
-	if !r.own.CompareAndSwap(ownCaller, ownLoop) {
+	if !r.own.CompareAndSwap(r.caller, r.owned()) {
 		// The timer's goroutine took the race over: hand it the primary's
 		// answer and wait for the race to end.
 		r.results <- a
@@ -265,6 +324,21 @@ func (r *race[X, T]) run(run *Chain) (T, error) {
 	}
 	// The primary ended before the delay (or its tick is on its way):
 	// this goroutine runs the race on from its answer.
+	if !a.panicked {
+		r.inflight--
+		r.racers[0].done = true
+		run.tries = int(r.share.tries.Load())
+		if run.outcome(rt.breaker.Name(), a.err, a.valid, a.err != nil && rt.excluded(a.err)) {
+			return r.primaryWon(run, &a)
+		}
+		end := r.loop(run, nil) // on to the next source, the timer still armed
+		if end.panicked {
+			return r.finish(run, end) // re-raised
+		}
+		v, err := r.finish(run, end)
+		r.recycle()
+		return v, err
+	}
 	end := r.loop(run, &a)
 	if end.panicked {
 		return r.finish(run, end) // re-raised
@@ -274,12 +348,34 @@ func (r *race[X, T]) run(run *Chain) (T, error) {
 	return v, err
 }
 
+// primaryWon ends the race whose primary, run on the caller's goroutine,
+// answered before the delay with a, the answer (what [race.loop] and
+// [race.finish] do when nobody else was asked, written out): the timer is
+// stopped, or its tick taken, and the race goes back to its route's pool.
+func (r *race[X, T, A]) primaryWon(run *Chain, a *answer[T]) (T, error) {
+	if !r.timer.Stop() {
+		<-r.results // the tick of a timer that fired after the answer came
+	}
+	r.timer = nil
+	run.won = true
+	rt := r.rt
+	if rt.live != nil {
+		rt.live.Add(1)
+	}
+	if p := run.prov(); p != nil {
+		p.Hedged, p.Tries = false, run.tries
+	}
+	v, err := a.v, a.err
+	r.recycle()
+	return v, err
+}
+
 // runPrimary runs the primary's tries on the caller's goroutine with pctx
 // and returns how they ended. A panic is caught, to be re-raised once the
 // race has ended; a Goexit (which cannot be stopped) ends the goroutine, as
 // in a chain without hedge, after stopping the timer or handing the race
 // its answer.
-func (r *race[X, T]) runPrimary() (a answer[T]) {
+func (r *race[X, T, A]) runPrimary() (a answer[T]) {
 	returned := false
 	defer func() {
 		if returned {
@@ -290,7 +386,7 @@ func (r *race[X, T]) runPrimary() (a answer[T]) {
 			return
 		}
 		a.err = errGoexit
-		if r.own.CompareAndSwap(ownCaller, ownLoop) {
+		if r.own.CompareAndSwap(r.caller, r.owned()) {
 			r.timer.Stop()
 			return
 		}
@@ -306,7 +402,7 @@ func (r *race[X, T]) runPrimary() (a answer[T]) {
 // then stops the timer, cancels the sources still in flight and waits for
 // them to return. A source's panic while the race is on ends it too; the
 // caller re-raises it.
-func (r *race[X, T]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
+func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 	rt := r.rt
 	for !end.won {
 		var a answer[T]
@@ -360,7 +456,7 @@ func (r *race[X, T]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 // finish ends the race of the chain call run that ended as end: it
 // re-raises a source's panic, records the losers and the answer's kind,
 // and returns the winning answer.
-func (r *race[X, T]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
+func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 	if end.panicked {
 		panic(end.panicVal)
 	}
@@ -395,7 +491,7 @@ func (r *race[X, T]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 
 // launch asks the next source that admits a call, as a hedge or in
 // order, in a goroutine of its own; it reports false when none is left.
-func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
+func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 	for r.next <= len(r.routes) {
 		i := r.next
 		r.next++
@@ -430,7 +526,7 @@ func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
 }
 
 // stop cancels the sources still in flight: they lost.
-func (r *race[X, T]) stop() {
+func (r *race[X, T, A]) stop() {
 	for _, s := range r.racers {
 		if s.done {
 			continue
@@ -444,12 +540,12 @@ func (r *race[X, T]) stop() {
 }
 
 // try makes one try on impl admitted as call.
-func (r *race[X, T]) try(ctx context.Context, call Call, impl X) (T, bool, error) {
+func (r *race[X, T, A]) try(ctx context.Context, call Call, impl X) (T, bool, error) {
 	if r.ask != nil {
-		v, err := r.ask(ctx, call, impl)
+		v, err := r.ask(ctx, call, impl, r.args)
 		return v, true, err
 	}
-	return r.askValid(ctx, call, impl)
+	return r.askValid(ctx, call, impl, r.args)
 }
 
 // errGoexit is the error of a source whose goroutine exited without
@@ -461,7 +557,7 @@ var errGoexit = errors.New("breaker: the source's goroutine exited without retur
 // source's, since an OPEN primary is passed over without a racer) and sends how it ended, a panic or a Goexit
 // included, to results, which has room for it: the race never waits for a
 // source that is gone.
-func (r *race[X, T]) settle(ctx context.Context, src int, primary bool, call Call, impl X) {
+func (r *race[X, T, A]) settle(ctx context.Context, src int, primary bool, call Call, impl X) {
 	a := answer[T]{src: src}
 	returned := false
 	defer func() {
@@ -486,7 +582,7 @@ func (r *race[X, T]) settle(ctx context.Context, src int, primary bool, call Cal
 
 // tryPrimary makes the primary's tries, as a chain without hedge does
 // ([Retry]), taking each from the race's share of the route's budget.
-func (r *race[X, T]) tryPrimary(ctx context.Context) (v T, valid bool, err error) {
+func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid bool, err error) {
 	retry := Retry{rt: r.rt, left: -1} // the route's budget is the share's
 	for {
 		if !r.share.take() {
@@ -521,6 +617,9 @@ type raceCtx struct {
 	err    error       // context.Canceled once cancelled
 	cause  error       // why: errLost, or the parent's cause
 	stop   func() bool // stops the watch of the parent; nil when none
+	// held is set, under mu, when the ctx is cancelled or watches its
+	// parent: it cannot serve another race. release reads it without mu.
+	held atomic.Bool
 }
 
 func (c *raceCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
@@ -537,6 +636,7 @@ func (c *raceCtx) Done() <-chan struct{} {
 	}
 	if c.stop == nil && c.err == nil && c.parent.Done() != nil {
 		c.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
+		c.held.Store(true)
 	}
 	return c.done
 }
@@ -563,6 +663,7 @@ func (c *raceCtx) cancel(cause error) {
 	} else {
 		c.err, c.cause = context.Canceled, cause
 	}
+	c.held.Store(true)
 	if c.done != nil {
 		close(c.done)
 	}
@@ -578,10 +679,12 @@ func (c *raceCtx) lost() bool {
 
 // release lets go of the parent when the ctx can serve another race
 // (never cancelled, not watching its parent), and reports whether it can.
+// It is called once the race has ended, by its owner: whatever cancelled
+// the ctx or asked for its Done (the race's owner, the primary's call on
+// the caller's goroutine) happened before, so held is read without the
+// lock, a load where the lock took two atomic writes.
 func (c *raceCtx) release() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.err != nil || c.stop != nil {
+	if c.held.Load() {
 		return false
 	}
 	c.parent = nil

@@ -79,11 +79,12 @@ type Route struct {
 
 	hedge     time.Duration
 	hedges    int
-	races     sync.Pool      // of *race: a hedged call's state, reused
-	realClock bool           // the registry's clock is the real one
-	answers   *core.Answers  // the registry's chain answer counts
-	live      *atomic.Uint64 // this name's live answers; nil unless counted
-	inject    core.Injector  // nil unless the breaker injects faults or latency
+	races     sync.Pool                 // of *race: a hedged call's state, reused
+	spare     atomic.Pointer[raceSpare] // one race kept before races: no per-P pinning
+	realClock bool                      // the registry's clock is the real one
+	answers   *core.Answers             // the registry's chain answer counts
+	live      *atomic.Uint64            // this name's live answers; nil unless counted
+	inject    core.Injector             // nil unless the breaker injects faults or latency
 
 	rec      *routeRec // nil unless the registry records calls (record.go)
 	recOf    *routeRec // on a recording clone of a route: its route's

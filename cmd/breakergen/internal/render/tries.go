@@ -249,7 +249,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		if stale {
 			hit = getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age)))
 		}
-		body = append(body, g.race(t, run, put, hit)...)
+		body = append(body, g.race(t, recvType, run, put, hit)...)
 	case t.chain:
 		answered := func() []jen.Code {
 			if !stale {
@@ -392,11 +392,13 @@ func (g *gen) ref(r *model.Ref) *jen.Statement {
 }
 
 // race renders the body of a hedged chain method after the chain's start:
-// a closure making one try of the method on a source, the race of the
-// sources (breakerimpl.Race), then the stale cache and the chain's error.
-// put stores an answer in the stale cache; hit, nil without a cache,
-// serves the cache.
-func (g *gen) race(t *tries, run string, put func() jen.Code, hit jen.Code) []jen.Code {
+// a struct type of the receiver (of type recvType) and the arguments, a
+// func literal making one try of the method on a source with them, the
+// race of the sources (breakerimpl.RaceArgs, which keeps a copy of the
+// arguments: a closure capturing them would be allocated on every call),
+// then the stale cache and the chain's error. put stores an answer in the
+// stale cache; hit, nil without a cache, serves the cache.
+func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code, hit jen.Code) []jen.Code {
 	m, r, a := t.m, t.r, t.a
 	res := m.Sig.Results()
 	n := res.Len() - 1 // results besides the error
@@ -411,17 +413,30 @@ func (g *gen) race(t *tries, run string, put func() jen.Code, hit jen.Code) []je
 	default:
 		_, val, _, _ = g.staleTypes(m)
 	}
-	ask := a.fresh("ask")
+	ask, argsType, argsName := a.fresh("ask"), a.fresh("raceArgs"), a.fresh("args")
 	results := []jen.Code{val}
-	race := "Race"
+	race := "RaceArgs"
 	if r.Valid != nil {
 		results = append(results, jen.Bool())
-		race = "RaceValid"
+		race = "RaceArgsValid"
 	}
 	results = append(results, jen.Error())
+	// The arguments' struct: the receiver, then the method's arguments
+	// but ctx, each in a field of its own name.
+	params := m.Sig.Params()
+	fields := []jen.Code{jen.Id(t.recv).Op("*").Add(recvType)}
+	argVals := []jen.Code{jen.Id(t.recv)}
 	args := []jen.Code{jen.Id(t.ctx), jen.Id(t.call), jen.Id(t.implName)}
-	args = append(args, t.args[1:]...)
-	try := jen.Id(t.recv).Dot(m.Try).Call(args...)
+	for i, name := range t.names[1:] {
+		fields = append(fields, jen.Id(name).Add(g.tr.typ(params.At(i+1).Type())))
+		argVals = append(argVals, jen.Id(name))
+		arg := jen.Id(argsName).Dot(name)
+		if m.Sig.Variadic() && i+2 == len(t.names) {
+			arg = arg.Op("...")
+		}
+		args = append(args, arg)
+	}
+	try := jen.Id(argsName).Dot(t.recv).Dot(m.Try).Call(args...)
 	var askBody []jen.Code
 	if n == 1 {
 		askBody = []jen.Code{jen.Return(try)}
@@ -445,7 +460,11 @@ func (g *gen) race(t *tries, run string, put func() jen.Code, hit jen.Code) []je
 		}
 	}
 	var body []jen.Code
-	for _, l := range textwrap.Lines(fmt.Sprintf("%s makes one try of %s on a source; Race asks the sources.", ask, m.Name), 70) {
+	for _, l := range textwrap.Lines(fmt.Sprintf("%s is what a try of %s needs; %s keeps a copy, so that no closure capturing them is allocated.", argsType, m.Name, race), 70) {
+		body = append(body, jen.Comment(l))
+	}
+	body = append(body, jen.Type().Id(argsType).Struct(fields...))
+	for _, l := range textwrap.Lines(fmt.Sprintf("%s makes one try of %s on a source; %s asks the sources.", ask, m.Name, race), 70) {
 		body = append(body, jen.Comment(l))
 	}
 	body = append(body,
@@ -453,12 +472,14 @@ func (g *gen) race(t *tries, run string, put func() jen.Code, hit jen.Code) []je
 			jen.Id(t.ctx).Qual("context", "Context"),
 			jen.Id(t.call).Add(g.impl("Call")),
 			jen.Id(t.implName).Add(t.iface),
+			jen.Id(argsName).Id(argsType),
 		).Parens(jen.List(results...)).Block(askBody...),
 	)
-	// Race asks every source in a goroutine of its own and returns the
+	// RaceArgs asks every source in a goroutine of its own and returns the
 	// first valid answer; Won says whether one came.
 	raceCall := g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
-		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField), jen.Id(ask))
+		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
+		jen.Id(argsType).Values(argVals...), jen.Id(ask))
 	switch n {
 	case 0:
 		body = append(body, jen.List(jen.Id("_"), jen.Id(t.err)).Op("=").Add(raceCall))
