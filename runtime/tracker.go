@@ -65,10 +65,11 @@ type tracker struct {
 }
 
 // trackSeg is one segment: a bit per slot claimed (shared segments
-// only), the slot its P claimed last (home segments only), and the slots.
+// only), the slot its P looks at first (home segments only), and the
+// slots.
 type trackSeg struct {
 	used  atomic.Uint64
-	last  int // home segments: read and written only by the goroutine pinned to the segment's P (see claimHome)
+	next  int // home segments: the slot its P looks at first (see nextSlot)
 	slots [segSlots]trackSlot
 	_     [64]byte // the next segment's first words on another cache line
 }
@@ -110,12 +111,27 @@ func newTracker(ordered bool) *tracker {
 // claim times a call of period p that started at now and returns its
 // tracking id, or 0 when every slot was taken (the caller then claims
 // under the window's lock with claimLocked). It looks in its P's home
-// segment first, then in the shared ones.
+// segment first, at the slot after the one it claimed last (the oldest
+// of its calls, or a free slot when calls end in turn), then in the
+// shared segments.
 func (t *tracker) claim(now int64, p uint32) uint64 {
 	segs := *t.segs.Load()
 	i := core.ProcPin() // no other goroutine runs on this P until ProcUnpin
 	if i < t.home {
-		if id := t.claimHome(segs[i], i, now, p); id != 0 {
+		// A free slot of this P's home segment is the caller's to fill,
+		// with no compare-and-swap: only the goroutine pinned to P i
+		// claims there, and scanners and ends change only the words of
+		// slots that a call holds.
+		seg := segs[i]
+		j := seg.nextSlot()
+		s := &seg.slots[j]
+		if w := s.word.Load(); w&slotState == slotFree {
+			seg.setNext(j + 1)
+			id := t.fill(s, w, i, j, now, p)
+			core.ProcUnpin()
+			return id
+		}
+		if id := t.claimHome(seg, i, now, p); id != 0 {
 			core.ProcUnpin()
 			return id
 		}
@@ -124,24 +140,28 @@ func (t *tracker) claim(now int64, p uint32) uint64 {
 	return t.claimAny(segs, now, p)
 }
 
-// claimHome is claim in segment i (seg), the home of the P that the
-// caller is pinned to: the only goroutine that claims there meanwhile, so
-// a slot whose word says free is the caller's to fill, with no
-// compare-and-swap (scanners and ends change only the words of slots that
-// a call holds). It looks from the slot it claimed last, which a call
-// that ended has freed, and returns 0 when every slot is held.
+// nextSlot returns the slot of home segment seg where its P looks first
+// for a free one. seg.next is a plain field that only the goroutine pinned
+// to the segment's P reads and writes, one at a time (see claim): the race
+// detector does not know the pin, hence go:norace, here and in setNext.
 //
 //go:norace
+func (seg *trackSeg) nextSlot() int { return seg.next % segSlots }
+
+// setNext makes j the slot of home segment seg where its P looks first.
+//
+//go:norace
+func (seg *trackSeg) setNext(j int) { seg.next = j }
+
+// claimHome is claim in segment i (seg), the home of the P that the
+// caller is pinned to, past its first look: every slot in turn. It
+// returns 0 when every slot is held.
 func (t *tracker) claimHome(seg *trackSeg, i int, now int64, p uint32) uint64 {
-	// seg.last is a plain field that only the goroutine pinned to P i
-	// reads and writes, one at a time (the race detector does not know
-	// the pin, hence go:norace; the slot's word and start are written
-	// as elsewhere).
-	j := seg.last
+	j := seg.nextSlot()
 	for range segSlots {
 		s := &seg.slots[j]
 		if w := s.word.Load(); w&slotState == slotFree {
-			seg.last = j
+			seg.setNext(j + 1)
 			return t.fill(s, w, i, j, now, p)
 		}
 		j = (j + 1) % segSlots
