@@ -69,7 +69,7 @@ type tracker struct {
 // slots.
 type trackSeg struct {
 	used  atomic.Uint64
-	next  int // home segments: the slot its P looks at first (see nextSlot)
+	next  uint // home segments: the slot its P looks at first (see nextSlot)
 	slots [segSlots]trackSlot
 	_     [64]byte // the next segment's first words on another cache line
 }
@@ -146,12 +146,12 @@ func (t *tracker) claim(now int64, p uint32) uint64 {
 // detector does not know the pin, hence go:norace, here and in setNext.
 //
 //go:norace
-func (seg *trackSeg) nextSlot() int { return seg.next % segSlots }
+func (seg *trackSeg) nextSlot() uint { return seg.next % segSlots }
 
 // setNext makes j the slot of home segment seg where its P looks first.
 //
 //go:norace
-func (seg *trackSeg) setNext(j int) { seg.next = j }
+func (seg *trackSeg) setNext(j uint) { seg.next = j }
 
 // claimHome is claim in segment i (seg), the home of the P that the
 // caller is pinned to, past its first look: every slot in turn. It
@@ -195,7 +195,7 @@ func (t *tracker) claimAny(segs []*trackSeg, now int64, p uint32) uint64 {
 					t.spill.Store(int64(i))
 				}
 				s := &seg.slots[j]
-				return t.fill(s, s.word.Load(), i, j, now, p)
+				return t.fill(s, s.word.Load(), i, uint(j), now, p)
 			}
 		}
 	}
@@ -205,14 +205,14 @@ func (t *tracker) claimAny(segs []*trackSeg, now int64, p uint32) uint64 {
 // fill fills slot j of segment i (s), just claimed, whose word is w (free),
 // with a call of period p that started at now, and returns its tracking
 // id.
-func (t *tracker) fill(s *trackSlot, w uint64, i, j int, now int64, p uint32) uint64 {
+func (t *tracker) fill(s *trackSlot, w uint64, i int, j uint, now int64, p uint32) uint64 {
 	setStart(s, now)
 	gen := w>>3 + 1
 	if t.ordered {
 		gen = t.seq.Add(1)
 	}
 	s.word.Store(uint64(p)<<32 | gen&genMask<<3 | slotLive)
-	return uint64(i*segSlots+j) + 1
+	return uint64(i*segSlots) + uint64(j) + 1
 }
 
 // setStart writes the start of the call that just claimed slot s, before
