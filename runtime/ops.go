@@ -141,9 +141,13 @@ func (o *ops) WindowSuccess(w uint64) {
 		b.clearFails(w)
 	}
 	// record's first steps, without its call: no window to count in
-	// (InFlight alone), or a clean count window, which a success that
-	// is not slow cannot change.
+	// (InFlight alone); or, for a success that is not slow, a clean
+	// count window, which it cannot change, or a time window that
+	// counts it without a lock in its published bucket.
 	if !win.counting || (bits == 0 && win.clean.Load()) {
+		return
+	}
+	if bits == 0 && win.fast != nil && win.fast.Count(w) {
 		return
 	}
 	b.record(w, bits, now)
