@@ -53,7 +53,7 @@ type tracker struct {
 	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
 	last atomic.Int64                // the InFlight that due was computed with: a look with another (Registry.Update) scans
 	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
-	home int                         // the first segments, one per P (a power of two, at least GOMAXPROCS): P i claims only in segment i
+	home int                         // the first segments, one per P: P i claims only in segment i (a power of two, at least GOMAXPROCS at creation, at most 256)
 
 	// ordered: the clock is not the real one (WithClock), so calls often
 	// start at the same instant; their gens come from seq, in admission
