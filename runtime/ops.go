@@ -2,7 +2,10 @@ package runtime
 
 import (
 	"context"
+	"sync/atomic"
 	"time"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // ops is a Breaker seen as the slow paths of [core.Ops]: methods that
@@ -22,15 +25,50 @@ func (o *ops) ClearFails(w uint64)                      { o.b().clearFails(w) }
 // AdmitTimed is admitSlow's CLOSED case for a state word s with WindowFlag
 // and no other flag, when the breaker times its calls from their
 // admission: the success path of SlowCall and InFlight, without
-// admitSlow's loop (and written here, one call sooner). ok false sends
-// the caller to Admit.
+// admitSlow's loop. ok false sends the caller to Admit. It is
+// admitTracked(win, s, true) written out with the tracker's first look
+// for a slot (see tracker.claim), so that the path makes no call but the
+// clock read and the pin to the P.
 func (o *ops) AdmitTimed(s uint64) (uint64, bool) {
 	b := o.b()
 	win := b.win.Load()
-	if win == nil || !win.tracking || b.slotTracked.Load() {
+	if win == nil || !win.tracking || b.slotTracked.Load() || b.beforeWindow(s) {
 		return 0, false
 	}
-	return b.admitTracked(win, s, true)
+	limit := b.cfg().InFlight
+	var now int64
+	if b.stamps.mono { // b.stamps.now(), one call sooner
+		now = int64(time.Since(b.stamps.anchor))
+	} else {
+		now = b.stamps.now()
+	}
+	t := win.track
+	if limit > 0 && t.mayBeOverdue(now, limit) && !b.countOverdueAt(win, s, now, limit) {
+		return 0, false // overdue calls were counted: look at the state again
+	}
+	var id uint64
+	segs := *t.segs.Load()
+	if i := core.ProcPin(); i < t.home {
+		seg := segs[i]
+		j := seg.nextSlot()
+		sl := &seg.slots[j]
+		if sw := sl.word.Load(); sw&slotState == slotFree {
+			seg.setNext(j + 1)
+			id = t.fill(sl, sw, i, j, now, period(s))
+		}
+	}
+	core.ProcUnpin()
+	if id == 0 {
+		if id = t.claim(now, period(s)); id == 0 {
+			id = win.claimLocked(now, period(s))
+		}
+	}
+	if limit > 0 { // after the slot is written (see tracker): the deadline of this call
+		if d := now + int64(limit); d < t.due.Load() {
+			t.lowerDue(d)
+		}
+	}
+	return s | id<<probeShift, true
 }
 
 func (o *ops) LoadSucceeded(w uint64) {
@@ -41,13 +79,78 @@ func (o *ops) LoadSucceeded(w uint64) {
 	}
 }
 
+// WindowSuccess is outcomeAs(w, Success, nil) for a CLOSED call admitted
+// as w, a word with WindowFlag and no other flag. For a breaker that times
+// its calls (SlowCall, InFlight), win being its window, it is the success
+// path of SlowCall and InFlight, written out in one function (the
+// tracker's end included): no lock while the window can count the
+// success without one (see record).
 func (o *ops) WindowSuccess(w uint64) {
 	b := o.b()
-	if win := b.win.Load(); win != nil && win.tracking {
-		b.timedSuccess(win, w)
-	} else {
+	win := b.win.Load()
+	if win == nil || !win.tracking {
 		b.outcomeAs(w, Success, nil)
+		return
 	}
+	var (
+		start int64
+		bits  uint8
+		now   int64
+	)
+	if id := w & probeMask >> probeShift; id != 0 && !b.beforeWindow(w) { // else not timed
+		// win.track.end(id), written out.
+		t := win.track
+		i := id - 1
+		seg := (*t.segs.Load())[i/segSlots]
+		s := &seg.slots[i%segSlots]
+		start = atomic.LoadInt64(&s.start) // before the slot is freed: a next call may take it
+		for {
+			sw := s.word.Load()
+			if s.word.CompareAndSwap(sw, sw&^slotState) { // slotFree, which is 0
+				if i/segSlots >= uint64(t.home) { // a shared segment's bitmap
+					seg.used.And(^(1 << (i % segSlots)))
+				}
+				if sw&slotState != slotLive {
+					return // counted when found overdue, or forgotten
+				}
+				break
+			}
+		}
+	}
+	if start != 0 { // else not timed (see tracker.claimLocked)
+		if b.stamps.mono { // b.stamps.now(), one call sooner, as in AdmitTimed
+			now = int64(time.Since(b.stamps.anchor))
+		} else {
+			now = b.stamps.now()
+		}
+		ran := time.Duration(now - start)
+		cfg := b.cfg()
+		if cfg.SlowCall > 0 && ran > cfg.SlowCall {
+			bits = slowBit
+		}
+		if cfg.InFlight > 0 && ran > cfg.InFlight {
+			b.countOutcome(Failure)
+			b.closedFailure(w, nil, ran, bits|failedBit, now)
+			return
+		}
+	}
+	if b.count {
+		b.countOutcome(Success)
+	}
+	if uint32(b.fails.Load()) != 0 {
+		b.clearFails(w)
+	}
+	// record's first steps, without its call: no window to count in
+	// (InFlight alone); or, for a success that is not slow, a clean
+	// count window, which it cannot change, or a time window that
+	// counts it without a lock in its published bucket.
+	if !win.counting || (bits == 0 && win.clean.Load()) {
+		return
+	}
+	if bits == 0 && win.fast != nil && win.fast.Count(w) {
+		return
+	}
+	b.record(w, bits, now)
 }
 
 func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64, error) {

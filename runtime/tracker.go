@@ -11,10 +11,22 @@ import (
 )
 
 // tracker times the calls in flight of a breaker with SlowCall or InFlight
-// (SPEC §8) without a lock that every call takes: a call claims a slot in
-// a table of segments with one compare-and-swap on its P's home segment,
-// writes its start there, and frees the slot when it ends. Nothing on that
-// path is shared by the calls of different Ps, so it scales across cores.
+// (SPEC §8) without a lock that every call takes: a call takes a free slot
+// of its P's home segment, writes its start there and publishes it with
+// one atomic store of the slot's word, and frees the slot with one
+// compare-and-swap of that word when it ends: two locked instructions a
+// call. Nothing on that path is shared by the calls of different Ps, so it
+// scales across cores.
+//
+// A home segment is claimed only by the goroutine running on its P,
+// pinned to it meanwhile (no other goroutine runs there until it unpins),
+// so a free slot there has one claimer at a time and needs no arbitration:
+// the claim is a load of the slot's word, and no bitmap of taken slots is
+// kept (a call that ends frees its slot by its word alone, from any P).
+// The segments past the home ones (the table grows when a P's home is
+// full, or for a P whose id has no home) are shared: a call claims a slot
+// there with a compare-and-swap of the segment's bitmap of taken slots,
+// and clears its bit when it ends.
 //
 // InFlight is checked at every admission and every look at the state
 // without scanning the table each time: due is an instant no earlier than
@@ -29,12 +41,19 @@ import (
 // uses, so a scanner that read a slot of one call never counts the next
 // call in it. A call writes its start, then its word; a scanner reads the
 // word, then the start, and counts the call with a compare-and-swap of the
-// word it read.
+// word it read. Scanners look at every slot's word (slotLive or
+// slotCounted say a call holds it), not at the bitmaps.
+//
+// The store of the word is atomic (an XCHG on amd64, a full barrier), not
+// only for the start's sake: the claim then loads due, while a scan that
+// raises due then loads the slots (see overdueLocked); each side's store
+// must be seen before its load, or a call whose claim read due before the
+// raise could be missed by the scan after it.
 type tracker struct {
 	due  atomic.Int64                // InFlight: the earliest a call may be overdue (see above)
 	last atomic.Int64                // the InFlight that due was computed with: a look with another (Registry.Update) scans
 	segs atomic.Pointer[[]*trackSeg] // grown under the window's lock, never shrunk
-	home int                         // the first segments, a power of two, one per P at least: a call starts looking in its P's
+	home int                         // the first segments, one per P: P i claims only in segment i (a power of two, at least GOMAXPROCS at creation, at most 256)
 
 	// ordered: the clock is not the real one (WithClock), so calls often
 	// start at the same instant; their gens come from seq, in admission
@@ -45,11 +64,14 @@ type tracker struct {
 	spill atomic.Int64 // the segment where the latest claim outside its home found a slot
 }
 
-// trackSeg is one segment: a bit per slot claimed, and the slots.
+// trackSeg is one segment: a bit per slot claimed (shared segments
+// only), the slot its P looks at first (home segments only), and the
+// slots.
 type trackSeg struct {
 	used  atomic.Uint64
+	next  uint // home segments: the slot its P looks at first (see nextSlot)
 	slots [segSlots]trackSlot
-	_     [64]byte // the next segment's used word on another cache line
+	_     [64]byte // the next segment's first words on another cache line
 }
 
 type trackSlot struct {
@@ -86,46 +108,81 @@ func newTracker(ordered bool) *tracker {
 	return t
 }
 
-// slot returns the slot of tracking id id (0 means not timed: nil).
-func (t *tracker) slot(id uint64) (*trackSeg, *trackSlot, uint64) {
-	if id == 0 {
-		return nil, nil, 0
-	}
-	i := id - 1
-	seg := (*t.segs.Load())[i/segSlots]
-	return seg, &seg.slots[i%segSlots], 1 << (i % segSlots)
-}
-
 // claim times a call of period p that started at now and returns its
 // tracking id, or 0 when every slot was taken (the caller then claims
 // under the window's lock with claimLocked). It looks in its P's home
-// segment first.
+// segment first, at the slot after the one it claimed last (the oldest
+// of its calls, or a free slot when calls end in turn), then in the
+// shared segments.
 func (t *tracker) claim(now int64, p uint32) uint64 {
 	segs := *t.segs.Load()
-	i := core.ProcPin() & (t.home - 1) // the P's id, a hint once unpinned
-	core.ProcUnpin()
-	if i < len(segs) {
+	i := core.ProcPin() // no other goroutine runs on this P until ProcUnpin
+	if i < t.home {
+		// A free slot of this P's home segment is the caller's to fill,
+		// with no compare-and-swap: only the goroutine pinned to P i
+		// claims there, and scanners and ends change only the words of
+		// slots that a call holds.
 		seg := segs[i]
-		if u := seg.used.Load(); u != math.MaxUint64 {
-			j := bits.TrailingZeros64(^u)
-			if seg.used.CompareAndSwap(u, u|1<<j) {
-				return t.start(seg, i, j, now, p)
-			}
+		j := seg.nextSlot()
+		s := &seg.slots[j]
+		if w := s.word.Load(); w&slotState == slotFree {
+			seg.setNext(j + 1)
+			id := t.fill(s, w, i, j, now, p)
+			core.ProcUnpin()
+			return id
+		}
+		if id := t.claimHome(seg, i, now, p); id != 0 {
+			core.ProcUnpin()
+			return id
 		}
 	}
-	return t.claimAny(segs, i, now, p)
+	core.ProcUnpin()
+	return t.claimAny(segs, now, p)
 }
 
-// claimAny is claim in any segment, starting from the latest that had
-// room (spill), so that a burst of calls past their home segments does
-// not look through every full segment each time.
-func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint64 {
-	from := int(t.spill.Load())
-	if from >= len(segs) {
-		from = home
+// nextSlot returns the slot of home segment seg where its P looks first
+// for a free one. seg.next is a plain field that only the goroutine pinned
+// to the segment's P reads and writes, one at a time (see claim): the race
+// detector does not know the pin, hence go:norace, here and in setNext.
+//
+//go:norace
+func (seg *trackSeg) nextSlot() uint { return seg.next % segSlots }
+
+// setNext makes j the slot of home segment seg where its P looks first.
+//
+//go:norace
+func (seg *trackSeg) setNext(j uint) { seg.next = j }
+
+// claimHome is claim in segment i (seg), the home of the P that the
+// caller is pinned to, past its first look: every slot in turn. It
+// returns 0 when every slot is held.
+func (t *tracker) claimHome(seg *trackSeg, i int, now int64, p uint32) uint64 {
+	j := seg.nextSlot()
+	for range segSlots {
+		s := &seg.slots[j]
+		if w := s.word.Load(); w&slotState == slotFree {
+			seg.setNext(j + 1)
+			return t.fill(s, w, i, j, now, p)
+		}
+		j = (j + 1) % segSlots
 	}
-	for k := range segs {
-		i := (from + k) % len(segs)
+	return 0
+}
+
+// claimAny is claim in the shared segments (past the home ones), starting
+// from the latest that had room (spill), so that a burst of calls past
+// their home segments does not look through every full segment each time.
+func (t *tracker) claimAny(segs []*trackSeg, now int64, p uint32) uint64 {
+	shared := len(segs) - t.home
+	if shared <= 0 {
+		return 0
+	}
+	from := int(t.spill.Load()) - t.home
+	if from < 0 || from >= shared {
+		from = 0
+	}
+	for k := range shared {
+		i := t.home + (from+k)%shared
 		seg := segs[i]
 		for {
 			u := seg.used.Load()
@@ -134,27 +191,28 @@ func (t *tracker) claimAny(segs []*trackSeg, home int, now int64, p uint32) uint
 			}
 			j := bits.TrailingZeros64(^u)
 			if seg.used.CompareAndSwap(u, u|1<<j) {
-				if i != from {
+				if i != t.home+from {
 					t.spill.Store(int64(i))
 				}
-				return t.start(seg, i, j, now, p)
+				s := &seg.slots[j]
+				return t.fill(s, s.word.Load(), i, uint(j), now, p)
 			}
 		}
 	}
 	return 0
 }
 
-// start fills slot j of segment i (seg), just claimed, with a call of period p
-// that started at now, and returns its tracking id.
-func (t *tracker) start(seg *trackSeg, i, j int, now int64, p uint32) uint64 {
-	s := &seg.slots[j]
+// fill fills slot j of segment i (s), just claimed, whose word is w (free),
+// with a call of period p that started at now, and returns its tracking
+// id.
+func (t *tracker) fill(s *trackSlot, w uint64, i int, j uint, now int64, p uint32) uint64 {
 	setStart(s, now)
-	gen := s.word.Load()>>3 + 1
+	gen := w>>3 + 1
 	if t.ordered {
 		gen = t.seq.Add(1)
 	}
 	s.word.Store(uint64(p)<<32 | gen&genMask<<3 | slotLive)
-	return uint64(i*segSlots+j) + 1
+	return uint64(i*segSlots) + uint64(j) + 1
 }
 
 // setStart writes the start of the call that just claimed slot s, before
@@ -192,8 +250,8 @@ func (t *tracker) claimLocked(now int64, p uint32) uint64 {
 	var oldest *trackSlot
 	var oldestWord uint64
 	for _, seg := range segs {
-		for u := seg.used.Load(); u != 0; u &= u - 1 {
-			s := &seg.slots[bits.TrailingZeros64(u)]
+		for j := range seg.slots {
+			s := &seg.slots[j]
 			w := s.word.Load()
 			if st := w & slotState; st != slotLive && st != slotCounted {
 				continue
@@ -239,15 +297,19 @@ func older(start int64, w uint64, start2 int64, w2 uint64) bool {
 // counted as overdue, or forgotten. A call that was not timed (id 0) ends
 // with start 0 and ok true.
 func (t *tracker) end(id uint64) (start int64, ok bool) {
-	seg, s, bit := t.slot(id)
-	if s == nil {
+	if id == 0 {
 		return 0, true
 	}
+	i := id - 1
+	seg := (*t.segs.Load())[i/segSlots]
+	s := &seg.slots[i%segSlots]
 	start = atomic.LoadInt64(&s.start) // before the slot is freed: a next call may take it
 	for {
 		w := s.word.Load()
 		if s.word.CompareAndSwap(w, w&^slotState) { // slotFree, which is 0
-			seg.used.And(^bit)
+			if i/segSlots >= uint64(t.home) { // a shared segment's bitmap
+				seg.used.And(^(1 << (i % segSlots)))
+			}
 			return start, w&slotState == slotLive
 		}
 	}
@@ -282,8 +344,8 @@ func (t *tracker) overdueLocked(now int64, p uint32, limit, slowCall time.Durati
 	was := t.due.Load()
 	first := int64(math.MaxInt64) // the earliest start among the calls left
 	for _, seg := range *t.segs.Load() {
-		for u := seg.used.Load(); u != 0; u &= u - 1 {
-			s := &seg.slots[bits.TrailingZeros64(u)]
+		for j := range seg.slots {
+			s := &seg.slots[j]
 			w := s.word.Load()
 			if w&slotState != slotLive || uint32(w>>32) != p {
 				continue
@@ -316,8 +378,8 @@ func (t *tracker) overdueLocked(now int64, p uint32, limit, slowCall time.Durati
 		// A call that claimed its slot after the scan passed it, and read
 		// due before this raise, did not lower it: find it again.
 		for _, seg := range *t.segs.Load() {
-			for u := seg.used.Load(); u != 0; u &= u - 1 {
-				s := &seg.slots[bits.TrailingZeros64(u)]
+			for j := range seg.slots {
+				s := &seg.slots[j]
 				if w := s.word.Load(); w&slotState == slotLive && uint32(w>>32) == p {
 					t.lowerDue(atomic.LoadInt64(&s.start) + int64(limit))
 				}
@@ -331,8 +393,8 @@ func (t *tracker) overdueLocked(now int64, p uint32, limit, slowCall time.Durati
 func (t *tracker) inFlight() int {
 	n := 0
 	for _, seg := range *t.segs.Load() {
-		for u := seg.used.Load(); u != 0; u &= u - 1 {
-			if st := seg.slots[bits.TrailingZeros64(u)].word.Load() & slotState; st == slotLive || st == slotCounted {
+		for j := range seg.slots {
+			if st := seg.slots[j].word.Load() & slotState; st == slotLive || st == slotCounted {
 				n++
 			}
 		}

@@ -150,3 +150,47 @@ func TestInFlightLoweredLiveFindsTheCallAtOnce(t *testing.T) {
 	assert.Equal(t, "call in flight 20s > inflight=10s", reg.Events(1)[0].Reason)
 	b.Release(tok, nil)
 }
+
+// TestInFlightSlotsFreedFromAnyGoroutine: a timed call's slot is freed by
+// its end whichever goroutine (and P) ends it, and taken again: rounds of
+// 100 calls admitted by one goroutine (more than a P's own slots hold) and
+// ended by others, one per round kept in flight, leave exactly the kept
+// calls in flight, and only those are found overdue, once.
+func TestInFlightSlotsFreedFromAnyGoroutine(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		b := reg.Breaker(runtime.Config{Name: "i", InFlight: time.Minute, FailureThreshold: 1 << 20})
+		ctx := context.Background()
+		const rounds, calls = 50, 100
+		var kept []runtime.Token
+		for range rounds {
+			toks := make([]runtime.Token, calls)
+			for i := range toks {
+				var err error
+				toks[i], err = b.Acquire(ctx)
+				require.NoError(t, err)
+			}
+			kept = append(kept, toks[calls/2])
+			var wg sync.WaitGroup
+			for i, tok := range toks {
+				if i != calls/2 {
+					wg.Go(func() { b.Release(tok, nil) })
+				}
+			}
+			wg.Wait()
+			time.Sleep(time.Millisecond)
+		}
+		assert.Equal(t, rounds, b.Stats().InFlight)
+		time.Sleep(time.Minute)
+		assert.Equal(t, runtime.Closed, b.State())
+		st := b.Stats()
+		assert.Equal(t, uint64(rounds), st.Failures, "each kept call found overdue once")
+		assert.Equal(t, rounds, st.InFlight, "still in flight, counted")
+		for _, tok := range kept {
+			b.Release(tok, nil)
+		}
+		st = b.Stats()
+		assert.Equal(t, uint64(rounds), st.Failures, "their late ends are ignored")
+		assert.Zero(t, st.InFlight)
+	})
+}

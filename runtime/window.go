@@ -555,54 +555,6 @@ func (b *Breaker) endTracked(w uint64, o Outcome) (_ Outcome, bits uint8, now in
 	return o, bits, now, 0, true
 }
 
-// timedSuccess is outcomeAs(w, Success, nil) for a CLOSED call that the
-// breaker times (w has WindowFlag), win being the breaker's window (which
-// times calls): the success path of SlowCall and InFlight, with no lock
-// while the window can count the success without one (see record).
-func (b *Breaker) timedSuccess(win *window, w uint64) {
-	var (
-		start int64
-		bits  uint8
-		now   int64
-	)
-	if !b.beforeWindow(w) { // else admitted before the window: not timed
-		var ok bool
-		if start, ok = win.track.end(w & probeMask >> probeShift); !ok {
-			return // counted when found overdue, or forgotten
-		}
-	}
-	if start != 0 { // else not timed (see tracker.claimLocked)
-		if b.stamps.mono { // b.stamps.now(), one call sooner, as in admitTracked
-			now = int64(time.Since(b.stamps.anchor))
-		} else {
-			now = b.stamps.now()
-		}
-		ran := time.Duration(now - start)
-		cfg := b.cfg()
-		if cfg.SlowCall > 0 && ran > cfg.SlowCall {
-			bits = slowBit
-		}
-		if cfg.InFlight > 0 && ran > cfg.InFlight {
-			b.countOutcome(Failure)
-			b.closedFailure(w, nil, ran, bits|failedBit, now)
-			return
-		}
-	}
-	if b.count {
-		b.countOutcome(Success)
-	}
-	if uint32(b.fails.Load()) != 0 {
-		b.clearFails(w)
-	}
-	// record's first steps, without its call: no window to count in
-	// (InFlight alone), or a clean count window, which a success that
-	// is not slow cannot change.
-	if !win.counting || (bits == 0 && win.clean.Load()) {
-		return
-	}
-	b.record(w, bits, now)
-}
-
 // record adds an ended call of the CLOSED period of w to the window, and
 // trips the breaker when a rate reaches its threshold.
 func (b *Breaker) record(w uint64, bits uint8, now int64) {
