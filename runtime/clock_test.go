@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/testkit"
 )
 
 var errBoom = errors.New("boom")
@@ -104,3 +107,65 @@ var sinkTime time.Time
 var sinkDuration time.Duration
 
 var benchStart = time.Now()
+
+// countingClock counts its reads.
+type countingClock struct {
+	*testkit.Clock
+	reads atomic.Int64
+}
+
+func (c *countingClock) Now() time.Time {
+	c.reads.Add(1)
+	return c.Clock.Now()
+}
+
+// TestClockReadsPerCall: SPEC §8's cost rules, counted on a clock that
+// counts its reads. A CLOSED success reads no clock, a failure reads it
+// once (its exact time) and a count window adds no read; a time window,
+// slow and inflight read it at most twice a call (a duration needs both
+// ends), failing or not, with exact call counts (WithCallCounts) or
+// without.
+func TestClockReadsPerCall(t *testing.T) {
+	for _, tc := range []struct {
+		name       string
+		cfg        runtime.Config
+		success    int64 // most reads a success takes
+		failure    int64 // most reads a failure takes
+		countedMax int64 // most reads either takes with WithCallCounts
+	}{
+		{"threshold", runtime.Config{}, 0, 1, 1},
+		{"count-window", runtime.Config{WindowCalls: 100}, 0, 1, 1},
+		{"time-window", runtime.Config{WindowPeriod: time.Minute}, 2, 2, 2},
+		{"slow", runtime.Config{WindowCalls: 100, SlowCall: time.Second}, 2, 2, 2},
+		{"slow-time-window", runtime.Config{WindowPeriod: time.Minute, SlowCall: time.Second}, 2, 2, 2},
+		{"inflight", runtime.Config{InFlight: time.Minute}, 2, 2, 2},
+	} {
+		for _, counted := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/counted=%v", tc.name, counted), func(t *testing.T) {
+				clk := &countingClock{Clock: testkit.New(testkit.T0)}
+				opts := []runtime.Option{runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithClock(clk)}
+				if counted {
+					opts = append(opts, runtime.WithCallCounts())
+				}
+				cfg := tc.cfg
+				cfg.Name, cfg.FailureThreshold, cfg.ResetTimeout = "reads", 1000, time.Hour
+				b := runtime.NewRegistry(opts...).Breaker(cfg)
+				succeedOnce(b) // the first call of each kind makes what it needs
+				failOnce(b)
+				for _, o := range []struct {
+					name string
+					call func(*runtime.Breaker)
+					most int64
+				}{{"success", succeedOnce, tc.success}, {"failure", failOnce, tc.failure}} {
+					if counted {
+						o.most = tc.countedMax
+					}
+					before := clk.reads.Load()
+					o.call(b)
+					assert.LessOrEqual(t, clk.reads.Load()-before, o.most, "clock reads of a %s", o.name)
+				}
+				require.Equal(t, runtime.Closed, b.State())
+			})
+		}
+	}
+}

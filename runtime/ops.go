@@ -129,13 +129,13 @@ func (o *ops) WindowSuccess(w uint64) {
 			bits = slowBit
 		}
 		if cfg.InFlight > 0 && ran > cfg.InFlight {
-			b.countOutcome(Failure)
+			b.countOutcome(Failure, now)
 			b.closedFailure(w, nil, ran, bits|failedBit, now)
 			return
 		}
 	}
 	if b.count {
-		b.countOutcome(Success)
+		b.countOutcome(Success, now)
 	}
 	if uint32(b.fails.Load()) != 0 {
 		b.clearFails(w)

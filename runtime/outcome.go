@@ -123,7 +123,7 @@ func (b *Breaker) outcomeAs(w uint64, o Outcome, err error) (Outcome, bool) {
 			return o, false // counted when found overdue, or forgotten
 		}
 	}
-	b.countOutcome(o)
+	now = b.countOutcome(o, now)
 	switch o {
 	case Success:
 		if uint32(b.fails.Load()) != 0 {
@@ -173,24 +173,33 @@ func (b *Breaker) closedFailure(w uint64, err error, age time.Duration, bits uin
 	}
 }
 
-// countOutcome adds one outcome to the totals. It reads the clock before
-// the atomic writes: the clock read waits for earlier instructions to
-// finish, a locked write among them (about 4 ns of a failing call).
-func (b *Breaker) countOutcome(o Outcome) {
+// countOutcome adds one outcome to the totals, the outcome's instant
+// among them: now, or the clock's time when now is 0 (not read yet). It
+// returns the instant, so that the rest of the outcome reads no clock
+// again (SPEC §8: a timed call reads it twice, a failure once). It reads
+// the clock before the atomic writes: the clock read waits for earlier
+// instructions to finish, a locked write among them (about 4 ns of a
+// failing call).
+func (b *Breaker) countOutcome(o Outcome, now int64) int64 {
 	switch o {
 	case Success:
 		if b.count {
-			now := b.stamps.now()
+			if now == 0 {
+				now = b.stamps.now()
+			}
 			b.successes.Add(1)
 			putStamp(&b.lastSuccess, now)
 		}
 	case Failure:
-		now := b.stamps.now()
+		if now == 0 {
+			now = b.stamps.now()
+		}
 		b.failures.Add(1)
 		putStamp(&b.lastFailure, now)
 	case Ignored, unmade:
 		b.ignored.Add(1)
 	}
+	return now
 }
 
 // trip moves the breaker to OPEN for window (0: the reset period, see
@@ -222,7 +231,7 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 		b.mu.Unlock()
 		return false // already counted as a failure when its slot was reclaimed
 	}
-	b.countOutcome(o)
+	b.countOutcome(o, 0)
 	if b.state.Load() != s || !b.removeProbeLocked(id) {
 		b.mu.Unlock()
 		return true // a later period, or the slot was reclaimed

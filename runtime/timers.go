@@ -27,7 +27,7 @@ func (b *Breaker) reclaimLocked(now time.Time) {
 	first := b.inflight[0].deadline
 	for _, p := range b.inflight {
 		if !now.Before(p.deadline) {
-			b.countOutcome(Failure)
+			b.countOutcome(Failure, 0)
 			if len(b.reclaimed) == cap(b.reclaimed) {
 				b.reclaimed = b.reclaimed[1:]
 			}

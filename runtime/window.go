@@ -505,7 +505,7 @@ func (b *Breaker) countOverdue(s uint64, n, slow int, age time.Duration, now int
 		if i < slow {
 			bits |= slowBit
 		}
-		b.countOutcome(Failure)
+		b.countOutcome(Failure, now)
 		b.closedFailure(s, nil, age, bits, now)
 	}
 }
