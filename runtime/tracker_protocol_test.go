@@ -1,0 +1,256 @@
+package runtime
+
+import (
+	"math"
+	goruntime "runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// The tracker's protocol (see tracker), stressed from inside the package:
+// calls claim and end slots on many goroutines, ending most on another
+// goroutine (so on another P) than the one that claimed them, while a
+// scanner counts the old ones overdue. The race detector cannot see the
+// plain accesses the protocol makes (setStart, seg.next), so the tests
+// check ownership themselves: a slot held by two calls at once, a call
+// counted twice, or a recent call counted overdue fails them.
+
+const (
+	protoOld    = 1       // the start of a call the scanner finds overdue
+	protoRecent = 1 << 40 // the start of one it must never count
+	protoNow    = protoRecent
+	protoLimit  = time.Duration(protoRecent / 2)
+)
+
+type protoRun struct {
+	t       *testing.T
+	tr      *tracker
+	mu      sync.Mutex      // the window's lock: claimLocked, overdueLocked
+	owner   []atomic.Uint64 // by tracking id: the call that holds it, 0 for none
+	seq     atomic.Uint64   // call numbers
+	counted atomic.Int64    // calls the scanner counted overdue
+	ignored atomic.Int64    // calls whose end said: counted, ignore the outcome
+	bad     atomic.Int64    // recent calls whose end said so (a wrong count)
+	ends    chan protoCall  // calls handed to another goroutine to end
+	stop    atomic.Bool
+}
+
+type protoCall struct {
+	id  uint64
+	n   uint64
+	old bool
+}
+
+func newProtoRun(t *testing.T) *protoRun {
+	return &protoRun{
+		t:     t,
+		tr:    newTracker(false),
+		owner: make([]atomic.Uint64, 2*maxTracked), // ids stay below: fewer than maxTracked calls at once
+		ends:  make(chan protoCall, 256),
+	}
+}
+
+func (r *protoRun) claim(old bool) protoCall {
+	start := int64(protoRecent)
+	if old {
+		start = protoOld
+	}
+	id := r.tr.claim(start, 1)
+	if id == 0 {
+		r.mu.Lock()
+		id = r.tr.claimLocked(start, 1)
+		r.mu.Unlock()
+	}
+	if id == 0 {
+		r.t.Fatal("no tracking id below maxTracked calls")
+	}
+	if id >= uint64(len(r.owner)) {
+		r.t.Fatalf("tracking id %d past %d with few calls in flight", id, len(r.owner))
+	}
+	c := protoCall{id: id, n: r.seq.Add(1), old: old}
+	if prev := r.owner[id].Swap(c.n); prev != 0 {
+		r.t.Errorf("tracking id %d given to call %d while call %d holds it", id, c.n, prev)
+	}
+	return c
+}
+
+func (r *protoRun) end(c protoCall) {
+	if !r.owner[c.id].CompareAndSwap(c.n, 0) {
+		r.t.Errorf("call %d ends, but tracking id %d is held by call %d", c.n, c.id, r.owner[c.id].Load())
+	}
+	start, ok := r.tr.end(c.id)
+	want := int64(protoRecent)
+	if c.old {
+		want = protoOld
+	}
+	if start != want {
+		r.t.Errorf("call %d (id %d) ends with start %d, want %d", c.n, c.id, start, want)
+	}
+	if !ok {
+		r.ignored.Add(1)
+		if !c.old {
+			r.bad.Add(1)
+		}
+	}
+}
+
+func (r *protoRun) scan() {
+	r.mu.Lock()
+	n, _, _ := r.tr.overdueLocked(protoNow, 1, protoLimit, 0)
+	r.mu.Unlock()
+	r.counted.Add(int64(n))
+}
+
+// run claims calls on workers goroutines for d, a third of them old, and
+// ends them on the same goroutine or on an ender's, while one goroutine
+// scans and, with toggle, another changes GOMAXPROCS.
+func (r *protoRun) run(workers int, d time.Duration, toggle []int) {
+	var wg, enders sync.WaitGroup
+	for range 2 {
+		enders.Go(func() {
+			for c := range r.ends {
+				r.end(c)
+			}
+		})
+	}
+	wg.Go(func() {
+		for !r.stop.Load() {
+			r.scan()
+			goruntime.Gosched()
+		}
+	})
+	if len(toggle) > 0 {
+		wg.Go(func() {
+			for i := 0; !r.stop.Load(); i++ {
+				goruntime.GOMAXPROCS(toggle[i%len(toggle)])
+				time.Sleep(time.Millisecond)
+			}
+		})
+	}
+	var workersWG sync.WaitGroup
+	for w := range workers {
+		workersWG.Go(func() {
+			var held []protoCall
+			for i := 0; !r.stop.Load(); i++ {
+				held = append(held, r.claim((i+w)%3 == 0))
+				if len(held) < 1+(i+w)%80 { // up to 80 in flight: past a home segment
+					continue
+				}
+				for k, c := range held {
+					if k%2 == 0 {
+						r.ends <- c
+					} else {
+						r.end(c)
+					}
+				}
+				held = held[:0]
+				if i%16 == 0 {
+					r.scan() // scans while this one's calls run on other Ps
+					goruntime.Gosched()
+				}
+			}
+			for _, c := range held {
+				r.end(c)
+			}
+		})
+	}
+	time.Sleep(d)
+	r.stop.Store(true)
+	workersWG.Wait()
+	wg.Wait()
+	close(r.ends)
+	enders.Wait()
+	r.scan()
+}
+
+func (r *protoRun) check() {
+	t := r.t
+	if n := r.bad.Load(); n != 0 {
+		t.Errorf("%d recent calls were counted overdue (a scanner counted a slot's next call)", n)
+	}
+	if c, i := r.counted.Load(), r.ignored.Load(); c != i {
+		t.Errorf("the scanner counted %d calls, the ends of %d said they were counted", c, i)
+	}
+	t.Logf("%d calls, %d counted overdue, %d segments", r.seq.Load(), r.counted.Load(), len(*r.tr.segs.Load()))
+	if r.counted.Load() == 0 {
+		t.Error("no call was found overdue: the test did not test the scanner")
+	}
+	if n := r.tr.inFlight(); n != 0 {
+		t.Errorf("%d calls in flight after every call ended", n)
+	}
+	for id := range r.owner {
+		if n := r.owner[id].Load(); n != 0 {
+			t.Errorf("tracking id %d still held by call %d", id, n)
+		}
+	}
+	segs := *r.tr.segs.Load()
+	for i, seg := range segs {
+		if u := seg.used.Load(); u != 0 {
+			t.Errorf("segment %d (home %d): bitmap %#x after every call ended", i, r.tr.home, u)
+		}
+		for j := range seg.slots {
+			if st := seg.slots[j].word.Load() & slotState; st != slotFree {
+				t.Errorf("segment %d slot %d: state %d after every call ended", i, j, st)
+			}
+		}
+	}
+}
+
+// TestTrackerProtocolStress: no slot is held by two calls, every call
+// found overdue is counted once and its end ignored, no other is, and
+// every slot is free at the end.
+func TestTrackerProtocolStress(t *testing.T) {
+	r := newProtoRun(t)
+	r.run(8, 300*time.Millisecond, nil)
+	r.check()
+	if len(*r.tr.segs.Load()) == r.tr.home {
+		t.Error("the table never grew: the shared segments were not tested")
+	}
+}
+
+// TestTrackerProtocolMoreProcsThanHomes: GOMAXPROCS raised past the home
+// segments the tracker was made with (and moved up and down while calls
+// run): the Ps without a home claim in the shared segments, and the
+// protocol holds.
+func TestTrackerProtocolMoreProcsThanHomes(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0))
+	r := newProtoRun(t)
+	more := 4 * r.tr.home
+	if more > math.MaxInt32 {
+		t.Skip()
+	}
+	goruntime.GOMAXPROCS(more)
+	r.run(more, 300*time.Millisecond, []int{more, 1, r.tr.home, more / 2})
+	r.check()
+}
+
+// TestTrackerSlotWordNeverRepeats: the word a scanner read for a call is
+// not the word of the next call in the slot, so the scanner's
+// compare-and-swap of it fails (no ABA), in a home segment (claimed with
+// a plain load) and a shared one (claimed through its bitmap), with the
+// real clock's gens and a test clock's (ordered).
+func TestTrackerSlotWordNeverRepeats(t *testing.T) {
+	for _, ordered := range []bool{false, true} {
+		tr := newTracker(ordered)
+		segs := append(*tr.segs.Load(), new(trackSeg))
+		tr.segs.Store(&segs)
+		for _, i := range []int{0, len(segs) - 1} {
+			s := &segs[i].slots[5]
+			id := tr.fill(s, s.word.Load(), i, 5, protoOld, 1)
+			read := s.word.Load() // a scanner's look
+			for range 3 {         // ended, and taken again by a call of the same period
+				if _, ok := tr.end(id); !ok {
+					t.Fatal("a live call's end said it was counted")
+				}
+				id = tr.fill(s, s.word.Load(), i, 5, protoOld, 1)
+				if s.word.CompareAndSwap(read, read&^slotState|slotCounted) {
+					t.Fatalf("ordered %v, segment %d: the scanner counted the slot's next call (word %#x again)", ordered, i, read)
+				}
+				read = s.word.Load()
+			}
+			tr.end(id)
+		}
+	}
+}
