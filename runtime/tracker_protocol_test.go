@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"log/slog"
 	"math"
 	goruntime "runtime"
 	"sync"
@@ -252,5 +253,104 @@ func TestTrackerSlotWordNeverRepeats(t *testing.T) {
 			}
 			tr.end(id)
 		}
+	}
+}
+
+// TestTrackerRoutePathStress: the route's path (ops.AdmitTimed, which
+// claims in the P's home segment written out, and ops.WindowSuccess,
+// which ends there written out) on many goroutines, past a home segment
+// per goroutine, ended half on other goroutines, with GOMAXPROCS past the
+// home segments and moving: no tracking id is given to two calls in
+// flight, and none is left in flight.
+func TestTrackerRoutePathStress(t *testing.T) {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(0))
+	reg := NewRegistry(WithoutEnv(), WithLogger(slog.New(slog.DiscardHandler)))
+	b := reg.Breaker(Config{Name: "route", InFlight: time.Hour, SlowCall: time.Hour, WindowCalls: 100, FailureThreshold: 1 << 20})
+	o := (*ops)(b)
+	home := b.win.Load().track.home
+	procs := []int{4 * home, 1, home, 2 * home}
+	goruntime.GOMAXPROCS(procs[0])
+	owner := make([]atomic.Uint64, 2*maxTracked)
+	var seq, fast atomic.Uint64
+	var stop atomic.Bool
+	ends := make(chan [2]uint64, 256) // word, call
+	end := func(w, n uint64) {
+		id := w & probeMask >> probeShift
+		if !owner[id].CompareAndSwap(n, 0) {
+			t.Errorf("call %d ends, but tracking id %d is held by call %d", n, id, owner[id].Load())
+		}
+		o.WindowSuccess(w)
+	}
+	var enders, others sync.WaitGroup
+	for range 2 {
+		enders.Go(func() {
+			for c := range ends {
+				end(c[0], c[1])
+			}
+		})
+	}
+	others.Go(func() {
+		for i := 0; !stop.Load(); i++ {
+			goruntime.GOMAXPROCS(procs[i%len(procs)])
+			time.Sleep(time.Millisecond)
+		}
+	})
+	var workers sync.WaitGroup
+	for g := range 4 * home {
+		workers.Go(func() {
+			var held [][2]uint64
+			for i := 0; !stop.Load(); i++ {
+				s := b.state.Load()
+				if s&fastMask != windowFlag {
+					t.Fatalf("state word %#x: not the route's timed path", s)
+				}
+				w, ok := o.AdmitTimed(s)
+				if ok {
+					fast.Add(1)
+				} else {
+					var err error
+					if w, err = b.admitSlow(0); err != nil {
+						t.Fatal(err)
+					}
+				}
+				id := w & probeMask >> probeShift
+				if id == 0 || id >= uint64(len(owner)) {
+					t.Fatalf("tracking id %d with few calls in flight", id)
+				}
+				n := seq.Add(1)
+				if prev := owner[id].Swap(n); prev != 0 {
+					t.Errorf("tracking id %d given to call %d while call %d holds it", id, n, prev)
+				}
+				held = append(held, [2]uint64{w, n})
+				if len(held) < 1+(i+g)%80 {
+					continue
+				}
+				for k, c := range held {
+					if k%2 == 0 {
+						ends <- c
+					} else {
+						end(c[0], c[1])
+					}
+				}
+				held = held[:0]
+			}
+			for _, c := range held {
+				end(c[0], c[1])
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	stop.Store(true)
+	workers.Wait()
+	close(ends)
+	enders.Wait()
+	others.Wait()
+	st := b.Stats()
+	t.Logf("%d calls, %d through AdmitTimed, %d segments", seq.Load(), fast.Load(), len(*b.win.Load().track.segs.Load()))
+	if st.InFlight != 0 || st.Failures != 0 || st.State != Closed {
+		t.Errorf("after every call ended: %d in flight, %d failures, %v", st.InFlight, st.Failures, st.State)
+	}
+	if fast.Load() == 0 {
+		t.Error("no call took AdmitTimed's path")
 	}
 }
