@@ -354,3 +354,100 @@ func TestTrackerRoutePathStress(t *testing.T) {
 		t.Error("no call took AdmitTimed's path")
 	}
 }
+
+// TestTrackerUpdateWhileCallsRun: Registry.Update turns SlowCall and
+// InFlight on and off and changes the window (a new tracker each time)
+// while calls run on many goroutines through the route's path and
+// Acquire, past a home segment each and ended half on other goroutines:
+// a call timed by a tracker that Update replaced ends without touching
+// the new one (whose table is smaller: an id past it would panic), and
+// no call is left in flight.
+func TestTrackerUpdateWhileCallsRun(t *testing.T) {
+	reg := NewRegistry(WithoutEnv(), WithLogger(slog.New(slog.DiscardHandler)))
+	confs := []Config{
+		{Name: "u", InFlight: time.Hour, FailureThreshold: 1 << 20},
+		{Name: "u", InFlight: time.Hour, SlowCall: time.Hour, WindowCalls: 100, FailureThreshold: 1 << 20},
+		{Name: "u", FailureThreshold: 1 << 20},
+		{Name: "u", SlowCall: time.Hour, WindowPeriod: time.Minute, FailureThreshold: 1 << 20},
+		{Name: "u", InFlight: 2 * time.Hour, WindowCalls: 50, FailureThreshold: 1 << 20},
+	}
+	b := reg.Breaker(confs[0])
+	o := (*ops)(b)
+	var stop atomic.Bool
+	var calls, routed atomic.Uint64
+	ends := make(chan uint64, 256)
+	end := func(w uint64) {
+		if w&fastMask == windowFlag && State(w&stateMask) == Closed {
+			o.WindowSuccess(w)
+		} else {
+			b.Release(Token{b: b, word: w}, nil)
+		}
+	}
+	var enders, updater, workers sync.WaitGroup
+	for range 2 {
+		enders.Go(func() {
+			for w := range ends {
+				end(w)
+			}
+		})
+	}
+	updater.Go(func() {
+		for i := 1; !stop.Load(); i++ {
+			if err := reg.Update(confs[i%len(confs)]); err != nil {
+				t.Error(err)
+				return
+			}
+			time.Sleep(time.Millisecond)
+		}
+	})
+	for g := range 8 {
+		workers.Go(func() {
+			var held []uint64
+			for i := 0; !stop.Load(); i++ {
+				var w uint64
+				var ok bool
+				if s := b.state.Load(); s&fastMask == windowFlag && (i+g)%2 == 0 {
+					w, ok = o.AdmitTimed(s)
+				}
+				if ok {
+					routed.Add(1)
+				} else {
+					var err error
+					if w, err = b.admitSlow(0); err != nil {
+						t.Error(err)
+						return
+					}
+				}
+				calls.Add(1)
+				held = append(held, w)
+				if len(held) < 1+(i+g)%100 {
+					continue
+				}
+				for k, w := range held {
+					if k%2 == 0 {
+						ends <- w
+					} else {
+						end(w)
+					}
+				}
+				held = held[:0]
+			}
+			for _, w := range held {
+				end(w)
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	stop.Store(true)
+	workers.Wait()
+	updater.Wait()
+	close(ends)
+	enders.Wait()
+	t.Logf("%d calls, %d through AdmitTimed", calls.Load(), routed.Load())
+	if st := b.Stats(); st.InFlight != 0 || st.Failures != 0 || st.State != Closed {
+		t.Errorf("after every call ended: %d in flight, %d failures, %v", st.InFlight, st.Failures, st.State)
+	}
+	if routed.Load() == 0 {
+		t.Error("no call took AdmitTimed's path")
+	}
+}
