@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
@@ -450,4 +451,71 @@ func TestTrackerUpdateWhileCallsRun(t *testing.T) {
 	if routed.Load() == 0 {
 		t.Error("no call took AdmitTimed's path")
 	}
+}
+
+// TestTrackerRoutePathOverdueOnce: calls admitted through the route's
+// path (AdmitTimed: the home segment's plain claim) and left hanging are
+// each found overdue once, by looks at the state from many goroutines at
+// once, while the calls around them, ended through WindowSuccess on other
+// goroutines, are not; the hung calls' late successes are ignored, and
+// their slots are taken again.
+func TestTrackerRoutePathOverdueOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := NewRegistry(WithoutEnv(), WithLogger(slog.New(slog.DiscardHandler)))
+		b := reg.Breaker(Config{Name: "route", InFlight: time.Minute, FailureThreshold: 1 << 20})
+		o := (*ops)(b)
+		admit := func() uint64 {
+			s := b.state.Load()
+			if s&fastMask != windowFlag {
+				t.Fatalf("state word %#x: not the route's timed path", s)
+			}
+			w, ok := o.AdmitTimed(s)
+			if !ok {
+				t.Fatal("AdmitTimed refused a call with nothing overdue")
+			}
+			return w
+		}
+		const rounds, calls = 3, 150 // past a home segment each round
+		var hung []uint64
+		for r := range rounds {
+			ws := make([]uint64, calls)
+			for i := range ws {
+				ws[i] = admit()
+			}
+			var wg sync.WaitGroup
+			for i, w := range ws {
+				if i%50 == r { // hung
+					hung = append(hung, w)
+					continue
+				}
+				wg.Go(func() { o.WindowSuccess(w) })
+			}
+			wg.Wait()
+			time.Sleep(time.Second)
+		}
+		if n := b.Stats().InFlight; n != len(hung) {
+			t.Fatalf("%d in flight, want the %d hung", n, len(hung))
+		}
+		time.Sleep(time.Minute)
+		var looks sync.WaitGroup
+		for range 8 {
+			looks.Go(func() { b.State() })
+		}
+		looks.Wait()
+		st := b.Stats()
+		if st.Failures != uint64(len(hung)) || st.InFlight != len(hung) || st.State != Closed {
+			t.Fatalf("after a minute: %d failures, %d in flight, %v; want %d hung calls counted once, closed", st.Failures, st.InFlight, st.State, len(hung))
+		}
+		var wg sync.WaitGroup
+		for _, w := range hung {
+			wg.Go(func() { o.WindowSuccess(w) })
+		}
+		wg.Wait()
+		for range calls { // the slots are free again: admitted and ended at once
+			o.WindowSuccess(admit())
+		}
+		if st := b.Stats(); st.Failures != uint64(len(hung)) || st.InFlight != 0 {
+			t.Fatalf("after the hung calls ended: %d failures, %d in flight; want %d failures, their ends ignored", st.Failures, st.InFlight, len(hung))
+		}
+	})
 }
