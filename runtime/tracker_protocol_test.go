@@ -519,3 +519,80 @@ func TestTrackerRoutePathOverdueOnce(t *testing.T) {
 		}
 	})
 }
+
+// TestTrackerDueNeverPassesALiveCall: due, the instant before which no
+// look scans, never passes the deadline of a call in flight, while calls
+// claim slots (and lower due) on many goroutines and scans raise it: the
+// claim's store of its word before its load of due, and the scan's raise
+// before its second look at the words, leave no call unseen by both.
+func TestTrackerDueNeverPassesALiveCall(t *testing.T) {
+	tr := newTracker(false)
+	var mu sync.Mutex
+	var clock atomic.Int64
+	const limit = 1000
+	var stop atomic.Bool
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for !stop.Load() {
+			now := clock.Add(7)
+			if now > tr.due.Load() || tr.last.Load() != limit {
+				mu.Lock()
+				tr.overdueLocked(now, 1, limit, 0)
+				mu.Unlock()
+			}
+		}
+	})
+	var workers sync.WaitGroup
+	for g := range 8 {
+		workers.Go(func() {
+			var held []uint64
+			for i := 0; !stop.Load(); i++ {
+				now := clock.Add(1)
+				id := tr.claim(now, 1)
+				if id == 0 {
+					mu.Lock()
+					id = tr.claimLocked(now, 1)
+					mu.Unlock()
+				}
+				d := now + limit
+				if d < tr.due.Load() {
+					tr.lowerDue(d)
+				}
+				// Between scans (under their lock), due is at most the
+				// deadline of this call, unless a scan counted it.
+				mu.Lock()
+				w := (*tr.segs.Load())[(id-1)/segSlots].slots[(id-1)%segSlots].word.Load()
+				if due := tr.due.Load(); due > d && w&slotState == slotLive {
+					t.Errorf("a call claimed at %d, due at %d, is live, but due says %d: no look would find it", now, d, due)
+				}
+				mu.Unlock()
+				held = append(held, id)
+				if len(held) > 1+(i+g)%70 {
+					for _, id := range held[:len(held)-1] { // one stays in flight
+						tr.end(id)
+					}
+					held = held[len(held)-1:]
+				}
+			}
+		})
+	}
+	time.Sleep(300 * time.Millisecond)
+	stop.Store(true)
+	workers.Wait()
+	wg.Wait()
+	due := tr.due.Load()
+	live := 0
+	for i, seg := range *tr.segs.Load() {
+		for j := range seg.slots {
+			s := &seg.slots[j]
+			if s.word.Load()&slotState != slotLive {
+				continue
+			}
+			live++
+			if d := s.start + limit; d < due {
+				t.Errorf("segment %d slot %d: a call in flight is due at %d, due says %d: no look would find it", i, j, d, due)
+			}
+		}
+	}
+	t.Logf("%d calls left in flight", live)
+}
