@@ -36,7 +36,26 @@ type protoRun struct {
 	ignored atomic.Int64    // calls whose end said: counted, ignore the outcome
 	bad     atomic.Int64    // recent calls whose end said so (a wrong count)
 	ends    chan protoCall  // calls handed to another goroutine to end
+	tick    chan struct{}   // see pace
 	stop    atomic.Bool
+}
+
+// stressIters is how many calls each worker of a stress test makes: the
+// tests are bounded by work, not by time, so that a loaded machine runs
+// them longer rather than testing less. The race detector slows a call
+// about twentyfold; its runs make fewer.
+var stressIters = map[bool]int{false: 50_000, true: 4000}[underRace]
+
+// pace hands a tick to a goroutine that changes something while workers
+// run (GOMAXPROCS, the settings), every 64 calls of a worker: it never
+// blocks the worker.
+func pace(tick chan<- struct{}, i int) {
+	if i%64 == 0 {
+		select {
+		case tick <- struct{}{}:
+		default:
+		}
+	}
 }
 
 type protoCall struct {
@@ -51,10 +70,11 @@ func newProtoRun(t *testing.T) *protoRun {
 		tr:    newTracker(false),
 		owner: make([]atomic.Uint64, 2*maxTracked), // ids stay below: fewer than maxTracked calls at once
 		ends:  make(chan protoCall, 256),
+		tick:  make(chan struct{}, 1),
 	}
 }
 
-func (r *protoRun) claim(old bool) protoCall {
+func (r *protoRun) claim(old bool) (protoCall, bool) {
 	start := int64(protoRecent)
 	if old {
 		start = protoOld
@@ -66,16 +86,18 @@ func (r *protoRun) claim(old bool) protoCall {
 		r.mu.Unlock()
 	}
 	if id == 0 {
-		r.t.Fatal("no tracking id below maxTracked calls")
+		r.t.Error("no tracking id below maxTracked calls")
+		return protoCall{}, false
 	}
 	if id >= uint64(len(r.owner)) {
-		r.t.Fatalf("tracking id %d past %d with few calls in flight", id, len(r.owner))
+		r.t.Errorf("tracking id %d past %d with few calls in flight", id, len(r.owner))
+		return protoCall{}, false
 	}
 	c := protoCall{id: id, n: r.seq.Add(1), old: old}
 	if prev := r.owner[id].Swap(c.n); prev != 0 {
 		r.t.Errorf("tracking id %d given to call %d while call %d holds it", id, c.n, prev)
 	}
-	return c
+	return c, true
 }
 
 func (r *protoRun) end(c protoCall) {
@@ -105,10 +127,10 @@ func (r *protoRun) scan() {
 	r.counted.Add(int64(n))
 }
 
-// run claims calls on workers goroutines for d, a third of them old, and
+// run claims stressIters calls on each of workers goroutines, a third of them old, and
 // ends them on the same goroutine or on an ender's, while one goroutine
 // scans and, with toggle, another changes GOMAXPROCS.
-func (r *protoRun) run(workers int, d time.Duration, toggle []int) {
+func (r *protoRun) run(workers int, toggle []int) {
 	var wg, enders sync.WaitGroup
 	for range 2 {
 		enders.Go(func() {
@@ -125,9 +147,11 @@ func (r *protoRun) run(workers int, d time.Duration, toggle []int) {
 	})
 	if len(toggle) > 0 {
 		wg.Go(func() {
-			for i := 0; !r.stop.Load(); i++ {
+			for i := 0; ; i++ {
+				if _, ok := <-r.tick; !ok {
+					return
+				}
 				goruntime.GOMAXPROCS(toggle[i%len(toggle)])
-				time.Sleep(time.Millisecond)
 			}
 		})
 	}
@@ -135,8 +159,13 @@ func (r *protoRun) run(workers int, d time.Duration, toggle []int) {
 	for w := range workers {
 		workersWG.Go(func() {
 			var held []protoCall
-			for i := 0; !r.stop.Load(); i++ {
-				held = append(held, r.claim((i+w)%3 == 0))
+			for i := range stressIters {
+				pace(r.tick, i)
+				c, ok := r.claim((i+w)%3 == 0)
+				if !ok {
+					break
+				}
+				held = append(held, c)
 				if len(held) < 1+(i+w)%80 { // up to 80 in flight: past a home segment
 					continue
 				}
@@ -158,9 +187,9 @@ func (r *protoRun) run(workers int, d time.Duration, toggle []int) {
 			}
 		})
 	}
-	time.Sleep(d)
-	r.stop.Store(true)
 	workersWG.Wait()
+	r.stop.Store(true)
+	close(r.tick)
 	wg.Wait()
 	close(r.ends)
 	enders.Wait()
@@ -205,7 +234,7 @@ func (r *protoRun) check() {
 // every slot is free at the end.
 func TestTrackerProtocolStress(t *testing.T) {
 	r := newProtoRun(t)
-	r.run(8, 300*time.Millisecond, nil)
+	r.run(8, nil)
 	r.check()
 	if len(*r.tr.segs.Load()) == r.tr.home {
 		t.Error("the table never grew: the shared segments were not tested")
@@ -224,7 +253,7 @@ func TestTrackerProtocolMoreProcsThanHomes(t *testing.T) {
 		t.Skip()
 	}
 	goruntime.GOMAXPROCS(more)
-	r.run(more, 300*time.Millisecond, []int{more, 1, r.tr.home, more / 2})
+	r.run(more, []int{more, 1, r.tr.home, more / 2})
 	r.check()
 }
 
@@ -273,7 +302,6 @@ func TestTrackerRoutePathStress(t *testing.T) {
 	goruntime.GOMAXPROCS(procs[0])
 	owner := make([]atomic.Uint64, 2*maxTracked)
 	var seq, fast atomic.Uint64
-	var stop atomic.Bool
 	ends := make(chan [2]uint64, 256) // word, call
 	end := func(w, n uint64) {
 		id := w & probeMask >> probeShift
@@ -290,20 +318,25 @@ func TestTrackerRoutePathStress(t *testing.T) {
 			}
 		})
 	}
+	tick := make(chan struct{}, 1)
 	others.Go(func() {
-		for i := 0; !stop.Load(); i++ {
+		for i := 0; ; i++ {
+			if _, ok := <-tick; !ok {
+				return
+			}
 			goruntime.GOMAXPROCS(procs[i%len(procs)])
-			time.Sleep(time.Millisecond)
 		}
 	})
 	var workers sync.WaitGroup
 	for g := range 4 * home {
 		workers.Go(func() {
 			var held [][2]uint64
-			for i := 0; !stop.Load(); i++ {
+			for i := range stressIters {
+				pace(tick, i)
 				s := b.state.Load()
 				if s&fastMask != windowFlag {
-					t.Fatalf("state word %#x: not the route's timed path", s)
+					t.Errorf("state word %#x: not the route's timed path", s)
+					break
 				}
 				w, ok := o.AdmitTimed(s)
 				if ok {
@@ -311,12 +344,14 @@ func TestTrackerRoutePathStress(t *testing.T) {
 				} else {
 					var err error
 					if w, err = b.admitSlow(0); err != nil {
-						t.Fatal(err)
+						t.Error(err)
+						break
 					}
 				}
 				id := w & probeMask >> probeShift
 				if id == 0 || id >= uint64(len(owner)) {
-					t.Fatalf("tracking id %d with few calls in flight", id)
+					t.Errorf("tracking id %d with few calls in flight", id)
+					return
 				}
 				n := seq.Add(1)
 				if prev := owner[id].Swap(n); prev != 0 {
@@ -340,9 +375,8 @@ func TestTrackerRoutePathStress(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop.Store(true)
 	workers.Wait()
+	close(tick)
 	close(ends)
 	enders.Wait()
 	others.Wait()
@@ -374,9 +408,9 @@ func TestTrackerUpdateWhileCallsRun(t *testing.T) {
 	}
 	b := reg.Breaker(confs[0])
 	o := (*ops)(b)
-	var stop atomic.Bool
 	var calls, routed atomic.Uint64
 	ends := make(chan uint64, 256)
+	tick := make(chan struct{}, 1)
 	end := func(w uint64) {
 		if w&fastMask == windowFlag && State(w&stateMask) == Closed {
 			o.WindowSuccess(w)
@@ -393,18 +427,21 @@ func TestTrackerUpdateWhileCallsRun(t *testing.T) {
 		})
 	}
 	updater.Go(func() {
-		for i := 1; !stop.Load(); i++ {
+		for i := 1; ; i++ {
+			if _, ok := <-tick; !ok {
+				return
+			}
 			if err := reg.Update(confs[i%len(confs)]); err != nil {
 				t.Error(err)
 				return
 			}
-			time.Sleep(time.Millisecond)
 		}
 	})
 	for g := range 8 {
 		workers.Go(func() {
 			var held []uint64
-			for i := 0; !stop.Load(); i++ {
+			for i := range stressIters {
+				pace(tick, i)
 				var w uint64
 				var ok bool
 				if s := b.state.Load(); s&fastMask == windowFlag && (i+g)%2 == 0 {
@@ -438,9 +475,8 @@ func TestTrackerUpdateWhileCallsRun(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop.Store(true)
 	workers.Wait()
+	close(tick)
 	updater.Wait()
 	close(ends)
 	enders.Wait()
@@ -546,7 +582,7 @@ func TestTrackerDueNeverPassesALiveCall(t *testing.T) {
 	for g := range 8 {
 		workers.Go(func() {
 			var held []uint64
-			for i := 0; !stop.Load(); i++ {
+			for i := range stressIters {
 				now := clock.Add(1)
 				id := tr.claim(now, 1)
 				if id == 0 {
@@ -576,9 +612,8 @@ func TestTrackerDueNeverPassesALiveCall(t *testing.T) {
 			}
 		})
 	}
-	time.Sleep(300 * time.Millisecond)
-	stop.Store(true)
 	workers.Wait()
+	stop.Store(true)
 	wg.Wait()
 	due := tr.due.Load()
 	live := 0
