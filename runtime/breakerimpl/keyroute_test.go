@@ -48,3 +48,21 @@ func TestRouteOf(t *testing.T) {
 		t.Errorf("the key's route is breaker %q's", k.Route.Breaker().Name())
 	}
 }
+
+// TestKeyBreakerHotLine: what a call on a key reads of the key's breaker,
+// its state word (EnterFast) and its fails word (Call.Done), lie in one
+// cache line, so that a keyed success misses on one line of the breaker,
+// not two. It looks at the breakers of real keys: their allocation, not
+// only the struct's offsets.
+func TestKeyBreakerHotLine(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 100, 0)
+	for i := range 100 {
+		k := f.KeyInt(int64(i))
+		c := core.BreakerOf(k.Route.Breaker())
+		if s, fl := uintptr(unsafe.Pointer(c.State)), uintptr(unsafe.Pointer(c.Fails)); s/64 != fl/64 {
+			t.Fatalf("key %d: the breaker's state word at %#x and fails word at %#x are on two cache lines", i, s, fl)
+		}
+		k.Done()
+	}
+}
