@@ -114,8 +114,14 @@ type Breaker struct {
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
 }
 
-func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+// newBreakerIn returns a new breaker, made in room (a zero Breaker never
+// used, see [FamilyConfig.Room]) when room is not nil.
+func newBreakerIn(room *Breaker, reg *Registry, cfg Config, class classifier) *Breaker {
+	b := room
+	if b == nil {
+		b = new(Breaker)
+	}
+	b.reg, b.class, b.count, b.stamps = reg, class, reg.countCalls, newStamps(reg.clock)
 	b.conf.Store(&cfg)
 	if b.count {
 		b.flags = countFlag

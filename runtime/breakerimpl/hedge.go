@@ -241,7 +241,7 @@ func (r *race[X, T]) fire() {
 // (see [Race]).
 func (r *race[X, T]) run(run *Chain) (T, error) {
 	rt := r.rt
-	if rt.hedge <= 0 || rt.state.Load()&core.FastMask == core.Open {
+	if rt.hedge <= 0 || rt.stateWord().Load()&core.FastMask == core.Open {
 		// No delay to race against, or an OPEN primary passed over: this
 		// goroutine runs the race from the start.
 		r.own.Store(ownLoop)
@@ -401,7 +401,7 @@ func (r *race[X, T]) launch(run *Chain, hedge bool) bool {
 		r.next++
 		rt, impl := r.rt, r.primary
 		var call Call
-		if i == 0 && rt.state.Load()&core.FastMask == core.Open {
+		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
 			err := *rt.reject.Load()
 			run.skip(rt.breaker.Name(), why(r.ctx, err), err)
