@@ -93,3 +93,30 @@ func TestKeyBreakerHotLine(t *testing.T) {
 		k.Done()
 	}
 }
+
+// TestKeyRouteOfBreakerMadeBefore: a key whose breaker was made by hand
+// before the key's first call keeps that breaker (its route's room stays
+// unused), and its route reads that breaker's words.
+func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	hand := reg.Breaker(runtime.Config{Name: "k/a"})
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
+	k := f.Key("a")
+	defer k.Done()
+	kr, ok := k.key.Value().(*keyRoute)
+	if !ok {
+		t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
+	}
+	if k.Route.Breaker() != hand || k.Route.Breaker() == &kr.b {
+		t.Fatalf("the key's breaker is %p, want the one made by hand %p (its room %p unused)", k.Route.Breaker(), hand, &kr.b)
+	}
+	c := core.BreakerOf(hand)
+	if k.Route.stateWord() != c.State || k.Route.fails != failsWord(c.Fails) {
+		t.Fatalf("the key's route reads words %p and %p, want the breaker's %p and %p", k.Route.stateWord(), k.Route.fails, c.State, c.Fails)
+	}
+	call, ok := k.Route.EnterFast()
+	if !ok {
+		t.Fatal("a CLOSED key's call left the fast path")
+	}
+	call.Done(t.Context(), nil, false)
+}
