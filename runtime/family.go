@@ -135,6 +135,7 @@ type famAlone struct {
 const (
 	famInline = core.KeyInline
 	famLong   = core.KeyLong
+	famWord   = 8 // the longest string key whose hash is one to one (hashString)
 )
 
 // famIs reports whether e is the entry of string key.
@@ -307,7 +308,9 @@ func (f *Family) Enter(key string) FamilyKey {
 		if e == nil {
 			break
 		}
-		if s.h.Load() == h && famIs(e, key) && f.hold(e) {
+		// A key of at most famWord bytes is its hash and its length
+		// (see hashString): no byte of it is compared.
+		if s.h.Load() == h && (len(key) <= famWord && int(e.Klen) == len(key) || len(key) > famWord && famIs(e, key)) && f.hold(e) {
 			return FamilyKey{e}
 		}
 	}
@@ -365,21 +368,36 @@ func (f *Family) hashInt(key uint64, neg famFlag) uint64 {
 // as much as the rest of the lookup. A longer key goes to maphash. The
 // words cover every byte and the length is mixed in, so two keys collide
 // only through the mixing, which the seed keeps out of a caller's reach.
+//
+// A key of at most famWord bytes (codes, ids, short tenants) is one word
+// of at most 64 bits that it and its length determine (its bytes, or two
+// overlapping 4-byte halves, or for 1 to 3 bytes its first, middle and
+// last), hashed one to one like an integer key (hashInt, with the length
+// in place of the sign): two such keys of one length have one hash only
+// if they are one key, so Enter compares the hash and the length and
+// reads no byte of the key (TestFamilyShortKeyHash).
 func (f *Family) hashString(s string) uint64 {
 	n := len(s)
 	var a, b uint64
 	switch {
 	case n > 32:
 		return maphash.String(f.seed, s)
+	case n <= famWord:
+		var w uint64
+		switch {
+		case n == 8:
+			w = le64(s)
+		case n >= 4:
+			w = uint64(le32(s)) | uint64(le32(s[n-4:]))<<32
+		case n > 0:
+			w = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+		}
+		return f.hashInt(w, famFlag(n))
 	case n > 16:
 		a = famMix(le64(s)^f.iseed[0], le64(s[8:])^f.iseed[1])
 		b = famMix(le64(s[n-16:])^f.iseed[1], le64(s[n-8:])^f.iseed[0])
-	case n >= 8:
+	default: // 9 to 16 bytes
 		a, b = le64(s), le64(s[n-8:])
-	case n >= 4:
-		a, b = uint64(le32(s)), uint64(le32(s[n-4:]))
-	case n > 0:
-		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 	}
 	return famMix(famMix(a^f.iseed[0], b^f.iseed[1]), uint64(n)^0x9e3779b97f4a7c15)
 }

@@ -34,3 +34,45 @@ func TestFamilyUseAcrossWrap(t *testing.T) {
 		t.Errorf("k0's use is %d, want the clock's %d", got, want)
 	}
 }
+
+// TestFamilyShortKeyHash: Family.Enter takes a string key of at most
+// famWord bytes for the live key whose slot has its hash and whose length
+// is its length, reading no byte of it, since hashString is one to one on
+// such keys of one length. Keys that share their overlapping words (abcd
+// and abcdabcd, ab and abb) or differ in one byte anywhere have other
+// hashes, and a family told them apart.
+func TestFamilyShortKeyHash(t *testing.T) {
+	reg := NewRegistry(WithoutEnv())
+	f := reg.Family(Config{Name: "short"}, FamilyConfig{Keys: 100000})
+	keys := []string{"", "a", "b", "ab", "abb", "aab", "abc", "abcd", "abcdabcd", "abcde", "abcdbcde", "bcde",
+		"600519", "600518", "700519", "1234567", "12345678", "12345679", "02345678"}
+	for n := 1; n <= famWord; n++ { // one byte changed at each place, in keys of every length
+		base := []byte("0123456789")[:n]
+		keys = append(keys, string(base))
+		for i := range n {
+			k := []byte(string(base))
+			k[i] ^= 0x80
+			keys = append(keys, string(k))
+		}
+	}
+	seen := map[[2]uint64]string{}
+	for _, k := range keys {
+		h := [2]uint64{f.hashString(k), uint64(len(k))}
+		if other, dup := seen[h]; dup && other != k {
+			t.Errorf("%q and %q, of one length, have one hash", other, k)
+		}
+		seen[h] = k
+	}
+	for _, k := range keys {
+		if got := f.Breaker(k).Name(); got != "short/"+k {
+			t.Errorf("key %q reached breaker %q", k, got)
+		}
+	}
+	for _, k := range keys {
+		e := f.Enter(k)
+		if got := e.Breaker().Name(); got != "short/"+k {
+			t.Errorf("key %q, live, reached breaker %q", k, got)
+		}
+		f.Exit(e)
+	}
+}
