@@ -40,8 +40,13 @@ type probe struct {
 // Breaker is one named circuit breaker. Get one from [Registry.Breaker];
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
-	// Read on every call; written only by transitions.
-	state  atomic.Uint64          // period<<32 | flags | State
+	// Read on every call; written only by transitions, but for fails.
+	state atomic.Uint64 // period<<32 | flags | State
+	// fails is read by every success (to see that it has no failures to
+	// clear) and written by failures: on the state word's line, so that
+	// a success reads one line of the breaker, not two; that line is a
+	// miss on each call of a family's key (SPEC §15). TestBreakerHotLine.
+	fails  atomic.Uint64          // uint32(period)<<32 | consecutive failures in CLOSED
 	reject atomic.Pointer[error]  // the rejection (*OpenError) of the current period
 	reg    *Registry              // owner: clock, logger, events
 	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
@@ -70,8 +75,8 @@ type Breaker struct {
 	load                  // Config.Concurrency and Throttle; see bulkhead.go
 	_           [64]byte  // keep the counters below off this cache line
 
-	// Written by failures and probes; periods tagged like the state word.
-	fails  atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
+	// Written by failures and probes; periods tagged like the state word
+	// (fails is on the state word's line, above).
 	probes atomic.Uint64 // uint32(period)<<32 | probes in flight in HALF_OPEN
 
 	failures    atomic.Uint64
@@ -109,8 +114,14 @@ type Breaker struct {
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
 }
 
-func newBreaker(reg *Registry, cfg Config, class classifier) *Breaker {
-	b := &Breaker{reg: reg, class: class, count: reg.countCalls, stamps: newStamps(reg.clock)}
+// newBreakerIn returns a new breaker, made in room (a zero Breaker never
+// used, see [FamilyConfig.Room]) when room is not nil.
+func newBreakerIn(room *Breaker, reg *Registry, cfg Config, class classifier) *Breaker {
+	b := room
+	if b == nil {
+		b = new(Breaker)
+	}
+	b.reg, b.class, b.count, b.stamps = reg, class, reg.countCalls, newStamps(reg.clock)
 	b.conf.Store(&cfg)
 	if b.count {
 		b.flags = countFlag

@@ -72,6 +72,7 @@ type Family struct {
 	seed    maphash.Seed
 	iseed   [2]uint64 // the integer keys' hash seed
 	attach  func(*Breaker) any
+	room    func() (*Breaker, func(*Breaker) any)
 	first   Config // the settings it was made with, to compare a later Family call's
 	shards  [familyShards]famShard
 
@@ -112,26 +113,29 @@ type famSlot struct {
 	h atomic.Uint64
 }
 
-// famEntry is one live key (see [core.KeyEntry]): its first 40 bytes are
+// famEntry is one live key (see [core.KeyEntry]): its last 32 bytes are
 // what a call reads, the key's bytes when it has at most famInline of them
 // (compared there without following the key's own pointer) and its
 // counts. A family made by package breakerimpl keeps each entry in its
-// key's route, on the line of the route's words a call reads
-// ([core.KeyHolder]); any other family allocates its entries, a cache
+// key's route, on the line of the route's words a call reads and of the
+// key's breaker's state and fails words ([core.KeyHolder],
+// [FamilyConfig.Room]); any other family allocates its entries, a cache
 // line apart (famAlone).
 type famEntry = core.KeyEntry[Breaker]
 
-// famAlone is an entry the family allocates itself, 128 bytes, so that
-// its first 40 are in one cache line (allocations of that size are
-// aligned to it).
+// famAlone is an entry the family allocates itself, 128 bytes (an
+// allocation of that size is aligned to a cache line), with the entry's
+// hot bytes, from Inflight, at the start of its second line.
 type famAlone struct {
+	_ [64 - unsafe.Offsetof(famEntry{}.Inflight)]byte
 	e famEntry
-	_ [128 - unsafe.Sizeof(famEntry{})]byte
+	_ [128 - 64 - (unsafe.Sizeof(famEntry{}) - unsafe.Offsetof(famEntry{}.Inflight))]byte
 }
 
 const (
 	famInline = core.KeyInline
 	famLong   = core.KeyLong
+	famWord   = 8 // the longest string key whose hash is one to one (hashString)
 )
 
 // famIs reports whether e is the entry of string key.
@@ -168,7 +172,7 @@ const (
 // key's route, see newFamEntry).
 const famHeld famFlag = core.KeyHeld
 
-const famDead = -1 << 40
+const famDead = -1 << 30 // Inflight of a dropped entry: no count of calls in flight reaches it
 
 // famTomb marks the slot of a dropped entry: never held (it is dead).
 var famTomb = func() *famEntry {
@@ -193,6 +197,15 @@ type FamilyConfig struct {
 	// returns is [FamilyKey.Value]. Generated code (package breakerimpl)
 	// keeps its route there.
 	Attach func(*Breaker) any
+	// Room, when set, is called for each new key before its breaker is
+	// made: it returns a zero Breaker, never used, and an attach function.
+	// When the key's breaker is new (no breaker has its name yet), the
+	// family makes it in that room and calls that function with it
+	// instead of Attach; otherwise the room is left unused and Attach is
+	// called with the breaker of that name. Package breakerimpl makes the
+	// room right after the key's route, so that what a call on the key
+	// reads lies in one cache line.
+	Room func() (*Breaker, func(*Breaker) any)
 }
 
 // Family returns the family of breakers named cfg.Name, making it on the
@@ -204,7 +217,7 @@ type FamilyConfig struct {
 func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family {
 	s := r.settings(cfg, fc.Rate, fc.Burst)
 	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
-		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach, first: s.cfg}
+		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach, room: fc.Room, first: s.cfg}
 	if f.limit <= 0 {
 		f.limit = DefaultFamilyKeys
 	}
@@ -295,7 +308,9 @@ func (f *Family) Enter(key string) FamilyKey {
 		if e == nil {
 			break
 		}
-		if s.h.Load() == h && famIs(e, key) && f.hold(e) {
+		// A key of at most famWord bytes is its hash and its length
+		// (see hashString): no byte of it is compared.
+		if s.h.Load() == h && (len(key) <= famWord && int(e.Klen) == len(key) || len(key) > famWord && famIs(e, key)) && f.hold(e) {
 			return FamilyKey{e}
 		}
 	}
@@ -353,21 +368,36 @@ func (f *Family) hashInt(key uint64, neg famFlag) uint64 {
 // as much as the rest of the lookup. A longer key goes to maphash. The
 // words cover every byte and the length is mixed in, so two keys collide
 // only through the mixing, which the seed keeps out of a caller's reach.
+//
+// A key of at most famWord bytes (codes, ids, short tenants) is one word
+// of at most 64 bits that it and its length determine (its bytes, or two
+// overlapping 4-byte halves, or for 1 to 3 bytes its first, middle and
+// last), hashed one to one like an integer key (hashInt, with the length
+// in place of the sign): two such keys of one length have one hash only
+// if they are one key, so Enter compares the hash and the length and
+// reads no byte of the key (TestFamilyShortKeyHash).
 func (f *Family) hashString(s string) uint64 {
 	n := len(s)
 	var a, b uint64
 	switch {
 	case n > 32:
 		return maphash.String(f.seed, s)
+	case n <= famWord:
+		var w uint64
+		switch {
+		case n == 8:
+			w = le64(s)
+		case n >= 4:
+			w = uint64(le32(s)) | uint64(le32(s[n-4:]))<<32
+		case n > 0:
+			w = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
+		}
+		return f.hashInt(w, famFlag(n))
 	case n > 16:
 		a = famMix(le64(s)^f.iseed[0], le64(s[8:])^f.iseed[1])
 		b = famMix(le64(s[n-16:])^f.iseed[1], le64(s[n-8:])^f.iseed[0])
-	case n >= 8:
+	default: // 9 to 16 bytes
 		a, b = le64(s), le64(s[n-8:])
-	case n >= 4:
-		a, b = uint64(le32(s)), uint64(le32(s[n-4:]))
-	case n > 0:
-		a = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 	}
 	return famMix(famMix(a^f.iseed[0], b^f.iseed[1]), uint64(n)^0x9e3779b97f4a7c15)
 }
@@ -396,7 +426,7 @@ func (f *Family) hold(e *famEntry) bool {
 		e.Inflight.Add(-1)
 		return false
 	}
-	if t := f.tick.Load(); e.Used.Load() != t {
+	if t := uint32(f.tick.Load()); e.Used.Load() != t {
 		e.Used.Store(t) // only when the clock moved: once a tick at most
 	}
 	return true
@@ -447,11 +477,20 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 		f.wmu.Unlock()
 		cfg := *f.conf.Load()
 		cfg.Name = name
-		b := f.reg.breaker(cfg)
+		attach := f.attach
+		var room *Breaker
+		var inRoom func(*Breaker) any
+		if f.room != nil {
+			room, inRoom = f.room()
+		}
+		b := f.reg.breakerIn(cfg, room)
+		if room != nil && b == room {
+			attach = inRoom // the key's breaker is new, made in the room
+		}
 		f.envMode(b)
 		var val any
-		if f.attach != nil {
-			val = f.attach(b)
+		if attach != nil {
+			val = attach(b)
 		}
 		if e := f.insert(b, val, key); e != nil {
 			return e
@@ -514,7 +553,7 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 		e.Klen = uint8(copy(e.Kbuf[:], key))
 	}
 	e.Inflight.Store(1)
-	e.Used.Store(f.tick.Load())
+	e.Used.Store(uint32(f.tick.Load()))
 	b.mu.Lock()
 	b.fam = f
 	if tripped(State(b.state.Load() & stateMask)) {
@@ -686,6 +725,16 @@ func (f *Family) each(fn func(*famEntry)) {
 	}
 }
 
+// useOf returns the family's clock of uses at e's last call. An entry
+// keeps the clock's low 32 bits (so that what a call reads of it fits in
+// one cache line with its route and breaker): the clock moves once every
+// Keys/16 new keys, so it is exact for any key used in the last 2^32
+// moves of the clock.
+func (f *Family) useOf(e *famEntry) int64 {
+	t := f.tick.Load()
+	return t - int64(uint32(t)-e.Used.Load())
+}
+
 func rawState(e *famEntry) State { return State(e.B.state.Load() & stateMask) }
 
 // tripped reports whether a member in state s counts towards MaxOpen.
@@ -701,7 +750,7 @@ func (f *Family) victimLocked() *famEntry {
 		for len(f.victims) > 0 {
 			e := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if e.Used.Load() == e.Seen && droppable(e, true) {
+			if f.useOf(e) == e.Seen && droppable(e, true) {
 				return e
 			}
 		}
@@ -738,7 +787,7 @@ func (f *Family) scanLocked(closedOnly bool) {
 	all := f.victims[:0]
 	f.each(func(e *famEntry) {
 		if droppable(e, closedOnly) {
-			e.Seen = e.Used.Load()
+			e.Seen = f.useOf(e)
 			all = append(all, e)
 		}
 	})

@@ -191,7 +191,12 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 
 // breaker returns the breaker called cfg.Name, creating it with cfg, final
 // settings, if it does not exist yet; see [Registry.Breaker].
-func (r *Registry) breaker(cfg Config) *Breaker {
+func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil) }
+
+// breakerIn is breaker, making a new breaker in room when room is not nil:
+// a zero Breaker never used (see [FamilyConfig.Room]). The breaker it
+// returns is room only when it made it there.
+func (r *Registry) breakerIn(cfg Config, room *Breaker) *Breaker {
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()
@@ -199,7 +204,7 @@ func (r *Registry) breaker(cfg Config) *Breaker {
 		r.mu.Lock()
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
-			b = newBreaker(r, cfg, r.classifiers[cfg.Name])
+			b = newBreakerIn(room, r, cfg, r.classifiers[cfg.Name])
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))

@@ -41,31 +41,50 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 		reg = runtime.Default()
 	}
 	var f *runtime.Family
+	attach := func(kr *keyRoute, b *runtime.Breaker) any {
+		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
+		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
+		return kr
+	}
 	f = reg.Family(cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst,
-		Attach: func(b *runtime.Breaker) any {
+		// A key's breaker that existed before (made by hand) stays where
+		// it is, its room unused.
+		Attach: func(b *runtime.Breaker) any { return attach(new(keyRoute), b) },
+		Room: func() (*runtime.Breaker, func(*runtime.Breaker) any) {
 			kr := new(keyRoute)
-			initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
-			kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
-			return kr
+			return &kr.b, func(b *runtime.Breaker) any { return attach(kr, b) }
 		}})
 	if impl == nil {
-		return &Family{f: f, refuse: &Route{state: &nilImpl.state, reject: &nilImpl.reject, slow: core.FastMask}}
+		return &Family{f: f, refuse: &Route{fails: &nilImpl.state.fails, reject: &nilImpl.reject, slow: core.FastMask}}
 	}
 	return &Family{f: f}
 }
 
 // keyRoute is a key's route, which holds the key's entry in the family
-// ([core.KeyHolder]), padded to a multiple of 64 bytes: allocations of
-// such a size class start on a cache line, so the words a call reads (the
-// route's state, fails and slow, then the entry's first 40 bytes: its key,
-// count in flight and last use) are one line. TestKeyRouteHotLine keeps
-// the layout and the padding in step with Route.
+// ([core.KeyHolder]), followed by the room the family makes the key's
+// breaker in ([runtime.FamilyConfig.Room]). Go's allocator puts an object
+// of more than 512 bytes that holds pointers in a block of a size class,
+// a multiple of 64 bytes and aligned to it, after a header of 8 bytes
+// (mallocHeader). The lead puts the entry's hot bytes (its key, count in
+// flight and last use) at the start of a line, and the route's state and
+// slow words, then the breaker's state and fails words, follow them:
+// everything a CLOSED success on the key reads but its slot in the
+// family's table is one line. The tail fills the block.
+// TestKeyRouteHotLine keeps the layout and the padding in step with Route,
+// runtime's Breaker and the allocator, on real keys.
 type keyRoute struct {
+	_ [keyRouteLead]byte
 	Route
-	_ [keyRoutePad]byte
+	b runtime.Breaker
+	_ [keyRouteTail]byte
 }
 
-const keyRoutePad = 64 - unsafe.Sizeof(Route{})%64
+const (
+	mallocHeader = 8                                                                    // before an object in a block, see keyRoute
+	keyRouteHot  = unsafe.Offsetof(Route{}.key) + unsafe.Offsetof(Route{}.key.Inflight) // the entry's hot bytes in a Route
+	keyRouteLead = (64 - (mallocHeader+keyRouteHot)%64) % 64
+	keyRouteTail = (64 - (mallocHeader+keyRouteLead+unsafe.Sizeof(Route{})+unsafe.Sizeof(runtime.Breaker{}))%64) % 64
+)
 
 // KeyEntry returns the key's entry in its family.
 func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key }

@@ -299,7 +299,7 @@ func (r *race[X, T, A]) fire() {
 // (see [Race]).
 func (r *race[X, T, A]) run(run *Chain) (T, error) {
 	rt := r.rt
-	if rt.hedge <= 0 || rt.state.Load()&core.FastMask == core.Open {
+	if rt.hedge <= 0 || rt.stateWord().Load()&core.FastMask == core.Open {
 		// No delay to race against, or an OPEN primary passed over: this
 		// goroutine runs the race from the start.
 		r.own.Store(r.owned())
@@ -497,7 +497,7 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		r.next++
 		rt, impl := r.rt, r.primary
 		var call Call
-		if i == 0 && rt.state.Load()&core.FastMask == core.Open {
+		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
 			err := *rt.reject.Load()
 			run.skip(rt.breaker.Name(), why(r.ctx, err), err)

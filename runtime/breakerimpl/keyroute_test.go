@@ -8,22 +8,49 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// TestKeyRouteHotLine: a key's route is a multiple of a cache line, so
-// that its allocation is aligned to one, and what a call on a key reads
-// (the route's state, fails and slow words, then its entry's first 40
-// bytes, up to IKey) lies in the first line (see keyRoute).
+// TestKeyRouteHotLine: a key's route fills its allocator's block, and
+// everything a CLOSED success on the key reads but its table slot lies in
+// one line (see keyRoute): the entry's hot bytes (from Inflight to the end
+// of Kbuf), the route's fails pointer and slow word, and the key's
+// breaker's state and fails words, the breaker made in the route's room.
+// It looks at real keys: their allocations, not only the offsets.
 func TestKeyRouteHotLine(t *testing.T) {
-	if n := unsafe.Sizeof(keyRoute{}); n%64 != 0 {
-		t.Errorf("keyRoute is %d bytes (Route %d): change its padding to make it a multiple of 64", n, unsafe.Sizeof(Route{}))
+	if n := unsafe.Sizeof(keyRoute{}); (n+mallocHeader)%64 != 0 {
+		t.Errorf("keyRoute is %d bytes (Route %d), with the allocator's header not a multiple of 64: change its padding", n, unsafe.Sizeof(Route{}))
 	}
-	var rt Route
-	for name, off := range map[string]uintptr{
-		"state": unsafe.Offsetof(rt.state), "fails": unsafe.Offsetof(rt.fails), "slow": unsafe.Offsetof(rt.slow),
-		"key's hot bytes": unsafe.Offsetof(rt.key) + unsafe.Offsetof(rt.key.IKey) - 1,
-	} {
-		if off >= 64 {
-			t.Errorf("Route's %s at byte %d: past the first cache line", name, off)
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 100, 0)
+	for i := range 100 {
+		k := f.KeyInt(int64(i))
+		kr, ok := k.key.Value().(*keyRoute)
+		if !ok {
+			t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
 		}
+		if k.Route.Breaker() != &kr.b {
+			t.Fatalf("key %d: its breaker is not in its route's room", i)
+		}
+		c := core.BreakerOf(k.Route.Breaker())
+		rt := k.Route
+		line := uintptr(unsafe.Pointer(&rt.key.Inflight)) / 64
+		at := func(p unsafe.Pointer) uintptr { return uintptr(p) }
+		for name, p := range map[string]uintptr{
+			"the entry's Inflight":           at(unsafe.Pointer(&rt.key.Inflight)),
+			"the entry's Used":               at(unsafe.Pointer(&rt.key.Used)),
+			"the entry's Klen":               at(unsafe.Pointer(&rt.key.Klen)),
+			"the entry's Flags":              at(unsafe.Pointer(&rt.key.Flags)),
+			"the entry's last key byte":      at(unsafe.Pointer(&rt.key.Kbuf[len(rt.key.Kbuf)-1])),
+			"the route's fails pointer":      at(unsafe.Pointer(&rt.fails)),
+			"the route's slow word":          at(unsafe.Pointer(&rt.slow)),
+			"the breaker's state word":       at(unsafe.Pointer(c.State)),
+			"the breaker's fails word":       at(unsafe.Pointer(c.Fails)) + 7,
+			"the state word EnterFast reads": at(unsafe.Pointer(rt.stateWord())),
+			"the fails word Done reads":      at(unsafe.Pointer(rt.fails)) + 7,
+		} {
+			if p/64 != line {
+				t.Errorf("key %d: %s at %#x, off the line %#x of the entry's hot bytes", i, name, p, line*64)
+			}
+		}
+		k.Done()
 	}
 }
 
@@ -47,4 +74,49 @@ func TestRouteOf(t *testing.T) {
 	if k.Route.Breaker().Name() != "k/a" {
 		t.Errorf("the key's route is breaker %q's", k.Route.Breaker().Name())
 	}
+}
+
+// TestKeyBreakerHotLine: what a call on a key reads of the key's breaker,
+// its state word (EnterFast) and its fails word (Call.Done), lie in one
+// cache line, so that a keyed success misses on one line of the breaker,
+// not two. It looks at the breakers of real keys: their allocation, not
+// only the struct's offsets.
+func TestKeyBreakerHotLine(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 100, 0)
+	for i := range 100 {
+		k := f.KeyInt(int64(i))
+		c := core.BreakerOf(k.Route.Breaker())
+		if s, fl := uintptr(unsafe.Pointer(c.State)), uintptr(unsafe.Pointer(c.Fails)); s/64 != fl/64 {
+			t.Fatalf("key %d: the breaker's state word at %#x and fails word at %#x are on two cache lines", i, s, fl)
+		}
+		k.Done()
+	}
+}
+
+// TestKeyRouteOfBreakerMadeBefore: a key whose breaker was made by hand
+// before the key's first call keeps that breaker (its route's room stays
+// unused), and its route reads that breaker's words.
+func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	hand := reg.Breaker(runtime.Config{Name: "k/a"})
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
+	k := f.Key("a")
+	defer k.Done()
+	kr, ok := k.key.Value().(*keyRoute)
+	if !ok {
+		t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
+	}
+	if k.Route.Breaker() != hand || k.Route.Breaker() == &kr.b {
+		t.Fatalf("the key's breaker is %p, want the one made by hand %p (its room %p unused)", k.Route.Breaker(), hand, &kr.b)
+	}
+	c := core.BreakerOf(hand)
+	if k.Route.stateWord() != c.State || k.Route.fails != failsWord(c.Fails) {
+		t.Fatalf("the key's route reads words %p and %p, want the breaker's %p and %p", k.Route.stateWord(), k.Route.fails, c.State, c.Fails)
+	}
+	call, ok := k.Route.EnterFast()
+	if !ok {
+		t.Fatal("a CLOSED key's call left the fast path")
+	}
+	call.Done(t.Context(), nil, false)
 }

@@ -3,7 +3,6 @@ package breakerimpl
 import (
 	"context"
 	"sync"
-	"sync/atomic"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -25,9 +24,9 @@ const maxRecordedInFlight = 1024
 // recording is the state word of a route whose registry records: CLOSED
 // with the counting flag, so every call leaves the fast path, never OPEN,
 // so Enter does not refuse it before the recorder sees it.
-var recording atomic.Uint64
+var recording words
 
-func init() { recording.Store(core.PeriodOne | core.CountFlag) }
+func init() { recording.state.Store(core.PeriodOne | core.CountFlag) }
 
 // routeRec is the recording state of a route. Its clones are made as
 // calls need them, so that a route (a family's key among thousands) costs
@@ -84,7 +83,7 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 		return c
 	}
 	rt.rec = rr
-	rt.state = &recording
+	rt.fails = &recording.fails
 	rt.timed = 0 // every call goes through a clone (enter)
 }
 

@@ -55,13 +55,6 @@ type RouteConfig struct {
 // the breaker has them), then the call. Get one from [NewRoute]. A
 // Route is safe for concurrent use.
 type Route struct {
-	// The words a call's fast path reads (EnterFast, Done), then, on a
-	// key's route, the key's entry (whose first 40 bytes a call reads
-	// too), so that they share the route's first cache line (keyRoute).
-	state  *atomic.Uint64 // the breaker's state word
-	fails  *uint64        // the breaker's fails word: see failsWord
-	slow   uint64         // state bits that send Enter off the fast path
-	key    core.KeyEntry[runtime.Breaker]
 	reject *atomic.Pointer[error] // the breaker's rejection
 	timed  uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
 
@@ -89,6 +82,16 @@ type Route struct {
 	rec      *routeRec // nil unless the registry records calls (record.go)
 	recOf    *routeRec // on a recording clone of a route: its route's
 	recStart int64     // on a recording clone: when its call started
+
+	// On a key's route, the key's entry, whose last 32 bytes a call
+	// reads, then the words a call's fast path reads (EnterFast, Done),
+	// last, so that on a key's route the key's breaker follows them
+	// (keyRoute): the entry's hot bytes, these words and the breaker's
+	// state and fails words are one cache line.
+	key   core.KeyEntry[runtime.Breaker]
+	fails *uint64 // the breaker's fails word, right after its state word (see words)
+
+	slow uint64 // state bits that send Enter off the fast path
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter
@@ -123,9 +126,8 @@ func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Bre
 func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
 	c := core.BreakerOf(b)
 	*rt = Route{
-		state:   c.State,
+		fails:   &wordsOf(c).fails,
 		reject:  c.Reject,
-		fails:   failsWord(c.Fails),
 		slow:    core.FastMask,
 		timed:   core.FastMask,
 		core:    *c,
@@ -154,7 +156,7 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if impl == nil {
 		// Every call is refused as if the breaker were OPEN, with
 		// ErrNilImpl: no test on the paths of the other routes.
-		rt.state, rt.reject = &nilImpl.state, &nilImpl.reject
+		rt.fails, rt.reject = &nilImpl.state.fails, &nilImpl.reject
 	}
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
@@ -200,12 +202,12 @@ var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
 // nilImpl is the state of the routes of a nil implementation: a word that
 // is always OPEN and a rejection that is always ErrNilImpl.
 var nilImpl struct {
-	state  atomic.Uint64
+	state  words // never admits a call
 	reject atomic.Pointer[error]
 }
 
 func init() {
-	nilImpl.state.Store(core.PeriodOne | core.Open)
+	nilImpl.state.state.Store(core.PeriodOne | core.Open)
 	nilImpl.reject.Store(&ErrNilImpl)
 }
 
@@ -223,7 +225,7 @@ type Call struct {
 // decides (an OPEN breaker, a probe, a limiter, a nil implementation, a
 // budget or provenance record in play).
 func (rt *Route) EnterFast() (c Call, ok bool) {
-	c.word = rt.state.Load()
+	c.word = rt.stateWord().Load()
 	c.route = rt
 	return c, (c.word|core.InUse.Load())&rt.slow == 0
 }
@@ -262,7 +264,7 @@ func (c Call) Refusal() error {
 // straight away on a route with a rate limit, where EnterFast always
 // would decline), so Enter does not repeat its test.
 func (rt *Route) Enter(ctx context.Context) (Call, error) {
-	w := rt.state.Load()
+	w := rt.stateWord().Load()
 	if w&core.FastMask == core.Open {
 		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
 	}
@@ -289,7 +291,7 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget
 	}
-	w := rt.state.Load()
+	w := rt.stateWord().Load()
 	if w&core.FastMask != core.LoadFlag { // else a CLOSED call, admitted as the word
 		var err error
 		if w, err = b.Admit(rt.timeout); err != nil {
@@ -455,6 +457,31 @@ func (c Call) Panicked(v any) bool {
 // nothing but that word (TestFailsWord).
 func failsWord(fails *atomic.Uint64) *uint64 {
 	return (*uint64)(unsafe.Pointer(fails))
+}
+
+// words is a breaker's state word and its fails word, which runtime's
+// Breaker keeps right after it, on one cache line (wordsOf checks): a
+// route reaches both through one pointer, to the fails word (which Done
+// reads, at the inliner's budget, as failsWord gives it), and finds the
+// state word before it (Route.stateWord): that spares the route a word,
+// and a key's route room on its line (keyRoute).
+type words struct {
+	state atomic.Uint64
+	fails uint64
+}
+
+// wordsOf returns the words of the breaker c.
+func wordsOf(c *core.Breaker) *words {
+	w := (*words)(unsafe.Pointer(c.State))
+	if failsWord(c.Fails) != &w.fails {
+		panic("breakerimpl: a breaker's fails word must follow its state word")
+	}
+	return w
+}
+
+// stateWord returns the state word of the route's breaker.
+func (rt *Route) stateWord() *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(rt.fails), -int(unsafe.Offsetof(words{}.fails))))
 }
 
 // ExitValid is Exit for a route with a `valid` func: generated code sets

@@ -3,26 +3,28 @@ package core
 import "sync/atomic"
 
 // KeyEntry is one live key of a family of breakers (package runtime's
-// Family, SPEC §15), over T, runtime's Breaker. Its first 40 bytes are
-// what a call on the key reads and writes; package breakerimpl embeds the
-// entry in the key's route right after the route's own fast-path words
-// (24 bytes), so that a call on a key reads its key, holds it and enters
-// its route in one cache line (TestKeyRouteHotLine in breakerimpl).
-// Package runtime owns every field: see runtime/family.go.
+// Family, SPEC §15), over T, runtime's Breaker. Its last 32 bytes (from
+// Inflight) are what a call on the key reads and writes, the rest is read
+// off the fast path. Package breakerimpl embeds the entry at the end of
+// the key's route, followed by the route's own fast-path words (16 bytes)
+// and then the key's breaker, whose state and fails words come first: a
+// call on a key reads its key, holds it, enters its route and its breaker
+// and settles its success in one cache line (TestKeyRouteHotLine in
+// breakerimpl). Package runtime owns every field: see runtime/family.go.
 type KeyEntry[T any] struct {
-	// Read (and Inflight written) by every call on the key.
-	Inflight atomic.Int64 // calls in flight; very negative once dropped
-	Used     atomic.Int64 // the family's clock of uses at the key's last call
-	Klen     uint8        // len(Key) when the key is kept in Kbuf, else KeyLong
-	Flags    uint8        // which tables hold it and more; set before it is published
-	Kbuf     [KeyInline]byte
-
 	// Read off the fast path.
 	IKey uint64 // an integer key's bits
 	Key  string // the key, or an integer key's decimal form
 	B    *T     // the key's breaker
 	Val  any    // what the family's attach made of B
-	Seen int64  // Used when it was picked as a victim
+	Seen int64  // the use of the key when it was picked as a victim
+
+	// Read (and Inflight written) by every call on the key.
+	Inflight atomic.Int32  // calls in flight; very negative once dropped
+	Used     atomic.Uint32 // the family's clock of uses at the key's last call, its low 32 bits
+	Klen     uint8         // len(Key) when the key is kept in Kbuf, else KeyLong
+	Flags    uint8         // which tables hold it and more; set before it is published
+	Kbuf     [KeyInline]byte
 }
 
 const (
