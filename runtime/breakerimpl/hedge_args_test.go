@@ -191,11 +191,11 @@ func TestHedgeTickAfterThePrimaryWonIsTaken(t *testing.T) {
 	})
 }
 
-// TestRaceArgsTwoMethodsOnOneRoute: two methods of a chain whose line
+// TestRaceArgsTwoMethodsOnOneRouteAllocNothing: two methods of a chain whose line
 // they share race on one route with races of two types; called in turn,
 // each finds its own race (the route's spare slot keeps one, its pool the
 // other) and neither allocates.
-func TestRaceArgsTwoMethodsOnOneRoute(t *testing.T) {
+func TestRaceArgsTwoMethodsOnOneRouteAllocNothing(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
