@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -289,11 +290,14 @@ func (r *race[X, T, A]) arm() {
 		return
 	}
 	if r.real == nil {
-		r.real = time.AfterFunc(rt.hedge, r.fire)
-	} else {
-		r.real.Reset(rt.hedge)
+		// Made stopped, so that timer is set before it can fire.
+		r.real = time.AfterFunc(math.MaxInt64, r.fire)
+		r.real.Stop()
 	}
+	// timer is set first: the timer's goroutine can take the race over as
+	// soon as the timer starts, and reads it (Stop, when the race ends).
 	r.timer = r.real
+	r.real.Reset(rt.hedge)
 }
 
 // fire is the hedge timer's: the delay has passed again. While the caller
