@@ -45,9 +45,9 @@ func lostRace(ctx context.Context) bool {
 // generated code calls [RaceArgs], whose ask captures nothing. Race
 // returns the winning answer and [Chain.Won] reports true; when no source
 // answered it returns the zero T and a nil error, Won is false, and the
-// caller goes on to the stale cache or [Chain.Err]. A panic of a source is re-raised here while the race
-// is on; one that comes after the answer won is counted as a failure by
-// its breaker and otherwise dropped.
+// caller goes on to the stale cache or [Chain.Err]. A panic of a source
+// is re-raised here while the race is on; one that comes after the answer
+// won is counted as a failure by its breaker and otherwise dropped.
 //
 // run must have been started on the primary's route ([Chain.Start]).
 func Race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
@@ -581,9 +581,9 @@ var errGoexit = errors.New("breaker: the source's goroutine exited without retur
 
 // settle runs racer src (the primary with its tries when primary is set,
 // else the try admitted as call; src is the racer's index, not the
-// source's, since an OPEN primary is passed over without a racer) and sends how it ended, a panic or a Goexit
-// included, to results, which has room for it: the race never waits for a
-// source that is gone.
+// source's, since an OPEN primary is passed over without a racer) and
+// sends how it ended, a panic or a Goexit included, to results, which has
+// room for it: the race never waits for a source that is gone.
 func (r *race[X, T, A]) settle(ctx context.Context, src int, primary bool, call Call, impl X) {
 	a := answer[T]{src: src}
 	returned := false
