@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -44,9 +45,9 @@ func lostRace(ctx context.Context) bool {
 // generated code calls [RaceArgs], whose ask captures nothing. Race
 // returns the winning answer and [Chain.Won] reports true; when no source
 // answered it returns the zero T and a nil error, Won is false, and the
-// caller goes on to the stale cache or [Chain.Err]. A panic of a source is re-raised here while the race
-// is on; one that comes after the answer won is counted as a failure by
-// its breaker and otherwise dropped.
+// caller goes on to the stale cache or [Chain.Err]. A panic of a source
+// is re-raised here while the race is on; one that comes after the answer
+// won is counted as a failure by its breaker and otherwise dropped.
 //
 // run must have been started on the primary's route ([Chain.Start]).
 func Race[X, T any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route,
@@ -242,9 +243,11 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 // recycle puts r back in its route's pool when nothing else can reach it:
 // no source was asked in a goroutine, the hedge timer was stopped before
 // it fired, and the primary's ctx was neither cancelled nor watched.
+// Otherwise it lets go of the call (forget).
 func (r *race[X, T, A]) recycle() {
 	rt := r.rt
 	if len(r.racers) > 1 || r.own.Load() != r.owned() || !r.pctx.release() {
+		r.forget()
 		return
 	}
 	var x X
@@ -256,6 +259,19 @@ func (r *race[X, T, A]) recycle() {
 	if !rt.spare.CompareAndSwap(nil, &r.spare) {
 		rt.races.Put(r)
 	}
+}
+
+// forget lets go of what a race that ended, and will not be reused, holds
+// of its call: the arguments, the sources, the answer. The primary's ctx
+// can keep the race reachable after the call returned, for as long as the
+// chain's ctx lives: when it watches it (the primary asked for its Done,
+// and won), the watch must stay, for an upstream that kept the ctx.
+func (r *race[X, T, A]) forget() {
+	var x X
+	var args A
+	r.cc, r.end = Chain{}, raceEnd[T]{}
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
+	r.inline, r.racers, r.timer = [3]racer{}, nil, nil
 }
 
 // raceSpare is a race kept in its route's spare slot, [Route].spare: one
@@ -274,11 +290,14 @@ func (r *race[X, T, A]) arm() {
 		return
 	}
 	if r.real == nil {
-		r.real = time.AfterFunc(rt.hedge, r.fire)
-	} else {
-		r.real.Reset(rt.hedge)
+		// Made stopped, so that timer is set before it can fire.
+		r.real = time.AfterFunc(math.MaxInt64, r.fire)
+		r.real.Stop()
 	}
+	// timer is set first: the timer's goroutine can take the race over as
+	// soon as the timer starts, and reads it (Stop, when the race ends).
 	r.timer = r.real
+	r.real.Reset(rt.hedge)
 }
 
 // fire is the hedge timer's: the delay has passed again. While the caller
@@ -306,7 +325,13 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 		if rt.hedge > 0 {
 			r.arm()
 		}
-		return r.finish(run, r.loop(run, nil))
+		end := r.loop(run, nil)
+		if end.panicked {
+			return r.finish(run, end) // re-raised
+		}
+		v, err := r.finish(run, end)
+		r.forget()
+		return v, err
 	}
 	r.inline[0] = racer{route: rt}
 	r.racers = r.inline[:1]
@@ -320,7 +345,9 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 		r.results <- a
 		r.ended.Wait()
 		*run = r.cc
-		return r.finish(run, r.end)
+		v, err := r.finish(run, r.end) // re-raises a panic
+		r.forget()
+		return v, err
 	}
 	// The primary ended before the delay (or its tick is on its way):
 	// this goroutine runs the race on from its answer.
@@ -554,9 +581,9 @@ var errGoexit = errors.New("breaker: the source's goroutine exited without retur
 
 // settle runs racer src (the primary with its tries when primary is set,
 // else the try admitted as call; src is the racer's index, not the
-// source's, since an OPEN primary is passed over without a racer) and sends how it ended, a panic or a Goexit
-// included, to results, which has room for it: the race never waits for a
-// source that is gone.
+// source's, since an OPEN primary is passed over without a racer) and
+// sends how it ended, a panic or a Goexit included, to results, which has
+// room for it: the race never waits for a source that is gone.
 func (r *race[X, T, A]) settle(ctx context.Context, src int, primary bool, call Call, impl X) {
 	a := answer[T]{src: src}
 	returned := false
@@ -651,11 +678,12 @@ func (c *raceCtx) Err() error {
 	return c.parent.Err()
 }
 
-// cancel ends the ctx with cause, if it has not ended yet.
+// cancel ends the ctx with cause, if it has not ended yet, and stops its
+// watch of the parent: the parent, which may live on, would keep the race.
 func (c *raceCtx) cancel(cause error) {
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	if c.err != nil {
+		c.mu.Unlock()
 		return
 	}
 	if c.parent.Err() != nil { // the parent ended first: its cause wins
@@ -666,6 +694,11 @@ func (c *raceCtx) cancel(cause error) {
 	c.held.Store(true)
 	if c.done != nil {
 		close(c.done)
+	}
+	stop := c.stop
+	c.mu.Unlock()
+	if stop != nil {
+		stop() // false when the parent's end called cancel
 	}
 }
 

@@ -1,0 +1,80 @@
+package breakerimpl
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	goruntime "runtime"
+	"testing"
+	"testing/synctest"
+	"time"
+	"weak"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// big is a call's argument, or answer, large enough that keeping it after
+// the call matters.
+type big = *[1 << 20]byte
+
+// TestHedgeKeepsNothingOfACallOnALiveParent: a primary that asks for its
+// ctx's Done (as any upstream that can be cancelled does) makes its ctx
+// watch the chain's ctx, which lives on after the call. A race whose
+// primary lost has no use for the watch: the race is not kept. One whose
+// primary won keeps it (the primary's ctx must still end with the chain's
+// ctx, for an upstream that kept it), and so the race, but neither the
+// call's arguments nor its answer.
+func TestHedgeKeepsNothingOfACallOnALiveParent(t *testing.T) {
+	for _, primaryWins := range []bool{true, false} {
+		t.Run(fmt.Sprint("primary wins ", primaryWins), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				parent, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+				rt := NewRoute(reg, 0, RouteConfig{Breaker: runtime.Config{Name: "primary"}, Hedge: time.Second})
+				fb := NewRoute(reg, 1, RouteConfig{Breaker: runtime.Config{Name: "backup"}})
+				var args, answer weak.Pointer[[1 << 20]byte]
+				var pctx weak.Pointer[raceCtx]
+				func() {
+					var run Chain
+					if run.Start(parent, rt) {
+						defer run.Done()
+					}
+					a := new([1 << 20]byte)
+					args = weak.Make(a)
+					v, err := RaceArgs(&run, 0, []runtime.Fallback[int]{{Name: "backup", Impl: 1}}, []*Route{fb}, a,
+						func(ctx context.Context, call Call, impl int, a big) (_ big, err error) {
+							defer call.Exit(ctx, &err)
+							err = PanicGuard
+							if impl == 0 {
+								pctx = weak.Make(ctx.(*raceCtx))
+								if !primaryWins {
+									<-ctx.Done()
+									return nil, ctx.Err()
+								}
+								_ = ctx.Done()
+							}
+							v := new([1 << 20]byte)
+							answer = weak.Make(v)
+							return v, nil
+						})
+					if !run.Won() || err != nil || v == nil {
+						t.Errorf("primary wins %v: got %v, %v, won %v", primaryWins, v != nil, err, run.Won())
+					}
+				}()
+				synctest.Wait()
+				goruntime.GC()
+				if args.Value() != nil {
+					t.Errorf("primary wins %v: the call's arguments are kept", primaryWins)
+				}
+				if answer.Value() != nil {
+					t.Errorf("primary wins %v: the call's answer is kept", primaryWins)
+				}
+				if !primaryWins && pctx.Value() != nil {
+					t.Error("the race of a primary that lost is kept, by its ctx's watch of the chain's")
+				}
+				goruntime.KeepAlive(parent)
+			})
+		})
+	}
+}
