@@ -98,8 +98,8 @@ func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, e
 	if run.Start(ctx, c.hedged) {
 		defer run.Done()
 	}
-	// raceArgs is what a try of Quote needs; RaceArgs keeps a copy, so that
-	// no closure capturing them is allocated.
+	// raceArgs holds the arguments a try of Quote needs; RaceArgs keeps a
+	// copy of them, so that no closure capturing them is allocated.
 	type raceArgs struct {
 		c    *HedgedQuoterChain
 		code string

@@ -139,8 +139,8 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
 	}
-	// raceArgs is what a try of FundFlow needs; RaceArgsValid keeps a copy,
-	// so that no closure capturing them is allocated.
+	// raceArgs holds the arguments a try of FundFlow needs; RaceArgsValid
+	// keeps a copy of them, so that no closure capturing them is allocated.
 	type raceArgs struct {
 		c    *FundFlowSourceChain
 		code string

@@ -460,7 +460,7 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		}
 	}
 	var body []jen.Code
-	for _, l := range textwrap.Lines(fmt.Sprintf("%s is what a try of %s needs; %s keeps a copy, so that no closure capturing them is allocated.", argsType, m.Name, race), 70) {
+	for _, l := range textwrap.Lines(fmt.Sprintf("%s holds the arguments a try of %s needs; %s keeps a copy of them, so that no closure capturing them is allocated.", argsType, m.Name, race), 70) {
 		body = append(body, jen.Comment(l))
 	}
 	body = append(body, jen.Type().Id(argsType).Struct(fields...))
