@@ -240,44 +240,47 @@ func setStart(s *trackSlot, now int64) {
 // quarter, up to maxTracked slots; past maxTracked timed calls the oldest
 // is forgotten (its outcome will be ignored) and the table grows by one
 // segment, which the forgotten call's slot makes up for when it ends.
-// The window's lock is held.
+// Calls that claim without the lock may take every slot of the new
+// segments first: it then grows the table again, until it has a slot or
+// no id is left (0: the call is not timed). The window's lock is held.
 func (t *tracker) claimLocked(now int64, p uint32) uint64 {
-	if id := t.claim(now, p); id != 0 {
-		return id // a call ended meanwhile
-	}
-	segs := *t.segs.Load()
-	timed := 0
-	var oldest *trackSlot
-	var oldestWord uint64
-	for _, seg := range segs {
-		for j := range seg.slots {
-			s := &seg.slots[j]
-			w := s.word.Load()
-			if st := w & slotState; st != slotLive && st != slotCounted {
-				continue
-			}
-			timed++
-			if oldest == nil || older(atomic.LoadInt64(&s.start), w, atomic.LoadInt64(&oldest.start), oldestWord) {
-				oldest, oldestWord = s, w
+	for {
+		if id := t.claim(now, p); id != 0 {
+			return id // a call ended meanwhile, or the table grew
+		}
+		segs := *t.segs.Load()
+		timed := 0
+		var oldest *trackSlot
+		var oldestWord uint64
+		for _, seg := range segs {
+			for j := range seg.slots {
+				s := &seg.slots[j]
+				w := s.word.Load()
+				if st := w & slotState; st != slotLive && st != slotCounted {
+					continue
+				}
+				timed++
+				if oldest == nil || older(atomic.LoadInt64(&s.start), w, atomic.LoadInt64(&oldest.start), oldestWord) {
+					oldest, oldestWord = s, w
+				}
 			}
 		}
+		if timed >= maxTracked && oldest != nil {
+			oldest.word.CompareAndSwap(oldestWord, oldestWord&^slotState|slotForgotten)
+		}
+		more := 1
+		if timed < maxTracked {
+			more = max(min(len(segs)/4, maxTracked/segSlots-len(segs)), 1)
+		}
+		if uint64(len(segs)+more)*segSlots > idMask {
+			return 0 // no id left for another segment: the call is not timed
+		}
+		grown := segs[:len(segs):len(segs)]
+		for range more {
+			grown = append(grown, new(trackSeg))
+		}
+		t.segs.Store(&grown)
 	}
-	if timed >= maxTracked && oldest != nil {
-		oldest.word.CompareAndSwap(oldestWord, oldestWord&^slotState|slotForgotten)
-	}
-	more := 1
-	if timed < maxTracked {
-		more = max(min(len(segs)/4, maxTracked/segSlots-len(segs)), 1)
-	}
-	if uint64(len(segs)+more)*segSlots > idMask {
-		return 0 // no id left for another segment: the call is not timed
-	}
-	grown := segs[:len(segs):len(segs)]
-	for range more {
-		grown = append(grown, new(trackSeg))
-	}
-	t.segs.Store(&grown)
-	return t.claim(now, p)
 }
 
 // older reports whether the call that started at start in a slot whose
