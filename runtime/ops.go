@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"sync/atomic"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -82,8 +81,9 @@ func (o *ops) LoadSucceeded(w uint64) {
 // WindowSuccess is outcomeAs(w, Success, nil) for a CLOSED call admitted
 // as w, a word with WindowFlag and no other flag. For a breaker that times
 // its calls (SlowCall, InFlight), win being its window, it is the success
-// path of SlowCall and InFlight, written out in one function (the
-// tracker's end included): no lock while the window can count the
+// path of SlowCall and InFlight, written out in one function but for the
+// tracker's end (tracker.end: the slot protocol stays in one place, for 9
+// instructions of about 630): no lock while the window can count the
 // success without one (see record).
 func (o *ops) WindowSuccess(w uint64) {
 	b := o.b()
@@ -98,23 +98,9 @@ func (o *ops) WindowSuccess(w uint64) {
 		now   int64
 	)
 	if id := w & probeMask >> probeShift; id != 0 && !b.beforeWindow(w) { // else not timed
-		// win.track.end(id), written out.
-		t := win.track
-		i := id - 1
-		seg := (*t.segs.Load())[i/segSlots]
-		s := &seg.slots[i%segSlots]
-		start = atomic.LoadInt64(&s.start) // before the slot is freed: a next call may take it
-		for {
-			sw := s.word.Load()
-			if s.word.CompareAndSwap(sw, sw&^slotState) { // slotFree, which is 0
-				if i/segSlots >= uint64(t.home) { // a shared segment's bitmap
-					seg.used.And(^(1 << (i % segSlots)))
-				}
-				if sw&slotState != slotLive {
-					return // counted when found overdue, or forgotten
-				}
-				break
-			}
+		var ok bool
+		if start, ok = win.track.end(id); !ok {
+			return // counted when found overdue, or forgotten
 		}
 	}
 	if start != 0 { // else not timed (see tracker.claimLocked)
@@ -171,7 +157,8 @@ func (o *ops) Failed(ctx context.Context, w uint64, err error) {
 		o.Settle(ctx, w, err)
 		return
 	}
-	// outcomeAs and countOutcome for a CLOSED failure, written out: no
+	// outcomeAs and countOutcome for a CLOSED failure, written out (a call
+	// to countOutcome costs the failing call 22 instructions of 440): no
 	// state but CLOSED, no timing and no load slot to look at.
 	now := b.stamps.now() // before the atomic writes: see countOutcome
 	b.failures.Add(1)
