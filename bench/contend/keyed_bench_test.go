@@ -2,6 +2,7 @@ package contend_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand"
 	mrand "math/rand/v2"
@@ -35,34 +36,38 @@ const liveKeys = 10_000
 // keyedRow calls one wrapper with key number i.
 type keyedRow func(ctx context.Context, i int)
 
-var keyedCases = []struct {
+// keyedCase makes a row's wrapper with n keys live (the plain one with n
+// codes), each called once.
+type keyedCase struct {
 	name string
-	make func(tb testing.TB) keyedRow
-}{
-	{"plain", func(tb testing.TB) keyedRow {
+	make func(tb testing.TB, n int) keyedRow
+}
+
+var keyedCases = []keyedCase{
+	{"plain", func(tb testing.TB, n int) keyedRow {
 		q := quote.NewQuoterBreaker(quote.NewUpstream(nil), contend.Registry(closed))
-		codes := keyCodes()
+		codes := keyCodes(n)
 		expectSuccess(tb, q)
 		return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
 	}},
-	{"string", func(tb testing.TB) keyedRow {
-		w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), liveKeys)
+	{"string", func(tb testing.TB, n int) keyedRow {
+		w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
 		var q quote.Quoter = w
-		codes := keyCodes()
+		codes := keyCodes(n)
 		for _, c := range codes {
 			expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
 		}
-		checkLive(tb, w.Live())
+		checkLive(tb, w.Live(), n)
 		return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
 	}},
-	{"int", func(tb testing.TB) keyedRow {
-		w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), liveKeys)
+	{"int", func(tb testing.TB, n int) keyedRow {
+		w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
 		var q contend.IDQuoter = w
-		ids := keyIDs()
+		ids := keyIDs(n)
 		for _, id := range ids {
 			expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
 		}
-		checkLive(tb, w.Live())
+		checkLive(tb, w.Live(), n)
 		return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
 	}},
 }
@@ -72,24 +77,21 @@ func init() {
 	// calls, as a few symbols, hosts or tenants do in a real service.
 	// Every key is live all the same.
 	for _, c := range keyedCases[1:3] {
-		keyedCases = append(keyedCases, struct {
-			name string
-			make func(tb testing.TB) keyedRow
-		}{c.name + "-zipf", func(tb testing.TB) keyedRow {
-			call, order := c.make(tb), zipfOrder()
+		keyedCases = append(keyedCases, keyedCase{c.name + "-zipf", func(tb testing.TB, n int) keyedRow {
+			call, order := c.make(tb, n), zipfOrder(n)
 			return func(ctx context.Context, i int) { call(ctx, order[i]) }
 		}})
 	}
 }
 
-// zipfOrder is the key numbers a skewed row calls, in turn: liveKeys draws
-// from a Zipf distribution over the keys (s = 1.1, v = 1: the key of rank
+// zipfOrder is the key numbers a skewed row calls, in turn: n draws from
+// a Zipf distribution over n keys (s = 1.1, v = 1: the key of rank
 // k is drawn in proportion to (1+k)^-1.1, the skew measured in web and
 // market-data traffic), with a fixed seed, so every run calls the same
 // keys in the same order.
-func zipfOrder() []int {
-	z := rand.NewZipf(rand.New(rand.NewSource(1)), 1.1, 1, liveKeys-1)
-	order := make([]int, liveKeys)
+func zipfOrder(n int) []int {
+	z := rand.NewZipf(rand.New(rand.NewSource(1)), 1.1, 1, uint64(n-1))
+	order := make([]int, n)
 	for i := range order {
 		order[i] = int(z.Uint64())
 	}
@@ -100,9 +102,9 @@ func keyedRegistry() *runtime.Registry {
 	return runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
 }
 
-// keyIDs are the keys: liveKeys six-digit instrument ids.
-func keyIDs() []int64 {
-	ids := make([]int64, liveKeys)
+// keyIDs are the keys: n instrument ids of six digits and more.
+func keyIDs(n int) []int64 {
+	ids := make([]int64, n)
 	for i := range ids {
 		ids[i] = 600000 + int64(i)
 	}
@@ -110,9 +112,9 @@ func keyIDs() []int64 {
 }
 
 // keyCodes are keyIDs' decimal forms.
-func keyCodes() []string {
-	codes := make([]string, liveKeys)
-	for i, id := range keyIDs() {
+func keyCodes(n int) []string {
+	codes := make([]string, n)
+	for i, id := range keyIDs(n) {
 		codes[i] = strconv.FormatInt(id, 10)
 	}
 	return codes
@@ -125,17 +127,17 @@ func expectSuccessOf(tb testing.TB, call func() error) {
 	}
 }
 
-func checkLive(tb testing.TB, n int) {
+func checkLive(tb testing.TB, live, want int) {
 	tb.Helper()
-	if n != liveKeys {
-		tb.Fatalf("%d live keys, want %d", n, liveKeys)
+	if live != want {
+		tb.Fatalf("%d live keys, want %d", live, want)
 	}
 }
 
 func BenchmarkKeyedSuccess(b *testing.B) {
 	for _, c := range keyedCases {
 		b.Run(c.name, func(b *testing.B) {
-			call := c.make(b)
+			call := c.make(b, liveKeys)
 			ctx := context.Background()
 			b.ReportAllocs()
 			i := 0
@@ -152,7 +154,7 @@ func BenchmarkKeyedSuccess(b *testing.B) {
 func BenchmarkKeyedSuccessParallel(b *testing.B) {
 	for _, c := range keyedCases {
 		b.Run(c.name, func(b *testing.B) {
-			call := c.make(b)
+			call := c.make(b, liveKeys)
 			var starts atomic.Int64
 			b.ReportAllocs()
 			b.ResetTimer()
@@ -170,6 +172,34 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyedLiveKeys is BenchmarkKeyedSuccess's uniform rows (plain,
+// string, int) at 100, 1,000, 10,000 and 100,000 live keys: what a keyed
+// call costs as its keys outgrow the caches. Each call's key is the one
+// touched longest ago, so a row whose keys' lines (a table slot and one
+// line of the key's route, about 80 bytes a key) fit a core's L2 pays no
+// miss, and one past it pays about one a call. Compare keyed with plain at
+// one count, in one run (not part of make bench):
+//
+//	cd bench && go test -run '^$' -bench 'KeyedLiveKeys' -benchmem -count 6 -cpu 1 ./contend/
+func BenchmarkKeyedLiveKeys(b *testing.B) {
+	for _, n := range []int{100, 1_000, 10_000, 100_000} {
+		for _, c := range keyedCases[:3] {
+			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) {
+				call := c.make(b, n)
+				ctx := context.Background()
+				b.ReportAllocs()
+				i := 0
+				for b.Loop() {
+					call(ctx, i)
+					if i++; i == n {
+						i = 0
+					}
+				}
+			})
+		}
+	}
+}
+
 // TestKeyedSuccessAllocs: with 10,000 live keys, a success through the
 // keyed wrapper allocates nothing, keyed by a string or by an integer.
 func TestKeyedSuccessAllocs(t *testing.T) {
@@ -179,7 +209,7 @@ func TestKeyedSuccessAllocs(t *testing.T) {
 	ctx := context.Background()
 	r := mrand.New(mrand.NewPCG(1, 2))
 	for _, c := range keyedCases {
-		call := c.make(t)
+		call := c.make(t, liveKeys)
 		if n := testing.AllocsPerRun(1000, func() { call(ctx, r.IntN(liveKeys)) }); n != 0 {
 			t.Errorf("%s: a success allocates %v times", c.name, n)
 		}
