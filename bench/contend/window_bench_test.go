@@ -58,6 +58,32 @@ func (c *clocked) Quote(ctx context.Context, code string) (quote.Quote, error) {
 	return r, err
 }
 
+// BenchmarkClockRead is one clock read alone: "since", the monotonic read
+// a timed call makes twice (time.Since of an anchor, one vDSO
+// clock_gettime on Linux), and "now", time.Now (a wall and a monotonic
+// read). On a virtual machine whose TSC reads trap or are slowed, one read
+// costs more than the whole plain wrapper, which bounds slow and inflight
+// from below whatever the breaker does (see clock2). Not part of make bench:
+//
+//	cd bench && go test -run '^$' -bench 'ClockRead|WindowSuccess$/^(none|clock2)$' -count 6 -cpu 1 ./contend/
+func BenchmarkClockRead(b *testing.B) {
+	anchor := time.Now()
+	var sink time.Duration
+	b.Run("since", func(b *testing.B) {
+		for b.Loop() {
+			sink += time.Since(anchor)
+		}
+	})
+	b.Run("now", func(b *testing.B) {
+		for b.Loop() {
+			sink += time.Duration(time.Now().UnixNano())
+		}
+	})
+	if sink == 0 {
+		b.Log("no time passed")
+	}
+}
+
 // windowed returns the generated wrapper on a registry whose breaker
 // "quotes" was created first with cfg (the first settings of a name win),
 // after enough successes to fill a count window.
