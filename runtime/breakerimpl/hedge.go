@@ -282,11 +282,16 @@ type raceSpare struct {
 	race any // the *race[X, T, A] whose field this is
 }
 
-// arm starts the hedge timer; the real clock's is reused.
+// arm starts the hedge timer; the real clock's is reused. timer is set
+// before fire can run: the timer's goroutine can take the race over as
+// soon as the timer starts, and then reads and writes timer (Stop, when
+// the race ends; nil or a new timer, when it hedges). Set after, it would
+// put back a timer that had fired, whose tick the race's end would wait
+// for in vain.
 func (r *race[X, T, A]) arm() {
 	rt := r.rt
 	if !rt.realClock {
-		r.timer = rt.clock.AfterFunc(rt.hedge, r.fire)
+		r.armClock()
 		return
 	}
 	if r.real == nil {
@@ -298,6 +303,33 @@ func (r *race[X, T, A]) arm() {
 	// soon as the timer starts, and reads it (Stop, when the race ends).
 	r.timer = r.real
 	r.real.Reset(rt.hedge)
+}
+
+// armClock is arm on an injected clock ([runtime.WithClock]). Its
+// AfterFunc can call the func before it returns the Timer: the
+// [runtime.Clock] contract only says the func runs in its own goroutine,
+// which may start at once. So the func and armClock meet at a gate, set by
+// whichever comes first, and the second runs fire: the func, when the
+// Timer was stored first (the usual order), or else armClock, right after
+// storing it, in a goroutine of its own (as the func would have); the
+// Timer's Stop then reports false and the tick is on its way, as the race
+// expects. The func never waits for armClock: a func waiting on a gate
+// would hang with a clock that calls it synchronously inside AfterFunc, or
+// that waits for it before returning; neither is in the contract, and both
+// work here. The gate and the func cost allocations on every arm: an
+// injected clock is for tests, and the real clock's path allocates nothing.
+func (r *race[X, T, A]) armClock() {
+	var gate atomic.Bool
+	t := r.rt.clock.AfterFunc(r.rt.hedge, func() {
+		if gate.CompareAndSwap(false, true) {
+			return // before the Timer was stored: armClock fires
+		}
+		r.fire()
+	})
+	r.timer = t
+	if !gate.CompareAndSwap(false, true) {
+		go r.fire() // the func came first and left the tick to armClock
+	}
 }
 
 // fire is the hedge timer's: the delay has passed again. While the caller
