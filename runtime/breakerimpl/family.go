@@ -91,16 +91,31 @@ func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key 
 
 // routeOf returns the route of a held key: the one that holds its entry.
 // A runtime.FamilyKey is one pointer, to the key's entry (TestRouteOf),
-// which in a family of NewFamily is the key field of a keyRoute's Route;
-// an entry of any other family (one made by hand with the name, before a
-// wrapper) is not held (no core.KeyHeld), and then the attached value is
-// asked for, as before: a *Route or a panic.
+// which in a family of NewFamily is always the key field of a keyRoute's
+// Route, held (core.KeyHeld): the family's Attach and Room both return
+// a keyRoute. An entry of any other family (one made
+// by hand with the name, runtime's Registry.Family, before a wrapper)
+// holds nothing and has no route: see unrouted.
 func routeOf(k runtime.FamilyKey) *Route {
-	e := *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
+	e := entryOf(k)
 	if e.Flags&core.KeyHeld == 0 {
-		return k.Value().(*Route)
+		panic(unrouted{k})
 	}
 	return (*Route)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(Route{}.key))))
+}
+
+// entryOf returns the entry of a held key (see routeOf).
+func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
+	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
+}
+
+// unrouted is the panic of a call on a key of a family that NewFamily did
+// not make: its keys have no route.
+type unrouted struct{ k runtime.FamilyKey }
+
+func (u unrouted) Error() string {
+	return fmt.Sprintf("breakerimpl: breaker %q is in a family made by hand (runtime's Registry.Family) before its wrapper's NewFamily: its keys have no route",
+		u.k.Breaker().Name())
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil
