@@ -115,7 +115,7 @@ type Breaker struct {
 }
 
 // newBreakerIn returns a new breaker, made in room (a zero Breaker never
-// used, see [FamilyConfig.Room]) when room is not nil.
+// used, see [core.KeyMaker]) when room is not nil.
 func newBreakerIn(room *Breaker, reg *Registry, cfg Config, class classifier) *Breaker {
 	b := room
 	if b == nil {
@@ -178,6 +178,9 @@ func init() {
 			return b, nil // not a typed nil
 		}
 		return b, l
+	}
+	core.Family = func(reg, cfg, fc, km any) any {
+		return reg.(*Registry).family(cfg.(Config), fc.(FamilyConfig), km.(*core.KeyMaker[Breaker]))
 	}
 }
 

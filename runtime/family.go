@@ -119,8 +119,8 @@ type famSlot struct {
 // counts. A family made by package breakerimpl keeps each entry in its
 // key's route, on the line of the route's words a call reads and of the
 // key's breaker's state and fails words ([core.KeyHolder],
-// [FamilyConfig.Room]); any other family allocates its entries, a cache
-// line apart (famAlone).
+// [core.KeyMaker]); any other family allocates its entries, a cache line
+// apart (famAlone).
 type famEntry = core.KeyEntry[Breaker]
 
 // famAlone is an entry the family allocates itself, 128 bytes (an
@@ -193,31 +193,26 @@ type FamilyConfig struct {
 	// like the family; Rate 0 means none.
 	Rate  float64
 	Burst int
-	// Attach, when set, is called once for each new key's breaker; what it
-	// returns is [FamilyKey.Value]. Generated code (package breakerimpl)
-	// keeps its route there.
-	Attach func(*Breaker) any
-	// Room, when set, is called for each new key before its breaker is
-	// made: it returns a zero Breaker, never used, and an attach function.
-	// When the key's breaker is new (no breaker has its name yet), the
-	// family makes it in that room and calls that function with it
-	// instead of Attach; otherwise the room is left unused and Attach is
-	// called with the breaker of that name. Package breakerimpl makes the
-	// room right after the key's route, so that what a call on the key
-	// reads lies in one cache line.
-	Room func() (*Breaker, func(*Breaker) any)
 }
 
 // Family returns the family of breakers named cfg.Name, making it on the
 // first call: each key's breaker takes cfg's settings, with the run-time
 // settings ([WithConfig], BREAKER_<NAME>_* of the family's name) applied
 // once, here. Like [Registry.Breaker], the first settings of a name win: a
-// later call with that name returns the same family (its Attach is not
-// called for it) and logs a warning if its settings differ.
-func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family {
+// later call with that name returns the same family and logs a warning if
+// its settings differ.
+func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family { return r.family(cfg, fc, nil) }
+
+// family is Family, with km, when the family is made here, making what
+// each new key holds: package breakerimpl's key routes, through
+// [core.Family] (nil for a family made by hand: its entries hold nothing).
+func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker]) *Family {
 	s := r.settings(cfg, fc.Rate, fc.Burst)
 	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
-		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), attach: fc.Attach, room: fc.Room, first: s.cfg}
+		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), first: s.cfg}
+	if km != nil {
+		f.attach, f.room = km.Attach, km.Room
+	}
 	if f.limit <= 0 {
 		f.limit = DefaultFamilyKeys
 	}
@@ -275,16 +270,12 @@ func (f *Family) Breaker(key string) *Breaker {
 	return e.e.B
 }
 
-// FamilyKey is one call's hold on a key of a [Family]: its breaker, and
-// what the family's attach made of it. Pass it to [Family.Exit] (or call
-// [FamilyKey.Done]) once.
+// FamilyKey is one call's hold on a key of a [Family], and its breaker.
+// Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
 type FamilyKey struct{ e *famEntry }
 
 // Breaker returns the key's breaker.
 func (k FamilyKey) Breaker() *Breaker { return k.e.B }
-
-// Value returns what the family's attach function made of the breaker.
-func (k FamilyKey) Value() any { return k.e.Val }
 
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
 // the zero FamilyKey it does nothing.

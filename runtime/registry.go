@@ -194,8 +194,8 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil) }
 
 // breakerIn is breaker, making a new breaker in room when room is not nil:
-// a zero Breaker never used (see [FamilyConfig.Room]). The breaker it
-// returns is room only when it made it there.
+// a zero Breaker never used (see [core.KeyMaker]). The breaker it returns
+// is room only when it made it there.
 func (r *Registry) breakerIn(cfg Config, room *Breaker) *Breaker {
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]

@@ -34,8 +34,10 @@ func (k Keyed) Done() { k.key.Done() }
 // [runtime.Family]). A nil reg is [runtime.Default]. The keys share the
 // family's limiter, when cfg has a rate limit. Like routes of one breaker,
 // the wrappers made with one name on one registry share the family: its
-// first NewFamily makes every key's route, with that call's cfg. When impl
-// is nil every call is refused with [ErrNilImpl].
+// first NewFamily makes every key's route, with that call's cfg (a family
+// made by hand with the name before, with [runtime.Registry.Family], has
+// no routes: a call on its keys panics). When impl is nil every call is
+// refused with [ErrNilImpl].
 func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen int) *Family {
 	if reg == nil {
 		reg = runtime.Default()
@@ -46,14 +48,16 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
 		return kr
 	}
-	f = reg.Family(cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst,
-		// A key's breaker that existed before (made by hand) stays where
-		// it is, its room unused.
-		Attach: func(b *runtime.Breaker) any { return attach(new(keyRoute), b) },
-		Room: func() (*runtime.Breaker, func(*runtime.Breaker) any) {
-			kr := new(keyRoute)
-			return &kr.b, func(b *runtime.Breaker) any { return attach(kr, b) }
-		}})
+	f = core.Family(reg, cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst},
+		&core.KeyMaker[runtime.Breaker]{
+			Room: func() (*runtime.Breaker, func(*runtime.Breaker) any) {
+				kr := new(keyRoute)
+				return &kr.b, func(b *runtime.Breaker) any { return attach(kr, b) }
+			},
+			// A key's breaker that existed before (made by hand) stays
+			// where it is, its room unused.
+			Attach: func(b *runtime.Breaker) any { return attach(new(keyRoute), b) },
+		}).(*runtime.Family)
 	if impl == nil {
 		return &Family{f: f, refuse: &Route{fails: &nilImpl.state.fails, reject: &nilImpl.reject, slow: core.FastMask}}
 	}
@@ -62,9 +66,9 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 
 // keyRoute is a key's route, which holds the key's entry in the family
 // ([core.KeyHolder]), followed by the room the family makes the key's
-// breaker in ([runtime.FamilyConfig.Room]). Go's allocator puts an object
-// of more than 512 bytes that holds pointers in a block of a size class,
-// a multiple of 64 bytes and aligned to it, after a header of 8 bytes
+// breaker in ([core.KeyMaker]). Go's allocator puts an object of more
+// than 512 bytes that holds pointers in a block of a size class, a
+// multiple of 64 bytes and aligned to it, after a header of 8 bytes
 // (mallocHeader). The lead puts the entry's hot bytes (its key, count in
 // flight and last use) at the start of a line, and the route's state and
 // slow words, then the breaker's state and fails words, follow them:
@@ -91,16 +95,31 @@ func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key 
 
 // routeOf returns the route of a held key: the one that holds its entry.
 // A runtime.FamilyKey is one pointer, to the key's entry (TestRouteOf),
-// which in a family of NewFamily is the key field of a keyRoute's Route;
-// an entry of any other family (one made by hand with the name, before a
-// wrapper) is not held (no core.KeyHeld), and then the attached value is
-// asked for, as before: a *Route or a panic.
+// which in a family of NewFamily is always the key field of a keyRoute's
+// Route, held (core.KeyHeld): both functions of the family's
+// core.KeyMaker return a keyRoute. An entry of any other family (one
+// made by hand with the name, runtime's Registry.Family, before a
+// wrapper) holds nothing and has no route: see unrouted.
 func routeOf(k runtime.FamilyKey) *Route {
-	e := *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
+	e := entryOf(k)
 	if e.Flags&core.KeyHeld == 0 {
-		return k.Value().(*Route)
+		panic(unrouted{k})
 	}
 	return (*Route)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(Route{}.key))))
+}
+
+// entryOf returns the entry of a held key (see routeOf).
+func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
+	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
+}
+
+// unrouted is the panic of a call on a key of a family that NewFamily did
+// not make: its keys have no route.
+type unrouted struct{ k runtime.FamilyKey }
+
+func (u unrouted) Error() string {
+	return fmt.Sprintf("breakerimpl: breaker %q is in a family made by hand (runtime's Registry.Family) before its wrapper's NewFamily: its keys have no route",
+		u.k.Breaker().Name())
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil

@@ -1,6 +1,7 @@
 package breakerimpl
 
 import (
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -22,9 +23,9 @@ func TestKeyRouteHotLine(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 100, 0)
 	for i := range 100 {
 		k := f.KeyInt(int64(i))
-		kr, ok := k.key.Value().(*keyRoute)
+		kr, ok := entryOf(k.key).Val.(*keyRoute)
 		if !ok {
-			t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
+			t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
 		}
 		if k.Route.Breaker() != &kr.b {
 			t.Fatalf("key %d: its breaker is not in its route's room", i)
@@ -64,9 +65,9 @@ func TestRouteOf(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := k.key.Value().(*keyRoute)
+	kr, ok := entryOf(k.key).Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
 	}
 	if k.Route != &kr.Route {
 		t.Errorf("routeOf gives %p, want the key's route %p", k.Route, &kr.Route)
@@ -103,9 +104,9 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := k.key.Value().(*keyRoute)
+	kr, ok := entryOf(k.key).Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", k.key.Value())
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
 	}
 	if k.Route.Breaker() != hand || k.Route.Breaker() == &kr.b {
 		t.Fatalf("the key's breaker is %p, want the one made by hand %p (its room %p unused)", k.Route.Breaker(), hand, &kr.b)
@@ -119,4 +120,29 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 		t.Fatal("a CLOSED key's call left the fast path")
 	}
 	call.Done(t.Context(), nil, false)
+}
+
+// TestKeyOfFamilyMadeByHand: a family made by hand (runtime's
+// Registry.Family) before a wrapper's NewFamily with its name is the one
+// NewFamily gets, and its keys, which hold no route, panic with a message
+// that says so.
+func TestKeyOfFamilyMadeByHand(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	hand := reg.Family(runtime.Config{Name: "k"}, runtime.FamilyConfig{Keys: 10})
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
+	if f.Runtime() != hand {
+		t.Fatal("NewFamily made a second family of the name")
+	}
+	defer func() {
+		v := recover()
+		u, ok := v.(unrouted)
+		if !ok {
+			t.Fatalf("the key's call panicked with %v (%T), want an unrouted", v, v)
+		}
+		if msg := u.Error(); !strings.Contains(msg, `"k/a"`) || !strings.Contains(msg, "no route") {
+			t.Errorf("the panic says %q", msg)
+		}
+	}()
+	f.Key("a")
+	t.Fatal("a key of a family made by hand has a route")
 }

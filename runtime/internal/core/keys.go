@@ -42,3 +42,31 @@ const (
 type KeyHolder[T any] interface {
 	KeyEntry() *KeyEntry[T]
 }
+
+// KeyMaker makes what each new key of a family holds, over T, runtime's
+// Breaker: package breakerimpl's families make a key's route, which holds
+// the key's entry ([KeyHolder]) and has room for the key's breaker right
+// after it. What its functions return is the entry's Val. It is not part
+// of runtime's FamilyConfig: only package breakerimpl makes one, through
+// [Family].
+type KeyMaker[T any] struct {
+	// Room is called for each new key before its breaker is made: it
+	// returns a zero T, never used, and an attach function. When the
+	// key's breaker is new (no breaker has its name yet), the family makes
+	// it in that room and calls that function with it; otherwise the room
+	// is left unused and Attach is called instead.
+	Room func() (room *T, attach func(*T) any)
+	// Attach is called with a new key's breaker that existed before the
+	// key (made by hand with its name): that breaker stays where it is.
+	Attach func(*T) any
+}
+
+// Family returns the family of breakers of the *runtime.Registry reg
+// named by cfg (a runtime.Config), as runtime's Registry.Family does with
+// fc (a runtime.FamilyConfig); when it makes the family, km (a
+// *KeyMaker[runtime.Breaker]) makes what each new key holds. Like
+// Registry.Family's, a later call with that name returns the same family,
+// and its km is not used. It returns a *runtime.Family. Package runtime
+// sets it in its init; its arguments are typed any because this package
+// cannot name runtime's types.
+var Family func(reg, cfg, fc, km any) (family any)
