@@ -71,10 +71,12 @@ type Family struct {
 	step    int64 // new keys a tick of the clock of uses lasts
 	seed    maphash.Seed
 	iseed   [2]uint64 // the integer keys' hash seed
-	attach  func(*Breaker) any
-	room    func() (*Breaker, func(*Breaker) any)
-	first   Config // the settings it was made with, to compare a later Family call's
-	shards  [familyShards]famShard
+	// maker makes what each new key holds: set when a wrapper made the
+	// family, or by a wrapper's later call on a family made by hand
+	// (Registry.family); nil for a family only hand-written code uses.
+	maker  atomic.Pointer[core.KeyMaker[Breaker]]
+	first  Config // the settings it was made with, to compare a later Family call's
+	shards [familyShards]famShard
 
 	_    [64]byte
 	tick atomic.Int64 // the clock of uses; read by every call, written once every step new keys
@@ -210,9 +212,7 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 	s := r.settings(cfg, fc.Rate, fc.Burst)
 	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
 		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), first: s.cfg}
-	if km != nil {
-		f.attach, f.room = km.Attach, km.Room
-	}
+	f.maker.Store(km)
 	if f.limit <= 0 {
 		f.limit = DefaultFamilyKeys
 	}
@@ -220,6 +220,13 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 	for _, had := range r.families {
 		if had.name == f.name {
 			r.mu.Unlock()
+			if km != nil {
+				// A wrapper's family made by hand first: its keys made
+				// from now on hold what the wrapper makes (the keys made
+				// before hold nothing; package breakerimpl routes them
+				// another way).
+				had.maker.CompareAndSwap(nil, km)
+			}
 			if (had.first != f.first || had.limit != f.limit || had.maxOpen != f.maxOpen || had.rate != f.rate || had.burst != f.burst) &&
 				r.warnOnce("family", fmt.Sprintf("%+v %+v", s.cfg, fc)) {
 				r.log().Warn(fmt.Sprintf("family[%s] already exists with other settings; keeping the first", f.name),
@@ -468,11 +475,14 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 		f.wmu.Unlock()
 		cfg := *f.conf.Load()
 		cfg.Name = name
-		attach := f.attach
+		var attach func(*Breaker) any
 		var room *Breaker
 		var inRoom func(*Breaker) any
-		if f.room != nil {
-			room, inRoom = f.room()
+		if km := f.maker.Load(); km != nil {
+			attach = km.Attach
+			if km.Room != nil {
+				room, inRoom = km.Room()
+			}
 		}
 		b := f.reg.breakerIn(cfg, room)
 		if room != nil && b == room {

@@ -2,6 +2,7 @@ package breakerimpl
 
 import (
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -14,7 +15,11 @@ import (
 // concurrent use.
 type Family struct {
 	f      *runtime.Family
-	refuse *Route // when the implementation is nil: every key's route, refusing with ErrNilImpl
+	refuse *Route                        // when the implementation is nil: every key's route, refusing with ErrNilImpl
+	attach func(*runtime.Breaker) *Route // a new route through a key's breaker, for unheld
+
+	mu     sync.Mutex
+	byHand map[*runtime.Breaker]*Route // the routes unheld made
 }
 
 // Keyed is one call's route on a [Family]: generated code enters its
@@ -34,9 +39,11 @@ func (k Keyed) Done() { k.key.Done() }
 // [runtime.Family]). A nil reg is [runtime.Default]. The keys share the
 // family's limiter, when cfg has a rate limit. Like routes of one breaker,
 // the wrappers made with one name on one registry share the family: its
-// first NewFamily makes every key's route, with that call's cfg (a family
-// made by hand with the name before, with [runtime.Registry.Family], has
-// no routes: a call on its keys panics). When impl is nil every call is
+// first NewFamily makes every key's route, with that call's cfg. A family
+// made by hand with the name before ([runtime.Registry.Family]) is the
+// family, its settings kept: its keys made from then on hold their routes
+// as any key does, and each Family makes a route for a key made before
+// it, once, on the key's first call. When impl is nil every call is
 // refused with [ErrNilImpl].
 func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen int) *Family {
 	if reg == nil {
@@ -61,7 +68,7 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	if impl == nil {
 		return &Family{f: f, refuse: &Route{fails: &nilImpl.state.fails, reject: &nilImpl.reject, slow: core.FastMask}}
 	}
-	return &Family{f: f}
+	return &Family{f: f, attach: func(b *runtime.Breaker) *Route { return &attach(new(keyRoute), b).(*keyRoute).Route }}
 }
 
 // keyRoute is a key's route, which holds the key's entry in the family
@@ -93,33 +100,43 @@ const (
 // KeyEntry returns the key's entry in its family.
 func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key }
 
+// unheld returns the route of key k of a family made by hand before f
+// (see NewFamily), which holds none: one f makes for its breaker on the
+// key's first call and keeps. Only keys made before the family had routes
+// come here, so f keeps a bounded number of them. Key, KeyInt and KeyUint
+// test for such a key themselves, before routeOf: as a function of its
+// own the test would not inline, and would cost every call a call.
+//
+//go:noinline
+func (f *Family) unheld(k runtime.FamilyKey) *Route {
+	b := k.Breaker()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	rt, ok := f.byHand[b]
+	if !ok {
+		if f.byHand == nil {
+			f.byHand = make(map[*runtime.Breaker]*Route)
+		}
+		rt = f.attach(b)
+		f.byHand[b] = rt
+	}
+	return rt
+}
+
 // routeOf returns the route of a held key: the one that holds its entry.
 // A runtime.FamilyKey is one pointer, to the key's entry (TestRouteOf),
 // which in a family of NewFamily is always the key field of a keyRoute's
 // Route, held (core.KeyHeld): both functions of the family's
 // core.KeyMaker return a keyRoute. An entry of any other family (one
 // made by hand with the name, runtime's Registry.Family, before a
-// wrapper) holds nothing and has no route: see unrouted.
+// wrapper) holds nothing: see Family.route.
 func routeOf(k runtime.FamilyKey) *Route {
-	e := entryOf(k)
-	if e.Flags&core.KeyHeld == 0 {
-		panic(unrouted{k})
-	}
-	return (*Route)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(Route{}.key))))
+	return (*Route)(unsafe.Add(unsafe.Pointer(entryOf(k)), -int(unsafe.Offsetof(Route{}.key))))
 }
 
 // entryOf returns the entry of a held key (see routeOf).
 func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
 	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
-}
-
-// unrouted is the panic of a call on a key of a family that NewFamily did
-// not make: its keys have no route.
-type unrouted struct{ k runtime.FamilyKey }
-
-func (u unrouted) Error() string {
-	return fmt.Sprintf("breakerimpl: breaker %q is in a family made by hand (runtime's Registry.Family) before its wrapper's NewFamily: its keys have no route",
-		u.k.Breaker().Name())
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil
@@ -135,6 +152,9 @@ func (f *Family) Key(key string) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.Enter(key)
+	if entryOf(k).Flags&core.KeyHeld == 0 {
+		return Keyed{f.unheld(k), k}
+	}
 	return Keyed{routeOf(k), k}
 }
 
@@ -145,6 +165,9 @@ func (f *Family) KeyInt(key int64) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.EnterInt(key)
+	if entryOf(k).Flags&core.KeyHeld == 0 {
+		return Keyed{f.unheld(k), k}
+	}
 	return Keyed{routeOf(k), k}
 }
 
@@ -154,6 +177,9 @@ func (f *Family) KeyUint(key uint64) Keyed {
 		return Keyed{Route: f.refuse}
 	}
 	k := f.f.EnterUint(key)
+	if entryOf(k).Flags&core.KeyHeld == 0 {
+		return Keyed{f.unheld(k), k}
+	}
 	return Keyed{routeOf(k), k}
 }
 

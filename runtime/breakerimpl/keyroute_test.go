@@ -1,8 +1,10 @@
 package breakerimpl
 
 import (
-	"strings"
+	"context"
+	"errors"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -122,27 +124,62 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	call.Done(t.Context(), nil, false)
 }
 
-// TestKeyOfFamilyMadeByHand: a family made by hand (runtime's
-// Registry.Family) before a wrapper's NewFamily with its name is the one
-// NewFamily gets, and its keys, which hold no route, panic with a message
-// that says so.
+// TestKeyOfFamilyMadeByHand: a family made by hand with a wrapper's name
+// before the wrapper is the wrapper's family. A key made before it gets a
+// route the wrapper makes once, on its first call; a key made after holds
+// its route, as in a family the wrapper made. Each key trips alone, and the
+// routes have the wrapper's settings (its timeout), the breakers the
+// family's.
 func TestKeyOfFamilyMadeByHand(t *testing.T) {
 	reg := runtime.NewRegistry(runtime.WithoutEnv())
-	hand := reg.Family(runtime.Config{Name: "k"}, runtime.FamilyConfig{Keys: 10})
-	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
+	hand := reg.Family(runtime.Config{Name: "k", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 10})
+	before := hand.Breaker("a")
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k", FailureThreshold: 1}, Timeout: time.Second}, 10, 0)
 	if f.Runtime() != hand {
 		t.Fatal("NewFamily made a second family of the name")
 	}
-	defer func() {
-		v := recover()
-		u, ok := v.(unrouted)
-		if !ok {
-			t.Fatalf("the key's call panicked with %v (%T), want an unrouted", v, v)
+	ctx := context.Background()
+	call := func(key string, err error) {
+		t.Helper()
+		k := f.Key(key)
+		defer k.Done()
+		if k.Route == nil || k.Route.timeout != time.Second {
+			t.Fatalf("key %q: route %+v, want one with the wrapper's timeout", key, k.Route)
 		}
-		if msg := u.Error(); !strings.Contains(msg, `"k/a"`) || !strings.Contains(msg, "no route") {
-			t.Errorf("the panic says %q", msg)
+		c, rerr := k.Route.Enter(ctx)
+		if rerr != nil {
+			t.Fatalf("key %q refused: %v", key, rerr)
 		}
-	}()
-	f.Key("a")
-	t.Fatal("a key of a family made by hand has a route")
+		c.Exit(ctx, &err)
+	}
+	call("a", nil)
+	ka := f.Key("a")
+	if ka.Route != f.Key("a").Route {
+		t.Error("a key made before the wrapper gets a new route on each call")
+	}
+	ka.Done()
+	f.Key("a").Done()
+	if e := entryOf(ka.key); e.Flags&core.KeyHeld != 0 {
+		t.Error("a key made before the wrapper holds a route")
+	}
+	call("b", nil)
+	kb := f.Key("b")
+	if e := entryOf(kb.key); e.Flags&core.KeyHeld == 0 || kb.Route != routeOf(kb.key) {
+		t.Error("a key made after the wrapper does not hold its route")
+	}
+	kb.Done()
+
+	call("a", errors.New("down"))
+	if st := before.State(); st != runtime.Open {
+		t.Errorf("key a made by hand is %v after a failure, want OPEN", st)
+	}
+	kb = f.Key("b")
+	if st := kb.Route.breaker.State(); st != runtime.Closed {
+		t.Errorf("key b is %v after a's failure, want CLOSED", st)
+	}
+	kb.Done()
+	call("b", errors.New("down"))
+	if b, ok := reg.Lookup("k/b"); !ok || b.State() != runtime.Open {
+		t.Errorf("key b after its own failure: %v (live %v), want OPEN", b, ok)
+	}
 }

@@ -65,8 +65,9 @@ type KeyMaker[T any] struct {
 // named by cfg (a runtime.Config), as runtime's Registry.Family does with
 // fc (a runtime.FamilyConfig); when it makes the family, km (a
 // *KeyMaker[runtime.Breaker]) makes what each new key holds. Like
-// Registry.Family's, a later call with that name returns the same family,
-// and its km is not used. It returns a *runtime.Family. Package runtime
+// Registry.Family's, a later call with that name returns the same family;
+// its km is then used only when that family has none (made by hand), for
+// the keys made from then on. It returns a *runtime.Family. Package runtime
 // sets it in its init; its arguments are typed any because this package
 // cannot name runtime's types.
 var Family func(reg, cfg, fc, km any) (family any)
