@@ -53,16 +53,17 @@ func BenchmarkHedgeSuccessParallel(b *testing.B) {
 }
 
 // TestHedgedChainAllocatesLittle: through the generated hedged chain, a
-// call whose primary answers before the delay allocates nothing (issue 24
+// call whose primary answers before the delay allocates once (issue 24
 // allows 2): the generated code hands the race its arguments by value and
-// the route reuses its race.
+// the route reuses its race; the one allocation is the primary's ctx (24
+// bytes), new for each call because the primary may keep it.
 func TestHedgedChainAllocatesLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
 	q := hedgeQuoter(t, hedgeCases[1].new)
 	ctx := context.Background()
-	if n := testing.AllocsPerRun(1000, func() { q.Quote(ctx, "600519") }); n != 0 {
-		t.Errorf("%v allocations a call, want none", n)
+	if n := testing.AllocsPerRun(1000, func() { q.Quote(ctx, "600519") }); n != 1 {
+		t.Errorf("%v allocations a call, want 1 (the primary's ctx)", n)
 	}
 }

@@ -155,8 +155,8 @@ func (s *raceShare) spent() bool { return s.budget >= 0 && s.tries.Load() >= s.b
 //
 // The primary runs on the caller's goroutine, with pctx as its ctx: a
 // primary that answers before the hedge delay costs no goroutine, no
-// channel operation and, the race coming from its route's pool, no
-// allocation. When the delay passes first, the timer's goroutine takes the
+// channel operation and, the race coming from its route's pool, one
+// allocation, its ctx. When the delay passes first, the timer's goroutine takes the
 // race over: it asks the next sources, each in a goroutine of its own, and
 // waits for their answers and the primary's, which the caller sends when
 // its call returns; the caller then waits for the race to end (ended). A
@@ -185,7 +185,7 @@ type race[X, T, A any] struct {
 	hedged   bool // a source was asked while another was in flight
 
 	cc   Chain         // the timer's goroutine's copy of the call's Chain
-	pctx raceCtx       // the primary's ctx
+	pctx *raceCtx      // the primary's ctx, new for each call (see raceCtx)
 	own  atomic.Uint32 // caller, owned() or ownTimer
 	// caller is own's value while the caller's goroutine runs the primary,
 	// in this call: the value a recycled race's own was left at (its
@@ -235,18 +235,19 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 	r.rt, r.ctx, r.primary, r.fallbacks, r.routes, r.args = rt, run.ctx, primary, fallbacks[:n], routes[:n], args
 	r.racers = r.inline[:0]
 	r.share = raceShare{budget: int64(rt.budget)}
-	r.pctx.parent = run.ctx // a new race, or a clean one from the pool: nobody else has it
+	r.pctx = &raceCtx{parent: run.ctx}
 	r.caller = r.own.Load()
 	return r
 }
 
 // recycle puts r back in its route's pool when nothing else can reach it:
-// no source was asked in a goroutine, the hedge timer was stopped before
-// it fired, and the primary's ctx was neither cancelled nor watched.
-// Otherwise it lets go of the call (forget).
+// no source was asked in a goroutine and the hedge timer was stopped
+// before it fired. Otherwise it lets go of the call (forget). The
+// primary's ctx is never reused: the primary may keep it (see raceCtx).
 func (r *race[X, T, A]) recycle() {
 	rt := r.rt
-	if len(r.racers) > 1 || r.own.Load() != r.owned() || !r.pctx.release() {
+	r.pctx = nil
+	if len(r.racers) > 1 || r.own.Load() != r.owned() {
 		r.forget()
 		return
 	}
@@ -262,10 +263,8 @@ func (r *race[X, T, A]) recycle() {
 }
 
 // forget lets go of what a race that ended, and will not be reused, holds
-// of its call: the arguments, the sources, the answer. The primary's ctx
-// can keep the race reachable after the call returned, for as long as the
-// chain's ctx lives: when it watches it (the primary asked for its Done,
-// and won), the watch must stay, for an upstream that kept the ctx.
+// of its call: the arguments, the sources, the answer. A goroutine the
+// race started (a source, the timer's) may still reach it.
 func (r *race[X, T, A]) forget() {
 	var x X
 	var args A
@@ -451,7 +450,7 @@ func (r *race[X, T, A]) runPrimary() (a answer[T]) {
 		}
 		r.results <- a // the timer's goroutine runs the race on
 	}()
-	a.v, a.valid, a.err = r.tryPrimary(&r.pctx)
+	a.v, a.valid, a.err = r.tryPrimary(r.pctx)
 	returned = true
 	return a
 }
@@ -663,72 +662,89 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid bool, err er
 }
 
 // raceCtx is the ctx of a race's primary when it runs on the caller's
-// goroutine: its parent's, and cancelled when it loses, without the two
-// allocations of context.WithCancelCause. Its Done channel is made when
-// it is first asked for, and then kept from race to race (a pooled race
-// reuses it) for as long as it is not closed; the parent's end is watched
-// (context.AfterFunc) only once Done has been asked for, Err reads it
-// directly.
+// goroutine: its parent's, and cancelled when it loses, in one allocation
+// where context.WithCancelCause takes two. Its Done channel is made when
+// it is first asked for, and the parent's end is watched
+// (context.AfterFunc) only then; Err reads the parent's directly. Each
+// call has its own: the context package lets a callee keep its ctx past
+// its return (a goroutine it started, a response body read later), and a
+// ctx reused by a later call would then answer with that call's values,
+// deadline and cancellation.
 type raceCtx struct {
 	parent context.Context
-	mu     sync.Mutex
-	done   chan struct{}
-	err    error       // context.Canceled once cancelled
-	cause  error       // why: errLost, or the parent's cause
-	stop   func() bool // stops the watch of the parent; nil when none
-	// held is set, under mu, when the ctx is cancelled or watches its
-	// parent: it cannot serve another race. release reads it without mu.
-	held atomic.Bool
+	st     atomic.Pointer[raceState] // made when Done is first asked for, or at the cancel
+}
+
+// raceState is a raceCtx's own end. A primary that answers first, and never
+// asks for Done, has none: its ctx is the two words of raceCtx, so that
+// the allocation every hedged call makes is small.
+type raceState struct {
+	mu    sync.Mutex
+	done  chan struct{}
+	err   error       // context.Canceled once cancelled
+	cause error       // why: errLost, or the parent's cause
+	stop  func() bool // stops the watch of the parent; nil when none
+}
+
+// state returns c's state, making it on the first call.
+func (c *raceCtx) state() *raceState {
+	if s := c.st.Load(); s != nil {
+		return s
+	}
+	c.st.CompareAndSwap(nil, new(raceState))
+	return c.st.Load()
 }
 
 func (c *raceCtx) Deadline() (time.Time, bool) { return c.parent.Deadline() }
 func (c *raceCtx) Value(key any) any           { return c.parent.Value(key) }
 
 func (c *raceCtx) Done() <-chan struct{} {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.done == nil {
-		c.done = make(chan struct{})
-		if c.err != nil {
-			close(c.done)
+	s := c.state()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.done == nil {
+		s.done = make(chan struct{})
+		if s.err != nil {
+			close(s.done)
 		}
 	}
-	if c.stop == nil && c.err == nil && c.parent.Done() != nil {
-		c.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
-		c.held.Store(true)
+	if s.stop == nil && s.err == nil && c.parent.Done() != nil {
+		s.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
 	}
-	return c.done
+	return s.done
 }
 
 func (c *raceCtx) Err() error {
-	c.mu.Lock()
-	err := c.err
-	c.mu.Unlock()
-	if err != nil {
-		return err
+	if s := c.st.Load(); s != nil {
+		s.mu.Lock()
+		err := s.err
+		s.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
 	return c.parent.Err()
 }
 
 // cancel ends the ctx with cause, if it has not ended yet, and stops its
-// watch of the parent: the parent, which may live on, would keep the race.
+// watch of the parent: the parent, which may live on, would keep the ctx.
 func (c *raceCtx) cancel(cause error) {
-	c.mu.Lock()
-	if c.err != nil {
-		c.mu.Unlock()
+	s := c.state()
+	s.mu.Lock()
+	if s.err != nil {
+		s.mu.Unlock()
 		return
 	}
 	if c.parent.Err() != nil { // the parent ended first: its cause wins
-		c.err, c.cause = c.parent.Err(), context.Cause(c.parent)
+		s.err, s.cause = c.parent.Err(), context.Cause(c.parent)
 	} else {
-		c.err, c.cause = context.Canceled, cause
+		s.err, s.cause = context.Canceled, cause
 	}
-	c.held.Store(true)
-	if c.done != nil {
-		close(c.done)
+	if s.done != nil {
+		close(s.done)
 	}
-	stop := c.stop
-	c.mu.Unlock()
+	stop := s.stop
+	s.mu.Unlock()
 	if stop != nil {
 		stop() // false when the parent's end called cancel
 	}
@@ -737,23 +753,13 @@ func (c *raceCtx) cancel(cause error) {
 // lost reports whether the race cancelled the ctx because another source
 // won.
 func (c *raceCtx) lost() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.cause == errLost
-}
-
-// release lets go of the parent when the ctx can serve another race
-// (never cancelled, not watching its parent), and reports whether it can.
-// It is called once the race has ended, by its owner: whatever cancelled
-// the ctx or asked for its Done (the race's owner, the primary's call on
-// the caller's goroutine) happened before, so held is read without the
-// lock, a load where the lock took two atomic writes.
-func (c *raceCtx) release() bool {
-	if c.held.Load() {
+	s := c.st.Load()
+	if s == nil {
 		return false
 	}
-	c.parent = nil
-	return true
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cause == errLost
 }
 
 func (c *raceCtx) String() string { return "breakerimpl.raceCtx" }

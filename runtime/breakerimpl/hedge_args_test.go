@@ -50,11 +50,12 @@ func (h *hedgedChain) argsCall(ctx context.Context, add int) (int, error) {
 	return 0, run.Err()
 }
 
-// TestRaceArgsPrimaryBeforeTheDelayAllocatesNothing: with the arguments
+// TestRaceArgsPrimaryBeforeTheDelayAllocatesOnce: with the arguments
 // passed by value, a hedged call whose primary answers before the delay
-// allocates nothing (issue 24: at most 2), with or without a provenance
-// record, and counts its live answer.
-func TestRaceArgsPrimaryBeforeTheDelayAllocatesNothing(t *testing.T) {
+// allocates once, its primary's ctx, which the primary may keep (issue 24:
+// at most 2), with or without a provenance record, and counts its live
+// answer.
+func TestRaceArgsPrimaryBeforeTheDelayAllocatesOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -107,7 +108,7 @@ func TestRaceArgsPrimaryBeforeTheDelayAllocatesNothing(t *testing.T) {
 					t.Fatalf("got %d, %v", v, err)
 				}
 			})
-			assert.Zero(t, allocs, "valid %v, provenance %v", valid, prov)
+			assert.Equal(t, 1.0, allocs, "valid %v, provenance %v", valid, prov)
 			if prov {
 				assert.Equal(t, "live", p.String())
 				assert.False(t, p.Hedged)
@@ -191,11 +192,11 @@ func TestHedgeTickAfterThePrimaryWonIsTaken(t *testing.T) {
 	})
 }
 
-// TestRaceArgsTwoMethodsOnOneRouteAllocNothing: two methods of a chain whose line
+// TestRaceArgsTwoMethodsOnOneRouteAllocOnce: two methods of a chain whose line
 // they share race on one route with races of two types; called in turn,
 // each finds its own race (the route's spare slot keeps one, its pool the
-// other) and neither allocates.
-func TestRaceArgsTwoMethodsOnOneRouteAllocNothing(t *testing.T) {
+// other) and allocates only its primary's ctx.
+func TestRaceArgsTwoMethodsOnOneRouteAllocOnce(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
 	}
@@ -239,5 +240,5 @@ func TestRaceArgsTwoMethodsOnOneRouteAllocNothing(t *testing.T) {
 			t.Fatalf("getPair: %v, %v", v, err)
 		}
 	})
-	assert.Zero(t, allocs)
+	assert.Equal(t, 2.0, allocs, "two calls")
 }

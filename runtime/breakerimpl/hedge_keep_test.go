@@ -78,3 +78,60 @@ func TestHedgeKeepsNothingOfACallOnALiveParent(t *testing.T) {
 		})
 	}
 }
+
+type keyOfCall struct{}
+
+// TestHedgePrimaryKeepsItsOwnCtx: the context package lets a callee keep
+// its ctx past its return (a goroutine it started, a body read later). A
+// primary that answers first and keeps its ctx, without asking for its
+// Done during the call, still sees its own call's values, no error and no
+// cancellation after later calls on the same route have come and gone,
+// one of them lost by its primary (its ctx cancelled).
+func TestHedgePrimaryKeepsItsOwnCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+		rt := NewRoute(reg, 0, RouteConfig{Breaker: runtime.Config{Name: "primary"}, Hedge: time.Second})
+		fb := NewRoute(reg, 1, RouteConfig{Breaker: runtime.Config{Name: "backup"}})
+		call := func(n int, lose bool) context.Context {
+			var kept context.Context
+			var run Chain
+			ctx := context.WithValue(context.Background(), keyOfCall{}, n)
+			if run.Start(ctx, rt) {
+				defer run.Done()
+			}
+			_, err := RaceArgs(&run, 0, []runtime.Fallback[int]{{Name: "backup", Impl: 1}}, []*Route{fb}, n,
+				func(ctx context.Context, call Call, impl int, n int) (_ int, err error) {
+					defer call.Exit(ctx, &err)
+					err = PanicGuard
+					if impl == 0 {
+						kept = ctx
+						if lose {
+							<-ctx.Done()
+							return 0, ctx.Err()
+						}
+					}
+					return n, nil
+				})
+			if err != nil {
+				t.Fatalf("call %d: %v", n, err)
+			}
+			return kept
+		}
+		first := call(1, false)
+		for n := 2; n <= 4; n++ {
+			call(n, n == 3)
+		}
+		synctest.Wait()
+		if v := first.Value(keyOfCall{}); v != 1 {
+			t.Errorf("the first call's kept ctx holds value %v, want 1", v)
+		}
+		if err := first.Err(); err != nil {
+			t.Errorf("the first call's kept ctx ended: %v", err)
+		}
+		select {
+		case <-first.Done():
+			t.Error("the first call's kept ctx is done")
+		default:
+		}
+	})
+}

@@ -655,8 +655,11 @@ func TestChainAnswersWithoutHedge(t *testing.T) {
 
 // TestHedgedPrimaryBeforeTheDelayAllocatesLittle: a hedged chain whose
 // primary answers before the delay runs it on the caller's goroutine with
-// its route's pooled race: the one allocation is the generated code's ask
-// closure (issue 24: at most 2), with or without a provenance record.
+// its route's pooled race, with or without a provenance record. Through
+// Race, the closure form generated code no longer uses, the ask closure
+// escapes (at most 2 allocations) and the primary's ctx is the one more;
+// generated code calls RaceArgs, which allocates only the ctx
+// (TestRaceArgsPrimaryBeforeTheDelayAllocatesOnce; issue 24: at most 2).
 func TestHedgedPrimaryBeforeTheDelayAllocatesLittle(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector allocates")
@@ -690,7 +693,7 @@ func TestHedgedPrimaryBeforeTheDelayAllocatesLittle(t *testing.T) {
 				t.Fatalf("got %d, %v", v, err)
 			}
 		})
-		assert.LessOrEqual(t, allocs, 2.0, "provenance %v", prov)
+		assert.LessOrEqual(t, allocs, 3.0, "provenance %v", prov)
 		if prov {
 			assert.Equal(t, "live", p.String())
 		}
