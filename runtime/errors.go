@@ -126,7 +126,7 @@ func Brief(err error) string {
 		return ""
 	}
 	typ := errorTypeName(err)
-	msg := redactWords(foldSpace(redactURLErrors(err.Error(), err)))
+	msg := redactWords(foldSpace(redactURLErrors(errorText(err), err)))
 	var s string
 	switch {
 	case typ == "":
@@ -137,6 +137,24 @@ func Brief(err error) string {
 		s = typ + ": " + msg
 	}
 	return truncate(s, briefMax)
+}
+
+// errorText is err.Error(), or what fmt would print when that panics:
+// "<nil>" for a nil pointer (an error type whose Error reads a field,
+// returned as a typed nil), else a note of the panic. A breaker makes
+// reasons of its callers' errors, some with its lock held: their bugs must
+// not panic there.
+func errorText(err error) (s string) {
+	defer func() {
+		if v := recover(); v != nil {
+			if rv := reflect.ValueOf(err); rv.Kind() == reflect.Pointer && rv.IsNil() {
+				s = "<nil>"
+				return
+			}
+			s = fmt.Sprintf("(Error method panicked: %v)", v)
+		}
+	}()
+	return err.Error()
 }
 
 func errorTypeName(err error) string {
@@ -239,8 +257,10 @@ func redactURLErrors(msg string, err error) string {
 const maxErrorNodes = 64
 
 // walkErrors calls f for err and every error it wraps, depth first, for at
-// most maxErrorNodes errors.
+// most maxErrorNodes errors. An Unwrap that panics (a typed nil) ends the
+// walk.
 func walkErrors(err error, f func(error)) {
+	defer func() { _ = recover() }()
 	n := 0
 	var walk func(error)
 	walk = func(e error) {

@@ -104,8 +104,7 @@ func (q *eventQueue) pop() Event {
 // panic "panic: <value>", made as safe to show as a Brief line; "" (the
 // transition's default) for nil.
 func reasonOf(err error) string {
-	var pe *panicError
-	if errors.As(err, &pe) {
+	if pe := panicOf(err); pe != nil {
 		msg := pe.Error()
 		if e, ok := pe.value.(error); ok {
 			msg = redactURLErrors(msg, e)
@@ -113,6 +112,21 @@ func reasonOf(err error) string {
 		return redactWords(foldSpace(msg))
 	}
 	return Brief(err)
+}
+
+// panicOf returns the *panicError in err's chain, or nil; nil too when an
+// Unwrap or As method of the chain panics (a typed nil whose method reads a
+// field): a failed probe's reason is made with the breaker's lock held.
+func panicOf(err error) (pe *panicError) {
+	defer func() {
+		if recover() != nil {
+			pe = nil
+		}
+	}()
+	if errors.As(err, &pe) {
+		return pe
+	}
+	return nil
 }
 
 // defaultReason is the reason of a transition whose caller gave none;

@@ -297,8 +297,20 @@ func cooldown(err error) (reason string, d time.Duration, ok bool) {
 // retryAfter returns what the first error in err's tree, depth first, with
 // a RetryAfter() time.Duration method asks for; found is false when there
 // is none. Every failing call asks, so it walks with one type switch per
-// error (one cached type test) and no callback.
+// error (one cached type test) and no callback. A RetryAfter or Unwrap
+// method that panics (a typed nil whose method reads a field) asks for
+// nothing: a failed probe asks with the breaker's lock held.
 func retryAfter(err error) (d time.Duration, found bool) {
+	defer func() {
+		if recover() != nil {
+			d, found = 0, false
+		}
+	}()
+	return retryAfterIn(err)
+}
+
+// retryAfterIn is retryAfter's walk.
+func retryAfterIn(err error) (d time.Duration, found bool) {
 	for {
 		switch e := err.(type) {
 		case nil:
@@ -309,7 +321,7 @@ func retryAfter(err error) (d time.Duration, found bool) {
 			err = e.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, err := range e.Unwrap() {
-				if d, found = retryAfter(err); found {
+				if d, found = retryAfterIn(err); found {
 					return d, true
 				}
 			}

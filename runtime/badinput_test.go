@@ -1,0 +1,110 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// fieldErr is an error type whose methods read its fields, as most do: a
+// nil *fieldErr returned as an error (the typed-nil mistake) panics in
+// them.
+type fieldErr struct {
+	msg   string
+	after time.Duration
+}
+
+func (e *fieldErr) Error() string { return e.msg }
+
+// banErr asks for a cooldown that it reads from its header: one without a
+// header panics in RetryAfter.
+type banErr struct{ hdr *fieldErr }
+
+func (e *banErr) Error() string             { return "banned" }
+func (e *banErr) RetryAfter() time.Duration { return e.hdr.after }
+
+// wrapErr wraps an error it reads from a field.
+type wrapErr struct{ err error }
+
+func (e *wrapErr) Error() string { return "wrapped: " + e.err.Error() }
+func (e *wrapErr) Unwrap() error { return e.err }
+
+// didPanic runs f and returns what it panicked with, nil if nothing.
+func didPanic(f func()) (v any) {
+	defer func() { v = recover() }()
+	f()
+	return nil
+}
+
+// TestBriefTypedNil: Brief of an error whose Error method panics (a nil
+// pointer of a type whose Error reads a field) says so instead of panicking,
+// as fmt does.
+func TestBriefTypedNil(t *testing.T) {
+	var got string
+	if v := didPanic(func() { got = runtime.Brief((*fieldErr)(nil)) }); v != nil {
+		t.Fatalf("Brief of a nil *fieldErr panicked: %v", v)
+	}
+	if want := "runtime_test.fieldErr: <nil>"; got != want {
+		t.Errorf("Brief = %q, want %q", got, want)
+	}
+	for _, err := range []error{(*runtime.OpenError)(nil), (*runtime.ChainError)(nil), (*runtime.RateLimitError)(nil), (*runtime.InjectedError)(nil)} {
+		if v := didPanic(func() { got = runtime.Brief(err) }); v != nil {
+			t.Errorf("Brief(%T(nil)) panicked: %v", err, v)
+		}
+	}
+}
+
+// TestTypedNilErrorTrips: a call that fails with a typed-nil error counts as
+// a failure and trips the breaker like any other, without a panic out of Do.
+func TestTypedNilErrorTrips(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "typednil", FailureThreshold: 1})
+	var nilErr *fieldErr
+	var err error
+	if v := didPanic(func() {
+		err = b.Do(context.Background(), func(context.Context) error { return nilErr })
+	}); v != nil {
+		t.Fatalf("Do panicked: %v", v)
+	}
+	if err == nil {
+		t.Errorf("Do returned nil, want the typed-nil error")
+	}
+	if s := b.State(); s != runtime.Open {
+		t.Errorf("state %v after a failure at threshold 1, want OPEN", s)
+	}
+	if evs := reg.Events(1); len(evs) != 1 || evs[0].Reason != "runtime_test.fieldErr: <nil>" {
+		t.Errorf("events %+v, want one trip whose reason names the type", evs)
+	}
+}
+
+// TestTypedNilProbeFailure: a HALF_OPEN probe that fails with a typed-nil
+// error (or one whose RetryAfter panics) re-opens the breaker; the breaker
+// takes its lock for this, and a panic there would leave it locked for ever.
+func TestTypedNilProbeFailure(t *testing.T) {
+	for name, fail := range map[string]error{
+		"Error":      (*fieldErr)(nil),
+		"RetryAfter": &banErr{},
+		"Unwrap":     (*wrapErr)(nil),
+	} {
+		t.Run(name, func(t *testing.T) {
+			reg, clock := newTestRegistry(t)
+			b := reg.Breaker(runtime.Config{Name: "probe", FailureThreshold: 1, ResetTimeout: time.Second})
+			_ = b.Do(context.Background(), func(context.Context) error { return errors.New("down") })
+			clock.Advance(time.Second)
+			if s := b.State(); s != runtime.HalfOpen {
+				t.Fatalf("state %v, want HALF_OPEN", s)
+			}
+			if v := didPanic(func() {
+				_ = b.Do(context.Background(), func(context.Context) error { return fail })
+			}); v != nil {
+				t.Fatalf("a failing probe panicked (with the breaker's lock held): %v", v)
+			}
+			if s := b.State(); s != runtime.Open {
+				t.Errorf("state %v after a failed probe, want OPEN", s)
+			}
+		})
+	}
+}
