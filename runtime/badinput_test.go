@@ -3,7 +3,10 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -105,6 +108,34 @@ func TestTypedNilProbeFailure(t *testing.T) {
 			if s := b.State(); s != runtime.Open {
 				t.Errorf("state %v after a failed probe, want OPEN", s)
 			}
+		})
+	}
+}
+
+// TestLimiterTinyRate: a limiter whose next token is centuries away (a tiny
+// positive rate) refuses a bounded wait at once. The wait used to overflow
+// time.Duration, come out negative and admit every call without waiting.
+func TestLimiterTinyRate(t *testing.T) {
+	for _, rate := range []float64{1e-11, 1e-300, math.SmallestNonzeroFloat64} {
+		t.Run(fmt.Sprint(rate), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+				l := reg.Limiter("tiny", rate, 1)
+				if !l.Allow() {
+					t.Fatal("the burst's token was refused")
+				}
+				if err := l.Wait(context.Background(), time.Hour); !errors.Is(err, runtime.ErrRateLimited) {
+					t.Errorf("Wait with maxWait 1h: %v, want ErrRateLimited", err)
+				}
+				ctx, cancel := context.WithDeadline(context.Background(), reg.Clock().Now().Add(time.Hour))
+				defer cancel()
+				if err := l.Wait(ctx, 0); !errors.Is(err, runtime.ErrRateLimited) {
+					t.Errorf("Wait with a deadline in 1h: %v, want ErrRateLimited", err)
+				}
+				if l.Allow() {
+					t.Error("Allow took a token that was not there")
+				}
+			})
 		})
 	}
 }

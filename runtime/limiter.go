@@ -121,7 +121,12 @@ func (l *Limiter) Wait(ctx context.Context, maxWait time.Duration) error {
 		l.mu.Unlock()
 		return nil
 	}
-	wait := time.Duration(math.Ceil((1 - l.tokens) / l.rate * float64(time.Second)))
+	// At a tiny rate the token may be centuries away: past the largest
+	// Duration, a conversion would come out negative and admit at once.
+	wait := time.Duration(math.MaxInt64)
+	if w := math.Ceil((1 - l.tokens) / l.rate * float64(time.Second)); w < float64(math.MaxInt64) {
+		wait = time.Duration(w)
+	}
 	if maxWait > 0 && wait > maxWait {
 		l.mu.Unlock()
 		return l.err
