@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -136,6 +138,33 @@ func TestLimiterTinyRate(t *testing.T) {
 					t.Error("Allow took a token that was not there")
 				}
 			})
+		})
+	}
+}
+
+// TestDoNilFn: Do with a nil fn returns an error before the breaker is
+// asked. It used to admit the call and panic in it, counting a failure: a
+// programming mistake in one caller tripped the breaker shared by all.
+func TestDoNilFn(t *testing.T) {
+	for _, record := range []bool{false, true} {
+		t.Run(fmt.Sprint("record=", record), func(t *testing.T) {
+			opts := []runtime.Option{runtime.WithCallCounts()}
+			if record {
+				opts = append(opts, runtime.WithRecorder(io.Discard))
+			}
+			reg, _ := newTestRegistry(t, opts...)
+			t.Cleanup(func() { _ = reg.Close() })
+			b := reg.Breaker(runtime.Config{Name: "nilfn", FailureThreshold: 1})
+			var err error
+			if v := didPanic(func() { err = b.Do(context.Background(), nil) }); v != nil {
+				t.Fatalf("Do(ctx, nil) panicked: %v", v)
+			}
+			if err == nil || !strings.Contains(err.Error(), "nil fn") || !strings.Contains(err.Error(), "nilfn") {
+				t.Errorf("Do(ctx, nil) = %v, want an error naming the breaker and the nil fn", err)
+			}
+			if st := b.Stats(); st.State != runtime.Closed || st.Calls != 0 || st.Failures != 0 {
+				t.Errorf("after Do(ctx, nil): state %v, %d calls, %d failures; want CLOSED and nothing counted", st.State, st.Calls, st.Failures)
+			}
 		})
 	}
 }

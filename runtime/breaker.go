@@ -304,8 +304,12 @@ func (b *Breaker) Reset() {
 // fn when the breaker does not admit the call, and otherwise fn's error,
 // which it reports like [Breaker.Release]. A panic in fn counts as a
 // failure, frees the call's slot and is re-raised. Generated wrappers run
-// on the same protocol.
+// on the same protocol. A nil fn is an error, returned before the breaker
+// is asked: no call is admitted or counted.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
+	if fn == nil {
+		return fmt.Errorf("breaker[%s]: Do with a nil fn", b.cfg().Name)
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
