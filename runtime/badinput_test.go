@@ -168,3 +168,35 @@ func TestDoNilFn(t *testing.T) {
 		})
 	}
 }
+
+// TestEnvDurationBelowNanosecond: a duration variable in seconds that
+// rounds to no time at all (0.0000000001, 1e-12) is malformed, warned
+// about by name, and the lower layer's value stays. It used to parse as a
+// zero Duration, which means "not given": the variable was ignored without
+// a word.
+func TestEnvDurationBelowNanosecond(t *testing.T) {
+	env := []string{
+		"BREAKER_TINYDUR_RESET=0.0000000001",
+		"BREAKER_TINYDUR_SLOW=1e-12",
+		"BREAKER_TINYDUR_INFLIGHT=0.0000000001",
+		"BREAKER_TINYDUR_LATENCY=1e-12@50%",
+		"BREAKER_TINYDUR2_RESET=1e-12..10s",
+	}
+	restore := runtime.SetEnviron(env)
+	defer restore()
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	annotated := runtime.Config{Name: "tinydur", ResetTimeout: 5 * time.Second, WindowCalls: 100, SlowCall: time.Second, InFlight: time.Minute}
+	got := reg.Settle(annotated)
+	if got.ResetTimeout != 5*time.Second || got.SlowCall != time.Second || got.InFlight != time.Minute || got.Latency != 0 {
+		t.Errorf("settled reset %v slow %v inflight %v latency %v; want the annotation's 5s, 1s, 1m and none",
+			got.ResetTimeout, got.SlowCall, got.InFlight, got.Latency)
+	}
+	out := logs.String()
+	for _, kv := range env {
+		v, _, _ := strings.Cut(kv, "=")
+		if !strings.Contains(out, "variable="+v+"\n") {
+			t.Errorf("no warning names %s:\n%s", v, out)
+		}
+	}
+}

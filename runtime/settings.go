@@ -266,10 +266,14 @@ func positiveInt(s string) (int, error) {
 
 // seconds parses a Go duration ("120s", "2m") or a plain number of seconds
 // ("120", "1.5"), as the origin story's *_COOLDOWN_SEC variables are written.
+// A number of seconds below a nanosecond is malformed: as a zero Duration it
+// would mean "not given", and the variable would be ignored without a word.
 func seconds(s string) (time.Duration, error) {
 	s = strings.TrimSpace(s)
 	if f, err := strconv.ParseFloat(s, 64); err == nil && f > 0 && f < 1e9 {
-		return time.Duration(f * float64(time.Second)), nil
+		if d := time.Duration(f * float64(time.Second)); d > 0 {
+			return d, nil
+		}
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
