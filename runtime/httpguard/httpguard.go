@@ -22,6 +22,7 @@ package httpguard
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -85,14 +86,19 @@ func Failure(resp *http.Response) error {
 }
 
 // RetryAfter parses the value of a Retry-After header, seconds ("120") or
-// an HTTP date, into a wait from now, capped at [MaxRetryAfter]; 0 for a
-// value that is empty, malformed or in the past.
+// an HTTP date, into a wait from now, capped at [MaxRetryAfter] (also a
+// number of seconds too large for an int64); 0 for a value that is empty,
+// malformed or in the past.
 func RetryAfter(v string, now time.Time) time.Duration {
 	v = strings.TrimSpace(v)
 	if v == "" {
 		return 0
 	}
-	if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		err = nil // seconds all the same: the sign says which end
+	}
+	if err == nil {
 		if n <= 0 {
 			return 0
 		}

@@ -68,6 +68,20 @@ func TestRetryAfterDate(t *testing.T) {
 	assert.Zero(t, httpguard.RetryAfter("", now))
 }
 
+// TestRetryAfterHuge: a number of seconds too large for an int64 is still
+// a number of seconds, and asks for the longest wait, as a large one does.
+// It used to be taken as malformed: no cooldown, and a 429 that a route
+// retried.
+func TestRetryAfterHuge(t *testing.T) {
+	now := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	for _, v := range []string{"99999999999999999999", "9223372036854775808"} {
+		assert.Equal(t, httpguard.MaxRetryAfter, httpguard.RetryAfter(v, now), v)
+		_, ok := httpguard.Failure(response(429, v)).(interface{ RetryAfter() time.Duration })
+		assert.True(t, ok, "a 429 with Retry-After: %s asks for a cooldown", v)
+	}
+	assert.Zero(t, httpguard.RetryAfter("-99999999999999999999", now), "a negative number is in the past")
+}
+
 type body struct {
 	io.Reader
 	closed bool
