@@ -200,3 +200,26 @@ func TestEnvDurationBelowNanosecond(t *testing.T) {
 		}
 	}
 }
+
+// TestEventCapacityHuge: WithEventCapacity(math.MaxInt) makes a registry
+// whose log keeps everything, at the cost of what it holds. The log was
+// allocated whole at NewRegistry: math.MaxInt panicked (makeslice) and
+// 1<<32 ran out of memory, a fatal error no recover catches.
+func TestEventCapacityHuge(t *testing.T) {
+	var reg *runtime.Registry
+	if v := didPanic(func() {
+		reg = runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithEventCapacity(math.MaxInt))
+	}); v != nil {
+		t.Fatalf("NewRegistry(WithEventCapacity(math.MaxInt)) panicked: %v", v)
+	}
+	b := reg.Breaker(runtime.Config{Name: "huge-log"})
+	const n = 3000 // past the room made up front
+	for range n {
+		b.Isolate("x")
+		b.Resume("y")
+	}
+	evs := reg.Events(math.MaxInt)
+	if len(evs) != 2*n || evs[0].To != runtime.Closed || evs[len(evs)-1].To != runtime.Isolated {
+		t.Errorf("got %d events, newest to %v; want %d, newest first", len(evs), evs[0].To, 2*n)
+	}
+}

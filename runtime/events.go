@@ -26,23 +26,29 @@ const defaultEventLimit = 50
 
 // ring is a fixed-capacity buffer of the newest events.
 type ring struct {
-	mu   sync.Mutex // guards buf, next, full
-	buf  []Event
-	next int  // index the next event goes to
-	full bool // buf has wrapped at least once
+	mu       sync.Mutex // guards buf, next
+	buf      []Event    // grows up to capacity, then wraps
+	capacity int
+	next     int // index the next event goes to, once buf is full
 }
 
+// ringPrealloc is how many events a ring makes room for up front; a larger
+// capacity grows as events come, so that WithEventCapacity(math.MaxInt)
+// costs what the log holds, not a crash at NewRegistry.
+const ringPrealloc = 1024
+
 func newRing(capacity int) *ring {
-	return &ring{buf: make([]Event, capacity)}
+	return &ring{buf: make([]Event, 0, min(capacity, ringPrealloc)), capacity: capacity}
 }
 
 func (r *ring) add(ev Event) {
 	r.mu.Lock()
-	r.buf[r.next] = ev
-	r.next++
-	if r.next == len(r.buf) {
-		r.next = 0
-		r.full = true
+	if len(r.buf) < r.capacity {
+		r.buf = append(r.buf, ev)
+		r.next = len(r.buf) % r.capacity
+	} else {
+		r.buf[r.next] = ev
+		r.next = (r.next + 1) % len(r.buf)
 	}
 	r.mu.Unlock()
 }
@@ -51,10 +57,7 @@ func (r *ring) add(ev Event) {
 func (r *ring) newest(limit int) []Event {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	n := r.next
-	if r.full {
-		n = len(r.buf)
-	}
+	n := len(r.buf)
 	limit = min(limit, n)
 	out := make([]Event, 0, limit)
 	for i := 1; i <= limit; i++ {
