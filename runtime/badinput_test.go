@@ -223,3 +223,48 @@ func TestEventCapacityHuge(t *testing.T) {
 		t.Errorf("got %d events, newest to %v; want %d, newest first", len(evs), evs[0].To, 2*n)
 	}
 }
+
+// TestReleaseTokenOfNoCall: releasing a Token that admitted no call (the
+// zero Token, or the one that came with Acquire's rejection, as in
+// "tok, err := b.Acquire(ctx); defer b.Release(tok, err)") counts nothing,
+// and a Token released on another breaker counts on its own. Both used to
+// count failures that never happened: the totals grew, and a Token of one
+// breaker tripped another.
+func TestReleaseTokenOfNoCall(t *testing.T) {
+	bg := context.Background()
+	down := errors.New("down")
+	reg, _ := newTestRegistry(t, runtime.WithCallCounts())
+	a := reg.Breaker(runtime.Config{Name: "release-a", FailureThreshold: 1})
+	b := reg.Breaker(runtime.Config{Name: "release-b", FailureThreshold: 2})
+
+	var zero runtime.Token
+	b.Release(zero, down)
+	b.Record(zero, runtime.Failure, down)
+	if st := b.Stats(); st.Failures != 0 || st.Successes != 0 {
+		t.Errorf("the zero Token counted: %d failures, %d successes", st.Failures, st.Successes)
+	}
+
+	_ = a.Do(bg, func(context.Context) error { return down }) // a trips
+	tok, err := a.Acquire(bg)
+	if !errors.Is(err, runtime.ErrOpen) {
+		t.Fatalf("Acquire on an OPEN breaker: %v, want ErrOpen", err)
+	}
+	a.Release(tok, err)
+	a.Record(tok, runtime.Failure, err)
+	if st := a.Stats(); st.Failures != 1 {
+		t.Errorf("a rejected Token counted: %d failures, want the 1 real one", st.Failures)
+	}
+
+	c := reg.Breaker(runtime.Config{Name: "release-c", FailureThreshold: 1})
+	tok, err = c.Acquire(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Release(tok, down) // c's Token, given to b
+	if st := b.Stats(); st.Failures != 0 || st.State != runtime.Closed {
+		t.Errorf("b counted c's Token: %d failures, state %v", st.Failures, st.State)
+	}
+	if st := c.Stats(); st.Failures != 1 || st.State != runtime.Open {
+		t.Errorf("c: %d failures, state %v; want its call's failure to count on it and trip it", st.Failures, st.State)
+	}
+}

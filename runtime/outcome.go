@@ -42,15 +42,29 @@ func (o Outcome) String() string {
 // caller's context is done, which is ignored. The outcome counts only if the
 // breaker is still in the state period that admitted the call. Release
 // allocates nothing.
+//
+// A Token that admitted no call (the zero Token, or one that came with
+// Acquire's rejection) counts nothing, and a Token counts on the breaker
+// whose Acquire made it, whichever breaker's Release is given it.
 func (b *Breaker) Release(t Token, err error) {
+	if t.word == 0 || t.b != b {
+		if t.word == 0 || t.b == nil {
+			return // no call was admitted
+		}
+		b = t.b
+	}
 	b.core.Release(t.ctx, t.word, err)
 }
 
 // Record reports the outcome of a call admitted by [Breaker.Acquire] as
 // decided by the caller; err, if not nil, becomes the reason of a
-// transition it causes. Like Release it takes each Token once.
+// transition it causes. Like Release it takes each Token once, ignores one
+// that admitted no call and counts on the Token's own breaker.
 func (b *Breaker) Record(t Token, o Outcome, err error) {
-	b.finish(t.word, o, err)
+	if t.word == 0 || t.b == nil {
+		return // no call was admitted
+	}
+	t.b.finish(t.word, o, err)
 }
 
 // Classify returns how err, the error of a call made with ctx, counts for
