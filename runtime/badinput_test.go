@@ -268,3 +268,24 @@ func TestReleaseTokenOfNoCall(t *testing.T) {
 		t.Errorf("c: %d failures, state %v; want its call's failure to count on it and trip it", st.Failures, st.State)
 	}
 }
+
+// TestZeroFamilyKey: the zero FamilyKey (a variable set only on some
+// paths, then deferred) is safe everywhere: FamilyKey.Done did nothing on
+// it, but Family.Exit and Breaker panicked.
+func TestZeroFamilyKey(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	f := reg.Family(runtime.Config{Name: "zerokey"}, runtime.FamilyConfig{})
+	var k runtime.FamilyKey
+	for name, use := range map[string]func(){
+		"Exit":    func() { f.Exit(k) },
+		"Done":    func() { k.Done() },
+		"Breaker": func() { _ = k.Breaker() },
+	} {
+		if v := didPanic(use); v != nil {
+			t.Errorf("%s on the zero FamilyKey panicked: %v", name, v)
+		}
+	}
+	if k.Breaker() != nil {
+		t.Errorf("the zero FamilyKey has breaker %v, want nil", k.Breaker())
+	}
+}

@@ -281,8 +281,13 @@ func (f *Family) Breaker(key string) *Breaker {
 // Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
 type FamilyKey struct{ e *famEntry }
 
-// Breaker returns the key's breaker.
-func (k FamilyKey) Breaker() *Breaker { return k.e.B }
+// Breaker returns the key's breaker; nil for the zero FamilyKey.
+func (k FamilyKey) Breaker() *Breaker {
+	if k.e == nil {
+		return nil
+	}
+	return k.e.B
+}
 
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
 // the zero FamilyKey it does nothing.
@@ -292,8 +297,9 @@ func (k FamilyKey) Done() {
 	}
 }
 
-// Exit ends the call that Enter counted in flight.
-func (f *Family) Exit(k FamilyKey) { k.e.Inflight.Add(-1) }
+// Exit ends the call that Enter counted in flight, like [FamilyKey.Done]:
+// on the zero FamilyKey it does nothing.
+func (f *Family) Exit(k FamilyKey) { k.Done() }
 
 // Enter returns key's breaker with one call counted in flight on it (so it
 // is not dropped until [Family.Exit]). It allocates nothing for a live key.
