@@ -289,3 +289,39 @@ func TestZeroFamilyKey(t *testing.T) {
 		t.Errorf("the zero FamilyKey has breaker %v, want nil", k.Breaker())
 	}
 }
+
+// loopErr unwraps to itself: errors.Is and errors.As never return on it.
+type loopErr struct{}
+
+func (e *loopErr) Error() string { return "loop" }
+func (e *loopErr) Unwrap() error { return e }
+
+// TestSelfWrappingError: a call failing with an error that unwraps to
+// itself counts as a failure and trips the breaker, CLOSED or HALF_OPEN.
+// The breaker's own walks of the error (for a RetryAfter, for a panic)
+// never ended: Do hung, and a failed probe hung holding the breaker's lock.
+func TestSelfWrappingError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		b := reg.Breaker(runtime.Config{Name: "loop", FailureThreshold: 1, ResetTimeout: time.Second})
+		fail := func(context.Context) error { return &loopErr{} }
+		for _, want := range []runtime.State{runtime.Open, runtime.Open} {
+			done := make(chan error)
+			go func() { done <- b.Do(context.Background(), fail) }()
+			synctest.Wait()
+			select {
+			case err := <-done:
+				if _, ok := err.(*loopErr); !ok {
+					t.Errorf("Do returned %v, want the call's error", err)
+				}
+			default:
+				t.Fatal("Do did not return: the walk of a self-wrapping error does not end")
+			}
+			if s := b.State(); s != want {
+				t.Errorf("state %v, want %v", s, want)
+			}
+			time.Sleep(time.Second) // the OPEN period, in the bubble's time: the next call is a probe
+			synctest.Wait()         // the timer's move to HALF_OPEN
+		}
+	})
+}

@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"errors"
 	"sync"
 	"time"
 )
@@ -117,19 +116,17 @@ func reasonOf(err error) string {
 	return Brief(err)
 }
 
-// panicOf returns the *panicError in err's chain, or nil; nil too when an
-// Unwrap or As method of the chain panics (a typed nil whose method reads a
-// field): a failed probe's reason is made with the breaker's lock held.
+// panicOf returns the first *panicError in err's tree, or nil. Its walk
+// is bounded (walkErrors): a failed probe's reason is made with the
+// breaker's lock held, so an error that unwraps to itself, on which
+// errors.As never returns, or an Unwrap that panics must not stop it.
 func panicOf(err error) (pe *panicError) {
-	defer func() {
-		if recover() != nil {
-			pe = nil
+	walkErrors(err, func(e error) {
+		if p, ok := e.(*panicError); ok && pe == nil {
+			pe = p
 		}
-	}()
-	if errors.As(err, &pe) {
-		return pe
-	}
-	return nil
+	})
+	return pe
 }
 
 // defaultReason is the reason of a transition whose caller gave none;

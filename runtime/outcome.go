@@ -313,19 +313,22 @@ func cooldown(err error) (reason string, d time.Duration, ok bool) {
 // is none. Every failing call asks, so it walks with one type switch per
 // error (one cached type test) and no callback. A RetryAfter or Unwrap
 // method that panics (a typed nil whose method reads a field) asks for
-// nothing: a failed probe asks with the breaker's lock held.
+// nothing, and so does a tree past maxErrorNodes errors (one that unwraps
+// to itself would never end): a failed probe asks with the breaker's lock
+// held.
 func retryAfter(err error) (d time.Duration, found bool) {
 	defer func() {
 		if recover() != nil {
 			d, found = 0, false
 		}
 	}()
-	return retryAfterIn(err)
+	n := 0
+	return retryAfterIn(err, &n)
 }
 
-// retryAfterIn is retryAfter's walk.
-func retryAfterIn(err error) (d time.Duration, found bool) {
-	for {
+// retryAfterIn is retryAfter's walk; *n counts the errors visited.
+func retryAfterIn(err error, n *int) (d time.Duration, found bool) {
+	for ; *n < maxErrorNodes; *n++ {
 		switch e := err.(type) {
 		case nil:
 			return 0, false
@@ -335,7 +338,8 @@ func retryAfterIn(err error) (d time.Duration, found bool) {
 			err = e.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, err := range e.Unwrap() {
-				if d, found = retryAfterIn(err); found {
+				*n++
+				if d, found = retryAfterIn(err, n); found {
 					return d, true
 				}
 			}
@@ -344,4 +348,5 @@ func retryAfterIn(err error) (d time.Duration, found bool) {
 			return 0, false
 		}
 	}
+	return 0, false
 }
