@@ -325,3 +325,39 @@ func TestSelfWrappingError(t *testing.T) {
 		}
 	})
 }
+
+// TestOptionsIgnoredWarn: an option that cannot apply says so once the
+// registry is made, whichever order WithLogger comes in: WithConfig with
+// a Config of no Name (it overrides no breaker: the settings went nowhere),
+// WithRateLimit with a rate that is not positive or an empty name. They
+// were ignored without a word.
+func TestOptionsIgnoredWarn(t *testing.T) {
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(),
+		runtime.WithConfig(runtime.Config{FailureThreshold: 3}, runtime.Config{Name: "named", FailureThreshold: 4}),
+		runtime.WithRateLimit("a", math.NaN(), 3),
+		runtime.WithRateLimit("b", -1, 3),
+		runtime.WithRateLimit("", 2, 3),
+		runtime.WithRateLimit("c", 2, 3),
+		runtime.WithLogger(logs.logger()))
+	out := logs.String()
+	for _, want := range []string{
+		"ignoring WithConfig's Config 0: it has no Name",
+		`ignoring WithRateLimit(\"a\", NaN, 3)`,
+		`ignoring WithRateLimit(\"b\", -1, 3)`,
+		`ignoring WithRateLimit(\"\", 2, 3)`,
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no warning %q in:\n%s", want, out)
+		}
+	}
+	if n := strings.Count(out, "level=WARN"); n != 4 {
+		t.Errorf("%d warnings, want 4:\n%s", n, out)
+	}
+	if got := reg.Breaker(runtime.Config{Name: "named"}).Config().FailureThreshold; got != 4 {
+		t.Errorf("the named Config's threshold: %d, want 4", got)
+	}
+	if r, _ := reg.Limiter("c", 0, 0).Rate(); r != 2 {
+		t.Errorf("WithRateLimit(c, 2, 3): rate %v, want 2", r)
+	}
+}

@@ -30,6 +30,7 @@ type Registry struct {
 	noEnv       bool
 	env, code   map[string]override     // run-time settings by envName
 	share       atomic.Pointer[sharing] // the fleet's Sharer (see Registry.Share)
+	optWarns    []string                // what options ignored, logged once they are all applied
 	recordTo    io.Writer               // WithRecorder's writer, nil when not recording
 	rec         *recorder               // the call recorder, nil when not recording (record.go)
 
@@ -167,6 +168,10 @@ func NewRegistry(opts ...Option) *Registry {
 			o(r)
 		}
 	}
+	for _, w := range r.optWarns { // after the options: WithLogger may come last
+		r.log().Warn(w)
+	}
+	r.optWarns = nil
 	if !r.noEnv {
 		r.readEnv(environ())
 	}

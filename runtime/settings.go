@@ -131,10 +131,15 @@ func envName(name string) string {
 // annotated window=100 into a one-minute window. Overrides take effect
 // when a breaker is created. It is the highest layer: WithConfig, then the
 // environment, then the annotation; of two WithConfig for one name, the
-// later wins field by field.
+// later wins field by field. A cfg without a Name names no breaker: it is
+// ignored, and NewRegistry logs a warning saying so.
 func WithConfig(cfgs ...Config) Option {
 	return func(r *Registry) {
-		for _, c := range cfgs {
+		for i, c := range cfgs {
+			if c.Name == "" {
+				r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithConfig's Config %d: it has no Name, so it overrides no breaker (%+v)", i, c))
+				continue
+			}
 			k := envName(c.Name)
 			o := r.code[k]
 			o.cfg = override{cfg: c}.apply(o.cfg)
@@ -145,11 +150,12 @@ func WithConfig(cfgs ...Config) Option {
 
 // WithRateLimit overrides the limiter of the breaker called name: rate
 // tokens per second with the given burst. It may also limit a name that the
-// annotations left unlimited. A rate that is not a positive number is
-// ignored.
+// annotations left unlimited. A rate that is not a positive number, or an
+// empty name, is ignored, and NewRegistry logs a warning saying so.
 func WithRateLimit(name string, rate float64, burst int) Option {
 	return func(r *Registry) {
-		if !(rate > 0) {
+		if !(rate > 0) || name == "" {
+			r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithRateLimit(%q, %v, %d): want a breaker's name and a positive number of tokens per second", name, rate, burst))
 			return
 		}
 		k := envName(name)
