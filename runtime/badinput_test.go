@@ -361,3 +361,24 @@ func TestOptionsIgnoredWarn(t *testing.T) {
 		t.Errorf("WithRateLimit(c, 2, 3): rate %v, want 2", r)
 	}
 }
+
+// TestEnvNameNotUpperCase: a variable whose NAME is not written as the
+// breakers' names map to it (lower case, or a '-', '.' or ':' kept) names
+// no breaker: it is warned about, with the variable to write instead. It
+// was ignored without a word.
+func TestEnvNameNotUpperCase(t *testing.T) {
+	env := []string{"BREAKER_eastmoney_THRESHOLD=3", "BREAKER_MARKET-DATA_RESET=60s", "BREAKER_Tdx_MODE=isolate"}
+	restore := runtime.SetEnviron(env)
+	defer restore()
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	out := logs.String()
+	for _, want := range []string{"want BREAKER_EASTMONEY_THRESHOLD", "want BREAKER_MARKET_DATA_RESET", "want BREAKER_TDX_MODE"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no warning saying %q:\n%s", want, out)
+		}
+	}
+	if b := reg.Breaker(runtime.Config{Name: "eastmoney"}); b.Config().FailureThreshold != 5 {
+		t.Errorf("eastmoney's threshold %d: a variable the breaker's name does not map to applied", b.Config().FailureThreshold)
+	}
+}

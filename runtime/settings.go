@@ -252,6 +252,11 @@ func (r *Registry) readEnv(environ []string) {
 		default:
 			err = fmt.Errorf("unknown setting; want one of %s", strings.Join(suffixes, ", "))
 		}
+		if err == nil && envName(name) != name {
+			// No breaker's name maps to it (BREAKER_eastmoney_THRESHOLD):
+			// it would be ignored without a word.
+			err = fmt.Errorf("NAME is written in upper case, with _ for '.', '-' and ':'; want BREAKER_%s%s", envName(name), suffix)
+		}
 		if err != nil {
 			if _, dup := envWarned.LoadOrStore(kv, true); !dup {
 				r.log().Warn(fmt.Sprintf("breaker: ignoring %s=%q: %v", key, val, err), "variable", key)
