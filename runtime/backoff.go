@@ -37,7 +37,7 @@ func (b *Breaker) tripPeriodLocked() time.Duration {
 // failed probe in a row and the reason says so, and a cooldown wins only
 // when it is longer.
 func (b *Breaker) reopenLocked(reason string, err error) (string, time.Duration) {
-	cdReason, cd, isCooldown := cooldown(err)
+	cdReason, cd, isCooldown := cooldownLocked(err)
 	if b.cfg().ResetMax <= 0 {
 		if isCooldown {
 			return cdReason, cd

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"time"
+	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
@@ -302,6 +303,21 @@ func (e *panicError) Error() string { return fmt.Sprintf("panic: %v", e.value) }
 // is false when no error asks for more than zero.
 func cooldown(err error) (reason string, d time.Duration, ok bool) {
 	if d, _ = retryAfter(err); d <= 0 {
+		return "", 0, false // every failing call: no call more
+	}
+	return cooldownOf(err, d)
+}
+
+// cooldownLocked is cooldown for a caller that holds the breaker's lock
+// (see retryAfterGuarded).
+func cooldownLocked(err error) (reason string, d time.Duration, ok bool) {
+	d, _ = retryAfterGuarded(err)
+	return cooldownOf(err, d)
+}
+
+// cooldownOf is cooldown's result for err, which asks for d.
+func cooldownOf(err error, d time.Duration) (reason string, _ time.Duration, ok bool) {
+	if d <= 0 {
 		return "", 0, false
 	}
 	d = min(d, MaxCooldown)
@@ -311,42 +327,61 @@ func cooldown(err error) (reason string, d time.Duration, ok bool) {
 // retryAfter returns what the first error in err's tree, depth first, with
 // a RetryAfter() time.Duration method asks for; found is false when there
 // is none. Every failing call asks, so it walks with one type switch per
-// error (one cached type test) and no callback. A RetryAfter or Unwrap
-// method that panics (a typed nil whose method reads a field) asks for
-// nothing, and so does a tree past maxErrorNodes errors (one that unwraps
-// to itself would never end): a failed probe asks with the breaker's lock
-// held.
+// error (one cached type test), no callback and no deferred recover. A
+// typed nil (a nil pointer in a non-nil error, whose methods would read
+// its fields) asks for nothing and is not unwrapped, and the walk stops
+// after maxErrorNodes errors (one that unwraps to itself would never end).
+// A caller that holds the breaker's lock asks retryAfterGuarded.
 func retryAfter(err error) (d time.Duration, found bool) {
+	d, found, _ = retryAfterIn(err, maxErrorNodes)
+	return d, found
+}
+
+// retryAfterGuarded is retryAfter for a caller that holds the breaker's
+// lock (a failed probe): a RetryAfter or Unwrap method that panics asks for
+// nothing, where a panic would leave the breaker locked for ever.
+func retryAfterGuarded(err error) (d time.Duration, found bool) {
 	defer func() {
 		if recover() != nil {
 			d, found = 0, false
 		}
 	}()
-	n := 0
-	return retryAfterIn(err, &n)
+	return retryAfter(err)
 }
 
-// retryAfterIn is retryAfter's walk; *n counts the errors visited.
-func retryAfterIn(err error, n *int) (d time.Duration, found bool) {
-	for ; *n < maxErrorNodes; *n++ {
+// typedNil reports whether err holds a nil pointer (or a nil map, chan or
+// func): the data word of its interface is nil.
+func typedNil(err error) bool {
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&err))[1] == nil
+}
+
+// retryAfterIn is retryAfter's walk of at most budget errors; left is
+// what it did not spend.
+func retryAfterIn(err error, budget int) (d time.Duration, found bool, left int) {
+	for ; budget > 0; budget-- {
+		if err == nil || typedNil(err) {
+			return 0, false, budget
+		}
 		switch e := err.(type) {
-		case nil:
-			return 0, false
 		case interface{ RetryAfter() time.Duration }:
-			return e.RetryAfter(), true
+			return e.RetryAfter(), true, budget
 		case interface{ Unwrap() error }:
 			err = e.Unwrap()
 		case interface{ Unwrap() []error }:
-			for _, err := range e.Unwrap() {
-				*n++
-				if d, found = retryAfterIn(err, n); found {
-					return d, true
-				}
-			}
-			return 0, false
+			return retryAfterJoined(e.Unwrap(), budget-1)
 		default:
-			return 0, false
+			return 0, false, budget
 		}
 	}
-	return 0, false
+	return 0, false, 0
+}
+
+// retryAfterJoined is retryAfterIn over the errors a join holds, in order.
+func retryAfterJoined(errs []error, budget int) (d time.Duration, found bool, left int) {
+	for _, err := range errs {
+		if d, found, budget = retryAfterIn(err, budget); found || budget <= 0 {
+			return d, found, budget
+		}
+	}
+	return 0, false, budget
 }
