@@ -184,10 +184,25 @@ func (f *Family) KeyUint(key uint64) Keyed {
 }
 
 // KeyString returns the route of a fmt.Stringer key (its String()); a nil
-// one is the key "<nil>".
+// one is the key "<nil>", and so is a nil pointer whose String panics (as
+// fmt prints it).
 func (f *Family) KeyString(key fmt.Stringer) Keyed {
 	if key == nil {
 		return f.Key("<nil>")
 	}
+	if (*[2]unsafe.Pointer)(unsafe.Pointer(&key))[1] == nil {
+		return f.Key(nilString(key))
+	}
 	return f.Key(key.String())
+}
+
+// nilString is the String of key, a nil pointer (or map, chan or func), or
+// "<nil>" when it panics, as fmt's %v has it.
+func nilString(key fmt.Stringer) (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "<nil>"
+		}
+	}()
+	return key.String()
 }

@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 	"unsafe"
@@ -189,5 +190,41 @@ func TestKeyOfFamilyMadeByHand(t *testing.T) {
 	call("b", errors.New("down"))
 	if b, ok := reg.Lookup("k/b"); !ok || b.State() != runtime.Open {
 		t.Errorf("key b after its own failure: %v (live %v), want OPEN", b, ok)
+	}
+}
+
+type ptrKey struct{ id int }
+
+func (k *ptrKey) String() string { return fmt.Sprint(k.id) }
+
+type nilSafeKey struct{}
+
+func (k *nilSafeKey) String() string {
+	if k == nil {
+		return "none"
+	}
+	return "some"
+}
+
+// TestKeyStringTypedNil: KeyString's nil Stringer is the key "<nil>"; so is
+// a nil pointer whose String panics (it reads a field), as fmt prints it,
+// while a nil pointer whose String answers is keyed by that answer.
+func TestKeyStringTypedNil(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "api"}}, 0, 0)
+	for _, c := range []struct {
+		key  fmt.Stringer
+		want string
+	}{
+		{nil, "api/<nil>"},
+		{(*ptrKey)(nil), "api/<nil>"},
+		{(*nilSafeKey)(nil), "api/none"},
+		{&ptrKey{7}, "api/7"},
+	} {
+		k := f.KeyString(c.key)
+		if got := k.Route.Breaker().Name(); got != c.want {
+			t.Errorf("KeyString(%#v): breaker %q, want %q", c.key, got, c.want)
+		}
+		k.Done()
 	}
 }
