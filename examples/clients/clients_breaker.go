@@ -14422,13 +14422,13 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	}
 	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
 	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	// The body is read after the call returns: closing it cancels.
 	defer func() {
 		r0 = httpguard.CancelOnClose(r0, cancel)
 	}()
 	req = req.WithContext(ctx)
-	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
@@ -14544,13 +14544,13 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	}
 	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
 	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	ctx, cancel := context.WithTimeout(ctx, w.api.Timeout())
 	// The body is read after the call returns: closing it cancels.
 	defer func() {
 		r0 = httpguard.CancelOnClose(r0, cancel)
 	}()
 	req = req.WithContext(ctx)
-	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller

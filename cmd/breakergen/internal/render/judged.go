@@ -111,6 +111,7 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, jen.Var().Id(outcome).Error().Comment("the breaker's: err, or what "+r.Failure.Text+" makes of the answer"))
 	}
 	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome)))
+	body = append(body, g.panicGuard(outcome)) // before the timeout: a nil ctx panics in it
 	if m.UseTimeout {
 		resp := ""
 		if m.Response > 0 {
@@ -118,7 +119,6 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 		}
 		body = append(body, g.withTimeout(m, a, j.recv, r, j.ctx, j.names, resp)...)
 	}
-	body = append(body, g.panicGuard(outcome))
 	body = append(body, g.judge(j, rnames, errName, outcome)...)
 	body = append(body, jen.Return())
 	comment(f, judgedDoc(g, j, rnames))
@@ -336,6 +336,7 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 	}
 	tres = append(tres, jen.Id(outcome).Error())
 	tbody := []jen.Code{jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome))}
+	tbody = append(tbody, g.panicGuard(outcome)) // before the timeout: a nil ctx panics in it
 	if m.UseTimeout {
 		resp := ""
 		if m.Response > 0 {
@@ -343,7 +344,6 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 		}
 		tbody = append(tbody, g.withTimeout(m, a, j.recv, r, j.ctx, j.names, resp)...)
 	}
-	tbody = append(tbody, g.panicGuard(outcome))
 	tbody = append(tbody, g.judge(j, rnames, errName, outcome)...)
 	tbody = append(tbody, jen.Return())
 	f.Line()

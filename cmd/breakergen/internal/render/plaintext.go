@@ -104,6 +104,7 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 	}
 	if b.timeout {
 		line(0, "defer ", b.cal, ".Exit(", b.ctx, ", &", b.err, ")")
+		line(0, b.err, " = ", impl, ".PanicGuard // stays only if the call panics")
 		cancel := a.fresh("cancel")
 		line(0, b.ctx, ", ", cancel, " := ", ctx, ".WithTimeout(", b.ctx, ", ", route, ".Timeout())")
 		line(0, "defer ", cancel, "()")
@@ -112,8 +113,8 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 		}
 	} else {
 		line(0, "defer func() { ", done, " }()")
+		line(0, b.err, " = ", impl, ".PanicGuard // stays only if the call panics")
 	}
-	line(0, b.err, " = ", impl, ".PanicGuard // stays only if the call panics")
 	args := strings.Join(b.names, ", ")
 	if b.variadic {
 		args += "..."

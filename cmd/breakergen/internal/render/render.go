@@ -920,6 +920,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		)
 	}
 	body = append(body, g.deferDone(m, callName, ctx, errName))
+	// The guard goes before the timeout: context.WithTimeout panics on a
+	// nil ctx, which must count as the failure it is, not as a success.
+	body = append(body, g.panicGuard(errName))
 	if m.UseTimeout {
 		resp := ""
 		if m.Response > 0 {
@@ -928,10 +931,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		}
 		body = append(body, g.withTimeout(m, a, recv, r, ctx, names, resp)...)
 	}
-	body = append(body,
-		g.panicGuard(errName),
-		jen.Return(call),
-	)
+	body = append(body, jen.Return(call))
 	// The route's settings are listed in the type's doc, once.
 	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))

@@ -340,8 +340,8 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.Id(t.valid).Op("=").True(),
 			jen.Defer().Id(t.call).Dot("ExitValid").Call(jen.Id(t.ctx), jen.Op("&").Id(t.err), jen.Op("&").Id(t.valid)),
 		)
+		tbody = append(tbody, g.panicGuard(t.err)) // before the timeout: a nil ctx panics in it
 		tbody = append(tbody, g.timeout(t)...)
-		tbody = append(tbody, g.panicGuard(t.err))
 		tbody = append(tbody,
 			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
 			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(vargs...),
@@ -358,8 +358,8 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		results = g.tr.results(res, tnames)
 		tbody = append(tbody, g.deferDone(m, t.call, t.ctx, t.err)) // one deferred call, as a plain method's
+		tbody = append(tbody, g.panicGuard(t.err))                  // before the timeout: a nil ctx panics in it
 		tbody = append(tbody, g.timeout(t)...)
-		tbody = append(tbody, g.panicGuard(t.err))
 		tbody = append(tbody, jen.Return(upstream))
 	}
 	f.Line()

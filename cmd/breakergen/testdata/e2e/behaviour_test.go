@@ -168,6 +168,27 @@ func TestTimeout(t *testing.T) {
 	})
 }
 
+// TestTimeoutNilCtx: a method with a timeout called with a nil ctx panics
+// in context.WithTimeout, after the breaker admitted the call. The panic
+// reaches the caller, and the breaker counts it as the failure it is: a
+// HALF_OPEN probe that never reached the upstream does not close it.
+func TestTimeoutNilCtx(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctrl := gomock.NewController(t)
+		m := NewMockSource(ctrl)
+		reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)),
+			runtime.WithConfig(runtime.Config{Name: "slow", FailureThreshold: 1, ResetTimeout: time.Second}))
+		w := NewSourceBreaker(m, reg)
+		m.EXPECT().Slow(gomock.Any()).Return(errDown)
+		require.ErrorIs(t, w.Slow(context.Background()), errDown)
+		time.Sleep(time.Second)
+		require.Equal(t, runtime.HalfOpen, state(t, reg, "slow"))
+		var nilCtx context.Context
+		assert.Panics(t, func() { w.Slow(nilCtx) }) // the upstream is not called: no EXPECT
+		assert.Equal(t, runtime.Open, state(t, reg, "slow"), "the probe that panicked before the upstream")
+	})
+}
+
 func TestRateLimit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		m, w, _ := setup(t)
