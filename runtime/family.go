@@ -270,7 +270,11 @@ func (f *Family) Limiter() *Limiter {
 
 // Breaker returns the breaker of key, creating it (and dropping the least
 // recently used one past the bound) if needed. For a hand-written caller;
-// the key's use is recorded but no call is counted in flight.
+// the key's use is recorded but no call is counted in flight, so the key
+// may be dropped at any time after: ask again for each call rather than
+// keeping the *Breaker (a dropped one still works but guards nothing the
+// key's next breaker sees), or hold the key with [Family.Enter] for the
+// length of a call.
 func (f *Family) Breaker(key string) *Breaker {
 	e := f.Enter(key)
 	f.Exit(e)
