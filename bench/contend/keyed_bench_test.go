@@ -134,20 +134,24 @@ func checkLive(tb testing.TB, live, want int) {
 	}
 }
 
+// callKeys calls case c's wrapper with n keys live, serially, each call
+// on the next key in turn.
+func callKeys(b *testing.B, c keyedCase, n int) {
+	call := c.make(b, n)
+	ctx := context.Background()
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		call(ctx, i)
+		if i++; i == n {
+			i = 0
+		}
+	}
+}
+
 func BenchmarkKeyedSuccess(b *testing.B) {
 	for _, c := range keyedCases {
-		b.Run(c.name, func(b *testing.B) {
-			call := c.make(b, liveKeys)
-			ctx := context.Background()
-			b.ReportAllocs()
-			i := 0
-			for b.Loop() {
-				call(ctx, i)
-				if i++; i == liveKeys {
-					i = 0
-				}
-			}
-		})
+		b.Run(c.name, func(b *testing.B) { callKeys(b, c, liveKeys) })
 	}
 }
 
@@ -184,18 +188,7 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 func BenchmarkKeyedLiveKeys(b *testing.B) {
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
 		for _, c := range keyedCases[:3] {
-			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) {
-				call := c.make(b, n)
-				ctx := context.Background()
-				b.ReportAllocs()
-				i := 0
-				for b.Loop() {
-					call(ctx, i)
-					if i++; i == n {
-						i = 0
-					}
-				}
-			})
+			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) { callKeys(b, c, n) })
 		}
 	}
 }
