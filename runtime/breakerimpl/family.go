@@ -129,12 +129,12 @@ func (f *Family) unheld(k runtime.FamilyKey) *Route {
 // Route, held (core.KeyHeld): both functions of the family's
 // core.KeyMaker return a keyRoute. An entry of any other family (one
 // made by hand with the name, runtime's Registry.Family, before a
-// wrapper) holds nothing: see Family.route.
+// wrapper) holds nothing: see Family.unheld.
 func routeOf(k runtime.FamilyKey) *Route {
 	return (*Route)(unsafe.Add(unsafe.Pointer(entryOf(k)), -int(unsafe.Offsetof(Route{}.key))))
 }
 
-// entryOf returns the entry of a held key (see routeOf).
+// entryOf returns the entry of key k (see routeOf).
 func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
 	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
 }
