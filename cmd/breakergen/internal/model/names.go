@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 )
 
 // fieldNames names the wrapper's route fields after their breakers,
@@ -92,5 +93,14 @@ func ident(name string) string {
 	return s
 }
 
-func lowerFirst(s string) string { return strings.ToLower(s[:1]) + s[1:] }
-func upperFirst(s string) string { return strings.ToUpper(s[:1]) + s[1:] }
+// lowerFirst and upperFirst change the case of s's first rune (not its
+// first byte: an identifier may start with ý or Ü).
+func lowerFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToLower(r)) + s[n:]
+}
+
+func upperFirst(s string) string {
+	r, n := utf8.DecodeRuneInString(s)
+	return string(unicode.ToUpper(r)) + s[n:]
+}
