@@ -636,6 +636,9 @@ func parseIdents(s string, v *Value) string {
 			return fmt.Sprintf("%q is not an error identifier (like ErrNotFound or io.EOF)", p)
 		}
 	}
+	if d := twice(parts); d != "" {
+		return fmt.Sprintf("%q names %s twice", s, d)
+	}
 	v.List = parts
 	return ""
 }
@@ -650,7 +653,22 @@ func parseGlobs(s string, v *Value) string {
 			return fmt.Sprintf("%q is not a valid pattern: %v", p, err)
 		}
 	}
+	if d := twice(parts); d != "" {
+		return fmt.Sprintf("%q names %s twice", s, d)
+	}
 	v.List = parts
+	return ""
+}
+
+// twice returns the first item of a comma list given twice, or "": a
+// repeated item is a slip (a typo for another method or error, or an edit
+// left half done), never meant.
+func twice(parts []string) string {
+	for i, p := range parts {
+		if slices.Contains(parts[:i], p) {
+			return p
+		}
+	}
 	return ""
 }
 

@@ -57,6 +57,8 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:threshold=2 chain", OnMethod, `23: chain: only allowed on the interface's lines, not on a method`},
 		{"//breaker:chain=true", OnInterface, `11: chain: is a flag and takes no value`},
 		{"//breaker:methods=a,,b", OnInterface, `11: methods: "a,,b" has an empty method pattern`},
+		{"//breaker:methods=Get,Put,Get", OnInterface, `11: methods: "Get,Put,Get" names Get twice`},
+		{"//breaker:exclude=io.EOF,ErrX,io.EOF", OnInterface, `11: exclude: "io.EOF,ErrX,io.EOF" names io.EOF twice`},
 		{"//breaker:exclude=io.EOF.x", OnInterface, `11: exclude: "io.EOF.x" is not an error identifier (like ErrNotFound or io.EOF)`},
 		{"//breaker:attempts=0", OnMethod, `11: attempts: "0" is not an integer >= 1`},
 		{"//breaker:budget=x", OnInterface, `11: budget: "x" is not an integer >= 1`},
