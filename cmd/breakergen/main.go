@@ -34,7 +34,9 @@ func main() {
 		os.Setenv("GOGC", strconv.Itoa(gcPercent)) // for the go command, which inherits it
 	}
 	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
-		if !errors.Is(err, errReported) {
+		// errReported and errUsage were printed already (errUsage with
+		// the flag package's message and the usage).
+		if !errors.Is(err, errReported) && !errors.Is(err, errUsage) {
 			fmt.Fprintln(os.Stderr, "breakergen:", err)
 		}
 		os.Exit(exitCode(err))
