@@ -101,12 +101,18 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 		return nil, errUsage
 	}
 	o := &options{tags: *tags, check: *check, strict: *strict, patterns: fs.Args()}
-	if *typeList != "" {
-		for _, t := range strings.Split(*typeList, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				o.types = append(o.types, t)
-			}
+	for _, t := range strings.Split(*typeList, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			o.types = append(o.types, t)
 		}
+	}
+	// -type= (an unset variable in a go:generate line, say) names nothing:
+	// an error, not every annotated interface.
+	typeGiven := false
+	fs.Visit(func(f *flag.Flag) { typeGiven = typeGiven || f.Name == "type" })
+	if typeGiven && len(o.types) == 0 {
+		fmt.Fprintf(stderr, "breakergen: -type %q names no interface; omit -type to generate every annotated interface\n", *typeList)
+		return nil, errUsage
 	}
 	if len(o.patterns) == 0 {
 		o.patterns = []string{"."}

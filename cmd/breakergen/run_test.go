@@ -39,6 +39,14 @@ func TestParseArgs(t *testing.T) {
 	o, err = parseArgs(nil, &errOut)
 	assert.NoError(t, err)
 	assert.Equal(t, []string{"."}, o.patterns)
+
+	// A -type naming nothing is a usage error, not every interface.
+	for _, arg := range []string{"-type=", "-type= , "} {
+		errOut.Reset()
+		_, err = parseArgs([]string{arg}, &errOut)
+		assert.ErrorIs(t, err, errUsage, arg)
+		assert.Contains(t, errOut.String(), "names no interface; omit -type to generate every annotated interface", arg)
+	}
 }
 
 // TestBrokenOwnOutputs: our earlier outputs that no longer parse or
