@@ -236,14 +236,17 @@ func (b *builder) keyChecks() {
 			}
 		}
 	}
-	// The routes that guard a method, in the order they were read.
+	// The routes that guard a method, in the order they were read. A key
+	// already reported as not fitting its method is left out: the error
+	// at it says what to fix, and a second one at every unkeyed line of
+	// the name would ask for more keys that cannot be right either.
 	firstKeyed := map[string]*Route{}
 	var unkeyed []*Route
 	for _, md := range b.ifaces {
 		for _, r := range md.in.Routes {
 			if r.KeyParam == "" {
 				unkeyed = append(unkeyed, r)
-			} else if firstKeyed[r.Name] == nil {
+			} else if firstKeyed[r.Name] == nil && !b.keyErrs[r.keyOpt.Pos] {
 				firstKeyed[r.Name] = r
 			}
 		}
