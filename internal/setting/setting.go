@@ -20,6 +20,12 @@ const (
 	MinWindowPeriod = time.Second
 )
 
+// MaxWindowCalls is the largest count window the runtime keeps (its
+// maxWindowCalls): Registry.Update refuses a larger one and a Config
+// clamps it. Window does not check it (the runtime clamps what the
+// environment gives); the generator refuses a larger annotation.
+const MaxWindowCalls = 1 << 20
+
 // Window parses a window: a whole number N >= 10 (the last N calls) or a
 // Go duration D >= 1s (the last D). Exactly one of calls and period is
 // set.

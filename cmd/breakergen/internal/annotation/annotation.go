@@ -568,6 +568,9 @@ func parseWindow(s string, v *Value) string {
 	if err != nil || s != strings.TrimSpace(s) {
 		return fmt.Sprintf("%q is not a window: want a number of calls >= %d or a Go duration >= %s, like 100 or 1m", s, setting.MinWindowCalls, setting.MinWindowPeriod)
 	}
+	if n > setting.MaxWindowCalls {
+		return fmt.Sprintf("%q is above the largest count window, %d calls, which the runtime would use instead; for a longer memory give a time window, like 10m", s, setting.MaxWindowCalls)
+	}
 	v.Count, v.Duration = n, d
 	return ""
 }

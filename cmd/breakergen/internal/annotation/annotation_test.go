@@ -69,6 +69,7 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:stale=-1h", OnInterface, `11: stale: "-1h" is not a positive Go duration (like 500ms, 30s, 2m)`},
 		{"//breaker:stalesize=0", OnMethod, `11: stalesize: "0" is not an integer >= 1`},
 		{"//breaker:window=9", OnInterface, `11: window: "9" is not a window: want a number of calls >= 10 or a Go duration >= 1s, like 100 or 1m`},
+		{"//breaker:window=1048577", OnInterface, `11: window: "1048577" is above the largest count window, 1048576 calls, which the runtime would use instead; for a longer memory give a time window, like 10m`},
 		{"//breaker:window=500ms", OnInterface, `11: window: "500ms" is not a window: want a number of calls >= 10 or a Go duration >= 1s, like 100 or 1m`},
 		{"//breaker:failrate=0.5", OnInterface, `11: failrate: "0.5" is not a percentage from 1% to 100%, like 50%`},
 		{"//breaker:failrate=150%", OnInterface, `11: failrate: "150%" is not a percentage from 1% to 100%, like 50%`},
