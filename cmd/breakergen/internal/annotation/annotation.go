@@ -169,6 +169,9 @@ type Line struct {
 	// Warnings are the problems of the line that leave it valid (a
 	// trailing comment), each starting "warning: ".
 	Warnings []*Error
+	// Empty reports that the line gives no word at all (a bare
+	// //breaker:, or one followed only by a comment).
+	Empty bool
 }
 
 // Get returns the option key of the line.
@@ -233,6 +236,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		return l, []*Error{Errorf(pos, "not a %s line", Prefix)}
 	}
 	seen := map[string]token.Position{}
+	l.Empty = true
 	off := len(Prefix)
 	rest := text[off:]
 	for len(rest) > 0 {
@@ -260,6 +264,7 @@ func Parse(text string, pos token.Position, where Where) (*Line, []*Error) {
 		}
 		off += j
 		rest = rest[j:]
+		l.Empty = false
 
 		key, val, hasVal := strings.Cut(word, "=")
 		sp := lookupKey(key)

@@ -268,6 +268,9 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		if base != nil {
 			inherit = base.route
 		}
+		if ml.Empty && base != nil {
+			b.warnf(ml.Pos, "%s.%s: this //breaker: line gives no keys, so the method takes the route it would take without it (breaker %q); remove the line, or give it keys", in.Name, m.Name(), base.route.Name)
+		}
 		r := b.newRoute(ml, strings.ToLower(in.Name), inherit, rs)
 		r.Method = m.Name()
 		r.order = ils.n + len(in.Routes)
