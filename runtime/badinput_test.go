@@ -382,3 +382,27 @@ func TestEnvNameNotUpperCase(t *testing.T) {
 		t.Errorf("eastmoney's threshold %d: a variable the breaker's name does not map to applied", b.Config().FailureThreshold)
 	}
 }
+
+// headerErr is pointer-shaped (one pointer field), so an interface holds
+// it directly: with no header its interface's data word is nil, yet it is
+// no typed nil, and its RetryAfter answers.
+type headerErr struct{ hdr *fieldErr }
+
+func (e headerErr) Error() string { return "banned" }
+func (e headerErr) RetryAfter() time.Duration {
+	if e.hdr == nil {
+		return 30 * time.Second
+	}
+	return e.hdr.after
+}
+
+// TestCooldownOfPointerShapedError: a value whose interface data word is
+// nil but which is not a nil pointer still asks for its cooldown.
+func TestCooldownOfPointerShapedError(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "shaped", FailureThreshold: 5})
+	_ = b.Do(context.Background(), func(context.Context) error { return headerErr{} })
+	if s := b.State(); s != runtime.Open {
+		t.Errorf("state %v after an error asking for 30s, want OPEN", s)
+	}
+}

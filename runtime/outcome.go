@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"reflect"
 	"time"
 	"unsafe"
 
@@ -349,11 +350,20 @@ func retryAfterGuarded(err error) (d time.Duration, found bool) {
 	return retryAfter(err)
 }
 
-// typedNil reports whether err holds a nil pointer (or a nil map, chan or
-// func): the data word of its interface is nil.
+// typedNil reports whether err holds a nil pointer. The data word of its
+// interface is nil then, which a load tells on every failing call; so is
+// it for a value of a pointer-shaped type (a struct of one nil pointer
+// field, stored in the interface directly), which is no typed nil, and
+// reflect tells the two apart only then.
 func typedNil(err error) bool {
-	return (*[2]unsafe.Pointer)(unsafe.Pointer(&err))[1] == nil
+	return (*[2]unsafe.Pointer)(unsafe.Pointer(&err))[1] == nil && isPointer(err)
 }
+
+// isPointer reports whether err's dynamic type is a pointer type: out of
+// line, as typedNil asks it only of a nil data word.
+//
+//go:noinline
+func isPointer(err error) bool { return reflect.TypeOf(err).Kind() == reflect.Pointer }
 
 // retryAfterIn is retryAfter's walk of at most budget errors; left is
 // what it did not spend.
