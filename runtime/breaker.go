@@ -40,13 +40,18 @@ type probe struct {
 // Breaker is one named circuit breaker. Get one from [Registry.Breaker];
 // the zero value is not usable. A Breaker is safe for concurrent use.
 type Breaker struct {
-	// Read on every call; written only by transitions, but for fails.
-	state atomic.Uint64 // period<<32 | flags | State
-	// fails is read by every success (to see that it has no failures to
-	// clear) and written by failures: on the state word's line, so that
-	// a success reads one line of the breaker, not two; that line is a
-	// miss on each call of a family's key (SPEC §15). TestBreakerHotLine.
-	fails  atomic.Uint64          // uint32(period)<<32 | consecutive failures in CLOSED
+	// own is the state and fails words of a breaker that is not a family
+	// key's, which state and fails point to: read on every call; written
+	// only by transitions, but for fails. fails is read by every success
+	// (to see that it has no failures to clear) and written by failures:
+	// on the state word's line, so that a success reads one line of the
+	// breaker, not two. A family's key's breaker keeps its words in the
+	// key's cell instead, on the line a call on the key reads of its key
+	// (core.KeyEntry, SPEC §15).
+	own   core.Words
+	state *atomic.Uint64 // period<<32 | flags | State
+	fails *atomic.Uint64 // uint32(period)<<32 | consecutive failures in CLOSED
+
 	reject atomic.Pointer[error]  // the rejection (*OpenError) of the current period
 	reg    *Registry              // owner: clock, logger, events
 	conf   atomic.Pointer[Config] // with defaults applied; replaced whole by Registry.Update (see update.go)
@@ -115,12 +120,17 @@ type Breaker struct {
 }
 
 // newBreakerIn returns a new breaker, made in room (a zero Breaker never
-// used, see [core.KeyMaker]) when room is not nil.
-func newBreakerIn(room *Breaker, reg *Registry, cfg Config, class classifier) *Breaker {
+// used, see [core.KeyMaker]) when room is not nil, with its state and
+// fails words in words (a family key's cell) when that is not nil.
+func newBreakerIn(room *Breaker, words *core.Words, reg *Registry, cfg Config, class classifier) *Breaker {
 	b := room
 	if b == nil {
 		b = new(Breaker)
 	}
+	if words == nil {
+		words = &b.own
+	}
+	b.state, b.fails = &words.State, &words.Fails
 	b.reg, b.class, b.count, b.stamps = reg, class, reg.countCalls, newStamps(reg.clock)
 	b.conf.Store(&cfg)
 	if b.count {
@@ -142,7 +152,7 @@ func newBreakerIn(room *Breaker, reg *Registry, cfg Config, class classifier) *B
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: &b.state, Fails: &b.fails, Reject: &b.reject, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: b.state, Fails: b.fails, Reject: &b.reject, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
 	b.setFastLocked(b.win.Load())
 	return b
 }

@@ -88,9 +88,11 @@ type Family struct {
 	drops     atomic.Uint64
 	refused   atomic.Uint64 // trips maxopen kept CLOSED
 
-	wmu     sync.Mutex  // guards every table's change, fresh, victims and each entry's flags and seen
-	fresh   int64       // new keys since the tick moved
-	victims []*famEntry // the oldest droppable entries at the last scan, oldest last
+	wmu       sync.Mutex  // guards every table's change, fresh, victims, cells and each entry's flags and seen
+	fresh     int64       // new keys since the tick moved
+	victims   []*famEntry // the oldest droppable entries at the last scan, oldest last
+	cells     []famEntry  // the current chunk of cells (newCellLocked)
+	cellsUsed int
 
 	fold familyFold // the dropped keys' counters (family_view.go)
 }
@@ -115,24 +117,28 @@ type famSlot struct {
 	h atomic.Uint64
 }
 
-// famEntry is one live key (see [core.KeyEntry]): its last 32 bytes are
-// what a call reads, the key's bytes when it has at most famInline of them
-// (compared there without following the key's own pointer) and its
-// counts. A family made by package breakerimpl keeps each entry in its
-// key's route, on the line of the route's words a call reads and of the
-// key's breaker's state and fails words ([core.KeyHolder],
-// [core.KeyMaker]); any other family allocates its entries, a cache line
-// apart (famAlone).
+// famEntry is one live key's cell (see [core.KeyEntry]): one cache line
+// with what a call reads, the key's bytes when it has at most famInline of
+// them (compared there without following the key's own pointer), its
+// counts, the key's route and its breaker's state and fails words. The
+// family allocates cells a chunk at a time, so that the cells of a
+// family's keys lie side by side.
 type famEntry = core.KeyEntry[Breaker]
 
-// famAlone is an entry the family allocates itself, 128 bytes (an
-// allocation of that size is aligned to a cache line), with the entry's
-// hot bytes, from Inflight, at the start of its second line.
-type famAlone struct {
-	_ [64 - unsafe.Offsetof(famEntry{}.Inflight)]byte
-	e famEntry
-	_ [128 - 64 - (unsafe.Sizeof(famEntry{}) - unsafe.Offsetof(famEntry{}.Inflight))]byte
+// famChunk is a chunk of cells, 4 KiB with the allocator's header: Go's
+// allocator puts an object of more than 512 bytes that holds pointers in
+// a block of its size class (4096 bytes, aligned to 4096), after a header
+// of 8 bytes (mallocHeader); the lead puts each cell on a line of its
+// own. TestKeyCellLine (package breakerimpl) checks it on real cells.
+type famChunk struct {
+	_     [64 - famMallocHeader]byte
+	cells [famCells]famEntry
 }
+
+const (
+	famMallocHeader = 8
+	famCells        = (4096 - 64) / unsafe.Sizeof(famEntry{})
+)
 
 const (
 	famInline = core.KeyInline
@@ -144,7 +150,7 @@ const (
 func famIs(e *famEntry, key string) bool {
 	n := len(key)
 	if n > famInline {
-		return e.Klen == famLong && e.Key == key
+		return e.Klen == famLong && e.Cold.Key == key
 	}
 	if int(e.Klen) != n {
 		return false
@@ -169,10 +175,6 @@ const (
 	famInInt                     // in the integer table
 	famNeg                       // an integer key below zero
 )
-
-// famHeld flags an entry that what the family's attach made holds (a
-// key's route, see newFamEntry).
-const famHeld famFlag = core.KeyHeld
 
 const famDead = -1 << 30 // Inflight of a dropped entry: no count of calls in flight reaches it
 
@@ -278,7 +280,7 @@ func (f *Family) Limiter() *Limiter {
 func (f *Family) Breaker(key string) *Breaker {
 	e := f.Enter(key)
 	f.Exit(e)
-	return e.e.B
+	return e.e.Cold.B
 }
 
 // FamilyKey is one call's hold on a key of a [Family], and its breaker.
@@ -290,7 +292,7 @@ func (k FamilyKey) Breaker() *Breaker {
 	if k.e == nil {
 		return nil
 	}
-	return k.e.B
+	return k.e.Cold.B
 }
 
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
@@ -482,32 +484,52 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 			f.wmu.Unlock()
 			return e
 		}
+		e := f.newCellLocked()
 		f.wmu.Unlock()
 		cfg := *f.conf.Load()
 		cfg.Name = name
-		var attach func(*Breaker) any
+		var attach func(*Breaker, *famEntry) any
 		var room *Breaker
-		var inRoom func(*Breaker) any
+		var inRoom func(*Breaker, *famEntry) any
 		if km := f.maker.Load(); km != nil {
 			attach = km.Attach
 			if km.Room != nil {
 				room, inRoom = km.Room()
 			}
 		}
-		b := f.reg.breakerIn(cfg, room)
+		b := f.reg.breakerIn(cfg, room, &e.Words)
 		if room != nil && b == room {
 			attach = inRoom // the key's breaker is new, made in the room
+		}
+		if b.state == &e.State {
+			e.Flags = core.KeyWords // the key's breaker is new: its words are the cell's
 		}
 		f.envMode(b)
 		var val any
 		if attach != nil {
-			val = attach(b)
+			val = attach(b, e)
 		}
-		if e := f.insert(b, val, key); e != nil {
+		if e := f.insert(e, b, val, key); e != nil {
 			return e
 		}
 		// b was dropped from the registry meanwhile: make the key's breaker again
 	}
+}
+
+// newCellLocked returns a new key's cell (see [core.KeyEntry]): the next
+// of the family's current chunk of cells, or of a new chunk. A cell is
+// never used for another key: a call that read it from a table slot just
+// before its key was dropped may still hold it (and fail to enter it),
+// and its key's breaker keeps its words there. A chunk is freed when no
+// cell of it is live or held any more. f.wmu is held.
+func (f *Family) newCellLocked() *famEntry {
+	if f.cellsUsed == len(f.cells) {
+		f.cells, f.cellsUsed = new(famChunk).cells[:], 0
+	}
+	e := &f.cells[f.cellsUsed]
+	f.cellsUsed++
+	e.Cold = new(core.KeyCold[Breaker])
+	return e
 }
 
 // envMode puts b, a key's breaker not yet in the family and never moved,
@@ -545,10 +567,11 @@ func (f *Family) find(key string) *famEntry {
 	}
 }
 
-// insert publishes a new entry of key for breaker b, held, unless the key
-// was made meanwhile (then that entry, held) or b was dropped from the
-// registry meanwhile (then nil: make it again). Past the bound it evicts.
-func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
+// insert publishes e, a new cell, as the entry of key for breaker b,
+// held, unless the key was made meanwhile (then that entry, held) or b was
+// dropped from the registry meanwhile (then nil: make it again). Past the
+// bound it evicts.
+func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry {
 	f.wmu.Lock()
 	if e := f.find(key); e != nil && f.hold(e) {
 		f.wmu.Unlock()
@@ -558,8 +581,7 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 		f.wmu.Unlock()
 		return nil
 	}
-	e := newFamEntry(val)
-	e.Key, e.B, e.Val, e.Klen = key, b, val, famLong
+	e.Cold.Key, e.Cold.B, e.Cold.Val, e.Klen = key, b, val, famLong
 	if len(key) <= famInline {
 		e.Klen = uint8(copy(e.Kbuf[:], key))
 	}
@@ -573,7 +595,7 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 	b.mu.Unlock()
 	f.linkLocked(e, true)
 	if n, neg, ok := famIntForm(key); ok {
-		e.IKey, e.Flags = n, e.Flags|neg
+		e.Cold.IKey, e.Flags = n, e.Flags|neg
 		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
 	if f.fresh++; f.fresh >= f.step {
@@ -588,28 +610,14 @@ func (f *Family) insert(b *Breaker, val any, key string) *famEntry {
 	return e
 }
 
-// newFamEntry returns the entry for a new key whose attached value is
-// val: the one val holds (a key's route, see [core.KeyHolder]), or a new
-// one. An entry is used once: a holder's is fresh (the attach made it for
-// this key).
-func newFamEntry(val any) *famEntry {
-	if h, ok := val.(core.KeyHolder[Breaker]); ok {
-		if e := h.KeyEntry(); e != nil {
-			e.Flags = famHeld
-			return e
-		}
-	}
-	return &new(famAlone).e
-}
-
 // tableOf returns e's table, string (str) or integer, and its hash there.
 func (f *Family) tableOf(e *famEntry, str bool) (*famShard, *famTable, uint64) {
 	if str {
-		h := f.hashString(e.Key)
+		h := f.hashString(e.Cold.Key)
 		sh := &f.shards[h>>(64-famShardBits)]
 		return sh, sh.str.Load(), h
 	}
-	h := f.hashInt(e.IKey, e.Flags&famNeg)
+	h := f.hashInt(e.Cold.IKey, e.Flags&famNeg)
 	sh := &f.shards[h>>(64-famShardBits)]
 	return sh, sh.ints.Load(), h
 }
@@ -694,7 +702,7 @@ func (f *Family) evict() {
 		f.wmu.Unlock()
 		moved := false
 		for _, e := range due {
-			if e.B.State() != Open {
+			if e.Cold.B.State() != Open {
 				moved = true
 			}
 		}
@@ -746,7 +754,7 @@ func (f *Family) useOf(e *famEntry) int64 {
 	return t - int64(uint32(t)-e.Used.Load())
 }
 
-func rawState(e *famEntry) State { return State(e.B.state.Load() & stateMask) }
+func rawState(e *famEntry) State { return State(e.Cold.B.state.Load() & stateMask) }
 
 // tripped reports whether a member in state s counts towards MaxOpen.
 func tripped(s State) bool { return s == Open || s == HalfOpen }
@@ -761,7 +769,7 @@ func (f *Family) victimLocked() *famEntry {
 		for len(f.victims) > 0 {
 			e := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if f.useOf(e) == e.Seen && droppable(e, true) {
+			if f.useOf(e) == e.Cold.Seen && droppable(e, true) {
 				return e
 			}
 		}
@@ -798,11 +806,11 @@ func (f *Family) scanLocked(closedOnly bool) {
 	all := f.victims[:0]
 	f.each(func(e *famEntry) {
 		if droppable(e, closedOnly) {
-			e.Seen = f.useOf(e)
+			e.Cold.Seen = f.useOf(e)
 			all = append(all, e)
 		}
 	})
-	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.Seen, a.Seen) })
+	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.Cold.Seen, a.Cold.Seen) })
 	n := max(f.limit/16, 1)
 	if len(all) > n {
 		all = append(all[:0], all[len(all)-n:]...)
@@ -822,7 +830,7 @@ func (f *Family) dropLocked(e *famEntry) {
 	if e.Flags&famInInt != 0 {
 		f.unlinkLocked(e, false)
 	}
-	b := e.B
+	b := e.Cold.B
 	b.mu.Lock()
 	if tripped(State(b.state.Load() & stateMask)) {
 		f.notClosed.Add(-1)
@@ -878,7 +886,7 @@ func (f *Family) reconfigure(next Config) []*Breaker {
 // breakers returns the breaker of every live key.
 func (f *Family) breakers() []*Breaker {
 	var out []*Breaker
-	f.each(func(e *famEntry) { out = append(out, e.B) })
+	f.each(func(e *famEntry) { out = append(out, e.Cold.B) })
 	return out
 }
 

@@ -85,7 +85,7 @@ func (f *Family) Lookup(key string) (*Breaker, bool) {
 	if e == nil {
 		return nil, false
 	}
-	return e.B, true
+	return e.Cold.B, true
 }
 
 // Breakers returns the breakers of the live keys, in name order.
@@ -93,7 +93,7 @@ func (f *Family) Breakers() []*Breaker {
 	es := f.entries()
 	out := make([]*Breaker, len(es))
 	for i, e := range es {
-		out[i] = e.B
+		out[i] = e.Cold.B
 	}
 	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
 	return out
@@ -174,7 +174,7 @@ func (f *Family) foldDead(e *famEntry) bool {
 	if !e.Inflight.CompareAndSwap(0, famDead) {
 		return false
 	}
-	st := e.B.Stats()
+	st := e.Cold.B.Stats()
 	f.fold.totals.add(&st)
 	return true
 }
@@ -187,7 +187,7 @@ func (f *Family) Totals() FamilyTotals {
 	es := f.entries()
 	stats := make([]Stats, len(es))
 	for i, e := range es {
-		stats[i] = e.B.Stats()
+		stats[i] = e.Cold.B.Stats()
 	}
 	f.fold.mu.Lock()
 	t := f.fold.totals

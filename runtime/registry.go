@@ -196,12 +196,14 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 
 // breaker returns the breaker called cfg.Name, creating it with cfg, final
 // settings, if it does not exist yet; see [Registry.Breaker].
-func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil) }
+func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil, nil) }
 
-// breakerIn is breaker, making a new breaker in room when room is not nil:
-// a zero Breaker never used (see [core.KeyMaker]). The breaker it returns
-// is room only when it made it there.
-func (r *Registry) breakerIn(cfg Config, room *Breaker) *Breaker {
+// breakerIn is breaker, making a new breaker in room when room is not nil
+// (a zero Breaker never used, see [core.KeyMaker]), with its state and
+// fails words in words when that is not nil (a family key's cell). The
+// breaker it returns is room only when it made it there, and uses words
+// only when it made it.
+func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Breaker {
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()
@@ -209,7 +211,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker) *Breaker {
 		r.mu.Lock()
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
-			b = newBreakerIn(room, r, cfg, r.classifiers[cfg.Name])
+			b = newBreakerIn(room, words, r, cfg, r.classifiers[cfg.Name])
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))

@@ -31,7 +31,7 @@ func NewKeyedQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *KeyedQu
 func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
 	k := w.family.Key(code)
 	defer k.Done()
-	call, ok := k.Route.EnterFast()
+	call, ok := k.EnterFast()
 	if !ok {
 		if err = call.Refusal(); err != nil {
 			return
@@ -40,7 +40,7 @@ func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, er
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -69,7 +69,7 @@ func NewKeyedIDQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *Keyed
 func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, err error) {
 	k := w.family.KeyInt(id)
 	defer k.Done()
-	call, ok := k.Route.EnterFast()
+	call, ok := k.EnterFast()
 	if !ok {
 		if err = call.Refusal(); err != nil {
 			return
@@ -78,7 +78,7 @@ func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, e
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, "600519")
 }

@@ -1,8 +1,10 @@
 package breakerimpl
 
 import (
+	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -22,15 +24,53 @@ type Family struct {
 	byHand map[*runtime.Breaker]*Route // the routes unheld made
 }
 
-// Keyed is one call's route on a [Family]: generated code enters its
-// Route, and defers [Keyed.Done] before it.
+// Keyed is one call's route on a [Family], holding its key: generated
+// code defers [Keyed.Done], then enters the key with [Keyed.EnterFast]
+// (or its Route's Enter) and settles the call with [Keyed.Exit] (or the
+// Call's own). Keyed's own two read the key's breaker's words in the
+// key's cell, on the line the lookup of the key read, where the Route's
+// would read its fields first, on a line of their own.
 type Keyed struct {
 	Route *Route
 	key   runtime.FamilyKey
+	fails *uint64 // the key's breaker's fails word, after its state word (see words)
+	slow  uint64  // the Route's slow word
 }
 
 // Done ends the call on its key: the key's breaker may be dropped again.
 func (k Keyed) Done() { k.key.Done() }
+
+// EnterFast is [Route.EnterFast] on the key's route, reading the key's
+// cell rather than the route.
+func (k Keyed) EnterFast() (c Call, ok bool) {
+	c.word = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(k.fails), -int(unsafe.Offsetof(words{}.fails)))).Load()
+	c.route = k.Route
+	return c, (c.word|core.InUse.Load())&k.slow == 0
+}
+
+// Exit is [Call.Done] for a call on the key, reading the key's cell for
+// the breaker's failures rather than the route:
+//
+//	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+func (k Keyed) Exit(c Call, ctx context.Context, err error, _ bool) {
+	if err != nil || c.word&core.FastMask|uint64(uint32(atomic.LoadUint64(k.fails))) != 0 {
+		c.done(ctx, err)
+	}
+}
+
+// slowWords codes a route's slow word in a key's cell (core.KeyEntry's
+// Slow): its three values, which initRoute chooses from.
+var slowWords = [4]uint64{core.FastMask, core.FastMask &^ core.WindowFlag, ^uint64(0), ^uint64(0)}
+
+// slowCode returns the code of slow word s in slowWords.
+func slowCode(s uint64) uint8 {
+	for i, w := range slowWords {
+		if w == s {
+			return uint8(i)
+		}
+	}
+	panic("breakerimpl: a route's slow word has no code in a key's cell")
+}
 
 // NewFamily returns a family of routes for calls to impl, one per key, each
 // with cfg's settings and the breaker named cfg.Breaker.Name + "/" + key;
@@ -50,65 +90,48 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 		reg = runtime.Default()
 	}
 	var f *runtime.Family
-	attach := func(kr *keyRoute, b *runtime.Breaker) any {
+	attach := func(kr *keyRoute, b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any {
 		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
 		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
+		e.Route, e.Slow = unsafe.Pointer(&kr.Route), slowCode(kr.Route.slow)
 		return kr
 	}
 	f = core.Family(reg, cfg.Breaker, runtime.FamilyConfig{Keys: keys, MaxOpen: maxOpen, Rate: cfg.Rate, Burst: cfg.Burst},
 		&core.KeyMaker[runtime.Breaker]{
-			Room: func() (*runtime.Breaker, func(*runtime.Breaker) any) {
+			Room: func() (*runtime.Breaker, func(*runtime.Breaker, *core.KeyEntry[runtime.Breaker]) any) {
 				kr := new(keyRoute)
-				return &kr.b, func(b *runtime.Breaker) any { return attach(kr, b) }
+				return &kr.b, func(b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any { return attach(kr, b, e) }
 			},
 			// A key's breaker that existed before (made by hand) stays
 			// where it is, its room unused.
-			Attach: func(b *runtime.Breaker) any { return attach(new(keyRoute), b) },
+			Attach: func(b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any { return attach(new(keyRoute), b, e) },
 		}).(*runtime.Family)
 	if impl == nil {
 		return &Family{f: f, refuse: &Route{fails: &nilImpl.state.fails, reject: &nilImpl.reject, slow: core.FastMask}}
 	}
-	return &Family{f: f, attach: func(b *runtime.Breaker) *Route { return &attach(new(keyRoute), b).(*keyRoute).Route }}
+	return &Family{f: f, attach: func(b *runtime.Breaker) *Route {
+		kr := new(keyRoute)
+		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
+		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter())
+		return &kr.Route
+	}}
 }
 
-// keyRoute is a key's route, which holds the key's entry in the family
-// ([core.KeyHolder]), followed by the room the family makes the key's
-// breaker in ([core.KeyMaker]). Go's allocator puts an object of more
-// than 512 bytes that holds pointers in a block of a size class, a
-// multiple of 64 bytes and aligned to it, after a header of 8 bytes
-// (mallocHeader). The lead puts the entry's hot bytes (its key, count in
-// flight and last use) at the start of a line, and the route's state and
-// slow words, then the breaker's state and fails words, follow them:
-// everything a CLOSED success on the key reads but its slot in the
-// family's table is one line. The tail fills the block.
-// TestKeyRouteHotLine keeps the layout and the padding in step with Route,
-// runtime's Breaker and the allocator, on real keys.
+// keyRoute is a key's route, followed by the room the family makes the
+// key's breaker in ([core.KeyMaker]): one allocation. What a call on the
+// key reads is in the key's cell (core.KeyEntry), not here.
 type keyRoute struct {
-	_ [keyRouteLead]byte
 	Route
 	b runtime.Breaker
-	_ [keyRouteTail]byte
 }
 
-const (
-	mallocHeader = 8                                                                    // before an object in a block, see keyRoute
-	keyRouteHot  = unsafe.Offsetof(Route{}.key) + unsafe.Offsetof(Route{}.key.Inflight) // the entry's hot bytes in a Route
-	keyRouteLead = (64 - (mallocHeader+keyRouteHot)%64) % 64
-	keyRouteTail = (64 - (mallocHeader+keyRouteLead+unsafe.Sizeof(Route{})+unsafe.Sizeof(runtime.Breaker{}))%64) % 64
-)
-
-// KeyEntry returns the key's entry in its family.
-func (kr *keyRoute) KeyEntry() *core.KeyEntry[runtime.Breaker] { return &kr.key }
-
 // unheld returns the route of key k of a family made by hand before f
-// (see NewFamily), which holds none: one f makes for its breaker on the
+// (see NewFamily), which has none: one f makes for its breaker on the
 // key's first call and keeps. Only keys made before the family had routes
-// come here, so f keeps a bounded number of them. Key, KeyInt and KeyUint
-// test for such a key themselves, before routeOf: as a function of its
-// own the test would not inline, and would cost every call a call.
+// come here, so f keeps a bounded number of them.
 //
 //go:noinline
-func (f *Family) unheld(k runtime.FamilyKey) *Route {
+func (f *Family) unheld(k runtime.FamilyKey) Keyed {
 	b := k.Breaker()
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -120,21 +143,33 @@ func (f *Family) unheld(k runtime.FamilyKey) *Route {
 		rt = f.attach(b)
 		f.byHand[b] = rt
 	}
-	return rt
+	return Keyed{rt, k, rt.fails, rt.slow}
 }
 
-// routeOf returns the route of a held key: the one that holds its entry.
-// A runtime.FamilyKey is one pointer, to the key's entry (TestRouteOf),
-// which in a family of NewFamily is always the key field of a keyRoute's
-// Route, held (core.KeyHeld): both functions of the family's
-// core.KeyMaker return a keyRoute. An entry of any other family (one
-// made by hand with the name, runtime's Registry.Family, before a
-// wrapper) holds nothing: see Family.unheld.
-func routeOf(k runtime.FamilyKey) *Route {
-	return (*Route)(unsafe.Add(unsafe.Pointer(entryOf(k)), -int(unsafe.Offsetof(Route{}.key))))
+// keyedSlow is what Key, KeyInt and KeyUint return for a key whose
+// breaker was made by hand before it (its words are its own, the route
+// reads them) or whose entry has no route (a family made by hand before
+// the wrapper, see Family.unheld). Every other key's route is its entry's
+// (core.KeyEntry's Route), and its breaker's words are the entry's (the
+// breaker was made for the key: core.KeyWords); each of the three tests
+// for that itself: as a function of its own the test would not inline,
+// and would cost every call a call.
+//
+//go:noinline
+func (f *Family) keyedSlow(k runtime.FamilyKey) Keyed {
+	e := entryOf(k)
+	if e.Route == nil {
+		return f.unheld(k)
+	}
+	rt := (*Route)(e.Route)
+	return Keyed{rt, k, rt.fails, rt.slow}
 }
 
-// entryOf returns the entry of key k (see routeOf).
+// routeOf returns the route of a key of a family of NewFamily.
+func routeOf(k runtime.FamilyKey) *Route { return (*Route)(entryOf(k).Route) }
+
+// entryOf returns the entry of key k: a runtime.FamilyKey is one
+// pointer, to the key's cell (TestRouteOf).
 func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
 	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
 }
@@ -149,38 +184,44 @@ func (f *Family) Runtime() *runtime.Family { return f.f }
 // Key returns the route of a string key. It allocates nothing for a live key.
 func (f *Family) Key(key string) Keyed {
 	if f.refuse != nil {
-		return Keyed{Route: f.refuse}
+		return f.refused()
 	}
 	k := f.f.Enter(key)
-	if entryOf(k).Flags&core.KeyHeld == 0 {
-		return Keyed{f.unheld(k), k}
+	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
+		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
 	}
-	return Keyed{routeOf(k), k}
+	return f.keyedSlow(k)
 }
 
 // KeyInt returns the route of an integer key, its decimal form. It
 // allocates nothing for a live key.
 func (f *Family) KeyInt(key int64) Keyed {
 	if f.refuse != nil {
-		return Keyed{Route: f.refuse}
+		return f.refused()
 	}
 	k := f.f.EnterInt(key)
-	if entryOf(k).Flags&core.KeyHeld == 0 {
-		return Keyed{f.unheld(k), k}
+	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
+		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
 	}
-	return Keyed{routeOf(k), k}
+	return f.keyedSlow(k)
 }
 
 // KeyUint is KeyInt for an unsigned key.
 func (f *Family) KeyUint(key uint64) Keyed {
 	if f.refuse != nil {
-		return Keyed{Route: f.refuse}
+		return f.refused()
 	}
 	k := f.f.EnterUint(key)
-	if entryOf(k).Flags&core.KeyHeld == 0 {
-		return Keyed{f.unheld(k), k}
+	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
+		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
 	}
-	return Keyed{routeOf(k), k}
+	return f.keyedSlow(k)
+}
+
+// refused is the Keyed of every key of a family of a nil implementation:
+// no key is held, and every call is refused with ErrNilImpl.
+func (f *Family) refused() Keyed {
+	return Keyed{Route: f.refuse, fails: &nilImpl.state.fails, slow: core.FastMask}
 }
 
 // KeyString returns the route of a fmt.Stringer key (its String()); a nil

@@ -12,68 +12,74 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// TestKeyRouteHotLine: a key's route fills its allocator's block, and
-// everything a CLOSED success on the key reads but its table slot lies in
-// one line (see keyRoute): the entry's hot bytes (from Inflight to the end
-// of Kbuf), the route's fails pointer and slow word, and the key's
-// breaker's state and fails words, the breaker made in the route's room.
-// It looks at real keys: their allocations, not only the offsets.
-func TestKeyRouteHotLine(t *testing.T) {
-	if n := unsafe.Sizeof(keyRoute{}); (n+mallocHeader)%64 != 0 {
-		t.Errorf("keyRoute is %d bytes (Route %d), with the allocator's header not a multiple of 64: change its padding", n, unsafe.Sizeof(Route{}))
+// TestKeyCellLine: everything a CLOSED success on a key reads but its
+// table slot lies in the key's cell, one cache line (see core.KeyEntry):
+// the cell's hot bytes, its route and the key's breaker's state and fails
+// words, which the key's route and Keyed read too. It looks at real keys:
+// their allocations, not only the offsets, and checks that the cells of a
+// family's keys lie side by side.
+func TestKeyCellLine(t *testing.T) {
+	if n := unsafe.Sizeof(core.KeyEntry[runtime.Breaker]{}); n != 64 {
+		t.Fatalf("a key's cell is %d bytes, want 64", n)
 	}
 	reg := runtime.NewRegistry(runtime.WithoutEnv())
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 100, 0)
+	var pages = map[uintptr]bool{}
 	for i := range 100 {
 		k := f.KeyInt(int64(i))
-		kr, ok := entryOf(k.key).Val.(*keyRoute)
+		e := entryOf(k.key)
+		kr, ok := e.Cold.Val.(*keyRoute)
 		if !ok {
-			t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
+			t.Fatalf("the key's value is %T, want *keyRoute", e.Cold.Val)
 		}
-		if k.Route.Breaker() != &kr.b {
-			t.Fatalf("key %d: its breaker is not in its route's room", i)
+		if k.Route != &kr.Route || k.Route.Breaker() != &kr.b {
+			t.Fatalf("key %d: its route or its breaker is not its keyRoute's", i)
 		}
 		c := core.BreakerOf(k.Route.Breaker())
-		rt := k.Route
-		line := uintptr(unsafe.Pointer(&rt.key.Inflight)) / 64
 		at := func(p unsafe.Pointer) uintptr { return uintptr(p) }
+		base := at(unsafe.Pointer(e))
+		if base%64 != 0 {
+			t.Fatalf("key %d: its cell at %#x is not on a line of its own", i, base)
+		}
+		pages[base/4096] = true
 		for name, p := range map[string]uintptr{
-			"the entry's Inflight":           at(unsafe.Pointer(&rt.key.Inflight)),
-			"the entry's Used":               at(unsafe.Pointer(&rt.key.Used)),
-			"the entry's Klen":               at(unsafe.Pointer(&rt.key.Klen)),
-			"the entry's Flags":              at(unsafe.Pointer(&rt.key.Flags)),
-			"the entry's last key byte":      at(unsafe.Pointer(&rt.key.Kbuf[len(rt.key.Kbuf)-1])),
-			"the route's fails pointer":      at(unsafe.Pointer(&rt.fails)),
-			"the route's slow word":          at(unsafe.Pointer(&rt.slow)),
-			"the breaker's state word":       at(unsafe.Pointer(c.State)),
-			"the breaker's fails word":       at(unsafe.Pointer(c.Fails)) + 7,
-			"the state word EnterFast reads": at(unsafe.Pointer(rt.stateWord())),
-			"the fails word Done reads":      at(unsafe.Pointer(rt.fails)) + 7,
+			"the breaker's state word":        at(unsafe.Pointer(c.State)),
+			"the breaker's fails word":        at(unsafe.Pointer(c.Fails)) + 7,
+			"the state word EnterFast reads":  at(unsafe.Pointer(k.Route.stateWord())),
+			"the fails word Call.Done reads":  at(unsafe.Pointer(k.Route.fails)) + 7,
+			"the fails word Keyed.Exit reads": at(unsafe.Pointer(k.fails)) + 7,
 		} {
-			if p/64 != line {
-				t.Errorf("key %d: %s at %#x, off the line %#x of the entry's hot bytes", i, name, p, line*64)
+			if p/64 != base/64 {
+				t.Errorf("key %d: %s at %#x, off its cell's line %#x", i, name, p, base)
 			}
+		}
+		if k.slow != k.Route.slow {
+			t.Errorf("key %d: the cell's slow word %#x, the route's %#x", i, k.slow, k.Route.slow)
 		}
 		k.Done()
 	}
+	// 100 cells of 64 bytes, in chunks of 4 KiB: on 2 or 3 pages, not 100.
+	if len(pages) > 3 {
+		t.Errorf("100 keys' cells lie on %d pages, want them side by side", len(pages))
+	}
 }
 
-// TestRouteOf: a runtime.FamilyKey is one pointer, to the key's entry,
+// TestRouteOf: a runtime.FamilyKey is one pointer, to the key's cell,
 // which routeOf reads.
 func TestRouteOf(t *testing.T) {
 	if n := unsafe.Sizeof(runtime.FamilyKey{}); n != unsafe.Sizeof((*core.KeyEntry[runtime.Breaker])(nil)) {
-		t.Fatalf("runtime.FamilyKey is %d bytes: routeOf reads it as a pointer to the key's entry", n)
+		t.Fatalf("runtime.FamilyKey is %d bytes: routeOf reads it as a pointer to the key's cell", n)
 	}
 	reg := runtime.NewRegistry(runtime.WithoutEnv())
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := entryOf(k.key).Val.(*keyRoute)
+	kr, ok := entryOf(k.key).Cold.Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Val)
 	}
-	if k.Route != &kr.Route {
-		t.Errorf("routeOf gives %p, want the key's route %p", k.Route, &kr.Route)
+	if k.Route != &kr.Route || routeOf(k.key) != k.Route {
+		t.Errorf("routeOf gives %p, want the key's route %p", routeOf(k.key), &kr.Route)
 	}
 	if k.Route.Breaker().Name() != "k/a" {
 		t.Errorf("the key's route is breaker %q's", k.Route.Breaker().Name())
@@ -107,9 +113,9 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := entryOf(k.key).Val.(*keyRoute)
+	kr, ok := entryOf(k.key).Cold.Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Val)
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Val)
 	}
 	if k.Route.Breaker() != hand || k.Route.Breaker() == &kr.b {
 		t.Fatalf("the key's breaker is %p, want the one made by hand %p (its room %p unused)", k.Route.Breaker(), hand, &kr.b)
@@ -118,9 +124,12 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	if k.Route.stateWord() != c.State || k.Route.fails != failsWord(c.Fails) {
 		t.Fatalf("the key's route reads words %p and %p, want the breaker's %p and %p", k.Route.stateWord(), k.Route.fails, c.State, c.Fails)
 	}
+	if k.fails != failsWord(c.Fails) {
+		t.Fatalf("the key reads fails word %p, want the breaker's %p", k.fails, c.Fails)
+	}
 	// Once any test of the process has used WithBudget or WithProvenance
 	// (core.InUse), every call leaves the fast path, as it should.
-	call, ok := k.Route.EnterFast()
+	call, ok := k.EnterFast()
 	if !ok && core.InUse.Load() == 0 {
 		t.Fatal("a CLOSED key's call left the fast path")
 	}
@@ -130,7 +139,7 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 			t.Fatalf("a CLOSED key's call was refused: %v", err)
 		}
 	}
-	call.Done(t.Context(), nil, false)
+	k.Exit(call, t.Context(), nil, false)
 }
 
 // TestKeyOfFamilyMadeByHand: a family made by hand with a wrapper's name
@@ -168,12 +177,12 @@ func TestKeyOfFamilyMadeByHand(t *testing.T) {
 	}
 	ka.Done()
 	f.Key("a").Done()
-	if e := entryOf(ka.key); e.Flags&core.KeyHeld != 0 {
+	if e := entryOf(ka.key); e.Route != nil {
 		t.Error("a key made before the wrapper holds a route")
 	}
 	call("b", nil)
 	kb := f.Key("b")
-	if e := entryOf(kb.key); e.Flags&core.KeyHeld == 0 || kb.Route != routeOf(kb.key) {
+	if e := entryOf(kb.key); e.Route == nil || kb.Route != routeOf(kb.key) {
 		t.Error("a key made after the wrapper does not hold its route")
 	}
 	kb.Done()

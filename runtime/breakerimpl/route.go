@@ -83,15 +83,10 @@ type Route struct {
 	recOf    *routeRec // on a recording clone of a route: its route's
 	recStart int64     // on a recording clone: when its call started
 
-	// On a key's route, the key's entry, whose last 32 bytes a call
-	// reads, then the words a call's fast path reads (EnterFast, Done),
-	// last, so that on a key's route the key's breaker follows them
-	// (keyRoute): the entry's hot bytes, these words and the breaker's
-	// state and fails words are one cache line.
-	key   core.KeyEntry[runtime.Breaker]
+	// The words a call's fast path reads (EnterFast, Done); a call on a
+	// family's key reads them from the key's cell instead (Keyed).
 	fails *uint64 // the breaker's fails word, right after its state word (see words)
-
-	slow uint64 // state bits that send Enter off the fast path
+	slow  uint64  // state bits that send Enter off the fast path
 }
 
 // NewRoute returns a route for calls to impl through the breaker and limiter

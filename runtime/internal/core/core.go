@@ -104,6 +104,14 @@ type Ops interface {
 	Hold(d time.Duration)
 }
 
+// Words are a breaker's state word and its fails word, on one line: in
+// the breaker itself, or for a family key's breaker in the key's entry
+// ([KeyEntry]), so that a call on the key reads one line for both.
+type Words struct {
+	State atomic.Uint64 // period<<32 | flags | state
+	Fails atomic.Uint64 // period<<32 | consecutive failures in CLOSED
+}
+
 // Breaker is the part of a *runtime.Breaker that the call protocol drives:
 // what the hot paths read, and the slow paths.
 type Breaker struct {

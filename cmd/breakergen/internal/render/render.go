@@ -905,8 +905,12 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		// rejection returns from here, and only the other calls pay for
 		// Enter.
 		okName := a.fresh("ok")
+		fast := route.Clone()
+		if key != "" {
+			fast = jen.Id(key) // the key's EnterFast reads the key's cell, not the route
+		}
 		body = append(body,
-			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(route).Dot("EnterFast").Call(),
+			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(fast).Dot("EnterFast").Call(),
 			jen.If(jen.Op("!").Id(okName)).Block(
 				jen.If(
 					jen.Id(errName).Op("=").Id(callName).Dot("Refusal").Call(),
@@ -919,7 +923,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			),
 		)
 	}
-	body = append(body, g.deferDone(m, callName, ctx, errName))
+	body = append(body, g.deferDone(m, callName, ctx, errName, key))
 	// The guard goes before the timeout: context.WithTimeout panics on a
 	// nil ctx, which must count as the failure it is, not as a success.
 	body = append(body, g.panicGuard(errName))
@@ -987,15 +991,20 @@ func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, res
 // line whose guard hands recover's value to Panicked only while err still
 // holds the panic guard, and whose Done inlines, so that a call pays one
 // deferred call (a deferred call.Exit(ctx, &err) runs through a wrapper
-// that calls Exit: two). A method with a timeout replaces ctx before the
-// call, and its exit must see the caller's: it defers Exit, whose
+// that calls Exit: two). A keyed method's closure calls its key's Exit
+// (key, the local holding the key), which reads the key's cell where
+// Done would read the route. A method with a timeout replaces ctx before
+// the call, and its exit must see the caller's: it defers Exit, whose
 // arguments are taken at once (its cost is the timer's anyway).
-func (g *gen) deferDone(m *model.Method, call, ctx, err string) jen.Code {
+func (g *gen) deferDone(m *model.Method, call, ctx, err, key string) jen.Code {
 	if m.UseTimeout {
 		return jen.Defer().Id(call).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(err))
 	}
 	guard := jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(call).Dot("Panicked").Call(jen.Id("recover").Call())
 	done := jen.Id(call).Dot("Done").Call(jen.Id(ctx), jen.Id(err), guard)
+	if key != "" {
+		done = jen.Id(key).Dot("Exit").Call(jen.Id(call), jen.Id(ctx), jen.Id(err), guard)
+	}
 	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"}, done).Call()
 }
 

@@ -357,8 +357,8 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			tnames[m.Response-1] = t.rnames[m.Response-1] // it holds the timeout
 		}
 		results = g.tr.results(res, tnames)
-		tbody = append(tbody, g.deferDone(m, t.call, t.ctx, t.err)) // one deferred call, as a plain method's
-		tbody = append(tbody, g.panicGuard(t.err))                  // before the timeout: a nil ctx panics in it
+		tbody = append(tbody, g.deferDone(m, t.call, t.ctx, t.err, "")) // one deferred call, as a plain method's
+		tbody = append(tbody, g.panicGuard(t.err))                      // before the timeout: a nil ctx panics in it
 		tbody = append(tbody, g.timeout(t)...)
 		tbody = append(tbody, jen.Return(upstream))
 	}
