@@ -150,7 +150,8 @@ const (
 func famIs(e *famEntry, key string) bool {
 	n := len(key)
 	if n > famInline {
-		return e.Klen == famLong && e.Cold.Key == key
+		c := e.Cold.Load()
+		return e.Klen == famLong && c != nil && c.Key == key
 	}
 	if int(e.Klen) != n {
 		return false
@@ -278,21 +279,26 @@ func (f *Family) Limiter() *Limiter {
 // key's next breaker sees), or hold the key with [Family.Enter] for the
 // length of a call.
 func (f *Family) Breaker(key string) *Breaker {
-	e := f.Enter(key)
-	f.Exit(e)
-	return e.e.Cold.B
+	k := f.Enter(key)
+	b := k.Breaker()
+	f.Exit(k)
+	return b
 }
 
 // FamilyKey is one call's hold on a key of a [Family], and its breaker.
 // Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
 type FamilyKey struct{ e *famEntry }
 
-// Breaker returns the key's breaker; nil for the zero FamilyKey.
+// Breaker returns the key's breaker; nil for the zero FamilyKey, and
+// after [FamilyKey.Done] (the key may be dropped since).
 func (k FamilyKey) Breaker() *Breaker {
 	if k.e == nil {
 		return nil
 	}
-	return k.e.Cold.B
+	if c := k.e.Cold.Load(); c != nil {
+		return c.B
+	}
+	return nil
 }
 
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
@@ -528,7 +534,7 @@ func (f *Family) newCellLocked() *famEntry {
 	}
 	e := &f.cells[f.cellsUsed]
 	f.cellsUsed++
-	e.Cold = new(core.KeyCold[Breaker])
+	e.Cold.Store(new(core.KeyCold[Breaker]))
 	return e
 }
 
@@ -581,7 +587,8 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 		f.wmu.Unlock()
 		return nil
 	}
-	e.Cold.Key, e.Cold.B, e.Cold.Val, e.Klen = key, b, val, famLong
+	c := e.Cold.Load()
+	c.Key, c.B, c.Val, e.Klen = key, b, val, famLong
 	if len(key) <= famInline {
 		e.Klen = uint8(copy(e.Kbuf[:], key))
 	}
@@ -595,7 +602,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 	b.mu.Unlock()
 	f.linkLocked(e, true)
 	if n, neg, ok := famIntForm(key); ok {
-		e.Cold.IKey, e.Flags = n, e.Flags|neg
+		c.IKey, e.Flags = n, e.Flags|neg
 		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
 	if f.fresh++; f.fresh >= f.step {
@@ -613,11 +620,11 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 // tableOf returns e's table, string (str) or integer, and its hash there.
 func (f *Family) tableOf(e *famEntry, str bool) (*famShard, *famTable, uint64) {
 	if str {
-		h := f.hashString(e.Cold.Key)
+		h := f.hashString(e.Cold.Load().Key)
 		sh := &f.shards[h>>(64-famShardBits)]
 		return sh, sh.str.Load(), h
 	}
-	h := f.hashInt(e.Cold.IKey, e.Flags&famNeg)
+	h := f.hashInt(e.Cold.Load().IKey, e.Flags&famNeg)
 	sh := &f.shards[h>>(64-famShardBits)]
 	return sh, sh.ints.Load(), h
 }
@@ -701,8 +708,8 @@ func (f *Family) evict() {
 		due := f.evictLocked()
 		f.wmu.Unlock()
 		moved := false
-		for _, e := range due {
-			if e.Cold.B.State() != Open {
+		for _, b := range due {
+			if b.State() != Open {
 				moved = true
 			}
 		}
@@ -713,16 +720,16 @@ func (f *Family) evict() {
 }
 
 // evictLocked drops victims while the family is over its bound; when no
-// CLOSED or HALF_OPEN one can go, it returns the idle OPEN ones for evict
+// CLOSED or HALF_OPEN one can go, it returns the idle OPEN ones' breakers for evict
 // to move on.
-func (f *Family) evictLocked() []*famEntry {
+func (f *Family) evictLocked() []*Breaker {
 	for f.live.Load() > int64(f.limit) {
 		e := f.victimLocked()
 		if e == nil {
-			var open []*famEntry
+			var open []*Breaker
 			f.each(func(e *famEntry) {
 				if e.Inflight.Load() == 0 && rawState(e) == Open {
-					open = append(open, e)
+					open = append(open, e.Cold.Load().B)
 				}
 			})
 			return open
@@ -754,7 +761,8 @@ func (f *Family) useOf(e *famEntry) int64 {
 	return t - int64(uint32(t)-e.Used.Load())
 }
 
-func rawState(e *famEntry) State { return State(e.Cold.B.state.Load() & stateMask) }
+// rawState returns the state of e's breaker; e is live (f.wmu is held).
+func rawState(e *famEntry) State { return State(e.Cold.Load().B.state.Load() & stateMask) }
 
 // tripped reports whether a member in state s counts towards MaxOpen.
 func tripped(s State) bool { return s == Open || s == HalfOpen }
@@ -769,7 +777,7 @@ func (f *Family) victimLocked() *famEntry {
 		for len(f.victims) > 0 {
 			e := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if f.useOf(e) == e.Cold.Seen && droppable(e, true) {
+			if f.useOf(e) == e.Cold.Load().Seen && droppable(e, true) {
 				return e
 			}
 		}
@@ -806,11 +814,11 @@ func (f *Family) scanLocked(closedOnly bool) {
 	all := f.victims[:0]
 	f.each(func(e *famEntry) {
 		if droppable(e, closedOnly) {
-			e.Cold.Seen = f.useOf(e)
+			e.Cold.Load().Seen = f.useOf(e)
 			all = append(all, e)
 		}
 	})
-	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.Cold.Seen, a.Cold.Seen) })
+	slices.SortFunc(all, func(a, b *famEntry) int { return cmp.Compare(b.Cold.Load().Seen, a.Cold.Load().Seen) })
 	n := max(f.limit/16, 1)
 	if len(all) > n {
 		all = append(all[:0], all[len(all)-n:]...)
@@ -830,7 +838,11 @@ func (f *Family) dropLocked(e *famEntry) {
 	if e.Flags&famInInt != 0 {
 		f.unlinkLocked(e, false)
 	}
-	b := e.Cold.B
+	b := e.Cold.Load().B
+	// The cell stays in its chunk (see newCellLocked), which its live
+	// neighbours keep: it lets go of the key's route and breaker.
+	e.Cold.Store(nil)
+	e.Route = nil
 	b.mu.Lock()
 	if tripped(State(b.state.Load() & stateMask)) {
 		f.notClosed.Add(-1)
@@ -886,7 +898,7 @@ func (f *Family) reconfigure(next Config) []*Breaker {
 // breakers returns the breaker of every live key.
 func (f *Family) breakers() []*Breaker {
 	var out []*Breaker
-	f.each(func(e *famEntry) { out = append(out, e.Cold.B) })
+	f.each(func(e *famEntry) { out = append(out, e.Cold.Load().B) })
 	return out
 }
 

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"weak"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -194,6 +195,34 @@ func TestFamilyAllocatedHeapStaysBounded(t *testing.T) {
 	assert.Equal(t, 1000, f.Len())
 	assert.Equal(t, uint64(999_000), f.Health().Dropped)
 	assert.Less(t, last, first+8<<20, "the heap does not grow with the keys seen")
+}
+
+// TestFamilyDroppedCellLetsGo: a dropped key's cell stays in its chunk of
+// cells, which the live keys of that chunk keep alive; it must not keep
+// the dropped key's breaker alive with it, or a family whose few
+// long-lived keys sit among many dropped ones would hold every dropped
+// breaker (with a wrapper's route, over a kilobyte each).
+func TestFamilyDroppedCellLetsGo(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 2})
+	hot := f.Enter("hot") // in flight: never dropped, and its chunk stays
+	defer hot.Done()
+	var dropped []weak.Pointer[br.Breaker]
+	for i := range 40 {
+		dropped = append(dropped, weak.Make(f.Breaker("k"+strconv.Itoa(i))))
+	}
+	require.Equal(t, 2, f.Len())
+	require.Equal(t, uint64(39), f.Health().Dropped)
+	runtime.GC()
+	runtime.GC()
+	alive := 0
+	for _, w := range dropped[:39] { // the last key is live
+		if w.Value() != nil {
+			alive++
+		}
+	}
+	assert.Zero(t, alive, "dropped keys' breakers still reachable")
+	assert.NotNil(t, hot.Breaker(), "the key in flight lost its breaker")
 }
 
 // TestFamilyPropertyNoOpenKeyDropped drives a family with random calls

@@ -30,7 +30,7 @@ func TestFamilyUseAcrossWrap(t *testing.T) {
 	if _, ok := reg.Lookup("wrap/k1"); ok {
 		t.Errorf("k1, the least recently used, is still live")
 	}
-	if got, want := f.useOf(f.entry("k0")), f.tick.Load(); got != want {
+	if got, want := f.useOf(f.find("k0")), f.tick.Load(); got != want {
 		t.Errorf("k0's use is %d, want the clock's %d", got, want)
 	}
 }

@@ -81,11 +81,12 @@ func (f *Family) Limit() int { return f.limit }
 // Lookup returns the breaker of key if it is live, without creating it
 // nor marking its use.
 func (f *Family) Lookup(key string) (*Breaker, bool) {
-	e := f.entry(key)
-	if e == nil {
-		return nil, false
+	if e := f.find(key); e != nil && e.Inflight.Load() >= 0 {
+		if c := e.Cold.Load(); c != nil {
+			return c.B, true
+		}
 	}
-	return e.Cold.B, true
+	return nil, false
 }
 
 // Breakers returns the breakers of the live keys, in name order.
@@ -93,26 +94,28 @@ func (f *Family) Breakers() []*Breaker {
 	es := f.entries()
 	out := make([]*Breaker, len(es))
 	for i, e := range es {
-		out[i] = e.Cold.B
+		out[i] = e.b
 	}
 	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
 	return out
 }
 
-// entry returns the live entry of key, or nil.
-func (f *Family) entry(key string) *famEntry {
-	if e := f.find(key); e != nil && e.Inflight.Load() >= 0 {
-		return e
-	}
-	return nil
+// famLive is a live entry and its breaker, as a view read them.
+type famLive struct {
+	e *famEntry
+	b *Breaker
 }
 
-// entries returns the live entries, in no order.
-func (f *Family) entries() []*famEntry {
-	out := make([]*famEntry, 0, f.live.Load())
+// entries returns the live entries, in no order, with their breakers: a
+// key dropped after this read them is still in, a key dropped before is
+// not (a dropped cell lets go of its breaker).
+func (f *Family) entries() []famLive {
+	out := make([]famLive, 0, f.live.Load())
 	f.each(func(e *famEntry) {
 		if e.Inflight.Load() >= 0 {
-			out = append(out, e)
+			if c := e.Cold.Load(); c != nil {
+				out = append(out, famLive{e, c.B})
+			}
 		}
 	})
 	return out
@@ -174,7 +177,7 @@ func (f *Family) foldDead(e *famEntry) bool {
 	if !e.Inflight.CompareAndSwap(0, famDead) {
 		return false
 	}
-	st := e.Cold.B.Stats()
+	st := e.Cold.Load().B.Stats()
 	f.fold.totals.add(&st)
 	return true
 }
@@ -187,7 +190,7 @@ func (f *Family) Totals() FamilyTotals {
 	es := f.entries()
 	stats := make([]Stats, len(es))
 	for i, e := range es {
-		stats[i] = e.Cold.B.Stats()
+		stats[i] = e.b.Stats()
 	}
 	f.fold.mu.Lock()
 	t := f.fold.totals
@@ -195,7 +198,7 @@ func (f *Family) Totals() FamilyTotals {
 	// is left out. Every other reading is at most what the key counts now.
 	dead := make([]bool, len(es))
 	for i, e := range es {
-		dead[i] = e.Inflight.Load() < 0
+		dead[i] = e.e.Inflight.Load() < 0
 	}
 	f.fold.mu.Unlock()
 	t.Name, t.Counted = f.name, f.reg.countCalls

@@ -28,9 +28,9 @@ func TestKeyCellLine(t *testing.T) {
 	for i := range 100 {
 		k := f.KeyInt(int64(i))
 		e := entryOf(k.key)
-		kr, ok := e.Cold.Val.(*keyRoute)
+		kr, ok := e.Cold.Load().Val.(*keyRoute)
 		if !ok {
-			t.Fatalf("the key's value is %T, want *keyRoute", e.Cold.Val)
+			t.Fatalf("the key's value is %T, want *keyRoute", e.Cold.Load().Val)
 		}
 		if k.Route != &kr.Route || k.Route.Breaker() != &kr.b {
 			t.Fatalf("key %d: its route or its breaker is not its keyRoute's", i)
@@ -74,9 +74,9 @@ func TestRouteOf(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := entryOf(k.key).Cold.Val.(*keyRoute)
+	kr, ok := entryOf(k.key).Cold.Load().Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Val)
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Load().Val)
 	}
 	if k.Route != &kr.Route || routeOf(k.key) != k.Route {
 		t.Errorf("routeOf gives %p, want the key's route %p", routeOf(k.key), &kr.Route)
@@ -113,9 +113,9 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
 	k := f.Key("a")
 	defer k.Done()
-	kr, ok := entryOf(k.key).Cold.Val.(*keyRoute)
+	kr, ok := entryOf(k.key).Cold.Load().Val.(*keyRoute)
 	if !ok {
-		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Val)
+		t.Fatalf("the key's value is %T, want *keyRoute", entryOf(k.key).Cold.Load().Val)
 	}
 	if k.Route.Breaker() != hand || k.Route.Breaker() == &kr.b {
 		t.Fatalf("the key's breaker is %p, want the one made by hand %p (its room %p unused)", k.Route.Breaker(), hand, &kr.b)

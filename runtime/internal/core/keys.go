@@ -26,8 +26,8 @@ type KeyEntry[T any] struct {
 	Slow     uint8         // the key's route's slow word, coded by package breakerimpl
 	Kbuf     [KeyInline]byte
 
-	Cold  *KeyCold[T]    // what is read off the fast path
-	Route unsafe.Pointer // the key's route (package breakerimpl), or nil
+	Cold  atomic.Pointer[KeyCold[T]] // what is read off the fast path; nil once dropped
+	Route unsafe.Pointer             // the key's route (package breakerimpl), or nil
 	// Words are the key's breaker's state and fails words when the
 	// breaker was made for the key (Flags has KeyWords); a breaker made
 	// by hand before its key keeps its own.
