@@ -125,20 +125,123 @@ type famSlot struct {
 // family's keys lie side by side.
 type famEntry = core.KeyEntry[Breaker]
 
-// famChunk is a chunk of cells, 4 KiB with the allocator's header: Go's
-// allocator puts an object of more than 512 bytes that holds pointers in
-// a block of its size class (4096 bytes, aligned to 4096), after a header
-// of 8 bytes (mallocHeader); the lead puts each cell on a line of its
-// own. TestKeyCellLine (package breakerimpl) checks it on real cells.
+// famChunk is a chunk of cells and of their counts of calls in flight.
+// Go's allocator puts an object of more than 512 bytes that holds
+// pointers in a block of its size class (3200 bytes here, a multiple of
+// 64 from a page), after a header of 8 bytes (mallocHeader); the lead
+// puts each cell on a line of its own. TestKeyCellLine (package
+// breakerimpl) checks it on real cells. lanes[p] are P p's counts (see
+// countIn), on two lines of their own.
 type famChunk struct {
 	_     [64 - famMallocHeader]byte
 	cells [famCells]famEntry
+	lanes [famLanes][famCells]int32
 }
 
 const (
 	famMallocHeader = 8
-	famCells        = (4096 - 64) / unsafe.Sizeof(famEntry{})
+	famCells        = 32 // cells of 64 bytes
+	famLanes        = 8  // Ps with a lane; the others count in the cell
 )
+
+// A cell is 64 bytes.
+var _ [64 - unsafe.Sizeof(famEntry{})]byte
+var _ [unsafe.Sizeof(famEntry{}) - 64]byte
+
+// chunkOf returns the chunk of cell e (not famTomb, which is in none).
+func chunkOf(e *famEntry) *famChunk {
+	return (*famChunk)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(famChunk{}.cells))-int(e.Slot)*int(unsafe.Sizeof(famEntry{}))))
+}
+
+// The count of calls in flight on a key. The family may drop a key only
+// when no call is in flight on it, and a call must not enter a key once
+// it is dropped; counting each call with an atomic add and its end with
+// another (as the cell's Inflight alone would) costs a keyed call two
+// locked instructions, about 5 ns on a current x86, and writes the key's
+// cell on every call, so that a key called from two CPUs moves its line
+// between their caches on every call: a keyed wrapper then went slower on
+// 2 CPUs than on one (BenchmarkKeyedSuccessParallel).
+//
+// So a call counts itself in its P's lane of the key's chunk (famLane): a
+// goroutine pinned to its P (core.ProcPin: no preemption, so no other
+// goroutine runs on that P meanwhile) is the only writer of the P's lane,
+// and adds one with a plain load and store, on a line no other CPU
+// writes. A call ends on the lane of the P it ends on, which need not be
+// the one it began on: a lane alone means nothing, the sum over the lanes
+// and the cell's Inflight (inFlight) does, modulo 2^32. A P past the
+// chunk's lanes (GOMAXPROCS raised since), and every P where there is no
+// fence, counts in the cell's Inflight with atomic adds.
+//
+// Dropping a key is Dekker's exchange between a call and the family: the
+// call writes its lane, then reads the cell's Dead; the family writes Dead,
+// then reads the lanes (foldDead). The call's plain store may still wait
+// in its CPU's store buffer when it reads Dead (a locked instruction would
+// have drained it); core.Fence, between the family's write and its reads,
+// makes every running thread drain its buffer, so at least one of the two
+// sees the other: the family sees the call's count and keeps the key, or
+// the call sees Dead and withdraws. A call withdraws on its own lane, still
+// pinned, so that what the family reads of the lanes is never less than the
+// calls in flight. TestFamilyCountsRaceTheDrop drives the exchange from
+// both sides.
+
+// famLaned reports whether calls count in lanes: core.Fence works. Set
+// once, before the first family is made (Registry.family).
+var (
+	famLaned     bool
+	famLanesOnce sync.Once
+)
+
+// countIn counts a call in flight on e, and reports false, counting
+// nothing, when e is dropped or being dropped.
+//
+//go:norace
+func countIn(e *famEntry) bool {
+	if e.Dead.Load() != 0 {
+		return false
+	}
+	if p := core.ProcPin(); p < famLanes && famLaned {
+		n := &chunkOf(e).lanes[p][e.Slot%famCells]
+		*n++
+		if e.Dead.Load() != 0 {
+			*n-- // on the same lane: see above
+			core.ProcUnpin()
+			return false
+		}
+		core.ProcUnpin()
+		return true
+	}
+	core.ProcUnpin()
+	e.Inflight.Add(1)
+	if e.Dead.Load() != 0 {
+		e.Inflight.Add(-1)
+		return false
+	}
+	return true
+}
+
+// countOut ends a call that countIn counted.
+//
+//go:norace
+func countOut(e *famEntry) {
+	if p := core.ProcPin(); p < famLanes && famLaned {
+		chunkOf(e).lanes[p][e.Slot%famCells]--
+		core.ProcUnpin()
+		return
+	}
+	core.ProcUnpin()
+	e.Inflight.Add(-1)
+}
+
+// inFlight returns the count of calls in flight on e: exact once the
+// family set e's Dead and fenced (see above), a hint before.
+func inFlight(e *famEntry) int32 {
+	n := e.Inflight.Load()
+	ch := chunkOf(e)
+	for p := range ch.lanes {
+		n += atomic.LoadInt32(&ch.lanes[p][e.Slot%famCells])
+	}
+	return n
+}
 
 const (
 	famInline = core.KeyInline
@@ -158,9 +261,6 @@ func famIs(e *famEntry, key string) bool {
 	}
 	k := e.Kbuf[:n]
 	switch {
-	case n > 16:
-		return binary.LittleEndian.Uint64(k) == le64(key) && binary.LittleEndian.Uint64(k[8:]) == le64(key[8:]) &&
-			binary.LittleEndian.Uint64(k[n-8:]) == le64(key[n-8:])
 	case n >= 8:
 		return binary.LittleEndian.Uint64(k) == le64(key) && binary.LittleEndian.Uint64(k[n-8:]) == le64(key[n-8:])
 	case n >= 4:
@@ -177,12 +277,10 @@ const (
 	famNeg                       // an integer key below zero
 )
 
-const famDead = -1 << 30 // Inflight of a dropped entry: no count of calls in flight reaches it
-
 // famTomb marks the slot of a dropped entry: never held (it is dead).
 var famTomb = func() *famEntry {
 	e := &famEntry{}
-	e.Inflight.Store(famDead)
+	e.Dead.Store(core.KeyGone)
 	return e
 }()
 
@@ -239,6 +337,7 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 			return had
 		}
 	}
+	famLanesOnce.Do(func() { famLaned = core.StartFence() }) // before any call on any family: see countIn
 	f.step = int64(max(f.limit/16, 1))
 	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
 	c := s.cfg
@@ -305,7 +404,7 @@ func (k FamilyKey) Breaker() *Breaker {
 // the zero FamilyKey it does nothing.
 func (k FamilyKey) Done() {
 	if k.e != nil {
-		k.e.Inflight.Add(-1)
+		countOut(k.e)
 	}
 }
 
@@ -436,10 +535,9 @@ func le32(s string) uint32 {
 }
 
 // hold counts a call in flight on e and marks its use; false when e was
-// dropped meanwhile.
+// dropped meanwhile, or is being dropped (see countIn).
 func (f *Family) hold(e *famEntry) bool {
-	if e.Inflight.Add(1) < 0 {
-		e.Inflight.Add(-1)
+	if !countIn(e) {
 		return false
 	}
 	if t := uint32(f.tick.Load()); e.Used.Load() != t {
@@ -530,7 +628,11 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 // cell of it is live or held any more. f.wmu is held.
 func (f *Family) newCellLocked() *famEntry {
 	if f.cellsUsed == len(f.cells) {
-		f.cells, f.cellsUsed = new(famChunk).cells[:], 0
+		ch := new(famChunk)
+		for i := range ch.cells {
+			ch.cells[i].Slot = uint8(i)
+		}
+		f.cells, f.cellsUsed = ch.cells[:], 0
 	}
 	e := &f.cells[f.cellsUsed]
 	f.cellsUsed++
@@ -728,7 +830,7 @@ func (f *Family) evictLocked() []*Breaker {
 		if e == nil {
 			var open []*Breaker
 			f.each(func(e *famEntry) {
-				if e.Inflight.Load() == 0 && rawState(e) == Open {
+				if inFlight(e) == 0 && rawState(e) == Open {
 					open = append(open, e.Cold.Load().B)
 				}
 			})
@@ -801,7 +903,7 @@ func (f *Family) victimLocked() *famEntry {
 // CLOSED (or, when closedOnly is false, HALF_OPEN: its OPEN period ended).
 // OPEN and the operator's modes never.
 func droppable(e *famEntry, closedOnly bool) bool {
-	if e.Inflight.Load() != 0 {
+	if inFlight(e) != 0 {
 		return false
 	}
 	st := rawState(e)

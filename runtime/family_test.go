@@ -225,6 +225,54 @@ func TestFamilyDroppedCellLetsGo(t *testing.T) {
 	assert.NotNil(t, hot.Breaker(), "the key in flight lost its breaker")
 }
 
+// TestFamilyCountsRaceTheDrop: calls on many goroutines enter and leave
+// the keys of a small family while new keys force drops, so that the
+// family's drop of a key races the calls that count themselves in and
+// out of it (runtime/family.go, countIn). A key held by a call is never
+// dropped: its breaker stays the registry's for as long as the call
+// holds it. And no count is lost: once the calls end, every key can be
+// dropped, which a leaked count would forbid.
+func TestFamilyCountsRaceTheDrop(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "race"}, br.FamilyConfig{Keys: 8})
+	workers, rounds := 4, 4000
+	if raceEnabled {
+		rounds = 500
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for i := range rounds {
+				key := "k" + strconv.Itoa((i*7+w)%24)
+				k := f.Enter(key)
+				b := k.Breaker()
+				if got, ok := reg.Lookup("race/" + key); !ok || got != b {
+					errs <- "a held key was dropped: " + key
+					k.Done()
+					return
+				}
+				k.Done()
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+	// Every count is back to zero: 8 new keys drop every old one.
+	for i := range 8 {
+		f.Enter("new" + strconv.Itoa(i)).Done()
+	}
+	assert.Equal(t, 8, f.Len())
+	for i := range 24 {
+		if _, ok := f.Lookup("k" + strconv.Itoa(i)); ok {
+			t.Errorf("key k%d is still live: a count was lost", i)
+		}
+	}
+}
+
 // TestFamilyPropertyNoOpenKeyDropped drives a family with random calls
 // (answered at once or held in flight), trips, operator modes, time and
 // the evictions that new keys cause, and checks after every step that no

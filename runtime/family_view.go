@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"sync"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // This file holds the read-only views of a [Family] that the dashboard,
@@ -81,7 +83,7 @@ func (f *Family) Limit() int { return f.limit }
 // Lookup returns the breaker of key if it is live, without creating it
 // nor marking its use.
 func (f *Family) Lookup(key string) (*Breaker, bool) {
-	if e := f.find(key); e != nil && e.Inflight.Load() >= 0 {
+	if e := f.find(key); e != nil && e.Dead.Load() != core.KeyGone {
 		if c := e.Cold.Load(); c != nil {
 			return c.B, true
 		}
@@ -112,7 +114,7 @@ type famLive struct {
 func (f *Family) entries() []famLive {
 	out := make([]famLive, 0, f.live.Load())
 	f.each(func(e *famEntry) {
-		if e.Inflight.Load() >= 0 {
+		if e.Dead.Load() != core.KeyGone {
 			if c := e.Cold.Load(); c != nil {
 				out = append(out, famLive{e, c.B})
 			}
@@ -174,9 +176,19 @@ type familyFold struct {
 func (f *Family) foldDead(e *famEntry) bool {
 	f.fold.mu.Lock()
 	defer f.fold.mu.Unlock()
-	if !e.Inflight.CompareAndSwap(0, famDead) {
+	if inFlight(e) != 0 {
 		return false
 	}
+	// The exchange with the calls (see countIn): Dead, the fence, then the
+	// count. A call that finds e dying meanwhile looks the key up again
+	// under the family's lock, which the caller holds, and so finds e as
+	// this decides.
+	e.Dead.Store(core.KeyDying)
+	if famLaned && !core.Fence() || inFlight(e) != 0 {
+		e.Dead.Store(0)
+		return false
+	}
+	e.Dead.Store(core.KeyGone)
 	st := e.Cold.Load().B.Stats()
 	f.fold.totals.add(&st)
 	return true
@@ -198,7 +210,7 @@ func (f *Family) Totals() FamilyTotals {
 	// is left out. Every other reading is at most what the key counts now.
 	dead := make([]bool, len(es))
 	for i, e := range es {
-		dead[i] = e.e.Inflight.Load() < 0
+		dead[i] = e.e.Dead.Load() == core.KeyGone
 	}
 	f.fold.mu.Unlock()
 	t.Name, t.Counted = f.name, f.reg.countCalls

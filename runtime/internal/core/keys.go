@@ -10,20 +10,24 @@ import (
 // line of 64 bytes, which package runtime allocates in a chunk of cells
 // with the family's other keys' and never moves nor reuses. It holds
 // everything a CLOSED success on the key reads but its slot in the
-// family's table: the key (its bytes when it has at most KeyInline of
-// them), the count of calls in flight, the key's route (package
+// family's table and its count of calls in flight: the key (its bytes
+// when it has at most KeyInline of them), the key's route (package
 // breakerimpl's, with its slow word) and the state and fails words of
-// the key's breaker. Cells of live keys lie side by side, so that a
+// the key's breaker. A call writes nothing here: it counts itself in
+// lines of its P's own (runtime's countIn), so that a key called from
+// many CPUs at once keeps its cell in all their caches. Cells of live keys lie side by side, so that a
 // family's hot lines share pages (a key's breaker and route, a kilobyte
 // and more, would spread them over a page each) and use every set of the
 // caches (TestKeyCellLine in breakerimpl). Package runtime owns every
 // field but Route and Slow, which package breakerimpl's KeyMaker sets.
 type KeyEntry[T any] struct {
-	Inflight atomic.Int32  // calls in flight; very negative once dropped
+	Inflight atomic.Int32  // a part of the count of calls in flight (see runtime's countIn)
 	Used     atomic.Uint32 // the family's clock of uses at the key's last call, its low 32 bits
+	Dead     atomic.Uint32 // KeyDying while the family decides to drop the key, KeyGone once it has
 	Klen     uint8         // len(Key) when the key is kept in Kbuf, else KeyLong
 	Flags    uint8         // which tables hold it and more; set before it is published
 	Slow     uint8         // the key's route's slow word, coded by package breakerimpl
+	Slot     uint8         // the cell's place in its chunk of cells
 	Kbuf     [KeyInline]byte
 
 	Cold  atomic.Pointer[KeyCold[T]] // what is read off the fast path; nil once dropped
@@ -45,11 +49,14 @@ type KeyCold[T any] struct {
 
 const (
 	// KeyInline is the longest key a KeyEntry keeps in Kbuf.
-	KeyInline = 21
+	KeyInline = 16
 	// KeyLong is Klen for a key longer than KeyInline.
 	KeyLong = 0xff
 	// KeyWords is the flag of an entry whose Words are its breaker's.
 	KeyWords = 8
+	// KeyDying and KeyGone are the values of Dead (0: live).
+	KeyDying = 1
+	KeyGone  = 2
 )
 
 // KeyMaker makes what each new key of a family holds, over T, runtime's

@@ -1,0 +1,82 @@
+package runtime
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// TestFamilyCountIn: the count of calls in flight on a key's cell
+// (countIn, countOut, inFlight), step by step: a call counts and ends; a
+// cell the family is deciding to drop (Dead set) refuses a call and its
+// count stays as it was; the family's tombstone, in no chunk, refuses a
+// call without reading a chunk; foldDead drops a cell only at zero and
+// leaves a refused drop's cell live.
+func TestFamilyCountIn(t *testing.T) {
+	reg := NewRegistry(WithoutEnv())
+	f := reg.Family(Config{Name: "count"}, FamilyConfig{Keys: 4})
+	k := f.Enter("a")
+	e := k.e
+	if n := inFlight(e); n != 1 {
+		t.Fatalf("a held key counts %d in flight, want 1", n)
+	}
+	if !countIn(e) {
+		t.Fatal("a live key refused a second call")
+	}
+	if n := inFlight(e); n != 2 {
+		t.Fatalf("two calls count %d in flight", n)
+	}
+	if f.foldDead(e) {
+		t.Fatal("a key with calls in flight was dropped")
+	}
+	if e.Dead.Load() != 0 {
+		t.Fatal("a refused drop left the key dying")
+	}
+	countOut(e)
+	k.Done()
+	if n := inFlight(e); n != 0 {
+		t.Fatalf("after both calls ended the key counts %d in flight", n)
+	}
+
+	e.Dead.Store(core.KeyDying)
+	if countIn(e) {
+		t.Fatal("a dying key admitted a call")
+	}
+	if n := inFlight(e); n != 0 {
+		t.Fatalf("a refused call left a count of %d", n)
+	}
+	e.Dead.Store(0)
+
+	if countIn(famTomb) {
+		t.Fatal("the tombstone admitted a call")
+	}
+
+	f.wmu.Lock()
+	dropped := f.foldDead(e)
+	f.wmu.Unlock()
+	if !dropped || e.Dead.Load() != core.KeyGone {
+		t.Fatalf("an idle key was not dropped (dead %d)", e.Dead.Load())
+	}
+	if countIn(e) {
+		t.Fatal("a dropped key admitted a call")
+	}
+}
+
+// TestFamilyChunkLayout: a chunk's cells are on lines of their own and
+// its lanes after them, each P's on lines no other P's share.
+func TestFamilyChunkLayout(t *testing.T) {
+	var ch famChunk
+	if off := unsafe.Offsetof(ch.cells) + famMallocHeader; off%64 != 0 {
+		t.Errorf("cells at %d after the block's start, not on a line", off)
+	}
+	if off := unsafe.Offsetof(ch.lanes) + famMallocHeader; off%64 != 0 || unsafe.Sizeof(ch.lanes[0])%64 != 0 {
+		t.Errorf("lanes at %d, each %d bytes: a P's lane shares a line", off, unsafe.Sizeof(ch.lanes[0]))
+	}
+	for i := range ch.cells {
+		ch.cells[i].Slot = uint8(i)
+		if chunkOf(&ch.cells[i]) != &ch {
+			t.Fatalf("chunkOf(cell %d) is not its chunk", i)
+		}
+	}
+}
