@@ -30,8 +30,9 @@ type KeyEntry[T any] struct {
 	Slot     uint8         // the cell's place in its chunk of cells
 	Kbuf     [KeyInline]byte
 
-	Cold  atomic.Pointer[KeyCold[T]] // what is read off the fast path; nil once dropped
-	Route unsafe.Pointer             // the key's route (package breakerimpl), or nil
+	Cold  atomic.Pointer[KeyCold[T]]             // what is read off the fast path; nil once dropped
+	Route unsafe.Pointer                         // the key's route (package breakerimpl), or nil
+	_     [16 - 2*unsafe.Sizeof(uintptr(0))]byte // 64 bytes where pointers are 4
 	// Words are the key's breaker's state and fails words when the
 	// breaker was made for the key (Flags has KeyWords); a breaker made
 	// by hand before its key keeps its own.
