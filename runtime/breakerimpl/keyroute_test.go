@@ -58,8 +58,9 @@ func TestKeyCellLine(t *testing.T) {
 		}
 		k.Done()
 	}
-	// 100 cells of 64 bytes, in chunks of 4 KiB: on 2 or 3 pages, not 100.
-	if len(pages) > 3 {
+	// 100 cells of 64 bytes, in chunks of 32 cells (runtime's famChunk,
+	// about 3 KiB): on at most 2 pages a chunk, not on 100.
+	if len(pages) > 8 {
 		t.Errorf("100 keys' cells lie on %d pages, want them side by side", len(pages))
 	}
 }
