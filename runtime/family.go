@@ -199,18 +199,20 @@ func countIn(e *famEntry) bool {
 	if e.Dead.Load() != 0 {
 		return false
 	}
-	if p := core.ProcPin(); p < famLanes && famLaned {
-		n := &chunkOf(e).lanes[p][e.Slot%famCells]
-		*n++
-		if e.Dead.Load() != 0 {
-			*n-- // on the same lane: see above
+	if famLaned {
+		if p := core.ProcPin(); p < famLanes {
+			n := &chunkOf(e).lanes[p][e.Slot%famCells]
+			*n++
+			if e.Dead.Load() != 0 {
+				*n-- // on the same lane: see above
+				core.ProcUnpin()
+				return false
+			}
 			core.ProcUnpin()
-			return false
+			return true
 		}
 		core.ProcUnpin()
-		return true
 	}
-	core.ProcUnpin()
 	e.Inflight.Add(1)
 	if e.Dead.Load() != 0 {
 		e.Inflight.Add(-1)
@@ -223,12 +225,14 @@ func countIn(e *famEntry) bool {
 //
 //go:norace
 func countOut(e *famEntry) {
-	if p := core.ProcPin(); p < famLanes && famLaned {
-		chunkOf(e).lanes[p][e.Slot%famCells]--
+	if famLaned {
+		if p := core.ProcPin(); p < famLanes {
+			chunkOf(e).lanes[p][e.Slot%famCells]--
+			core.ProcUnpin()
+			return
+		}
 		core.ProcUnpin()
-		return
 	}
-	core.ProcUnpin()
 	e.Inflight.Add(-1)
 }
 

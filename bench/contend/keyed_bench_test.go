@@ -193,6 +193,31 @@ func BenchmarkKeyedLiveKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyedFloor is BenchmarkKeyedLiveKeys's rows for contend's
+// KeyFloor, the least a keyed wrapper could cost (see KeyFloor), with and
+// without its count of calls in flight, beside the plain wrapper: how
+// much of SPEC §15's 3x a family's own work may take. Not part of make
+// bench:
+//
+//	cd bench && go test -run '^$' -bench 'KeyedLiveKeys|KeyedFloor' -benchmem -count 6 -cpu 1 ./contend/
+func BenchmarkKeyedFloor(b *testing.B) {
+	for _, n := range []int{100, 1_000, 10_000, 100_000} {
+		for _, count := range []bool{true, false} {
+			c := keyedCase{fmt.Sprintf("keys=%d/count=%v", n, count), func(tb testing.TB, n int) keyedRow {
+				codes := keyCodes(n)
+				w := contend.NewKeyFloor(quote.NewUpstream(nil), codes)
+				w.Count = count
+				var q quote.Quoter = w
+				for _, c := range codes {
+					expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
+				}
+				return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
+			}}
+			b.Run(c.name, func(b *testing.B) { callKeys(b, c, n) })
+		}
+	}
+}
+
 // TestKeyedSuccessAllocs: with 10,000 live keys, a success through the
 // keyed wrapper allocates nothing, keyed by a string or by an integer.
 func TestKeyedSuccessAllocs(t *testing.T) {
