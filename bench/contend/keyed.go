@@ -30,17 +30,16 @@ func NewKeyedQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *KeyedQu
 // Quote implements quote.Quoter.
 func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
 	k := w.family.Key(code)
-	defer k.Done()
 	call, ok := k.EnterFast()
 	if !ok {
-		if err = call.Refusal(); err != nil {
+		if err = k.Refusal(call); err != nil {
 			return
 		}
-		if call, err = k.Route.Enter(ctx); err != nil {
+		if call, err = k.Enter(ctx); err != nil {
 			return
 		}
 	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -68,17 +67,16 @@ func NewKeyedIDQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *Keyed
 // QuoteID implements IDQuoter.
 func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, err error) {
 	k := w.family.KeyInt(id)
-	defer k.Done()
 	call, ok := k.EnterFast()
 	if !ok {
-		if err = call.Refusal(); err != nil {
+		if err = k.Refusal(call); err != nil {
 			return
 		}
-		if call, err = k.Route.Enter(ctx); err != nil {
+		if call, err = k.Enter(ctx); err != nil {
 			return
 		}
 	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, "600519")
 }

@@ -24,12 +24,18 @@ type Family struct {
 	byHand map[*runtime.Breaker]*Route // the routes unheld made
 }
 
-// Keyed is one call's route on a [Family], holding its key: generated
-// code defers [Keyed.Done], then enters the key with [Keyed.EnterFast]
-// (or its Route's Enter) and settles the call with [Keyed.Exit] (or the
-// Call's own). Keyed's own two read the key's breaker's words in the
-// key's cell, on the line the lookup of the key read, where the Route's
-// would read its fields first, on a line of their own.
+// Keyed is one call's route on a [Family], holding its key until
+// [Keyed.Done]. A plain keyed method enters the key with
+// [Keyed.EnterFast], and when that declines [Keyed.Refusal] and
+// [Keyed.Enter], which end the hold when they refuse; its deferred
+// closure settles the call with [Keyed.Exit] and then ends the hold:
+//
+//	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+//
+// EnterFast and Exit read the key's breaker's words in the key's cell, on
+// the line the lookup of the key read, where the Route's would read its
+// fields first, on a line of their own. Other keyed methods defer Done
+// and use the Route.
 type Keyed struct {
 	Route *Route
 	key   runtime.FamilyKey
@@ -48,10 +54,39 @@ func (k Keyed) EnterFast() (c Call, ok bool) {
 	return c, (c.word|core.InUse.Load())&k.slow == 0
 }
 
+// Refusal is [Call.Refusal] for a call on the key, ending the hold when
+// it refuses.
+func (k Keyed) Refusal(c Call) error {
+	err := c.Refusal()
+	if err != nil {
+		k.key.Done()
+	}
+	return err
+}
+
+// Enter is the Route's [Route.Enter] for a call on the key, ending the
+// hold when it refuses.
+func (k Keyed) Enter(ctx context.Context) (Call, error) {
+	c, err := k.Route.Enter(ctx)
+	if err != nil {
+		k.key.Done()
+	}
+	return c, err
+}
+
+// Panicked is [Call.Panicked] for a call on the key: a panic is settled,
+// the hold ended and the panic re-raised; a goroutine that exits leaves
+// the hold to the Done that follows in the closure.
+func (k Keyed) Panicked(c Call, v any) bool {
+	if v != nil {
+		defer k.key.Done()
+	}
+	return c.Panicked(v)
+}
+
 // Exit is [Call.Done] for a call on the key, reading the key's cell for
-// the breaker's failures rather than the route:
-//
-//	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+// the breaker's failures rather than the route. It does not end the hold:
+// Done follows it in the closure (see Keyed).
 func (k Keyed) Exit(c Call, ctx context.Context, err error, _ bool) {
 	if err != nil || c.word&core.FastMask|uint64(uint32(atomic.LoadUint64(k.fails))) != 0 {
 		c.done(ctx, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"testing"
 	"time"
 	"unsafe"
@@ -237,4 +238,87 @@ func TestKeyStringTypedNil(t *testing.T) {
 		}
 		k.Done()
 	}
+}
+
+// TestKeyedEndsItsHold: the plain keyed body ends the key's hold in its
+// deferred closure, and Keyed's Refusal, Enter and Panicked end it when
+// they refuse or the call panics: a key left held would never be dropped.
+// Each step checks that the key can be dropped afterwards (a family of
+// one key, and a new key to make room).
+func TestKeyedEndsItsHold(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k", FailureThreshold: 1, ResetTimeout: time.Hour}}, 1, 0)
+	ctx := context.Background()
+	n := 0
+	droppable := func(what, key string) {
+		t.Helper()
+		n++
+		f.Key(fmt.Sprint("other", n)).Done() // past the bound: key goes if it can
+		if _, ok := reg.Lookup("k/" + key); ok {
+			t.Errorf("%s: key %q is still live, held", what, key)
+		}
+	}
+
+	// A success, through the closure's Exit and Done.
+	func() {
+		k := f.Key("a")
+		call, ok := k.EnterFast()
+		if !ok {
+			var err error
+			if call, err = k.Enter(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var err error
+		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
+	}()
+	droppable("a success", "a")
+
+	// A panic: Panicked ends the hold, and the panic goes on.
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("the panic was swallowed")
+			}
+		}()
+		k := f.Key("b")
+		call, ok := k.EnterFast()
+		if !ok {
+			var err error
+			if call, err = k.Enter(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		err := PanicGuard
+		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
+		panic("boom")
+	}()
+	if b, ok := reg.Lookup("k/b"); ok {
+		b.Reset() // the panic opened it; an OPEN key is never dropped
+	}
+	droppable("a panic", "b")
+
+	// A refusal: the key is OPEN.
+	k := f.Key("c")
+	fail, err := k.Route.Enter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	down := errors.New("down")
+	fail.Exit(ctx, &down) // one failure opens it
+	k.Done()
+	k = f.Key("c")
+	call, _ := k.EnterFast()
+	if err := k.Refusal(call); !errors.Is(err, runtime.ErrOpen) {
+		t.Fatalf("Refusal of an OPEN key: %v", err)
+	}
+	k.Route.Breaker().Reset()
+	droppable("a refusal", "c")
+
+	// Enter refused: no budget left.
+	k = f.Key("d")
+	if _, err := k.Enter(runtime.WithBudget(ctx, 0)); !errors.Is(err, runtime.ErrBudget) {
+		t.Fatalf("Enter with no budget: %v", err)
+	}
+	droppable("a refused Enter", "d")
 }

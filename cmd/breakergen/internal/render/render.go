@@ -567,8 +567,10 @@ func routeOf(recv string, r *model.Route, key string) *jen.Statement {
 
 // keyed renders the start of a keyed method's body: the route of its key,
 // held in the local key until the method returns, so that the key's
-// breaker is not dropped while the call runs.
-func (g *gen) keyed(recv string, m *model.Method, names []string, key string) []jen.Code {
+// breaker is not dropped while the call runs. held is false for the plain
+// body, which ends the hold itself (see deferDone) with one deferred call
+// fewer; every other body defers the key's Done here.
+func (g *gen) keyed(recv string, m *model.Method, names []string, key string, held bool) []jen.Code {
 	arg := jen.Id(names[m.Key.Param])
 	var enter *jen.Statement
 	fam := jen.Id(recv).Dot(m.Route.Field)
@@ -592,6 +594,9 @@ func (g *gen) keyed(recv string, m *model.Method, names []string, key string) []
 		enter = fam.Dot("KeyString").Call(arg)
 	case model.KeyHost:
 		enter = fam.Dot("Key").Call(arg.Dot("URL").Dot("Host"))
+	}
+	if !held {
+		return []jen.Code{jen.Id(key).Op(":=").Add(enter)}
 	}
 	return []jen.Code{
 		jen.Id(key).Op(":=").Add(enter),
@@ -867,7 +872,10 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	key := ""
 	if m.Key != nil {
 		key = a.fresh("k")
-		body = append(body, g.keyed(recv, m, names, key)...)
+		// The plain body (below, past the judged and chained ones) ends
+		// the key's hold in its deferred closure, but with a timeout.
+		plain := !m.Judged() && !chain && !r.Helper() && !m.UseTimeout
+		body = append(body, g.keyed(recv, m, names, key, !plain)...)
 	}
 	route := routeOf(recv, r, key)
 	if m.Judged() {
@@ -893,10 +901,17 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			return
 		}
 	}
+	// A plain keyed body without a timeout ends the key's hold itself:
+	// the key's Refusal and Enter end it when they refuse.
+	releases := key != "" && !m.UseTimeout
+	enter, refusal := route.Clone(), jen.Id(callName).Dot("Refusal").Call()
+	if releases {
+		enter, refusal = jen.Id(key), jen.Id(key).Dot("Refusal").Call(jen.Id(callName))
+	}
 	if r.Settings.Rate.Per > 0 {
 		// Every call waits for a token: EnterFast would always decline.
 		body = append(body,
-			jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(route).Dot("Enter").Call(jen.Id(ctx)),
+			jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(enter).Dot("Enter").Call(jen.Id(ctx)),
 			jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
 		)
 	} else {
@@ -913,11 +928,11 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Add(fast).Dot("EnterFast").Call(),
 			jen.If(jen.Op("!").Id(okName)).Block(
 				jen.If(
-					jen.Id(errName).Op("=").Id(callName).Dot("Refusal").Call(),
+					jen.Id(errName).Op("=").Add(refusal),
 					jen.Id(errName).Op("!=").Nil(),
 				).Block(jen.Return()),
 				jen.If(
-					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(route.Clone()).Dot("Enter").Call(jen.Id(ctx)),
+					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(enter.Clone()).Dot("Enter").Call(jen.Id(ctx)),
 					jen.Id(errName).Op("!=").Nil(),
 				).Block(jen.Return()),
 			),
@@ -993,19 +1008,21 @@ func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, res
 // deferred call (a deferred call.Exit(ctx, &err) runs through a wrapper
 // that calls Exit: two). A keyed method's closure calls its key's Exit
 // (key, the local holding the key), which reads the key's cell where
-// Done would read the route. A method with a timeout replaces ctx before
-// the call, and its exit must see the caller's: it defers Exit, whose
+// Done would read the route, and then ends the key's hold (its Panicked
+// ends it on a panic). A method with a timeout replaces ctx before the
+// call, and its exit must see the caller's: it defers Exit, whose
 // arguments are taken at once (its cost is the timer's anyway).
 func (g *gen) deferDone(m *model.Method, call, ctx, err, key string) jen.Code {
 	if m.UseTimeout {
 		return jen.Defer().Id(call).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(err))
 	}
 	guard := jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(call).Dot("Panicked").Call(jen.Id("recover").Call())
-	done := jen.Id(call).Dot("Done").Call(jen.Id(ctx), jen.Id(err), guard)
+	done := []jen.Code{jen.Id(call).Dot("Done").Call(jen.Id(ctx), jen.Id(err), guard)}
 	if key != "" {
-		done = jen.Id(key).Dot("Exit").Call(jen.Id(call), jen.Id(ctx), jen.Id(err), guard)
+		guard = jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(key).Dot("Panicked").Call(jen.Id(call), jen.Id("recover").Call())
+		done = []jen.Code{jen.Id(key).Dot("Exit").Call(jen.Id(call), jen.Id(ctx), jen.Id(err), guard), jen.Id(key).Dot("Done").Call()}
 	}
-	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }"}, done).Call()
+	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }", Separator: ";"}, done...).Call()
 }
 
 // panicGuard renders the line before the guarded call: the error result
