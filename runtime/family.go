@@ -162,15 +162,15 @@ func chunkOf(e *famEntry) *famChunk {
 // between their caches on every call: a keyed wrapper then went slower on
 // 2 CPUs than on one (BenchmarkKeyedSuccessParallel).
 //
-// So a call counts itself in its P's lane of the key's chunk (famLane): a
-// goroutine pinned to its P (core.ProcPin: no preemption, so no other
-// goroutine runs on that P meanwhile) is the only writer of the P's lane,
-// and adds one with a plain load and store, on a line no other CPU
+// So a call counts itself in its P's lane of the key's chunk (famChunk's
+// lanes): a goroutine pinned to its P (core.ProcPin: no preemption, so no
+// other goroutine runs on that P meanwhile) is the only writer of the P's
+// lane, and adds one with a plain load and store, on a line no other CPU
 // writes. A call ends on the lane of the P it ends on, which need not be
 // the one it began on: a lane alone means nothing, the sum over the lanes
 // and the cell's Inflight (inFlight) does, modulo 2^32. A P past the
-// chunk's lanes (GOMAXPROCS raised since), and every P where there is no
-// fence, counts in the cell's Inflight with atomic adds.
+// first famLanes, and every P where there is no fence, counts in the
+// cell's Inflight with atomic adds.
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
 // call writes its lane, then reads the cell's Dead; the family writes Dead,
@@ -181,8 +181,8 @@ func chunkOf(e *famEntry) *famChunk {
 // sees the other: the family sees the call's count and keeps the key, or
 // the call sees Dead and withdraws. A call withdraws on its own lane, still
 // pinned, so that what the family reads of the lanes is never less than the
-// calls in flight. TestFamilyCountsRaceTheDrop drives the exchange from
-// both sides.
+// calls in flight. TestFamilyCountIn takes the protocol step by step, and
+// TestFamilyCountsRaceTheDrop drives it from both sides at once.
 
 // famLaned reports whether calls count in lanes: core.Fence works. Set
 // once, before the first family is made (Registry.family).
@@ -392,8 +392,8 @@ func (f *Family) Breaker(key string) *Breaker {
 // Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
 type FamilyKey struct{ e *famEntry }
 
-// Breaker returns the key's breaker; nil for the zero FamilyKey, and
-// after [FamilyKey.Done] (the key may be dropped since).
+// Breaker returns the key's breaker; nil for the zero FamilyKey. After
+// [FamilyKey.Done] it may be nil: the key may have been dropped since.
 func (k FamilyKey) Breaker() *Breaker {
 	if k.e == nil {
 		return nil
