@@ -49,7 +49,7 @@ func (k Keyed) Done() { k.key.Done() }
 // EnterFast is [Route.EnterFast] on the key's route, reading the key's
 // cell rather than the route.
 func (k Keyed) EnterFast() (c Call, ok bool) {
-	c.word = (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(k.fails), -int(unsafe.Offsetof(words{}.fails)))).Load()
+	c.word = stateOf(k.fails).Load()
 	c.route = k.Route
 	return c, (c.word|core.InUse.Load())&k.slow == 0
 }
@@ -125,9 +125,12 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 		reg = runtime.Default()
 	}
 	var f *runtime.Family
-	attach := func(kr *keyRoute, b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any {
+	build := func(kr *keyRoute, b *runtime.Breaker) {
 		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
 		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
+	}
+	attach := func(kr *keyRoute, b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any {
+		build(kr, b)
 		e.Route, e.Slow = unsafe.Pointer(&kr.Route), slowCode(kr.Route.slow)
 		return kr
 	}
@@ -146,8 +149,7 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	}
 	return &Family{f: f, attach: func(b *runtime.Breaker) *Route {
 		kr := new(keyRoute)
-		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
-		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter())
+		build(kr, b)
 		return &kr.Route
 	}}
 }

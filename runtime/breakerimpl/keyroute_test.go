@@ -250,6 +250,17 @@ func TestKeyedEndsItsHold(t *testing.T) {
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k", FailureThreshold: 1, ResetTimeout: time.Hour}}, 1, 0)
 	ctx := context.Background()
 	n := 0
+	enter := func(k Keyed) Call {
+		t.Helper()
+		call, ok := k.EnterFast()
+		if !ok {
+			var err error
+			if call, err = k.Enter(ctx); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return call
+	}
 	droppable := func(what, key string) {
 		t.Helper()
 		n++
@@ -262,13 +273,7 @@ func TestKeyedEndsItsHold(t *testing.T) {
 	// A success, through the closure's Exit and Done.
 	func() {
 		k := f.Key("a")
-		call, ok := k.EnterFast()
-		if !ok {
-			var err error
-			if call, err = k.Enter(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		call := enter(k)
 		var err error
 		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
 	}()
@@ -282,13 +287,7 @@ func TestKeyedEndsItsHold(t *testing.T) {
 			}
 		}()
 		k := f.Key("b")
-		call, ok := k.EnterFast()
-		if !ok {
-			var err error
-			if call, err = k.Enter(ctx); err != nil {
-				t.Fatal(err)
-			}
-		}
+		call := enter(k)
 		err := PanicGuard
 		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
 		panic("boom")

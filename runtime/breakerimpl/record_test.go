@@ -113,3 +113,47 @@ func BenchmarkRouteSuccessRecorded(b *testing.B) {
 	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "s"}}, runtime.WithRecorder(io.Discard))
 	benchCalls(b, q)
 }
+
+// TestKeyedRecordsEveryCall records a keyed route's calls made in the
+// generated plain keyed shape (Keyed.EnterFast, Keyed.Exit): each key's
+// successes and failures, under the key's breaker's name.
+func TestKeyedRecordsEveryCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out))
+		f := breakerimpl.NewFamily(reg, struct{}{}, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "q", FailureThreshold: 5, ResetTimeout: time.Minute},
+		}, 10, 0)
+		ctx := context.Background()
+		keyed := func(key string, fail error) (err error) {
+			k := f.Key(key)
+			call, ok := k.EnterFast()
+			if !ok {
+				if err = k.Refusal(call); err != nil {
+					return
+				}
+				if call, err = k.Enter(ctx); err != nil {
+					return
+				}
+			}
+			defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+			err = breakerimpl.PanicGuard
+			return fail
+		}
+		for range 2 { // a key's second call is on a live key: the fast path
+			assert.NoError(t, keyed("a", nil))
+			assert.NoError(t, keyed("b", nil))
+		}
+		assert.ErrorIs(t, keyed("a", errRoute), errRoute)
+		require.NoError(t, reg.Close())
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		assert.Equal(t, []string{
+			"0 0 success q/a",
+			"0 0 success q/b",
+			"0 0 success q/a",
+			"0 0 success q/b",
+			"0 0 failure q/a",
+			"# end calls=5 dropped=0",
+		}, lines[1:])
+	})
+}

@@ -474,9 +474,16 @@ func wordsOf(c *core.Breaker) *words {
 	return w
 }
 
-// stateWord returns the state word of the route's breaker.
+// stateWord returns the state word of the route's breaker: stateOf,
+// written out, since a call of it costs Retry.EnterFast its inlining
+// (TestEnterFastInlines).
 func (rt *Route) stateWord() *atomic.Uint64 {
 	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(rt.fails), -int(unsafe.Offsetof(words{}.fails))))
+}
+
+// stateOf returns the state word before the fails word fails (see words).
+func stateOf(fails *uint64) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Add(unsafe.Pointer(fails), -int(unsafe.Offsetof(words{}.fails))))
 }
 
 // ExitValid is Exit for a route with a `valid` func: generated code sets
