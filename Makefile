@@ -56,10 +56,14 @@ testsummary:
 
 # Hooks may run on a timer's goroutine: the tests that read what a hook wrote
 # pass alone and must pass beside anything, so they run many times under
-# -race (a few seconds in all) on top of the full run.
-race-repeat: ## the demo's scenario and the runtime's hook tests, -race -count=N
+# -race (a few seconds in all) on top of the full run. So does the fleet's
+# modes test: a fleet follows a peer's mode on three goroutines (Attach,
+# the subscriber's resync, the messages), and a race there failed it one
+# run in a hundred under load.
+race-repeat: ## the demo's scenario, the runtime's hook tests and the fleet's modes, -race -count=N
 	$(GO) test -race -count=200 -run '^TestScenario$$' ./examples/marketdata/demo/
 	$(GO) test -race -count=50 -run 'Hook|Transition|Stress|^ExampleRegistry' ./runtime/
+	cd redisstate && $(GO) test -race -count=30 -run '^TestFleetFollowsModes$$' .
 
 generate: ## regenerate every generated file (go generate, every module with generated files)
 	$(GO) generate ./...

@@ -95,6 +95,14 @@ type Fleet struct {
 	modes  map[string]knownMode // the operators' modes this process knows, by name (see modes.go)
 	ready  chan struct{}        // closed at the first subscription
 
+	// follow makes following a peer's mode one step: the check against
+	// modes and the breaker's move. The subscriber's resync, Attach's and
+	// the messages run on different goroutines: without it one could skip
+	// a mode another had recorded but not yet applied (Attach returning
+	// before the breaker is in it), or apply an older mode after a newer.
+	// Taken before a breaker's lock, never under it.
+	follow sync.Mutex
+
 	up      atomic.Bool  // the last Redis operation answered in time
 	members atomic.Int64 // processes attached, as of the last heartbeat
 	dropped atomic.Uint64

@@ -166,6 +166,8 @@ func (f *Fleet) applyMode(b *runtime.Breaker, m message) {
 		return
 	}
 	n := modeNote{V: version, Mode: m.Mode, Origin: m.Origin, Reason: m.Reason, Seq: m.Seq}
+	f.follow.Lock()
+	defer f.follow.Unlock()
 	f.modeMu.Lock()
 	k, known := f.modes[m.Name]
 	if known && !n.newer(k.note) {
@@ -195,6 +197,7 @@ func (f *Fleet) readModes(bs ...*runtime.Breaker) {
 		return
 	}
 	var rewrite, restore []string
+	f.follow.Lock()
 	for i, b := range bs {
 		name := b.Name()
 		f.modeMu.Lock()
@@ -237,6 +240,7 @@ func (f *Fleet) readModes(bs ...*runtime.Breaker) {
 		st, _ := modeState(n.Mode)
 		b.PeerMode(n.Origin, st, n.Reason)
 	}
+	f.follow.Unlock()
 	for _, name := range rewrite {
 		f.publishMode(name, false)
 	}
