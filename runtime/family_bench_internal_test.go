@@ -1,0 +1,66 @@
+package runtime
+
+import (
+	"fmt"
+	"log/slog"
+	"strconv"
+	"testing"
+)
+
+// BenchmarkFamilyLookup takes a keyed call's family part apart, at 1,000
+// and 10,000 live keys, each called in turn (BenchmarkKeyedLiveKeys's
+// order, in bench/contend): the hash alone; the lookup (hash, the shard's
+// table, the slot, the cell's compare; find); and Enter with Done, the
+// lookup with the count in flight in and out, in lanes (as on Linux) and
+// in the cell with atomic adds (as where there is no fence). What the
+// keyed wrapper adds to the plain one is the last row and the glue of
+// breakerimpl.Keyed. docs/keys.md quotes it:
+//
+//	go test -run '^$' -bench FamilyLookup -count 6 -cpu 1 ./runtime/
+func BenchmarkFamilyLookup(b *testing.B) {
+	for _, n := range []int{1_000, 10_000} {
+		reg := NewRegistry(WithoutEnv(), WithLogger(slog.New(slog.DiscardHandler)))
+		f := reg.Family(Config{Name: "quotes", FailureThreshold: 5}, FamilyConfig{Keys: n})
+		keys := make([]string, n)
+		for i := range keys {
+			keys[i] = strconv.Itoa(600000 + i)
+			f.Enter(keys[i]).Done()
+		}
+		loop := func(b *testing.B, call func(key string)) {
+			if f.Len() != n {
+				b.Fatalf("%d live keys, want %d", f.Len(), n)
+			}
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				call(keys[i])
+				if i++; i == n {
+					i = 0
+				}
+			}
+		}
+		var sink uint64
+		b.Run(fmt.Sprintf("keys=%d/hash", n), func(b *testing.B) {
+			loop(b, func(key string) { sink += f.hashString(key) })
+		})
+		b.Run(fmt.Sprintf("keys=%d/find", n), func(b *testing.B) {
+			loop(b, func(key string) {
+				if f.find(key) == nil {
+					b.Fatalf("key %s not found", key)
+				}
+			})
+		})
+		b.Run(fmt.Sprintf("keys=%d/enter-done", n), func(b *testing.B) {
+			loop(b, func(key string) { f.Enter(key).Done() })
+		})
+		b.Run(fmt.Sprintf("keys=%d/enter-done-atomic", n), func(b *testing.B) {
+			if !famLaned {
+				b.Skip("no lanes here: enter-done counts in the cell already")
+			}
+			famLaned = false // no call is in flight: the counts stay exact
+			defer func() { famLaned = true }()
+			loop(b, func(key string) { f.Enter(key).Done() })
+		})
+		_ = sink
+	}
+}
