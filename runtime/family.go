@@ -419,7 +419,14 @@ func (f *Family) Exit(k FamilyKey) { k.Done() }
 // Enter returns key's breaker with one call counted in flight on it (so it
 // is not dropped until [Family.Exit]). It allocates nothing for a live key.
 func (f *Family) Enter(key string) FamilyKey {
-	h := f.hashString(key)
+	var h uint64
+	if uint(len(key)-4) <= famWord-4 {
+		// hashString's case of most keys (codes, ids, short tenants),
+		// written out: a call of it costs about what the hash does.
+		h = f.hashInt(shortWord(key), famFlag(len(key)))
+	} else {
+		h = f.hashString(key)
+	}
 	t := f.shards[h>>(64-famShardBits)].str.Load()
 	for i := h; ; i++ {
 		s := &t.slots[i&t.mask]
@@ -475,9 +482,7 @@ func (f *Family) hashInt(key uint64, neg famFlag) uint64 {
 	x := (key ^ f.iseed[0] ^ uint64(neg)) * f.iseed[1]
 	x ^= x >> 32
 	x *= 0x9e3779b97f4a7c15
-	x ^= x >> 29
-	x *= 0xbf58476d1ce4e5b9
-	return x ^ x>>32
+	return x ^ x>>29
 }
 
 // hashString hashes a string key with the family's seed. A key of at most
@@ -502,13 +507,11 @@ func (f *Family) hashString(s string) uint64 {
 	case n > 32:
 		return maphash.String(f.seed, s)
 	case n <= famWord:
+		if n >= 4 {
+			return f.hashInt(shortWord(s), famFlag(n))
+		}
 		var w uint64
-		switch {
-		case n == 8:
-			w = le64(s)
-		case n >= 4:
-			w = uint64(le32(s)) | uint64(le32(s[n-4:]))<<32
-		case n > 0:
+		if n > 0 {
 			w = uint64(s[0])<<16 | uint64(s[n>>1])<<8 | uint64(s[n-1])
 		}
 		return f.hashInt(w, famFlag(n))
@@ -519,6 +522,13 @@ func (f *Family) hashString(s string) uint64 {
 		a, b = le64(s), le64(s[n-8:])
 	}
 	return famMix(famMix(a^f.iseed[0], b^f.iseed[1]), uint64(n)^0x9e3779b97f4a7c15)
+}
+
+// shortWord is the word of a key of 4 to 8 bytes: its two overlapping
+// 4-byte halves (for 8 bytes, its one little-endian word). With the
+// length it determines the key (hashString).
+func shortWord(s string) uint64 {
+	return uint64(le32(s)) | uint64(le32(s[len(s)-4:]))<<32
 }
 
 // famMix is wyhash's mum: the 128-bit product of a and b, folded.
