@@ -23,11 +23,12 @@ const DefaultFamilyKeys = 1000
 // The key table. A family has 64 shards, each with two open-addressing
 // hash tables (linear probing, at most half full): one for string keys,
 // one for integer keys, so that a live integer key is found without being
-// formatted. A slot is written once, from empty to an entry, and once more,
-// from the entry to famTomb when the entry is dropped; a table full of
-// tombstones is replaced by a fresh one. Readers take no lock and hash the
-// key once: the top bits of the hash pick the shard, the low bits the
-// slot. Writers (a new key, a drop, a rebuild) hold the family's wmu.
+// formatted. A slot is written once, from empty to an entry, and once
+// more, from the entry to famTomb when the entry is dropped; a table full
+// of tombstones is replaced by a fresh one, no smaller (famFast). Readers
+// take no lock and hash the key once: the top bits of the hash pick the
+// shard, the low bits the slot. Writers (a new key, a drop, a rebuild)
+// hold the family's wmu.
 const (
 	familyShards = 64
 	famShardBits = 6
@@ -100,6 +101,35 @@ type Family struct {
 type famShard struct {
 	str  atomic.Pointer[famTable] // string keys
 	ints atomic.Pointer[famTable] // integer keys
+	sv   famFast                  // str's slots, for Enter
+	iv   famFast                  // ints' slots, for EnterInt and EnterUint
+}
+
+// famFast is a table's slots as Enter reads them: their mask and the
+// first slot, in the shard itself, so that the slot a key's hash picks is
+// one load away from the shard rather than two (the table, then its
+// slots). The two words are not loaded as one: a table is replaced by
+// one no smaller (rebuild), whose first slot is stored before its mask,
+// and a reader loads the mask first, so that it indexes a table of at
+// least the mask's size. A reader that pairs an older mask with a larger
+// table's slots may miss a live key there; it then takes the slow path,
+// which looks again under the family's lock. Readers that must not miss
+// (find) load the table.
+type famFast struct {
+	mask  atomic.Uint64
+	first unsafe.Pointer // *famSlot, the first of the table's slots
+}
+
+// set publishes t's slots; f.wmu is held.
+func (v *famFast) set(t *famTable) {
+	atomic.StorePointer(&v.first, unsafe.Pointer(&t.slots[0]))
+	v.mask.Store(t.mask)
+}
+
+// slot returns the slot of hash (or probe) i.
+func (v *famFast) slot(i uint64) *famSlot {
+	m := v.mask.Load()
+	return (*famSlot)(unsafe.Add(atomic.LoadPointer(&v.first), (i&m)*uint64(unsafe.Sizeof(famSlot{}))))
 }
 
 // famTable is one open-addressing table; len(slots) is a power of two.
@@ -347,8 +377,11 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 	c := s.cfg
 	f.conf.Store(&c)
 	for i := range f.shards {
-		f.shards[i].str.Store(newFamTable(famMinSlots))
-		f.shards[i].ints.Store(newFamTable(famMinSlots))
+		sh := &f.shards[i]
+		sh.str.Store(newFamTable(famMinSlots))
+		sh.ints.Store(newFamTable(famMinSlots))
+		sh.sv.set(sh.str.Load())
+		sh.iv.set(sh.ints.Load())
 	}
 	r.families = append(r.families, f)
 	r.mu.Unlock()
@@ -427,9 +460,9 @@ func (f *Family) Enter(key string) FamilyKey {
 	} else {
 		h = f.hashString(key)
 	}
-	t := f.shards[h>>(64-famShardBits)].str.Load()
+	v := &f.shards[h>>(64-famShardBits)].sv
 	for i := h; ; i++ {
-		s := &t.slots[i&t.mask]
+		s := v.slot(i)
 		e := s.e.Load()
 		if e == nil {
 			break
@@ -458,9 +491,9 @@ func (f *Family) EnterUint(key uint64) FamilyKey { return f.enterInt(key, 0) }
 
 func (f *Family) enterInt(key uint64, neg famFlag) FamilyKey {
 	h := f.hashInt(key, neg)
-	t := f.shards[h>>(64-famShardBits)].ints.Load()
+	v := &f.shards[h>>(64-famShardBits)].iv
 	for i := h; ; i++ {
-		s := &t.slots[i&t.mask]
+		s := v.slot(i)
 		e := s.e.Load()
 		if e == nil {
 			break
@@ -754,8 +787,10 @@ func (f *Family) linkLocked(e *famEntry, str bool) {
 		t = rebuild(t, t.live+1)
 		if str {
 			sh.str.Store(t)
+			sh.sv.set(t)
 		} else {
 			sh.ints.Store(t)
+			sh.iv.set(t)
 		}
 	}
 	if str {
@@ -779,10 +814,12 @@ func putSlot(t *famTable, h uint64, e *famEntry) {
 	}
 }
 
-// rebuildLocked returns a fresh table with t's entries, sized for n of
-// them at most a quarter full (so that a rebuild comes after many inserts).
+// rebuild returns a fresh table with t's entries, sized for n of them at
+// most a quarter full (so that a rebuild comes after many inserts), and
+// never smaller than t (see famFast): a family's tables keep the size of
+// its most keys at once, which its bound limits.
 func rebuild(t *famTable, n int) *famTable {
-	size := famMinSlots
+	size := len(t.slots)
 	for size < 4*n {
 		size *= 2
 	}
