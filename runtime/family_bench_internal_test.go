@@ -9,12 +9,14 @@ import (
 
 // BenchmarkFamilyLookup takes a keyed call's family part apart, at 1,000
 // and 10,000 live keys, each called in turn (BenchmarkKeyedLiveKeys's
-// order, in bench/contend): the hash alone; the lookup (hash, the shard's
-// table, the slot, the cell's compare; find); and Enter with Done, the
-// lookup with the count in flight in and out, in lanes (as on Linux) and
-// in the cell with atomic adds (as where there is no fence). What the
-// keyed wrapper adds to the plain one is the last row and the glue of
-// breakerimpl.Keyed. docs/keys.md quotes it:
+// order, in bench/contend): the hash alone; the hash and the load of the
+// slot it picks (slot); the lookup (hash, the shard's table, the slot,
+// the cell's compare; find); the count in flight in and out on each key's
+// cell in turn, with no lookup (count); and Enter with Done, the lookup
+// with the count, in lanes (as on Linux) and in the cell with atomic adds
+// (as where there is no fence). What the keyed wrapper adds to the plain
+// one is the last row and the glue of breakerimpl.Keyed. docs/keys.md
+// quotes it:
 //
 //	go test -run '^$' -bench FamilyLookup -count 6 -cpu 1 ./runtime/
 func BenchmarkFamilyLookup(b *testing.B) {
@@ -43,10 +45,37 @@ func BenchmarkFamilyLookup(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d/hash", n), func(b *testing.B) {
 			loop(b, func(key string) { sink += f.hashString(key) })
 		})
+		b.Run(fmt.Sprintf("keys=%d/slot", n), func(b *testing.B) {
+			var empty int
+			loop(b, func(key string) {
+				h := f.hashString(key)
+				if f.shards[h>>(64-famShardBits)].sv.slot(h).e.Load() == nil {
+					empty++
+				}
+			})
+			if empty != 0 {
+				b.Fatalf("%d of the keys' first slots were empty", empty)
+			}
+		})
 		b.Run(fmt.Sprintf("keys=%d/find", n), func(b *testing.B) {
 			loop(b, func(key string) {
 				if f.find(key) == nil {
 					b.Fatalf("key %s not found", key)
+				}
+			})
+		})
+		inOrder := make([]*famEntry, n) // the keys' cells
+		for i, key := range keys {
+			inOrder[i] = f.find(key)
+		}
+		b.Run(fmt.Sprintf("keys=%d/count", n), func(b *testing.B) {
+			j := 0
+			loop(b, func(string) {
+				if e := inOrder[j]; countIn(e) {
+					countOut(e)
+				}
+				if j++; j == n {
+					j = 0
 				}
 			})
 		})

@@ -194,19 +194,32 @@ func BenchmarkKeyedLiveKeys(b *testing.B) {
 }
 
 // BenchmarkKeyedFloor is BenchmarkKeyedLiveKeys's rows for contend's
-// KeyFloor, the least a keyed wrapper could cost (see KeyFloor), with and
-// without its count of calls in flight, beside the plain wrapper: how
-// much of SPEC §15's 3x a family's own work may take. Not part of make
-// bench:
+// KeyFloor, the least a keyed wrapper could cost (see KeyFloor), beside
+// the plain wrapper: how much of SPEC §15's 3x a family's own work may
+// take. Its rows: no count of calls in flight (count=false), atomic adds
+// in the cell (count=true, which a hot key on many CPUs cannot afford),
+// a family's per-P lanes with its checks (lanes, the floor of a family
+// that scales), and one pin with atomic adds on the lane (pinned-adds).
+// Not part of make bench:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys|KeyedFloor' -benchmem -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedFloor(b *testing.B) {
+	modes := []struct {
+		name  string
+		count bool
+		mode  contend.FloorMode
+	}{
+		{"count=true", true, contend.InCell},
+		{"count=false", false, contend.InCell},
+		{"lanes", true, contend.Lanes},
+		{"pinned-adds", true, contend.PinnedAdds},
+	}
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
-		for _, count := range []bool{true, false} {
-			c := keyedCase{fmt.Sprintf("keys=%d/count=%v", n, count), func(tb testing.TB, n int) keyedRow {
+		for _, m := range modes {
+			c := keyedCase{fmt.Sprintf("keys=%d/%s", n, m.name), func(tb testing.TB, n int) keyedRow {
 				codes := keyCodes(n)
 				w := contend.NewKeyFloor(quote.NewUpstream(nil), codes)
-				w.Count = count
+				w.Count, w.Mode = m.count, m.mode
 				var q quote.Quoter = w
 				for _, c := range codes {
 					expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })

@@ -3,6 +3,7 @@ package contend
 import (
 	"context"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/breakergen/breakergen/bench/quote"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
@@ -21,23 +22,58 @@ import (
 // It has no eviction, no integer table, no key compare beyond the hash,
 // no operator modes and no slow path: whatever a real family needs on
 // top of this costs more.
+//
+// The count in the cell is what a key called from several CPUs at once
+// cannot afford: every call writes the line that every other call reads
+// (docs/keys.md). Mode Lanes counts as a family does on Linux instead
+// (runtime's countIn): in its P's lane, pinned to the P, with a plain
+// load and store, and with what a family's fast path checks besides: the
+// key's length, the cell's dying mark before and after the count, and
+// the clock of uses, stamped when it moved. That is the least a family
+// that scales on a hot key costs. Mode PinnedAdds is the other way to
+// keep a hot key's cell unwritten: the P read once, pinned only for that
+// read, and an atomic add on its lane in and on the same lane out (no
+// fence needed), one pin instead of two but two locked instructions.
 type KeyFloor struct {
 	next  quote.Quoter
-	Count bool // count calls in flight, as a family must
+	Count bool      // count calls in flight, as a family must
+	Mode  FloorMode // how to count them
 	seed  uint64
 	mask  uint64
 	index []uint32 // tag<<20 | cell number + 1; 0 is empty
 	cells []floorCell
+	lanes [floorLanes][]int32 // P p's counts, one per cell
+	_     [64]byte
+	tick  atomic.Uint32 // the clock of uses
 }
+
+// FloorMode is how a KeyFloor with Count counts a call in flight.
+type FloorMode int
+
+const (
+	InCell     FloorMode = iota // atomic adds in the key's cell
+	Lanes                       // a family's way: the P's lane, pinned, plain stores
+	PinnedAdds                  // the P's lane, read pinned, with atomic adds
+)
+
+const floorLanes = 8
 
 type floorCell struct {
 	h        uint64
 	inflight atomic.Int32
-	_        uint32
+	dead     atomic.Uint32
 	state    atomic.Uint64
 	fails    atomic.Uint64
-	_        [32]byte
+	used     atomic.Uint32
+	klen     uint8
+	_        [27]byte
 }
+
+//go:linkname procPin runtime.procPin
+func procPin() int
+
+//go:linkname procUnpin runtime.procUnpin
+func procUnpin()
 
 // NewKeyFloor returns a KeyFloor for the keys codes, each called once.
 func NewKeyFloor(next quote.Quoter, codes []string) *KeyFloor {
@@ -47,9 +83,13 @@ func NewKeyFloor(next quote.Quoter, codes []string) *KeyFloor {
 	}
 	w := &KeyFloor{next: next, seed: 0x9e3779b97f4a7c15, mask: uint64(size - 1),
 		index: make([]uint32, size), cells: make([]floorCell, len(codes))}
+	for p := range w.lanes {
+		w.lanes[p] = make([]int32, len(codes))
+	}
 	for i, c := range codes {
 		h := w.hash(c)
 		w.cells[i].h = h
+		w.cells[i].klen = uint8(len(c))
 		for j := h; ; j++ {
 			if w.index[j&w.mask] == 0 {
 				w.index[j&w.mask] = uint32(h>>52)<<20 | uint32(i+1)
@@ -83,18 +123,71 @@ func (w *KeyFloor) cell(code string) *floorCell {
 			panic("KeyFloor: a key it was not made with")
 		}
 		if v&^(1<<20-1) == tag {
-			if c := &w.cells[v&(1<<20-1)-1]; c.h == h {
+			if c := &w.cells[v&(1<<20-1)-1]; c.h == h && int(c.klen) == len(code) {
 				return c
 			}
 		}
 	}
 }
 
+// in counts a call in flight on c as its Mode says, and returns the lane
+// PinnedAdds counted in (out takes it back there).
+//
+//go:norace
+func (w *KeyFloor) in(c *floorCell) int {
+	if c.dead.Load() != 0 {
+		panic("KeyFloor drops no key")
+	}
+	p := 0
+	switch w.Mode {
+	case InCell:
+		c.inflight.Add(1)
+	case Lanes:
+		n := &w.lanes[procPin()&(floorLanes-1)][w.cellNo(c)]
+		*n++
+		if c.dead.Load() != 0 {
+			panic("KeyFloor drops no key")
+		}
+		procUnpin()
+	case PinnedAdds:
+		p = procPin() & (floorLanes - 1)
+		procUnpin()
+		atomic.AddInt32(&w.lanes[p][w.cellNo(c)], 1)
+	}
+	if c.dead.Load() != 0 {
+		panic("KeyFloor drops no key")
+	}
+	if t := w.tick.Load(); c.used.Load() != t {
+		c.used.Store(t)
+	}
+	return p
+}
+
+// out ends a call that in counted in lane p.
+//
+//go:norace
+func (w *KeyFloor) out(c *floorCell, p int) {
+	switch w.Mode {
+	case InCell:
+		c.inflight.Add(-1)
+	case Lanes:
+		w.lanes[procPin()&(floorLanes-1)][w.cellNo(c)]--
+		procUnpin()
+	case PinnedAdds:
+		atomic.AddInt32(&w.lanes[p][w.cellNo(c)], -1)
+	}
+}
+
+func (w *KeyFloor) cellNo(c *floorCell) uintptr {
+	return (uintptr(unsafe.Pointer(c)) - uintptr(unsafe.Pointer(&w.cells[0]))) / unsafe.Sizeof(floorCell{})
+}
+
 // Quote implements quote.Quoter, for a key made by NewKeyFloor only.
 func (w *KeyFloor) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
 	c := w.cell(code)
+	p := 0
 	if w.Count {
-		c.inflight.Add(1)
+		p = w.in(c)
 	}
 	if c.state.Load()&63 != 0 {
 		panic("KeyFloor has no slow path")
@@ -104,9 +197,20 @@ func (w *KeyFloor) Quote(ctx context.Context, code string) (_ quote.Quote, err e
 			floorPanicked(recover())
 		}
 		if w.Count {
-			c.inflight.Add(-1)
+			w.out(c, p)
 		}
 	}()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
+}
+
+// InFlight returns the count of calls in flight on code, a key NewKeyFloor
+// was made with: the cell's and the lanes' sum.
+func (w *KeyFloor) InFlight(code string) int32 {
+	c := w.cell(code)
+	n := c.inflight.Load()
+	for p := range w.lanes {
+		n += atomic.LoadInt32(&w.lanes[p][w.cellNo(c)])
+	}
+	return n
 }
