@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"math/bits"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -155,24 +156,65 @@ type famSlot struct {
 // family's keys lie side by side.
 type famEntry = core.KeyEntry[Breaker]
 
-// famChunk is a chunk of cells and of their counts of calls in flight.
-// Go's allocator puts an object of more than 512 bytes that holds
-// pointers in a block of its size class (3200 bytes here, a multiple of
-// 64 from a page), after a header of 8 bytes (mallocHeader); the lead
-// puts each cell on a line of its own. TestKeyCellLine (package
-// breakerimpl) checks it on real cells. lanes[p] are P p's counts (see
-// countIn), on two lines of their own.
+// famChunk is a chunk of cells, followed by famLaneN lanes of their
+// counts of calls in flight (famChunkLanes; see countIn): lane p, P p's
+// counts, on two lines of its own. Go's allocator puts an object of more
+// than 512 bytes that holds pointers in a block of its size class (3200
+// bytes with 8 lanes, 4864, 6528 or 10880 with 16, 32 or 64: multiples
+// of 64 from a page), after a header of 8 bytes (mallocHeader); the lead
+// puts each cell on a line of its own, and the lanes start on a line.
+// TestKeyCellLine (package breakerimpl) and TestFamilyChunkLines check
+// it on real chunks.
 type famChunk struct {
 	_     [64 - famMallocHeader]byte
 	cells [famCells]famEntry
-	lanes [famLanes][famCells]int32
+}
+
+// famChunkLanes is a famChunk with its lanes: L is [n][famCells]int32.
+type famChunkLanes[L any] struct {
+	famChunk
+	lanes L
 }
 
 const (
 	famMallocHeader = 8
-	famCells        = 32 // cells of 64 bytes
-	famLanes        = 8  // Ps with a lane; the others count in the cell
+	famCells        = 32                        // cells of 64 bytes
+	famLanesAt      = unsafe.Sizeof(famChunk{}) // where a chunk's lanes start
+	famLaneSize     = famCells * 4              // a lane's bytes
+	famMaxLanes     = 64
 )
+
+// newFamChunk returns a chunk of cells with n lanes: 0, 8, 16, 32 or 64.
+func newFamChunk(n int) *famChunk {
+	switch n {
+	case 0:
+		return new(famChunk)
+	case 8:
+		return &new(famChunkLanes[[8][famCells]int32]).famChunk
+	case 16:
+		return &new(famChunkLanes[[16][famCells]int32]).famChunk
+	case 32:
+		return &new(famChunkLanes[[32][famCells]int32]).famChunk
+	case famMaxLanes:
+		return &new(famChunkLanes[[famMaxLanes][famCells]int32]).famChunk
+	}
+	panic(fmt.Sprintf("runtime: a chunk of cells with %d lanes", n))
+}
+
+// lanesFor returns how many lanes a chunk has when the process runs procs
+// Ps: 8, 16, 32 or 64, the least of them that covers every P, or 64.
+func lanesFor(procs int) int {
+	n := 8
+	for n < procs && n < famMaxLanes {
+		n *= 2
+	}
+	return n
+}
+
+// laneOf returns P p's count of cell e (p < famLaneN).
+func laneOf(e *famEntry, p int) *int32 {
+	return (*int32)(unsafe.Add(unsafe.Pointer(chunkOf(e)), famLanesAt+uintptr(p)*famLaneSize+uintptr(e.Slot%famCells)*4))
+}
 
 // A cell is 64 bytes.
 var _ [64 - unsafe.Sizeof(famEntry{})]byte
@@ -198,9 +240,11 @@ func chunkOf(e *famEntry) *famChunk {
 // lane, and adds one with a plain load and store, on a line no other CPU
 // writes. A call ends on the lane of the P it ends on, which need not be
 // the one it began on: a lane alone means nothing, the sum over the lanes
-// and the cell's Inflight (inFlight) does, modulo 2^32. A P past the
-// first famLanes, and every P where there is no fence, counts in the
-// cell's Inflight with atomic adds.
+// and the cell's Inflight (inFlight) does, modulo 2^32. A chunk has a
+// lane for each of the Ps the process ran when its first family was made
+// (famLaneN: GOMAXPROCS rounded up to 8, 16, 32 or 64). A P past those
+// (GOMAXPROCS raised later, or past 64), and every P where there is no
+// fence, counts in the cell's Inflight with atomic adds.
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
 // call writes its lane, then reads the cell's Dead; the family writes Dead,
@@ -214,10 +258,11 @@ func chunkOf(e *famEntry) *famChunk {
 // calls in flight. TestFamilyCountIn takes the protocol step by step, and
 // TestFamilyCountsRaceTheDrop drives it from both sides at once.
 
-// famLaned reports whether calls count in lanes: core.Fence works. Set
-// once, before the first family is made (Registry.family).
+// famLaneN is how many lanes each chunk has: 0 where core.Fence does not
+// work (every call counts in its cell). Set once, before the first family
+// is made (Registry.family).
 var (
-	famLaned     bool
+	famLaneN     int
 	famLanesOnce sync.Once
 )
 
@@ -229,9 +274,9 @@ func countIn(e *famEntry) bool {
 	if e.Dead.Load() != 0 {
 		return false
 	}
-	if famLaned {
-		if p := core.ProcPin(); p < famLanes {
-			n := &chunkOf(e).lanes[p][e.Slot%famCells]
+	if famLaneN != 0 {
+		if p := core.ProcPin(); p < famLaneN {
+			n := laneOf(e, p)
 			*n++
 			if e.Dead.Load() != 0 {
 				*n-- // on the same lane: see above
@@ -255,9 +300,9 @@ func countIn(e *famEntry) bool {
 //
 //go:norace
 func countOut(e *famEntry) {
-	if famLaned {
-		if p := core.ProcPin(); p < famLanes {
-			chunkOf(e).lanes[p][e.Slot%famCells]--
+	if famLaneN != 0 {
+		if p := core.ProcPin(); p < famLaneN {
+			*laneOf(e, p)--
 			core.ProcUnpin()
 			return
 		}
@@ -270,9 +315,8 @@ func countOut(e *famEntry) {
 // family set e's Dead and fenced (see above), a hint before.
 func inFlight(e *famEntry) int32 {
 	n := e.Inflight.Load()
-	ch := chunkOf(e)
-	for p := range ch.lanes {
-		n += atomic.LoadInt32(&ch.lanes[p][e.Slot%famCells])
+	for p := range famLaneN {
+		n += atomic.LoadInt32(laneOf(e, p))
 	}
 	return n
 }
@@ -371,7 +415,11 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 			return had
 		}
 	}
-	famLanesOnce.Do(func() { famLaned = core.StartFence() }) // before any call on any family: see countIn
+	famLanesOnce.Do(func() { // before any call on any family: see countIn
+		if core.StartFence() {
+			famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
+		}
+	})
 	f.step = int64(max(f.limit/16, 1))
 	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
 	c := s.cfg
@@ -675,7 +723,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 // cell of it is live or held any more. f.wmu is held.
 func (f *Family) newCellLocked() *famEntry {
 	if f.cellsUsed == len(f.cells) {
-		ch := new(famChunk)
+		ch := newFamChunk(famLaneN)
 		for i := range ch.cells {
 			ch.cells[i].Slot = uint8(i)
 		}

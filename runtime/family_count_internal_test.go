@@ -64,19 +64,37 @@ func TestFamilyCountIn(t *testing.T) {
 }
 
 // TestFamilyChunkLayout: a chunk's cells are on lines of their own and
-// its lanes after them, each P's on lines no other P's share.
+// its lanes after them, each P's on lines no other P's share, in a chunk
+// of each lane count; lanesFor covers the Ps it can.
 func TestFamilyChunkLayout(t *testing.T) {
-	var ch famChunk
-	if off := unsafe.Offsetof(ch.cells) + famMallocHeader; off%64 != 0 {
+	if off := unsafe.Offsetof(famChunk{}.cells) + famMallocHeader; off%64 != 0 {
 		t.Errorf("cells at %d after the block's start, not on a line", off)
 	}
-	if off := unsafe.Offsetof(ch.lanes) + famMallocHeader; off%64 != 0 || unsafe.Sizeof(ch.lanes[0])%64 != 0 {
-		t.Errorf("lanes at %d, each %d bytes: a P's lane shares a line", off, unsafe.Sizeof(ch.lanes[0]))
+	if off := famLanesAt + famMallocHeader; off%64 != 0 || famLaneSize%64 != 0 {
+		t.Errorf("lanes at %d, each %d bytes: a P's lane shares a line", off, famLaneSize)
 	}
-	for i := range ch.cells {
-		ch.cells[i].Slot = uint8(i)
-		if chunkOf(&ch.cells[i]) != &ch {
-			t.Fatalf("chunkOf(cell %d) is not its chunk", i)
+	for _, n := range []int{0, 8, 16, 32, 64} {
+		ch := newFamChunk(n)
+		for i := range ch.cells {
+			ch.cells[i].Slot = uint8(i)
+			if chunkOf(&ch.cells[i]) != ch {
+				t.Fatalf("%d lanes: chunkOf(cell %d) is not its chunk", n, i)
+			}
+			if a := uintptr(unsafe.Pointer(&ch.cells[i])); a%64 != 0 {
+				t.Fatalf("%d lanes: cell %d at %#x, not on a line", n, i, a)
+			}
+		}
+		for p := range n { // each lane's first and last count: inside the chunk (checkptr, under -race, says if not)
+			first, last := laneOf(&ch.cells[0], p), laneOf(&ch.cells[famCells-1], p)
+			if a := uintptr(unsafe.Pointer(first)); a%64 != 0 {
+				t.Fatalf("%d lanes: lane %d at %#x, not on a line", n, p, a)
+			}
+			*first, *last = 1, 1
+		}
+	}
+	for procs, want := range map[int]int{1: 8, 2: 8, 8: 8, 9: 16, 16: 16, 17: 32, 33: 64, 64: 64, 65: 64, 512: 64} {
+		if got := lanesFor(procs); got != want {
+			t.Errorf("lanesFor(%d) = %d, want %d", procs, got, want)
 		}
 	}
 }

@@ -184,7 +184,7 @@ func (f *Family) foldDead(e *famEntry) bool {
 	// under the family's lock, which the caller holds, and so finds e as
 	// this decides.
 	e.Dead.Store(core.KeyDying)
-	if famLaned && !core.Fence() || inFlight(e) != 0 {
+	if famLaneN != 0 && !core.Fence() || inFlight(e) != 0 {
 		e.Dead.Store(0)
 		return false
 	}
