@@ -375,3 +375,42 @@ func TestLoadHealthJSON(t *testing.T) {
 		require.NoError(t, <-held)
 	})
 }
+
+// TestThrottleShownAtZero: a breaker with a throttle shows it (SPEC §9:
+// "the throttle's current refusal probability") before it has refused
+// anything: its K and a probability of zero are in the Stats and the
+// Health JSON; without one, neither is; after Registry.Update turns it
+// off, neither is again.
+func TestThrottleShownAtZero(t *testing.T) {
+	reg := newLoadRegistry()
+	b := reg.Breaker(runtime.Config{Name: "throttled", Throttle: 2})
+	plain := reg.Breaker(runtime.Config{Name: "plain"})
+	require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+	assert.Equal(t, 2.0, b.Stats().Throttle)
+
+	breakers := func() map[string]map[string]any {
+		raw, err := json.Marshal(reg.Health())
+		require.NoError(t, err)
+		var h struct {
+			Breakers []map[string]any `json:"breakers"`
+		}
+		require.NoError(t, json.Unmarshal(raw, &h))
+		out := map[string]map[string]any{}
+		for _, s := range h.Breakers {
+			out[s["name"].(string)] = s
+		}
+		return out
+	}
+	got := breakers()
+	assert.Equal(t, 2.0, got["throttled"]["throttle"])
+	assert.Contains(t, got["throttled"], "throttle_probability", "in the JSON at zero while there is a throttle")
+	assert.Equal(t, 0.0, got["throttled"]["throttle_probability"])
+	assert.NotContains(t, got["plain"], "throttle")
+	assert.NotContains(t, got["plain"], "throttle_probability")
+	assert.Zero(t, plain.Stats().Throttle)
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "throttled", Off: runtime.SettingThrottle}))
+	got = breakers()
+	assert.NotContains(t, got["throttled"], "throttle", "turned off")
+	assert.NotContains(t, got["throttled"], "throttle_probability", "turned off")
+}

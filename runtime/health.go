@@ -123,14 +123,18 @@ type Stats struct {
 	// also at zero); Concurrency is the limit. InFlightSeconds is
 	// Config.InFlight: with it and no Concurrency, InFlight counts the
 	// calls admitted in CLOSED that have not ended, those already counted
-	// as overdue included; with Concurrency, the calls holding a slot. ThrottleProbability is the adaptive throttle's current
-	// refusal probability (Config.Throttle). Throttled and BulkheadFull
-	// count the calls refused with ErrThrottled and ErrBulkheadFull (a
-	// slot wait that the ctx ended included); unlike RateLimited, they are
-	// not in Ignored. Such a refusal counts as neither success nor failure.
+	// as overdue included; with Concurrency, the calls holding a slot.
+	// Throttle is the adaptive throttle's K (Config.Throttle) while the
+	// breaker has one, and ThrottleProbability its current refusal
+	// probability (in the JSON whenever Throttle is, zero included).
+	// Throttled and BulkheadFull count the calls refused with ErrThrottled
+	// and ErrBulkheadFull (a slot wait that the ctx ended included);
+	// unlike RateLimited, they are not in Ignored. Such a refusal counts as
+	// neither success nor failure.
 	InFlight            int     `json:"in_flight,omitempty"`
 	InFlightSeconds     float64 `json:"inflight_seconds,omitempty"`
 	Concurrency         int     `json:"concurrency,omitempty"`
+	Throttle            float64 `json:"throttle,omitempty"`
 	ThrottleProbability float64 `json:"throttle_probability,omitempty"`
 	Throttled           uint64  `json:"throttled,omitempty"`
 	BulkheadFull        uint64  `json:"bulkhead_full,omitempty"`
@@ -204,7 +208,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		p.OpenedAt = time.Time{}
 	}
 	half := s.State == HalfOpen
-	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 && !half && !s.Counted {
+	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 && s.Throttle == 0 && !half && !s.Counted {
 		return json.Marshal(p)
 	}
 	// Fields of the outer struct hide the embedded ones of the same JSON
@@ -229,6 +233,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		SlowSeconds          float64  `json:"slow_seconds,omitempty"`
 		InFlight             *int     `json:"in_flight,omitempty"`
 		InFlightSeconds      float64  `json:"inflight_seconds,omitempty"`
+		ThrottleProbability  *float64 `json:"throttle_probability,omitempty"`
 		Status               Level    `json:"status"`
 	}{plain: p, Window: s.Window, SlowSeconds: s.SlowSeconds, InFlightSeconds: s.InFlightSeconds, Status: s.Status}
 	if half {
@@ -246,6 +251,9 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	}
 	if s.InFlightSeconds > 0 || s.Concurrency > 0 || s.InFlight != 0 {
 		out.InFlight = &s.InFlight
+	}
+	if s.Throttle > 0 || s.ThrottleProbability > 0 {
+		out.ThrottleProbability = &s.ThrottleProbability
 	}
 	return json.Marshal(out)
 }

@@ -124,7 +124,8 @@
     setRow(card, "in_flight", (b.in_flight || 0) + (b.concurrency ? " of " + b.concurrency : ""),
       !!(b.in_flight || b.concurrency));
     setRow(card, "bulkhead_full", String(b.bulkhead_full || 0), !!b.bulkhead_full);
-    setRow(card, "throttle", pct(b.throttle_probability) + " of calls", !!(b.throttle_probability || b.throttled));
+    setRow(card, "throttle", pct(b.throttle_probability) + " of calls",
+      !!(b.throttle || b.throttle_probability || b.throttled));
     setRow(card, "throttled", String(b.throttled || 0), !!b.throttled);
     // opened_at is in the JSON while the breaker is OPEN or HALF_OPEN only.
     setRow(card, "opened", fmtTime(b.opened_at), b.state !== "CLOSED");

@@ -451,7 +451,7 @@ func loadRows(b runtime.Stats) []rowView {
 		{Key: "in_flight", Label: "In flight", Value: inFlightText(b), Hidden: b.InFlight == 0 && b.Concurrency == 0},
 		{Key: "bulkhead_full", Label: "Bulkhead full", Value: utoa(b.BulkheadFull), Hidden: b.BulkheadFull == 0},
 		{Key: "throttle", Label: "Throttle refuses", Value: percent(b.ThrottleProbability) + " of calls",
-			Hidden: b.ThrottleProbability == 0 && b.Throttled == 0},
+			Hidden: b.Throttle == 0 && b.ThrottleProbability == 0 && b.Throttled == 0},
 		{Key: "throttled", Label: "Throttled", Value: utoa(b.Throttled), Hidden: b.Throttled == 0},
 	}
 }

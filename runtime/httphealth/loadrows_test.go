@@ -54,6 +54,10 @@ func TestLoadRows(t *testing.T) {
 		"throttle":     "0% of calls",
 		"throttled":    "1",
 	}, rows(runtime.Stats{Window: "100 calls", FailureRateThreshold: 0.5, InFlight: 2, Throttled: 1}))
+
+	// A throttle that has refused nothing yet (SPEC §9: its probability is
+	// shown whenever there is one).
+	assert.Equal(t, map[string]string{"throttle": "0% of calls"}, rows(runtime.Stats{Throttle: 2}))
 }
 
 func TestPercent(t *testing.T) {

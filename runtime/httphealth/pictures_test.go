@@ -303,12 +303,16 @@ const fixtureJSON = `{
      "window": "1m0s", "window_calls": 50, "window_failures": 31, "window_slow": 40,
      "failure_rate": 0.62, "failure_rate_threshold": 0.5, "slow_rate": 0.8, "slow_rate_threshold": 0.5,
      "in_flight": 3, "concurrency": 10, "throttle_probability": 0.12, "throttled": %d, "bulkhead_full": 2},
+    {"name": "sina", "state": "CLOSED", "status": "ok", "failure_threshold": 5, "reset_seconds": 30,
+     "failures": 0, "ignored": 0, "rate_limited": 0, "state_changes": 0, "consecutive_failures": 0,
+     "consecutive_successes": 0, "probes_in_flight": 0, "counted": false,
+     "throttle": 2, "throttle_probability": 0},
     {"name": "tdx", "state": "CLOSED", "status": "ok", "failure_threshold": 5, "reset_seconds": 30,
      "failures": 0, "ignored": 0, "rate_limited": 0, "state_changes": 0, "consecutive_failures": 0,
      "consecutive_successes": 0, "probes_in_flight": 0, "counted": false}
   ],
-  "counts": {"ok": 2, "degraded": 0, "down": 0},
-  "total": 2, "q": "", "matched": 2, "page": 1, "pages": 1, "per_page": 50
+  "counts": {"ok": 3, "degraded": 0, "down": 0},
+  "total": 3, "q": "", "matched": 3, "page": 1, "pages": 1, "per_page": 50
 }`
 
 // TestDashboardLoadFieldsInBrowser feeds the page a Health answer with
@@ -321,6 +325,7 @@ func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 
 	f := newFixture(t, httphealth.WithRefresh(100*time.Millisecond))
 	f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	f.reg.Breaker(runtime.Config{Name: "sina", Throttle: 2})
 	f.reg.Breaker(runtime.Config{Name: "tdx"})
 	var answer atomic.Pointer[string]
 	set := func(redis string, members, failures, throttled int) {
@@ -361,7 +366,15 @@ func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 		assert.True(t, shown, key)
 		_, shown = row("tdx", key)
 		assert.False(t, shown, "tdx has no %s", key)
+		if key != "throttle" {
+			_, shown = row("sina", key)
+			assert.False(t, shown, "sina has no %s", key)
+		}
 	}
+	// A throttle that has refused nothing yet is shown all the same.
+	got, shown := row("sina", "throttle")
+	assert.Equal(t, "0% of calls", got)
+	assert.True(t, shown, "sina's throttle, at zero")
 	fleet := `document.querySelector('[data-f=fleet]')`
 	assert.Equal(t, "✓ Fleet: Redis ok, 3 members", eval[string](p, fleet+`.textContent`))
 	assert.Equal(t, "ok", eval[string](p, fleet+`.dataset.level`))
