@@ -16,10 +16,10 @@ import (
 // of testdata/README.md, one case per number, with no number missing, and
 // the README lists each under its number.
 func TestCaseNumbering(t *testing.T) {
-	files, err := filepath.Glob("testdata/cases/[0-9][0-9]_*.txtar")
+	files, err := filepath.Glob(fixtures + "/cases/[0-9][0-9]_*.txtar")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
-	readme, err := os.ReadFile("testdata/README.md")
+	readme, err := os.ReadFile(fixtures + "/README.md")
 	require.NoError(t, err)
 	byNumber := map[int]string{}
 	for _, f := range files {

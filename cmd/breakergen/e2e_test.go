@@ -61,7 +61,7 @@ func TestEndToEnd(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeModule(t, dir)
-	copyDir(t, "testdata/e2e", dir)
+	copyDir(t, fixtures+"/e2e", dir)
 	// The go.mod needs the mocks' and the tests' dependencies.
 	goCmd(t, dir, "go", "mod", "edit",
 		"-require=go.uber.org/mock@"+modVersion(t, "go.uber.org/mock"),

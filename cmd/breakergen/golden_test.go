@@ -16,7 +16,13 @@ import (
 	"golang.org/x/tools/txtar"
 )
 
-var update = flag.Bool("update", false, "rewrite the want/ sections of testdata/cases/*.txtar and the compared files of testdata/script/*.txtar from the actual results")
+var update = flag.Bool("update", false, "rewrite the want/ sections of testdata/cases/*.txtar and the compared files of testdata/script/*.txtar (at the repository's root) from the actual results")
+
+// fixtures is the repository's testdata, from this package's directory,
+// where go test runs its tests: the generator's cases, its end-to-end
+// module and its command-line scripts. The fuzz corpus stays in this
+// package's own testdata, where go test looks for it.
+const fixtures = "../../testdata"
 
 // repoRoot is the root of the breakergen module.
 var repoRoot = sync.OnceValue(func() string {
@@ -59,7 +65,7 @@ func snapshot(t testing.TB, dir string) map[string]string {
 	return out
 }
 
-// TestGolden runs every testdata/cases/*.txtar: the files of the archive
+// TestGolden runs every testdata/cases/*.txtar (fixtures): the files of the archive
 // are written to a temporary module, breakergen runs on it (with the
 // arguments of an "args" file, default "./..."), and the results must match
 // the want/ files: want/stderr is the whole of stderr (an error is expected
@@ -68,7 +74,7 @@ func snapshot(t testing.TB, dir string) map[string]string {
 // our header must have one. go test -update rewrites the want/ files. Unless
 // -short, the generated code must pass go vet.
 func TestGolden(t *testing.T) {
-	files, err := filepath.Glob("testdata/cases/*.txtar")
+	files, err := filepath.Glob(fixtures + "/cases/*.txtar")
 	require.NoError(t, err)
 	require.NotEmpty(t, files)
 	for _, file := range files {

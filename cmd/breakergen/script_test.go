@@ -20,7 +20,7 @@ func TestMain(m *testing.M) {
 // codes, usage, what goes to stdout and stderr, and what is written.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
-		Dir:           "testdata/script",
+		Dir:           fixtures + "/script",
 		UpdateScripts: *update, // -update rewrites the want files too
 		Setup: func(env *testscript.Env) error {
 			for _, k := range []string{"GOPATH", "GOMODCACHE", "GOCACHE", "GOPROXY", "GONOSUMDB", "GONOSUMCHECK", "GOPRIVATE", "GOSUMDB", "GOTOOLCHAIN"} {
@@ -68,7 +68,7 @@ func TestInstall(t *testing.T) {
 		t.Fatal(err)
 	}
 	testscript.Run(t, testscript.Params{
-		Dir: "testdata/install",
+		Dir: fixtures + "/install",
 		Setup: func(env *testscript.Env) error {
 			for k, v := range goenv {
 				env.Setenv(k, v)

@@ -203,7 +203,7 @@ func shellCommands(text string) []string {
 func readmeGeneratorErrors(t *testing.T) string {
 	var out string
 	for _, c := range []string{"msg_unknown_key_hint", "msg_conflict"} {
-		data, err := os.ReadFile(filepath.Join(root, "cmd/breakergen/testdata/cases", c+".txtar"))
+		data, err := os.ReadFile(filepath.Join(root, "testdata/cases", c+".txtar"))
 		require.NoError(t, err)
 		_, stderr, ok := strings.Cut(string(data), "-- want/stderr --\n")
 		require.True(t, ok, c)
