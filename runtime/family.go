@@ -173,7 +173,7 @@ type famChunk struct {
 // famChunkLanes is a famChunk with its lanes: L is [n][famCells]int32.
 type famChunkLanes[L any] struct {
 	famChunk
-	lanes L
+	_ L // the lanes, which laneOf reaches by their offset
 }
 
 const (
