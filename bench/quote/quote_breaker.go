@@ -244,20 +244,15 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 	if run.Start(ctx, c.quotes) {
 		defer run.Done()
 	}
-	retry := c.quotes.Retry()
-	for {
-		call, ok := retry.EnterFast()
-		if !ok {
-			if call, err = retry.Enter(ctx, err); err != nil {
-				break
-			}
-		}
-		r0, err = c.tryQuote(ctx, call, c.primary, code)
-		if !retry.Again(ctx, err) {
-			break
-		}
+	tries := 1
+	call, ok := c.quotes.EnterFast()
+	if !ok {
+		call, tries, err = c.quotes.EnterOnce(ctx)
 	}
-	if run.Primary(c.quotes, retry.Tries(), err) {
+	if err == nil {
+		r0, err = c.tryQuote(ctx, call, c.primary, code)
+	}
+	if run.Primary(c.quotes, tries, err) {
 		return
 	}
 	for i, fb := range c.fallbacks {

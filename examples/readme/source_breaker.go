@@ -123,20 +123,15 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 	if run.Start(ctx, c.tdx) {
 		defer run.Done()
 	}
-	retry := c.tdx.Retry()
-	for {
-		call, ok := retry.EnterFast()
-		if !ok {
-			if call, err = retry.Enter(ctx, err); err != nil {
-				break
-			}
-		}
-		r0, err = c.tryKline(ctx, call, c.primary, code, days)
-		if !retry.Again(ctx, err) {
-			break
-		}
+	tries := 1
+	call, ok := c.tdx.EnterFast()
+	if !ok {
+		call, tries, err = c.tdx.EnterOnce(ctx)
 	}
-	if run.Primary(c.tdx, retry.Tries(), err) {
+	if err == nil {
+		r0, err = c.tryKline(ctx, call, c.primary, code, days)
+	}
+	if run.Primary(c.tdx, tries, err) {
 		return
 	}
 	for i, fb := range c.fallbacks {
@@ -167,18 +162,11 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 	if run.Start(ctx, c.eastmoney) {
 		defer run.Done()
 	}
-	retry := c.eastmoney.Retry()
-	for {
-		var call breakerimpl.Call
-		if call, err = retry.Enter(ctx, err); err != nil {
-			break
-		}
+	call, tries, err := c.eastmoney.EnterOnce(ctx)
+	if err == nil {
 		r0, err = c.tryQuote(ctx, call, c.primary, code)
-		if !retry.Again(ctx, err) {
-			break
-		}
 	}
-	if run.Primary(c.eastmoney, retry.Tries(), err) {
+	if run.Primary(c.eastmoney, tries, err) {
 		return
 	}
 	for i, fb := range c.fallbacks {

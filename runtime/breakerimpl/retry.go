@@ -80,6 +80,33 @@ func (r *Retry) EnterFast() (c Call, ok bool) {
 	return c, false
 }
 
+// EnterOnce admits the one try of a call on a route that makes one
+// (attempts 1 and no budget of its own) after [Route.EnterFast] declined
+// it, as [Retry.Enter] does for a first try, without a Retry to carry: a
+// chain's primary on such a route needs neither the retry loop nor the
+// count of tries left. Generated code counts one try for an admission of
+// EnterFast and calls EnterOnce only when that declines:
+//
+//	tries := 1
+//	call, ok := rt.EnterFast()
+//	if !ok {
+//		call, tries, err = rt.EnterOnce(ctx)
+//	}
+//
+// tries is the tries made: 1 when the try was admitted, and when fault
+// injection failed it (a try that failed like an upstream's, as Retry
+// counts it); 0 when it was refused, err then the refusal.
+func (rt *Route) EnterOnce(ctx context.Context) (Call, int, error) {
+	call, err := rt.Enter(ctx) // spends from the ctx's budgets
+	switch {
+	case err == nil:
+		return call, 1, nil
+	case errors.Is(err, runtime.ErrInjected):
+		return Call{}, 1, err
+	}
+	return Call{}, 0, err
+}
+
 // Enter admits the next try: the budgets (the route's and every one in ctx),
 // then the breaker, then the limiter. A try the breaker or the limiter
 // refuses costs no budget. When the try is refused, Enter returns last, the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -206,3 +207,85 @@ type httpError struct {
 func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
 
 func (e *httpError) Retryable() bool { return e.code >= 500 }
+
+// TestEnterOnceAsRetry: a chain's primary on a route of one try enters
+// with EnterFast and EnterOnce (the generated shape, below), and that
+// admits, refuses and counts tries as the first try of a Retry does, in
+// each case: a CLOSED breaker, an OPEN one, a spent budget in the ctx, a
+// try failed by fault injection (a try all the same), a rate limit.
+func TestEnterOnceAsRetry(t *testing.T) {
+	type admission struct {
+		admitted bool
+		tries    int
+		err      error
+	}
+	viaRetry := func(rt *breakerimpl.Route, ctx context.Context) admission {
+		var err error
+		retry := rt.Retry()
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, nil); err != nil {
+				return admission{false, retry.Tries(), err}
+			}
+		}
+		call.Done(ctx, nil, false)
+		return admission{true, retry.Tries(), nil}
+	}
+	viaOnce := func(rt *breakerimpl.Route, ctx context.Context) admission {
+		var err error
+		tries := 1
+		call, ok := rt.EnterFast()
+		if !ok {
+			call, tries, err = rt.EnterOnce(ctx)
+		}
+		if err != nil {
+			return admission{false, tries, err}
+		}
+		call.Done(ctx, nil, false)
+		return admission{true, tries, nil}
+	}
+	cases := []struct {
+		name string
+		make func() (*breakerimpl.Route, context.Context)
+		want admission
+	}{
+		{"closed", func() (*breakerimpl.Route, context.Context) {
+			return breakerimpl.NewRoute(bubbleRegistry(), anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "a"}}), context.Background()
+		}, admission{true, 1, nil}},
+		{"open", func() (*breakerimpl.Route, context.Context) {
+			rt := breakerimpl.NewRoute(bubbleRegistry(), anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "a"}})
+			rt.Breaker().Isolate("test")
+			return rt, context.Background()
+		}, admission{false, 0, runtime.ErrOpen}},
+		{"budget spent", func() (*breakerimpl.Route, context.Context) {
+			return breakerimpl.NewRoute(bubbleRegistry(), anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "a"}}),
+				runtime.WithBudget(context.Background(), 0)
+		}, admission{false, 0, runtime.ErrBudget}},
+		{"injected", func() (*breakerimpl.Route, context.Context) {
+			reg := bubbleRegistry(runtime.WithRand(rand.New(zeroDraws{})))
+			return breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "a", Fault: 1}}), context.Background()
+		}, admission{false, 1, runtime.ErrInjected}},
+		{"rate limited", func() (*breakerimpl.Route, context.Context) {
+			rt := breakerimpl.NewRoute(bubbleRegistry(), anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "a"}, Rate: 0.001, Burst: 1, MaxWait: time.Millisecond})
+			require.NoError(t, try(rt, context.Background(), func() error { return nil }), "the one token")
+			return rt, context.Background()
+		}, admission{false, 0, runtime.ErrRateLimited}},
+	}
+	for _, c := range cases {
+		synctest.Test(t, func(t *testing.T) {
+			for _, enter := range []struct {
+				name string
+				do   func(*breakerimpl.Route, context.Context) admission
+			}{{"Retry", viaRetry}, {"EnterOnce", viaOnce}} {
+				got := enter.do(c.make())
+				assert.Equal(t, c.want.admitted, got.admitted, "%s, %s: admitted", c.name, enter.name)
+				assert.Equal(t, c.want.tries, got.tries, "%s, %s: tries", c.name, enter.name)
+				if c.want.err == nil {
+					assert.NoError(t, got.err, "%s, %s", c.name, enter.name)
+				} else {
+					assert.ErrorIs(t, got.err, c.want.err, "%s, %s", c.name, enter.name)
+				}
+			}
+		})
+	}
+}

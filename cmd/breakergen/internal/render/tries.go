@@ -206,7 +206,28 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.If(jen.Op("!").Id(ok)).Block(enter()),
 		}
 	}
-	if !hedged {
+	// A chain's primary on a route of one try (attempts 1, no budget of
+	// its own) makes it with no Retry and no loop: counting the tries
+	// left costs a chain about a tenth of its success path.
+	once := t.chain && !hedged && !r.Retries()
+	tries := jen.Id(t.retry).Dot("Tries").Call()
+	switch {
+	case once:
+		n := a.fresh("tries")
+		tries = jen.Id(n)
+		enterOnce := jen.List(jen.Id(t.call), jen.Id(n), jen.Id(t.err))
+		if r.Settings.Rate.Per > 0 {
+			// Every try waits for a token: EnterFast would always decline.
+			body = append(body, enterOnce.Op(":=").Add(route()).Dot("EnterOnce").Call(jen.Id(t.ctx)))
+		} else {
+			body = append(body,
+				jen.Id(n).Op(":=").Lit(1),
+				jen.List(jen.Id(t.call), jen.Id(ok)).Op(":=").Add(route()).Dot("EnterFast").Call(),
+				jen.If(jen.Op("!").Id(ok)).Block(enterOnce.Op("=").Add(route()).Dot("EnterOnce").Call(jen.Id(t.ctx))),
+			)
+		}
+		body = append(body, jen.If(jen.Id(t.err).Op("==").Nil()).Block(tryCall(t.call, jen.Id(t.recv).Dot(t.impl))))
+	case !hedged:
 		body = append(body,
 			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
 			jen.For().Block(append(admit,
@@ -260,7 +281,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body,
-			jen.If(outcome("Primary", route(), jen.Id(t.retry).Dot("Tries").Call())).Block(answered()...),
+			jen.If(outcome("Primary", route(), tries)).Block(answered()...),
 			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(
 				jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
 				jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
