@@ -163,7 +163,7 @@ type famEntry = core.KeyEntry[Breaker]
 // bytes with 8 lanes, 4864, 6528 or 10880 with 16, 32 or 64: multiples
 // of 64 from a page), after a header of 8 bytes (mallocHeader); the lead
 // puts each cell on a line of its own, and the lanes start on a line.
-// TestKeyCellLine (package breakerimpl) and TestFamilyChunkLines check
+// TestKeyCellLine (package breakerimpl) and TestFamilyChunkLayout check
 // it on real chunks.
 type famChunk struct {
 	_     [64 - famMallocHeader]byte
