@@ -253,7 +253,7 @@ func (b *Breaker) loadStats(st *Stats) {
 		st.BulkheadFull = h.full.Load()
 	}
 	if t := b.throttle.Load(); t != nil {
-		st.Throttle = math.Float64frombits(t.k.Load())
+		st.Throttle = t.K()
 		st.ThrottleProbability = t.probability()
 		st.Throttled = t.throttled.Load()
 	}

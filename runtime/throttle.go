@@ -65,6 +65,9 @@ func newThrottle(name string, k float64, stamps *stamps, clock Clock) *throttle 
 // setK makes k the throttle's K from the next call on; the counts stay.
 func (t *throttle) setK(k float64) { t.k.Store(math.Float64bits(k)) }
 
+// K returns the throttle's K.
+func (t *throttle) K() float64 { return math.Float64frombits(t.k.Load()) }
+
 // admit decides whether a call may go, with draw as the source of uniform
 // numbers in [0, 1): draw is called only when the probability is above
 // zero. A refused call is counted at once; the caller counts an admitted
@@ -127,7 +130,7 @@ func (t *throttle) probabilityAt() float64 {
 	i := t.epoch.Load() % throttleBuckets
 	r := t.pastR.Load() + t.requests[i].Load()
 	a := t.pastA.Load() + t.accepted[i].Load()
-	excess := float64(r) - math.Float64frombits(t.k.Load())*float64(a)
+	excess := float64(r) - t.K()*float64(a)
 	if excess <= 0 {
 		return 0 // the common case, without a division
 	}
