@@ -10,7 +10,7 @@ import (
 // BenchmarkFamilyLookup takes a keyed call's family part apart, at 1,000
 // and 10,000 live keys, each called in turn (BenchmarkKeyedLiveKeys's
 // order, in bench/contend): the hash alone; the hash and the load of the
-// slot it picks (slot); the lookup (hash, the shard's table, the slot,
+// slot it picks (slot); the lookup (hash, the table, the slot,
 // the cell's compare; find); the count in flight in and out on each key's
 // cell in turn, with no lookup (count); and Enter with Done, the lookup
 // with the count, in lanes (as on Linux) and in the cell with atomic adds
@@ -49,7 +49,7 @@ func BenchmarkFamilyLookup(b *testing.B) {
 			var empty int
 			loop(b, func(key string) {
 				h := f.hashString(key)
-				if f.shards[h>>(64-famShardBits)].sv.slot(h).e.Load() == nil {
+				if f.tables.sv.slot(h).e.Load() == nil {
 					empty++
 				}
 			})

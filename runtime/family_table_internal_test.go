@@ -6,8 +6,8 @@ import (
 	"unsafe"
 )
 
-// TestFamilyFastSlots: what Enter reads of a shard's tables (famFast: the
-// slot mask and the first slot, kept in the shard) is the table's own
+// TestFamilyFastSlots: what Enter reads of a family's tables (famFast: the
+// slot mask and the first slot, kept in the family) is the table's own
 // after every change, and a table is never replaced by a smaller one (a
 // lock-free reader may pair a table's slots with an older mask: it must
 // stay inside them). The family grows to 2,000 keys and then churns
@@ -16,23 +16,26 @@ import (
 func TestFamilyFastSlots(t *testing.T) {
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "fast"}, FamilyConfig{Keys: 2000})
-	sizes := make([][2]int, familyShards)
+	var sizes, replaced [2]int
+	var last [2]*famTable
 	check := func(when string) {
 		t.Helper()
-		for i := range f.shards {
-			sh := &f.shards[i]
-			for j, tab := range [2]struct {
-				t *famTable
-				v *famFast
-			}{{sh.str.Load(), &sh.sv}, {sh.ints.Load(), &sh.iv}} {
-				if tab.v.mask.Load() != tab.t.mask || tab.v.first != unsafe.Pointer(&tab.t.slots[0]) {
-					t.Fatalf("%s: shard %d table %d: Enter reads other slots than the table's", when, i, j)
-				}
-				if n := len(tab.t.slots); n < sizes[i][j] {
-					t.Fatalf("%s: shard %d table %d shrank from %d slots to %d", when, i, j, sizes[i][j], n)
-				} else {
-					sizes[i][j] = n
-				}
+		ts := &f.tables
+		for j, tab := range [2]struct {
+			t *famTable
+			v *famFast
+		}{{ts.str.Load(), &ts.sv}, {ts.ints.Load(), &ts.iv}} {
+			if tab.v.mask.Load() != tab.t.mask || tab.v.first != unsafe.Pointer(&tab.t.slots[0]) {
+				t.Fatalf("%s: table %d: Enter reads other slots than the table's", when, j)
+			}
+			if n := len(tab.t.slots); n < sizes[j] {
+				t.Fatalf("%s: table %d shrank from %d slots to %d", when, j, sizes[j], n)
+			} else {
+				sizes[j] = n
+			}
+			if tab.t != last[j] {
+				last[j] = tab.t
+				replaced[j]++
 			}
 		}
 	}
@@ -42,10 +45,16 @@ func TestFamilyFastSlots(t *testing.T) {
 	}
 	check("after 2,000 keys")
 	f.limit = 100 // the bound lowered, so that each new key drops one
+	replaced = [2]int{}
 	for i := range 6000 {
 		f.EnterInt(int64(10_000 + i)).Done()
 		if i%500 == 499 {
 			check("churning")
+		}
+	}
+	for j, n := range replaced {
+		if n == 0 { // the churn's tombstones must have made a rebuild
+			t.Fatalf("table %d never replaced while churning: no rebuild was checked", j)
 		}
 	}
 	if f.Len() > 100 {
