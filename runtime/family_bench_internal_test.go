@@ -94,3 +94,44 @@ func BenchmarkFamilyLookup(b *testing.B) {
 		_ = sink
 	}
 }
+
+// BenchmarkFamilyPauses is what a call making a new key may wait for
+// while another holds the family's lock (a call on a live key never
+// waits), at 1,000, 10,000 and 100,000 live keys: a rebuild of the string
+// table (rebuild: every live key copied into a fresh table, once the
+// table is half full of keys and tombstones, so about once every Keys to
+// 3*Keys new keys past the bound) and the scan for the least recently
+// used keys (scan: every live key looked at and the droppable ones
+// sorted, once every Keys/16 drops). Not part of make bench:
+//
+//	go test -run '^$' -bench FamilyPauses -count 6 -cpu 1 ./runtime/
+func BenchmarkFamilyPauses(b *testing.B) {
+	for _, n := range []int{1_000, 10_000, 100_000} {
+		reg := NewRegistry(WithoutEnv(), WithLogger(slog.New(slog.DiscardHandler)))
+		f := reg.Family(Config{Name: "quotes"}, FamilyConfig{Keys: n})
+		for i := range n {
+			f.Enter(strconv.Itoa(600000 + i)).Done()
+		}
+		t := f.tables.str.Load()
+		if t.live != n {
+			b.Fatalf("%d keys in the table, want %d", t.live, n)
+		}
+		b.Run(fmt.Sprintf("keys=%d/rebuild", n), func(b *testing.B) {
+			for b.Loop() {
+				if next := rebuild(t, t.live); next.live != n {
+					b.Fatalf("the rebuilt table has %d keys, want %d", next.live, n)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("keys=%d/scan", n), func(b *testing.B) {
+			f.wmu.Lock()
+			defer f.wmu.Unlock()
+			for b.Loop() {
+				f.scanLocked(true)
+				if len(f.victims) != max(n/16, 1) {
+					b.Fatalf("%d victims, want %d", len(f.victims), max(n/16, 1))
+				}
+			}
+		})
+	}
+}

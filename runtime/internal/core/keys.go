@@ -45,7 +45,6 @@ type KeyCold[T any] struct {
 	Key  string // the key, or an integer key's decimal form
 	B    *T     // the key's breaker
 	Val  any    // what the family's attach made of B
-	Seen int64  // the use of the key when it was picked as a victim
 }
 
 const (
