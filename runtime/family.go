@@ -96,6 +96,7 @@ type Family struct {
 	victims   []famVictim // the oldest droppable entries at the last scan, oldest last
 	cells     []famEntry  // the current chunk of cells (newCellLocked)
 	cellsUsed int
+	chunks    []*famChunk // the chunks with a live key's cell, and the current one, oldest first (scanLocked)
 
 	fold familyFold // the dropped keys' counters (family_view.go)
 }
@@ -168,8 +169,12 @@ type famEntry = core.KeyEntry[Breaker]
 // TestKeyCellLine (package breakerimpl) and TestFamilyChunkLayout check
 // it on real chunks.
 type famChunk struct {
-	_     [64 - famMallocHeader]byte
-	cells [famCells]famEntry
+	// A bit for each cell, guarded by the family's wmu: live, the cells of
+	// live keys; busy, the cells handed out for a new key and not yet in
+	// the tables or given up (scanLocked lets go of a chunk with neither).
+	live, busy uint32
+	_          [64 - famMallocHeader - 8]byte
+	cells      [famCells]famEntry
 }
 
 // famChunkLanes is a famChunk with its lanes: L is [n][famCells]int32.
@@ -185,6 +190,9 @@ const (
 	famLaneSize     = famCells * 4              // a lane's bytes
 	famMaxLanes     = 64
 )
+
+// A chunk's live keys are a bit each in its live word.
+var _ [32 - famCells]byte
 
 // newFamChunk returns a chunk of cells with n lanes: 0, 8, 16, 32 or 64.
 func newFamChunk(n int) *famChunk {
@@ -685,29 +693,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 		}
 		e := f.newCellLocked()
 		f.wmu.Unlock()
-		cfg := *f.conf.Load()
-		cfg.Name = name
-		var attach func(*Breaker, *famEntry) any
-		var room *Breaker
-		var inRoom func(*Breaker, *famEntry) any
-		if km := f.maker.Load(); km != nil {
-			attach = km.Attach
-			if km.Room != nil {
-				room, inRoom = km.Room()
-			}
-		}
-		b := f.reg.breakerIn(cfg, room, &e.Words)
-		if room != nil && b == room {
-			attach = inRoom // the key's breaker is new, made in the room
-		}
-		if b.state == &e.State {
-			e.Flags = core.KeyWords // the key's breaker is new: its words are the cell's
-		}
-		f.envMode(b)
-		var val any
-		if attach != nil {
-			val = attach(b, e)
-		}
+		b, val := f.makeKey(e, name)
 		if e := f.insert(e, b, val, key); e != nil {
 			return e
 		}
@@ -715,12 +701,51 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 	}
 }
 
+// makeKey makes the breaker of a new key's cell e, named name, and what it
+// holds, with no family lock held (the registry's hooks run). Should that
+// panic, e is given up (its chunk may go) and the panic goes on.
+func (f *Family) makeKey(e *famEntry, name string) (b *Breaker, val any) {
+	done := false
+	defer func() {
+		if !done {
+			f.wmu.Lock()
+			chunkOf(e).busy &^= 1 << e.Slot
+			f.wmu.Unlock()
+		}
+	}()
+	cfg := *f.conf.Load()
+	cfg.Name = name
+	var attach func(*Breaker, *famEntry) any
+	var room *Breaker
+	var inRoom func(*Breaker, *famEntry) any
+	if km := f.maker.Load(); km != nil {
+		attach = km.Attach
+		if km.Room != nil {
+			room, inRoom = km.Room()
+		}
+	}
+	b = f.reg.breakerIn(cfg, room, &e.Words)
+	if room != nil && b == room {
+		attach = inRoom // the key's breaker is new, made in the room
+	}
+	if b.state == &e.State {
+		e.Flags = core.KeyWords // the key's breaker is new: its words are the cell's
+	}
+	f.envMode(b)
+	if attach != nil {
+		val = attach(b, e)
+	}
+	done = true
+	return b, val
+}
+
 // newCellLocked returns a new key's cell (see [core.KeyEntry]): the next
 // of the family's current chunk of cells, or of a new chunk. A cell is
 // never used for another key: a call that read it from a table slot just
 // before its key was dropped may still hold it (and fail to enter it),
-// and its key's breaker keeps its words there. A chunk is freed when no
-// cell of it is live or held any more. f.wmu is held.
+// and its key's breaker keeps its words there. The family keeps each chunk
+// in its list (chunks) until none of its cells is live or busy, and the
+// chunk is freed once no call holds a cell of it either. f.wmu is held.
 func (f *Family) newCellLocked() *famEntry {
 	if f.cellsUsed == len(f.cells) {
 		ch := newFamChunk(famLaneN)
@@ -728,10 +753,12 @@ func (f *Family) newCellLocked() *famEntry {
 			ch.cells[i].Slot = uint8(i)
 		}
 		f.cells, f.cellsUsed = ch.cells[:], 0
+		f.chunks = append(f.chunks, ch)
 	}
 	e := &f.cells[f.cellsUsed]
 	f.cellsUsed++
 	e.Cold.Store(new(core.KeyCold[Breaker]))
+	chunkOf(e).busy |= 1 << e.Slot
 	return e
 }
 
@@ -776,6 +803,7 @@ func (f *Family) find(key string) *famEntry {
 // bound it evicts.
 func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry {
 	f.wmu.Lock()
+	chunkOf(e).busy &^= 1 << e.Slot // in the tables below, or given up
 	if e := f.find(key); e != nil && f.hold(e) {
 		f.wmu.Unlock()
 		return e
@@ -798,6 +826,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 	}
 	b.mu.Unlock()
 	f.linkLocked(e, true)
+	chunkOf(e).live |= 1 << e.Slot
 	if n, neg, ok := famIntForm(key); ok {
 		c.IKey, e.Flags = n, e.Flags|neg
 		f.linkLocked(e, false) // EnterInt finds it without formatting
@@ -1014,17 +1043,29 @@ func stateDroppable(st State, closedOnly bool) bool {
 }
 
 // scanLocked collects the oldest droppable entries, at most a sixteenth of
-// the bound, oldest last. It reads each live key's cell once, for its
-// state and use, and its counts of calls in flight (a line a lane) only
-// for the oldest, until it has enough: a scan of 100,000 keys that read
-// every key's lanes and breaker took 50 ms (BenchmarkFamilyPauses).
+// the bound, oldest last. It walks the family's chunks of cells in the
+// order they were made (lines side by side, where the table's order is
+// random), reading each live key's cell once, for its state and use, and
+// its counts of calls in flight (a line a lane) only for the oldest,
+// until it has enough (BenchmarkFamilyPauses). A chunk with no live or
+// busy cell, but the current one, is let go of here: its cells are never
+// used again.
 func (f *Family) scanLocked(closedOnly bool) {
 	all := f.victims[:0]
-	f.each(func(e *famEntry) {
-		if stateDroppable(rawState(e), closedOnly) {
-			all = append(all, famVictim{e, f.useOf(e)})
+	kept := f.chunks[:0]
+	for i, ch := range f.chunks {
+		if ch.live|ch.busy == 0 && i != len(f.chunks)-1 { // the last is the current one
+			continue
 		}
-	})
+		kept = append(kept, ch)
+		for live := ch.live; live != 0; live &= live - 1 {
+			if e := &ch.cells[bits.TrailingZeros32(live)]; stateDroppable(rawState(e), closedOnly) {
+				all = append(all, famVictim{e, f.useOf(e)})
+			}
+		}
+	}
+	clear(f.chunks[len(kept):])
+	f.chunks = kept
 	slices.SortFunc(all, func(a, b famVictim) int { return cmp.Compare(a.seen, b.seen) })
 	n := max(f.limit/16, 1)
 	k := 0
@@ -1071,6 +1112,7 @@ func (f *Family) dropLocked(e *famEntry) {
 		delete(r.breakers, b.cfg().Name)
 	}
 	r.mu.Unlock()
+	chunkOf(e).live &^= 1 << e.Slot
 	f.live.Add(-1)
 	f.drops.Add(1)
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"unsafe"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
 // TestFamilyFastSlots: what Enter reads of a family's tables (famFast: the
@@ -68,4 +70,51 @@ func TestFamilyFastSlots(t *testing.T) {
 		}
 	}
 	check("at the end")
+}
+
+// TestFamilyChunksGo: a chunk of cells is let go of once none of its keys
+// is live and none of its cells waits to be a key's, and not before; a new
+// key whose making panics (here, what the family's maker attaches) gives
+// its cell up, so that its chunk can still go.
+func TestFamilyChunksGo(t *testing.T) {
+	reg := NewRegistry(WithoutEnv())
+	f := reg.Family(Config{Name: "chunks"}, FamilyConfig{Keys: 4})
+	boom := true
+	f.maker.Store(&core.KeyMaker[Breaker]{Attach: func(*Breaker, *famEntry) any {
+		if boom {
+			panic("boom")
+		}
+		return nil
+	}})
+	func() {
+		defer func() {
+			if v := recover(); v != "boom" {
+				t.Fatalf("Enter recovered %v, want the attach's panic", v)
+			}
+		}()
+		f.Enter("a")
+	}()
+	first := f.chunks[0]
+	if first.busy != 0 || first.live != 0 {
+		t.Fatalf("after the panic the chunk's cells are busy %b, live %b; want none", first.busy, first.live)
+	}
+	boom = false
+	f.Enter("b").Done()
+	if first.live == 0 {
+		t.Fatal("a live key's cell is not marked live")
+	}
+	for i := range 4 * famCells { // every key of the first chunk dropped
+		f.Enter(strconv.Itoa(i)).Done()
+	}
+	if f.Len() != 4 {
+		t.Fatalf("%d keys live under keys=4", f.Len())
+	}
+	for _, ch := range f.chunks {
+		if ch == first {
+			t.Fatal("the first chunk is kept with no live key")
+		}
+	}
+	if n := len(f.chunks); n > 2 {
+		t.Fatalf("%d chunks kept for 4 live keys", n)
+	}
 }
