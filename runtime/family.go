@@ -96,7 +96,7 @@ type Family struct {
 	victims   []famVictim // the oldest droppable entries at the last scan, oldest last
 	cells     []famEntry  // the current chunk of cells (newCellLocked)
 	cellsUsed int
-	chunks    []*famChunk // the chunks with a live key's cell, and the current one, oldest first (scanLocked)
+	chunks    []*famChunk // the chunks with a live or busy cell, and the current one, oldest first (scanLocked)
 
 	fold familyFold // the dropped keys' counters (family_view.go)
 }
@@ -1038,6 +1038,7 @@ func droppable(e *famEntry, closedOnly bool) bool {
 	return stateDroppable(rawState(e), closedOnly) && inFlight(e) == 0
 }
 
+// stateDroppable is droppable's test of the state alone.
 func stateDroppable(st State, closedOnly bool) bool {
 	return st == Closed || (!closedOnly && st == HalfOpen)
 }
