@@ -187,6 +187,31 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyedHotKeyParallel is BenchmarkKeyedSuccessParallel's uniform
+// rows with every goroutine calling one key, of the 10,000 live, as when
+// one symbol or one host takes all the traffic: each call counts itself
+// in its own P's lane of the key's chunk (runtime's countIn), so that the
+// key's cell is only read and a hot key scales like the plain wrapper.
+// Compare the speedup from 1 to 2 CPUs of each row with plain's:
+//
+//	cd bench && go test -run '^$' -bench 'KeyedHotKeyParallel' -count 6 -cpu 1,2 ./contend/
+func BenchmarkKeyedHotKeyParallel(b *testing.B) {
+	for _, c := range keyedCases[:3] {
+		b.Run(c.name, func(b *testing.B) {
+			call := c.make(b, liveKeys)
+			settle()
+			b.ReportAllocs()
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				ctx := context.Background()
+				for pb.Next() {
+					call(ctx, 42)
+				}
+			})
+		})
+	}
+}
+
 // BenchmarkKeyedLiveKeys is BenchmarkKeyedSuccess's uniform rows (plain,
 // string, int) at 100, 1,000, 10,000 and 100,000 live keys: what a keyed
 // call costs as its keys outgrow the caches. Each call's key is the one
