@@ -160,7 +160,7 @@ type famSlot struct {
 type famEntry = core.KeyEntry[Breaker]
 
 // famChunk is a chunk of cells, followed by famLaneN lanes of their
-// counts of calls in flight (famChunkLanes; see countIn): lane p, P p's
+// counts of calls in flight (famChunkLanes; see Family.hold): lane p, P p's
 // counts, on two lines of its own. Go's allocator puts an object of more
 // than 512 bytes that holds pointers in a block of its size class (3200
 // bytes with 8 lanes, 4864, 6528 or 10880 with 16, 32 or 64: multiples
@@ -276,11 +276,13 @@ var (
 	famLanesOnce sync.Once
 )
 
-// countIn counts a call in flight on e, and reports false, counting
-// nothing, when e is dropped or being dropped.
+// hold counts a call in flight on e and marks its use (only when the
+// family's clock of uses moved: once a tick at most); it reports false,
+// counting nothing, when e is dropped or being dropped. The count and the
+// mark are one function, so that a lookup's hit makes one call.
 //
 //go:norace
-func countIn(e *famEntry) bool {
+func (f *Family) hold(e *famEntry) bool {
 	if e.Dead.Load() != 0 {
 		return false
 	}
@@ -294,6 +296,7 @@ func countIn(e *famEntry) bool {
 				return false
 			}
 			core.ProcUnpin()
+			f.markUse(e)
 			return true
 		}
 		core.ProcUnpin()
@@ -303,10 +306,18 @@ func countIn(e *famEntry) bool {
 		e.Inflight.Add(-1)
 		return false
 	}
+	f.markUse(e)
 	return true
 }
 
-// countOut ends a call that countIn counted.
+// markUse sets e's use to the family's clock of uses, when it moved.
+func (f *Family) markUse(e *famEntry) {
+	if t := uint32(f.tick.Load()); e.Used.Load() != t {
+		e.Used.Store(t)
+	}
+}
+
+// countOut ends a call that hold counted.
 //
 //go:norace
 func countOut(e *famEntry) {
@@ -425,7 +436,7 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 			return had
 		}
 	}
-	famLanesOnce.Do(func() { // before any call on any family: see countIn
+	famLanesOnce.Do(func() { // before any call on any family: see Family.hold
 		if core.StartFence() {
 			famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
 		}
@@ -635,18 +646,6 @@ func le64(s string) uint64 {
 func le32(s string) uint32 {
 	_ = s[3]
 	return uint32(s[0]) | uint32(s[1])<<8 | uint32(s[2])<<16 | uint32(s[3])<<24
-}
-
-// hold counts a call in flight on e and marks its use; false when e was
-// dropped meanwhile, or is being dropped (see countIn).
-func (f *Family) hold(e *famEntry) bool {
-	if !countIn(e) {
-		return false
-	}
-	if t := uint32(f.tick.Load()); e.Used.Load() != t {
-		e.Used.Store(t) // only when the clock moved: once a tick at most
-	}
-	return true
 }
 
 // famIntForm reports whether key is the decimal form of an integer key,

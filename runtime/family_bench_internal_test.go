@@ -71,7 +71,7 @@ func BenchmarkFamilyLookup(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d/count", n), func(b *testing.B) {
 			j := 0
 			loop(b, func(string) {
-				if e := inOrder[j]; countIn(e) {
+				if e := inOrder[j]; f.hold(e) {
 					countOut(e)
 				}
 				if j++; j == n {

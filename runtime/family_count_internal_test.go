@@ -8,7 +8,7 @@ import (
 )
 
 // TestFamilyCountIn: the count of calls in flight on a key's cell
-// (countIn, countOut, inFlight), step by step: a call counts and ends; a
+// (hold, countOut, inFlight), step by step: a call counts and ends; a
 // cell the family is deciding to drop (Dead set) refuses a call and its
 // count stays as it was; the family's tombstone, in no chunk, refuses a
 // call without reading a chunk; foldDead drops a cell only at zero and
@@ -21,7 +21,7 @@ func TestFamilyCountIn(t *testing.T) {
 	if n := inFlight(e); n != 1 {
 		t.Fatalf("a held key counts %d in flight, want 1", n)
 	}
-	if !countIn(e) {
+	if !f.hold(e) {
 		t.Fatal("a live key refused a second call")
 	}
 	if n := inFlight(e); n != 2 {
@@ -40,7 +40,7 @@ func TestFamilyCountIn(t *testing.T) {
 	}
 
 	e.Dead.Store(core.KeyDying)
-	if countIn(e) {
+	if f.hold(e) {
 		t.Fatal("a dying key admitted a call")
 	}
 	if n := inFlight(e); n != 0 {
@@ -48,7 +48,7 @@ func TestFamilyCountIn(t *testing.T) {
 	}
 	e.Dead.Store(0)
 
-	if countIn(famTomb) {
+	if f.hold(famTomb) {
 		t.Fatal("the tombstone admitted a call")
 	}
 
@@ -58,7 +58,7 @@ func TestFamilyCountIn(t *testing.T) {
 	if !dropped || e.Dead.Load() != core.KeyGone {
 		t.Fatalf("an idle key was not dropped (dead %d)", e.Dead.Load())
 	}
-	if countIn(e) {
+	if f.hold(e) {
 		t.Fatal("a dropped key admitted a call")
 	}
 }

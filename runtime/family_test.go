@@ -228,7 +228,7 @@ func TestFamilyDroppedCellLetsGo(t *testing.T) {
 // TestFamilyCountsRaceTheDrop: calls on many goroutines enter and leave
 // the keys of a small family while new keys force drops, so that the
 // family's drop of a key races the calls that count themselves in and
-// out of it (runtime/family.go, countIn). A key held by a call is never
+// out of it (runtime/family.go, Family.hold). A key held by a call is never
 // dropped: its breaker stays the registry's for as long as the call
 // holds it. And no count is lost: once the calls end, every key can be
 // dropped, which a leaked count would forbid.

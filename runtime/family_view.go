@@ -179,7 +179,7 @@ func (f *Family) foldDead(e *famEntry) bool {
 	if inFlight(e) != 0 {
 		return false
 	}
-	// The exchange with the calls (see countIn): Dead, the fence, then the
+	// The exchange with the calls (see Family.hold): Dead, the fence, then the
 	// count. A call that finds e dying meanwhile looks the key up again
 	// under the family's lock, which the caller holds, and so finds e as
 	// this decides.

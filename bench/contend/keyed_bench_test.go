@@ -190,7 +190,7 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 // BenchmarkKeyedHotKeyParallel is BenchmarkKeyedSuccessParallel's uniform
 // rows with every goroutine calling one key, of the 10,000 live, as when
 // one symbol or one host takes all the traffic: each call counts itself
-// in its own P's lane of the key's chunk (runtime's countIn), so that the
+// in its own P's lane of the key's chunk (runtime's Family.hold), so that the
 // key's cell is only read and a hot key scales like the plain wrapper.
 // Compare the speedup from 1 to 2 CPUs of each row with plain's:
 //

@@ -26,7 +26,7 @@ import (
 // The count in the cell is what a key called from several CPUs at once
 // cannot afford: every call writes the line that every other call reads
 // (docs/keys.md). Mode Lanes counts as a family does on Linux instead
-// (runtime's countIn): in its P's lane, pinned to the P, with a plain
+// (runtime's Family.hold): in its P's lane, pinned to the P, with a plain
 // load and store, and with what a family's fast path checks besides: the
 // key's length, the cell's dying mark before and after the count, and
 // the clock of uses, stamped when it moved. That is the least a family

@@ -9,7 +9,7 @@ import "sync"
 // and load, needs no locked instruction of its own for the two to see
 // each other (Dekker's exchange: each stores, then loads what the other
 // stored). Package runtime counts the calls in flight on a family's key
-// that way (runtime/family.go, countIn). A thread that is not running
+// that way (runtime/family.go, Family.hold). A thread that is not running
 // drained its stores when it stopped.
 //
 // StartFence must have reported true first; without it, Fence reports

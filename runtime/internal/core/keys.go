@@ -14,14 +14,14 @@ import (
 // when it has at most KeyInline of them), the key's route (package
 // breakerimpl's, with its slow word) and the state and fails words of
 // the key's breaker. A call writes nothing here: it counts itself in
-// lines of its P's own (runtime's countIn), so that a key called from
+// lines of its P's own (runtime's Family.hold), so that a key called from
 // many CPUs at once keeps its cell in all their caches. Cells of live keys lie side by side, so that a
 // family's hot lines share pages (a key's breaker and route, a kilobyte
 // and more, would spread them over a page each) and use every set of the
 // caches (TestKeyCellLine in breakerimpl). Package runtime owns every
 // field but Route and Slow, which package breakerimpl's KeyMaker sets.
 type KeyEntry[T any] struct {
-	Inflight atomic.Int32  // a part of the count of calls in flight (see runtime's countIn)
+	Inflight atomic.Int32  // a part of the count of calls in flight (see runtime's Family.hold)
 	Used     atomic.Uint32 // the family's clock of uses at the key's last call, its low 32 bits
 	Dead     atomic.Uint32 // KeyDying while the family decides to drop the key, KeyGone once it has
 	Klen     uint8         // len(Key) when the key is kept in Kbuf, else KeyLong
