@@ -229,6 +229,47 @@ func BenchmarkKeyedLiveKeys(b *testing.B) {
 	}
 }
 
+// BenchmarkKeyedAtBound is BenchmarkKeyedLiveKeys's rows on a family that
+// has been at its bound a while, as a bounded family in service is: 3n
+// other keys went through it first, and were dropped for the n that the
+// row then calls in turn. Its key tables have been rebuilt under churn,
+// tombstones and all, where BenchmarkKeyedLiveKeys's only grew. Not part
+// of make bench:
+//
+//	cd bench && go test -run '^$' -bench 'KeyedAtBound' -count 6 -cpu 1 ./contend/
+func BenchmarkKeyedAtBound(b *testing.B) {
+	for _, n := range []int{10_000, 100_000} {
+		b.Run(fmt.Sprintf("keys=%d/plain", n), func(b *testing.B) { callKeys(b, keyedCases[0], n) })
+		cases := []keyedCase{
+			{"string", func(tb testing.TB, n int) keyedRow {
+				w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+				var q quote.Quoter = w
+				codes := keyCodes(4 * n)
+				for _, c := range codes {
+					expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
+				}
+				checkLive(tb, w.Live(), n)
+				codes = codes[3*n:]
+				return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
+			}},
+			{"int", func(tb testing.TB, n int) keyedRow {
+				w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+				var q contend.IDQuoter = w
+				ids := keyIDs(4 * n)
+				for _, id := range ids {
+					expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
+				}
+				checkLive(tb, w.Live(), n)
+				ids = ids[3*n:]
+				return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
+			}},
+		}
+		for _, c := range cases {
+			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) { callKeys(b, c, n) })
+		}
+	}
+}
+
 // BenchmarkKeyedFloor is BenchmarkKeyedLiveKeys's rows for contend's
 // KeyFloor, the least a keyed wrapper could cost (see KeyFloor), beside
 // the plain wrapper: how much of SPEC §15's 3x a family's own work may
