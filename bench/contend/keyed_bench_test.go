@@ -51,26 +51,36 @@ var keyedCases = []keyedCase{
 		expectSuccess(tb, q)
 		return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
 	}},
-	{"string", func(tb testing.TB, n int) keyedRow {
-		w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-		var q quote.Quoter = w
-		codes := keyCodes(n)
-		for _, c := range codes {
-			expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
-		}
-		checkLive(tb, w.Live(), n)
-		return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
-	}},
-	{"int", func(tb testing.TB, n int) keyedRow {
-		w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-		var q contend.IDQuoter = w
-		ids := keyIDs(n)
-		for _, id := range ids {
-			expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
-		}
-		checkLive(tb, w.Live(), n)
-		return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
-	}},
+	{"string", func(tb testing.TB, n int) keyedRow { return stringRow(tb, n, n) }},
+	{"int", func(tb testing.TB, n int) keyedRow { return intRow(tb, n, n) }},
+}
+
+// stringRow makes the wrapper keyed by a string with at most n keys live,
+// calls it with made codes in turn, and returns the row over the last n
+// of them, the live keys.
+func stringRow(tb testing.TB, n, made int) keyedRow {
+	w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+	var q quote.Quoter = w
+	codes := keyCodes(made)
+	for _, c := range codes {
+		expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
+	}
+	checkLive(tb, w.Live(), n)
+	codes = codes[made-n:]
+	return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
+}
+
+// intRow is stringRow for the wrapper keyed by an integer.
+func intRow(tb testing.TB, n, made int) keyedRow {
+	w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+	var q contend.IDQuoter = w
+	ids := keyIDs(made)
+	for _, id := range ids {
+		expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
+	}
+	checkLive(tb, w.Live(), n)
+	ids = ids[made-n:]
+	return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
 }
 
 func init() {
@@ -241,28 +251,8 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 	for _, n := range []int{10_000, 100_000} {
 		b.Run(fmt.Sprintf("keys=%d/plain", n), func(b *testing.B) { callKeys(b, keyedCases[0], n) })
 		cases := []keyedCase{
-			{"string", func(tb testing.TB, n int) keyedRow {
-				w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-				var q quote.Quoter = w
-				codes := keyCodes(4 * n)
-				for _, c := range codes {
-					expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
-				}
-				checkLive(tb, w.Live(), n)
-				codes = codes[3*n:]
-				return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
-			}},
-			{"int", func(tb testing.TB, n int) keyedRow {
-				w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-				var q contend.IDQuoter = w
-				ids := keyIDs(4 * n)
-				for _, id := range ids {
-					expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
-				}
-				checkLive(tb, w.Live(), n)
-				ids = ids[3*n:]
-				return func(ctx context.Context, i int) { q.QuoteID(ctx, ids[i]) }
-			}},
+			{"string", func(tb testing.TB, n int) keyedRow { return stringRow(tb, n, 4*n) }},
+			{"int", func(tb testing.TB, n int) keyedRow { return intRow(tb, n, 4*n) }},
 		}
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) { callKeys(b, c, n) })
