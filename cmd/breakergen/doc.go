@@ -245,7 +245,9 @@
 //  1. its own line: with name, a route of its own; without name, the route
 //     it would otherwise take, with the line keys it gives replaced;
 //  2. else the first interface line whose methods patterns match it
-//     (path.Match globs; a pattern that matches no method is an error);
+//     (path.Match globs; a list that matches no method is an error, as is
+//     a plain name that names none; a glob that matches nothing beside
+//     patterns that do draws a warning);
 //  3. else the interface line without methods (at most one);
 //  4. else it is delegated unguarded.
 //

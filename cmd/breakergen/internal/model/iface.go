@@ -2,10 +2,12 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
 	"slices"
+	"strconv"
 	"strings"
 
 	"golang.org/x/tools/go/packages"
@@ -200,8 +202,9 @@ func (ils ifaceLines) lineFor(method string) *ifaceLine {
 	return ils.dflt
 }
 
-// routeLines makes the route of each interface line. A methods pattern
-// that matches no method and a second line without methods are errors.
+// routeLines makes the route of each interface line. A second line
+// without methods is an error, and so is a methods list that matches no
+// method (see checkGlobs).
 func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []*types.Func, rs resolver) ifaceLines {
 	ils := ifaceLines{n: len(lines)}
 	for i, l := range lines {
@@ -211,11 +214,7 @@ func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []
 		switch {
 		case ok:
 			il.globs = o.Value.List
-			for i, g := range il.globs {
-				if !slices.ContainsFunc(methods, func(m *types.Func) bool { return annotation.Match(g, m.Name()) }) {
-					b.errorf(o.ItemPos(i), "methods: %q matches no method of %s", g, in.Name)
-				}
-			}
+			b.checkGlobs(in, o, methods)
 			ils.globbed = append(ils.globbed, il)
 		case slices.Contains(l.Invalid, "methods"):
 			// Its methods did not parse (an error already): it routes
@@ -228,6 +227,57 @@ func (b *builder) routeLines(in *Interface, lines []*annotation.Line, methods []
 		}
 	}
 	return ils
+}
+
+// checkGlobs checks a line's methods patterns against the interface's
+// methods. A list none of whose patterns matches a method is an error, as
+// is a plain name (no * ? or [) that names no method: both are typos. A
+// glob that matches nothing beside others that match is only a warning:
+// SPEC §2's own example routes "methods=Stock*,Quote" on an interface
+// with a Quote and no Stock method.
+func (b *builder) checkGlobs(in *Interface, o annotation.Option, methods []*types.Func) {
+	names := make([]string, len(methods))
+	for i, m := range methods {
+		names[i] = m.Name()
+	}
+	globs := o.Value.List
+	matches := func(g string) bool {
+		return slices.ContainsFunc(names, func(n string) bool { return annotation.Match(g, n) })
+	}
+	if !slices.ContainsFunc(globs, matches) {
+		if len(globs) == 1 {
+			b.errorf(o.ItemPos(0), "methods: %q matches no method of %s%s", globs[0], in.Name, nameHint(globs[0], names))
+		} else {
+			b.errorf(o.ItemPos(0), "methods: none of %s matches a method of %s", quoteAll(globs), in.Name)
+		}
+		return
+	}
+	for i, g := range globs {
+		switch {
+		case matches(g):
+		case !strings.ContainsAny(g, "*?[\\"):
+			b.errorf(o.ItemPos(i), "methods: %s has no method %s%s", in.Name, g, nameHint(g, names))
+		default:
+			b.warnf(o.ItemPos(i), "methods: %q matches no method of %s (the line routes what its other patterns match)", g, in.Name)
+		}
+	}
+}
+
+// nameHint is a did-you-mean for a method name among names, or "".
+func nameHint(name string, names []string) string {
+	if c := annotation.Closest(name, names); c != "" && c != name {
+		return fmt.Sprintf("; did you mean %s?", c)
+	}
+	return ""
+}
+
+// quoteAll is ss quoted and joined with commas.
+func quoteAll(ss []string) string {
+	q := make([]string, len(ss))
+	for i, s := range ss {
+		q[i] = strconv.Quote(s)
+	}
+	return strings.Join(q, ", ")
 }
 
 // routeMethod adds m to in with the route that guards it: its own line ml
