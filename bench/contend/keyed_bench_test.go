@@ -202,7 +202,8 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 // one symbol or one host takes all the traffic: each call counts itself
 // in its own P's lane of the key's chunk (runtime's Family.hold), so that the
 // key's cell is only read and a hot key scales like the plain wrapper.
-// Compare the speedup from 1 to 2 CPUs of each row with plain's:
+// make bench reports each row's speedup from 1 to 2 CPUs against plain's;
+// by hand:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedHotKeyParallel' -count 6 -cpu 1,2 ./contend/
 func BenchmarkKeyedHotKeyParallel(b *testing.B) {
@@ -243,8 +244,8 @@ func BenchmarkKeyedLiveKeys(b *testing.B) {
 // has been at its bound a while, as a bounded family in service is: 3n
 // other keys went through it first, and were dropped for the n that the
 // row then calls in turn. Its key tables have been rebuilt under churn,
-// tombstones and all, where BenchmarkKeyedLiveKeys's only grew. Not part
-// of make bench:
+// tombstones and all, where BenchmarkKeyedLiveKeys's only grew. make
+// bench runs it (and keeps its raw output) but does not report it:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedAtBound' -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedAtBound(b *testing.B) {

@@ -348,4 +348,19 @@ BenchmarkKeyedSuccess/int-zipf      	 1000	        35.00 ns/op	       0 B/op	   
 	assert.Contains(t, ts[4].verdict, "met, 1.50× under")       // 2 against 3
 	assert.Contains(t, ts[5].verdict, "**missed**: 1.17× over") // 3.5 against 3
 	assert.Contains(t, report{bench: r}.markdown(), "| string-zipf | 20.0 (2.00×) |")
+
+	// A run with the hot key's rows checks how they scale, before the
+	// allocations; a row without its 2-CPU sample is left out.
+	require.NoError(t, r.parse([]byte(`BenchmarkKeyedHotKeyParallel/plain 	 1000	        10.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedHotKeyParallel/plain-2	 1000	         5.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedHotKeyParallel/string	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedHotKeyParallel/string-2	 1000	        20.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedHotKeyParallel/int   	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+`)))
+	ts = report{bench: r}.keyedTargets()
+	require.Len(t, ts, 8)
+	assert.Contains(t, ts[6].name, "string key, one hot key")
+	assert.Contains(t, ts[6].measured, "**0.75** of its speedup") // (30/20)/(10/5)
+	assert.Contains(t, ts[6].verdict, "**missed**")
+	assert.Contains(t, ts[7].name, "keyed success path: 0 allocations")
 }

@@ -466,6 +466,10 @@ var (
 	keyedInt        = ref{"KeyedSuccess", "int"}
 	keyedStringZipf = ref{"KeyedSuccess", "string-zipf"}
 	keyedIntZipf    = ref{"KeyedSuccess", "int-zipf"}
+	// BenchmarkKeyedHotKeyParallel: every goroutine on one key.
+	keyedHotPlain  = ref{"KeyedHotKey", "plain"}
+	keyedHotString = ref{"KeyedHotKey", "string"}
+	keyedHotInt    = ref{"KeyedHotKey", "int"}
 )
 
 // keyedTargets: each keyed row at most 3× the plain wrapper with 10,000
@@ -490,6 +494,17 @@ func (r report) keyedTargets() []target {
 		if _, _, ok := r.bench.median("Benchmark"+k.at.sc+"/"+k.at.who, 1); ok {
 			ts = append(ts, r.boundTarget(bound{name: k.what + ", skewed traffic (Zipf): success path at most 3× the plain wrapper, 10,000 live keys",
 				a: k.at, b: keyedPlain, want: 3, atMost: true}))
+		}
+	}
+	// One hot key called from every CPU, the case a count of calls in
+	// flight in the key's own line would not scale; a run without it
+	// leaves it out.
+	for _, k := range []struct {
+		what string
+		at   ref
+	}{{"string key", keyedHotString}, {"integer key", keyedHotInt}} {
+		if _, ok := r.speedup(k.at); ok {
+			ts = append(ts, r.relScaleTarget(k.what+", one hot key called from every CPU: scales at least 0.8 of the plain wrapper's speedup", k.at, keyedHotPlain, 0.8))
 		}
 	}
 	allocs := target{name: "keyed success path: 0 allocations (issue 30)"}
