@@ -229,7 +229,7 @@ func BenchmarkKeyedHotKeyParallel(b *testing.B) {
 // touched longest ago, so a row whose keys' lines (a table slot and one
 // line of the key's route, about 80 bytes a key) fit a core's L2 pays no
 // miss, and one past it pays about one a call. Compare keyed with plain at
-// one count, in one run (not part of make bench):
+// one count, in one run (make bench runs it but does not report it):
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys' -benchmem -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedLiveKeys(b *testing.B) {
@@ -268,7 +268,7 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // in the cell (count=true, which a hot key on many CPUs cannot afford),
 // a family's per-P lanes with its checks (lanes, the floor of a family
 // that scales), and one pin with atomic adds on the lane (pinned-adds).
-// Not part of make bench:
+// make bench runs it but does not report it:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys|KeyedFloor' -benchmem -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedFloor(b *testing.B) {

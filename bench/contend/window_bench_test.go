@@ -63,7 +63,8 @@ func (c *clocked) Quote(ctx context.Context, code string) (quote.Quote, error) {
 // clock_gettime on Linux), and "now", time.Now (a wall and a monotonic
 // read). On a virtual machine whose TSC reads trap or are slowed, one read
 // costs more than the whole plain wrapper, which bounds slow and inflight
-// from below whatever the breaker does (see clock2). Not part of make bench:
+// from below whatever the breaker does (see clock2). make bench runs it
+// but does not report it:
 //
 //	cd bench && go test -run '^$' -bench 'ClockRead|WindowSuccess$/^(none|clock2)$' -count 6 -cpu 1 ./contend/
 func BenchmarkClockRead(b *testing.B) {
