@@ -15,10 +15,10 @@ import (
 // breakerimpl's, with its slow word) and the state and fails words of
 // the key's breaker. A call writes nothing here: it counts itself in
 // lines of its P's own (runtime's Family.hold), so that a key called from
-// many CPUs at once keeps its cell in all their caches. Cells of live keys lie side by side, so that a
-// family's hot lines share pages (a key's breaker and route, a kilobyte
-// and more, would spread them over a page each) and use every set of the
-// caches (TestKeyCellLine in breakerimpl). Package runtime owns every
+// many CPUs at once keeps its cell in all their caches. Cells of live keys
+// lie side by side, so that a family's hot lines share pages (a key's
+// breaker and route, a kilobyte and more, would spread them over a page
+// each) and use every set of the caches (TestKeyCellLine in breakerimpl). Package runtime owns every
 // field but Route and Slow, which package breakerimpl's KeyMaker sets.
 type KeyEntry[T any] struct {
 	Inflight atomic.Int32  // a part of the count of calls in flight (see runtime's Family.hold)
