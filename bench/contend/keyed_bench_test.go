@@ -267,7 +267,10 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // take. Its rows: no count of calls in flight (count=false), atomic adds
 // in the cell (count=true, which a hot key on many CPUs cannot afford),
 // a family's per-P lanes with its checks (lanes, the floor of a family
-// that scales), and one pin with atomic adds on the lane (pinned-adds).
+// that scales), and one pin with atomic adds on the lane (pinned-adds),
+// each with the floor's 4-byte slots; then lanes again with a family's
+// 16-byte slots (lanes-family-slots) and with 4-byte slots over dense
+// 16-byte entries (lanes-compact-slots): what the table's size costs.
 // make bench runs it but does not report it:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys|KeyedFloor' -benchmem -count 6 -cpu 1 ./contend/
@@ -276,17 +279,20 @@ func BenchmarkKeyedFloor(b *testing.B) {
 		name  string
 		count bool
 		mode  contend.FloorMode
+		table contend.FloorTable
 	}{
-		{"count=true", true, contend.InCell},
-		{"count=false", false, contend.InCell},
-		{"lanes", true, contend.Lanes},
-		{"pinned-adds", true, contend.PinnedAdds},
+		{"count=true", true, contend.InCell, contend.TagSlots},
+		{"count=false", false, contend.InCell, contend.TagSlots},
+		{"lanes", true, contend.Lanes, contend.TagSlots},
+		{"pinned-adds", true, contend.PinnedAdds, contend.TagSlots},
+		{"lanes-family-slots", true, contend.Lanes, contend.FamilySlots},
+		{"lanes-compact-slots", true, contend.Lanes, contend.CompactSlots},
 	}
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
 		for _, m := range modes {
 			c := keyedCase{fmt.Sprintf("keys=%d/%s", n, m.name), func(tb testing.TB, n int) keyedRow {
 				codes := keyCodes(n)
-				w := contend.NewKeyFloor(quote.NewUpstream(nil), codes)
+				w := contend.NewKeyFloor(quote.NewUpstream(nil), codes, m.table)
 				w.Count, w.Mode = m.count, m.mode
 				var q quote.Quoter = w
 				for _, c := range codes {

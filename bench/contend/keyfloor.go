@@ -34,13 +34,21 @@ import (
 // keep a hot key's cell unwritten: the P read once, pinned only for that
 // read, and an atomic add on its lane in and on the same lane out (no
 // fence needed), one pin instead of two but two locked instructions.
+//
+// The table that finds a key's cell is one of three (FloorTable): the
+// floor's own 4-byte slots (TagSlots), a family's 16-byte slots sized as
+// a family sizes them (FamilySlots), or 4-byte slots over a dense array
+// of a family's 16-byte entries, in the keys' order (CompactSlots): how
+// much of a keyed call at many keys is the table's size in the caches.
 type KeyFloor struct {
 	next  quote.Quoter
 	Count bool      // count calls in flight, as a family must
 	Mode  FloorMode // how to count them
+	table FloorTable
 	seed  uint64
 	mask  uint64
-	index []uint32 // tag<<20 | cell number + 1; 0 is empty
+	index []uint32    // tag<<20 | cell number + 1 (or, CompactSlots, entry number + 1); 0 is empty
+	wide  []floorSlot // FamilySlots: the slots; CompactSlots: the entries
 	cells []floorCell
 	lanes [floorLanes][]int32 // P p's counts, one per cell
 	_     [64]byte
@@ -57,6 +65,47 @@ const (
 )
 
 const floorLanes = 8
+
+// FloorTable is the table a KeyFloor finds a key's cell with.
+type FloorTable int
+
+const (
+	// TagSlots: slots of 4 bytes (a 12-bit tag and the cell's number), at
+	// most half full.
+	TagSlots FloorTable = iota
+	// FamilySlots: a family's slots of 16 bytes (the cell's pointer and
+	// the key's hash), as many as a family's table has once it grew to
+	// the keys (runtime's Family.linkLocked and rebuild): 32,768 for
+	// 10,000 keys, 512 KiB.
+	FamilySlots
+	// CompactSlots: as many slots as FamilySlots, of 4 bytes each (a
+	// 12-bit tag and an entry's number), over a dense array of entries of
+	// 16 bytes (the cell's pointer and the key's hash), one per key, in
+	// the order the keys were made: 128 KiB and 160 KiB for 10,000 keys.
+	CompactSlots
+)
+
+// floorSlot is a family's slot: the cell and the key's hash.
+type floorSlot struct {
+	c *floorCell
+	h uint64
+}
+
+// familySlots returns how many slots a family's table has once n keys
+// were made in it, none dropped: it starts at famMinSlots (8) and, when
+// one more key would make it more than half full, is rebuilt at least
+// four times as large as its keys (runtime's Family.linkLocked).
+func familySlots(n int) int {
+	size := 8
+	for k := 1; k <= n; k++ {
+		if 2*k > size {
+			for size < 4*k {
+				size *= 2
+			}
+		}
+	}
+	return size
+}
 
 type floorCell struct {
 	h        uint64
@@ -75,14 +124,30 @@ func procPin() int
 //go:linkname procUnpin runtime.procUnpin
 func procUnpin()
 
-// NewKeyFloor returns a KeyFloor for the keys codes, each called once.
-func NewKeyFloor(next quote.Quoter, codes []string) *KeyFloor {
+// NewKeyFloor returns a KeyFloor for the keys codes (fewer than 2^20),
+// found with table t.
+func NewKeyFloor(next quote.Quoter, codes []string, t FloorTable) *KeyFloor {
+	if len(codes) >= 1<<20 {
+		panic("KeyFloor: 2^20 keys or more")
+	}
 	size := 1
 	for size < 2*len(codes) {
 		size *= 2
 	}
-	w := &KeyFloor{next: next, seed: 0x9e3779b97f4a7c15, mask: uint64(size - 1),
-		index: make([]uint32, size), cells: make([]floorCell, len(codes))}
+	if t != TagSlots {
+		size = familySlots(len(codes))
+	}
+	w := &KeyFloor{next: next, table: t, seed: 0x9e3779b97f4a7c15, mask: uint64(size - 1),
+		cells: make([]floorCell, len(codes))}
+	switch t {
+	case FamilySlots:
+		w.wide = make([]floorSlot, size)
+	case CompactSlots:
+		w.wide = make([]floorSlot, len(codes))
+		fallthrough
+	default:
+		w.index = make([]uint32, size)
+	}
 	for p := range w.lanes {
 		w.lanes[p] = make([]int32, len(codes))
 	}
@@ -90,6 +155,18 @@ func NewKeyFloor(next quote.Quoter, codes []string) *KeyFloor {
 		h := w.hash(c)
 		w.cells[i].h = h
 		w.cells[i].klen = uint8(len(c))
+		if t == FamilySlots {
+			for j := h; ; j++ {
+				if s := &w.wide[j&w.mask]; s.c == nil {
+					*s = floorSlot{&w.cells[i], h}
+					break
+				}
+			}
+			continue
+		}
+		if t == CompactSlots {
+			w.wide[i] = floorSlot{&w.cells[i], h}
+		}
 		for j := h; ; j++ {
 			if w.index[j&w.mask] == 0 {
 				w.index[j&w.mask] = uint32(h>>52)<<20 | uint32(i+1)
@@ -116,6 +193,31 @@ func (w *KeyFloor) hash(s string) uint64 {
 
 func (w *KeyFloor) cell(code string) *floorCell {
 	h := w.hash(code)
+	switch w.table {
+	case FamilySlots:
+		for i := h; ; i++ {
+			s := &w.wide[i&w.mask]
+			if s.c == nil {
+				panic("KeyFloor: a key it was not made with")
+			}
+			if s.h == h && int(s.c.klen) == len(code) {
+				return s.c
+			}
+		}
+	case CompactSlots:
+		tag := uint32(h>>52) << 20
+		for i := h; ; i++ {
+			v := w.index[i&w.mask]
+			if v == 0 {
+				panic("KeyFloor: a key it was not made with")
+			}
+			if v&^(1<<20-1) == tag {
+				if s := &w.wide[v&(1<<20-1)-1]; s.h == h && int(s.c.klen) == len(code) {
+					return s.c
+				}
+			}
+		}
+	}
 	tag := uint32(h>>52) << 20
 	for i := h; ; i++ {
 		v := w.index[i&w.mask]
