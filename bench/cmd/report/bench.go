@@ -24,12 +24,27 @@ type benchResults struct {
 	samples map[string][]sample
 	order   []string // first-seen order
 	took    time.Duration
+	// aligned are the samples of alignedBench from a binary linked with
+	// alignedFlag, when it could be built.
+	aligned *benchResults
 }
+
+// alignedFlag links every function at the start of a 64-byte line (Go's
+// default on amd64 is 32 bytes). The keyed rows' string path moves by up
+// to a quarter between builds whose code did not change, with where the
+// link puts it; aligned, it does not (docs/keys.md). alignedBench is what
+// runs from that binary: serial, 1 CPU, beside the default build's rows.
+const (
+	alignedFlag  = "-ldflags=-funcalign=64"
+	alignedBench = "^BenchmarkKeyedSuccess$"
+)
 
 // runBenchmarks builds the contend test binary once and runs it o.rounds
 // times; each round runs every benchmark once at -cpu 1,2, so the rounds
 // interleave and a burst of load from elsewhere touches one sample of many
-// benchmarks instead of every sample of one.
+// benchmarks instead of every sample of one. Each round then runs
+// alignedBench from a second binary, linked with alignedFlag; a toolchain
+// whose linker has no such flag leaves those rows out.
 func runBenchmarks(o options) (benchResults, error) {
 	start := time.Now()
 	res := benchResults{samples: map[string][]sample{}}
@@ -37,24 +52,45 @@ func runBenchmarks(o options) (benchResults, error) {
 	if out, err := exec.Command("go", "test", "-c", "-o", bin, "./contend").CombinedOutput(); err != nil {
 		return res, fmt.Errorf("go test -c ./contend: %v\n%s", err, out)
 	}
-	var raw bytes.Buffer
+	abin := filepath.Join(o.raw, "contend-aligned.test")
+	if out, err := exec.Command("go", "test", "-c", alignedFlag, "-o", abin, "./contend").CombinedOutput(); err != nil {
+		fmt.Fprintf(o.log, "benchmarks: no build with %s, its rows are left out: %v\n%s", alignedFlag, err, out)
+		abin = ""
+	} else {
+		res.aligned = &benchResults{samples: map[string][]sample{}}
+	}
+	var raw, araw bytes.Buffer
 	for r := range o.rounds {
 		fmt.Fprintf(o.log, "benchmarks: round %d of %d\n", r+1, o.rounds)
-		cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", ".", "-test.benchmem",
-			"-test.benchtime", o.benchtime, "-test.cpu", "1,2", "-test.count", "1")
-		cmd.Dir = "contend"
-		out, err := cmd.CombinedOutput()
-		raw.Write(out)
-		if err != nil {
-			return res, fmt.Errorf("benchmarks, round %d: %v\n%s", r+1, err, out)
+		if err := runRound(bin, ".", "1,2", o.benchtime, &raw, &res); err != nil {
+			return res, fmt.Errorf("benchmarks, round %d: %w", r+1, err)
 		}
-		if err := res.parse(out); err != nil {
-			return res, err
+		if abin != "" {
+			if err := runRound(abin, alignedBench, "1", o.benchtime, &araw, res.aligned); err != nil {
+				return res, fmt.Errorf("benchmarks built with %s, round %d: %w", alignedFlag, r+1, err)
+			}
 		}
 	}
 	res.took = time.Since(start)
-	// The raw output, for benchstat.
+	// The raw outputs, for benchstat.
+	if err := os.WriteFile(filepath.Join(o.raw, "bench-aligned.txt"), araw.Bytes(), 0o644); err != nil {
+		return res, err
+	}
 	return res, os.WriteFile(filepath.Join(o.raw, "bench.txt"), raw.Bytes(), 0o644)
+}
+
+// runRound runs the benchmarks matching re of test binary bin once each,
+// at cpus, and adds their samples to res and their output to raw.
+func runRound(bin, re, cpus, benchtime string, raw *bytes.Buffer, res *benchResults) error {
+	cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", re, "-test.benchmem",
+		"-test.benchtime", benchtime, "-test.cpu", cpus, "-test.count", "1")
+	cmd.Dir = "contend"
+	out, err := cmd.CombinedOutput()
+	raw.Write(out)
+	if err != nil {
+		return fmt.Errorf("%v\n%s", err, out)
+	}
+	return res.parse(out)
 }
 
 // parse adds the samples of one run's output.

@@ -287,6 +287,74 @@ func (r report) keyedSection(p func(string, ...any)) {
 	p("The goals of issue 30: at most 3× the plain wrapper, 0 allocations, and a speedup from 1 CPU to 2 at least 0.8 of the plain wrapper's.\n\n")
 	r.costTargets(p, r.keyedTargets())
 	r.costTable(p, "KeyedSuccess", keyedRows, "the plain wrapper")
+	r.keyedAlignedTable(p)
+	r.keyedFloorTable(p)
+}
+
+// keyedAlignedTable: the keyed rows, serial on 1 CPU, from the default
+// build (the targets' rows) and from the build linked with alignedFlag,
+// each over its own build's plain row, when both ran.
+func (r report) keyedAlignedTable(p func(string, ...any)) {
+	a := r.bench.aligned
+	if a == nil {
+		return
+	}
+	if _, _, ok := a.median("BenchmarkKeyedSuccess/plain", 1); !ok {
+		return
+	}
+	p("The same rows, serial on 1 CPU, from a second test binary of the same code linked with `%s` (every function at the start of a 64-byte line), in the same rounds. ", alignedFlag)
+	p("How fast the keyed string path runs moves by up to a quarter with where the link puts its functions, from one build to the next, although the code did not change (docs/keys.md); aligned, it does not move, so this column is the one to compare across machines and commits. ")
+	p("The targets above are the default build's, which is what users get.\n\n")
+	p("| row | default build | `-funcalign=64` |\n| --- | ---: | ---: |\n")
+	for _, row := range keyedRows {
+		var cells []string
+		for _, b := range []benchResults{r.bench, *a} {
+			s, _, ok := b.median("BenchmarkKeyedSuccess/"+row.who, 1)
+			base, _, _ := b.median("BenchmarkKeyedSuccess/plain", 1)
+			if !ok || base.ns == 0 {
+				cells = append(cells, "–")
+				continue
+			}
+			cells = append(cells, fmt.Sprintf("%s (%s)", ns(s.ns), times(s.ns/base.ns)))
+		}
+		p("| %s | %s |\n", row.who, strings.Join(cells, " | "))
+	}
+	p("\n")
+}
+
+// keyedFloorRows are BenchmarkKeyedFloor's rows at 10,000 keys that
+// keyedFloorTable shows.
+var keyedFloorRows = []costRow{
+	{"count=false", "a key's cell found through 4-byte slots, no count of calls in flight (nothing keeps a key with a call in flight)"},
+	{"lanes", "the same, counting each call in its P's lane as a family does (pinned to the P twice a call)"},
+	{"lanes-family-slots", "the lanes row with a family's table: 16-byte slots, 32,768 of them (512 KiB)"},
+	{"lanes-compact-slots", "the lanes row with 4-byte slots over dense 16-byte entries (128 + 160 KiB)"},
+}
+
+// keyedFloorTable: BenchmarkKeyedFloor's rows at 10,000 keys, serial on
+// 1 CPU, over the plain wrapper's, when they ran.
+func (r report) keyedFloorTable(p func(string, ...any)) {
+	base, _, ok := r.bench.median("BenchmarkKeyedSuccess/plain", 1)
+	if !ok || base.ns == 0 {
+		return
+	}
+	if _, _, ok := r.bench.median("BenchmarkKeyedFloor/keys=10000/lanes", 1); !ok {
+		return
+	}
+	p("How much of the 3× any keyed wrapper of this shape needs on this machine: `contend.KeyFloor` (`bench/contend/keyfloor.go`) is a keyed wrapper with nothing but the lookup of a key's cell and, in three rows, the count of calls in flight; it has no eviction, no integer table, no routes and no slow path. ")
+	p("From `BenchmarkKeyedFloor` at 10,000 keys called in turn, serial, 1 CPU, in the same rounds, each over the plain wrapper's row above:\n\n")
+	for _, row := range keyedFloorRows {
+		p("- **%s**: %s\n", row.who, row.what)
+	}
+	p("\n| row | serial 1 CPU |\n| --- | ---: |\n")
+	for _, row := range keyedFloorRows {
+		s, _, ok := r.bench.median("BenchmarkKeyedFloor/keys=10000/"+row.who, 1)
+		if !ok {
+			continue
+		}
+		p("| %s | %s (%s) |\n", row.who, ns(s.ns), times(s.ns/base.ns))
+	}
+	p("\n")
 }
 
 // costRan says whether any row of bench ran.

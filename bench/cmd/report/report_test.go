@@ -363,4 +363,25 @@ BenchmarkKeyedHotKeyParallel/int   	 1000	        30.00 ns/op	       0 B/op	    
 	assert.Contains(t, ts[6].measured, "**0.75** of its speedup") // (30/20)/(10/5)
 	assert.Contains(t, ts[6].verdict, "**missed**")
 	assert.Contains(t, ts[7].name, "keyed success path: 0 allocations")
+
+	// Without the aligned build's rows and the floor's, neither table
+	// shows; with them, each row is over its own build's plain row.
+	md = report{bench: r}.markdown()
+	assert.NotContains(t, md, "`-funcalign=64` |")
+	assert.NotContains(t, md, "`contend.KeyFloor`")
+	r.aligned = &benchResults{samples: map[string][]sample{}}
+	require.NoError(t, r.aligned.parse([]byte(`BenchmarkKeyedSuccess/plain         	 1000	        12.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/string        	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
+`)))
+	require.NoError(t, r.parse([]byte(`BenchmarkKeyedFloor/keys=10000/count=false	 1000	        16.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedFloor/keys=10000/lanes      	 1000	        26.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedFloor/keys=1000/lanes-family-slots	 1000	        99.00 ns/op	       0 B/op	       0 allocs/op
+`)))
+	md = report{bench: r}.markdown()
+	assert.Contains(t, md, "| row | default build | `-funcalign=64` |")
+	assert.Contains(t, md, "| string | 25.0 (2.50×) | 30.0 (2.50×) |") // 25/10 and 30/12
+	assert.Contains(t, md, "| int | 40.0 (4.00×) | – |")
+	assert.Contains(t, md, "| count=false | 16.0 (1.60×) |") // over the default build's plain row
+	assert.Contains(t, md, "| lanes | 26.0 (2.60×) |")
+	assert.NotContains(t, md, "| lanes-family-slots |") // only the 1,000-key row ran
 }
