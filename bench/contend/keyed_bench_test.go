@@ -20,11 +20,16 @@ import (
 // The cost of breakers per key (SPEC §15, issue 30 point 4): the plain
 // generated wrapper (one breaker) called with 10,000 codes, beside the
 // keyed wrapper with those 10,000 keys live, keyed by a string and by an
-// integer. Every row cycles through the keys in the order they were made,
-// every key as often as the others (the worst case for the caches: each
-// call's key is the one touched longest ago), and each -zipf row through
-// a skewed order of them (zipfOrder), as real traffic comes; under
-// RunParallel each goroutine starts at its own place, as concurrent
+// integer. The string and int rows cycle through the keys in the order
+// they were made, every key as often as the others; each -zipf row calls
+// them in a skewed order (zipfOrder), as real traffic comes, and each
+// -uniform row in a random order (uniformOrder), every key as likely as
+// the others. Calls in the order the keys were made read the keys' cells
+// in the order they lie in memory, which the CPU fetches ahead, and each
+// call's key is the one touched longest ago; calls in a random order
+// find no line ahead of them: the -uniform rows are the caches' worst
+// case, and cost the most (docs/keys.md, "The order of the calls").
+// Under RunParallel each goroutine starts at its own place, as concurrent
 // requests for many keys would. Run at -cpu 1,2:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedSuccess' -benchmem -count 6 -cpu 1,2 ./contend/
@@ -85,13 +90,19 @@ func intRow(tb testing.TB, n, made int) keyedRow {
 
 func init() {
 	// The same keyed wrappers under skewed traffic: a few keys take most
-	// calls, as a few symbols, hosts or tenants do in a real service.
-	// Every key is live all the same.
-	for _, c := range keyedCases[1:3] {
-		keyedCases = append(keyedCases, keyedCase{c.name + "-zipf", func(tb testing.TB, n int) keyedRow {
-			call, order := c.make(tb, n), zipfOrder(n)
-			return func(ctx context.Context, i int) { call(ctx, order[i]) }
-		}})
+	// calls, as a few symbols, hosts or tenants do in a real service; and
+	// under traffic spread evenly, in no order. Every key is live all the
+	// same.
+	for _, o := range []struct {
+		suffix string
+		order  func(n int) []int
+	}{{"-zipf", zipfOrder}, {"-uniform", uniformOrder}} {
+		for _, c := range keyedCases[1:3] {
+			keyedCases = append(keyedCases, keyedCase{c.name + o.suffix, func(tb testing.TB, n int) keyedRow {
+				call, order := c.make(tb, n), o.order(n)
+				return func(ctx context.Context, i int) { call(ctx, order[i]) }
+			}})
+		}
 	}
 }
 
@@ -105,6 +116,17 @@ func zipfOrder(n int) []int {
 	order := make([]int, n)
 	for i := range order {
 		order[i] = int(z.Uint64())
+	}
+	return order
+}
+
+// uniformOrder is the key numbers a -uniform row calls, in turn: n draws,
+// each key as likely as any other, with a fixed seed.
+func uniformOrder(n int) []int {
+	r := rand.New(rand.NewSource(2))
+	order := make([]int, n)
+	for i := range order {
+		order[i] = r.Intn(n)
 	}
 	return order
 }
@@ -123,10 +145,22 @@ func keyIDs(n int) []int64 {
 }
 
 // keyCodes are keyIDs' decimal forms.
+//
+// Their bytes lie side by side in one buffer, in the keys' order: a
+// service's key comes in the request it serves, already in the caches,
+// and a row that reads its keys' bytes from 10,000 allocations of their
+// own, in a random order, would count a miss on each that a service does
+// not pay.
 func keyCodes(n int) []string {
-	codes := make([]string, n)
+	var buf []byte
+	ends := make([]int, n)
 	for i, id := range keyIDs(n) {
-		codes[i] = strconv.FormatInt(id, 10)
+		buf = strconv.AppendInt(buf, id, 10)
+		ends[i] = len(buf)
+	}
+	all, codes, from := string(buf), make([]string, n), 0
+	for i, end := range ends {
+		codes[i], from = all[from:end], end
 	}
 	return codes
 }
@@ -197,8 +231,8 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 	}
 }
 
-// BenchmarkKeyedHotKeyParallel is BenchmarkKeyedSuccessParallel's uniform
-// rows with every goroutine calling one key, of the 10,000 live, as when
+// BenchmarkKeyedHotKeyParallel is BenchmarkKeyedSuccessParallel's first
+// rows (plain, string, int) with every goroutine calling one key, of the 10,000 live, as when
 // one symbol or one host takes all the traffic: each call counts itself
 // in its own P's lane of the key's chunk (runtime's Family.hold), so that the
 // key's cell is only read and a hot key scales like the plain wrapper.
@@ -223,13 +257,11 @@ func BenchmarkKeyedHotKeyParallel(b *testing.B) {
 	}
 }
 
-// BenchmarkKeyedLiveKeys is BenchmarkKeyedSuccess's uniform rows (plain,
-// string, int) at 100, 1,000, 10,000 and 100,000 live keys: what a keyed
-// call costs as its keys outgrow the caches. Each call's key is the one
-// touched longest ago, so a row whose keys' lines (a table slot and one
-// line of the key's route, about 80 bytes a key) fit a core's L2 pays no
-// miss, and one past it pays about one a call. Compare keyed with plain at
-// one count, in one run (make bench runs it but does not report it):
+// BenchmarkKeyedLiveKeys is BenchmarkKeyedSuccess's first rows (plain,
+// string, int, called in the order the keys were made) at 100, 1,000,
+// 10,000 and 100,000 live keys: what a keyed call costs as its keys
+// outgrow the caches. Compare keyed with plain at one count, in one run
+// (make bench runs it but does not report it):
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys' -benchmem -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedLiveKeys(b *testing.B) {
@@ -271,7 +303,8 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // each with the floor's 4-byte slots; then lanes again with a family's
 // 16-byte slots (lanes-family-slots) and with 4-byte slots over dense
 // 16-byte entries (lanes-compact-slots): what the table's size costs.
-// make bench runs it but does not report it:
+// The rows keys=10000/uniform/... are the same at 10,000 keys called in a
+// random order. make bench reports the rows at 10,000 keys:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedLiveKeys|KeyedFloor' -benchmem -count 6 -cpu 1 ./contend/
 func BenchmarkKeyedFloor(b *testing.B) {
@@ -288,20 +321,34 @@ func BenchmarkKeyedFloor(b *testing.B) {
 		{"lanes-family-slots", true, contend.Lanes, contend.FamilySlots},
 		{"lanes-compact-slots", true, contend.Lanes, contend.CompactSlots},
 	}
+	row := func(name string, count bool, mode contend.FloorMode, table contend.FloorTable, order func(int) []int) keyedCase {
+		return keyedCase{name, func(tb testing.TB, n int) keyedRow {
+			codes := keyCodes(n)
+			w := contend.NewKeyFloor(quote.NewUpstream(nil), codes, table)
+			w.Count, w.Mode = count, mode
+			var q quote.Quoter = w
+			for _, c := range codes {
+				expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
+			}
+			if order != nil {
+				o := order(n)
+				return func(ctx context.Context, i int) { q.Quote(ctx, codes[o[i]]) }
+			}
+			return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
+		}}
+	}
 	for _, n := range []int{100, 1_000, 10_000, 100_000} {
 		for _, m := range modes {
-			c := keyedCase{fmt.Sprintf("keys=%d/%s", n, m.name), func(tb testing.TB, n int) keyedRow {
-				codes := keyCodes(n)
-				w := contend.NewKeyFloor(quote.NewUpstream(nil), codes, m.table)
-				w.Count, w.Mode = m.count, m.mode
-				var q quote.Quoter = w
-				for _, c := range codes {
-					expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
-				}
-				return func(ctx context.Context, i int) { q.Quote(ctx, codes[i]) }
-			}}
+			c := row(fmt.Sprintf("keys=%d/%s", n, m.name), m.count, m.mode, m.table, nil)
 			b.Run(c.name, func(b *testing.B) { callKeys(b, c, n) })
 		}
+	}
+	// The same rows at 10,000 keys called in a random order, as the keyed
+	// -uniform rows are: each call's key's lines are where the CPU fetched
+	// nothing ahead.
+	for _, m := range modes {
+		c := row(fmt.Sprintf("keys=%d/uniform/%s", liveKeys, m.name), m.count, m.mode, m.table, uniformOrder)
+		b.Run(c.name, func(b *testing.B) { callKeys(b, c, liveKeys) })
 	}
 }
 

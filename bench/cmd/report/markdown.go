@@ -272,6 +272,8 @@ var keyedRows = []costRow{
 	{"int", "one breaker per integer id, the 10,000 keys live, called in turn"},
 	{"string-zipf", "the string row's wrapper and keys, called in a skewed order (Zipf, s = 1.1: the key of rank k in proportion to (1+k)^-1.1), as real traffic comes: a few keys take most calls"},
 	{"int-zipf", "the int row's wrapper and keys, in the same skewed order"},
+	{"string-uniform", "the string row's wrapper and keys, called in a random order, every key as likely as any other: the caches' worst case"},
+	{"int-uniform", "the int row's wrapper and keys, in the same random order"},
 }
 
 // keyedSection: what a breaker per key costs a success (issue 30), if the
@@ -283,7 +285,8 @@ func (r report) keyedSection(p func(string, ...any)) {
 	p("## Breakers per key: cost\n\n")
 	p("The success path of a method keyed by a string and by an integer with 10,000 live keys (SPEC §15), beside the plain wrapper called with the same keys, ")
 	p("from `BenchmarkKeyedSuccess` and `BenchmarkKeyedSuccessParallel` in `bench/contend/keyed_bench_test.go` (the keyed wrapper in the generated shape, `bench/contend/keyed.go`), in the same rounds as the tables above. ")
-	p("The string and int rows cycle through the keys in the order they were made, every key as often as the others (the worst case for the caches: each call's key is the one touched longest ago); the -zipf rows call the same keys in a skewed order, as real traffic comes; under RunParallel each goroutine starts at its own place; `BenchmarkKeyedHotKeyParallel`, when it ran, has every goroutine call one key of the 10,000 instead, beside the plain wrapper doing the same. ")
+	p("The string and int rows cycle through the keys in the order they were made, every key as often as the others, so that each call reads the next key's cell in memory, which the CPU fetches ahead; the -zipf rows call the same keys in a skewed order, as real traffic comes; the -uniform rows call them in a random order, where nothing is fetched ahead: the caches' worst case (docs/keys.md, \"The order of the calls\"). ")
+	p("Under RunParallel each goroutine starts at its own place; `BenchmarkKeyedHotKeyParallel`, when it ran, has every goroutine call one key of the 10,000 instead, beside the plain wrapper doing the same. ")
 	p("The goals of issue 30: at most 3× the plain wrapper, 0 allocations, and a speedup from 1 CPU to 2 at least 0.8 of the plain wrapper's.\n\n")
 	r.costTargets(p, r.keyedTargets())
 	r.costTable(p, "KeyedSuccess", keyedRows, "the plain wrapper")
@@ -326,6 +329,7 @@ func (r report) keyedAlignedTable(p func(string, ...any)) {
 // keyedFloorTable shows.
 var keyedFloorRows = []costRow{
 	{"count=false", "a key's cell found through 4-byte slots, no count of calls in flight (nothing keeps a key with a call in flight)"},
+	{"count=true", "the same, counting each call with atomic adds in the key's cell (a hot key called from several CPUs then moves its cell's line between them on every call)"},
 	{"lanes", "the same, counting each call in its P's lane as a family does (pinned to the P twice a call)"},
 	{"lanes-family-slots", "the lanes row with a family's table: 16-byte slots, 32,768 of them (512 KiB)"},
 	{"lanes-compact-slots", "the lanes row with 4-byte slots over dense 16-byte entries (128 + 160 KiB)"},
@@ -342,17 +346,23 @@ func (r report) keyedFloorTable(p func(string, ...any)) {
 		return
 	}
 	p("How much of the 3× any keyed wrapper of this shape needs on this machine: `contend.KeyFloor` (`bench/contend/keyfloor.go`) is a keyed wrapper with nothing but the lookup of a key's cell and, in three rows, the count of calls in flight; it has no eviction, no integer table, no routes and no slow path. ")
-	p("From `BenchmarkKeyedFloor` at 10,000 keys called in turn, serial, 1 CPU, in the same rounds, each over the plain wrapper's row above:\n\n")
+	p("From `BenchmarkKeyedFloor` at 10,000 keys, called in the order they were made and in a random order (as the -uniform rows are), serial, 1 CPU, in the same rounds, each over the plain wrapper's row above:\n\n")
 	for _, row := range keyedFloorRows {
 		p("- **%s**: %s\n", row.who, row.what)
 	}
-	p("\n| row | serial 1 CPU |\n| --- | ---: |\n")
+	p("\n| row | in the keys' order | in a random order |\n| --- | ---: | ---: |\n")
 	for _, row := range keyedFloorRows {
-		s, _, ok := r.bench.median("BenchmarkKeyedFloor/keys=10000/"+row.who, 1)
-		if !ok {
-			continue
+		var cells []string
+		for _, at := range []string{"keys=10000/", "keys=10000/uniform/"} {
+			if s, _, ok := r.bench.median("BenchmarkKeyedFloor/"+at+row.who, 1); ok {
+				cells = append(cells, fmt.Sprintf("%s (%s)", ns(s.ns), times(s.ns/base.ns)))
+			} else {
+				cells = append(cells, "–")
+			}
 		}
-		p("| %s | %s (%s) |\n", row.who, ns(s.ns), times(s.ns/base.ns))
+		if cells[0] != "–" || cells[1] != "–" {
+			p("| %s | %s |\n", row.who, strings.Join(cells, " | "))
+		}
 	}
 	p("\n")
 }

@@ -338,16 +338,25 @@ BenchmarkKeyedSuccessParallel/int   	 1000	        40.00 ns/op	      16 B/op	   
 	assert.Contains(t, md, "| string | 25.0 (2.50×) |")
 	assert.NotContains(t, report{bench: benchResults{samples: map[string][]sample{}}}.markdown(), "## Breakers per key")
 
-	// A run with the skewed rows bounds them too, before the allocations.
+	// A run with the skewed rows and those in a random order bounds them
+	// too, before the allocations.
 	require.NoError(t, r.parse([]byte(`BenchmarkKeyedSuccess/string-zipf   	 1000	        20.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkKeyedSuccess/int-zipf      	 1000	        35.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/string-uniform	 1000	        50.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedSuccess/int-uniform   	 1000	        28.00 ns/op	       0 B/op	       0 allocs/op
 `)))
 	ts = report{bench: r}.keyedTargets()
-	require.Len(t, ts, 7)
+	require.Len(t, ts, 9)
 	assert.Contains(t, ts[4].name, "string key, skewed traffic (Zipf)")
 	assert.Contains(t, ts[4].verdict, "met, 1.50× under")       // 2 against 3
 	assert.Contains(t, ts[5].verdict, "**missed**: 1.17× over") // 3.5 against 3
-	assert.Contains(t, report{bench: r}.markdown(), "| string-zipf | 20.0 (2.00×) |")
+	assert.Contains(t, ts[6].name, "string key, keys in a random order")
+	assert.Contains(t, ts[6].verdict, "**missed**: 1.67× over") // 5 against 3
+	assert.Contains(t, ts[7].name, "integer key, keys in a random order")
+	assert.Contains(t, ts[7].verdict, "met, 1.07× under") // 2.8 against 3
+	md = report{bench: r}.markdown()
+	assert.Contains(t, md, "| string-zipf | 20.0 (2.00×) |")
+	assert.Contains(t, md, "| string-uniform | 50.0 (5.00×) |")
 
 	// A run with the hot key's rows checks how they scale, before the
 	// allocations; a row without its 2-CPU sample is left out.
@@ -358,11 +367,11 @@ BenchmarkKeyedHotKeyParallel/string-2	 1000	        20.00 ns/op	       0 B/op	  
 BenchmarkKeyedHotKeyParallel/int   	 1000	        30.00 ns/op	       0 B/op	       0 allocs/op
 `)))
 	ts = report{bench: r}.keyedTargets()
-	require.Len(t, ts, 8)
-	assert.Contains(t, ts[6].name, "string key, one hot key")
-	assert.Contains(t, ts[6].measured, "**0.75** of its speedup") // (30/20)/(10/5)
-	assert.Contains(t, ts[6].verdict, "**missed**")
-	assert.Contains(t, ts[7].name, "keyed success path: 0 allocations")
+	require.Len(t, ts, 10)
+	assert.Contains(t, ts[8].name, "string key, one hot key")
+	assert.Contains(t, ts[8].measured, "**0.75** of its speedup") // (30/20)/(10/5)
+	assert.Contains(t, ts[8].verdict, "**missed**")
+	assert.Contains(t, ts[9].name, "keyed success path: 0 allocations")
 
 	// Without the aligned build's rows and the floor's, neither table
 	// shows; with them, each row is over its own build's plain row.
@@ -376,12 +385,15 @@ BenchmarkKeyedSuccess/string        	 1000	        30.00 ns/op	       0 B/op	   
 	require.NoError(t, r.parse([]byte(`BenchmarkKeyedFloor/keys=10000/count=false	 1000	        16.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkKeyedFloor/keys=10000/lanes      	 1000	        26.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkKeyedFloor/keys=1000/lanes-family-slots	 1000	        99.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedFloor/keys=10000/uniform/lanes	 1000	        45.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedFloor/keys=10000/uniform/count=true	 1000	        35.00 ns/op	       0 B/op	       0 allocs/op
 `)))
 	md = report{bench: r}.markdown()
 	assert.Contains(t, md, "| row | default build | `-funcalign=64` |")
 	assert.Contains(t, md, "| string | 25.0 (2.50×) | 30.0 (2.50×) |") // 25/10 and 30/12
 	assert.Contains(t, md, "| int | 40.0 (4.00×) | – |")
-	assert.Contains(t, md, "| count=false | 16.0 (1.60×) |") // over the default build's plain row
-	assert.Contains(t, md, "| lanes | 26.0 (2.60×) |")
+	assert.Contains(t, md, "| count=false | 16.0 (1.60×) | – |") // over the default build's plain row
+	assert.Contains(t, md, "| count=true | – | 35.0 (3.50×) |")  // only the random order's row ran
+	assert.Contains(t, md, "| lanes | 26.0 (2.60×) | 45.0 (4.50×) |")
 	assert.NotContains(t, md, "| lanes-family-slots |") // only the 1,000-key row ran
 }
