@@ -345,7 +345,7 @@ func (r report) keyedFloorTable(p func(string, ...any)) {
 	if _, _, ok := r.bench.median("BenchmarkKeyedFloor/keys=10000/lanes", 1); !ok {
 		return
 	}
-	p("How much of the 3× any keyed wrapper of this shape needs on this machine: `contend.KeyFloor` (`bench/contend/keyfloor.go`) is a keyed wrapper with nothing but the lookup of a key's cell and, in three rows, the count of calls in flight; it has no eviction, no integer table, no routes and no slow path. ")
+	p("How much of the 3× any keyed wrapper of this shape needs on this machine: `contend.KeyFloor` (`bench/contend/keyfloor.go`) is a keyed wrapper with nothing but the lookup of a key's cell and, in every row but the first, the count of calls in flight; it has no eviction, no integer table, no routes and no slow path. ")
 	p("From `BenchmarkKeyedFloor` at 10,000 keys, called in the order they were made and in a random order (as the -uniform rows are), serial, 1 CPU, in the same rounds, each over the plain wrapper's row above:\n\n")
 	for _, row := range keyedFloorRows {
 		p("- **%s**: %s\n", row.who, row.what)
