@@ -299,8 +299,9 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // take. Its rows: no count of calls in flight (count=false), atomic adds
 // in the cell (count=true, which a hot key on many CPUs cannot afford),
 // a family's per-P lanes with its checks (lanes, the floor of a family
-// that scales), and one pin with atomic adds on the lane (pinned-adds),
-// each with the floor's 4-byte slots; then lanes again with a family's
+// that scales), one pin with atomic adds on the lane (pinned-adds), and
+// the P's slots of calls in flight (call-slots, see CallSlots), each with
+// the floor's 4-byte slots; then lanes again with a family's
 // 16-byte slots (lanes-family-slots) and with 4-byte slots over dense
 // 16-byte entries (lanes-compact-slots): what the table's size costs.
 // The rows keys=10000/uniform/... are the same at 10,000 keys called in a
@@ -318,6 +319,7 @@ func BenchmarkKeyedFloor(b *testing.B) {
 		{"count=false", false, contend.InCell, contend.TagSlots},
 		{"lanes", true, contend.Lanes, contend.TagSlots},
 		{"pinned-adds", true, contend.PinnedAdds, contend.TagSlots},
+		{"call-slots", true, contend.CallSlots, contend.TagSlots},
 		{"lanes-family-slots", true, contend.Lanes, contend.FamilySlots},
 		{"lanes-compact-slots", true, contend.Lanes, contend.CompactSlots},
 	}

@@ -33,7 +33,10 @@ import (
 // that scales on a hot key costs. Mode PinnedAdds is the other way to
 // keep a hot key's cell unwritten: the P read once, pinned only for that
 // read, and an atomic add on its lane in and on the same lane out (no
-// fence needed), one pin instead of two but two locked instructions.
+// fence needed), one pin instead of two but two locked instructions. Mode
+// CallSlots notes each call in one of its P's few slots of calls in
+// flight rather than in a line of its key's: one pin, a line that stays
+// in the P's caches, and an end that needs no pin (see CallSlots).
 //
 // The table that finds a key's cell is one of three (FloorTable): the
 // floor's own 4-byte slots (TagSlots), a family's 16-byte slots sized as
@@ -51,6 +54,7 @@ type KeyFloor struct {
 	wide  []floorSlot // FamilySlots: the slots; CompactSlots: the entries
 	cells []floorCell
 	lanes [floorLanes][]int32 // P p's counts, one per cell
+	calls [floorLanes]floorCallSlots
 	_     [64]byte
 	tick  atomic.Uint32 // the clock of uses
 }
@@ -62,7 +66,25 @@ const (
 	InCell     FloorMode = iota // atomic adds in the key's cell
 	Lanes                       // a family's way: the P's lane, pinned, plain stores
 	PinnedAdds                  // the P's lane, read pinned, with atomic adds
+	// CallSlots: the P's slots of calls in flight, a few lines of the P's
+	// own that every call of the P uses, whatever its key: a call pinned
+	// to its P writes its key's cell into a free slot (a plain store) and
+	// ends by clearing it, unpinned, wherever it ends (only the call
+	// clears its slot, only the P's pinned goroutine fills a clear one);
+	// the family would scan every P's slots for a key. No line of the
+	// key's own is written, and no lane a key.
+	CallSlots
 )
+
+// floorCallSlots are a P's slots of calls in flight, with the next one
+// to look at, on lines of their own.
+type floorCallSlots struct {
+	next uint32
+	_    [60]byte
+	s    [floorSlotN]uintptr
+}
+
+const floorSlotN = 64
 
 const floorLanes = 8
 
@@ -255,6 +277,21 @@ func (w *KeyFloor) in(c *floorCell) int {
 		p = procPin() & (floorLanes - 1)
 		procUnpin()
 		atomic.AddInt32(&w.lanes[p][w.cellNo(c)], 1)
+	case CallSlots:
+		cs := &w.calls[procPin()&(floorLanes-1)]
+		j := cs.next
+		for cs.s[j%floorSlotN] != 0 {
+			if j++; j-cs.next == floorSlotN {
+				panic("KeyFloor: a P's call slots are full") // a family would count in the cell
+			}
+		}
+		cs.s[j%floorSlotN] = uintptr(unsafe.Pointer(c))
+		cs.next = j + 1
+		if c.dead.Load() != 0 {
+			panic("KeyFloor drops no key")
+		}
+		procUnpin()
+		p = int(uintptr(unsafe.Pointer(&cs.s[j%floorSlotN])) - uintptr(unsafe.Pointer(&w.calls[0].s[0])))
 	}
 	if c.dead.Load() != 0 {
 		panic("KeyFloor drops no key")
@@ -277,6 +314,8 @@ func (w *KeyFloor) out(c *floorCell, p int) {
 		procUnpin()
 	case PinnedAdds:
 		atomic.AddInt32(&w.lanes[p][w.cellNo(c)], -1)
+	case CallSlots:
+		*(*uintptr)(unsafe.Add(unsafe.Pointer(&w.calls[0].s[0]), p)) = 0
 	}
 }
 
@@ -313,6 +352,13 @@ func (w *KeyFloor) InFlight(code string) int32 {
 	n := c.inflight.Load()
 	for p := range w.lanes {
 		n += atomic.LoadInt32(&w.lanes[p][w.cellNo(c)])
+	}
+	for p := range w.calls {
+		for j := range w.calls[p].s {
+			if atomic.LoadUintptr(&w.calls[p].s[j]) == uintptr(unsafe.Pointer(c)) {
+				n++
+			}
+		}
 	}
 	return n
 }

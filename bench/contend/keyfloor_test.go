@@ -19,7 +19,7 @@ func (f quoterFunc) Quote(ctx context.Context, code string) (quote.Quote, error)
 // BenchmarkKeyedFloor's rows each do the work they are named for.
 func TestKeyFloorCounts(t *testing.T) {
 	for _, tb := range []contend.FloorTable{contend.TagSlots, contend.FamilySlots, contend.CompactSlots} {
-		for _, m := range []contend.FloorMode{contend.InCell, contend.Lanes, contend.PinnedAdds} {
+		for _, m := range []contend.FloorMode{contend.InCell, contend.Lanes, contend.PinnedAdds, contend.CallSlots} {
 			testKeyFloorCounts(t, tb, m)
 		}
 	}
