@@ -77,7 +77,8 @@ const (
 )
 
 // floorCallSlots are a P's slots of calls in flight, with the next one
-// to look at, on lines of their own.
+// to look at: 576 bytes a P, so that the Ps' slots share no line but at
+// their ends (the floor's rows run on one CPU).
 type floorCallSlots struct {
 	next uint32
 	_    [60]byte
@@ -254,8 +255,9 @@ func (w *KeyFloor) cell(code string) *floorCell {
 	}
 }
 
-// in counts a call in flight on c as its Mode says, and returns the lane
-// PinnedAdds counted in (out takes it back there).
+// in counts a call in flight on c as its Mode says, and returns what out
+// needs to end it: the lane PinnedAdds counted in, or where CallSlots'
+// slot is (its offset from the first P's first slot).
 //
 //go:norace
 func (w *KeyFloor) in(c *floorCell) int {
@@ -302,7 +304,7 @@ func (w *KeyFloor) in(c *floorCell) int {
 	return p
 }
 
-// out ends a call that in counted in lane p.
+// out ends a call that in counted, with what in returned.
 //
 //go:norace
 func (w *KeyFloor) out(c *floorCell, p int) {
