@@ -1,90 +1,37 @@
 package contend
 
 import (
-	"context"
 	"time"
 
 	"github.com/breakergen/breakergen/bench/quote"
 	"github.com/breakergen/breakergen/runtime"
-	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
-// The keyed rows (SPEC §15, issue 30): quote.Quoter with one breaker per
-// key, in the shape breakergen generates for `key=code` (a string key) and
-// for a method keyed by an integer parameter. Until the generator emits
-// keyed wrappers into bench/quote, these mirror that shape by hand, like
-// Floor mirrors the plain wrapper: when the generated keyed shape changes,
-// change these with it.
+// The keyed rows (SPEC §15, issue 30) call what breakergen generates for
+// `key=code` (a string key) and for `key=id` (an integer key):
+// quote.KeyedQuoterBreaker and quote.IDQuoterBreaker, from the
+// annotations in bench/quote. A generated wrapper's family has the
+// annotation's bound (`keys`, 1000 when none is given); a family made by
+// hand before it, with the same name on the same registry, is the
+// wrapper's family, its bound kept (breakerimpl.NewFamily), which is how
+// the rows size theirs.
 
-// KeyedQuoter is a Quoter with one breaker per code, "quotes/<code>".
-type KeyedQuoter struct {
-	next   quote.Quoter
-	family *breakerimpl.Family
+// NewKeyedQuoter returns the generated wrapper keyed by code over next,
+// with at most keys live keys, and its family.
+func NewKeyedQuoter(next quote.KeyedQuoter, reg *runtime.Registry, keys int) (*quote.KeyedQuoterBreaker, *runtime.Family) {
+	f := keyedFamily(reg, "keyed", keys)
+	return quote.NewKeyedQuoterBreaker(next, reg), f
 }
 
-// NewKeyedQuoter returns next keyed by code, with at most keys live keys.
-func NewKeyedQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *KeyedQuoter {
-	return &KeyedQuoter{next: next, family: keyedFamily(next, reg, keys)}
+// NewKeyedIDQuoter returns the generated wrapper keyed by id over next,
+// with at most keys live keys, and its family.
+func NewKeyedIDQuoter(next quote.IDQuoter, reg *runtime.Registry, keys int) (*quote.IDQuoterBreaker, *runtime.Family) {
+	f := keyedFamily(reg, "keyedids", keys)
+	return quote.NewIDQuoterBreaker(next, reg), f
 }
 
-// Quote implements quote.Quoter.
-func (w *KeyedQuoter) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
-	k := w.family.Key(code)
-	call, ok := k.EnterFast()
-	if !ok {
-		if err = k.Refusal(call); err != nil {
-			return
-		}
-		if call, err = k.Enter(ctx); err != nil {
-			return
-		}
-	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
-	err = breakerimpl.PanicGuard // stays only if the call panics
-	return w.next.Quote(ctx, code)
-}
-
-// Live returns how many keys are live.
-func (w *KeyedQuoter) Live() int { return w.family.Runtime().Len() }
-
-// IDQuoter is the quote call keyed by an integer: the instrument's id.
-type IDQuoter interface {
-	QuoteID(ctx context.Context, id int64) (quote.Quote, error)
-}
-
-// KeyedIDQuoter is an IDQuoter with one breaker per id, "quotes/<id>",
-// calling next with a fixed code.
-type KeyedIDQuoter struct {
-	next   quote.Quoter
-	family *breakerimpl.Family
-}
-
-// NewKeyedIDQuoter returns next keyed by id, with at most keys live keys.
-func NewKeyedIDQuoter(next quote.Quoter, reg *runtime.Registry, keys int) *KeyedIDQuoter {
-	return &KeyedIDQuoter{next: next, family: keyedFamily(next, reg, keys)}
-}
-
-// QuoteID implements IDQuoter.
-func (w *KeyedIDQuoter) QuoteID(ctx context.Context, id int64) (_ quote.Quote, err error) {
-	k := w.family.KeyInt(id)
-	call, ok := k.EnterFast()
-	if !ok {
-		if err = k.Refusal(call); err != nil {
-			return
-		}
-		if call, err = k.Enter(ctx); err != nil {
-			return
-		}
-	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
-	err = breakerimpl.PanicGuard // stays only if the call panics
-	return w.next.Quote(ctx, "600519")
-}
-
-// Live returns how many keys are live.
-func (w *KeyedIDQuoter) Live() int { return w.family.Runtime().Len() }
-
-func keyedFamily(next quote.Quoter, reg *runtime.Registry, keys int) *breakerimpl.Family {
-	return breakerimpl.NewFamily(reg, next, breakerimpl.RouteConfig{
-		Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: time.Hour}}, keys, 0)
+// keyedFamily makes the family name on reg with the settings of its
+// annotation in bench/quote and a bound of keys, before the wrapper does.
+func keyedFamily(reg *runtime.Registry, name string, keys int) *runtime.Family {
+	return reg.Family(runtime.Config{Name: name, FailureThreshold: 5, ResetTimeout: time.Hour}, runtime.FamilyConfig{Keys: keys})
 }

@@ -70,26 +70,26 @@ var keyedCases = []keyedCase{
 // bytes (stringsInOrder), which the family hashes and the plain wrapper
 // never reads.
 func stringRow(tb testing.TB, n, made int, order []int) keyedRow {
-	w := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-	var q quote.Quoter = w
+	w, fam := contend.NewKeyedQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+	var q quote.KeyedQuoter = w
 	codes := keyCodes(made)
 	for _, c := range codes {
 		expectSuccessOf(tb, func() error { _, err := q.Quote(context.Background(), c); return err })
 	}
-	checkLive(tb, w.Live(), n)
+	checkLive(tb, fam.Len(), n)
 	calls := stringsInOrder(codes[made-n:], order)
 	return func(ctx context.Context, i int) { q.Quote(ctx, calls[i]) }
 }
 
 // intRow is stringRow for the wrapper keyed by an integer.
 func intRow(tb testing.TB, n, made int, order []int) keyedRow {
-	w := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
-	var q contend.IDQuoter = w
+	w, fam := contend.NewKeyedIDQuoter(quote.NewUpstream(nil), keyedRegistry(), n)
+	var q quote.IDQuoter = w
 	ids := keyIDs(made)
 	for _, id := range ids {
 		expectSuccessOf(tb, func() error { _, err := q.QuoteID(context.Background(), id); return err })
 	}
-	checkLive(tb, w.Live(), n)
+	checkLive(tb, fam.Len(), n)
 	calls := inOrder(ids[made-n:], order)
 	return func(ctx context.Context, i int) { q.QuoteID(ctx, calls[i]) }
 }

@@ -36,3 +36,20 @@ type LimitedQuoter interface {
 type HedgedQuoter interface {
 	Quote(ctx context.Context, code string) (Quote, error)
 }
+
+// KeyedQuoter is a Quoter with one breaker per code ("keyed/<code>",
+// SPEC §15), for the keyed rows of issue 30. The benchmark sizes its
+// family by making it first (runtime.Registry.Family).
+//
+//breaker:name=keyed threshold=5 reset=1h key=code
+type KeyedQuoter interface {
+	Quote(ctx context.Context, code string) (Quote, error)
+}
+
+// IDQuoter is the quote call keyed by an integer, the instrument's id:
+// one breaker per id ("keyedids/<id>").
+//
+//breaker:name=keyedids threshold=5 reset=1h key=id
+type IDQuoter interface {
+	QuoteID(ctx context.Context, id int64) (Quote, error)
+}

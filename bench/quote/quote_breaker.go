@@ -123,6 +123,91 @@ func (c *HedgedQuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call,
 	return impl.Quote(ctx, code)
 }
 
+// IDQuoterBreaker is an IDQuoter whose methods go through circuit breakers:
+//
+//   - QuoteID: breakers "keyedids/<id>", one per id (at most 1000 keys live)
+//
+// Create it with NewIDQuoterBreaker; the zero value is not usable. It is safe
+// for concurrent use when the wrapped IDQuoter is.
+type IDQuoterBreaker struct {
+	next     IDQuoter
+	keyedids *breakerimpl.Family
+}
+
+// NewIDQuoterBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
+func NewIDQuoterBreaker(next IDQuoter, reg *runtime.Registry) *IDQuoterBreaker {
+	return &IDQuoterBreaker{
+		next: next,
+		keyedids: breakerimpl.NewFamily(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "keyedids", FailureThreshold: 5, ResetTimeout: time.Hour},
+		}, runtime.DefaultFamilyKeys, 0),
+	}
+}
+
+var _ IDQuoter = (*IDQuoterBreaker)(nil)
+
+// QuoteID calls next.QuoteID through breaker "keyedids/<id>", keyed: each id
+// has a breaker of its own in the family "keyedids".
+func (w *IDQuoterBreaker) QuoteID(ctx context.Context, id int64) (_ Quote, err error) {
+	k := w.keyedids.KeyInt(id)
+	call, ok := k.EnterFast()
+	if !ok {
+		if err = k.Refusal(call); err != nil {
+			return
+		}
+		if call, err = k.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.QuoteID(ctx, id)
+}
+
+// KeyedQuoterBreaker is a KeyedQuoter whose methods go through circuit
+// breakers:
+//
+//   - Quote: breakers "keyed/<code>", one per code (at most 1000 keys live)
+//
+// Create it with NewKeyedQuoterBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped KeyedQuoter is.
+type KeyedQuoterBreaker struct {
+	next  KeyedQuoter
+	keyed *breakerimpl.Family
+}
+
+// NewKeyedQuoterBreaker wraps next; breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil.
+func NewKeyedQuoterBreaker(next KeyedQuoter, reg *runtime.Registry) *KeyedQuoterBreaker {
+	return &KeyedQuoterBreaker{
+		next: next,
+		keyed: breakerimpl.NewFamily(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "keyed", FailureThreshold: 5, ResetTimeout: time.Hour},
+		}, runtime.DefaultFamilyKeys, 0),
+	}
+}
+
+var _ KeyedQuoter = (*KeyedQuoterBreaker)(nil)
+
+// Quote calls next.Quote through breaker "keyed/<code>", keyed: each code has
+// a breaker of its own in the family "keyed".
+func (w *KeyedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err error) {
+	k := w.keyed.Key(code)
+	call, ok := k.EnterFast()
+	if !ok {
+		if err = k.Refusal(call); err != nil {
+			return
+		}
+		if call, err = k.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Quote(ctx, code)
+}
+
 // LimitedQuoterBreaker is a LimitedQuoter whose methods go through circuit
 // breakers:
 //

@@ -284,7 +284,7 @@ func (r report) keyedSection(p func(string, ...any)) {
 	}
 	p("## Breakers per key: cost\n\n")
 	p("The success path of a method keyed by a string and by an integer with 10,000 live keys (SPEC §15), beside the plain wrapper called with the same keys, ")
-	p("from `BenchmarkKeyedSuccess` and `BenchmarkKeyedSuccessParallel` in `bench/contend/keyed_bench_test.go` (the keyed wrapper in the generated shape, `bench/contend/keyed.go`), in the same rounds as the tables above. ")
+	p("from `BenchmarkKeyedSuccess` and `BenchmarkKeyedSuccessParallel` in `bench/contend/keyed_bench_test.go` (the wrappers breakergen generates for `key=code` and `key=id`, `quote.KeyedQuoterBreaker` and `quote.IDQuoterBreaker`), in the same rounds as the tables above. ")
 	p("The string and int rows cycle through the keys in the order they were made, every key as often as the others, so that each call reads the next key's cell in memory, which the CPU fetches ahead; the -zipf rows call the same keys in a skewed order, as real traffic comes; the -uniform rows call them in a random order, where nothing is fetched ahead: the caches' worst case (docs/keys.md, \"The order of the calls\"). ")
 	p("Under RunParallel each goroutine starts at its own place; `BenchmarkKeyedHotKeyParallel`, when it ran, has every goroutine call one key of the 10,000 instead, beside the plain wrapper doing the same. ")
 	p("The goals of issue 30: at most 3× the plain wrapper, 0 allocations, and a speedup from 1 CPU to 2 at least 0.8 of the plain wrapper's.\n\n")
