@@ -32,6 +32,9 @@ func NewKeyedIDQuoter(next quote.IDQuoter, reg *runtime.Registry, keys int) (*qu
 
 // keyedFamily makes the family name on reg with the settings of its
 // annotation in bench/quote and a bound of keys, before the wrapper does.
+// Change them with the annotation: the family keeps the first settings it
+// is given, and the registry's warning that the wrapper's differ goes to
+// the rows' discarded log (keyedRegistry).
 func keyedFamily(reg *runtime.Registry, name string, keys int) *runtime.Family {
 	return reg.Family(runtime.Config{Name: name, FailureThreshold: 5, ResetTimeout: time.Hour}, runtime.FamilyConfig{Keys: keys})
 }
