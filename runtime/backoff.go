@@ -45,11 +45,15 @@ func (b *Breaker) reopenLocked(reason string, err error) (string, time.Duration)
 		return reason, b.jitterLocked(b.cfg().ResetTimeout)
 	}
 	n := b.failedProbes + 1 // this one included
-	d := b.cfg().ResetTimeout
-	for i := 0; i < n && d < b.cfg().ResetMax; i++ {
+	d, most := b.cfg().ResetTimeout, b.cfg().ResetMax
+	for i := 0; i < n && d < most; i++ {
+		if d > most/2 { // doubling would pass the cap, or overflow
+			d = most
+			break
+		}
 		d *= 2
 	}
-	d = b.jitterLocked(min(d, b.cfg().ResetMax))
+	d = b.jitterLocked(min(d, most))
 	if isCooldown && cd > d {
 		return cdReason, cd
 	}

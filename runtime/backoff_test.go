@@ -3,6 +3,7 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -49,6 +50,32 @@ func TestResetBacksOff(t *testing.T) {
 	require.ErrorIs(t, b.Do(ctx, fail), down)
 	st = b.Stats()
 	assert.Equal(t, time.Minute, st.NextProbe.Sub(st.OpenedAt), "and the doubling starts over")
+}
+
+// TestResetBackoffNeverOverflows: with a cap near the largest Duration,
+// doubling the period stops at the cap rather than wrapping to a negative
+// or zero period, which reopened the breaker for no time at all, so that
+// it probed again at once.
+func TestResetBackoffNeverOverflows(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	most := time.Duration(math.MaxInt64)
+	b := reg.Breaker(runtime.Config{Name: "q", FailureThreshold: 1, ResetTimeout: time.Millisecond, ResetMax: most})
+	ctx := context.Background()
+	fail := func(context.Context) error { return errors.New("down") }
+	require.Error(t, b.Do(ctx, fail))
+	last := time.Millisecond
+	for i := range 70 {
+		st := b.Stats()
+		clk.Advance(st.NextProbe.Sub(clk.Now()))
+		require.Equal(t, runtime.HalfOpen, b.State(), "probe %d", i+2)
+		require.Error(t, b.Do(ctx, fail))
+		st = b.Stats()
+		d := st.NextProbe.Sub(st.OpenedAt)
+		require.GreaterOrEqual(t, d, last, "failed probe %d: the period went from %s to %s", i+1, last, d)
+		last = d
+	}
+	assert.Equal(t, most, last, "70 doublings of 1ms reach the cap")
+	assert.Equal(t, runtime.Open, b.State())
 }
 
 // TestResetBackoffCooldownWinsWhenLonger: a Retry-After longer than the
