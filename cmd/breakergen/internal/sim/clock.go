@@ -32,6 +32,9 @@ func (c *clock) AfterFunc(d time.Duration, f func()) runtime.Timer {
 	defer c.mu.Unlock()
 	c.seq++
 	t := &timer{c: c, when: c.now + max(d, 0), seq: c.seq, f: f}
+	if t.when < c.now { // past the end of time.Duration: it never fires
+		return t
+	}
 	heap.Push(&c.timers, t)
 	return t
 }

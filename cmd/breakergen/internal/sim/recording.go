@@ -8,6 +8,7 @@ import (
 	"bufio"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -181,6 +182,9 @@ func parseLine(line string) (Call, string, error) {
 	dur, err2 := strconv.ParseInt(f[1], 10, 64)
 	if err1 != nil || err2 != nil || start < 0 || dur < 0 {
 		return c, "", fmt.Errorf("want a start and a duration in ns, got %q %q", f[0], f[1])
+	}
+	if start > math.MaxInt64-dur {
+		return c, "", fmt.Errorf("the call ends past the last instant a recording can hold (%d ns after its start), got %q %q", int64(math.MaxInt64), f[0], f[1])
 	}
 	c.Start, c.Dur = time.Duration(start), time.Duration(dur)
 	cls, retry, hasRetry := strings.Cut(f[2], "/")

@@ -3,6 +3,7 @@ package sim
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -69,8 +70,9 @@ func TestReadErrorsNameTheLine(t *testing.T) {
 		head + "1 2 success\n":              "recording:2: want START DURATION CLASS NAME",
 		head + "1 -2 success tdx\n":         "recording:2: want a start and a duration in ns",
 		head + "1 2 sucess tdx\n":           `recording:2: unknown class "sucess"`,
-		head + "1 2 success/5 tdx\n":        "recording:2: bad cooldown",
-		head + "# end dropped=x\n":          `recording:2: bad dropped count "x"`,
+		head + "9223372036854775806 2 success tdx\n":                      "recording:2: the call ends past the last instant",
+		head + "1 2 success/5 tdx\n":                                      "recording:2: bad cooldown",
+		head + "# end dropped=x\n":                                        `recording:2: bad dropped count "x"`,
 		"breakergen-recording v1 start=2026-03-02T09:30:00Z sample=0.1\n": "only complete recordings",
 	} {
 		_, err := Read(strings.NewReader(text))
@@ -154,6 +156,21 @@ func TestReplayCooldown(t *testing.T) {
 	assert.Equal(t, 1, res.Trips, "a failure asking for a cooldown trips at once")
 	assert.Equal(t, 1, res.Refused)
 	assert.Contains(t, res.FirstReason, "retry after 5s")
+}
+
+// TestReplayAtTheEndOfTime: a call recorded at the last instant a
+// recording can hold still replays, and the timers the breaker arms past
+// that instant (here its OPEN period, and the reclaim of the probe the
+// last call is) never fire rather than wrap around to the past, where
+// they fired and were armed again without end.
+func TestReplayAtTheEndOfTime(t *testing.T) {
+	rec := mustRead(t, head+"0 1 failure tdx\n9223372036854775000 807 failure tdx\n")
+	res := Replay(rec, mustCandidate(t, "tdx:threshold=1 reset=1h..2562047h"), Options{Outage: 1})
+	assert.Equal(t, 2, res.Calls)
+	assert.Equal(t, []Band{
+		{0, runtime.Closed}, {1, runtime.Open}, {time.Hour + 1, runtime.HalfOpen},
+		{math.MaxInt64, runtime.Open}, // the probe, which ends at the last instant, failed
+	}, res.Bands)
 }
 
 // TestReportIsDeterministic replays a recording with jitter, whose draws
