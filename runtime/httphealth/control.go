@@ -93,6 +93,9 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 		h.writeError(w, r, http.StatusNotFound, fmt.Sprintf("no breaker called %q", name))
 		return
 	}
+	if r.Body == nil { // a server never passes nil, a handler's caller may
+		r.Body = http.NoBody
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
 	if err := r.ParseForm(); err != nil {
 		status := http.StatusBadRequest

@@ -145,6 +145,16 @@ func TestControlRefusals(t *testing.T) {
 	rec = f.control("POST", path, &big)
 	assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code)
 
+	// A request with no body at all, as a handler's caller (not a
+	// server) may send: no reason, not a panic.
+	req := httptest.NewRequest("POST", path, nil)
+	req.Header.Set("Authorization", token)
+	req.Body = nil
+	rec = httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	assert.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, errorOf(t, rec), "a reason is required")
+
 	assert.Equal(t, runtime.Closed, em.State(), "nothing changed")
 	assert.Empty(t, f.reg.Events(0))
 
