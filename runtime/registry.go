@@ -28,7 +28,7 @@ type Registry struct {
 	draw        func() float64 // the throttles' random draws, in [0, 1); see WithRand
 	classifiers map[string]classifier
 	noEnv       bool
-	env, code   map[string]override     // run-time settings by envName
+	env, code   map[string]override     // run-time settings: env by envName, code by name
 	share       atomic.Pointer[sharing] // the fleet's Sharer (see Registry.Share)
 	optWarns    []string                // what options ignored, logged once they are all applied
 	recordTo    io.Writer               // WithRecorder's writer, nil when not recording
@@ -273,7 +273,7 @@ func (r *Registry) Breakers() []*Breaker {
 // win, as for [Registry.Breaker]. A rate that is not a positive number means
 // no limit; a burst below 1 is 1.
 func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
-	s := r.settingsOf(envName(name), Config{Name: name}, rate, burst)
+	s := r.settingsOf(name, Config{Name: name}, rate, burst)
 	return r.limiter(name, s.rate, s.burst)
 }
 

@@ -124,7 +124,8 @@ func envName(name string) string {
 }
 
 // WithConfig overrides the settings of the breakers named by each cfg's
-// Name, whatever the annotations say; zero fields keep the lower layer's
+// Name (exactly: "a-b" is not "a_b", though the two share environment
+// variables), whatever the annotations say; zero fields keep the lower layer's
 // value (the environment's, then the annotation's), except that
 // WindowCalls and WindowPeriod are one setting: a cfg that sets either
 // replaces the lower layer's window, so WindowPeriod: time.Minute turns an
@@ -140,15 +141,15 @@ func WithConfig(cfgs ...Config) Option {
 				r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithConfig's Config %d: it has no Name, so it overrides no breaker (%+v)", i, c))
 				continue
 			}
-			k := envName(c.Name)
-			o := r.code[k]
+			o := r.code[c.Name]
 			o.cfg = override{cfg: c}.apply(o.cfg)
-			r.code[k] = o
+			r.code[c.Name] = o
 		}
 	}
 }
 
-// WithRateLimit overrides the limiter of the breaker called name: rate
+// WithRateLimit overrides the limiter of the breaker called name (exactly,
+// as WithConfig's Name): rate
 // tokens per second with the given burst. It may also limit a name that the
 // annotations left unlimited. A rate that is not a positive number, or an
 // empty name, is ignored, and NewRegistry logs a warning saying so.
@@ -158,10 +159,9 @@ func WithRateLimit(name string, rate float64, burst int) Option {
 			r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithRateLimit(%q, %v, %d): want a breaker's name and a positive number of tokens per second", name, rate, burst))
 			return
 		}
-		k := envName(name)
-		o := r.code[k]
+		o := r.code[name]
 		o.rate, o.burst = rate, max(burst, 1)
-		r.code[k] = o
+		r.code[name] = o
 	}
 }
 
@@ -343,12 +343,14 @@ func normRate(rate float64, burst int) (float64, int) {
 // burst and the registry's run-time layers.
 func (r *Registry) settings(cfg Config, rate float64, burst int) settings {
 	cfg.Name = cmp.Or(cfg.Name, "default")
-	return r.settingsOf(envName(cfg.Name), cfg, rate, burst)
+	return r.settingsOf(cfg.Name, cfg, rate, burst)
 }
 
-// settingsOf is settings with the layers of the environment name k.
-func (r *Registry) settingsOf(k string, cfg Config, rate float64, burst int) settings {
-	return resolve(cfg, rate, burst, r.env[k], r.code[k])
+// settingsOf is settings with the layers of the breaker called name: the
+// code's by that name exactly, the environment's by its envName (which
+// "a-b" and "a_b" share, as SPEC §5 says of the variables alone).
+func (r *Registry) settingsOf(name string, cfg Config, rate float64, burst int) settings {
+	return resolve(cfg, rate, burst, r.env[envName(name)], r.code[name])
 }
 
 // environ is replaced in tests.

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -50,6 +51,30 @@ func TestRunTimeSettings(t *testing.T) {
 
 	quiet := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
 	assert.Equal(t, 5, quiet.Breaker(runtime.Config{Name: "eastmoney"}).Config().FailureThreshold)
+}
+
+// TestWithConfigNamesOneBreaker: WithConfig and WithRateLimit override
+// the breaker of that name exactly; "a-b" and "a_b" share only their
+// environment variables (SPEC §5), which the code layer is not.
+func TestWithConfigNamesOneBreaker(t *testing.T) {
+	restore := runtime.SetEnviron([]string{"BREAKER_A_B_HALFOPEN=3"})
+	defer restore()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()),
+		runtime.WithConfig(runtime.Config{Name: "a-b", FailureThreshold: 2}),
+		runtime.WithRateLimit("a.b", 1, 1))
+	ab := reg.Breaker(runtime.Config{Name: "a-b", FailureThreshold: 5})
+	assert.Equal(t, 2, ab.Config().FailureThreshold, "its own WithConfig")
+	for _, name := range []string{"a_b", "a:b", "A-B"} {
+		other := reg.Breaker(runtime.Config{Name: name, FailureThreshold: 5})
+		assert.Equal(t, 5, other.Config().FailureThreshold, "%s: a-b's WithConfig is not its", name)
+		assert.Equal(t, 3, other.Config().HalfOpenMax, "%s: the environment's variables are shared", name)
+	}
+	rate, _ := reg.Limiter("a.b", 0, 0).Rate()
+	assert.Equal(t, 1.0, rate, "WithRateLimit's own name")
+	for _, name := range []string{"a-b", "a_b"} {
+		rate, _ := reg.Limiter(name, 0, 0).Rate()
+		assert.True(t, math.IsInf(rate, 1), "%s: a.b's rate limit is not its (rate %v)", name, rate)
+	}
 }
 
 // TestWindowLoadSettings: the settings of SPEC sections 8 and 9 go through
