@@ -244,10 +244,10 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 	}
 	if s.Window != "" {
 		out.WindowCalls, out.WindowFailures, out.WindowSlow = &s.WindowCalls, &s.WindowFailures, &s.WindowSlow
+		// Every field SPEC §8 lists, whenever there is a window: a rate
+		// with no threshold (no SlowCall) shows as 0 with a threshold of 0.
 		out.FailureRate, out.FailureRateThreshold = &s.FailureRate, &s.FailureRateThreshold
-		if s.SlowRateThreshold > 0 || s.SlowRate > 0 { // with SlowCall
-			out.SlowRate, out.SlowRateThreshold = &s.SlowRate, &s.SlowRateThreshold
-		}
+		out.SlowRate, out.SlowRateThreshold = &s.SlowRate, &s.SlowRateThreshold
 	}
 	if s.InFlightSeconds > 0 || s.Concurrency > 0 || s.InFlight != 0 {
 		out.InFlight = &s.InFlight

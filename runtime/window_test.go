@@ -496,7 +496,9 @@ func TestStatsJSONShowsTheWindow(t *testing.T) {
 	}
 	assert.Equal(t, 0.0, win["window_calls"])
 	assert.Equal(t, 0.5, win["failure_rate_threshold"])
-	assert.NotContains(t, win, "slow_rate")
+	for _, k := range slowKeys { // SPEC §8 lists them with the window's
+		assert.Equal(t, 0.0, win[k], "%s with a window and no slow", k)
+	}
 	assert.NotContains(t, win, "in_flight")
 
 	slow := decoded.Breakers[2]
