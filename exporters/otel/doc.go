@@ -27,8 +27,9 @@
 //
 // circuitbreaker.name and circuitbreaker.state are the attributes of
 // OpenTelemetry's circuit-breaker semantic convention proposal; states are
-// closed, half_open and open, and an operator's isolated and bypassed, as
-// in the Prometheus exporter. Outcomes are
+// closed, half_open and open, each observed (1 for the current one, 0 for
+// the two others), and an operator's isolated and bypassed, observed only
+// while the breaker is in that mode, as in the Prometheus exporter. Outcomes are
 // success, failure, ignored (the caller's own cancel), rejected,
 // rate_limited, throttled, bulkhead_full and injected (a fault injected by
 // the settings, runtime.ErrInjected: not in failure), disjoint. Chain kinds are

@@ -42,6 +42,4 @@ func ExampleRegister() {
 	// breakergen.breaker.state closed 0
 	// breakergen.breaker.state half_open 0
 	// breakergen.breaker.state open 1
-	// breakergen.breaker.state isolated 0
-	// breakergen.breaker.state bypassed 0
 }

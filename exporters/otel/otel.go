@@ -181,6 +181,9 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config) {
 	name := nameKey.String(st.Name)
 	for _, s := range states {
+		if s != st.State && (s == runtime.Isolated || s == runtime.Bypassed) {
+			continue // an operator's mode shows only while the breaker is in it
+		}
 		var v int64
 		if s == st.State {
 			v = 1

@@ -252,6 +252,8 @@ func TestRegisterObservesOperatorModes(t *testing.T) {
 	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=em,circuitbreaker.state=isolated}"])
 	assert.Equal(t, point{"gauge", 0}, got["breakergen.breaker.state{circuitbreaker.name=em,circuitbreaker.state=closed}"])
 	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=sina,circuitbreaker.state=bypassed}"])
+	assert.NotContains(t, got, "breakergen.breaker.state{circuitbreaker.name=em,circuitbreaker.state=bypassed}",
+		"a mode the breaker is not in has no series")
 	assert.Equal(t, point{"counter", 1},
 		got["breakergen.breaker.transitions{breakergen.from_state=closed,breakergen.to_state=isolated,circuitbreaker.name=em}"])
 }

@@ -10,7 +10,7 @@ import (
 // The metric families, as SPEC §10 names them.
 var (
 	stateDesc = prom.NewDesc("breakergen_breaker_state",
-		"The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.",
+		"The breaker's state: 1 for the current state, 0 for the others of closed, half_open and open; an operator's isolated or bypassed is a series only while the breaker is in it.",
 		[]string{"breaker", "state"}, nil)
 	callsDesc = prom.NewDesc("breakergen_breaker_calls_total",
 		"Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.",
@@ -71,6 +71,15 @@ const (
 // states are the breaker states in the order of their values, the
 // operator's modes (SPEC §14) last.
 var states = [...]runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open, runtime.Isolated, runtime.Bypassed}
+
+// shownState reports whether the state gauge has a series for s while the
+// breaker is in cur: the three states of SPEC §10 always (1 for the
+// current one, 0 for the two others), an operator's mode only while the
+// breaker is in it, so that a breaker no operator touched has three
+// series, not five.
+func shownState(s, cur runtime.State) bool {
+	return s == cur || s == runtime.Closed || s == runtime.HalfOpen || s == runtime.Open
+}
 
 // own are the transitions a breaker makes by itself; their series are
 // reported from the start, at 0, so that rate() sees their first increase.
@@ -167,6 +176,9 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config) {
 	name := st.Name
 	for _, s := range states {
+		if !shownState(s, st.State) {
+			continue
+		}
 		v := 0.0
 		if s == st.State {
 			v = 1

@@ -57,7 +57,7 @@ const help = `
 # TYPE breakergen_breaker_calls_total counter
 # HELP breakergen_breaker_consecutive_failures Consecutive failures towards the breaker's threshold (0 unless CLOSED).
 # TYPE breakergen_breaker_consecutive_failures gauge
-# HELP breakergen_breaker_state The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the others of closed, half_open and open; an operator's isolated or bypassed is a series only while the breaker is in it.
 # TYPE breakergen_breaker_state gauge
 # HELP breakergen_breaker_transitions_total State transitions by from/to state since the breaker was created or reset.
 # TYPE breakergen_breaker_transitions_total counter
@@ -97,15 +97,11 @@ breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"} 1
 breakergen_breaker_calls_total{breaker="tdx",outcome="success"} 1
 breakergen_breaker_consecutive_failures{breaker="eastmoney"} 2
 breakergen_breaker_consecutive_failures{breaker="tdx"} 0
-breakergen_breaker_state{breaker="eastmoney",state="bypassed"} 0
 breakergen_breaker_state{breaker="eastmoney",state="closed"} 1
 breakergen_breaker_state{breaker="eastmoney",state="half_open"} 0
-breakergen_breaker_state{breaker="eastmoney",state="isolated"} 0
 breakergen_breaker_state{breaker="eastmoney",state="open"} 0
-breakergen_breaker_state{breaker="tdx",state="bypassed"} 0
 breakergen_breaker_state{breaker="tdx",state="closed"} 0
 breakergen_breaker_state{breaker="tdx",state="half_open"} 0
-breakergen_breaker_state{breaker="tdx",state="isolated"} 0
 breakergen_breaker_state{breaker="tdx",state="open"} 1
 breakergen_breaker_transitions_total{breaker="eastmoney",from="closed",to="open"} 0
 breakergen_breaker_transitions_total{breaker="eastmoney",from="half_open",to="closed"} 0
@@ -172,14 +168,12 @@ func TestCollectorSeesBreakersCreatedLater(t *testing.T) {
 	require.ErrorIs(t, b.Do(context.Background(), fail), errDown)
 	n, err = testutil.GatherAndCount(r, "breakergen_breaker_state")
 	require.NoError(t, err)
-	assert.Equal(t, 5, n)
+	assert.Equal(t, 3, n, "closed, half_open and open (SPEC §10)")
 	want := `
-# HELP breakergen_breaker_state The breaker's state: 1 for the current state (closed, half_open, open, or an operator's isolated or bypassed), 0 for the others.
+# HELP breakergen_breaker_state The breaker's state: 1 for the current state, 0 for the others of closed, half_open and open; an operator's isolated or bypassed is a series only while the breaker is in it.
 # TYPE breakergen_breaker_state gauge
-breakergen_breaker_state{breaker="late",state="bypassed"} 0
 breakergen_breaker_state{breaker="late",state="closed"} 0
 breakergen_breaker_state{breaker="late",state="half_open"} 0
-breakergen_breaker_state{breaker="late",state="isolated"} 0
 breakergen_breaker_state{breaker="late",state="open"} 1
 `
 	require.NoError(t, testutil.GatherAndCompare(r, strings.NewReader(want), "breakergen_breaker_state"))
@@ -248,7 +242,7 @@ func TestCollectorScrapesWhileCalling(t *testing.T) {
 	}
 	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
 	require.NoError(t, err)
-	assert.Equal(t, 10, n, "two breakers, five states each")
+	assert.Equal(t, 6, n, "two breakers, three states each (SPEC §10): no operator's mode")
 }
 
 // TestCollectorOperatorModes: SPEC §14's states reach the state gauge as
@@ -288,6 +282,14 @@ breakergen_breaker_transitions_total{breaker="sina",from="open",to="half_open"} 
 		}
 	}
 	assert.Equal(t, map[string]bool{"em isolated": true, "sina bypassed": true}, on)
+	n, err := testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Equal(t, 8, n, "each breaker's three states and the mode it is in, not the other mode")
+
+	reg.Breaker(runtime.Config{Name: "em"}).Resume("done")
+	n, err = testutil.GatherAndCount(r, "breakergen_breaker_state")
+	require.NoError(t, err)
+	assert.Equal(t, 7, n, "resumed: em's mode series is gone")
 }
 
 // TestCollectorFamilyTotals: a family is reported as one, by its totals

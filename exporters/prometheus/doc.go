@@ -7,7 +7,7 @@
 //
 // # Metrics
 //
-//	breakergen_breaker_state{breaker,state}            gauge: 1 for the current state (closed, half_open, open, isolated, bypassed), 0 for the others
+//	breakergen_breaker_state{breaker,state}            gauge: 1 for the current state, 0 for the others of closed, half_open, open; isolated or bypassed only while in it
 //	breakergen_breaker_calls_total{breaker,outcome}    counter: success, failure, ignored, rejected, rate_limited, throttled, bulkhead_full, injected
 //	breakergen_breaker_transitions_total{breaker,from,to} counter
 //	breakergen_breaker_consecutive_failures{breaker}   gauge

@@ -34,10 +34,8 @@ func ExampleNewCollector() {
 		}
 	}
 	// Output:
-	// breakergen_breaker_state{breaker="tdx",state="bypassed"} 0
 	// breakergen_breaker_state{breaker="tdx",state="closed"} 0
 	// breakergen_breaker_state{breaker="tdx",state="half_open"} 0
-	// breakergen_breaker_state{breaker="tdx",state="isolated"} 0
 	// breakergen_breaker_state{breaker="tdx",state="open"} 1
 	// breakergen_breaker_transitions_total{breaker="tdx",from="closed",to="open"} 1
 	// breakergen_breaker_transitions_total{breaker="tdx",from="half_open",to="closed"} 0

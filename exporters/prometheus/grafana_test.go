@@ -159,15 +159,17 @@ func TestDashboardStatePanelNamesEveryState(t *testing.T) {
 	for w, o := range p.FieldConfig.Defaults.Mappings[0].Options {
 		names[w] = o.Text
 	}
-	drawn := map[string]string{"closed": names["0"]} // label -> the name its weight maps to; closed is the rest
-	term := regexp.MustCompile(`(?:(\d+) \* )?max by \(breaker\) \(breakergen_breaker_state\{[^}]*state="([a-z_]+)"\}\)`)
-	for _, m := range term.FindAllStringSubmatch(p.Targets[0].Expr, -1) {
-		w := m[1]
-		if w == "" {
-			w = "1"
-		}
-		drawn[m[2]] = names[w]
+	// The states' series, each times its weight, joined with or: a mode's
+	// series exists only while a breaker is in it (SPEC §10 keeps three
+	// series a breaker), and a sum would be empty without it.
+	drawn := map[string]string{} // label -> the name its weight maps to
+	term := regexp.MustCompile(`(\d+) \* breakergen_breaker_state\{[^}]*state="([a-z_]+)"\}`)
+	expr := p.Targets[0].Expr
+	require.True(t, strings.HasPrefix(expr, "max by (breaker) ("), expr)
+	for _, m := range term.FindAllStringSubmatch(expr, -1) {
+		drawn[m[2]] = names[m[1]]
 	}
+	assert.Equal(t, 4, strings.Count(expr, " or "), "the five states' series joined with or: %s", expr)
 	want := map[string]string{}
 	for _, s := range []runtime.State{runtime.Closed, runtime.HalfOpen, runtime.Open, runtime.Isolated, runtime.Bypassed} {
 		want[strings.ToLower(s.String())] = s.String()
