@@ -118,3 +118,31 @@ func TestFamilyChunksGo(t *testing.T) {
 		t.Fatalf("%d chunks kept for 4 live keys", n)
 	}
 }
+
+// TestFamilyTableRoom: a rebuilt table is at most a quarter full while
+// that takes at most famRoomy slots, and at most 40% full past that, so
+// that a family of 100,000 keys keeps 2^18 slots (4 MiB) rather than
+// 2^19; either way it has room for more keys before the next rebuild
+// (linkLocked rebuilds past half full).
+func TestFamilyTableRoom(t *testing.T) {
+	slotsFor := func(n int) int {
+		t := &famTable{slots: make([]famSlot, famMinSlots)}
+		return len(rebuild(t, n).slots)
+	}
+	for _, n := range []int{1, 100, famRoomy / 4, famRoomy/4 + 1, 100_000, 1_000_000} {
+		size := slotsFor(n)
+		switch {
+		case 4*n <= famRoomy && size < 4*n:
+			t.Errorf("%d keys: %d slots, more than a quarter full", n, size)
+		case 5*n > 2*size:
+			t.Errorf("%d keys: %d slots, more than 40%% full", n, size)
+		case 2*(n+1) > size:
+			t.Errorf("%d keys: %d slots, no room for one more key", n, size)
+		case size >= 2*famRoomy && size >= 8*n:
+			t.Errorf("%d keys: %d slots, twice the room the rule gives", n, size)
+		}
+	}
+	if got := slotsFor(100_000); got != 1<<18 {
+		t.Errorf("100,000 keys: %d slots, want 2^18", got)
+	}
+}

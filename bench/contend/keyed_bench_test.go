@@ -311,7 +311,9 @@ func BenchmarkKeyedLiveKeys(b *testing.B) {
 // has been at its bound a while, as a bounded family in service is: 3n
 // other keys went through it first, and were dropped for the n that the
 // row then calls in turn. Its key tables have been rebuilt under churn,
-// tombstones and all, where BenchmarkKeyedLiveKeys's only grew. make
+// tombstones and all, where BenchmarkKeyedLiveKeys's only grew; the
+// -uniform rows call the same keys in a random order, where nothing is
+// fetched ahead (see BenchmarkKeyedSuccess). make
 // bench runs it (and keeps its raw output) but does not report it:
 //
 //	cd bench && go test -run '^$' -bench 'KeyedAtBound' -count 6 -cpu 1 ./contend/
@@ -321,6 +323,8 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 		cases := []keyedCase{
 			{"string", func(tb testing.TB, n int) keyedRow { return stringRow(tb, n, 4*n, nil) }},
 			{"int", func(tb testing.TB, n int) keyedRow { return intRow(tb, n, 4*n, nil) }},
+			{"string-uniform", func(tb testing.TB, n int) keyedRow { return stringRow(tb, n, 4*n, uniformOrder(n)) }},
+			{"int-uniform", func(tb testing.TB, n int) keyedRow { return intRow(tb, n, 4*n, uniformOrder(n)) }},
 		}
 		for _, c := range cases {
 			b.Run(fmt.Sprintf("keys=%d/%s", n, c.name), func(b *testing.B) { callKeys(b, c, n) })
