@@ -151,12 +151,15 @@ func WithConfig(cfgs ...Config) Option {
 // WithRateLimit overrides the limiter of the breaker called name (exactly,
 // as WithConfig's Name): rate
 // tokens per second with the given burst. It may also limit a name that the
-// annotations left unlimited. A rate that is not a positive number, or an
-// empty name, is ignored, and NewRegistry logs a warning saying so.
+// annotations left unlimited. A rate that is not a positive, finite number
+// (+Inf would lift the annotation's limit), or an empty name, is ignored,
+// and NewRegistry logs a warning saying so.
 func WithRateLimit(name string, rate float64, burst int) Option {
 	return func(r *Registry) {
-		if !(rate > 0) || name == "" {
-			r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithRateLimit(%q, %v, %d): want a breaker's name and a positive number of tokens per second", name, rate, burst))
+		if !(rate > 0) || math.IsInf(rate, 1) || name == "" {
+			// +Inf would lift the annotation's limit, which no layer may
+			// do by accident (UpdateRateLimit refuses it too).
+			r.optWarns = append(r.optWarns, fmt.Sprintf("breaker: ignoring WithRateLimit(%q, %v, %d): want a breaker's name and a positive, finite number of tokens per second", name, rate, burst))
 			return
 		}
 		o := r.code[name]
@@ -228,7 +231,11 @@ func (r *Registry) readEnv(environ []string) {
 		case "_WINDOW":
 			var n int
 			var d time.Duration
-			if n, d, err = setting.Window(val); err == nil {
+			switch n, d, err = setting.Window(val); {
+			case err == nil && n > setting.MaxWindowCalls:
+				// The runtime would keep the largest instead, without a word.
+				err = fmt.Errorf("above the largest count window, %d calls; for a longer memory give a time window, like 10m", setting.MaxWindowCalls)
+			case err == nil:
 				o.cfg.WindowCalls, o.cfg.WindowPeriod = n, d
 			}
 		case "_FAILRATE":
@@ -343,7 +350,34 @@ func normRate(rate float64, burst int) (float64, int) {
 // burst and the registry's run-time layers.
 func (r *Registry) settings(cfg Config, rate float64, burst int) settings {
 	cfg.Name = cmp.Or(cfg.Name, "default")
-	return r.settingsOf(cfg.Name, cfg, rate, burst)
+	s := r.settingsOf(cfg.Name, cfg, rate, burst)
+	if !s.cfg.windowed() {
+		r.warnWindowless(cfg.Name)
+	}
+	return s
+}
+
+// warnWindowless warns, once a variable, of the environment's settings of
+// a window that the breaker called name, with no window from any layer,
+// cannot use: without the warning they would do nothing without a word
+// (Update refuses them; an annotation is an error).
+func (r *Registry) warnWindowless(name string) {
+	o := r.env[envName(name)]
+	for _, v := range []struct {
+		set    bool
+		suffix string
+	}{
+		{o.cfg.FailureRate > 0, "_FAILRATE"}, {o.cfg.MinimumCalls > 0, "_MINIMUM"},
+		{o.cfg.SlowCall > 0, "_SLOW"}, {o.cfg.SlowRate > 0, "_SLOWRATE"},
+	} {
+		if !v.set {
+			continue
+		}
+		key := "BREAKER_" + envName(name) + v.suffix
+		if _, dup := envWarned.LoadOrStore(key+" windowless", true); !dup {
+			r.log().Warn(fmt.Sprintf("breaker: ignoring %s: breaker %q has no window (set BREAKER_%s_WINDOW, or window= in its annotation)", key, name, envName(name)), "variable", key)
+		}
+	}
 }
 
 // settingsOf is settings with the layers of the breaker called name: the

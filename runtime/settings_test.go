@@ -191,6 +191,41 @@ func TestEnvWindowLoadMalformed(t *testing.T) {
 	assert.Equal(t, out, logs.String(), "a second registry warns about nothing new")
 }
 
+// TestSettingsNeverIgnoredSilently: a value the runtime cannot use is a
+// warning naming it, never dropped or cut without a word (SPEC §5): a
+// window's rate or minimum for a breaker that no layer gives a window, a
+// count window past the largest, a WithRateLimit of +Inf (which would
+// lift the annotation's limit).
+func TestSettingsNeverIgnoredSilently(t *testing.T) {
+	restore := runtime.SetEnviron([]string{
+		"BREAKER_WINDOWLESS_FAILRATE=50%", "BREAKER_WINDOWLESS_MINIMUM=5",
+		"BREAKER_WINDOWLESS_SLOW=1s", "BREAKER_WINDOWLESS_SLOWRATE=0.5",
+		"BREAKER_WINDOWED_FAILRATE=40%", // its annotation has a window: used
+		"BREAKER_HUGE_WINDOW=1048577",
+	})
+	defer restore()
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()), runtime.WithRateLimit("unlimited", math.Inf(1), 1))
+	reg.Breaker(runtime.Config{Name: "windowless"})
+	reg.Breaker(runtime.Config{Name: "windowless"}) // the same breaker: warned once
+	windowed := reg.Breaker(runtime.Config{Name: "windowed", WindowCalls: 100})
+	assert.Equal(t, 0.4, windowed.Config().FailureRate)
+	huge := reg.Breaker(runtime.Config{Name: "huge", WindowCalls: 100})
+	assert.Equal(t, 100, huge.Config().WindowCalls, "the annotation's window stays")
+	limited := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "unlimited"}, Rate: 10, Burst: 10})
+	rate, _ := limited.Limiter().Rate()
+	assert.Equal(t, 10.0, rate, "the annotation's limit stays")
+
+	out := logs.String()
+	for _, v := range []string{"BREAKER_WINDOWLESS_FAILRATE", "BREAKER_WINDOWLESS_MINIMUM", "BREAKER_WINDOWLESS_SLOW", "BREAKER_WINDOWLESS_SLOWRATE", "BREAKER_HUGE_WINDOW"} {
+		assert.Equal(t, 1, strings.Count(out, "variable="+v+"\n"), "%s warned once:\n%s", v, out)
+	}
+	assert.Contains(t, out, `breaker \"windowless\" has no window`)
+	assert.Contains(t, out, "above the largest count window")
+	assert.Contains(t, out, `ignoring WithRateLimit(\"unlimited\", +Inf, 1)`)
+	assert.NotContains(t, out, "BREAKER_WINDOWED_FAILRATE")
+}
+
 // TestWithConfigOff: a zero field keeps the lower layer's value, so
 // Config.Off says "none": WithConfig turns off an annotated (or
 // environment's) window, bulkhead and throttle, and of two WithConfig for
