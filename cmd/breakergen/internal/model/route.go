@@ -276,7 +276,7 @@ func (rs resolver) object(id, what string) (types.Object, string) {
 	if q, sel, ok := strings.Cut(id, "."); ok {
 		pn, _ := lookup(rs.scope, q).(*types.PkgName)
 		if pn == nil {
-			return nil, id + ": " + q + " is not an imported package in this file"
+			return nil, id + ": " + q + " is not an imported package in this file: names resolve as the interface's file sees them, so import " + q + " there (if nothing else in the file uses it, add var _ = " + id + ")"
 		}
 		obj := pn.Imported().Scope().Lookup(sel)
 		if obj == nil || !obj.Exported() {
