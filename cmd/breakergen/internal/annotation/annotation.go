@@ -193,11 +193,14 @@ func (l *Line) Has(key string) bool {
 // Skip reports whether the line is //breaker:skip.
 func (l *Line) Skip() bool { return l.Has("skip") }
 
-var spaced = regexp.MustCompile(`^//\s+breaker:`)
+var (
+	spaced = regexp.MustCompile(`^//\s+breaker:`)
+	block  = regexp.MustCompile(`^/\*\s*breaker:`)
+)
 
 // Scan returns the //breaker: lines of a comment group written at where,
 // the errors in them, and warnings for lines that look like annotations but
-// are not (`// breaker:` with a space). It reads cg.List, not cg.Text(),
+// are not (`// breaker:` with a space, `/*breaker:...*/`). It reads cg.List, not cg.Text(),
 // which drops directive-shaped lines.
 func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line, errs, warnings []*Error) {
 	if cg == nil {
@@ -213,9 +216,18 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 			warnings = append(warnings, l.Warnings...)
 		case spaced.MatchString(c.Text):
 			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; write //breaker: without a space to make it an annotation", c.Text))
+		case block.MatchString(c.Text):
+			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; an annotation is a line comment: write //breaker:%s", c.Text, blockBody(c.Text)))
 		}
 	}
 	return lines, errs, warnings
+}
+
+// blockBody returns what a /*breaker:...*/ comment says after "breaker:",
+// on one line.
+func blockBody(text string) string {
+	_, body, _ := strings.Cut(text, "breaker:")
+	return strings.Join(strings.Fields(strings.TrimSuffix(body, "*/")), " ")
 }
 
 // Parse parses one comment, "//breaker:" included, written at pos (the

@@ -122,9 +122,11 @@ type X interface{}
 	require.Len(t, lines, 1)
 	assert.Equal(t, "x", lines[0].Options[0].Value.Name)
 	assert.Equal(t, 5, lines[0].Pos.Line)
-	require.Len(t, warns, 2)
+	require.Len(t, warns, 3)
 	assert.Contains(t, warns[0].Error(), "a.go:6:1: warning:")
 	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
+	assert.Contains(t, warns[2].Error(), "a.go:8:1: warning:")
+	assert.Contains(t, warns[2].Error(), "write //breaker:name=block")
 }
 
 // FuzzParse: the parser never panics, every error and warning has a
