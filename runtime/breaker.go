@@ -23,7 +23,12 @@ const (
 func period(w uint64) uint32 { return core.Period(w) }
 
 // Token is the admission of one call by [Breaker.Acquire]: a small value to
-// pass to [Breaker.Release] exactly once. The zero Token is not valid.
+// pass to [Breaker.Release] (or [Breaker.Record]) exactly once. A Token is
+// a value and the breaker keeps no record of it, so a second Release of
+// one Token is not refused: it counts the outcome again (as a second
+// sync.WaitGroup.Done would be a bug of the caller's), except on a
+// HALF_OPEN probe, whose slot is freed only once. The zero Token is not
+// valid.
 type Token struct {
 	b    *Breaker
 	ctx  context.Context

@@ -11,7 +11,8 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// Outcome is how a call counts for its breaker.
+// Outcome is how a call counts for its breaker: one of the three below. Any
+// other value (a classifier's or a Record caller's bug) counts as Ignored.
 type Outcome uint8
 
 const (
@@ -60,7 +61,8 @@ func (b *Breaker) Release(t Token, err error) {
 
 // Record reports the outcome of a call admitted by [Breaker.Acquire] as
 // decided by the caller; err, if not nil, becomes the reason of a
-// transition it causes. Like Release it takes each Token once, ignores one
+// transition it causes. Like Release it takes each Token once (see
+// [Token]: a second Record counts again), ignores one
 // that admitted no call and counts on the Token's own breaker.
 func (b *Breaker) Record(t Token, o Outcome, err error) {
 	if t.word == 0 || t.b == nil {
