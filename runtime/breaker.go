@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -321,6 +322,10 @@ func (b *Breaker) Reset() {
 // failure, frees the call's slot and is re-raised. Generated wrappers run
 // on the same protocol. A nil fn is an error, returned before the breaker
 // is asked: no call is admitted or counted.
+//
+// A budget in ctx ([WithBudget]) applies as to a generated wrapper's call:
+// fn is one try, and when the budget is spent Do returns [ErrBudget]
+// without asking the breaker; a call the breaker refuses costs nothing.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
 	if fn == nil {
 		return fmt.Errorf("breaker[%s]: Do with a nil fn", b.cfg().Name)
@@ -328,6 +333,33 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if bud := core.From(ctx).BudgetOf(); bud != nil {
+		return b.doBudgeted(ctx, bud, fn)
+	}
+	return b.do(ctx, fn)
+}
+
+// doBudgeted is Do with a budget of tries: spent before the breaker is
+// asked, so that two calls sharing the last try do not both make it, and
+// given back when the breaker (or its bulkhead or throttle) refused the
+// call. An injected fault stands for an upstream try and is not given back.
+func (b *Breaker) doBudgeted(ctx context.Context, bud *core.Budget, fn func(context.Context) error) error {
+	if !bud.Spend() {
+		return ErrBudget
+	}
+	tried := false
+	err := b.do(ctx, func(ctx context.Context) error {
+		tried = true
+		return fn(ctx)
+	})
+	if !tried && !errors.Is(err, ErrInjected) {
+		bud.Refund()
+	}
+	return err
+}
+
+// do is Do once the budget, if any, allowed the try.
+func (b *Breaker) do(ctx context.Context, fn func(context.Context) error) (err error) {
 	if b.reg.rec != nil {
 		return b.doRecorded(ctx, fn) // record.go
 	}

@@ -44,11 +44,40 @@ func TestBudgetKeepsProvenance(t *testing.T) {
 	require.NoError(t, b.Do(ctx, func(context.Context) error { return nil }))
 	left, ok := runtime.BudgetLeft(ctx)
 	require.True(t, ok)
-	assert.Equal(t, 3, left, "Breaker.Do spends no budget: budgets count a route's tries")
+	assert.Equal(t, 2, left, "Breaker.Do's call is a try")
 	assert.NotNil(t, p)
 
 	ctx2, _ := runtime.WithProvenance(runtime.WithBudget(context.Background(), 4))
 	left, ok = runtime.BudgetLeft(ctx2)
 	require.True(t, ok)
 	assert.Equal(t, 4, left, "a provenance record keeps the budget")
+}
+
+// TestDoSpendsTheBudget: SPEC §5's budget in the ctx applies to a call
+// made with Breaker.Do as to a generated wrapper's: WithBudget(ctx, 0)
+// refuses every call without asking the breaker or calling fn, each call
+// fn is made for is one try, and a call the breaker refuses costs nothing.
+func TestDoSpendsTheBudget(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "b", FailureThreshold: 1})
+	called := 0
+	ok := func(context.Context) error { called++; return nil }
+
+	require.ErrorIs(t, b.Do(runtime.WithBudget(context.Background(), 0), ok), runtime.ErrBudget)
+	assert.Zero(t, called, "no try left: fn is not called")
+	assert.Equal(t, runtime.Closed, b.State())
+
+	ctx := runtime.WithBudget(context.Background(), 2)
+	require.NoError(t, b.Do(ctx, ok))
+	require.ErrorIs(t, b.Do(ctx, func(context.Context) error { called++; return errDown }), errDown)
+	require.Equal(t, runtime.Open, b.State())
+	left, _ := runtime.BudgetLeft(ctx)
+	assert.Equal(t, 0, left)
+	assert.Equal(t, 2, called)
+
+	ctx = runtime.WithBudget(context.Background(), 1)
+	require.ErrorIs(t, b.Do(ctx, ok), runtime.ErrOpen)
+	left, _ = runtime.BudgetLeft(ctx)
+	assert.Equal(t, 1, left, "a call the breaker refused costs nothing")
+	assert.Equal(t, 2, called)
 }

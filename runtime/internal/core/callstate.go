@@ -51,6 +51,15 @@ func (b *Budget) Spend() bool {
 	return true
 }
 
+// Refund gives back one try that [Budget.Spend] took, to every record in
+// the chain: for a try spent before the call was admitted, which a refusal
+// then makes free.
+func (b *Budget) Refund() {
+	for ; b != nil; b = b.Parent {
+		b.left.Add(1)
+	}
+}
+
 // CallState is what a ctx carries for guarded calls: one value, so a call
 // pays at most one ctx lookup for budgets and provenance together. Prov is
 // a *runtime.Provenance (this package cannot name it; a type assertion on
