@@ -9,7 +9,8 @@ import (
 )
 
 // Provenance says where the answer of one guarded call came from. Put one in
-// the ctx with [WithProvenance] and read it after the call; only the
+// the ctx with [WithProvenance] and read it after the call of a generated
+// chain (XChain; a plain XBreaker does not write it yet); only the
 // outermost guarded call made with the ctx writes it (a fallback that itself
 // calls a guarded wrapper with the same ctx does not overwrite it). One
 // record serves one call at a time: it is not safe for concurrent calls.
