@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -324,8 +323,9 @@ func (b *Breaker) Reset() {
 // is asked: no call is admitted or counted.
 //
 // A budget in ctx ([WithBudget]) applies as to a generated wrapper's call:
-// fn is one try, and when the budget is spent Do returns [ErrBudget]
-// without asking the breaker; a call the breaker refuses costs nothing.
+// fn is one try, spent once the breaker (and its bulkhead and throttle)
+// admitted the call, so a refused call costs nothing; when the budget is
+// spent Do returns [ErrBudget] and fn is not called.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
 	if fn == nil {
 		return fmt.Errorf("breaker[%s]: Do with a nil fn", b.cfg().Name)
@@ -333,39 +333,20 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if bud := core.From(ctx).BudgetOf(); bud != nil {
-		return b.doBudgeted(ctx, bud, fn)
-	}
-	return b.do(ctx, fn)
-}
-
-// doBudgeted is Do with a budget of tries: spent before the breaker is
-// asked, so that two calls sharing the last try do not both make it, and
-// given back when the breaker (or its bulkhead or throttle) refused the
-// call. An injected fault stands for an upstream try and is not given back.
-func (b *Breaker) doBudgeted(ctx context.Context, bud *core.Budget, fn func(context.Context) error) error {
-	if !bud.Spend() {
-		return ErrBudget
-	}
-	tried := false
-	err := b.do(ctx, func(ctx context.Context) error {
-		tried = true
-		return fn(ctx)
-	})
-	if !tried && !errors.Is(err, ErrInjected) {
-		bud.Refund()
-	}
-	return err
-}
-
-// do is Do once the budget, if any, allowed the try.
-func (b *Breaker) do(ctx context.Context, fn func(context.Context) error) (err error) {
+	bud := core.From(ctx).BudgetOf() // nil without one: every step below is then a no-op
 	if b.reg.rec != nil {
-		return b.doRecorded(ctx, fn) // record.go
+		return b.doRecorded(ctx, bud, fn) // record.go
+	}
+	if !bud.Available() {
+		return ErrBudget
 	}
 	t, err := b.Acquire(ctx)
 	if err != nil {
 		return err
+	}
+	if !bud.Spend() { // a sibling call spent the last try meanwhile
+		b.Record(t, Ignored, nil)
+		return ErrBudget
 	}
 	if b.injector != nil {
 		if t.word, err = b.inject(ctx, t.word); err != nil {

@@ -1,8 +1,10 @@
 package runtime_test
 
 import (
+	"bytes"
 	"context"
 	"testing"
+	"testing/synctest"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -80,4 +82,43 @@ func TestDoSpendsTheBudget(t *testing.T) {
 	left, _ = runtime.BudgetLeft(ctx)
 	assert.Equal(t, 1, left, "a call the breaker refused costs nothing")
 	assert.Equal(t, 2, called)
+}
+
+// TestDoSpendsOnlyOnceAdmitted: a Do waiting for its breaker's bulkhead
+// has not spent the budget's last try, so a sibling call on another
+// breaker with the same ctx may make it; the waiting call, admitted after,
+// finds the budget spent and returns ErrBudget without calling fn, its
+// slot given back and nothing counted.
+func TestDoSpendsOnlyOnceAdmitted(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		x := reg.Breaker(runtime.Config{Name: "x", Concurrency: 1})
+		y := reg.Breaker(runtime.Config{Name: "y"})
+		held, err := x.Acquire(context.Background()) // x's one slot
+		require.NoError(t, err)
+		ctx := runtime.WithBudget(context.Background(), 1)
+		called := false
+		done := make(chan error)
+		go func() { done <- x.Do(ctx, func(context.Context) error { called = true; return nil }) }()
+		synctest.Wait() // x's Do waits for the slot
+
+		require.NoError(t, y.Do(ctx, func(context.Context) error { return nil }), "the last try is still there")
+		x.Release(held, nil)
+		require.ErrorIs(t, <-done, runtime.ErrBudget)
+		assert.False(t, called)
+		st := x.Stats()
+		assert.Zero(t, st.InFlight, "the waiting call's slot is given back")
+		assert.Zero(t, st.Failures)
+	})
+}
+
+// TestDoBudgetRefusalIsRecorded: with a recorder, a Do the budget refuses
+// is a line of class budget, as a generated wrapper's call is.
+func TestDoBudgetRefusalIsRecorded(t *testing.T) {
+	var out bytes.Buffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out))
+	b := reg.Breaker(runtime.Config{Name: "b"})
+	require.ErrorIs(t, b.Do(runtime.WithBudget(context.Background(), 0), func(context.Context) error { return nil }), runtime.ErrBudget)
+	require.NoError(t, reg.Close())
+	assert.Regexp(t, `(?m)^\d+ \d+ budget b$`, out.String())
 }

@@ -310,13 +310,22 @@ func (r *Registry) recordingHealth() *RecordingHealth {
 
 // doRecorded is Do on a registry that records: the call's line is queued
 // once it is settled.
-func (b *Breaker) doRecorded(ctx context.Context, fn func(context.Context) error) (err error) {
+func (b *Breaker) doRecorded(ctx context.Context, bud *core.Budget, fn func(context.Context) error) (err error) {
 	rc := b.reg.rec
 	start := rc.Now()
+	if !bud.Available() {
+		rc.addErr(b, start, classOf(b, ctx, core.Refused, ErrBudget), ErrBudget)
+		return ErrBudget
+	}
 	t, err := b.Acquire(ctx)
 	if err != nil {
 		rc.addErr(b, start, classOf(b, ctx, core.Refused, err), err)
 		return err
+	}
+	if !bud.Spend() { // see Do
+		b.Record(t, Ignored, nil)
+		rc.addErr(b, start, classOf(b, ctx, core.Refused, ErrBudget), ErrBudget)
+		return ErrBudget
 	}
 	if b.injector != nil {
 		if t.word, err = b.inject(ctx, t.word); err != nil {
