@@ -71,7 +71,11 @@ func (b *Breaker) jitterLocked(d time.Duration) time.Duration {
 	if j <= 0 {
 		return d
 	}
-	return max(time.Duration(float64(d)*(1-j*b.reg.draw())), time.Millisecond)
+	x := float64(d) * (1 - j*b.reg.draw())
+	if x >= float64(d) { // a draw of 0; near the largest Duration, float64(d) rounds up past it
+		return d
+	}
+	return max(time.Duration(x), time.Millisecond)
 }
 
 // ordinal writes n as "1st", "2nd", "3rd", "4th", ... "11th", "21st".

@@ -76,6 +76,22 @@ func TestResetBackoffNeverOverflows(t *testing.T) {
 	}
 	assert.Equal(t, most, last, "70 doublings of 1ms reach the cap")
 	assert.Equal(t, runtime.Open, b.State())
+
+	// With jitter, a draw of 0 keeps the period whole: near the largest
+	// Duration its float64 rounds past it, and converting back wrapped.
+	reg, clk = newTestRegistry(t, runtime.WithRand(rand.New(zeroSource{})))
+	b = reg.Breaker(runtime.Config{Name: "j", FailureThreshold: 1, ResetTimeout: time.Millisecond, ResetMax: most, ResetJitter: 0.5})
+	require.Error(t, b.Do(ctx, fail))
+	last = time.Millisecond
+	for i := range 70 {
+		st := b.Stats()
+		clk.Advance(st.NextProbe.Sub(clk.Now()))
+		require.Error(t, b.Do(ctx, fail))
+		st = b.Stats()
+		d := st.NextProbe.Sub(st.OpenedAt)
+		require.GreaterOrEqual(t, d, last, "jittered, failed probe %d: the period went from %s to %s", i+1, last, d)
+		last = d
+	}
 }
 
 // TestResetBackoffCooldownWinsWhenLonger: a Retry-After longer than the
