@@ -452,6 +452,9 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 	ts.iv.set(ts.ints.Load())
 	r.families = append(r.families, f)
 	r.mu.Unlock()
+	if !s.cfg.windowed() {
+		r.warnWindowless(f.name)
+	}
 	return f
 }
 

@@ -221,6 +221,9 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Brea
 		}
 		r.mu.Unlock()
 		if !ok {
+			if !cfg.windowed() {
+				r.warnWindowless(cfg.Name)
+			}
 			r.flush()
 			r.created(b)
 		}

@@ -350,16 +350,13 @@ func normRate(rate float64, burst int) (float64, int) {
 // burst and the registry's run-time layers.
 func (r *Registry) settings(cfg Config, rate float64, burst int) settings {
 	cfg.Name = cmp.Or(cfg.Name, "default")
-	s := r.settingsOf(cfg.Name, cfg, rate, burst)
-	if !s.cfg.windowed() {
-		r.warnWindowless(cfg.Name)
-	}
-	return s
+	return r.settingsOf(cfg.Name, cfg, rate, burst)
 }
 
 // warnWindowless warns, once a variable, of the environment's settings of
-// a window that the breaker called name, with no window from any layer,
-// cannot use: without the warning they would do nothing without a word
+// a window that the breaker or family called name, made with no window
+// from any layer, cannot use (called where one is made, not where settings
+// are merely resolved: a later call for a made breaker gets it as made): without the warning they would do nothing without a word
 // (Update refuses them; an annotation is an error).
 func (r *Registry) warnWindowless(name string) {
 	o := r.env[envName(name)]

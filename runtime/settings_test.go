@@ -210,6 +210,7 @@ func TestSettingsNeverIgnoredSilently(t *testing.T) {
 	reg.Breaker(runtime.Config{Name: "windowless"}) // the same breaker: warned once
 	windowed := reg.Breaker(runtime.Config{Name: "windowed", WindowCalls: 100})
 	assert.Equal(t, 0.4, windowed.Config().FailureRate)
+	assert.Same(t, windowed, reg.Breaker(runtime.Config{Name: "windowed"}), "asked again, without the window: the breaker as made")
 	huge := reg.Breaker(runtime.Config{Name: "huge", WindowCalls: 100})
 	assert.Equal(t, 100, huge.Config().WindowCalls, "the annotation's window stays")
 	limited := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "unlimited"}, Rate: 10, Burst: 10})
