@@ -100,9 +100,9 @@ func BenchmarkFamilyLookup(b *testing.B) {
 // waits), at 1,000, 10,000 and 100,000 live keys: a rebuild of the string
 // table (rebuild: every live key copied into a fresh table, once the
 // table is half full of keys and tombstones, so about once every Keys to
-// 3*Keys new keys past the bound up to 16,384 keys, and once every
-// 0.3*Keys or so past that, where tables are kept at most 40% full:
-// famRoom) and the scan for the least recently
+// 3*Keys new keys past the bound up to 16,383 keys, and once every
+// 0.25*Keys to 1.5*Keys past that, where tables are kept at most 40%
+// full: famRoom) and the scan for the least recently
 // used keys (scan: every live key looked at and the droppable ones
 // sorted, once every Keys/16 drops). Not part of make bench:
 //
