@@ -125,8 +125,8 @@ func envName(name string) string {
 
 // WithConfig overrides the settings of the breakers named by each cfg's
 // Name (exactly: "a-b" is not "a_b", though the two share environment
-// variables), whatever the annotations say; zero fields keep the lower layer's
-// value (the environment's, then the annotation's), except that
+// variables), whatever the annotations say; zero fields keep the lower
+// layer's value (the environment's, then the annotation's), except that
 // WindowCalls and WindowPeriod are one setting: a cfg that sets either
 // replaces the lower layer's window, so WindowPeriod: time.Minute turns an
 // annotated window=100 into a one-minute window. Overrides take effect
@@ -149,9 +149,8 @@ func WithConfig(cfgs ...Config) Option {
 }
 
 // WithRateLimit overrides the limiter of the breaker called name (exactly,
-// as WithConfig's Name): rate
-// tokens per second with the given burst. It may also limit a name that the
-// annotations left unlimited. A rate that is not a positive, finite number
+// as WithConfig's Name): rate tokens per second with the given burst. It
+// may also limit a name that the annotations left unlimited. A rate that is not a positive, finite number
 // (+Inf would lift the annotation's limit), or an empty name, is ignored,
 // and NewRegistry logs a warning saying so.
 func WithRateLimit(name string, rate float64, burst int) Option {
@@ -355,9 +354,10 @@ func (r *Registry) settings(cfg Config, rate float64, burst int) settings {
 
 // warnWindowless warns, once a variable, of the environment's settings of
 // a window that the breaker or family called name, made with no window
-// from any layer, cannot use (called where one is made, not where settings
-// are merely resolved: a later call for a made breaker gets it as made): without the warning they would do nothing without a word
-// (Update refuses them; an annotation is an error).
+// from any layer, cannot use: without the warning they would do nothing
+// without a word (Update refuses them; an annotation is an error). It is
+// called where a breaker or family is made, not where settings are
+// resolved: a later call for a made breaker gets it as it was made.
 func (r *Registry) warnWindowless(name string) {
 	o := r.env[envName(name)]
 	for _, v := range []struct {

@@ -200,8 +200,8 @@ var (
 
 // Scan returns the //breaker: lines of a comment group written at where,
 // the errors in them, and warnings for lines that look like annotations but
-// are not (`// breaker:` with a space, `/*breaker:...*/`). It reads cg.List, not cg.Text(),
-// which drops directive-shaped lines.
+// are not (`// breaker:` with a space, `/*breaker:...*/`). It reads
+// cg.List, not cg.Text(), which drops directive-shaped lines.
 func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line, errs, warnings []*Error) {
 	if cg == nil {
 		return nil, nil, nil
