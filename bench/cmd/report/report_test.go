@@ -387,6 +387,7 @@ BenchmarkKeyedFloor/keys=10000/lanes      	 1000	        26.00 ns/op	       0 B/
 BenchmarkKeyedFloor/keys=1000/lanes-family-slots	 1000	        99.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkKeyedFloor/keys=10000/uniform/lanes	 1000	        45.00 ns/op	       0 B/op	       0 allocs/op
 BenchmarkKeyedFloor/keys=10000/uniform/count=true	 1000	        35.00 ns/op	       0 B/op	       0 allocs/op
+BenchmarkKeyedFloor/keys=10000/call-slots	 1000	        24.00 ns/op	       0 B/op	       0 allocs/op
 `)))
 	md = report{bench: r}.markdown()
 	assert.Contains(t, md, "| row | default build | `-funcalign=64` |")
@@ -396,4 +397,6 @@ BenchmarkKeyedFloor/keys=10000/uniform/count=true	 1000	        35.00 ns/op	    
 	assert.Contains(t, md, "| count=true | – | 35.0 (3.50×) |")  // only the random order's row ran
 	assert.Contains(t, md, "| lanes | 26.0 (2.60×) | 45.0 (4.50×) |")
 	assert.NotContains(t, md, "| lanes-family-slots |") // only the 1,000-key row ran
+	assert.Contains(t, md, "| call-slots | 24.0 (2.40×) | – |")
+	assert.NotContains(t, md, "| pinned-adds |") // did not run
 }
