@@ -221,7 +221,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Brea
 		}
 		r.mu.Unlock()
 		if !ok {
-			if !cfg.windowed() {
+			if words == nil && !cfg.windowed() { // a family key's variables are its family's, warned of when it was made
 				r.warnWindowless(cfg.Name)
 			}
 			r.flush()
