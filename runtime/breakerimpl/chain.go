@@ -188,11 +188,18 @@ func (c *Chain) skip(name, why string, err error) {
 
 // isolated reports whether err, a rejection, is an ISOLATED breaker's.
 func isolated(err error) bool {
-	oe, ok := err.(*runtime.OpenError)
-	if !ok && !errors.As(err, &oe) {
-		return false
+	if oe, ok := err.(*runtime.OpenError); ok {
+		return oe.State == runtime.Isolated
 	}
-	return oe.State == runtime.Isolated
+	return isolatedWrapped(err)
+}
+
+// isolatedWrapped is isolated for a rejection wrapped in another error:
+// apart, so that the variable errors.As needs on the heap is made only
+// then, not on every rejection.
+func isolatedWrapped(err error) bool {
+	var oe *runtime.OpenError
+	return errors.As(err, &oe) && oe.State == runtime.Isolated
 }
 
 // why names the reason a source was passed over.
