@@ -87,7 +87,7 @@
 // A generated chain tries the primary, then each [Fallback] (guarded by its
 // own breaker, fallback:<name>), then a cache of the last valid results;
 // its error is a [*ChainError]. [WithProvenance] lets the caller learn
-// which source answered. A chain route with hedge races its sources: when
+// which source answered, of a chain or of a plain wrapper. A chain route with hedge races its sources: when
 // the source asked is late the next is asked too, the first valid answer
 // wins, and the losers' cancellation is not their failure
 // ([Provenance].Hedged). [Registry.ChainAnswers] counts the chains'

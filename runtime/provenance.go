@@ -10,10 +10,12 @@ import (
 
 // Provenance says where the answer of one guarded call came from. Put one in
 // the ctx with [WithProvenance] and read it after the call of a generated
-// chain (XChain; a plain XBreaker does not write it yet); only the
-// outermost guarded call made with the ctx writes it (a fallback that itself
-// calls a guarded wrapper with the same ctx does not overwrite it). One
-// record serves one call at a time: it is not safe for concurrent calls.
+// chain (XChain) or wrapper (XBreaker, whose one source is the route's
+// breaker, and whose stale cache is "stale"); only the outermost guarded
+// call made with the ctx writes it (a fallback or a wrapped method that
+// itself calls a guarded wrapper with the same ctx does not overwrite it).
+// [Breaker.Do] does not write it. One record serves one call at a time: it
+// is not safe for concurrent calls.
 type Provenance struct {
 	// Source is who answered: the primary's breaker name,
 	// "fallback:<name>", or "stale"; "" when nobody did.

@@ -53,3 +53,32 @@ func TestChainPrimarySuccessAllocatesNothing(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(100, func() { c.Quote(pctx, "x") }), "chain success with provenance allocates")
 	record(t, "breakergen", "allocs:Chain", fmt.Sprint(n))
 }
+
+// TestPlainWrapperProvenanceAllocatesNothing: a plain wrapper's call made
+// with a provenance record writes it (SPEC §6) and allocates nothing, on
+// success, failure and rejection alike: the record's Skipped keeps its
+// array from one call to the next.
+func TestPlainWrapperProvenanceAllocatesNothing(t *testing.T) {
+	ok := contend.NewBreakergen(quote.NewUpstream(nil), contend.Registry(closed), closed)
+	s := contend.Settings{Threshold: 1 << 30, Reset: time.Hour}
+	failing := contend.NewBreakergen(quote.NewUpstream(quote.ErrUpstream), contend.Registry(s), s)
+	one := contend.Settings{Threshold: 1, Reset: time.Hour}
+	open := contend.NewBreakergen(quote.NewUpstream(quote.ErrUpstream), contend.Registry(one), one)
+	pctx, p := runtime.WithProvenance(context.Background())
+	_, err := ok.Quote(pctx, "x")
+	require.NoError(t, err)
+	require.Equal(t, "live", p.String())
+	_, err = failing.Quote(pctx, "x")
+	require.ErrorIs(t, err, quote.ErrUpstream)
+	require.Len(t, p.Skipped, 1, "the failure is written")
+	open.Quote(pctx, "trip")
+	_, err = open.Quote(pctx, "x")
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	require.Equal(t, "open", p.Skipped[0].Why, "the rejection is written")
+	if raceEnabled {
+		t.Skip("allocation counts are not meaningful under -race: make allocs runs this test without it")
+	}
+	assert.Zero(t, testing.AllocsPerRun(100, func() { ok.Quote(pctx, "x") }), "success with provenance allocates")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { failing.Quote(pctx, "x") }), "failure with provenance allocates")
+	assert.Zero(t, testing.AllocsPerRun(100, func() { open.Quote(pctx, "x") }), "rejection with provenance allocates")
+}

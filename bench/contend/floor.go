@@ -34,7 +34,7 @@ type Floor struct{ Next quote.Quoter }
 
 // Quote implements quote.Quoter.
 func (w *Floor) Quote(ctx context.Context, code string) (_ quote.Quote, err error) {
-	defer func() { floorDone(ctx, err, err == breakerimpl.PanicGuard && floorPanicked(recover())) }()
+	defer func() { floorDone(ctx, err, err == breakerimpl.PanicGuard && floorUnreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.Next.Quote(ctx, code)
 }
@@ -43,9 +43,9 @@ func (w *Floor) Quote(ctx context.Context, code string) (_ quote.Quote, err erro
 // count (it inlines away, as Done's plain CLOSED success inlines).
 func floorDone(context.Context, error, bool) {}
 
-// floorPanicked is breakerimpl.Call.Panicked without the breaker: a panic
-// is re-raised.
-func floorPanicked(v any) bool {
+// floorUnreturned is breakerimpl.Call.Unreturned without the breaker: a
+// panic is re-raised.
+func floorUnreturned(_ context.Context, v any) bool {
 	if v != nil {
 		panic(v)
 	}

@@ -337,7 +337,7 @@ func (w *KeyFloor) Quote(ctx context.Context, code string) (_ quote.Quote, err e
 	}
 	defer func() {
 		if err != nil || uint32(c.fails.Load()) != 0 {
-			floorPanicked(recover())
+			floorUnreturned(context.Background(), recover())
 		}
 		if w.Count {
 			w.out(c, p)

@@ -47,7 +47,7 @@ func (w *HedgedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, 
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -118,7 +118,7 @@ func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, e
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *HedgedQuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter, code string) (_ Quote, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }
@@ -160,7 +160,10 @@ func (w *IDQuoterBreaker) QuoteID(ctx context.Context, id int64) (_ Quote, err e
 			return
 		}
 	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+	defer func() {
+		k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Unreturned(call, ctx, recover()))
+		k.Done()
+	}()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.QuoteID(ctx, id)
 }
@@ -203,7 +206,10 @@ func (w *KeyedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 			return
 		}
 	}
-	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+	defer func() {
+		k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Unreturned(call, ctx, recover()))
+		k.Done()
+	}()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -241,7 +247,7 @@ func (w *LimitedQuoterBreaker) Quote(ctx context.Context, code string) (_ Quote,
 	if err != nil {
 		return
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -281,7 +287,7 @@ func (w *QuoterBreaker) Quote(ctx context.Context, code string) (_ Quote, err er
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -356,7 +362,7 @@ func (c *QuoterChain) Quote(ctx context.Context, code string) (r0 Quote, err err
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl Quoter, code string) (_ Quote, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }

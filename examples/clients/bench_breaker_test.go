@@ -44,7 +44,7 @@ func (w *GetterBreaker) Get(ctx context.Context, key string) (_ string, err erro
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Get(ctx, key)
 }

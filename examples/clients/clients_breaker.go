@@ -8382,7 +8382,7 @@ func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) e
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Pipelined(ctx, fn)
 }
@@ -11685,7 +11685,7 @@ func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner)
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.TxPipelined(ctx, fn)
 }
@@ -14353,7 +14353,7 @@ func (w *DBBreaker) ExecContext(ctx context.Context, query string, args ...any) 
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.ExecContext(ctx, query, args...)
 }

@@ -65,7 +65,8 @@ func (w *FundFlowSourceBreaker) FundFlow(ctx context.Context, code string) (r0 F
 	if w.eastmoney.Excluded(err) {
 		return
 	}
-	if v, _, ok := w.fundFlowStale.Get(code); ok {
+	if v, age, ok := w.fundFlowStale.Get(code); ok {
+		breakerimpl.ServedStale(ctx, age)
 		return v, nil
 	}
 	return
@@ -249,7 +250,7 @@ func (w *StockSourceBreaker) Changes(ctx context.Context) (r0 []Change, err erro
 
 // tryChanges makes one try of Changes through its route.
 func (w *StockSourceBreaker) tryChanges(ctx context.Context, call breakerimpl.Call) (_ []Change, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Changes(ctx)
 }
@@ -265,7 +266,7 @@ func (w *StockSourceBreaker) Finance(ctx context.Context, code string) (_ Financ
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Finance(ctx, code)
 }
@@ -287,7 +288,7 @@ func (w *StockSourceBreaker) Industry(ctx context.Context, code string) (r0 Indu
 
 // tryIndustry makes one try of Industry through its route.
 func (w *StockSourceBreaker) tryIndustry(ctx context.Context, call breakerimpl.Call, code string) (_ Industry, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Industry(ctx, code)
 }
@@ -303,7 +304,7 @@ func (w *StockSourceBreaker) Kline(ctx context.Context, code string, period Peri
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, period, n)
 }
@@ -333,7 +334,7 @@ func (w *StockSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -355,7 +356,7 @@ func (w *StockSourceBreaker) QuoteList(ctx context.Context, codes []string) (r0 
 
 // tryQuoteList makes one try of QuoteList through its route.
 func (w *StockSourceBreaker) tryQuoteList(ctx context.Context, call breakerimpl.Call, codes []string) (_ []Quote, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.QuoteList(ctx, codes)
 }
@@ -377,7 +378,7 @@ func (w *StockSourceBreaker) Search(ctx context.Context, query string) (r0 []Hit
 
 // trySearch makes one try of Search through its route.
 func (w *StockSourceBreaker) trySearch(ctx context.Context, call breakerimpl.Call, query string) (_ []Hit, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Search(ctx, query)
 }
@@ -393,7 +394,7 @@ func (w *StockSourceBreaker) StockInfo(ctx context.Context, code string) (_ Stoc
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.StockInfo(ctx, code)
 }

@@ -54,7 +54,7 @@ func (w *QuoteSourceBreaker) Kline(ctx context.Context, code string, days int) (
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Kline(ctx, code, days)
 }
@@ -65,7 +65,7 @@ func (w *QuoteSourceBreaker) Quote(ctx context.Context, code string) (_ Quote, e
 	if err != nil {
 		return
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Quote(ctx, code)
 }
@@ -150,7 +150,7 @@ func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0
 
 // tryKline makes one try of Kline on impl through its route.
 func (c *QuoteSourceChain) tryKline(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string, days int) (_ []Bar, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Kline(ctx, code, days)
 }
@@ -185,7 +185,7 @@ func (c *QuoteSourceChain) Quote(ctx context.Context, code string) (r0 Quote, er
 
 // tryQuote makes one try of Quote on impl through its route.
 func (c *QuoteSourceChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl QuoteSource, code string) (_ Quote, err error) {
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
 }

@@ -39,7 +39,7 @@ func (w *guarded) Quote(ctx context.Context, code string) (_ int, err error) {
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard
 	return w.next.Quote(ctx, code)
 }
@@ -69,6 +69,33 @@ func BenchmarkDirectFailure(b *testing.B) {
 
 func BenchmarkRouteSuccess(b *testing.B) {
 	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "s"}})
+	benchCalls(b, q)
+}
+
+// BenchmarkRouteSuccessProvenance is BenchmarkRouteSuccess made with a
+// provenance record in the ctx, which each call claims, writes and gives
+// back (SPEC §6); BenchmarkRouteSuccessNoRecord is the same call without
+// one in a process that has made one, so that every call leaves the fast
+// path for a ctx lookup (compare the three in one run). Both forget the
+// process's record when they end, so the benchmarks after them run as
+// before.
+func BenchmarkRouteSuccessProvenance(b *testing.B) {
+	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "s"}})
+	b.Cleanup(breakerimpl.KeepCallStates())
+	ctx, p := runtime.WithProvenance(context.Background())
+	b.ReportAllocs()
+	for b.Loop() {
+		q.Quote(ctx, "600519")
+	}
+	if p.Source != "s" {
+		b.Fatalf("the record was not written: %+v", *p)
+	}
+}
+
+func BenchmarkRouteSuccessNoRecord(b *testing.B) {
+	q, _ := newGuarded(b, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "s"}})
+	b.Cleanup(breakerimpl.KeepCallStates())
+	runtime.WithProvenance(context.Background())
 	benchCalls(b, q)
 }
 

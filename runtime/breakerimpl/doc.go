@@ -27,13 +27,13 @@
 //			return // rejected, rate limited, throttled, bulkhead full, or out of budget
 //		}
 //	}
-//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 //	err = breakerimpl.PanicGuard // stays only if the call panics
 //	return w.next.Quote(ctx, code)
 //
 // [PanicGuard] is how the deferred closure tells a panic from a return
 // without calling recover on every call: only while err still holds it
-// does [Call.Panicked] get recover's value. The closure lives on the
+// does [Call.Unreturned] get recover's value. The closure lives on the
 // stack (no allocation), and [Call.Done]'s plain CLOSED success inlines
 // into it: the deferred call costs one call. Every other guarded call
 // (a chain's tries, a method with a timeout, one whose outcome is not its

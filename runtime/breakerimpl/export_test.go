@@ -11,6 +11,14 @@ func ForgetCallStates() (restore func()) {
 	return func() { core.InUse.Store(old) }
 }
 
+// KeepCallStates returns a func that sets the flag ForgetCallStates clears
+// back to what it is now: for benchmarks that make a record, so that the
+// benchmarks after them run on the fast path as before.
+func KeepCallStates() (restore func()) {
+	old := core.InUse.Load()
+	return func() { core.InUse.Store(old) }
+}
+
 // Why is why, for the tests of the reasons a chain records.
 var Why = why
 

@@ -30,7 +30,7 @@ type Family struct {
 // [Keyed.Enter], which end the hold when they refuse; its deferred
 // closure settles the call with [Keyed.Exit] and then ends the hold:
 //
-//	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+//	defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Unreturned(call, ctx, recover())); k.Done() }()
 //
 // EnterFast and Exit read the key's breaker's words in the key's cell, on
 // the line the lookup of the key read, where the Route's would read its
@@ -74,9 +74,19 @@ func (k Keyed) Enter(ctx context.Context) (Call, error) {
 	return c, err
 }
 
-// Panicked is [Call.Panicked] for a call on the key: a panic is settled,
-// the hold ended and the panic re-raised; a goroutine that exits leaves
-// the hold to the Done that follows in the closure.
+// Unreturned is [Call.Unreturned] for a call on the key: a panic is
+// settled, the hold ended and the panic re-raised; a goroutine that exits
+// leaves the hold to the Done that follows in the closure.
+func (k Keyed) Unreturned(c Call, ctx context.Context, v any) bool {
+	if v != nil {
+		defer k.key.Done()
+	}
+	return c.Unreturned(ctx, v)
+}
+
+// Panicked is [Keyed.Unreturned] without the ctx (see [Call.Panicked]).
+//
+// Deprecated: regenerate the wrapper; it then calls Unreturned.
 func (k Keyed) Panicked(c Call, v any) bool {
 	if v != nil {
 		defer k.key.Done()
@@ -88,7 +98,7 @@ func (k Keyed) Panicked(c Call, v any) bool {
 // the breaker's failures rather than the route. It does not end the hold:
 // Done follows it in the closure (see Keyed).
 func (k Keyed) Exit(c Call, ctx context.Context, err error, _ bool) {
-	if err != nil || c.word&core.FastMask|uint64(uint32(atomic.LoadUint64(k.fails))) != 0 {
+	if err != nil || c.word&(core.FastMask|core.ProvFlag)|uint64(uint32(atomic.LoadUint64(k.fails))) != 0 {
 		c.done(ctx, err)
 	}
 }

@@ -275,7 +275,7 @@ func TestKeyedEndsItsHold(t *testing.T) {
 		k := f.Key("a")
 		call := enter(k)
 		var err error
-		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
+		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Unreturned(call, ctx, recover())); k.Done() }()
 	}()
 	droppable("a success", "a")
 
@@ -289,7 +289,7 @@ func TestKeyedEndsItsHold(t *testing.T) {
 		k := f.Key("b")
 		call := enter(k)
 		err := PanicGuard
-		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Panicked(call, recover())); k.Done() }()
+		defer func() { k.Exit(call, ctx, err, err == PanicGuard && k.Unreturned(call, ctx, recover())); k.Done() }()
 		panic("boom")
 	}()
 	if b, ok := reg.Lookup("k/b"); ok {

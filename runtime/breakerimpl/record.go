@@ -89,14 +89,14 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 
 // enter is Route.enter on a recording route: the call goes through a
 // clone, and a refused call is recorded here.
-func (rr *routeRec) enter(ctx context.Context) (Call, error) {
+func (rr *routeRec) enter(ctx context.Context, first bool) (Call, error) {
 	c := rr.take()
 	if c == nil {
 		rr.rec.Drop()
-		return rr.plain.Enter(ctx)
+		return rr.plain.enterTry(ctx, first)
 	}
 	start := rr.rec.Now()
-	call, err := c.Enter(ctx)
+	call, err := c.enterTry(ctx, first)
 	if err != nil {
 		rr.rec.Record(c.breaker, ctx, start, core.Refused, err)
 		rr.put(c)
@@ -122,9 +122,9 @@ func (c Call) recordInvalid(ctx context.Context) {
 	}
 }
 
-// unreturned settles a call whose function did not return (see
+// settleUnreturned settles a call whose function did not return (see
 // core.Breaker.Unreturned), recording it first when it is recorded.
-func (c Call) unreturned(v any) {
+func (c Call) settleUnreturned(v any) {
 	c.recordUnreturned(v)
 	c.route.core.Unreturned(c.word, v)
 }

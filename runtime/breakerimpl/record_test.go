@@ -136,7 +136,10 @@ func TestKeyedRecordsEveryCall(t *testing.T) {
 					return
 				}
 			}
-			defer func() { k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Panicked(call, recover())); k.Done() }()
+			defer func() {
+				k.Exit(call, ctx, err, err == breakerimpl.PanicGuard && k.Unreturned(call, ctx, recover()))
+				k.Done()
+			}()
 			err = breakerimpl.PanicGuard
 			return fail
 		}

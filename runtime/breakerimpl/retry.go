@@ -127,7 +127,7 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 	call, ok := r.rt.EnterFast()
 	if !ok {
 		var err error
-		if call, err = r.rt.Enter(ctx); err != nil { // spends from the ctx's budgets
+		if call, err = r.rt.enterTry(ctx, r.tries == 0); err != nil { // spends from the ctx's budgets
 			if errors.Is(err, runtime.ErrInjected) {
 				return r.injected(ctx, err)
 			}

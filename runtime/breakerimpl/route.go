@@ -231,9 +231,11 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // and nil otherwise, when [Route.Enter] decides. It inlines, so that a
 // rejected call of a generated wrapper returns without a call out of it:
 // the rejection path reads the state word once and the rejection once,
-// as Enter would, and nothing else (no lock, clock or budget).
+// as Enter would, and nothing else (no lock, clock or budget). Once the
+// program has made a budget or provenance record (core.InUse), it leaves
+// the rejection to Enter, which writes it in the ctx's provenance record.
 func (c Call) Refusal() error {
-	if c.word&core.FastMask == core.Open {
+	if c.word&core.FastMask == core.Open && core.InUse.Load() == 0 {
 		return *c.route.reject.Load()
 	}
 	return nil
@@ -258,10 +260,25 @@ func (c Call) Refusal() error {
 // [Call.Refusal], then Enter only when the breaker was not OPEN (or
 // straight away on a route with a rate limit, where EnterFast always
 // would decline), so Enter does not repeat its test.
-func (rt *Route) Enter(ctx context.Context) (Call, error) {
+//
+// The call is the first try of a method call: when ctx carries a
+// provenance record ([runtime.WithProvenance]) that no outer guarded call
+// holds, the call claims it, and its exit writes the outcome there; a
+// refusal is written at once.
+func (rt *Route) Enter(ctx context.Context) (Call, error) { return rt.enterTry(ctx, true) }
+
+// enterTry is Enter for a try of a call; first says whether it is the
+// call's first, whose claim of the provenance record starts the record
+// afresh (a retry's refusal leaves it as the try before wrote it: the
+// caller gets that try's error).
+func (rt *Route) enterTry(ctx context.Context, first bool) (Call, error) {
 	w := rt.stateWord().Load()
 	if w&core.FastMask == core.Open {
-		return Call{}, *rt.reject.Load() // the rejection path: no lock, clock or budget
+		err := *rt.reject.Load() // the rejection path: no lock, clock or budget
+		if core.InUse.Load() != 0 && first {
+			rt.provRefused(ctx, core.From(ctx), err) // prov.go
+		}
+		return Call{}, err
 	}
 	if w&rt.timed == core.WindowFlag && core.InUse.Load() == 0 {
 		// A CLOSED call that the breaker may time (SlowCall, InFlight),
@@ -271,18 +288,45 @@ func (rt *Route) Enter(ctx context.Context) (Call, error) {
 			return Call{rt, w}, nil
 		}
 	}
-	return rt.enter(ctx)
+	return rt.enter(ctx, first)
 }
 
-// enter is Enter for a breaker that was not OPEN a moment ago (one that
+// enter is enterTry for a breaker that was not OPEN a moment ago (one that
 // opened since is rejected by Admit); kept apart so that the rejection path
 // runs in a small frame.
-func (rt *Route) enter(ctx context.Context) (Call, error) {
+func (rt *Route) enter(ctx context.Context, first bool) (Call, error) {
 	if rt.rec != nil {
-		return rt.rec.enter(ctx) // record.go
+		return rt.rec.enter(ctx, first) // record.go
 	}
+	st := core.From(ctx)
+	c, err := rt.admit(ctx, st)
+	if err != nil {
+		if first && st != nil {
+			rt.provRefused(ctx, st, err) // prov.go
+		}
+		return c, err
+	}
+	if st != nil && st.Prov != nil {
+		c.word = claim(st, c.word, first) // prov.go
+	}
+	if rt.inject != nil {
+		w, err := rt.inject.Inject(ctx, c.word&^core.ProvFlag)
+		if err != nil {
+			if c.word&core.ProvFlag != 0 {
+				c.provEnd(ctx, err, true) // prov.go: a try that failed
+			}
+			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
+		}
+		c.word = w | c.word&core.ProvFlag
+	}
+	return c, nil
+}
+
+// admit is enter's admission: every step but fault injection, st the
+// call state of ctx.
+func (rt *Route) admit(ctx context.Context, st *core.CallState) (Call, error) {
 	b := &rt.core
-	bud := core.From(ctx).BudgetOf()
+	bud := st.BudgetOf()
 	if !bud.Available() {
 		return Call{}, runtime.ErrBudget
 	}
@@ -333,12 +377,6 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 		}
 		return Call{}, runtime.ErrBudget
 	}
-	if rt.inject != nil {
-		var err error
-		if w, err = rt.inject.Inject(ctx, w); err != nil {
-			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
-		}
-	}
 	return Call{rt, w}, nil
 }
 
@@ -350,9 +388,12 @@ func (rt *Route) enter(ctx context.Context) (Call, error) {
 // [runtime.Breaker.Release]). Exit allocates nothing unless the call panicked.
 func (c Call) Exit(ctx context.Context, errp *error) {
 	err := *errp
-	if err == nil && c.word&core.FastMask == 0 { // a plain CLOSED success
+	if err == nil && c.word&(core.FastMask|core.ProvFlag) == 0 { // a plain CLOSED success
 		c.route.core.Succeeded(c.word)
 		return
+	}
+	if c.word&core.ProvFlag != 0 {
+		c = c.provEnd(ctx, err, true) // prov.go
 	}
 	if err == nil && c.word&core.FastMask == core.WindowFlag {
 		c.route.core.WindowSucceeded(c.word) // the same in a window
@@ -368,7 +409,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		return
 	}
 	if err == PanicGuard {
-		c.unreturned(recover()) // record.go: records the call when recorded
+		c.settleUnreturned(recover()) // record.go: records the call when recorded
 		return
 	}
 	if c.failed(ctx, err) {
@@ -380,12 +421,12 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // Done reports the outcome of a call of a plain wrapper, which defers it
 // in a closure right after the call was admitted:
 //
-//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Panicked(recover())) }()
+//	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 //	err = breakerimpl.PanicGuard // stays only if the call panics
 //
 // ctx is the context the method was called with and err its error result.
 // An err that still holds [PanicGuard] means the method did not return:
-// the closure has then handed recover's value to [Call.Panicked], which
+// the closure has then handed recover's value to [Call.Unreturned], which
 // settled the call, and unreturned is true; Done has nothing left to do.
 // Otherwise Done is [Call.Exit]. It exists so that the deferred call
 // costs one call where Exit costs two: a deferred method call runs through
@@ -393,7 +434,7 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 // Done's plain CLOSED success (a nil err, a plain admission, no failures
 // to clear) inlines into the closure.
 func (c Call) Done(ctx context.Context, err error, unreturned bool) {
-	if err != nil || c.word&core.FastMask|uint64(uint32(atomic.LoadUint64(c.route.fails))) != 0 {
+	if err != nil || c.word&(core.FastMask|core.ProvFlag)|uint64(uint32(atomic.LoadUint64(c.route.fails))) != 0 {
 		c.done(ctx, err)
 	}
 }
@@ -403,6 +444,12 @@ func (c Call) Done(ctx context.Context, err error, unreturned bool) {
 //
 //go:noinline
 func (c Call) done(ctx context.Context, err error) {
+	if err == PanicGuard {
+		return // Unreturned settled it
+	}
+	if c.word&core.ProvFlag != 0 {
+		c = c.provEnd(ctx, err, true) // prov.go
+	}
 	if err == nil && c.word&core.FastMask == core.WindowFlag {
 		// core's WindowSucceeded, written out: the time window's success
 		// path, which a call more would cost 11 instructions in 214.
@@ -412,9 +459,6 @@ func (c Call) done(ctx context.Context, err error) {
 		}
 		c.route.core.WindowSuccess(c.word)
 		return
-	}
-	if err == PanicGuard {
-		return // Panicked settled it
 	}
 	if c.failed(ctx, err) {
 		return
@@ -436,13 +480,30 @@ func (c Call) failed(ctx context.Context, err error) bool {
 	return true
 }
 
-// Panicked settles a call of a plain wrapper that did not return (see
-// [Call.Done]): v is recover's value. A panic counts as a failure (reason
-// "panic: " and v), frees the call's slot and is re-raised; a goroutine
-// that exits (runtime.Goexit, v == nil) counts as neither, and Panicked
-// reports true.
+// Unreturned settles a call of a plain wrapper that did not return (see
+// [Call.Done]): ctx is the context the method was called with, v is
+// recover's value. A panic counts as a failure (reason "panic: " and v),
+// frees the call's slot and is re-raised; a goroutine that exits
+// (runtime.Goexit, v == nil) counts as neither, and Unreturned reports
+// true. A call that claimed the provenance record of ctx gives it back
+// first.
+func (c Call) Unreturned(ctx context.Context, v any) bool {
+	if c.word&core.ProvFlag != 0 {
+		c = c.provEnd(ctx, PanicGuard, true) // prov.go
+	}
+	c.settleUnreturned(v) // record.go
+	return true
+}
+
+// Panicked is [Call.Unreturned] without the ctx, for wrappers generated
+// before plain wrappers wrote provenance records: a call of theirs that
+// claimed one cannot give it back, so calls made with that ctx afterwards
+// leave the record alone.
+//
+// Deprecated: regenerate the wrapper; it then calls Unreturned.
 func (c Call) Panicked(v any) bool {
-	c.route.core.Unreturned(c.word, v)
+	c.word &^= core.ProvFlag
+	c.settleUnreturned(v)
 	return true
 }
 
@@ -491,8 +552,11 @@ func stateOf(fails *uint64) *atomic.Uint64 {
 // returning. A successful call with invalid data counts as neither success
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
+	if c.word&core.ProvFlag != 0 {
+		c = c.provEnd(ctx, *errp, *valid) // prov.go
+	}
 	if err := *errp; err == PanicGuard {
-		c.unreturned(recover()) // record.go: records the call when recorded
+		c.settleUnreturned(recover()) // record.go: records the call when recorded
 		return
 	} else if err == nil && !*valid {
 		c.route.core.Ignore(c.word)

@@ -23,7 +23,7 @@ import (
 // takes three bits: CLOSED, HALF_OPEN, OPEN and the operator's modes
 // ISOLATED and BYPASSED (SPEC §14), whose calls all leave the fast path
 // (a mode costs the CLOSED success path nothing). An admission
-// is the state word it was admitted in, plus, in bits 6-31, the probe's id
+// is the state word it was admitted in, plus, in bits 7-31, the probe's id
 // for HALF_OPEN probes, or the tracking id of a CLOSED call that the
 // breaker times (Config.SlowCall, Config.InFlight). The fails and probes
 // words carry the period in their high 32 bits too, so that an outcome
@@ -36,13 +36,22 @@ import (
 // word compares periods. LoadFlag marks one whose calls take a bulkhead
 // slot or feed a throttle (issue 15). Either sends every call off the fast
 // path.
+//
+// ProvFlag is never in a state word: package breakerimpl sets it in the
+// admission of a call that claimed the provenance record of its ctx
+// (runtime.WithProvenance), so that the call's exit, which tests the
+// admission against FastMask|ProvFlag where it tested FastMask, leaves
+// its fast path and writes the record, and clears it before the admission
+// reaches the breaker. It is the bit after FastMask's, so that the mask
+// with it is still a one-byte constant in the exit's test.
 const (
 	StateMask  = 7
 	CountFlag  = 8
 	WindowFlag = 16
 	LoadFlag   = 32
 	FastMask   = StateMask | CountFlag | WindowFlag | LoadFlag
-	ProbeShift = 6
+	ProvFlag   = 64
+	ProbeShift = 7
 	ProbeMask  = 1<<32 - 1<<ProbeShift
 	PeriodOne  = 1 << 32
 

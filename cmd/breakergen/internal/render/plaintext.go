@@ -66,7 +66,7 @@ func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
 // take, in the same order.
 func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 	impl, ctx := g.im.names[ImplPath], g.im.names["context"]
-	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Panicked(recover()))"
+	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Unreturned(" + b.ctx + ", recover()))"
 	// gofmt keeps a func literal on one line while "func() " and its
 	// body take at most 100 columns (go/printer's funcBody).
 	usesCtx := b.timeout || b.background

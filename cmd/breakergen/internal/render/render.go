@@ -1003,12 +1003,12 @@ func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, res
 }
 
 // deferDone renders the plain method's deferred exit: a closure on one
-// line whose guard hands recover's value to Panicked only while err still
+// line whose guard hands recover's value to Unreturned only while err still
 // holds the panic guard, and whose Done inlines, so that a call pays one
 // deferred call (a deferred call.Exit(ctx, &err) runs through a wrapper
 // that calls Exit: two). A keyed method's closure calls its key's Exit
 // (key, the local holding the key), which reads the key's cell where
-// Done would read the route, and then ends the key's hold (its Panicked
+// Done would read the route, and then ends the key's hold (its Unreturned
 // ends it on a panic). A method with a timeout replaces ctx before the
 // call, and its exit must see the caller's: it defers Exit, whose
 // arguments are taken at once (its cost is the timer's anyway).
@@ -1016,10 +1016,10 @@ func (g *gen) deferDone(m *model.Method, call, ctx, err, key string) jen.Code {
 	if m.UseTimeout {
 		return jen.Defer().Id(call).Dot("Exit").Call(jen.Id(ctx), jen.Op("&").Id(err))
 	}
-	guard := jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(call).Dot("Panicked").Call(jen.Id("recover").Call())
+	guard := jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(call).Dot("Unreturned").Call(jen.Id(ctx), jen.Id("recover").Call())
 	done := []jen.Code{jen.Id(call).Dot("Done").Call(jen.Id(ctx), jen.Id(err), guard)}
 	if key != "" {
-		guard = jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(key).Dot("Panicked").Call(jen.Id(call), jen.Id("recover").Call())
+		guard = jen.Id(err).Op("==").Add(g.impl("PanicGuard")).Op("&&").Id(key).Dot("Unreturned").Call(jen.Id(call), jen.Id(ctx), jen.Id("recover").Call())
 		done = []jen.Code{jen.Id(key).Dot("Exit").Call(jen.Id(call), jen.Id(ctx), jen.Id(err), guard), jen.Id(key).Dot("Done").Call()}
 	}
 	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }", Separator: ";"}, done...).Call()

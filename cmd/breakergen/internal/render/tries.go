@@ -257,7 +257,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	getStale := func(found ...jen.Code) jen.Code {
 		ret := append(t.unpack(v), jen.Nil())
 		ageName := "_"
-		if t.chain {
+		if len(found) > 0 {
 			ageName = age
 		}
 		return jen.If(
@@ -309,7 +309,13 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		if len(r.Exclude) > 0 {
 			body = append(body, jen.If(route().Dot("Excluded").Call(jen.Id(t.err))).Block(jen.Return()))
 		}
-		body = append(body, getStale(), jen.Return())
+		// A plain wrapper's stale answer goes in the ctx's provenance
+		// record (a method without a ctx has none).
+		var found []jen.Code
+		if m.Ctx {
+			found = append(found, g.impl("ServedStale").Call(jen.Id(t.ctx), jen.Id(age)))
+		}
+		body = append(body, getStale(found...), jen.Return())
 	}
 	if t.chain {
 		then := ""

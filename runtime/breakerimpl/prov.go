@@ -1,0 +1,100 @@
+package breakerimpl
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
+
+// A plain wrapper's call writes the provenance record of its ctx
+// (runtime.WithProvenance, SPEC §6) when it is the outermost guarded call
+// made with the ctx. Its first try claims the record in Route.enter, which
+// every call reaches once a program has made a record (core.InUse sends
+// every admission off the fast path), and marks its admission with
+// core.ProvFlag; the try's exit, which then leaves its own fast path too,
+// writes the outcome and gives the record back. A retry's next try claims
+// it again, so a call nested in a try (a guarded wrapper that the wrapped
+// method calls with the same ctx) finds it held and leaves it alone. A
+// refusal is written at once. A plain wrapper has one source, so the
+// record says who answered (the breaker's name), or why the breaker's
+// source did not (one Skip), and the tries; the stale path then writes
+// "stale" over it ([ServedStale]). A chain claims the record in
+// Chain.Start, so the routes it calls find it held.
+
+// errPanicked is what a provenance record says of a try whose method did
+// not return: it panicked, or its goroutine exited.
+var errPanicked = errors.New("breaker: the call did not return (it panicked)")
+
+// claim claims the provenance record of st for a try admitted as w, and
+// returns w with core.ProvFlag when it did; first starts the record
+// afresh.
+func claim(st *core.CallState, w uint64, first bool) uint64 {
+	p, _ := st.Claim().(*runtime.Provenance)
+	if p == nil {
+		return w
+	}
+	if first {
+		*p = runtime.Provenance{Skipped: p.Skipped[:0]}
+	}
+	return w | core.ProvFlag
+}
+
+// provRefused writes the refusal err of a call's first try on rt in the
+// provenance record of st, unless an outer call holds it.
+func (rt *Route) provRefused(ctx context.Context, st *core.CallState, err error) {
+	p, _ := st.Claim().(*runtime.Provenance)
+	if p == nil {
+		return
+	}
+	s := runtime.Skip{Source: rt.breaker.Name(), Why: why(ctx, err), Err: err}
+	*p = runtime.Provenance{Skipped: append(p.Skipped[:0], s)}
+	st.Unclaim()
+}
+
+// provEnd writes the outcome of a try that claimed the provenance record
+// of ctx (its admission has core.ProvFlag), gives the record back, and
+// returns the call without the flag. err is the try's error
+// ([PanicGuard] for a method that did not return) and valid whether its
+// answer passed the route's `valid` func.
+func (c Call) provEnd(ctx context.Context, err error, valid bool) Call {
+	c.word &^= core.ProvFlag
+	st := core.From(ctx)
+	p, _ := st.Prov.(*runtime.Provenance)
+	if p == nil { // not reached: the claim was made through this ctx
+		return c
+	}
+	rt := c.route
+	name := rt.breaker.Name()
+	p.Tries++
+	p.Source, p.Skipped = "", p.Skipped[:0] // one source: the last try's outcome is the call's
+	switch {
+	case err == PanicGuard:
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "error", Err: errPanicked})
+	case err == nil && valid, err != nil && rt.excluded(err):
+		p.Source = name
+	case err == nil:
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "invalid"})
+	default:
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: why(ctx, err), Err: err})
+	}
+	st.Unclaim()
+	return c
+}
+
+// ServedStale records, for a plain wrapper's call made with ctx that
+// answers from its stale cache, that the answer is age old: in the
+// provenance record of ctx, Source "stale", Stale and Age, after what
+// the tries wrote. Generated code calls it on the stale path; it writes
+// nothing when ctx has no record or an outer guarded call holds it.
+func ServedStale(ctx context.Context, age time.Duration) {
+	st := core.From(ctx)
+	p, _ := st.Claim().(*runtime.Provenance)
+	if p == nil {
+		return
+	}
+	p.Source, p.Stale, p.Age = "stale", true, age
+	st.Unclaim()
+}
