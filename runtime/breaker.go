@@ -326,6 +326,12 @@ func (b *Breaker) Reset() {
 // fn is one try, spent once the breaker (and its bulkhead and throttle)
 // admitted the call, so a refused call costs nothing; when the budget is
 // spent Do returns [ErrBudget] and fn is not called.
+//
+// A provenance record in ctx ([WithProvenance]) is written as a generated
+// wrapper writes it, unless an outer guarded call holds it: Source is the
+// breaker's name when fn succeeded, and otherwise Skipped says why it did
+// not answer; Tries is 1 when fn was called. Guarded calls that fn makes
+// with ctx leave the record to Do.
 func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err error) {
 	if fn == nil {
 		return fmt.Errorf("breaker[%s]: Do with a nil fn", b.cfg().Name)
@@ -333,7 +339,15 @@ func (b *Breaker) Do(ctx context.Context, fn func(context.Context) error) (err e
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	bud := core.From(ctx).BudgetOf() // nil without one: every step below is then a no-op
+	st := core.From(ctx)
+	if p, _ := st.Claim().(*Provenance); p != nil {
+		return b.doWritten(ctx, st, p, fn) // provenance.go
+	}
+	return b.do(ctx, st.BudgetOf(), fn) // nil without a budget: its every step is then a no-op
+}
+
+// do is Do once its record, if any, is claimed: bud is the ctx's budget.
+func (b *Breaker) do(ctx context.Context, bud *core.Budget, fn func(context.Context) error) (err error) {
 	if b.reg.rec != nil {
 		return b.doRecorded(ctx, bud, fn) // record.go
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 
@@ -14,8 +15,8 @@ import (
 // breaker, and whose stale cache is "stale"); only the outermost guarded
 // call made with the ctx writes it (a fallback or a wrapped method that
 // itself calls a guarded wrapper with the same ctx does not overwrite it).
-// [Breaker.Do] does not write it. One record serves one call at a time: it
-// is not safe for concurrent calls.
+// [Breaker.Do] writes it too. One record serves one call at a time: it is
+// not safe for concurrent calls.
 type Provenance struct {
 	// Source is who answered: the primary's breaker name,
 	// "fallback:<name>", or "stale"; "" when nobody did.
@@ -82,6 +83,8 @@ func (p *Provenance) String() string {
 	return s
 }
 
+func init() { core.Why = why }
+
 // WithProvenance returns a ctx carrying a fresh record, and the record.
 func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 	if ctx == nil {
@@ -90,4 +93,80 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 	p := &Provenance{}
 	st := core.From(ctx)
 	return core.With(ctx, &core.CallState{Budget: st.BudgetOf(), Prov: p, Busy: new(atomic.Bool)}), p
+}
+
+// errUnreturned is what a provenance record says of a call whose fn did
+// not return: it panicked, or its goroutine exited.
+var errUnreturned = errors.New("breaker: the call did not return (it panicked)")
+
+// doWritten is [Breaker.Do] for a call that claimed the provenance record
+// p of its ctx's call state st: the call, then the record written as a
+// generated wrapper's single call writes it and given back, also when fn
+// panics.
+func (b *Breaker) doWritten(ctx context.Context, st *core.CallState, p *Provenance, fn func(context.Context) error) (err error) {
+	*p = Provenance{Skipped: p.Skipped[:0]}
+	called, returned := false, false
+	defer func() {
+		name := b.cfg().Name
+		switch {
+		case !returned:
+			p.Tries = 1
+			p.Skipped = append(p.Skipped, Skip{Source: name, Why: "error", Err: errUnreturned})
+		case err == nil:
+			p.Source, p.Tries = name, 1
+		default:
+			if called || errors.Is(err, ErrInjected) { // an injected fault is a try, failed
+				p.Tries = 1
+			}
+			p.Skipped = append(p.Skipped, Skip{Source: name, Why: why(ctx, err), Err: err})
+		}
+		st.Unclaim()
+	}()
+	err = b.do(ctx, st.BudgetOf(), func(ctx context.Context) error {
+		called = true
+		return fn(ctx)
+	})
+	returned = true
+	return err
+}
+
+// isolated reports whether err, a rejection, is an ISOLATED breaker's.
+func isolated(err error) bool {
+	if oe, ok := err.(*OpenError); ok {
+		return oe.State == Isolated
+	}
+	return isolatedWrapped(err)
+}
+
+// isolatedWrapped is isolated for a rejection wrapped in another error:
+// apart, so that the variable errors.As needs on the heap is made only
+// then, not on every rejection.
+func isolatedWrapped(err error) bool {
+	var oe *OpenError
+	return errors.As(err, &oe) && oe.State == Isolated
+}
+
+// why names the reason a source was passed over, for a provenance
+// record's Skip and a ChainError (package breakerimpl calls it as core.Why).
+func why(ctx context.Context, err error) string {
+	switch {
+	case errors.Is(err, ErrOpen):
+		if isolated(err) {
+			return "isolated" // an operator's act, not the source's failures
+		}
+		return "open"
+	case errors.Is(err, ErrRateLimited):
+		return "ratelimited"
+	case errors.Is(err, ErrThrottled):
+		return "throttled"
+	case errors.Is(err, ErrBulkheadFull):
+		return "bulkhead"
+	case errors.Is(err, ErrBudget):
+		return "budget"
+	case errors.Is(err, ErrInjected):
+		return "injected"
+	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+		return "canceled"
+	}
+	return "error"
 }

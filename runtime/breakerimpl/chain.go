@@ -2,7 +2,6 @@ package breakerimpl
 
 import (
 	"context"
-	"errors"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -119,7 +118,7 @@ func (c *Chain) admit(fb *Route, spent bool) (Call, bool) {
 	}
 	call, err := fb.Enter(c.ctx)
 	if err != nil {
-		c.skip(name, why(c.ctx, err), err)
+		c.skip(name, core.Why(c.ctx, err), err)
 		return Call{}, false
 	}
 	return call, true
@@ -151,7 +150,7 @@ func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
 	case err == nil:
 		c.skip(name, "invalid", nil)
 	default:
-		c.skip(name, why(c.ctx, err), err)
+		c.skip(name, core.Why(c.ctx, err), err)
 	}
 	return false
 }
@@ -184,44 +183,4 @@ func (c *Chain) skip(name, why string, err error) {
 	if p := c.prov(); p != nil {
 		p.Skipped = append(p.Skipped, s)
 	}
-}
-
-// isolated reports whether err, a rejection, is an ISOLATED breaker's.
-func isolated(err error) bool {
-	if oe, ok := err.(*runtime.OpenError); ok {
-		return oe.State == runtime.Isolated
-	}
-	return isolatedWrapped(err)
-}
-
-// isolatedWrapped is isolated for a rejection wrapped in another error:
-// apart, so that the variable errors.As needs on the heap is made only
-// then, not on every rejection.
-func isolatedWrapped(err error) bool {
-	var oe *runtime.OpenError
-	return errors.As(err, &oe) && oe.State == runtime.Isolated
-}
-
-// why names the reason a source was passed over.
-func why(ctx context.Context, err error) string {
-	switch {
-	case errors.Is(err, runtime.ErrOpen):
-		if isolated(err) {
-			return "isolated" // an operator's act, not the source's failures
-		}
-		return "open"
-	case errors.Is(err, runtime.ErrRateLimited):
-		return "ratelimited"
-	case errors.Is(err, runtime.ErrThrottled):
-		return "throttled"
-	case errors.Is(err, runtime.ErrBulkheadFull):
-		return "bulkhead"
-	case errors.Is(err, runtime.ErrBudget):
-		return "budget"
-	case errors.Is(err, runtime.ErrInjected):
-		return "injected"
-	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
-		return "canceled"
-	}
-	return "error"
 }

@@ -1,6 +1,10 @@
 package breakerimpl
 
-import "github.com/breakergen/breakergen/runtime/internal/core"
+import (
+	"context"
+
+	"github.com/breakergen/breakergen/runtime/internal/core"
+)
 
 // ForgetCallStates clears the flag set by the first WithBudget or
 // WithProvenance of the process, for tests that need a process that has used
@@ -19,8 +23,8 @@ func KeepCallStates() (restore func()) {
 	return func() { core.InUse.Store(old) }
 }
 
-// Why is why, for the tests of the reasons a chain records.
-var Why = why
+// Why is core.Why, for the tests of the reasons a chain records.
+func Why(ctx context.Context, err error) string { return core.Why(ctx, err) }
 
 // FailsWord is failsWord, for TestFailsWord.
 var FailsWord = failsWord

@@ -558,7 +558,7 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
 			err := *rt.reject.Load()
-			run.skip(rt.breaker.Name(), why(r.ctx, err), err)
+			run.skip(rt.breaker.Name(), core.Why(r.ctx, err), err)
 			continue
 		}
 		if i > 0 {

@@ -49,7 +49,7 @@ func (rt *Route) provRefused(ctx context.Context, st *core.CallState, err error)
 	if p == nil {
 		return
 	}
-	s := runtime.Skip{Source: rt.breaker.Name(), Why: why(ctx, err), Err: err}
+	s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err), Err: err}
 	*p = runtime.Provenance{Skipped: append(p.Skipped[:0], s)}
 	st.Unclaim()
 }
@@ -78,7 +78,7 @@ func (c Call) provEnd(ctx context.Context, err error, valid bool) Call {
 	case err == nil:
 		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "invalid"})
 	default:
-		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: why(ctx, err), Err: err})
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: core.Why(ctx, err), Err: err})
 	}
 	st.Unclaim()
 	return c

@@ -123,3 +123,8 @@ func (st *CallState) Unclaim() {
 		st.Busy.Store(false)
 	}
 }
+
+// Why names the reason a source was passed over (runtime.Skip's Why) for
+// err, its error or rejection, in a call made with ctx. Package runtime
+// sets it in its init.
+var Why func(ctx context.Context, err error) string
