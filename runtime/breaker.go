@@ -194,6 +194,7 @@ func init() {
 		}
 		return b, l
 	}
+	core.Detached = func(reg, cfg any) any { return newBreakerIn(nil, nil, reg.(*Registry), cfg.(Config), nil) }
 	core.Family = func(reg, cfg, fc, km any) any {
 		return reg.(*Registry).family(cfg.(Config), fc.(FamilyConfig), km.(*core.KeyMaker[Breaker]))
 	}

@@ -155,7 +155,12 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 			Attach: func(b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any { return attach(new(keyRoute), b, e) },
 		}).(*runtime.Family)
 	if impl == nil {
-		return &Family{f: f, refuse: &Route{fails: &nilImpl.state.fails, reject: &nilImpl.reject, slow: core.FastMask}}
+		// Every key's call is refused through one route named after the
+		// family, with ErrNilImpl (a chain passes over it to its fallbacks),
+		// made as any route of a nil implementation: its breaker, which no
+		// call reaches, is one the registry does not hold.
+		b := core.Detached(reg, f.Config()).(*runtime.Breaker)
+		return &Family{f: f, refuse: buildRoute(reg, nil, cfg, b, nil)}
 	}
 	return &Family{f: f, attach: func(b *runtime.Breaker) *Route {
 		kr := new(keyRoute)

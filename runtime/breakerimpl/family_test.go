@@ -313,3 +313,31 @@ func TestFamilyNilImplRefusesEveryKey(t *testing.T) {
 	}
 	assert.Zero(t, f.Runtime().Len(), "no key is made for a nil implementation")
 }
+
+// TestFamilyNilImplRefusesEveryShape: a family of a nil implementation
+// refuses a retried call with ErrNilImpl too (not as a spent budget), and
+// names its refusal after the family in a provenance record, with no
+// breaker of that name in the registry.
+func TestFamilyNilImplRefusesEveryShape(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	f := breakerimpl.NewFamily(reg, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "n"}, Attempts: 3}, 0, 0)
+	ctx, p := runtime.WithProvenance(context.Background())
+	k := f.Key("a")
+	retry := k.Route.Retry()
+	_, err := retry.Enter(ctx, nil)
+	require.ErrorIs(t, err, breakerimpl.ErrNilImpl)
+	k.Done()
+	require.Len(t, p.Skipped, 1)
+	assert.Equal(t, "n", p.Skipped[0].Source)
+	assert.ErrorIs(t, p.Skipped[0].Err, breakerimpl.ErrNilImpl)
+
+	k = f.Key("b")
+	call, ok := k.EnterFast()
+	require.False(t, ok)
+	if err = k.Refusal(call); err == nil {
+		_, err = k.Enter(ctx)
+	}
+	require.ErrorIs(t, err, breakerimpl.ErrNilImpl, "the plain keyed shape, with a record in the ctx")
+	_, found := reg.Lookup("n")
+	assert.False(t, found, "the family's refusals have a breaker of their own, which the registry does not hold")
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 var errKeyDown = errors.New("down")
@@ -248,4 +249,19 @@ func hostOf(t *testing.T, raw string) string {
 	u, err := url.Parse(raw)
 	require.NoError(t, err)
 	return u.Host
+}
+
+// TestKeyedChainOfNilPrimaryFallsBack: a chain whose keyed primary is nil
+// passes over it, its error saying so, as over an unkeyed nil primary.
+func TestKeyedChainOfNilPrimaryFallsBack(t *testing.T) {
+	backup := &backupBooks{}
+	c := NewBooksChain(nil, newRegistry(), runtime.Fallback[Books]{Name: "backup", Impl: backup})
+	ctx, p := runtime.WithProvenance(context.Background())
+	got, err := c.Book(ctx, "x")
+	require.NoError(t, err)
+	assert.Equal(t, "backup:x", got)
+	assert.Equal(t, "fallback:backup", p.Source)
+	require.Len(t, p.Skipped, 1)
+	assert.Equal(t, "book", p.Skipped[0].Source)
+	assert.ErrorIs(t, p.Skipped[0].Err, breakerimpl.ErrNilImpl)
 }

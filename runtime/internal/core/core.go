@@ -206,6 +206,12 @@ var IsRealClock func(c any) bool
 // runtime sets it in its init.
 var Attach func(reg, cfg any, rate float64, burst int) (breaker, limiter any)
 
+// Detached returns a new *runtime.Breaker of reg with the settings cfg (a
+// runtime.Config) that the registry does not hold: no lookup, Health or
+// event sees it. A family of a nil implementation names its refusals
+// with one. Package runtime sets it in its init.
+var Detached func(reg, cfg any) (breaker any)
+
 // PanicGuard is the error a guarded call holds until the guarded function
 // returns: an exit that still finds it knows the function panicked (or its
 // goroutine exited), without calling recover on every call. No function
