@@ -23,7 +23,10 @@ type Fallback[X any] struct {
 // names every source tried and why. errors.Is matches each source's own
 // error; it matches [ErrOpen] only when every source was rejected by its
 // breaker (OPEN, or ISOLATED by an operator), and [ErrInvalid] when every
-// source answered with invalid data.
+// source answered with invalid data. A source that was called and
+// answered with an error wrapping a rejection (of a guarded call it made
+// itself) failed: its reason is "error", and its error is among those
+// errors.Is matches, so ErrOpen matches through it.
 type ChainError struct {
 	Sources []Skip
 }

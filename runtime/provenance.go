@@ -118,7 +118,7 @@ func (b *Breaker) doWritten(ctx context.Context, st *core.CallState, p *Provenan
 			if called || errors.Is(err, ErrInjected) { // an injected fault is a try, failed
 				p.Tries = 1
 			}
-			p.Skipped = append(p.Skipped, Skip{Source: name, Why: why(ctx, err), Err: err})
+			p.Skipped = append(p.Skipped, Skip{Source: name, Why: why(ctx, err, called), Err: err})
 		}
 		st.Unclaim()
 	}()
@@ -148,8 +148,18 @@ func isolatedWrapped(err error) bool {
 
 // why names the reason a source was passed over, for a provenance
 // record's Skip and a ChainError (package breakerimpl calls it as core.Why).
-func why(ctx context.Context, err error) string {
+// err is the source's answer when answered (the source was called), and
+// then it is an "error", or "canceled" when the caller's ctx ended: also
+// an error that wraps a rejection or refusal, which another guarded call
+// the source made got, not this source. Otherwise err is the refusal that
+// kept the source from being called.
+func why(ctx context.Context, err error, answered bool) string {
+	canceled := ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
 	switch {
+	case answered && canceled:
+		return "canceled"
+	case answered:
+		return "error"
 	case errors.Is(err, ErrOpen):
 		if isolated(err) {
 			return "isolated" // an operator's act, not the source's failures
@@ -165,7 +175,7 @@ func why(ctx context.Context, err error) string {
 		return "budget"
 	case errors.Is(err, ErrInjected):
 		return "injected"
-	case ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded)):
+	case canceled:
 		return "canceled"
 	}
 	return "error"

@@ -2,6 +2,7 @@ package breakerimpl
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -80,7 +81,10 @@ func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
 func (c *Chain) primary(tries int, err error, valid bool) bool {
 	rt := c.rt
 	c.tries += tries
-	if !c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err)) {
+	// tries > 0: err is the last try's answer (a refusal of a later try
+	// returns it), unless fault injection failed that try.
+	answered := tries > 0 && !errors.Is(err, runtime.ErrInjected)
+	if !c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err), answered) {
 		return false
 	}
 	if rt.live != nil {
@@ -118,7 +122,7 @@ func (c *Chain) admit(fb *Route, spent bool) (Call, bool) {
 	}
 	call, err := fb.Enter(c.ctx)
 	if err != nil {
-		c.skip(name, core.Why(c.ctx, err), err)
+		c.skip(name, core.Why(c.ctx, err, false), err)
 		return Call{}, false
 	}
 	return call, true
@@ -133,14 +137,16 @@ func (c *Chain) Answered(fb *Route, err error) bool {
 // AnsweredValid is [Chain.Answered] on a route with a `valid` func.
 func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
 	name := fb.breaker.Name()
-	if !c.outcome(name, err, valid, err != nil && fb.excluded(err)) {
+	if !c.outcome(name, err, valid, err != nil && fb.excluded(err), true) {
 		return false
 	}
 	fb.answers.Add(name, core.AnswerFallback)
 	return true
 }
 
-func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
+// outcome records how source name ended: answered says it was called (see
+// core.Why).
+func (c *Chain) outcome(name string, err error, valid, excluded, answered bool) bool {
 	switch {
 	case excluded || err == nil && valid:
 		if p := c.prov(); p != nil {
@@ -150,7 +156,7 @@ func (c *Chain) outcome(name string, err error, valid, excluded bool) bool {
 	case err == nil:
 		c.skip(name, "invalid", nil)
 	default:
-		c.skip(name, core.Why(c.ctx, err), err)
+		c.skip(name, core.Why(c.ctx, err, answered), err)
 	}
 	return false
 }

@@ -200,7 +200,7 @@ func TestProvenanceOnlyOutermostCallWrites(t *testing.T) {
 }
 
 // TestWhy: every refusal a source can meet has its own word in the
-// provenance, load control's included.
+// provenance, load control's included; an answer's error is an error.
 func TestWhy(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -221,8 +221,15 @@ func TestWhy(t *testing.T) {
 		{context.Background(), context.Canceled, "error"}, // not the caller's
 		{context.Background(), errors.New("502"), "error"},
 	} {
-		assert.Equal(t, tt.want, breakerimpl.Why(tt.ctx, tt.err), "%v", tt.err)
+		assert.Equal(t, tt.want, breakerimpl.Why(tt.ctx, tt.err, false), "%v", tt.err)
 	}
+	// A source that answered with one of these errors got it from a
+	// guarded call of its own: the source failed, it was not refused.
+	for _, err := range []error{runtime.ErrOpen, fmt.Errorf("inner: %w", runtime.ErrRateLimited), runtime.ErrBudget, runtime.ErrInjected} {
+		assert.Equal(t, "error", breakerimpl.Why(context.Background(), err, true), "%v", err)
+	}
+	assert.Equal(t, "canceled", breakerimpl.Why(done, context.Canceled, true))
+	assert.Equal(t, "error", breakerimpl.Why(context.Background(), context.Canceled, true), "not the caller's")
 }
 
 // TestChainIsolatedSource: SPEC §14. A source whose breaker an operator

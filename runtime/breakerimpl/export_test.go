@@ -24,7 +24,9 @@ func KeepCallStates() (restore func()) {
 }
 
 // Why is core.Why, for the tests of the reasons a chain records.
-func Why(ctx context.Context, err error) string { return core.Why(ctx, err) }
+func Why(ctx context.Context, err error, answered bool) string {
+	return core.Why(ctx, err, answered)
+}
 
 // FailsWord is failsWord, for TestFailsWord.
 var FailsWord = failsWord

@@ -105,6 +105,7 @@ type answer[T any] struct {
 	src      int // index of the source in racers
 	v        T
 	valid    bool
+	answered bool // err is the source's answer, not a refusal (see core.Why)
 	err      error
 	panicked bool
 	panicVal any
@@ -386,7 +387,7 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 		r.inflight--
 		r.racers[0].done = true
 		run.tries = int(r.share.tries.Load())
-		if run.outcome(rt.breaker.Name(), a.err, a.valid, a.err != nil && rt.excluded(a.err)) {
+		if run.outcome(rt.breaker.Name(), a.err, a.valid, a.err != nil && rt.excluded(a.err), a.answered) {
 			return r.primaryWon(run, &a)
 		}
 		end := r.loop(run, nil) // on to the next source, the timer still armed
@@ -450,7 +451,7 @@ func (r *race[X, T, A]) runPrimary() (a answer[T]) {
 		}
 		r.results <- a // the timer's goroutine runs the race on
 	}()
-	a.v, a.valid, a.err = r.tryPrimary(r.pctx)
+	a.v, a.valid, a.answered, a.err = r.tryPrimary(r.pctx)
 	returned = true
 	return a
 }
@@ -491,7 +492,7 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 			break
 		}
 		run.tries = int(r.share.tries.Load())
-		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err)) {
+		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err), a.answered) {
 			end.won, end.a = true, a
 		}
 	}
@@ -558,7 +559,7 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
 			err := *rt.reject.Load()
-			run.skip(rt.breaker.Name(), core.Why(r.ctx, err), err)
+			run.skip(rt.breaker.Name(), core.Why(r.ctx, err, false), err)
 			continue
 		}
 		if i > 0 {
@@ -630,33 +631,36 @@ func (r *race[X, T, A]) settle(ctx context.Context, src int, primary bool, call 
 		r.results <- a
 	}()
 	if primary {
-		a.v, a.valid, a.err = r.tryPrimary(ctx)
+		a.v, a.valid, a.answered, a.err = r.tryPrimary(ctx)
 	} else {
 		a.v, a.valid, a.err = r.try(ctx, call, impl)
+		a.answered = true
 	}
 	returned = true
 	r.results <- a
 }
 
 // tryPrimary makes the primary's tries, as a chain without hedge does
-// ([Retry]), taking each from the race's share of the route's budget.
-func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid bool, err error) {
+// ([Retry]), taking each from the race's share of the route's budget;
+// answered reports that err is the last try's answer, not a refusal (see
+// core.Why).
+func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bool, err error) {
 	retry := Retry{rt: r.rt, left: -1} // the route's budget is the share's
 	for {
 		if !r.share.take() {
 			if retry.tries == 0 {
 				err = runtime.ErrBudget
 			}
-			return v, valid, err
+			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
 		}
 		var call Call
 		if call, err = retry.Enter(ctx, err); err != nil {
 			r.share.give()
-			return v, valid, err
+			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
 		}
 		v, valid, err = r.try(ctx, call, r.primary)
 		if r.share.spent() || !retry.Again(ctx, err) {
-			return v, valid, err
+			return v, valid, true, err
 		}
 	}
 }

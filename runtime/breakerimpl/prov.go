@@ -26,7 +26,7 @@ import (
 
 // errPanicked is what a provenance record says of a try whose method did
 // not return: it panicked, or its goroutine exited.
-var errPanicked = errors.New("breaker: the call did not return (it panicked)")
+var errPanicked = errors.New("breaker: the call did not return (it panicked or its goroutine exited)")
 
 // claim claims the provenance record of st for a try admitted as w, and
 // returns w with core.ProvFlag when it did; first starts the record
@@ -49,7 +49,7 @@ func (rt *Route) provRefused(ctx context.Context, st *core.CallState, err error)
 	if p == nil {
 		return
 	}
-	s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err), Err: err}
+	s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err}
 	*p = runtime.Provenance{Skipped: append(p.Skipped[:0], s)}
 	st.Unclaim()
 }
@@ -78,10 +78,30 @@ func (c Call) provEnd(ctx context.Context, err error, valid bool) Call {
 	case err == nil:
 		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "invalid"})
 	default:
-		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: core.Why(ctx, err), Err: err})
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: core.Why(ctx, err, true), Err: err})
 	}
 	st.Unclaim()
 	return c
+}
+
+// provInjected writes, for a try that claimed the provenance record of
+// ctx and that fault injection then ended with err, how it ended, and
+// gives the record back: a fault injected is a try that failed (as Retry
+// counts it); the ctx's end during an injected delay is a refusal, written
+// only on the call's first try (first).
+func (rt *Route) provInjected(ctx context.Context, err error, first bool) {
+	st := core.From(ctx)
+	if p, _ := st.Prov.(*runtime.Provenance); p != nil {
+		s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err}
+		switch {
+		case errors.Is(err, runtime.ErrInjected):
+			p.Tries++
+			p.Source, p.Skipped = "", append(p.Skipped[:0], s)
+		case first:
+			p.Source, p.Skipped = "", append(p.Skipped[:0], s)
+		}
+	}
+	st.Unclaim()
 }
 
 // ServedStale records, for a plain wrapper's call made with ctx that

@@ -313,7 +313,7 @@ func (rt *Route) enter(ctx context.Context, first bool) (Call, error) {
 		w, err := rt.inject.Inject(ctx, c.word&^core.ProvFlag)
 		if err != nil {
 			if c.word&core.ProvFlag != 0 {
-				c.provEnd(ctx, err, true) // prov.go: a try that failed
+				rt.provInjected(ctx, err, first) // prov.go
 			}
 			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
 		}

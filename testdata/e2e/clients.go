@@ -72,3 +72,10 @@ type Client interface {
 	//breaker:name=tried attempts=2 backoff=1ms failure=failed
 	Ask(req *Request) (*Response, error)
 }
+
+// Pages keeps its answers for an hour; its ctx is the request's.
+//
+//breaker:name=pages threshold=5 stale=1h
+type Pages interface {
+	Page(req *Request) (string, error)
+}

@@ -208,3 +208,48 @@ func TestCarrierWritesProvenance(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "roundtrip", rp.Source)
 }
+
+// fakePages answers page, or fails with err.
+type fakePages struct {
+	page string
+	err  error
+}
+
+func (f *fakePages) Page(*Request) (string, error) { return f.page, f.err }
+
+// TestStaleAnswerOfARequestsCtx: a method whose ctx is its request's
+// writes its stale answer in the request ctx's record.
+func TestStaleAnswerOfARequestsCtx(t *testing.T) {
+	f := &fakePages{page: "p"}
+	w := NewPagesBreaker(f, newRegistry())
+	ctx, p := runtime.WithProvenance(context.Background())
+	req := NewRequest(ctx, "/")
+	got, err := w.Page(req)
+	require.NoError(t, err)
+	assert.Equal(t, "p", got)
+	assert.Equal(t, "live", p.String())
+
+	f.page, f.err = "", errDown
+	got, err = w.Page(req)
+	require.NoError(t, err)
+	assert.Equal(t, "p", got, "the kept answer")
+	assert.Equal(t, "stale 0s (pages error)", p.String())
+}
+
+// TestAnswerWrappingAnInnerRejectionIsAnError: a method that fails with
+// the rejection of a guarded call it made itself was called, and failed:
+// its breaker did not refuse it, and the record says "error".
+func TestAnswerWrappingAnInnerRejectionIsAnError(t *testing.T) {
+	m, w, reg := setup(t)
+	inner, ok := reg.Lookup("indep")
+	require.True(t, ok)
+	inner.Isolate("maintenance") // every call of the inner breaker is refused
+	ctx, p := runtime.WithProvenance(context.Background())
+	m.EXPECT().Quote(ctx, "a").DoAndReturn(func(ctx context.Context, code string) (float64, error) {
+		return 0, w.Indep(ctx) // refused, before the mock's Indep is reached
+	})
+	_, err := w.Quote(ctx, "a")
+	require.ErrorIs(t, err, runtime.ErrOpen, "the inner rejection, as the method returned it")
+	assert.Equal(t, "none (quotes error)", p.String())
+	assert.Equal(t, 1, p.Tries)
+}

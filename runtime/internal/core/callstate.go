@@ -125,6 +125,7 @@ func (st *CallState) Unclaim() {
 }
 
 // Why names the reason a source was passed over (runtime.Skip's Why) for
-// err, its error or rejection, in a call made with ctx. Package runtime
-// sets it in its init.
-var Why func(ctx context.Context, err error) string
+// err, in a call made with ctx: the error of the source's answer when
+// answered (the source was called), else its refusal. Package runtime sets
+// it in its init.
+var Why func(ctx context.Context, err error, answered bool) string

@@ -310,9 +310,10 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			body = append(body, jen.If(route().Dot("Excluded").Call(jen.Id(t.err))).Block(jen.Return()))
 		}
 		// A plain wrapper's stale answer goes in the ctx's provenance
-		// record (a method without a ctx has none).
+		// record (a method without a ctx, its own or a parameter's, has
+		// none).
 		var found []jen.Code
-		if m.Ctx {
+		if m.Ctx || m.CtxFrom > 0 {
 			found = append(found, g.impl("ServedStale").Call(jen.Id(t.ctx), jen.Id(age)))
 		}
 		body = append(body, getStale(found...), jen.Return())
