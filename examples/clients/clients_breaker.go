@@ -14423,7 +14423,7 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	ctx, cancel := breakerimpl.WithTimeout(ctx, 5*time.Second)
 	// The body is read after the call returns: closing it cancels.
 	defer func() {
 		r0 = httpguard.CancelOnClose(r0, cancel)
@@ -14545,7 +14545,7 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
-	ctx, cancel := context.WithTimeout(ctx, w.api.Timeout())
+	ctx, cancel := breakerimpl.WithTimeout(ctx, w.api.Timeout())
 	// The body is read after the call returns: closing it cancels.
 	defer func() {
 		r0 = httpguard.CancelOnClose(r0, cancel)

@@ -182,6 +182,18 @@ func (rt *Route) Limiter() *runtime.Limiter { return rt.limiter }
 // Timeout returns the route's per-call timeout; 0 means none.
 func (rt *Route) Timeout() time.Duration { return rt.timeout }
 
+// WithTimeout is context.WithTimeout for a guarded call's timeout, with a
+// nil ctx taken as context.Background(), as every guarded call takes it:
+// context.WithTimeout would panic on it after the breaker admitted the
+// call, and the breaker would count a caller's nil as the upstream's
+// failure.
+func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	return context.WithTimeout(ctx, d)
+}
+
 // PanicGuard is the value generated code gives a guarded method's error
 // result before it calls the wrapped method. If the method returns, the
 // result is overwritten; if it panics, [Call.Exit] still finds PanicGuard

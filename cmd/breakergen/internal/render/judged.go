@@ -32,7 +32,7 @@ func (g *gen) withTimeout(m *model.Method, a *alloc, recv string, r *model.Route
 		timeout = jen.Add(g.duration(r.Timeout))
 	}
 	out := []jen.Code{
-		jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Qual("context", "WithTimeout").Call(jen.Id(ctx), timeout),
+		jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Add(g.impl("WithTimeout")).Call(jen.Id(ctx), timeout),
 	}
 	if resp == "" {
 		out = append(out, jen.Defer().Id(cancel).Call())

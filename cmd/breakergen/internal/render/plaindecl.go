@@ -461,7 +461,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 		return false
 	}
 	g.use(ImplPath)
-	if pb.timeout || pb.background {
+	if pb.background {
 		g.use("context")
 	}
 	commentText(b, m.Name+" calls "+impl+"."+m.Name+" through breaker "+strconv.Quote(r.Name)+ctxFromDoc(m, names)+".")

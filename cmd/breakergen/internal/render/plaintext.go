@@ -55,7 +55,7 @@ func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
 	// The marker names the packages the body uses, so that jennifer
 	// imports them even when nothing else in the file does.
 	uses := []jen.Code{g.impl("PanicGuard")}
-	if b.timeout || b.background {
+	if b.background {
 		uses = append(uses, jen.Qual("context", "Background"))
 	}
 	return jen.Id(bodyMarker + strconv.Itoa(len(g.bodies)-1)).Call(uses...)
@@ -69,7 +69,7 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Unreturned(" + b.ctx + ", recover()))"
 	// gofmt keeps a func literal on one line while "func() " and its
 	// body take at most 100 columns (go/printer's funcBody).
-	usesCtx := b.timeout || b.background
+	usesCtx := b.background
 	if !textBodies || impl == "" || !b.timeout && len("func() ")+len(done) > 100 || usesCtx && ctx == "" {
 		return "", false
 	}
@@ -106,7 +106,7 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 		line(0, "defer ", b.cal, ".Exit(", b.ctx, ", &", b.err, ")")
 		line(0, b.err, " = ", impl, ".PanicGuard // stays only if the call panics")
 		cancel := a.fresh("cancel")
-		line(0, b.ctx, ", ", cancel, " := ", ctx, ".WithTimeout(", b.ctx, ", ", route, ".Timeout())")
+		line(0, b.ctx, ", ", cancel, " := ", impl, ".WithTimeout(", b.ctx, ", ", route, ".Timeout())")
 		line(0, "defer ", cancel, "()")
 		if b.ctxFrom != "" {
 			line(0, b.ctxFrom, " = ", b.ctxFrom, ".WithContext(", b.ctx, ")")

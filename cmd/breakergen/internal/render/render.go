@@ -939,8 +939,8 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		)
 	}
 	body = append(body, g.deferDone(m, callName, ctx, errName, key))
-	// The guard goes before the timeout: context.WithTimeout panics on a
-	// nil ctx, which must count as the failure it is, not as a success.
+	// The guard goes before the timeout, which takes a nil ctx as the
+	// background (breakerimpl.WithTimeout), as every guarded call does.
 	body = append(body, g.panicGuard(errName))
 	if m.UseTimeout {
 		resp := ""
