@@ -130,7 +130,8 @@
 //	                                 before ErrRateLimited or ErrBulkheadFull;
 //	                                 needs a ratelimit or a concurrency for its
 //	                                 name
-//	timeout      Go duration         per-try deadline added to the method's ctx      none
+//	timeout      Go duration         per-try deadline added to the method's ctx (a   none
+//	                                 nil ctx is taken as context.Background())
 //	exclude      ErrA,pkg.ErrB       errors (matched with errors.Is) that count as   none
 //	                                 success
 //	attempts     int >= 1            tries per call, the first included; each goes   1

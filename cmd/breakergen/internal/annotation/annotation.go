@@ -210,6 +210,10 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 		pos := fset.Position(c.Slash)
 		switch {
 		case strings.HasPrefix(c.Text, Prefix):
+			if e := gofmtRewrites(c.Text, pos, where); e != nil {
+				errs = append(errs, e)
+				continue
+			}
 			l, e := Parse(c.Text, pos, where)
 			lines = append(lines, l)
 			errs = append(errs, e...)
@@ -221,6 +225,34 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 		}
 	}
 	return lines, errs, warnings
+}
+
+// gofmtRewrites returns the error for an annotation written at pos that
+// gofmt would rewrite to an ordinary comment, or nil. gofmt keeps a line
+// of a type's doc comment as it is only when it reads as a directive
+// ("//word:" and a lower-case letter or digit); any other line it
+// rewrites to "// breaker:...", and the annotation would be lost at the
+// next gofmt. It leaves the comments of an interface's methods alone.
+func gofmtRewrites(text string, pos token.Position, where Where) *Error {
+	rest := strings.TrimPrefix(text, Prefix)
+	if where != OnInterface || gofmtKeeps(rest) {
+		return nil
+	}
+	fix := strings.TrimLeft(rest, " \t")
+	switch {
+	case fix == "":
+		return Errorf(pos, "a bare %s on a type: gofmt rewrites it to the ordinary comment \"// breaker:\", and the annotation is lost; give it its name: %sname=NAME", Prefix, Prefix)
+	case fix != rest:
+		return Errorf(pos, "a space after %q: gofmt rewrites the line to the ordinary comment \"// breaker: ...\", and the annotation is lost; write %s%s", Prefix, Prefix, fix)
+	}
+	return nil // a word gofmt rewrites is no key either: Parse says so
+}
+
+// gofmtKeeps reports whether gofmt keeps a doc comment line whose text
+// after "//breaker:" is rest as it is (go/printer's isDirective): rest
+// must start with a lower-case ASCII letter or a digit.
+func gofmtKeeps(rest string) bool {
+	return rest != "" && ('a' <= rest[0] && rest[0] <= 'z' || '0' <= rest[0] && rest[0] <= '9')
 }
 
 // blockBody returns what a /*breaker:...*/ comment says after "breaker:",

@@ -80,7 +80,7 @@ var keys = []Key{
 		Meaning: "longest a call waits for a token or a slot before `ErrRateLimited` or `ErrBulkheadFull`; needs a `ratelimit` or a `concurrency` for its name",
 		Default: "the ctx deadline"},
 	{Name: "timeout", Arg: "D", Value: "Go duration", Scope: LineScope, parse: parseDuration,
-		Meaning: "per-try deadline added to the method's ctx", Default: "none"},
+		Meaning: "per-try deadline added to the method's ctx (a nil ctx is taken as `context.Background()`)", Default: "none"},
 	{Name: "exclude", Arg: "E,p.E", Value: "`ErrA,pkg.ErrB`", Scope: LineScope, parse: parseIdents,
 		Meaning: "errors (matched with `errors.Is`) that count as success", Default: "none"},
 	{Name: "attempts", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
