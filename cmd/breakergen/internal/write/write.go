@@ -97,3 +97,57 @@ func writeFile(path string, data []byte) error {
 	}
 	return os.Rename(tmp.Name(), path)
 }
+
+// emptiedNote is what an emptied output says, between its header and its
+// package clause.
+const emptiedNote = `// Nothing is annotated for this file any more. go generate was running
+// breakergen, and go generate fails on a file of the package that
+// disappears while it runs, so breakergen emptied this file rather than
+// remove it. Delete it, or run breakergen outside go generate (go tool
+// breakergen), which removes it.
+`
+
+// Emptied returns what the output old (one of ours) becomes when it must
+// go while go generate runs: our header, a note, and its package clause;
+// false when old has no package clause.
+func Emptied(old []byte) ([]byte, bool) {
+	for line := range strings.Lines(string(old)) {
+		if strings.HasPrefix(line, "package ") {
+			return []byte(load.Header + "\n\n" + emptiedNote + "\n" + strings.TrimRight(line, "\n") + "\n"), true
+		}
+	}
+	return nil, false
+}
+
+// IsEmptied reports whether data is an output Emptied made.
+func IsEmptied(data []byte) bool {
+	e, ok := Emptied(data)
+	return ok && bytes.Equal(e, data)
+}
+
+// UnderGenerate adjusts changes for a run of go generate in dir (the
+// package's directory): an output of dir to remove is emptied instead, and
+// one that is emptied already stays. A -check run (check) keeps emptied
+// outputs too, so that it passes after go generate. It returns the changes
+// left and the outputs it emptied.
+func UnderGenerate(changes []Change, dir string, generate, check bool) (left []Change, emptied []string) {
+	for _, c := range changes {
+		if !c.Remove {
+			left = append(left, c)
+			continue
+		}
+		old, err := os.ReadFile(c.Path)
+		switch {
+		case err == nil && IsEmptied(old) && (generate || check):
+			continue // stays as it is
+		case err == nil && generate && filepath.Dir(c.Path) == dir:
+			if data, ok := Emptied(old); ok {
+				left = append(left, Change{Path: c.Path, Data: data})
+				emptied = append(emptied, c.Path)
+				continue
+			}
+		}
+		left = append(left, c)
+	}
+	return left, emptied
+}
