@@ -71,7 +71,8 @@
 // Settings can be changed at run time by name: [WithConfig] and
 // [WithRateLimit] in code, BREAKER_<NAME>_THRESHOLD, _RESET, _HALFOPEN,
 // _SUCCESSES, _RATELIMIT, _WINDOW, _FAILRATE, _MINIMUM, _SLOW, _SLOWRATE,
-// _INFLIGHT, _CONCURRENCY and _THROTTLE in the environment (NAME is the
+// _INFLIGHT, _CONCURRENCY, _THROTTLE and _JITTER in the environment, with
+// _MODE (below) and, for rehearsals, _FAULT and _LATENCY (NAME is the
 // name in upper case, with '.', '-' and ':' as '_'). [WithConfig] wins
 // over the environment, which wins over the annotation; a window given by
 // a layer, of calls or of time, replaces the lower layer's.
