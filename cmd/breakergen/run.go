@@ -214,11 +214,40 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		}
 		if len(changes) > 0 {
 			fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate\n", len(changes))
+			// go generate does nothing in a package with no go:generate
+			// line that runs breakergen: say so, or the advice loops.
+			seen := map[string]bool{}
+			for _, c := range changes {
+				if d := filepath.Dir(c.Path); !seen[d] {
+					seen[d] = true
+					if !runsBreakergen(d) {
+						fmt.Fprintf(stderr, "breakergen: %s: no //go:generate line in its files runs breakergen, so go generate does nothing there; add one, e.g. //go:generate go tool breakergen\n", rel(d))
+					}
+				}
+			}
 			return errReported
 		}
 		return nil
 	}
 	return write.Apply(changes)
+}
+
+// runsBreakergen reports whether a .go file of dir has a //go:generate
+// line that names breakergen.
+func runsBreakergen(dir string) bool {
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(data)) {
+			if strings.HasPrefix(line, "//go:generate ") && strings.Contains(line, "breakergen") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func plural(n int, what string) string {
