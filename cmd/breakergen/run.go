@@ -105,14 +105,24 @@ func parseArgs(args []string, stderr io.Writer) (*options, error) {
 	tags := fs.String("tags", "", "comma-separated build `tags` to load the packages with")
 	check := fs.Bool("check", false, "write nothing; exit non-zero naming every file that would change (for CI)")
 	strict := fs.Bool("strict", false, "treat every warning as an error: exit non-zero and write nothing")
-	fs.Usage = func() {
-		fmt.Fprint(fs.Output(), usageHead+annotation.UsageTable()+usageTail)
-		fs.PrintDefaults()
-	}
+	fs.Usage = func() {} // -h gets the manual, a mistake one line (below)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stderr, usageHead+annotation.UsageTable()+usageTail)
+			fs.PrintDefaults()
 			return nil, err
 		}
+		// The flag package printed the mistake; a hint and the synopsis
+		// follow, not the hundred lines of the manual.
+		if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: -"); ok {
+			var names []string
+			fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+			if c := annotation.Closest(name, names); c != "" {
+				fmt.Fprintf(stderr, "did you mean -%s?\n", c)
+			}
+		}
+		synopsis, _, _ := strings.Cut(usageHead, "\n")
+		fmt.Fprintf(stderr, "%s\n(breakergen -h prints the manual)\n", synopsis)
 		return nil, errUsage
 	}
 	o := &options{tags: *tags, check: *check, strict: *strict, patterns: fs.Args()}

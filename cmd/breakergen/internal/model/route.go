@@ -280,18 +280,48 @@ func (rs resolver) object(id, what string) (types.Object, string) {
 		}
 		obj := pn.Imported().Scope().Lookup(sel)
 		if obj == nil || !obj.Exported() {
-			return nil, id + ": package " + pn.Imported().Path() + " has no exported " + sel
+			return nil, id + ": package " + pn.Imported().Path() + " has no exported " + sel + nearName(pn.Imported().Scope(), sel, what, true, q+".")
 		}
 		return obj, ""
 	}
 	obj := lookup(rs.scope, id)
 	if obj == nil {
-		return nil, id + ": undefined"
+		return nil, id + ": undefined" + nearName(rs.pkg.Scope(), id, what, false, "")
 	}
 	if obj.Parent() != rs.pkg.Scope() {
 		return nil, id + ": not a package-level " + what + " of " + rs.pkg.Name()
 	}
 	return obj, ""
+}
+
+// nearName returns "; did you mean X?" for the name of scope closest to
+// name that could be what ("value": a variable or constant; "func"), only
+// exported ones when exported, written with prefix; or "".
+func nearName(scope *types.Scope, name, what string, exported bool, prefix string) string {
+	var cands []string
+	for _, n := range scope.Names() {
+		obj := scope.Lookup(n)
+		if exported && !obj.Exported() {
+			continue
+		}
+		switch obj.(type) {
+		case *types.Var, *types.Const:
+			if what != "value" {
+				continue
+			}
+		case *types.Func:
+			if what != "func" {
+				continue
+			}
+		default:
+			continue
+		}
+		cands = append(cands, n)
+	}
+	if c := annotation.Closest(name, cands); c != "" {
+		return "; did you mean " + prefix + c + "?"
+	}
+	return ""
 }
 
 // resolveExclude resolves exclude's identifiers: each must be a
