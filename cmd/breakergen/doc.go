@@ -309,7 +309,9 @@
 // disappears while it runs, it is emptied instead (its header, a note and
 // its package clause), and -check accepts it; a run outside go generate
 // removes it. A guarded method returns
-// breakerimpl.ErrNilImpl when the wrapped value is nil, the breaker's rejection
+// breakerimpl.ErrNilImpl when the wrapped value is nil (a method delegated
+// unguarded, skipped or with no error result, has no error to say it in,
+// and panics as a call of the nil interface would), the breaker's rejection
 // (errors.Is(err, runtime.ErrOpen)) or the limiter's refusal
 // (runtime.ErrRateLimited) without calling the wrapped method, and
 // otherwise calls it and reports its outcome; a panic counts as a failure
