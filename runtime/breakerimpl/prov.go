@@ -84,24 +84,64 @@ func (c Call) provEnd(ctx context.Context, err error, valid bool) Call {
 	return c
 }
 
-// provInjected writes, for a try that claimed the provenance record of
-// ctx and that fault injection then ended with err, how it ended, and
-// gives the record back: a fault injected is a try that failed (as Retry
-// counts it); the ctx's end during an injected delay is a refusal, written
-// only on the call's first try (first).
-func (rt *Route) provInjected(ctx context.Context, err error, first bool) {
-	st := core.From(ctx)
-	if p, _ := st.Prov.(*runtime.Provenance); p != nil {
-		s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err}
-		switch {
-		case errors.Is(err, runtime.ErrInjected):
-			p.Tries++
-			p.Source, p.Skipped = "", append(p.Skipped[:0], s)
-		case first:
-			p.Source, p.Skipped = "", append(p.Skipped[:0], s)
-		}
+// exitProv settles a call that claimed the provenance record of ctx (its
+// admission has core.ProvFlag), as Exit and ExitValid settle the others,
+// once it has written the record and given it back: err is the call's
+// error, valid whether its answer passed the route's valid func, and v
+// recover's value when err is [PanicGuard] (the exit that recovered is the
+// deferred one). Kept apart so that the exits' own paths stay as they
+// were: a call with a record takes this slower, shorter way.
+//
+//go:noinline
+func (c Call) exitProv(ctx context.Context, err error, valid bool, v any) {
+	c = c.provEnd(ctx, err, valid)
+	switch {
+	case err == PanicGuard:
+		c.settleUnreturned(v) // record.go
+	case err == nil && !valid:
+		c.route.core.Ignore(c.word)
+		c.recordInvalid(ctx) // record.go
+	case err == nil && c.word&core.FastMask == 0:
+		c.route.core.Succeeded(c.word)
+	default:
+		c.exitSlow(ctx, err)
 	}
-	st.Unclaim()
+}
+
+// enterProv is enterTry's admission once the program has made a budget or
+// provenance record (core.InUse): enter with the call state of ctx, then,
+// when ctx carries a provenance record that no outer guarded call holds,
+// the claim of an admitted try (core.ProvFlag in its admission), or the
+// refusal written at once. A fault injected fails the try after its
+// admission: that is a try, written as one; the ctx's end during an
+// injected delay is a refusal. first says the try is the call's first,
+// which starts the record afresh; a later try's refusal leaves the record
+// as the try before wrote it (the caller gets that try's error).
+//
+//go:noinline
+func (rt *Route) enterProv(ctx context.Context, first bool) (Call, error) {
+	st := core.From(ctx)
+	c, err := rt.enter(ctx, st)
+	if st == nil || st.Prov == nil {
+		return c, err
+	}
+	switch {
+	case err == nil:
+		c.word = claim(st, c.word, first)
+	case errors.Is(err, runtime.ErrInjected):
+		if p, _ := st.Claim().(*runtime.Provenance); p != nil {
+			if first {
+				*p = runtime.Provenance{Skipped: p.Skipped[:0]}
+			}
+			p.Tries++
+			p.Source = ""
+			p.Skipped = append(p.Skipped[:0], runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err})
+			st.Unclaim()
+		}
+	case first:
+		rt.provRefused(ctx, st, err)
+	}
+	return c, err
 }
 
 // ServedStale records, for a plain wrapper's call made with ctx that

@@ -300,43 +300,21 @@ func (rt *Route) enterTry(ctx context.Context, first bool) (Call, error) {
 			return Call{rt, w}, nil
 		}
 	}
-	return rt.enter(ctx, first)
-}
-
-// enter is enterTry for a breaker that was not OPEN a moment ago (one that
-// opened since is rejected by Admit); kept apart so that the rejection path
-// runs in a small frame.
-func (rt *Route) enter(ctx context.Context, first bool) (Call, error) {
 	if rt.rec != nil {
 		return rt.rec.enter(ctx, first) // record.go
 	}
-	st := core.From(ctx)
-	c, err := rt.admit(ctx, st)
-	if err != nil {
-		if first && st != nil {
-			rt.provRefused(ctx, st, err) // prov.go
-		}
-		return c, err
+	if core.InUse.Load() == 0 {
+		return rt.enter(ctx, nil) // no budget or provenance record anywhere
 	}
-	if st != nil && st.Prov != nil {
-		c.word = claim(st, c.word, first) // prov.go
-	}
-	if rt.inject != nil {
-		w, err := rt.inject.Inject(ctx, c.word&^core.ProvFlag)
-		if err != nil {
-			if c.word&core.ProvFlag != 0 {
-				rt.provInjected(ctx, err, first) // prov.go
-			}
-			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
-		}
-		c.word = w | c.word&core.ProvFlag
-	}
-	return c, nil
+	return rt.enterProv(ctx, first) // prov.go
 }
 
-// admit is enter's admission: every step but fault injection, st the
-// call state of ctx.
-func (rt *Route) admit(ctx context.Context, st *core.CallState) (Call, error) {
+// enter is enterTry for a breaker that was not OPEN a moment ago (one that
+// opened since is rejected by Admit), on a route that records no call; st
+// is the call state of ctx (nil when none can exist). It is kept apart so
+// that the rejection path runs in a small frame, and it knows nothing of
+// provenance (enterProv, prov.go), so that its own frame stays as small.
+func (rt *Route) enter(ctx context.Context, st *core.CallState) (Call, error) {
 	b := &rt.core
 	bud := st.BudgetOf()
 	if !bud.Available() {
@@ -389,6 +367,12 @@ func (rt *Route) admit(ctx context.Context, st *core.CallState) (Call, error) {
 		}
 		return Call{}, runtime.ErrBudget
 	}
+	if rt.inject != nil {
+		var err error
+		if w, err = rt.inject.Inject(ctx, w); err != nil {
+			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
+		}
+	}
 	return Call{rt, w}, nil
 }
 
@@ -404,20 +388,25 @@ func (c Call) Exit(ctx context.Context, errp *error) {
 		c.route.core.Succeeded(c.word)
 		return
 	}
-	if c.word&core.ProvFlag != 0 {
-		c = c.provEnd(ctx, err, true) // prov.go
-	}
-	if err == nil && c.word&core.FastMask == core.WindowFlag {
+	if err == nil && c.word&(core.FastMask|core.ProvFlag) == core.WindowFlag {
 		c.route.core.WindowSucceeded(c.word) // the same in a window
 		return
 	}
-	if err == nil && c.word&core.FastMask == core.LoadFlag { // the same with load control
+	if err == nil && c.word&(core.FastMask|core.ProvFlag) == core.LoadFlag { // the same with load control
 		if s := c.route.core.Slots; s != nil {
 			s.Release()
 			c.route.core.Succeeded(c.word)
 			return
 		}
 		c.route.core.LoadSucceeded(c.word)
+		return
+	}
+	if c.word&core.ProvFlag != 0 {
+		var v any
+		if err == PanicGuard {
+			v = recover()
+		}
+		c.exitProv(ctx, err, true, v) // prov.go
 		return
 	}
 	if err == PanicGuard {
@@ -456,13 +445,7 @@ func (c Call) Done(ctx context.Context, err error, unreturned bool) {
 //
 //go:noinline
 func (c Call) done(ctx context.Context, err error) {
-	if err == PanicGuard {
-		return // Unreturned settled it
-	}
-	if c.word&core.ProvFlag != 0 {
-		c = c.provEnd(ctx, err, true) // prov.go
-	}
-	if err == nil && c.word&core.FastMask == core.WindowFlag {
+	if err == nil && c.word&(core.FastMask|core.ProvFlag) == core.WindowFlag {
 		// core's WindowSucceeded, written out: the time window's success
 		// path, which a call more would cost 11 instructions in 214.
 		if win := c.route.core.Win.Load(); win != nil && win.Count(c.word) {
@@ -470,6 +453,13 @@ func (c Call) done(ctx context.Context, err error) {
 			return
 		}
 		c.route.core.WindowSuccess(c.word)
+		return
+	}
+	if err == PanicGuard {
+		return // Unreturned settled it
+	}
+	if c.word&core.ProvFlag != 0 {
+		c.exitProv(ctx, err, true, nil) // prov.go
 		return
 	}
 	if c.failed(ctx, err) {
@@ -565,7 +555,12 @@ func stateOf(fails *uint64) *atomic.Uint64 {
 // nor failure: it frees the call's slot and changes nothing else.
 func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 	if c.word&core.ProvFlag != 0 {
-		c = c.provEnd(ctx, *errp, *valid) // prov.go
+		var v any
+		if *errp == PanicGuard {
+			v = recover()
+		}
+		c.exitProv(ctx, *errp, *valid, v) // prov.go
+		return
 	}
 	if err := *errp; err == PanicGuard {
 		c.settleUnreturned(recover()) // record.go: records the call when recorded
