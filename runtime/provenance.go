@@ -97,7 +97,7 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 
 // errUnreturned is what a provenance record says of a call whose fn did
 // not return: it panicked, or its goroutine exited.
-var errUnreturned = errors.New("breaker: the call did not return (it panicked)")
+var errUnreturned = errors.New("breaker: the call did not return (it panicked or its goroutine exited)")
 
 // doWritten is [Breaker.Do] for a call that claimed the provenance record
 // p of its ctx's call state st: the call, then the record written as a

@@ -207,8 +207,7 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	// runs (it lists the files first): under it, an output to remove is
 	// emptied instead, and -check accepts an emptied one.
 	generating := o.getenv("GOFILE") != ""
-	dir, _ := filepath.Abs(cwd)
-	changes, emptied := write.UnderGenerate(changes, dir, generating, o.check)
+	changes, emptied := write.UnderGenerate(changes, generating, o.check)
 	if !o.check {
 		for _, p := range emptied {
 			fmt.Fprintf(stderr, "%s: nothing is annotated for it any more: emptied, not removed, since go generate fails on a file removed while it runs; delete it, or run breakergen outside go generate, which removes it\n", rel(p))
@@ -242,9 +241,31 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	return write.Apply(changes)
 }
 
-// runsBreakergen reports whether a .go file of dir has a //go:generate
-// line that names breakergen.
+// runsBreakergen reports whether go generate runs breakergen over dir: a
+// //go:generate line naming breakergen in one of its .go files, or one
+// naming it with a "..." pattern in a directory above it, up to its
+// module's root.
 func runsBreakergen(dir string) bool {
+	if generateLine(dir, false) {
+		return true
+	}
+	for d := dir; ; {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			return false // the module's root: no line above it runs here
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			return false
+		}
+		if d = parent; generateLine(d, true) {
+			return true
+		}
+	}
+}
+
+// generateLine reports whether a .go file of dir has a //go:generate line
+// that names breakergen (and a "..." pattern, when tree).
+func generateLine(dir string, tree bool) bool {
 	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
 	for _, f := range files {
 		data, err := os.ReadFile(f)
@@ -252,7 +273,7 @@ func runsBreakergen(dir string) bool {
 			continue
 		}
 		for line := range strings.Lines(string(data)) {
-			if strings.HasPrefix(line, "//go:generate ") && strings.Contains(line, "breakergen") {
+			if strings.HasPrefix(line, "//go:generate ") && strings.Contains(line, "breakergen") && (!tree || strings.Contains(line, "...")) {
 				return true
 			}
 		}

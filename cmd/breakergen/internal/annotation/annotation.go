@@ -211,8 +211,7 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 		switch {
 		case strings.HasPrefix(c.Text, Prefix):
 			if e := gofmtRewrites(c.Text, pos, where); e != nil {
-				errs = append(errs, e)
-				continue
+				errs = append(errs, e) // the line is still scanned: a misplaced one is said to be
 			}
 			l, e := Parse(c.Text, pos, where)
 			lines = append(lines, l)
@@ -228,24 +227,25 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 }
 
 // gofmtRewrites returns the error for an annotation written at pos that
-// gofmt would rewrite to an ordinary comment, or nil. gofmt keeps a line
-// of a type's doc comment as it is only when it reads as a directive
-// ("//word:" and a lower-case letter or digit); any other line it
-// rewrites to "// breaker:...", and the annotation would be lost at the
-// next gofmt. It leaves the comments of an interface's methods alone.
+// gofmt would rewrite to an ordinary comment, or nil. gofmt reformats a
+// doc comment that starts in the first column (a declaration's, not a
+// spec's inside "type ( ... )" nor a method's), and keeps a line of it as
+// it is only when it reads as a directive ("//word:" and a lower-case
+// letter or digit): any other line it rewrites to "// breaker:...", and
+// the annotation would be lost at the next gofmt.
 func gofmtRewrites(text string, pos token.Position, where Where) *Error {
 	rest := strings.TrimPrefix(text, Prefix)
-	if where != OnInterface || gofmtKeeps(rest) {
+	if where != OnInterface || pos.Column != 1 || gofmtKeeps(rest) {
 		return nil
 	}
 	fix := strings.TrimLeft(rest, " \t")
 	switch {
-	case fix == "":
-		return Errorf(pos, "a bare %s on a type: gofmt rewrites it to the ordinary comment \"// breaker:\", and the annotation is lost; give it its name: %sname=NAME", Prefix, Prefix)
+	case fix == "" || strings.HasPrefix(fix, "//"):
+		return Errorf(pos, "%s with no key on a type: gofmt rewrites the line to the ordinary comment \"// breaker:...\", and the annotation is lost; give it a key right after the colon, such as its name: %sname=NAME", Prefix, Prefix)
 	case fix != rest:
 		return Errorf(pos, "a space after %q: gofmt rewrites the line to the ordinary comment \"// breaker: ...\", and the annotation is lost; write %s%s", Prefix, Prefix, fix)
 	}
-	return nil // a word gofmt rewrites is no key either: Parse says so
+	return nil // an upper-case word: no key either, as Parse says
 }
 
 // gofmtKeeps reports whether gofmt keeps a doc comment line whose text

@@ -108,12 +108,17 @@ const emptiedNote = `// Nothing is annotated for this file any more. go generate
 `
 
 // Emptied returns what the output old (one of ours) becomes when it must
-// go while go generate runs: our header, a note, and its package clause;
-// false when old has no package clause.
+// go while go generate runs: our header, a note, its //go:build line if it
+// has one (so that the package builds on the platforms it did), and its
+// package clause; false when old has no package clause.
 func Emptied(old []byte) ([]byte, bool) {
+	build := ""
 	for line := range strings.Lines(string(old)) {
-		if strings.HasPrefix(line, "package ") {
-			return []byte(load.Header + "\n\n" + emptiedNote + "\n" + strings.TrimRight(line, "\n") + "\n"), true
+		switch {
+		case strings.HasPrefix(line, "//go:build ") && build == "":
+			build = strings.TrimRight(line, "\n") + "\n\n"
+		case strings.HasPrefix(line, "package "):
+			return []byte(load.Header + "\n\n" + emptiedNote + "\n" + build + strings.TrimRight(line, "\n") + "\n"), true
 		}
 	}
 	return nil, false
@@ -125,12 +130,14 @@ func IsEmptied(data []byte) bool {
 	return ok && bytes.Equal(e, data)
 }
 
-// UnderGenerate adjusts changes for a run of go generate in dir (the
-// package's directory): an output of dir to remove is emptied instead, and
-// one that is emptied already stays. A -check run (check) keeps emptied
-// outputs too, so that it passes after go generate. It returns the changes
-// left and the outputs it emptied.
-func UnderGenerate(changes []Change, dir string, generate, check bool) (left []Change, emptied []string) {
+// UnderGenerate adjusts changes for a run under go generate (generate): an
+// output to remove is emptied instead (go generate ./... lists the files of
+// every package before it runs a generator, so this holds for every
+// directory, not only the one whose line runs breakergen), and one that is
+// emptied already stays. A -check run (check) keeps emptied outputs too,
+// so that it passes after go generate. It returns the changes left and the
+// outputs it emptied.
+func UnderGenerate(changes []Change, generate, check bool) (left []Change, emptied []string) {
 	for _, c := range changes {
 		if !c.Remove {
 			left = append(left, c)
@@ -140,7 +147,7 @@ func UnderGenerate(changes []Change, dir string, generate, check bool) (left []C
 		switch {
 		case err == nil && IsEmptied(old) && (generate || check):
 			continue // stays as it is
-		case err == nil && generate && filepath.Dir(c.Path) == dir:
+		case err == nil && generate:
 			if data, ok := Emptied(old); ok {
 				left = append(left, Change{Path: c.Path, Data: data})
 				emptied = append(emptied, c.Path)
