@@ -25,8 +25,8 @@ type Fallback[X any] struct {
 // breaker (OPEN, or ISOLATED by an operator), and [ErrInvalid] when every
 // source answered with invalid data. A source that was called and
 // answered with an error wrapping a rejection (of a guarded call it made
-// itself) failed: its reason is "error", and its error is among those
-// errors.Is matches, so ErrOpen matches through it.
+// itself) failed: its reason is "error", errors.Is and errors.As see its
+// error, but not the rejection in it: that was not the chain's.
 type ChainError struct {
 	Sources []Skip
 }
@@ -58,15 +58,35 @@ func (e *ChainError) Error() string {
 func rejected(why string) bool { return why == "open" || why == "isolated" }
 
 // Unwrap returns the sources' own errors (not the rejections, so that
-// errors.Is(err, ErrOpen) holds only when every source was open).
+// errors.Is(err, ErrOpen) holds only when every source was open), each
+// behind a [sourceError].
 func (e *ChainError) Unwrap() []error {
 	var errs []error
 	for _, s := range e.Sources {
 		if s.Err != nil && !rejected(s.Why) {
-			errs = append(errs, s.Err)
+			errs = append(errs, sourceError{s.Err})
 		}
 	}
 	return errs
+}
+
+// sourceError is a source's own error in a ChainError: errors.Is and
+// errors.As see through it, except to a rejection (ErrOpen, *OpenError)
+// wrapped in it, which a guarded call the source made itself met, not the
+// chain (ChainError.Is decides ErrOpen). It has no Unwrap, which would let
+// errors.Is past it; the runtime's own walks of an error's tree
+// (Retryable, the RetryAfter of an outcome, Brief) look through it.
+type sourceError struct{ err error }
+
+func (e sourceError) Error() string { return e.err.Error() }
+
+func (e sourceError) Is(target error) bool { return target != ErrOpen && errors.Is(e.err, target) }
+
+func (e sourceError) As(target any) bool {
+	if _, ok := target.(**OpenError); ok {
+		return false
+	}
+	return errors.As(e.err, target)
 }
 
 // Is matches ErrOpen when every source was rejected by its breaker, and

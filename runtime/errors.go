@@ -270,6 +270,8 @@ func walkErrors(err error, f func(error)) {
 		n++
 		f(e)
 		switch u := e.(type) {
+		case sourceError: // a ChainError's source's error (chain.go)
+			walk(u.err)
 		case interface{ Unwrap() error }:
 			walk(u.Unwrap())
 		case interface{ Unwrap() []error }:

@@ -377,6 +377,8 @@ func retryAfterIn(err error, budget int) (d time.Duration, found bool, left int)
 		switch e := err.(type) {
 		case interface{ RetryAfter() time.Duration }:
 			return e.RetryAfter(), true, budget
+		case sourceError: // a ChainError's source's error (chain.go)
+			err = e.err
 		case interface{ Unwrap() error }:
 			err = e.Unwrap()
 		case interface{ Unwrap() []error }:

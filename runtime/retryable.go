@@ -14,6 +14,8 @@ func walk(err error, visit func(error) bool) bool {
 			return true
 		}
 		switch u := err.(type) {
+		case sourceError: // a ChainError's source's error (chain.go)
+			err = u.err
 		case interface{ Unwrap() error }:
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
