@@ -13,7 +13,9 @@ import (
 // (overridable by name like any breaker); it gets the route's timeout,
 // exclude and valid, one try per call, and no limiter.
 type Fallback[X any] struct {
-	// Name names the fallback's breaker, "fallback:<Name>".
+	// Name names the fallback's breaker, "fallback:<Name>". Give every
+	// fallback one: the nameless ones share the breaker "fallback:" (the
+	// registry warns about it).
 	Name string
 	// Impl answers when the sources before it could not.
 	Impl X

@@ -239,6 +239,10 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Brea
 // rate limit, its limiter (else nil), creating them if needed: what a
 // generated route goes through, with its settings resolved once.
 func (r *Registry) attach(cfg Config, rate float64, burst int) (*Breaker, *Limiter) {
+	if cfg.Name == "fallback:" && r.warnOnce("fallback", "") {
+		// A Fallback without a Name: every nameless one shares a breaker.
+		r.log().Warn(`breaker: a runtime.Fallback without a Name goes through breaker "fallback:", which every nameless fallback shares; give each its Name`)
+	}
 	s := r.settings(cfg, rate, burst)
 	b := r.breaker(s.cfg)
 	if !s.limited() {

@@ -225,6 +225,12 @@ func TestSettingsNeverIgnoredSilently(t *testing.T) {
 	assert.Contains(t, out, "above the largest count window")
 	assert.Contains(t, out, `ignoring WithRateLimit(\"unlimited\", +Inf, 1)`)
 	assert.NotContains(t, out, "BREAKER_WINDOWED_FAILRATE")
+
+	// A Fallback without a Name: its breaker "fallback:" would be shared
+	// by every nameless one without a word.
+	breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("")}})
+	breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("")}})
+	assert.Equal(t, 1, strings.Count(logs.String(), "without a Name"), "warned once:\n%s", logs.String())
 }
 
 // TestWithConfigOff: a zero field keeps the lower layer's value, so
