@@ -654,7 +654,7 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bo
 			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
 		}
 		var call Call
-		if call, err = retry.Enter(ctx, err); err != nil {
+		if call, err = retry.enter(ctx, err, true); err != nil {
 			r.share.give()
 			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
 		}

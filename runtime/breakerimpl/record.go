@@ -89,14 +89,14 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 
 // enter is Route.enter on a recording route: the call goes through a
 // clone, and a refused call is recorded here.
-func (rr *routeRec) enter(ctx context.Context, first bool) (Call, error) {
+func (rr *routeRec) enter(ctx context.Context, kind tryKind) (Call, error) {
 	c := rr.take()
 	if c == nil {
 		rr.rec.Drop()
-		return rr.plain.enterTry(ctx, first)
+		return rr.plain.enterTry(ctx, kind)
 	}
 	start := rr.rec.Now()
-	call, err := c.enterTry(ctx, first)
+	call, err := c.enterTry(ctx, kind)
 	if err != nil {
 		rr.rec.Record(c.breaker, ctx, start, core.Refused, err)
 		rr.put(c)

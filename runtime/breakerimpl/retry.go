@@ -115,6 +115,12 @@ func (rt *Route) EnterOnce(ctx context.Context) (Call, int, error) {
 // the refusal: an error matching [runtime.ErrOpen], [runtime.ErrRateLimited] or
 // [runtime.ErrBudget].
 func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
+	return r.enter(ctx, last, false)
+}
+
+// enter is Enter; race says the try is a hedged race's primary's, which
+// never claims the provenance record (see raceTry).
+func (r *Retry) enter(ctx context.Context, last error, race bool) (Call, error) {
 	refuse := func(err error) (Call, error) {
 		if r.tries > 0 && last != nil {
 			return Call{}, last
@@ -127,9 +133,16 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 	call, ok := r.rt.EnterFast()
 	if !ok {
 		var err error
-		if call, err = r.rt.enterTry(ctx, r.tries == 0); err != nil { // spends from the ctx's budgets
+		kind := laterTry
+		switch {
+		case race:
+			kind = raceTry
+		case r.tries == 0:
+			kind = firstTry
+		}
+		if call, err = r.rt.enterTry(ctx, kind); err != nil { // spends from the ctx's budgets
 			if errors.Is(err, runtime.ErrInjected) {
-				return r.injected(ctx, err)
+				return r.injected(ctx, err, race)
 			}
 			return refuse(err)
 		}
@@ -142,13 +155,13 @@ func (r *Retry) Enter(ctx context.Context, last error) (Call, error) {
 // injected goes on after a try that failed by fault injection (see
 // [runtime.Config].Fault): it was a try, failed like an upstream's, so it
 // is retried as one, after the backoff, while Again allows.
-func (r *Retry) injected(ctx context.Context, err error) (Call, error) {
+func (r *Retry) injected(ctx context.Context, err error, race bool) (Call, error) {
 	r.left.spend(1)
 	r.tries++
 	if !r.Again(ctx, err) {
 		return Call{}, err
 	}
-	return r.Enter(ctx, err)
+	return r.enter(ctx, err, race)
 }
 
 // Again reports whether the call should make another try after one that

@@ -277,17 +277,31 @@ func (c Call) Refusal() error {
 // provenance record ([runtime.WithProvenance]) that no outer guarded call
 // holds, the call claims it, and its exit writes the outcome there; a
 // refusal is written at once.
-func (rt *Route) Enter(ctx context.Context) (Call, error) { return rt.enterTry(ctx, true) }
+func (rt *Route) Enter(ctx context.Context) (Call, error) { return rt.enterTry(ctx, firstTry) }
 
-// enterTry is Enter for a try of a call; first says whether it is the
-// call's first, whose claim of the provenance record starts the record
-// afresh (a retry's refusal leaves it as the try before wrote it: the
-// caller gets that try's error).
-func (rt *Route) enterTry(ctx context.Context, first bool) (Call, error) {
+// tryKind says which try of a call an admission is, for the provenance
+// record of its ctx.
+type tryKind uint8
+
+const (
+	// firstTry is a call's first: its claim starts the record afresh, and
+	// its refusal is written.
+	firstTry tryKind = iota
+	// laterTry is a retry: its claim adds to the record, and its refusal
+	// leaves the record as the try before wrote it (the caller gets that
+	// try's error).
+	laterTry
+	// raceTry is a try of a hedged race's primary: the chain holds the
+	// record, and a loser may outlive the call, so it never claims it.
+	raceTry
+)
+
+// enterTry is Enter for a try of the kind kind.
+func (rt *Route) enterTry(ctx context.Context, kind tryKind) (Call, error) {
 	w := rt.stateWord().Load()
 	if w&core.FastMask == core.Open {
 		err := *rt.reject.Load() // the rejection path: no lock, clock or budget
-		if core.InUse.Load() != 0 && first {
+		if core.InUse.Load() != 0 && kind == firstTry {
 			rt.provRefused(ctx, core.From(ctx), err) // prov.go
 		}
 		return Call{}, err
@@ -301,12 +315,15 @@ func (rt *Route) enterTry(ctx context.Context, first bool) (Call, error) {
 		}
 	}
 	if rt.rec != nil {
-		return rt.rec.enter(ctx, first) // record.go
+		return rt.rec.enter(ctx, kind) // record.go
 	}
 	if core.InUse.Load() == 0 {
 		return rt.enter(ctx, nil) // no budget or provenance record anywhere
 	}
-	return rt.enterProv(ctx, first) // prov.go
+	if kind == raceTry {
+		return rt.enter(ctx, core.From(ctx))
+	}
+	return rt.enterProv(ctx, kind == firstTry) // prov.go
 }
 
 // enter is enterTry for a breaker that was not OPEN a moment ago (one that
