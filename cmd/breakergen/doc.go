@@ -306,9 +306,9 @@
 // carries the source file's //go:build line, is gofmt-clean and
 // byte-identical across runs. An output whose source has no annotation
 // left is removed; under go generate, which fails on a file that
-// disappears while it runs, it is emptied instead (its header, a note and
-// its package clause), and -check accepts it; a run outside go generate
-// removes it. A guarded method returns
+// disappears while it runs, it is emptied instead (its header, a note,
+// its //go:build line and its package clause), and -check accepts it; a
+// run outside go generate removes it. A guarded method returns
 // breakerimpl.ErrNilImpl when the wrapped value is nil (a method delegated
 // unguarded, skipped or with no error result, has no error to say it in,
 // and panics as a call of the nil interface would), the breaker's rejection

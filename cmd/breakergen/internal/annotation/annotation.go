@@ -206,11 +206,14 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 	if cg == nil {
 		return nil, nil, nil
 	}
+	// gofmt reformats a doc comment whose first line starts in the first
+	// column (go/printer decides on the group, not on each line).
+	docCol := fset.Position(cg.Pos()).Column
 	for _, c := range cg.List {
 		pos := fset.Position(c.Slash)
 		switch {
 		case strings.HasPrefix(c.Text, Prefix):
-			if e := gofmtRewrites(c.Text, pos, where); e != nil {
+			if e := gofmtRewrites(c.Text, pos, where, docCol); e != nil {
 				errs = append(errs, e) // the line is still scanned: a misplaced one is said to be
 			}
 			l, e := Parse(c.Text, pos, where)
@@ -226,16 +229,17 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 	return lines, errs, warnings
 }
 
-// gofmtRewrites returns the error for an annotation written at pos that
-// gofmt would rewrite to an ordinary comment, or nil. gofmt reformats a
-// doc comment that starts in the first column (a declaration's, not a
+// gofmtRewrites returns the error for an annotation written at pos, in a
+// doc comment whose first line starts in column docCol, that gofmt would
+// rewrite to an ordinary comment, or nil. gofmt reformats a doc comment
+// whose first line starts in the first column (a declaration's, not a
 // spec's inside "type ( ... )" nor a method's), and keeps a line of it as
 // it is only when it reads as a directive ("//word:" and a lower-case
 // letter or digit): any other line it rewrites to "// breaker:...", and
 // the annotation would be lost at the next gofmt.
-func gofmtRewrites(text string, pos token.Position, where Where) *Error {
+func gofmtRewrites(text string, pos token.Position, where Where, docCol int) *Error {
 	rest := strings.TrimPrefix(text, Prefix)
-	if where != OnInterface || pos.Column != 1 || gofmtKeeps(rest) {
+	if where != OnInterface || docCol != 1 || gofmtKeeps(rest) {
 		return nil
 	}
 	fix := strings.TrimLeft(rest, " \t")
