@@ -11,7 +11,7 @@ import (
 
 // A plain wrapper's call writes the provenance record of its ctx
 // (runtime.WithProvenance, SPEC §6) when it is the outermost guarded call
-// made with the ctx. Its first try claims the record in Route.enter, which
+// made with the ctx. Its first try claims the record in enterProv, which
 // every call reaches once a program has made a record (core.InUse sends
 // every admission off the fast path), and marks its admission with
 // core.ProvFlag; the try's exit, which then leaves its own fast path too,
@@ -22,7 +22,8 @@ import (
 // record says who answered (the breaker's name), or why the breaker's
 // source did not (one Skip), and the tries; the stale path then writes
 // "stale" over it ([ServedStale]). A chain claims the record in
-// Chain.Start, so the routes it calls find it held.
+// Chain.Start, so the routes it calls find it held; a hedged race's
+// primary, which may outlive the call, never claims it (raceTry).
 
 // errPanicked is what a provenance record says of a try whose method did
 // not return: it panicked, or its goroutine exited.
