@@ -135,7 +135,8 @@
 //	exclude      ErrA,pkg.ErrB       errors (matched with errors.Is) that count as   none
 //	                                 success
 //	attempts     int >= 1            tries per call, the first included; each goes   1
-//	                                 through the breaker
+//	                                 through the breaker, so attempts at or above
+//	                                 threshold let one call trip it by itself
 //	backoff      D or D..MAX         wait between tries: fixed, or exponential from  100ms
 //	                                 D capped at MAX with full jitter
 //	budget       int >= 1            most upstream tries one call may spend, across  none

@@ -84,7 +84,7 @@ var keys = []Key{
 	{Name: "exclude", Arg: "E,p.E", Value: "`ErrA,pkg.ErrB`", Scope: LineScope, parse: parseIdents,
 		Meaning: "errors (matched with `errors.Is`) that count as success", Default: "none"},
 	{Name: "attempts", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
-		Meaning: "tries per call, the first included; each goes through the breaker", Default: "1"},
+		Meaning: "tries per call, the first included; each goes through the breaker, so attempts at or above `threshold` let one call trip it by itself", Default: "1"},
 	{Name: "backoff", Arg: "D..MAX", Value: "`D` or `D..MAX`", Scope: LineScope, parse: parseBackoff,
 		Meaning: "wait between tries: fixed, or exponential from D capped at MAX with full jitter", Default: "100ms"},
 	{Name: "budget", Arg: "N", Value: "int >= 1", Scope: LineScope, parse: parseCount,
