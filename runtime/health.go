@@ -2,6 +2,9 @@ package runtime
 
 import (
 	"encoding/json"
+	"slices"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -280,13 +283,19 @@ type Health struct {
 	// Families are the registry's families of per-key breakers, in name
 	// order (see [Family]); left out of the JSON when there are none.
 	Families []FamilyHealth `json:"families,omitempty"`
+	// Unmatched lists the run-time settings that name no breaker, family
+	// or limiter of the registry (yet): BREAKER_<NAME>_* variables, as
+	// "BREAKER_<NAME>_*", and WithConfig and WithRateLimit names, quoted.
+	// A typo in a name is otherwise silent: the setting applies to a
+	// breaker that never exists. Sorted; left out of the JSON when empty.
+	Unmatched []string `json:"unmatched_settings,omitempty"`
 	// Breakers are in name order.
 	Breakers []Stats `json:"breakers"`
 }
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Recording: r.recordingHealth(), Families: r.familiesHealth()}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Recording: r.recordingHealth(), Families: r.familiesHealth(), Unmatched: r.unmatched()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {
@@ -295,4 +304,42 @@ func (r *Registry) Health() Health {
 		h.Breakers = append(h.Breakers, st)
 	}
 	return h
+}
+
+// unmatched returns the run-time settings that name nothing the registry
+// holds (see Health.Unmatched).
+func (r *Registry) unmatched() []string {
+	if len(r.env) == 0 && len(r.code) == 0 {
+		return nil
+	}
+	names := map[string]bool{}
+	envNames := map[string]bool{}
+	r.mu.RLock()
+	for n := range r.breakers {
+		names[n] = true
+	}
+	for n := range r.limiters {
+		names[n] = true
+	}
+	for _, f := range r.families {
+		names[f.name] = true
+	}
+	r.mu.RUnlock()
+	for n := range names {
+		envNames[envName(n)] = true
+	}
+	var out []string
+	for n := range r.env {
+		if !envNames[n] {
+			out = append(out, "BREAKER_"+n+"_*")
+		}
+	}
+	for n := range r.code {
+		fam, _, keyed := strings.Cut(n, "/")
+		if !names[n] && !(keyed && names[fam]) { // a key's own settings match its family
+			out = append(out, strconv.Quote(n))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

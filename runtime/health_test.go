@@ -203,3 +203,29 @@ func TestStatsCanceledCountsAClassifiersIgnored(t *testing.T) {
 	assert.Equal(t, uint64(1), st.Ignored)
 	assert.Zero(t, st.Failures)
 }
+
+// TestHealthListsUnmatchedSettings: a run-time setting whose name matches
+// no breaker, family or limiter (a typo, most often) is listed in Health,
+// where it would otherwise apply to nothing without a word.
+func TestHealthListsUnmatchedSettings(t *testing.T) {
+	restore := runtime.SetEnviron([]string{"BREAKER_QOUTES_THRESHOLD=3", "BREAKER_QUOTES_RESET=1m", "BREAKER_FAM_THRESHOLD=2"})
+	defer restore()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()),
+		runtime.WithConfig(runtime.Config{Name: "tdx2", FailureThreshold: 2}, runtime.Config{Name: "fam/a", FailureThreshold: 4}),
+		runtime.WithRateLimit("lim", 1, 1))
+	assert.Equal(t, []string{`"fam/a"`, `"lim"`, `"tdx2"`, "BREAKER_FAM_*", "BREAKER_QOUTES_*", "BREAKER_QUOTES_*"}, reg.Health().Unmatched, "nothing made yet")
+
+	reg.Breaker(runtime.Config{Name: "quotes"})
+	reg.Family(runtime.Config{Name: "fam"}, runtime.FamilyConfig{})
+	reg.Limiter("lim", 2, 2)
+	h := reg.Health()
+	assert.Equal(t, []string{`"tdx2"`, "BREAKER_QOUTES_*"}, h.Unmatched, "a key's settings match its family")
+	js, err := json.Marshal(h)
+	require.NoError(t, err)
+	assert.Contains(t, string(js), `"unmatched_settings":["\"tdx2\"","BREAKER_QOUTES_*"]`)
+
+	plain := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
+	js, err = json.Marshal(plain.Health())
+	require.NoError(t, err)
+	assert.NotContains(t, string(js), "unmatched_settings", "left out when empty")
+}
