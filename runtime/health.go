@@ -307,38 +307,48 @@ func (r *Registry) Health() Health {
 }
 
 // unmatched returns the run-time settings that name nothing the registry
-// holds (see Health.Unmatched).
+// holds (see Health.Unmatched). A name is looked up where it can be; the
+// breakers (a family's keys among them) are walked only while a variable
+// is left unmatched, and then until none is.
 func (r *Registry) unmatched() []string {
 	if len(r.env) == 0 && len(r.code) == 0 {
 		return nil
 	}
-	names := map[string]bool{}
-	envNames := map[string]bool{}
-	r.mu.RLock()
-	for n := range r.breakers {
-		names[n] = true
-	}
-	for n := range r.limiters {
-		names[n] = true
-	}
-	for _, f := range r.families {
-		names[f.name] = true
-	}
-	r.mu.RUnlock()
-	for n := range names {
-		envNames[envName(n)] = true
-	}
 	var out []string
+	pending := map[string]bool{} // variables' names not matched yet
 	for n := range r.env {
-		if !envNames[n] {
-			out = append(out, "BREAKER_"+n+"_*")
+		pending[n] = true
+	}
+	r.mu.RLock()
+	family := func(name string) bool {
+		for _, f := range r.families {
+			if f.name == name {
+				return true
+			}
 		}
+		return false
 	}
 	for n := range r.code {
 		fam, _, keyed := strings.Cut(n, "/")
-		if !names[n] && !(keyed && names[fam]) { // a key's own settings match its family
+		if r.breakers[n] == nil && r.limiters[n] == nil && !family(n) && !(keyed && family(fam)) { // a key's own settings match its family
 			out = append(out, strconv.Quote(n))
 		}
+	}
+	for _, f := range r.families {
+		delete(pending, envName(f.name))
+	}
+	for n := range r.limiters {
+		delete(pending, envName(n))
+	}
+	for n := range r.breakers {
+		if len(pending) == 0 {
+			break
+		}
+		delete(pending, envName(n))
+	}
+	r.mu.RUnlock()
+	for n := range pending {
+		out = append(out, "BREAKER_"+n+"_*")
 	}
 	slices.Sort(out)
 	return out
