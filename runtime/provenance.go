@@ -95,10 +95,6 @@ func WithProvenance(ctx context.Context) (context.Context, *Provenance) {
 	return core.With(ctx, &core.CallState{Budget: st.BudgetOf(), Prov: p, Busy: new(atomic.Bool)}), p
 }
 
-// errUnreturned is what a provenance record says of a call whose fn did
-// not return: it panicked, or its goroutine exited.
-var errUnreturned = errors.New("breaker: the call did not return (it panicked or its goroutine exited)")
-
 // doWritten is [Breaker.Do] for a call that claimed the provenance record
 // p of its ctx's call state st: the call, then the record written as a
 // generated wrapper's single call writes it and given back, also when fn
@@ -111,7 +107,7 @@ func (b *Breaker) doWritten(ctx context.Context, st *core.CallState, p *Provenan
 		switch {
 		case !returned:
 			p.Tries = 1
-			p.Skipped = append(p.Skipped, Skip{Source: name, Why: "error", Err: errUnreturned})
+			p.Skipped = append(p.Skipped, Skip{Source: name, Why: "error", Err: core.ErrUnreturned})
 		case err == nil:
 			p.Source, p.Tries = name, 1
 		default:

@@ -81,10 +81,7 @@ func (c *Chain) PrimaryValid(rt *Route, tries int, err error, valid bool) bool {
 func (c *Chain) primary(tries int, err error, valid bool) bool {
 	rt := c.rt
 	c.tries += tries
-	// tries > 0: err is the last try's answer (a refusal of a later try
-	// returns it), unless fault injection failed that try.
-	answered := tries > 0 && !errors.Is(err, runtime.ErrInjected)
-	if !c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err), answered) {
+	if !c.outcome(rt.breaker.Name(), err, valid, err != nil && rt.excluded(err), isAnswer(tries, err)) {
 		return false
 	}
 	if rt.live != nil {
@@ -142,6 +139,14 @@ func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
 	}
 	fb.answers.Add(name, core.AnswerFallback)
 	return true
+}
+
+// isAnswer reports whether err, the error of a source's tries after tries
+// of them, is its answer (see core.Why): a try was made (a refusal of a
+// later try returns the try before's error), and fault injection did not
+// fail the last one.
+func isAnswer(tries int, err error) bool {
+	return tries > 0 && !errors.Is(err, runtime.ErrInjected)
 }
 
 // outcome records how source name ended: answered says it was called (see

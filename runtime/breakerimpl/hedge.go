@@ -651,12 +651,12 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bo
 			if retry.tries == 0 {
 				err = runtime.ErrBudget
 			}
-			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
+			return v, valid, isAnswer(retry.tries, err), err
 		}
 		var call Call
 		if call, err = retry.enter(ctx, err, true); err != nil {
 			r.share.give()
-			return v, valid, retry.tries > 0 && !errors.Is(err, runtime.ErrInjected), err
+			return v, valid, isAnswer(retry.tries, err), err
 		}
 		v, valid, err = r.try(ctx, call, r.primary)
 		if r.share.spent() || !retry.Again(ctx, err) {

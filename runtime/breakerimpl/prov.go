@@ -25,10 +25,6 @@ import (
 // Chain.Start, so the routes it calls find it held; a hedged race's
 // primary, which may outlive the call, never claims it (raceTry).
 
-// errPanicked is what a provenance record says of a try whose method did
-// not return: it panicked, or its goroutine exited.
-var errPanicked = errors.New("breaker: the call did not return (it panicked or its goroutine exited)")
-
 // claim claims the provenance record of st for a try admitted as w, and
 // returns w with core.ProvFlag when it did; first starts the record
 // afresh.
@@ -43,15 +39,23 @@ func claim(st *core.CallState, w uint64, first bool) uint64 {
 	return w | core.ProvFlag
 }
 
-// provRefused writes the refusal err of a call's first try on rt in the
-// provenance record of st, unless an outer call holds it.
-func (rt *Route) provRefused(ctx context.Context, st *core.CallState, err error) {
+// provUncalled writes, in the provenance record of st unless an outer
+// call holds it, that a try on rt ended without calling the method: err
+// is its refusal, or the fault injected into it when try (a try, failed
+// as an upstream's, as Retry counts it). first starts the record afresh.
+func (rt *Route) provUncalled(ctx context.Context, st *core.CallState, err error, first, try bool) {
 	p, _ := st.Claim().(*runtime.Provenance)
 	if p == nil {
 		return
 	}
-	s := runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err}
-	*p = runtime.Provenance{Skipped: append(p.Skipped[:0], s)}
+	if first {
+		*p = runtime.Provenance{Skipped: p.Skipped[:0]}
+	}
+	if try {
+		p.Tries++
+	}
+	p.Source = ""
+	p.Skipped = append(p.Skipped[:0], runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err})
 	st.Unclaim()
 }
 
@@ -73,7 +77,7 @@ func (c Call) provEnd(ctx context.Context, err error, valid bool) Call {
 	p.Source, p.Skipped = "", p.Skipped[:0] // one source: the last try's outcome is the call's
 	switch {
 	case err == PanicGuard:
-		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "error", Err: errPanicked})
+		p.Skipped = append(p.Skipped, runtime.Skip{Source: name, Why: "error", Err: core.ErrUnreturned})
 	case err == nil && valid, err != nil && rt.excluded(err):
 		p.Source = name
 	case err == nil:
@@ -130,17 +134,9 @@ func (rt *Route) enterProv(ctx context.Context, first bool) (Call, error) {
 	case err == nil:
 		c.word = claim(st, c.word, first)
 	case errors.Is(err, runtime.ErrInjected):
-		if p, _ := st.Claim().(*runtime.Provenance); p != nil {
-			if first {
-				*p = runtime.Provenance{Skipped: p.Skipped[:0]}
-			}
-			p.Tries++
-			p.Source = ""
-			p.Skipped = append(p.Skipped[:0], runtime.Skip{Source: rt.breaker.Name(), Why: core.Why(ctx, err, false), Err: err})
-			st.Unclaim()
-		}
+		rt.provUncalled(ctx, st, err, first, true)
 	case first:
-		rt.provRefused(ctx, st, err)
+		rt.provUncalled(ctx, st, err, true, false)
 	}
 	return c, err
 }

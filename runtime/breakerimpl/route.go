@@ -302,7 +302,7 @@ func (rt *Route) enterTry(ctx context.Context, kind tryKind) (Call, error) {
 	if w&core.FastMask == core.Open {
 		err := *rt.reject.Load() // the rejection path: no lock, clock or budget
 		if core.InUse.Load() != 0 && kind == firstTry {
-			rt.provRefused(ctx, core.From(ctx), err) // prov.go
+			rt.provUncalled(ctx, core.From(ctx), err, true, false) // prov.go
 		}
 		return Call{}, err
 	}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 )
 
@@ -123,6 +124,10 @@ func (st *CallState) Unclaim() {
 		st.Busy.Store(false)
 	}
 }
+
+// ErrUnreturned is what a provenance record says of a call whose function
+// did not return: it panicked, or its goroutine exited.
+var ErrUnreturned = errors.New("breaker: the call did not return (it panicked or its goroutine exited)")
 
 // Why names the reason a source was passed over (runtime.Skip's Why) for
 // err, in a call made with ctx: the error of the source's answer when
