@@ -280,9 +280,12 @@
 // go-redis's redis.Nil (a missing key) is an answer, not a failure; exclude
 // works as for any error. A *sql.Row is read after the call returns, so a
 // timeout does not apply to it (a warning). With attempts, each try is
-// judged on its own; a refusal after a try leaves the last answer. A route
-// of such a method has no valid or stale, and its interface no chain flag
-// (an error: not built yet).
+// judged on its own; a refusal after a try leaves the last answer. valid
+// takes the carrier too; stale keeps it as returned (an error for a
+// *sql.Row or *http.Response, which are read once); a chain moves on from
+// a failed outcome and returns its ChainError in a new carrier, or as the
+// error of a method that has one. hedge does not apply to such a method
+// (an error on its line, a warning from the interface's).
 //
 // failure names a package-level func taking the method's non-error results
 // (the carrier included) and returning error: an answer that came without

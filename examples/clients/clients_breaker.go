@@ -14478,8 +14478,8 @@ func (w *RetryingTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Respon
 		if !ok {
 			var refused error
 			if call, refused = retry.Enter(ctx, outcome); refused != nil {
-				if retry.Tries() == 0 {
-					err = refused
+				if outcome == nil {
+					err, outcome = refused, refused // no try answered
 				}
 				return // else the last try's answer stands
 			}

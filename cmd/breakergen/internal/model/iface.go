@@ -338,15 +338,6 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.Why = "noroute"
 		return
 	}
-	if r := mm.Route; mm.Judged() && (r.Valid != nil || r.Stale > 0 || in.Chain) {
-		var what string
-		if mm.Carrier != nil {
-			what = "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
-		} else {
-			what = "failure=" + mm.Route.Failure.Text
-		}
-		b.errorf(b.methodPos(in, m, ml, src), "%s.%s: valid, stale and the chain flag are not supported yet on a method whose outcome is judged (%s); give it a line of its own with valid=- stale=0, move it to an interface without the chain flag, or write //breaker:skip", in.Name, m.Name(), what)
-	}
 	b.methodKey(in, mm)
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)
@@ -411,6 +402,15 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	r := mm.Route
 	switch {
 	case r.Hedge == 0 || !in.Chain:
+	case mm.Judged() && ml != nil && ml.Has("hedge"):
+		o, _ := ml.Get("hedge")
+		b.errorf(o.Pos, "%s.%s: hedge: %s, and a hedged race of such answers is not built; leave hedge to the methods with an error result", in.Name, m.Name(), judgedWhat(in, mm))
+	case mm.Judged():
+		mpos := b.fset.Position(m.Pos())
+		if mpos.Filename != src {
+			mpos = in.Pos // an embedded method declared elsewhere
+		}
+		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: %s, and a hedged race of such answers is not built; the chain asks its sources in turn", in.Name, m.Name(), r.Hedge, r.Name, judgedWhat(in, mm))
 	case mm.Ctx:
 		mm.Hedged = true
 	case ml != nil && ml.Has("hedge"):
@@ -423,6 +423,14 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 		}
 		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: the method has no context.Context first parameter to cancel a losing source with", in.Name, m.Name(), r.Hedge, r.Name)
 	}
+}
+
+// judgedWhat says why mm's outcome is judged.
+func judgedWhat(in *Interface, mm *Method) string {
+	if mm.Carrier != nil {
+		return "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
+	}
+	return "its answers are judged by failure=" + mm.Route.Failure.Text
 }
 
 // place adds in to the output file of src, creating it on first use.

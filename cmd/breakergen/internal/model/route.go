@@ -435,6 +435,19 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns only an error: there is no result to keep", in.Name, m.Name)
 			return
 		}
+		// A cached value is served as returned, to every later caller: a
+		// result read once cannot be.
+		once := ""
+		switch {
+		case m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow:
+			once = "a *sql.Row, which its first Scan reads and closes"
+		case m.Response > 0:
+			once = "a *http.Response, whose body its first reader consumes"
+		}
+		if once != "" {
+			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns %s, so a kept answer could not be served again; give the method a line with stale=0, or keep the decoded answer in a method that returns it", in.Name, m.Name, once)
+			return
+		}
 		for i := range m.Sig.Params().Len() {
 			v := m.Sig.Params().At(i)
 			if i == 0 && m.Ctx {

@@ -65,6 +65,8 @@ type judgedMethod struct {
 	key             string // the local holding the key's route, "" if not keyed
 	params, args    []jen.Code
 	wrapper         *jen.Statement // the receiver's type
+	chain           bool           // a chain's method
+	iface           jen.Code       // the interface type, X or X[K, V]
 }
 
 // judged renders a judged method, whose body so far is body: the same call
@@ -72,8 +74,8 @@ type judgedMethod struct {
 // outcome in a local of its own.
 func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 	m, a, r := j.m, j.a, j.m.Route
-	if r.Retries() {
-		g.judgedRetry(f, j, body)
+	if j.chain || r.Helper() {
+		g.judgedTries(f, j, body)
 		return
 	}
 	res := m.Sig.Results()
@@ -121,31 +123,40 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 	}
 	body = append(body, g.judge(j, rnames, errName, outcome)...)
 	body = append(body, jen.Return())
-	comment(f, judgedDoc(g, j, rnames))
+	comment(f, judgedDoc(g, j))
 	f.Add(j.decl.Add(g.tr.results(res, rnames)).Block(body...))
 }
 
 // judgedDoc says how a judged method is guarded.
-func judgedDoc(g *gen, j judgedMethod, rnames []string) string {
-	m, r := j.m, j.m.Route
+func judgedDoc(g *gen, j judgedMethod) string {
+	m := j.m
 	s := fmt.Sprintf("%s calls %s.%s through %s%s", m.Name, j.impl, m.Name, breakerDoc(m, j.names), ctxFromDoc(m, j.names))
+	return s + judgedTail(g, j, false) + "."
+}
+
+// judgedTail says how a judged method's outcome is judged, and how a
+// refusal reaches the caller of a wrapper (chain false).
+func judgedTail(g *gen, j judgedMethod, chain bool) string {
+	m, r := j.m, j.m.Route
+	s := ""
 	if c := m.Carrier; c != nil {
 		ts := types.TypeString(c.Type, g.qualifier())
 		s += fmt.Sprintf(". The %s it returns carries the outcome: its Err() is the failure", ts)
 		if c.Miss != nil {
 			s += fmt.Sprintf(", except %s (a miss), which is an answer", c.Miss.Text)
 		}
-		switch c.Refuse {
-		case model.CarrySetErr:
+		switch {
+		case chain:
+		case c.Refuse == model.CarrySetErr:
 			s += fmt.Sprintf("; a refusal is returned as a new %s whose Err() is the refusal", ts)
-		case model.CarrySQLRow:
+		case c.Refuse == model.CarrySQLRow:
 			s += "; a refusal is returned as a *sql.Row whose Err() (and Scan) is the refusal"
 		}
 	}
 	if r.Failure != nil {
 		s += fmt.Sprintf(". An answer for which %s returns an error counts as that failure, and still reaches the caller unchanged", r.Failure.Text)
 	}
-	return s + "."
+	return s
 }
 
 // qualifier names packages as the file imports them, for comments.
@@ -179,6 +190,12 @@ func ctxFromDoc(m *model.Method, names []string) string {
 // whose result carries its error: in a new value of the result (last), or
 // a *sql.Row. Nothing for a method with an error result, which returns it.
 func (g *gen) refusal(c *model.Carrier, last, errName string) []jen.Code {
+	return g.carry(c, last, errName, "the refusal")
+}
+
+// carry renders how the error in errName, what, reaches the caller of a
+// method whose result carries its error (see refusal).
+func (g *gen) carry(c *model.Carrier, last, errName, what string) []jen.Code {
 	if c == nil {
 		return nil
 	}
@@ -187,11 +204,11 @@ func (g *gen) refusal(c *model.Carrier, last, errName string) []jen.Code {
 		elem := c.Type.(*types.Pointer).Elem()
 		return []jen.Code{
 			jen.Id(last).Op("=").New(g.tr.typ(elem)),
-			jen.Id(last).Dot("SetErr").Call(jen.Id(errName)).Comment("the refusal reaches the caller in it"),
+			jen.Id(last).Dot("SetErr").Call(jen.Id(errName)).Comment(what + " reaches the caller in it"),
 		}
 	case model.CarrySQLRow:
 		return []jen.Code{
-			jen.Id(last).Op("=").Qual(SQLImplPath, "Row").Call(jen.Id(errName)).Comment("a *sql.Row whose Err() is the refusal"),
+			jen.Id(last).Op("=").Qual(SQLImplPath, "Row").Call(jen.Id(errName)).Comment("a *sql.Row whose Err() is " + what),
 		}
 	}
 	return nil
@@ -232,12 +249,16 @@ func (g *gen) judge(j judgedMethod, rnames []string, errName, outcome string) []
 	))
 }
 
-// judgedRetry renders a judged method whose route retries, and its helper
-// making one try. A try that replaces an earlier one's *http.Response
-// drains and closes that response's body (httpguard.Discard): no caller
-// ever sees it. When a try is refused after others were made, the last
-// answer stands.
-func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
+// judgedTries renders a judged method whose tries go through a helper
+// making one try, and that helper: a wrapper's method whose route retries,
+// judges its answers with a valid func or keeps them (stale), or a
+// chain's method. A try that replaces an earlier one's *http.Response
+// drains and closes that response's body (httpguard.Discard), and so does
+// a chain moving on from a source's response: no caller ever sees it.
+// When a try is refused after others were made, the last answer stands;
+// when no try answered, a wrapper's answer is the refusal (in the carrier,
+// or as the error), and a chain moves on.
+func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	m, a, r := j.m, j.a, j.m.Route
 	res := m.Sig.Results()
 	n := res.Len()
@@ -247,28 +268,76 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 	}
 	c := m.Carrier
 	errName, callName, okName := j.err, j.callName, a.fresh("ok")
-	retry := a.fresh("retry")
 	outcome := errName
 	if c == nil {
 		rnames[n-1] = errName
 		outcome = a.fresh("outcome")
 	}
-	route := routeOf(j.recv, r, j.key)
-	body = append(body, jen.Id(retry).Op(":=").Add(route).Dot("Retry").Call())
+	last := rnames[n-1]
+	valid := ""
+	if r.Valid != nil {
+		valid = a.fresh("valid")
+	}
+	impl := ""
+	if j.chain {
+		impl = a.fresh("impl")
+	}
+	resp := ""
+	if m.Response > 0 && c == nil {
+		resp = rnames[m.Response-1]
+	}
+	var st *tries // the stale cache's key and value
+	if m.StaleField != "" {
+		st = &tries{m: m, names: j.names, rnames: rnames}
+		g.stale(st)
+		if len(j.names) > 2 || len(j.names) == 2 && !m.Ctx {
+			// A struct of the arguments: spelled once.
+			key := a.fresh("key")
+			body = append(body, jen.Id(key).Op(":=").Add(st.keyExpr))
+			st.keyExpr = jen.Id(key)
+		}
+	}
+	route := func() *jen.Statement { return routeOf(j.recv, r, j.key) }
+	run, retry := "", a.fresh("retry")
+	if j.chain {
+		// Started in place, as a chain's method of an error result.
+		run = a.fresh("run")
+		body = append(body,
+			jen.Var().Id(run).Add(g.impl("Chain")),
+			jen.If(jen.Id(run).Dot("Start").Call(jen.Id(j.ctx), route())).Block(
+				jen.Defer().Id(run).Dot("Done").Call(),
+			),
+		)
+	}
+	body = append(body, jen.Id(retry).Op(":=").Add(route()).Dot("Retry").Call())
 	if c != nil {
-		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+rnames[n-1]))
+		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+last))
 	} else {
 		body = append(body, jen.Var().Id(outcome).Error().Comment("the last try's: err, or what "+r.Failure.Text+" makes of the answer"))
 	}
+	// A wrapper without a cache returns an invalid answer as it is: only
+	// a chain and a cache read valid.
+	readsValid := valid != "" && (j.chain || st != nil)
+	if readsValid {
+		body = append(body, jen.Var().Id(valid).Bool().Comment("whether the last try's answer passed "+r.Valid.Text))
+	}
+	// Leaving the loop: a wrapper without a cache returns what it has; a
+	// chain and a cache go on.
+	leave := jen.Return()
+	if j.chain || st != nil {
+		leave = jen.Break()
+	}
 	var enter []jen.Code
 	if c != nil {
+		refused := []jen.Code{}
+		if !j.chain {
+			refused = append(refused, jen.If(jen.Id(last).Op("==").Nil()).Block(g.refusal(c, last, errName)...))
+		}
+		refused = append(refused, leave.Clone().Comment("else the last try's answer stands"))
 		enter = []jen.Code{jen.If(
 			jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Id(retry).Dot("Enter").Call(jen.Id(j.ctx), jen.Id(errName)),
 			jen.Id(errName).Op("!=").Nil(),
-		).Block(
-			jen.If(jen.Id(retry).Dot("Tries").Call().Op("==").Lit(0)).Block(g.refusal(c, rnames[n-1], errName)...),
-			jen.Return().Comment("else the last try's answer stands"),
-		)}
+		).Block(refused...)}
 	} else {
 		refused := a.fresh("refused")
 		enter = []jen.Code{
@@ -277,8 +346,10 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 				jen.List(jen.Id(callName), jen.Id(refused)).Op("=").Id(retry).Dot("Enter").Call(jen.Id(j.ctx), jen.Id(outcome)),
 				jen.Id(refused).Op("!=").Nil(),
 			).Block(
-				jen.If(jen.Id(retry).Dot("Tries").Call().Op("==").Lit(0)).Block(jen.Id(errName).Op("=").Id(refused)),
-				jen.Return().Comment("else the last try's answer stands"),
+				jen.If(jen.Id(outcome).Op("==").Nil()).Block(
+					jen.List(jen.Id(errName), jen.Id(outcome)).Op("=").List(jen.Id(refused), jen.Id(refused)).Comment("no try answered"),
+				),
+				leave.Clone().Comment("else the last try's answer stands"),
 			),
 		}
 	}
@@ -286,12 +357,13 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 		jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Id(retry).Dot("EnterFast").Call(),
 		jen.If(jen.Op("!").Id(okName)).Block(enter...),
 	}
-	if m.Response > 0 && c == nil {
+	if resp != "" && r.Retries() {
 		loop = append(loop, jen.If(jen.Id(retry).Dot("Tries").Call().Op(">").Lit(1)).Block(
-			jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(rnames[m.Response-1])).Comment("the answer this try replaces: no caller sees it"),
+			jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("the answer this try replaces: no caller sees it"),
 		))
 	}
-	// The helper takes ctx first, then the call, then the rest.
+	// The helper takes ctx first, then the call, then the source (in a
+	// chain), then the rest.
 	rest, restParams := j.args, j.params
 	var tparams []jen.Code
 	if m.Ctx {
@@ -301,52 +373,201 @@ func (g *gen) judgedRetry(f *jen.File, j judgedMethod, body []jen.Code) {
 		tparams = append(tparams, jen.Id(j.ctx).Qual("context", "Context"))
 	}
 	tparams = append(tparams, jen.Id(callName).Add(g.impl("Call")))
+	if j.chain {
+		tparams = append(tparams, jen.Id(impl).Add(j.iface))
+	}
 	tparams = append(tparams, restParams...)
-	targs := append([]jen.Code{jen.Id(j.ctx), jen.Id(callName)}, rest...)
 	var lhs []jen.Code
 	for _, rn := range rnames {
 		lhs = append(lhs, jen.Id(rn))
 	}
-	if c != nil {
-		lhs = append(lhs, jen.Id(errName))
-	} else {
-		lhs = append(lhs, jen.Id(outcome))
+	switch {
+	case readsValid:
+		lhs = append(lhs, jen.Id(valid))
+	case valid != "":
+		lhs = append(lhs, jen.Id("_"))
+	}
+	lhs = append(lhs, jen.Id(outcome))
+	try := func(src jen.Code) *jen.Statement {
+		args := []jen.Code{jen.Id(j.ctx), jen.Id(callName)}
+		if j.chain {
+			args = append(args, src)
+		}
+		return jen.List(lhs...).Op("=").Id(j.recv).Dot(m.Try).Call(append(args, rest...)...)
 	}
 	loop = append(loop,
-		jen.List(lhs...).Op("=").Id(j.recv).Dot(m.Try).Call(targs...),
-		jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(j.ctx), jen.Id(outcome))).Block(jen.Return()),
+		try(jen.Id(j.recv).Dot(j.impl)),
+		jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(j.ctx), jen.Id(outcome))).Block(leave),
 	)
 	body = append(body, jen.For().Block(loop...))
-	doc := judgedDoc(g, j, rnames)
-	doc += " Each try goes through the breaker; when a try is refused after others were made, the last answer stands"
-	if m.Response > 0 && c == nil {
-		doc += ", and a response a later try replaces is drained and closed"
+
+	// After the tries: the chain's fallbacks, the cache.
+	put := func() jen.Code {
+		return jen.Id(j.recv).Dot(m.StaleField).Dot("Put").Call(st.keyExpr, st.val)
 	}
-	comment(f, doc+".")
+	v, age := a.fresh("v"), a.fresh("age")
+	getStale := func(found ...jen.Code) jen.Code {
+		ret := st.unpack(v)
+		if c == nil {
+			ret = append(ret, jen.Nil())
+		}
+		return jen.If(
+			jen.List(jen.Id(v), jen.Id(age), jen.Id(okName)).Op(":=").Id(j.recv).Dot(m.StaleField).Dot("Get").Call(st.keyExpr),
+			jen.Id(okName),
+		).Block(append(found, jen.Return(ret...))...)
+	}
+	discard := func() []jen.Code {
+		if resp == "" {
+			return nil
+		}
+		return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
+	}
+	switch {
+	case j.chain:
+		answered := []jen.Code{jen.Return()}
+		if st != nil {
+			answered = []jen.Code{jen.If(jen.Id(outcome).Op("==").Nil()).Block(put()), jen.Return()}
+		}
+		mark := func(method string, args ...jen.Code) *jen.Statement {
+			args = append(args, jen.Id(outcome))
+			if valid != "" {
+				method += "Valid"
+				args = append(args, jen.Id(valid))
+			}
+			return jen.Id(run).Dot(method).Call(args...)
+		}
+		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
+		fbRoute := jen.Id(j.recv).Dot(r.FallbackField).Index(jen.Id(i))
+		body = append(body, jen.If(mark("Primary", route(), jen.Id(retry).Dot("Tries").Call())).Block(answered...))
+		body = append(body, discard()...)
+		callName = call // the fallback's try
+		fbBody := []jen.Code{
+			jen.List(jen.Id(call), jen.Id(okName)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
+			jen.If(jen.Op("!").Id(okName)).Block(jen.Continue()),
+			try(jen.Id(fb).Dot("Impl")),
+			jen.If(mark("Answered", fbRoute.Clone())).Block(answered...),
+		}
+		fbBody = append(fbBody, discard()...)
+		body = append(body, jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(j.recv).Dot(j.in.FallbacksField)).Block(fbBody...))
+		if st != nil {
+			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
+		}
+		// No source answered: the chain's error, and no other result.
+		var ret []jen.Code
+		for i := range n - 1 {
+			zero := a.fresh("zero")
+			body = append(body, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
+			ret = append(ret, jen.Id(zero))
+		}
+		if c != nil {
+			body = append(body, jen.Id(errName).Op("=").Id(run).Dot("Err").Call())
+			body = append(body, g.carry(c, last, errName, "the chain's error")...)
+			ret = append(ret, jen.Id(last))
+		} else {
+			ret = append(ret, jen.Id(run).Dot("Err").Call())
+		}
+		body = append(body, jen.Return(ret...))
+	case st != nil:
+		answer := jen.Id(outcome).Op("==").Nil()
+		if valid != "" {
+			answer = answer.Op("&&").Id(valid)
+		}
+		body = append(body, jen.If(answer).Block(put(), jen.Return()))
+		if len(r.Exclude) > 0 {
+			body = append(body, jen.If(route().Dot("Excluded").Call(jen.Id(outcome))).Block(jen.Return()))
+		}
+		var found []jen.Code
+		if m.Ctx || m.CtxFrom > 0 {
+			found = append(found, g.impl("ServedStale").Call(jen.Id(j.ctx), jen.Id(age)))
+		}
+		body = append(body, getStale(found...), jen.Return())
+	}
+	comment(f, judgedTriesDoc(g, j))
 	f.Add(j.decl.Clone().Add(g.tr.results(res, rnames)).Block(body...))
 
 	// The helper: one try.
 	var tres []jen.Code
 	for i, rn := range rnames {
-		if c == nil && i == n-1 {
+		if c == nil && i == n-1 && valid == "" {
 			tres = append(tres, jen.Id(rn)) // err, outcome error
 			continue
 		}
 		tres = append(tres, jen.Id(rn).Add(g.tr.typ(res.At(i).Type())))
 	}
+	if valid != "" {
+		tres = append(tres, jen.Id(valid).Bool())
+	}
 	tres = append(tres, jen.Id(outcome).Error())
-	tbody := []jen.Code{jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome))}
+	callName = j.callName
+	var tbody []jen.Code
+	if valid != "" {
+		tbody = append(tbody,
+			jen.Id(valid).Op("=").True(),
+			jen.Defer().Id(callName).Dot("ExitValid").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome), jen.Op("&").Id(valid)),
+		)
+	} else {
+		tbody = append(tbody, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome)))
+	}
 	tbody = append(tbody, g.panicGuard(outcome)) // before the timeout: a nil ctx panics in it
 	if m.UseTimeout {
-		resp := ""
-		if m.Response > 0 {
-			resp = rnames[m.Response-1]
-		}
 		tbody = append(tbody, g.withTimeout(m, a, j.recv, r, j.ctx, j.names, resp)...)
 	}
-	tbody = append(tbody, g.judge(j, rnames, errName, outcome)...)
+	tj := j
+	if j.chain {
+		tj.call = jen.Id(impl).Dot(m.Name).Call(j.args...)
+	}
+	tbody = append(tbody, g.judge(tj, rnames, errName, outcome)...)
+	if valid != "" {
+		var answers []jen.Code
+		for _, rn := range rnames[:n-1] {
+			answers = append(answers, jen.Id(rn))
+		}
+		if c != nil {
+			answers = append(answers, jen.Id(last))
+		}
+		tbody = append(tbody, jen.Id(valid).Op("=").Id(outcome).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(answers...))
+	}
 	tbody = append(tbody, jen.Return())
 	f.Line()
-	comment(f, fmt.Sprintf("%s makes one try of %s through its route.", m.Try, m.Name))
+	if j.chain {
+		comment(f, fmt.Sprintf("%s makes one try of %s on %s through its route.", m.Try, m.Name, impl))
+	} else {
+		comment(f, fmt.Sprintf("%s makes one try of %s through its route.", m.Try, m.Name))
+	}
 	f.Func().Params(jen.Id(j.recv).Op("*").Add(j.wrapper)).Id(m.Try).Params(tparams...).Parens(jen.List(tres...)).Block(tbody...)
+}
+
+// judgedTriesDoc says how a judged method with a helper is guarded.
+func judgedTriesDoc(g *gen, j judgedMethod) string {
+	m, r := j.m, j.m.Route
+	var s string
+	if j.chain {
+		s = fmt.Sprintf("%s asks %s.%s through %s%s%s, then each fallback", m.Name, j.impl, m.Name, breakerDoc(m, j.names), routeExtras(r, m), ctxFromDoc(m, j.names))
+		if r.Stale > 0 {
+			s += ", then the stale cache"
+		}
+		s += judgedTail(g, j, true)
+		if c := m.Carrier; c != nil {
+			s += fmt.Sprintf(". When no source answers, the *runtime.ChainError is returned in a new %s", types.TypeString(c.Type, g.qualifier()))
+		}
+		if m.Response > 0 && m.Carrier == nil {
+			s += ". The response of a source passed over is drained and closed"
+		}
+		return s + "."
+	}
+	s = judgedDoc(g, j)
+	s = s[:len(s)-1]
+	if r.Retries() {
+		s += ". Each try goes through the breaker; when a try is refused after others were made, the last answer stands"
+		if m.Response > 0 && m.Carrier == nil {
+			s += ", and a response a later try replaces is drained and closed"
+		}
+	}
+	if r.Valid != nil {
+		s += fmt.Sprintf(". An answer for which %s returns false is no data: neither success nor failure", r.Valid.Text)
+	}
+	if r.Stale > 0 {
+		s += fmt.Sprintf(". The last valid answer for the same arguments is kept for %s and served when the call fails or is refused", shortDuration(r.Stale))
+	}
+	return s + "."
 }

@@ -879,7 +879,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	}
 	route := routeOf(recv, r, key)
 	if m.Judged() {
-		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, key: key, wrapper: wrapper}, body)
+		g.judged(f, judgedMethod{in: in, m: m, a: a, recv: recv, impl: impl, ctx: ctx, names: names, params: params, args: args, call: call, decl: decl, err: errName, callName: callName, key: key, wrapper: wrapper, chain: chain, iface: iface}, body)
 		return
 	}
 	if chain || r.Helper() {

@@ -32,7 +32,7 @@ type tries struct {
 }
 
 // staleTypes returns the key and value types of m's stale cache: the
-// arguments (ctx aside) and the non-error results, each as itself when
+// arguments (ctx aside) and the results it keeps (see kept), each as itself when
 // there is one and as an anonymous struct otherwise, with the field names
 // of that struct (nil for a single one). They depend on the signature only.
 func (g *gen) staleTypes(m *model.Method) (k, v jen.Code, kf, vf []string) {
@@ -51,13 +51,22 @@ func (g *gen) staleTypes(m *model.Method) (k, v jen.Code, kf, vf []string) {
 		kf = append(kf, a.fresh(name))
 		ktypes = append(ktypes, g.tr.typ(p.Type()))
 	}
-	for i := range sig.Results().Len() - 1 {
+	for i := range kept(m) {
 		vf = append(vf, "r"+strconv.Itoa(i))
 		vtypes = append(vtypes, g.tr.typ(sig.Results().At(i).Type()))
 	}
 	k, kf = packedType(kf, ktypes)
 	v, vf = packedType(vf, vtypes)
 	return k, v, kf, vf
+}
+
+// kept is how many of m's results its stale cache keeps: those besides
+// the error, and a carrier of its error (the answer, as returned).
+func kept(m *model.Method) int {
+	if m.Carrier != nil {
+		return m.Sig.Results().Len()
+	}
+	return m.Sig.Results().Len() - 1
 }
 
 func packedType(names []string, types []jen.Code) (jen.Code, []string) {
@@ -80,7 +89,7 @@ func (g *gen) stale(t *tries) {
 		}
 		keys = append(keys, jen.Id(n))
 	}
-	for _, n := range t.rnames[:len(t.rnames)-1] {
+	for _, n := range t.rnames[:kept(t.m)] {
 		vals = append(vals, jen.Id(n))
 	}
 	kt, vt, _, vf := g.staleTypes(t.m)

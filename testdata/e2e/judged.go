@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+
+	"github.com/breakergen/breakergen/runtime/httpguard"
+)
+
+// The failure func of Replica.RoundTrip: an annotation names it through
+// this file's import.
+var _ = httpguard.Failure
+
+// hasVal is the valid func of Cache.Get: an empty value is no data.
+func hasVal(c *Cmd) bool { return c.Val() != "" }
+
+// hasCode is the valid func of Replica.Ask: a zero code is no data.
+func hasCode(r *Response) bool { return r != nil && r.Code != 0 }
+
+// Cache keeps its answers, whose outcome its commands carry (SPEC §6 with
+// §12): a stale command is served when Redis fails.
+//
+//breaker:name=cache threshold=2 reset=10s stale=1h
+type Cache interface {
+	//breaker:valid=hasVal
+	Get(ctx context.Context, key string) *Cmd
+	//breaker:failure=failed valid=hasCode
+	Ask(req *Request) (*Response, error)
+}
+
+// Replica answers from a primary, then from its mirrors: commands, rows and
+// HTTP responses judged by their own outcome.
+//
+//breaker:name=mirror threshold=2 reset=10s chain
+type Replica interface {
+	Get(ctx context.Context, key string) *Cmd
+	QueryRow(ctx context.Context, query string) *sql.Row
+	//breaker:failure=httpguard.Failure
+	RoundTrip(req *http.Request) (*http.Response, error)
+	//breaker:failure=failed valid=hasCode stale=1h
+	Ask(ctx context.Context, path string) (*Response, error)
+}
