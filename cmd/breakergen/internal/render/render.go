@@ -960,16 +960,24 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 // allocator that then gives the body's locals theirs.
 func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, reserved map[string]bool, chain bool) (*alloc, []string) {
 	a := newAlloc(reserved)
-	if chain || m.StaleField != "" {
-		// The body names types (a zero value, a stale key): parameters
-		// must not shadow them, nor the packages they come from.
+	whole := chain || m.StaleField != ""
+	if whole || m.Route != nil && (m.Judged() || m.Route.Valid != nil) {
+		// The body names types (a zero value, a stale key, a carrier made
+		// for a refusal) and funcs (valid, failure): parameters must not
+		// shadow them, nor the packages they come from.
 		for _, n := range g.im.names {
 			a.taken[n] = true
 		}
-		for _, n := range types.Universe.Names() {
+		for _, n := range in.Obj.Pkg().Scope().Names() {
 			a.taken[n] = true
 		}
-		for _, n := range in.Obj.Pkg().Scope().Names() {
+		// A zero value or a stale key may name any predeclared type; a
+		// judged body names only these.
+		universe := []string{"bool", "error", "false", "new", "true"}
+		if whole {
+			universe = types.Universe.Names()
+		}
+		for _, n := range universe {
 			a.taken[n] = true
 		}
 	}
