@@ -284,8 +284,10 @@
 // takes the carrier too; stale keeps it as returned (an error for a
 // *sql.Row or *http.Response, which are read once); a chain moves on from
 // a failed outcome and returns its ChainError in a new carrier, or as the
-// error of a method that has one. hedge does not apply to such a method
-// (an error on its line, a warning from the interface's).
+// error of a method that has one. hedge races such methods too, but for
+// a *sql.Row or *http.Response, which hold a connection that a losing
+// source's answer could not release (an error on the method's line, a
+// warning from the interface's).
 //
 // failure names a package-level func taking the method's non-error results
 // (the carrier included) and returning error: an answer that came without

@@ -41,3 +41,14 @@ type Replica interface {
 	//breaker:failure=failed valid=hasCode stale=1h
 	Ask(ctx context.Context, path string) (*Response, error)
 }
+
+// Reads races its replicas (SPEC §9): a command carrying its error, and
+// an answer judged by failure=.
+//
+//breaker:name=reads threshold=1 reset=1m hedge=100ms chain
+type Reads interface {
+	//breaker:stale=1h
+	Get(ctx context.Context, key string) *Cmd
+	//breaker:failure=failed
+	Ask(ctx context.Context, path string) (*Response, error)
+}

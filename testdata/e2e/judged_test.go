@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -262,4 +264,82 @@ func (r rewrite) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := req.Clone(req.Context())
 	c.URL.Scheme, c.URL.Host = "http", strings.TrimPrefix(r.srv.URL, "http://")
 	return r.next.RoundTrip(c)
+}
+
+// fakeReads is a Reads that answers what the test sets, or hangs until
+// its ctx ends.
+type fakeReads struct {
+	cmd  *Cmd
+	resp *Response
+	hang bool
+}
+
+func (f *fakeReads) Get(ctx context.Context, key string) *Cmd {
+	if f.hang {
+		<-ctx.Done()
+		return NewCmd("", ctx.Err())
+	}
+	return f.cmd
+}
+
+func (f *fakeReads) Ask(ctx context.Context, path string) (*Response, error) {
+	if f.hang {
+		<-ctx.Done()
+		return nil, ctx.Err()
+	}
+	return f.resp, nil
+}
+
+func TestHedgedCarrierChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		primary := &fakeReads{hang: true}
+		replica := &fakeReads{cmd: NewCmd("r", nil)}
+		reg := newRegistry()
+		c := NewReadsChain(primary, reg, runtime.Fallback[Reads]{Name: "r1", Impl: replica})
+
+		ctx, p := runtime.WithProvenance(context.Background())
+		start := time.Now()
+		got := c.Get(ctx, "k")
+		assert.Same(t, replica.cmd, got)
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "the replica was asked at the hedge delay")
+		assert.Equal(t, "fallback:r1 hedged (reads slow)", p.String())
+		synctest.Wait() // the loser's goroutine has ended
+		assert.Equal(t, runtime.Closed, state(t, reg, "reads"), "the loser's cancellation is no failure")
+
+		// Every source fails (and opens, threshold 1): the kept command;
+		// none kept: the chain's error, in a new Cmd, every source
+		// rejected now.
+		primary.hang, primary.cmd = false, NewCmd("", errDown)
+		replica.cmd = NewCmd("", errDown)
+		ctx, p = runtime.WithProvenance(context.Background())
+		assert.Equal(t, "r", c.Get(ctx, "k").Val())
+		assert.True(t, p.Stale)
+		cmd := c.Get(context.Background(), "other")
+		var ce *runtime.ChainError
+		require.ErrorAs(t, cmd.Err(), &ce)
+		assert.ErrorIs(t, cmd.Err(), runtime.ErrOpen)
+	})
+}
+
+func TestHedgedJudgedAnswerMovesOnAtOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// The primary answers a 500 at once: a failure, so the replica is
+		// asked then, not at the hedge delay, and its answer wins.
+		primary := &fakeReads{resp: &Response{Code: 500}}
+		replica := &fakeReads{resp: &Response{Code: 200}}
+		c := NewReadsChain(primary, newRegistry(), runtime.Fallback[Reads]{Name: "r1", Impl: replica})
+		start := time.Now()
+		resp, err := c.Ask(context.Background(), "/q")
+		require.NoError(t, err)
+		assert.Same(t, replica.resp, resp)
+		assert.Zero(t, time.Since(start))
+
+		// Both fail: the chain's error, and no response.
+		replica.resp = &Response{Code: 502}
+		resp, err = c.Ask(context.Background(), "/q")
+		assert.Nil(t, resp)
+		var ce *runtime.ChainError
+		require.ErrorAs(t, err, &ce)
+		assert.Len(t, ce.Sources, 2)
+	})
 }

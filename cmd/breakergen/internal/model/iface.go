@@ -402,15 +402,15 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	r := mm.Route
 	switch {
 	case r.Hedge == 0 || !in.Chain:
-	case mm.Judged() && ml != nil && ml.Has("hedge"):
+	case heldOpen(mm) != "" && ml != nil && ml.Has("hedge"):
 		o, _ := ml.Get("hedge")
-		b.errorf(o.Pos, "%s.%s: hedge: %s, and a hedged race of such answers is not built; leave hedge to the methods with an error result", in.Name, m.Name(), judgedWhat(in, mm))
-	case mm.Judged():
+		b.errorf(o.Pos, "%s.%s: hedge: the method returns %s: a losing source's answer, which no caller sees, could not be released; leave hedge to other methods", in.Name, m.Name(), heldOpen(mm))
+	case heldOpen(mm) != "":
 		mpos := b.fset.Position(m.Pos())
 		if mpos.Filename != src {
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
-		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: %s, and a hedged race of such answers is not built; the chain asks its sources in turn", in.Name, m.Name(), r.Hedge, r.Name, judgedWhat(in, mm))
+		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: the method returns %s: a losing source's answer, which no caller sees, could not be released; the chain asks its sources in turn", in.Name, m.Name(), r.Hedge, r.Name, heldOpen(mm))
 	case mm.Ctx:
 		mm.Hedged = true
 	case ml != nil && ml.Has("hedge"):
@@ -425,12 +425,18 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	}
 }
 
-// judgedWhat says why mm's outcome is judged.
-func judgedWhat(in *Interface, mm *Method) string {
-	if mm.Carrier != nil {
-		return "its " + types.TypeString(mm.Carrier.Type, pkgQualifier(in.Obj.Pkg())) + " carries the error"
+// heldOpen names a result of mm that holds something open until its
+// reader is done with it (a *sql.Row its connection until Scan, a
+// *http.Response its connection until the body is closed), "" if none:
+// a hedged race drops its losers' answers.
+func heldOpen(mm *Method) string {
+	switch {
+	case mm.Carrier != nil && mm.Carrier.Refuse == CarrySQLRow:
+		return "a *sql.Row, which holds its connection until Scan"
+	case mm.Response > 0:
+		return "a *http.Response, whose body holds its connection until closed"
 	}
-	return "its answers are judged by failure=" + mm.Route.Failure.Text
+	return ""
 }
 
 // place adds in to the output file of src, creating it on first use.

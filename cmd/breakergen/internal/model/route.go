@@ -414,7 +414,9 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			}
 		}
 	}
-	if r.validFunc != nil {
+	if r.validFunc != nil && m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow && r.validOpt != nil {
+		b.errorf(r.validOpt.Pos, "valid: %s.%s returns a *sql.Row, which only its first Scan reads: a valid func could not judge it without taking it from the caller; give the method a line with valid=-", in.Name, m.Name)
+	} else if r.validFunc != nil {
 		sig := r.validFunc.Type().(*types.Signature)
 		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&
 			types.Identical(sig.Results().At(0).Type().Underlying(), types.Typ[types.Bool])

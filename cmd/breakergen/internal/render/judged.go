@@ -309,15 +309,23 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 			),
 		)
 	}
-	body = append(body, jen.Id(retry).Op(":=").Add(route()).Dot("Retry").Call())
-	if c != nil {
+	hedged := j.chain && m.Hedged // a wrapper asks its one source
+	if !hedged {
+		body = append(body, jen.Id(retry).Op(":=").Add(route()).Dot("Retry").Call())
+	}
+	// A race's outcome is read only by the cache, and by a carrier that
+	// returns the chain's error.
+	unread := hedged && c == nil && st == nil
+	switch {
+	case c != nil:
 		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+last))
-	} else {
+	case !unread:
 		body = append(body, jen.Var().Id(outcome).Error().Comment("the last try's: err, or what "+r.Failure.Text+" makes of the answer"))
 	}
 	// A wrapper without a cache returns an invalid answer as it is: only
 	// a chain and a cache read valid.
-	readsValid := valid != "" && (j.chain || st != nil)
+	// A race asks valid in its closure.
+	readsValid := valid != "" && (j.chain || st != nil) && !hedged
 	if readsValid {
 		body = append(body, jen.Var().Id(valid).Bool().Comment("whether the last try's answer passed "+r.Valid.Text))
 	}
@@ -399,7 +407,9 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		try(jen.Id(j.recv).Dot(j.impl)),
 		jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(j.ctx), jen.Id(outcome))).Block(leave),
 	)
-	body = append(body, jen.For().Block(loop...))
+	if !hedged {
+		body = append(body, jen.For().Block(loop...))
+	}
 
 	// After the tries: the chain's fallbacks, the cache.
 	put := func() jen.Code {
@@ -422,7 +432,35 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		}
 		return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
 	}
+	// No source answered: the chain's error, and no other result.
+	chainErr := func() []jen.Code {
+		var out, ret []jen.Code
+		for i := range n - 1 {
+			zero := a.fresh("zero")
+			out = append(out, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
+			ret = append(ret, jen.Id(zero))
+		}
+		if c != nil {
+			out = append(out, jen.Id(errName).Op("=").Id(run).Dot("Err").Call())
+			out = append(out, g.carry(c, last, errName, "the chain's error")...)
+			ret = append(ret, jen.Id(last))
+		} else {
+			ret = append(ret, jen.Id(run).Dot("Err").Call())
+		}
+		return append(out, jen.Return(ret...))
+	}
 	switch {
+	case hedged:
+		t := &tries{in: j.in, m: m, r: r, a: a, recv: j.recv, impl: j.impl, err: errName, call: callName, ctx: j.ctx, key: j.key,
+			names: j.names, params: j.params, args: j.args, chain: true, iface: j.iface, rnames: rnames, valid: valid,
+			implName: impl, judged: true, outcome: outcome, unread: unread}
+		var hit jen.Code
+		var putF func() jen.Code
+		if st != nil {
+			hit, putF = getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))), put
+		}
+		body = append(body, g.race(t, j.wrapper, run, putF, hit)...)
+		body = append(body, chainErr()...)
 	case j.chain:
 		answered := []jen.Code{jen.Return()}
 		if st != nil {
@@ -452,21 +490,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		if st != nil {
 			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
 		}
-		// No source answered: the chain's error, and no other result.
-		var ret []jen.Code
-		for i := range n - 1 {
-			zero := a.fresh("zero")
-			body = append(body, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
-			ret = append(ret, jen.Id(zero))
-		}
-		if c != nil {
-			body = append(body, jen.Id(errName).Op("=").Id(run).Dot("Err").Call())
-			body = append(body, g.carry(c, last, errName, "the chain's error")...)
-			ret = append(ret, jen.Id(last))
-		} else {
-			ret = append(ret, jen.Id(run).Dot("Err").Call())
-		}
-		body = append(body, jen.Return(ret...))
+		body = append(body, chainErr()...)
 	case st != nil:
 		answer := jen.Id(outcome).Op("==").Nil()
 		if valid != "" {
@@ -545,6 +569,13 @@ func judgedTriesDoc(g *gen, j judgedMethod) string {
 		s = fmt.Sprintf("%s asks %s.%s through %s%s%s, then each fallback", m.Name, j.impl, m.Name, breakerDoc(m, j.names), routeExtras(r, m), ctxFromDoc(m, j.names))
 		if r.Stale > 0 {
 			s += ", then the stale cache"
+		}
+		if j.chain && m.Hedged {
+			extra := "the next one is asked too"
+			if r.Hedges > 1 {
+				extra = fmt.Sprintf("the next one is asked too, up to %d extra sources at once", r.Hedges)
+			}
+			s += fmt.Sprintf("; when the source asked last has not answered within %s, %s, and the first valid answer wins", r.Hedge, extra)
 		}
 		s += judgedTail(g, j, true)
 		if c := m.Carrier; c != nil {

@@ -29,6 +29,33 @@ type tries struct {
 	keyExpr, val               jen.Code // of the stale cache, if any
 	valFields                  []string // of an anonymous value struct
 	implName                   string   // the helper's impl parameter, in a chain
+	// judged says the method's outcome is judged (model.Method.Judged):
+	// its answer is every result in rnames (a carrier, or the error
+	// result too), its helper returns the outcome in a local of its own,
+	// outcome, and race leaves the end (no source answered) to the caller.
+	judged  bool
+	outcome string
+	// unread says the race's outcome is not read after it (a judged
+	// method with an error result and no cache): it goes to _.
+	unread bool
+}
+
+// answers is how many of t.rnames make a source's answer in a race: the
+// results but the error, or every one of a judged method's.
+func (t *tries) answers() int {
+	if t.judged {
+		return len(t.rnames)
+	}
+	return len(t.rnames) - 1
+}
+
+// outcomeName is the local holding how a try ended: the error result, or a
+// judged method's outcome.
+func (t *tries) outcomeName() string {
+	if t.judged {
+		return t.outcome
+	}
+	return t.err
 }
 
 // staleTypes returns the key and value types of m's stale cache: the
@@ -439,9 +466,11 @@ func (g *gen) ref(r *model.Ref) *jen.Statement {
 func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code, hit jen.Code) []jen.Code {
 	m, r, a := t.m, t.r, t.a
 	res := m.Sig.Results()
-	n := res.Len() - 1 // results besides the error
-	// The closure answers the method's results besides the error as one
-	// value: itself, struct{} when there is none, or a struct of them.
+	n := t.answers()
+	outcome := t.outcomeName()
+	// The closure answers the method's results besides the error (every
+	// one of a judged method's) as one value: itself, struct{} when there
+	// is none, or a struct of them.
 	var val jen.Code
 	switch n {
 	case 0:
@@ -449,7 +478,11 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	case 1:
 		val = g.tr.typ(res.At(0).Type())
 	default:
-		_, val, _, _ = g.staleTypes(m)
+		var fields []jen.Code
+		for i := range n {
+			fields = append(fields, jen.Id("r"+strconv.Itoa(i)).Add(g.tr.typ(res.At(i).Type())))
+		}
+		val = jen.Struct(fields...)
 	}
 	ask, argsType, argsName := a.fresh("ask"), a.fresh("raceArgs"), a.fresh("args")
 	results := []jen.Code{val}
@@ -489,8 +522,8 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			lhs = append(lhs, jen.Id(t.valid))
 			ret = append(ret, jen.Id(t.valid))
 		}
-		lhs = append(lhs, jen.Id(t.err))
-		ret = append(ret, jen.Id(t.err))
+		lhs = append(lhs, jen.Id(outcome))
+		ret = append(ret, jen.Id(outcome))
 		if n == 0 && r.Valid == nil {
 			askBody = []jen.Code{jen.Return(jen.Add(val).Values(), try)}
 		} else {
@@ -518,11 +551,15 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	raceCall := g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
 		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
 		jen.Id(argsType).Values(argVals...), jen.Id(ask))
+	raced := outcome // the race's outcome, where it goes
+	if t.unread {
+		raced = "_"
+	}
 	switch n {
 	case 0:
-		body = append(body, jen.List(jen.Id("_"), jen.Id(t.err)).Op("=").Add(raceCall))
+		body = append(body, jen.List(jen.Id("_"), jen.Id(raced)).Op("=").Add(raceCall))
 	case 1:
-		body = append(body, jen.List(jen.Id(t.rnames[0]), jen.Id(t.err)).Op("=").Add(raceCall))
+		body = append(body, jen.List(jen.Id(t.rnames[0]), jen.Id(raced)).Op("=").Add(raceCall))
 	default:
 		v := a.fresh("answer")
 		var lhs, rhs []jen.Code
@@ -530,18 +567,28 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			lhs = append(lhs, jen.Id(name))
 			rhs = append(rhs, jen.Id(v).Dot("r"+strconv.Itoa(i)))
 		}
+		// A judged method's outcome is declared already; the error result
+		// is not an outcome then, but one of the answer's results.
+		op := ":="
+		if t.judged {
+			op = "="
+			body = append(body, jen.Var().Id(v).Add(val))
+		}
 		body = append(body,
-			jen.List(jen.Id(v), jen.Id(t.err)).Op(":=").Add(raceCall),
+			jen.List(jen.Id(v), jen.Id(raced)).Op(op).Add(raceCall),
 			jen.List(lhs...).Op("=").List(rhs...),
 		)
 	}
 	won := []jen.Code{jen.Return()}
 	if hit != nil {
-		won = []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
+		won = []jen.Code{jen.If(jen.Id(outcome).Op("==").Nil()).Block(put()), jen.Return()}
 	}
 	body = append(body, jen.If(jen.Id(run).Dot("Won").Call()).Block(won...))
 	if hit != nil {
 		body = append(body, hit)
+	}
+	if t.judged {
+		return body // the caller returns the chain's error its own way
 	}
 	var ret []jen.Code
 	for i := range n {
