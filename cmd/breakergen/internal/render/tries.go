@@ -315,16 +315,23 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			}
 			return []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
 		}
+		// A *http.Response of a source passed over (its answer invalid, or
+		// returned beside an error) is drained and closed: no caller sees it.
+		var discard []jen.Code
+		if m.Response > 0 {
+			discard = []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(t.rnames[m.Response-1])).Comment("a source passed over: no caller sees its answer")}
+		}
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
+		body = append(body, jen.If(outcome("Primary", route(), tries)).Block(answered()...))
+		body = append(body, discard...)
 		body = append(body,
-			jen.If(outcome("Primary", route(), tries)).Block(answered()...),
-			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(
+			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(append([]jen.Code{
 				jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
 				jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
 				tryCall(call, jen.Id(fb).Dot("Impl")),
 				jen.If(outcome("Answered", fbRoute.Clone())).Block(answered()...),
-			),
+			}, discard...)...),
 		)
 		if stale {
 			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
