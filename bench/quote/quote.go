@@ -53,3 +53,36 @@ type KeyedQuoter interface {
 type IDQuoter interface {
 	QuoteID(ctx context.Context, id int64) (Quote, error)
 }
+
+// Cmd is a quote command that carries its error, as go-redis's commands
+// do (SPEC §12).
+type Cmd struct {
+	q   Quote
+	err error
+}
+
+// Val returns the command's quote.
+func (c *Cmd) Val() Quote { return c.q }
+
+// Err returns the command's error.
+func (c *Cmd) Err() error { return c.err }
+
+// SetErr sets the command's error: a wrapper returns its refusal so.
+func (c *Cmd) SetErr(err error) { c.err = err }
+
+// CmdQuoter is the quote call in go-redis's shape, whose answer carries
+// its outcome: the judged wrapper, and a chain of such methods (SPEC §6
+// with §12).
+//
+//breaker:name=cmds threshold=5 reset=30s chain
+type CmdQuoter interface {
+	QuoteCmd(ctx context.Context, code string) *Cmd
+}
+
+// StaleCmdQuoter is a CmdQuoter that keeps its last answer per code for
+// an hour: what a cache costs a judged success.
+//
+//breaker:name=cmdstale threshold=5 reset=30s stale=1h
+type StaleCmdQuoter interface {
+	QuoteCmd(ctx context.Context, code string) *Cmd
+}

@@ -11,6 +11,137 @@ import (
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
+// CmdQuoterBreaker is a CmdQuoter whose methods go through circuit breakers:
+//
+//   - QuoteCmd: breaker "cmds"
+//
+// Create it with NewCmdQuoterBreaker; the zero value is not usable. It is safe
+// for concurrent use when the wrapped CmdQuoter is.
+type CmdQuoterBreaker struct {
+	next CmdQuoter
+	cmds *breakerimpl.Route
+}
+
+// NewCmdQuoterBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
+func NewCmdQuoterBreaker(next CmdQuoter, reg *runtime.Registry) *CmdQuoterBreaker {
+	return &CmdQuoterBreaker{
+		next: next,
+		cmds: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "cmds", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+}
+
+var _ CmdQuoter = (*CmdQuoterBreaker)(nil)
+
+// QuoteCmd calls next.QuoteCmd through breaker "cmds". The *Cmd it returns
+// carries the outcome: its Err() is the failure; a refusal is returned as a
+// new *Cmd whose Err() is the refusal.
+func (w *CmdQuoterBreaker) QuoteCmd(ctx context.Context, code string) (r0 *Cmd) {
+	var err error // the outcome: the Err() of r0
+	call, ok := w.cmds.EnterFast()
+	if !ok {
+		if call, err = w.cmds.Enter(ctx); err != nil {
+			r0 = new(Cmd)
+			r0.SetErr(err) // the refusal reaches the caller in it
+			return
+		}
+	}
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = w.next.QuoteCmd(ctx, code)
+	err = r0.Err()
+	return
+}
+
+// CmdQuoterChain is a CmdQuoter that answers each call from the first source
+// that can: the primary CmdQuoter through the breakers of its routes, then
+// each fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
+//
+// Create it with NewCmdQuoterChain; the zero value is not usable. It is safe
+// for concurrent use when the CmdQuoter values it holds are.
+type CmdQuoterChain struct {
+	primary       CmdQuoter
+	fallbacks     []runtime.Fallback[CmdQuoter]
+	cmds          *breakerimpl.Route
+	cmdsFallbacks []*breakerimpl.Route
+}
+
+// NewCmdQuoterChain tries primary (guarded by CmdQuoter's annotated routes),
+// then each of fallbacks in order. Breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of CmdQuoter's default route
+// (breaker "cmds").
+func NewCmdQuoterChain(primary CmdQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[CmdQuoter]) *CmdQuoterChain {
+	c := &CmdQuoterChain{
+		primary:   primary,
+		fallbacks: slices.Clone(fallbacks),
+		cmds: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "cmds", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.cmdsFallbacks = append(c.cmdsFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ CmdQuoter = (*CmdQuoterChain)(nil)
+
+// QuoteCmd asks primary.QuoteCmd through breaker "cmds", then each fallback.
+// The *Cmd it returns carries the outcome: its Err() is the failure. When no
+// source answers, the *runtime.ChainError is returned in a new *Cmd.
+func (c *CmdQuoterChain) QuoteCmd(ctx context.Context, code string) (r0 *Cmd) {
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.cmds) {
+		defer run.Done()
+	}
+	retry := c.cmds.Retry()
+	var err error // the outcome of the last try: the Err() of r0
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break // else the last try's answer stands
+			}
+		}
+		r0, err = c.tryQuoteCmd(ctx, call, c.primary, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.cmds, retry.Tries(), err) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.cmdsFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryQuoteCmd(ctx, call2, fb.Impl, code)
+		if run.Answered(c.cmdsFallbacks[i], err) {
+			return
+		}
+	}
+	err = run.Err()
+	r0 = new(Cmd)
+	r0.SetErr(err) // the chain's error reaches the caller in it
+	return r0
+}
+
+// tryQuoteCmd makes one try of QuoteCmd on impl through its route.
+func (c *CmdQuoterChain) tryQuoteCmd(ctx context.Context, call breakerimpl.Call, impl CmdQuoter, code string) (r0 *Cmd, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = impl.QuoteCmd(ctx, code)
+	err = r0.Err()
+	return
+}
+
 // HedgedQuoterBreaker is a HedgedQuoter whose methods go through circuit
 // breakers:
 //
@@ -365,4 +496,74 @@ func (c *QuoterChain) tryQuote(ctx context.Context, call breakerimpl.Call, impl 
 	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return impl.Quote(ctx, code)
+}
+
+// StaleCmdQuoterBreaker is a StaleCmdQuoter whose methods go through circuit
+// breakers:
+//
+//   - QuoteCmd: breaker "cmdstale" (stale 1h)
+//
+// Create it with NewStaleCmdQuoterBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped StaleCmdQuoter is.
+type StaleCmdQuoterBreaker struct {
+	next          StaleCmdQuoter
+	cmdstale      *breakerimpl.Route
+	quoteCmdStale *breakerimpl.StaleCache[string, *Cmd]
+}
+
+// NewStaleCmdQuoterBreaker wraps next; breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil.
+func NewStaleCmdQuoterBreaker(next StaleCmdQuoter, reg *runtime.Registry) *StaleCmdQuoterBreaker {
+	return &StaleCmdQuoterBreaker{
+		next: next,
+		cmdstale: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "cmdstale", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+		}),
+		quoteCmdStale: breakerimpl.NewStaleCache[string, *Cmd](reg, time.Hour, breakerimpl.DefaultStaleSize),
+	}
+}
+
+var _ StaleCmdQuoter = (*StaleCmdQuoterBreaker)(nil)
+
+// QuoteCmd calls next.QuoteCmd through breaker "cmdstale". The *Cmd it returns
+// carries the outcome: its Err() is the failure; a refusal is returned as a
+// new *Cmd whose Err() is the refusal. The last valid answer for the same
+// arguments is kept for 1h and served when the call fails or is refused.
+func (w *StaleCmdQuoterBreaker) QuoteCmd(ctx context.Context, code string) (r0 *Cmd) {
+	retry := w.cmdstale.Retry()
+	var err error // the outcome of the last try: the Err() of r0
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				if r0 == nil {
+					r0 = new(Cmd)
+					r0.SetErr(err) // the refusal reaches the caller in it
+				}
+				break // else the last try's answer stands
+			}
+		}
+		r0, err = w.tryQuoteCmd(ctx, call, code)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if err == nil {
+		w.quoteCmdStale.Put(code, r0)
+		return
+	}
+	if v, age, ok := w.quoteCmdStale.Get(code); ok {
+		breakerimpl.ServedStale(ctx, age)
+		return v
+	}
+	return
+}
+
+// tryQuoteCmd makes one try of QuoteCmd through its route.
+func (w *StaleCmdQuoterBreaker) tryQuoteCmd(ctx context.Context, call breakerimpl.Call, code string) (r0 *Cmd, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = w.next.QuoteCmd(ctx, code)
+	err = r0.Err()
+	return
 }

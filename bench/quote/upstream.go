@@ -15,12 +15,14 @@ var ErrUpstream = errors.New("quote: upstream down")
 type Upstream struct {
 	q   Quote
 	err error
+	cmd *Cmd // QuoteCmd's answer: q and err
 }
 
 // NewUpstream returns an Upstream that answers every call with a fixed
 // Quote and err.
 func NewUpstream(err error) *Upstream {
-	return &Upstream{q: Quote{Code: "600519", Price: 1688.0}, err: err}
+	q := Quote{Code: "600519", Price: 1688.0}
+	return &Upstream{q: q, err: err, cmd: &Cmd{q: q, err: err}}
 }
 
 // Quote returns the preallocated answer. It is never inlined, so every
@@ -36,4 +38,15 @@ func (u *Upstream) Quote(ctx context.Context, code string) (Quote, error) {
 //go:noinline
 func (u *Upstream) QuoteID(ctx context.Context, id int64) (Quote, error) {
 	return u.q, u.err
+}
+
+// QuoteCmd is Quote as a command that carries its error, preallocated.
+// The zero Upstream answers a zero command.
+//
+//go:noinline
+func (u *Upstream) QuoteCmd(ctx context.Context, code string) *Cmd {
+	if u.cmd == nil {
+		return &Cmd{}
+	}
+	return u.cmd
 }
