@@ -393,7 +393,10 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		want = append(want, res.At(i).Type())
 	}
 	qual := types.RelativeTo(in.Obj.Pkg())
-	if r.failFunc != nil {
+	row := m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow
+	if r.failFunc != nil && row && r.failOpt != nil {
+		b.errorf(r.failOpt.Pos, "failure: %s.%s returns a *sql.Row, which only its first Scan reads: a failure func could not judge it without taking it from the caller, and its Err() is judged already", in.Name, m.Name)
+	} else if r.failFunc != nil {
 		sig := r.failFunc.Type().(*types.Signature)
 		errType := types.Universe.Lookup("error").Type()
 		fits := !sig.Variadic() && sig.Params().Len() == len(want) && sig.Results().Len() == 1 &&
@@ -414,7 +417,7 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			}
 		}
 	}
-	if r.validFunc != nil && m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow && r.validOpt != nil {
+	if r.validFunc != nil && row && r.validOpt != nil {
 		b.errorf(r.validOpt.Pos, "valid: %s.%s returns a *sql.Row, which only its first Scan reads: a valid func could not judge it without taking it from the caller; give the method a line with valid=-", in.Name, m.Name)
 	} else if r.validFunc != nil {
 		sig := r.validFunc.Type().(*types.Signature)

@@ -413,7 +413,12 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 
 	// After the tries: the chain's fallbacks, the cache.
 	put := func() jen.Code {
-		return jen.Id(j.recv).Dot(m.StaleField).Dot("Put").Call(st.keyExpr, st.val)
+		p := jen.Id(j.recv).Dot(m.StaleField).Dot("Put").Call(st.keyExpr, st.val)
+		if c != nil && c.Miss != nil {
+			// A miss is an answer, but an empty one: never kept (SPEC §6).
+			return jen.If(jen.Id(last).Dot("Err").Call().Op("==").Nil()).Block(p)
+		}
+		return p
 	}
 	v, age := a.fresh("v"), a.fresh("age")
 	getStale := func(found ...jen.Code) jen.Code {
@@ -421,8 +426,12 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		if c == nil {
 			ret = append(ret, jen.Nil())
 		}
+		ageName := "_" // nothing to write it in without a ctx
+		if len(found) > 0 {
+			ageName = age
+		}
 		return jen.If(
-			jen.List(jen.Id(v), jen.Id(age), jen.Id(okName)).Op(":=").Id(j.recv).Dot(m.StaleField).Dot("Get").Call(st.keyExpr),
+			jen.List(jen.Id(v), jen.Id(ageName), jen.Id(okName)).Op(":=").Id(j.recv).Dot(m.StaleField).Dot("Get").Call(st.keyExpr),
 			jen.Id(okName),
 		).Block(append(found, jen.Return(ret...))...)
 	}
