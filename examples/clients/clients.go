@@ -75,5 +75,25 @@ type HostTransport interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 
+// QuoteCache reads quotes from Redis and, while Redis fails or its
+// breaker refuses, serves the last value it read for the same key, for
+// up to a day (SPEC §6's stale): a quote page shows the last price rather
+// than an error. The command is kept as Redis returned it; a missing key
+// (redis.Nil) is an answer, returned as it is and never kept.
+//
+//breaker:name=quotecache threshold=3 reset=5s stale=24h
+type QuoteCache interface {
+	Get(ctx context.Context, key string) *redis.StringCmd
+}
+
+// Replicas reads from a primary Redis, then from each replica in turn
+// when the primary fails or its breaker refuses (SPEC §6's chain); when
+// none answers, the command's Err() is a *runtime.ChainError naming each.
+//
+//breaker:name=redisprimary threshold=3 reset=5s chain
+type Replicas interface {
+	Get(ctx context.Context, key string) *redis.StringCmd
+}
+
 // The annotation's failure func: an annotation names what its file imports.
 var _ = httpguard.Failure

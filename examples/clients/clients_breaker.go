@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -14432,6 +14433,217 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	r0, err = w.next.RoundTrip(req)
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
+	}
+	return
+}
+
+// QuoteCacheBreaker is a QuoteCache whose methods go through circuit breakers:
+//
+//   - Get: breaker "quotecache" (stale 24h)
+//
+// Create it with NewQuoteCacheBreaker; the zero value is not usable. It is
+// safe for concurrent use when the wrapped QuoteCache is.
+type QuoteCacheBreaker struct {
+	next       QuoteCache
+	quotecache *breakerimpl.Route
+	getStale   *breakerimpl.StaleCache[string, *redis.StringCmd]
+}
+
+// NewQuoteCacheBreaker wraps next; breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil.
+func NewQuoteCacheBreaker(next QuoteCache, reg *runtime.Registry) *QuoteCacheBreaker {
+	return &QuoteCacheBreaker{
+		next: next,
+		quotecache: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "quotecache", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
+		}),
+		getStale: breakerimpl.NewStaleCache[string, *redis.StringCmd](reg, 24*time.Hour, breakerimpl.DefaultStaleSize),
+	}
+}
+
+var _ QuoteCache = (*QuoteCacheBreaker)(nil)
+
+// Get calls next.Get through breaker "quotecache". The *redis.StringCmd it
+// returns carries the outcome: its Err() is the failure, except redis.Nil (a
+// miss), which is an answer; a refusal is returned as a new *redis.StringCmd
+// whose Err() is the refusal. The last valid answer for the same arguments is
+// kept for 24h and served when the call fails or is refused.
+func (w *QuoteCacheBreaker) Get(ctx context.Context, key string) (r0 *redis.StringCmd) {
+	retry := w.quotecache.Retry()
+	var err error // the outcome of the last try: the Err() of r0
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				if r0 == nil {
+					r0 = new(redis.StringCmd)
+					r0.SetErr(err) // the refusal reaches the caller in it
+				}
+				break // else the last try's answer stands
+			}
+		}
+		r0, err = w.tryGet(ctx, call, key)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if err == nil {
+		if r0.Err() == nil {
+			w.getStale.Put(key, r0)
+		}
+		return
+	}
+	if v, age, ok := w.getStale.Get(key); ok {
+		breakerimpl.ServedStale(ctx, age)
+		return v
+	}
+	return
+}
+
+// tryGet makes one try of Get through its route.
+func (w *QuoteCacheBreaker) tryGet(ctx context.Context, call breakerimpl.Call, key string) (r0 *redis.StringCmd, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = w.next.Get(ctx, key)
+	if err = r0.Err(); err == redis.Nil {
+		err = nil // a miss is an answer, not a failure
+	}
+	return
+}
+
+// ReplicasBreaker is a Replicas whose methods go through circuit breakers:
+//
+//   - Get: breaker "redisprimary"
+//
+// Create it with NewReplicasBreaker; the zero value is not usable. It is safe
+// for concurrent use when the wrapped Replicas is.
+type ReplicasBreaker struct {
+	next         Replicas
+	redisprimary *breakerimpl.Route
+}
+
+// NewReplicasBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
+func NewReplicasBreaker(next Replicas, reg *runtime.Registry) *ReplicasBreaker {
+	return &ReplicasBreaker{
+		next: next,
+		redisprimary: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "redisprimary", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
+		}),
+	}
+}
+
+var _ Replicas = (*ReplicasBreaker)(nil)
+
+// Get calls next.Get through breaker "redisprimary". The *redis.StringCmd it
+// returns carries the outcome: its Err() is the failure, except redis.Nil (a
+// miss), which is an answer; a refusal is returned as a new *redis.StringCmd
+// whose Err() is the refusal.
+func (w *ReplicasBreaker) Get(ctx context.Context, key string) (r0 *redis.StringCmd) {
+	var err error // the outcome: the Err() of r0
+	call, ok := w.redisprimary.EnterFast()
+	if !ok {
+		if call, err = w.redisprimary.Enter(ctx); err != nil {
+			r0 = new(redis.StringCmd)
+			r0.SetErr(err) // the refusal reaches the caller in it
+			return
+		}
+	}
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = w.next.Get(ctx, key)
+	if err = r0.Err(); err == redis.Nil {
+		err = nil // a miss is an answer, not a failure
+	}
+	return
+}
+
+// ReplicasChain is a Replicas that answers each call from the first source
+// that can: the primary Replicas through the breakers of its routes, then each
+// fallback in order, each through its own breaker. A caller learns which
+// source answered from runtime.WithProvenance.
+//
+// Create it with NewReplicasChain; the zero value is not usable. It is safe
+// for concurrent use when the Replicas values it holds are.
+type ReplicasChain struct {
+	primary               Replicas
+	fallbacks             []runtime.Fallback[Replicas]
+	redisprimary          *breakerimpl.Route
+	redisprimaryFallbacks []*breakerimpl.Route
+}
+
+// NewReplicasChain tries primary (guarded by Replicas's annotated routes),
+// then each of fallbacks in order. Breakers and limiters come from reg, or
+// from runtime.Default() when reg is nil; the breaker of a fallback is named
+// "fallback:" and its Name, with the settings of Replicas's default route
+// (breaker "redisprimary").
+func NewReplicasChain(primary Replicas, reg *runtime.Registry, fallbacks ...runtime.Fallback[Replicas]) *ReplicasChain {
+	c := &ReplicasChain{
+		primary:   primary,
+		fallbacks: slices.Clone(fallbacks),
+		redisprimary: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "redisprimary", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.redisprimaryFallbacks = append(c.redisprimaryFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 3, ResetTimeout: 5 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ Replicas = (*ReplicasChain)(nil)
+
+// Get asks primary.Get through breaker "redisprimary", then each fallback. The
+// *redis.StringCmd it returns carries the outcome: its Err() is the failure,
+// except redis.Nil (a miss), which is an answer. When no source answers, the
+// *runtime.ChainError is returned in a new *redis.StringCmd.
+func (c *ReplicasChain) Get(ctx context.Context, key string) (r0 *redis.StringCmd) {
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.redisprimary) {
+		defer run.Done()
+	}
+	retry := c.redisprimary.Retry()
+	var err error // the outcome of the last try: the Err() of r0
+	for {
+		call, ok := retry.EnterFast()
+		if !ok {
+			if call, err = retry.Enter(ctx, err); err != nil {
+				break // else the last try's answer stands
+			}
+		}
+		r0, err = c.tryGet(ctx, call, c.primary, key)
+		if !retry.Again(ctx, err) {
+			break
+		}
+	}
+	if run.Primary(c.redisprimary, retry.Tries(), err) {
+		return
+	}
+	for i, fb := range c.fallbacks {
+		call2, ok := run.Fallback(c.redisprimaryFallbacks[i])
+		if !ok {
+			continue
+		}
+		r0, err = c.tryGet(ctx, call2, fb.Impl, key)
+		if run.Answered(c.redisprimaryFallbacks[i], err) {
+			return
+		}
+	}
+	err = run.Err()
+	r0 = new(redis.StringCmd)
+	r0.SetErr(err) // the chain's error reaches the caller in it
+	return r0
+}
+
+// tryGet makes one try of Get on impl through its route.
+func (c *ReplicasChain) tryGet(ctx context.Context, call breakerimpl.Call, impl Replicas, key string) (r0 *redis.StringCmd, err error) {
+	defer call.Exit(ctx, &err)
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	r0 = impl.Get(ctx, key)
+	if err = r0.Err(); err == redis.Nil {
+		err = nil // a miss is an answer, not a failure
 	}
 	return
 }
