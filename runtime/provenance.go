@@ -43,8 +43,11 @@ type Skip struct {
 	// [Breaker.Isolate]; a BYPASSED one is asked as usual), "error", "injected" (a fault injected by the settings,
 	// see [ErrInjected]), "invalid", "budget", "ratelimited",
 	// "throttled" (ErrThrottled), "bulkhead" (ErrBulkheadFull),
-	// "canceled", or "slow" (a hedged call's source still in flight when
-	// another answered: its ctx was cancelled, which is not its failure).
+	// "canceled", "unsent" (not asked: the call's *http.Request body was
+	// read by an earlier source and cannot be read again, see
+	// httpguard.Rewind), or "slow" (a hedged call's source still in
+	// flight when another answered: its ctx was cancelled, which is not
+	// its failure).
 	Why string
 	// Err is the source's error or rejection; nil for an invalid answer
 	// and a slow source.

@@ -14703,6 +14703,10 @@ func (w *RetryingTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Respon
 		if !retry.Again(ctx, outcome) {
 			return
 		}
+		var unsent error
+		if req, unsent = httpguard.Rewind(req); unsent != nil {
+			return // its body cannot be sent again: the last answer stands
+		}
 	}
 }
 

@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -240,4 +242,42 @@ func TestHTTPRetryDiscardsTheReplacedAnswer(t *testing.T) {
 
 func realRegistry() *runtime.Registry {
 	return runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+}
+
+// TestHTTPRetrySendsTheBodyAgain: a POST whose first try answers 502 is
+// retried with its whole body, read again through GetBody; a body that
+// cannot be read again is not retried, and the 502 is the answer.
+func TestHTTPRetrySendsTheBodyAgain(t *testing.T) {
+	var n atomic.Int64
+	var got []string
+	var mu sync.Mutex
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		mu.Lock()
+		got = append(got, string(body))
+		mu.Unlock()
+		if n.Add(1)%2 == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	client := &http.Client{Transport: clients.NewRetryingTransportBreaker(srv.Client().Transport, realRegistry())}
+
+	req, err := http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("order=1"))
+	require.NoError(t, err)
+	resp, err := client.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusOK, resp.StatusCode, "the retry's answer")
+	assert.Equal(t, []string{"order=1", "order=1"}, got, "the body, whole, both times")
+
+	got = nil
+	req, err = http.NewRequest(http.MethodPost, srv.URL, strings.NewReader("order=2"))
+	require.NoError(t, err)
+	req.GetBody = nil // a body that cannot be read twice
+	resp, err = client.Do(req)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, http.StatusBadGateway, resp.StatusCode, "not retried: the last answer stands")
+	assert.Equal(t, []string{"order=2"}, got)
 }

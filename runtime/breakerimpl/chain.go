@@ -125,6 +125,13 @@ func (c *Chain) admit(fb *Route, spent bool) (Call, bool) {
 	return call, true
 }
 
+// Unsent records that the fallback on route fb was not asked because the
+// call's request could not be sent again (its body read by an earlier
+// source, with no way to read it again: httpguard.Rewind's err).
+func (c *Chain) Unsent(fb *Route, err error) {
+	c.skip(fb.breaker.Name(), "unsent", err)
+}
+
 // Answered records a fallback's answer (see [Chain.Primary]) and reports
 // whether it is the call's answer.
 func (c *Chain) Answered(fb *Route, err error) bool {

@@ -23,6 +23,7 @@ package httpguard
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -161,4 +162,34 @@ func Discard(resp *http.Response) {
 	}
 	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
 	_ = resp.Body.Close()
+}
+
+// ErrUnrewindable is why a request was not sent again: its body was read
+// by an earlier try or source, and it has no GetBody to read it again.
+// http.NewRequest sets GetBody for a *bytes.Buffer, *bytes.Reader or
+// *strings.Reader body; set it yourself for another body that can be
+// read twice.
+var ErrUnrewindable = errors.New("httpguard: the request's body was sent once, and it has no GetBody to send it again")
+
+// Rewind returns req ready to be sent again, by a retry or by a chain's
+// next source, after an earlier try may have read its body: req itself
+// when it has no body, and otherwise a shallow copy of it whose Body is a
+// new one from GetBody, as net/http does before it retries a request. It
+// returns req and an error matching [ErrUnrewindable] when the body cannot
+// be read again (no GetBody, or GetBody failed): generated code then makes
+// no further try with it.
+func Rewind(req *http.Request) (*http.Request, error) {
+	if req == nil || req.Body == nil || req.Body == http.NoBody {
+		return req, nil
+	}
+	if req.GetBody == nil {
+		return req, ErrUnrewindable
+	}
+	body, err := req.GetBody()
+	if err != nil {
+		return req, fmt.Errorf("%w: GetBody: %w", ErrUnrewindable, err)
+	}
+	again := *req
+	again.Body = body
+	return &again, nil
 }

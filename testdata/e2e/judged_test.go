@@ -18,6 +18,7 @@ import (
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl/sqlimpl"
+	"github.com/breakergen/breakergen/runtime/httpguard"
 )
 
 // fakeReplica is a Replica (and a Cache) answering what the test sets.
@@ -211,7 +212,8 @@ func TestRoundTripChainOverRealServers(t *testing.T) {
 	}))
 	defer down.Close()
 	up := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_, _ = io.WriteString(w, "from the mirror")
+		body, _ := io.ReadAll(r.Body)
+		_, _ = io.WriteString(w, "from the mirror"+string(body))
 	}))
 	defer up.Close()
 	var closed atomic.Int32
@@ -252,6 +254,40 @@ func TestRoundTripChainOverRealServers(t *testing.T) {
 	assert.True(t, strings.Contains(err.Error(), "503"), err.Error())
 	assert.Equal(t, int32(2), closed.Load())
 	assert.False(t, errors.Is(err, runtime.ErrOpen))
+
+	// A POST: the primary's 503 read its body; the mirror gets it whole,
+	// read again through GetBody (set by http.NewRequest for a
+	// *strings.Reader). Fresh registries: an open primary would be
+	// passed over without reading the body, which the mirror could then
+	// be sent as it is.
+	mirror.rt = to(up)
+	fresh := func() *http.Client {
+		return &http.Client{Transport: NewReplicaChain(primary, newRegistry(), runtime.Fallback[Replica]{Name: "m1", Impl: mirror})}
+	}
+	req, err = http.NewRequest(http.MethodPost, "http://quotes.example/order", strings.NewReader(": order 1"))
+	require.NoError(t, err)
+	resp, err = fresh().Do(req)
+	require.NoError(t, err)
+	body, err = io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, "from the mirror: order 1", string(body))
+
+	// A body that cannot be read again: the mirror is not asked.
+	req, err = http.NewRequest(http.MethodPost, "http://quotes.example/order", strings.NewReader(": order 2"))
+	require.NoError(t, err)
+	req.GetBody = nil
+	ctx, p = runtime.WithProvenance(context.Background())
+	resp, err = fresh().Do(req.WithContext(ctx))
+	if resp != nil {
+		resp.Body.Close()
+	}
+	var unsent *runtime.ChainError
+	require.ErrorAs(t, err, &unsent)
+	require.Len(t, unsent.Sources, 2)
+	assert.Equal(t, "unsent", unsent.Sources[1].Why)
+	assert.ErrorIs(t, err, httpguard.ErrUnrewindable)
+	assert.Equal(t, "unsent", p.Skipped[1].Why)
 }
 
 // rewrite sends a request to srv, whatever its URL's host.

@@ -360,6 +360,17 @@ func responseResult(sig *types.Signature) int {
 	return 0
 }
 
+// requestParam returns 1 + the index of the first *net/http.Request
+// parameter, or 0.
+func requestParam(sig *types.Signature) int {
+	for i := range sig.Params().Len() {
+		if isNamedPtr(sig.Params().At(i).Type(), "net/http", "Request") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // isNamedPtr reports whether t is *path.name.
 func isNamedPtr(t types.Type, path, name string) bool {
 	p, ok := types.Unalias(t).(*types.Pointer)

@@ -287,7 +287,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}
@@ -395,33 +395,40 @@ func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mline
 }
 
 // hedgeMethod decides whether the chain races the sources of m, whose
-// route has hedge: only with a ctx to cancel a losing source with. A hedge
-// that reaches a method without one draws a warning (an error when the
-// line is on that method itself).
+// route has hedge: only with a ctx to cancel a losing source with, no
+// *http.Request whose body the sources would share, and no answer that
+// holds a connection until its reader is done (heldOpen). A hedge that
+// reaches any other method draws a warning (an error when the line is on
+// that method itself).
 func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
 	r := mm.Route
+	if r.Hedge == 0 || !in.Chain {
+		return
+	}
+	// A race asks several sources at once and drops the losers' answers:
+	// it needs a ctx to cancel a loser with, arguments the sources can
+	// share, and answers it can drop.
+	var why string
 	switch {
-	case r.Hedge == 0 || !in.Chain:
-	case heldOpen(mm) != "" && ml != nil && ml.Has("hedge"):
-		o, _ := ml.Get("hedge")
-		b.errorf(o.Pos, "%s.%s: hedge: the method returns %s: a losing source's answer, which no caller sees, could not be released; leave hedge to other methods", in.Name, m.Name(), heldOpen(mm))
+	case !mm.Ctx:
+		why = "the method has no context.Context first parameter to cancel a losing source with"
+	case mm.Request > 0:
+		why = "the method takes a *http.Request, whose one body the racing sources would read at once"
 	case heldOpen(mm) != "":
-		mpos := b.fset.Position(m.Pos())
-		if mpos.Filename != src {
-			mpos = in.Pos // an embedded method declared elsewhere
-		}
-		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: the method returns %s: a losing source's answer, which no caller sees, could not be released; the chain asks its sources in turn", in.Name, m.Name(), r.Hedge, r.Name, heldOpen(mm))
-	case mm.Ctx:
+		why = "the method returns " + heldOpen(mm) + ": a losing source's answer, which no caller sees, could not be released"
+	}
+	switch {
+	case why == "":
 		mm.Hedged = true
 	case ml != nil && ml.Has("hedge"):
 		o, _ := ml.Get("hedge")
-		b.errorf(o.Pos, "%s.%s: hedge: the method has no context.Context first parameter to cancel a losing source with", in.Name, m.Name())
+		b.errorf(o.Pos, "%s.%s: hedge: %s", in.Name, m.Name(), why)
 	default:
 		mpos := b.fset.Position(m.Pos())
 		if mpos.Filename != src {
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
-		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: the method has no context.Context first parameter to cancel a losing source with", in.Name, m.Name(), r.Hedge, r.Name)
+		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: %s", in.Name, m.Name(), r.Hedge, r.Name, why)
 	}
 }
 

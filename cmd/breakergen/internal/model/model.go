@@ -96,6 +96,10 @@ type Method struct {
 	// none: with a timeout, the response's body holds the timeout's
 	// cancel until it is closed.
 	Response int
+	// Request is 1 + the index of the first *net/http.Request parameter,
+	// 0 for none: a retry or a chain's next source sends it again with
+	// its body rewound (httpguard.Rewind).
+	Request int
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
 	// Try names the unexported method making one try of a guarded method:

@@ -407,6 +407,11 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		try(jen.Id(j.recv).Dot(j.impl)),
 		jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(j.ctx), jen.Id(outcome))).Block(leave),
 	)
+	unsent := ""
+	if m.Request > 0 {
+		unsent = a.fresh("unsent")
+		loop = append(loop, rewind(j.names[m.Request-1], unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+	}
 	if !hedged {
 		body = append(body, jen.For().Block(loop...))
 	}
@@ -488,12 +493,17 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, jen.If(mark("Primary", route(), jen.Id(retry).Dot("Tries").Call())).Block(answered...))
 		body = append(body, discard()...)
 		callName = call // the fallback's try
-		fbBody := []jen.Code{
+		before, fbBody, asked := resend(a, m, j.names, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
+		body = append(body, before...)
+		fbBody = append(fbBody,
 			jen.List(jen.Id(call), jen.Id(okName)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
 			jen.If(jen.Op("!").Id(okName)).Block(jen.Continue()),
+		)
+		fbBody = append(fbBody, asked...)
+		fbBody = append(fbBody,
 			try(jen.Id(fb).Dot("Impl")),
 			jen.If(mark("Answered", fbRoute.Clone())).Block(answered...),
-		}
+		)
 		fbBody = append(fbBody, discard()...)
 		body = append(body, jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(j.recv).Dot(j.in.FallbacksField)).Block(fbBody...))
 		if st != nil {

@@ -107,7 +107,8 @@ func fileImports(mf *model.File, local *types.Package) *imports {
 			if m.Route != nil && m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
 				usesSQL = true
 			}
-			if m.Route != nil && m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries() || in.Chain) {
+			if m.Route != nil && (m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries() || in.Chain) ||
+				m.Request > 0 && (m.Route.Retries() || in.Chain)) {
 				usesHTTP = true
 			}
 		}

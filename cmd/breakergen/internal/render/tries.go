@@ -207,7 +207,12 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	}
 	route := func() *jen.Statement { return routeOf(t.recv, r, t.key) }
 	// One name serves every ok of the method: each lives in its own block.
+	// So does unsent, the error of a request that cannot be sent again.
 	ok := a.fresh("ok")
+	unsent := ""
+	if m.Request > 0 {
+		unsent = a.fresh("unsent")
+	}
 	run := ""
 	if t.chain {
 		// The chain is started in place (a Chain returned by value is
@@ -265,12 +270,16 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		body = append(body, jen.If(jen.Id(t.err).Op("==").Nil()).Block(tryCall(t.call, jen.Id(t.recv).Dot(t.impl))))
 	case !hedged:
+		loop := append(admit,
+			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
+			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
+		)
+		if m.Request > 0 {
+			loop = append(loop, rewind(t.names[m.Request-1], unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+		}
 		body = append(body,
 			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
-			jen.For().Block(append(admit,
-				tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
-				jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
-			)...),
+			jen.For().Block(loop...),
 		)
 	}
 	// outcome records a source's answer: PrimaryValid and AnsweredValid
@@ -325,14 +334,19 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body, jen.If(outcome("Primary", route(), tries)).Block(answered()...))
 		body = append(body, discard...)
-		body = append(body,
-			jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(append([]jen.Code{
-				jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
-				jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
-				tryCall(call, jen.Id(fb).Dot("Impl")),
-				jen.If(outcome("Answered", fbRoute.Clone())).Block(answered()...),
-			}, discard...)...),
+		before, fbBody, asked := resend(t.a, m, t.names, unsent, run, fbRoute, tries)
+		body = append(body, before...)
+		fbBody = append(fbBody,
+			jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
+			jen.If(jen.Op("!").Id(ok)).Block(jen.Continue()),
 		)
+		fbBody = append(fbBody, asked...)
+		fbBody = append(fbBody,
+			tryCall(call, jen.Id(fb).Dot("Impl")),
+			jen.If(outcome("Answered", fbRoute.Clone())).Block(answered()...),
+		)
+		fbBody = append(fbBody, discard...)
+		body = append(body, jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(t.recv).Dot(t.in.FallbacksField)).Block(fbBody...))
 		if stale {
 			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
 		}
@@ -604,4 +618,43 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		ret = append(ret, jen.Id(zero))
 	}
 	return append(body, jen.Return(append(ret, jen.Id(run).Dot("Err").Call())...))
+}
+
+// rewind renders the resend of the request in the local req before
+// another try or source, which an earlier one may have read the body of:
+// req becomes a copy with its body read again (httpguard.Rewind), and
+// when it cannot be, unsent (a local of the block) holds why and the
+// block runs then.
+func rewind(req, unsent string, then ...jen.Code) []jen.Code {
+	return []jen.Code{
+		jen.Var().Id(unsent).Error(),
+		jen.If(
+			jen.List(jen.Id(req), jen.Id(unsent)).Op("=").Qual(HTTPGuardPath, "Rewind").Call(jen.Id(req)),
+			jen.Id(unsent).Op("!=").Nil(),
+		).Block(then...),
+	}
+}
+
+// resend renders, for a chain's method taking a *http.Request, the local
+// sent, saying whether the request was sent (by the primary's tries, then
+// by a fallback's), declared before the fallbacks, and the start of each
+// fallback's turn: once the request was sent, its body is rewound, and a
+// request that cannot be sent again passes the fallback over as unsent.
+// tries is the primary's count of tries (one that fault injection failed
+// counts, though it sent nothing: a rehearsal may then pass over a
+// fallback it could have asked). A fallback that is asked sets sent
+// (asked). Nothing for another method.
+func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRoute, tries jen.Code) (before, start, asked []jen.Code) {
+	if m.Request == 0 {
+		return nil, nil, nil
+	}
+	sent := a.fresh("sent")
+	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read the request's body")}
+	start = []jen.Code{jen.If(jen.Id(sent)).Block(
+		rewind(names[m.Request-1], unsent,
+			jen.Id(run).Dot("Unsent").Call(fbRoute, jen.Id(unsent)),
+			jen.Continue(),
+		)...,
+	)}
+	return before, start, []jen.Code{jen.Id(sent).Op("=").True()}
 }

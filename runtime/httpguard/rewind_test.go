@@ -1,0 +1,54 @@
+package httpguard_test
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime/httpguard"
+)
+
+func TestRewind(t *testing.T) {
+	get, err := http.NewRequest(http.MethodGet, "http://x/", nil)
+	require.NoError(t, err)
+	again, err := httpguard.Rewind(get)
+	require.NoError(t, err)
+	assert.Same(t, get, again, "no body: the request itself")
+
+	noBody, err := http.NewRequest(http.MethodPost, "http://x/", http.NoBody)
+	require.NoError(t, err)
+	again, err = httpguard.Rewind(noBody)
+	require.NoError(t, err)
+	assert.Same(t, noBody, again)
+
+	post, err := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader("order=1"))
+	require.NoError(t, err)
+	_, _ = io.ReadAll(post.Body) // the first try read it
+	again, err = httpguard.Rewind(post)
+	require.NoError(t, err)
+	require.NotSame(t, post, again, "a copy")
+	body, err := io.ReadAll(again.Body)
+	require.NoError(t, err)
+	assert.Equal(t, "order=1", string(body), "read again, whole")
+	assert.Equal(t, post.URL, again.URL)
+
+	post.GetBody = nil
+	again, err = httpguard.Rewind(post)
+	assert.ErrorIs(t, err, httpguard.ErrUnrewindable)
+	assert.Same(t, post, again)
+
+	broken := errors.New("gone")
+	post.GetBody = func() (io.ReadCloser, error) { return nil, broken }
+	_, err = httpguard.Rewind(post)
+	assert.ErrorIs(t, err, httpguard.ErrUnrewindable)
+	assert.ErrorIs(t, err, broken)
+
+	again, err = httpguard.Rewind(nil)
+	assert.NoError(t, err)
+	assert.Nil(t, again)
+}
