@@ -75,7 +75,10 @@
 // _MODE (below) and, for rehearsals, _FAULT and _LATENCY (NAME is the
 // name in upper case, with '.', '-' and ':' as '_'). [WithConfig] wins
 // over the environment, which wins over the annotation; a window given by
-// a layer, of calls or of time, replaces the lower layer's.
+// a layer, of calls or of time, replaces the lower layer's. A setting whose
+// name matches no breaker, family or limiter (BREAKER_QOUTES_THRESHOLD for
+// a breaker called quotes) applies to nothing: [Registry.Unmatched] lists
+// it, and so do [Health] and the dashboard of runtime/httphealth.
 //
 // # Retries, budgets and chains
 //

@@ -295,7 +295,7 @@ type Health struct {
 
 // Health returns the health of every breaker, in name order.
 func (r *Registry) Health() Health {
-	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Recording: r.recordingHealth(), Families: r.familiesHealth(), Unmatched: r.unmatched()}
+	h := Health{Status: LevelOK, Breakers: []Stats{}, DroppedEvents: r.DroppedEvents(), Fleet: r.Fleet(), Recording: r.recordingHealth(), Families: r.familiesHealth(), Unmatched: r.Unmatched()}
 	for _, b := range r.Breakers() {
 		st := b.Stats()
 		if st.Status.rank() > h.Status.rank() {
@@ -306,11 +306,13 @@ func (r *Registry) Health() Health {
 	return h
 }
 
-// unmatched returns the run-time settings that name nothing the registry
-// holds (see Health.Unmatched). A name is looked up where it can be; the
-// breakers (a family's keys among them) are walked only while a variable
-// is left unmatched, and then until none is.
-func (r *Registry) unmatched() []string {
+// Unmatched returns the run-time settings that name nothing the registry
+// holds, as [Health].Unmatched lists them, without the counters of every
+// breaker that Health reads: the dashboard's pages carry it. A name is
+// looked up where it can be; the breakers (a family's keys among them) are
+// walked only while a variable is left unmatched, and then until none is.
+// Nil when every setting matches, and at once when there are none.
+func (r *Registry) Unmatched() []string {
 	if len(r.env) == 0 && len(r.code) == 0 {
 		return nil
 	}

@@ -220,6 +220,7 @@ func TestHealthListsUnmatchedSettings(t *testing.T) {
 	reg.Limiter("lim", 2, 2)
 	h := reg.Health()
 	assert.Equal(t, []string{`"tdx2"`, "BREAKER_QOUTES_*"}, h.Unmatched, "a key's settings match its family")
+	assert.Equal(t, h.Unmatched, reg.Unmatched(), "the list without the counters, for the dashboard's pages")
 	js, err := json.Marshal(h)
 	require.NoError(t, err)
 	assert.Contains(t, string(js), `"unmatched_settings":["\"tdx2\"","BREAKER_QOUTES_*"]`)
@@ -228,4 +229,5 @@ func TestHealthListsUnmatchedSettings(t *testing.T) {
 	js, err = json.Marshal(plain.Health())
 	require.NoError(t, err)
 	assert.NotContains(t, string(js), "unmatched_settings", "left out when empty")
+	assert.Nil(t, plain.Unmatched())
 }
