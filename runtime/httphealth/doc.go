@@ -69,6 +69,14 @@
 // hook is too slow. The paged answer below carries it too, and the
 // dashboard's summary says it.
 //
+// unmatched_settings, present while there is one, lists the run-time
+// settings that name no breaker, family or limiter the registry holds
+// ([runtime.Registry.Unmatched]), sorted: each BREAKER_<NAME>_* variable
+// as "BREAKER_QOUTES_*", each [runtime.WithConfig] or
+// [runtime.WithRateLimit] name quoted, as "\"tdx2\"". Such a setting
+// applies to nothing, most often because its name has a typo (or names a
+// breaker not made yet). Every paged answer below carries it too.
+//
 // # GET /health/degradation-events?limit=N
 //
 // The degradation log ([runtime.Registry.Events]), newest first: up to N

@@ -135,6 +135,11 @@ type breakerPage struct {
 	// docs/rehearse.md), in name order; the dashboard shows a "fault
 	// injection on" badge while there is one. Left out while empty.
 	Injecting []string `json:"injecting,omitempty"`
+	// Unmatched is the registry's [runtime.Health] Unmatched, on every
+	// page (a family's too): the run-time settings that name no breaker,
+	// family or limiter, most often by a typo; the dashboard shows a
+	// notice naming them while there is one. Left out while empty.
+	Unmatched []string `json:"unmatched_settings,omitempty"`
 }
 
 // familyRow is one family of per-key breakers as the dashboard's row of
@@ -206,7 +211,7 @@ func (c *levelCounts) add(lv runtime.Level) int {
 func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 	reg := h.registry()
 	p := breakerPage{Status: runtime.LevelOK, Query: req.query, PerPage: PageSize,
-		DroppedEvents: reg.DroppedEvents(), Fleet: reg.Fleet(), Family: req.family}
+		DroppedEvents: reg.DroppedEvents(), Fleet: reg.Fleet(), Family: req.family, Unmatched: reg.Unmatched()}
 	query := strings.ToLower(req.query)
 	var all []*runtime.Breaker // name order
 	if req.family != "" {
