@@ -398,6 +398,16 @@
     el.hidden = false;
   }
 
+  // renderUnmatched names the settings that name no breaker, family or
+  // limiter (unmatched_settings). The names come from environment
+  // variables and code: set as text, like everything else.
+  function renderUnmatched(names) {
+    const el = f("unmatched");
+    if (!Array.isArray(names) || names.length === 0) { el.hidden = true; return; }
+    setText(el, "unmatched-names", names.map(String).join(", "));
+    el.hidden = false;
+  }
+
   function announce(text) {
     const el = f("announce");
     el.textContent = "";
@@ -476,6 +486,7 @@
     renderFamilies(h.families || [], keyPages);
     renderFleet(h.fleet);
     renderInjecting(h.injecting);
+    renderUnmatched(h.unmatched_settings);
     renderPager(h);
     if (changed.length) announce(changed.join(". ") + ".");
   }

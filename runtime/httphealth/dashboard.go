@@ -75,6 +75,7 @@ type (
 		RefreshText string
 		Summary     string
 		Injecting   string // the "fault injection on" badge's words; "" when off
+		Unmatched   string // the names of the unmatched-settings notice; "" when none
 		Pager       pagerView
 		EmptyText   string
 		Cards       []cardView
@@ -272,6 +273,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 		RefreshText: formatDuration(h.refresh()),
 		Summary:     summaryText(health),
 		Injecting:   injectingText(health.Injecting),
+		Unmatched:   strings.Join(health.Unmatched, ", "),
 		Pager: pagerView{
 			Show:  health.Pages > 1 || health.Query != "",
 			Query: health.Query,
