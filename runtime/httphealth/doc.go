@@ -75,7 +75,8 @@
 // as "BREAKER_QOUTES_*", each [runtime.WithConfig] or
 // [runtime.WithRateLimit] name quoted, as "\"tdx2\"". Such a setting
 // applies to nothing, most often because its name has a typo (or names a
-// breaker not made yet). Every paged answer below carries it too.
+// breaker not made yet). Every paged answer below carries it too, and the
+// dashboard shows a notice naming them.
 //
 // # GET /health/degradation-events?limit=N
 //
@@ -153,7 +154,12 @@
 // calls, failures and refusals counted between each of the last 60
 // refreshes, which the page keeps as it polls. The Health answer's fleet
 // line (Redis up or down, how many processes) shows at the top when the
-// answer has one. The page is the one a paged
+// answer has one, and so does a line naming the unmatched_settings while
+// there are any, as text, never as markup:
+//
+//	⚠ Settings that name no breaker, family or limiter: "tdx2", BREAKER_QOUTES_*. They apply to nothing: check the names for a typo.
+//
+// The page is the one a paged
 // /health/datasources answer holds: those not ok first, [PageSize] a page,
 // with buttons for the others and a search box; ?page=N and ?q=text open
 // another page, with or without JavaScript. The server renders it in full,
