@@ -31,9 +31,6 @@ type Stats struct {
 
 	// FailureThreshold and ResetSeconds are the breaker's settings, to put
 	// the counters in context ("2/5 consecutive failures"); a
-	// The JSON of a Stats (a breaker of the Health JSON) is documented field
-	// by field in docs/health.md; a field that does not apply is left out.
-
 	// FailureThreshold of 0 means none (a window's rates alone trip) and is
 	// left out of the JSON.
 	FailureThreshold int     `json:"failure_threshold,omitempty"`
