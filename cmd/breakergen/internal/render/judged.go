@@ -257,7 +257,8 @@ func (g *gen) judge(j judgedMethod, rnames []string, errName, outcome string) []
 // a chain moving on from a source's response: no caller ever sees it.
 // When a try is refused after others were made, the last answer stands;
 // when no try answered, a wrapper's answer is the refusal (in the carrier,
-// or as the error), and a chain moves on.
+// or as the error), and a chain moves on. A hedged chain's method races
+// its sources through race, as an error result's does.
 func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	m, a, r := j.m, j.a, j.m.Route
 	res := m.Sig.Results()
@@ -323,8 +324,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, jen.Var().Id(outcome).Error().Comment("the last try's: err, or what "+r.Failure.Text+" makes of the answer"))
 	}
 	// A wrapper without a cache returns an invalid answer as it is: only
-	// a chain and a cache read valid.
-	// A race asks valid in its closure.
+	// a chain and a cache read valid, and a race reads it in its closure.
 	readsValid := valid != "" && (j.chain || st != nil) && !hedged
 	if readsValid {
 		body = append(body, jen.Var().Id(valid).Bool().Comment("whether the last try's answer passed "+r.Valid.Text))
