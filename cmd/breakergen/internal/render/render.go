@@ -962,7 +962,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, reserved map[string]bool, chain bool) (*alloc, []string) {
 	a := newAlloc(reserved)
 	whole := chain || m.StaleField != ""
-	if whole || m.Route != nil && (m.Judged() || m.Route.Valid != nil) {
+	// A body that names a request's or a response's helpers (httpguard)
+	// reserves the imports too.
+	if whole || m.Route != nil && (m.Judged() || m.Route.Valid != nil || m.Request > 0 || m.Response > 0) {
 		// The body names types (a zero value, a stale key, a carrier made
 		// for a refusal) and funcs (valid, failure): parameters must not
 		// shadow them, nor the packages they come from.
