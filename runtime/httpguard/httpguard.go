@@ -28,6 +28,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -173,11 +174,16 @@ var ErrUnrewindable = errors.New("httpguard: the request's body was sent once, a
 
 // Rewind returns req ready to be sent again, by a retry or by a chain's
 // next source, after an earlier try may have read its body: req itself
-// when it has no body, and otherwise a shallow copy of it whose Body is a
-// new one from GetBody, as net/http does before it retries a request. It
-// returns req and an error matching [ErrUnrewindable] when the body cannot
-// be read again (no GetBody, or GetBody failed): generated code then makes
-// no further try with it.
+// when it has no body, and otherwise a shallow copy of it whose Body is
+// read again through GetBody, as net/http does before it retries a
+// request. It returns req and [ErrUnrewindable] when the body cannot be
+// read again (no GetBody): generated code then makes no further try with
+// it.
+//
+// GetBody is called when the copy's body is first read, not before: a
+// copy that is never sent (its try refused by a breaker or a budget)
+// opens nothing and holds nothing. An error of GetBody is the error of
+// that read, matching ErrUnrewindable, and so the try's.
 func Rewind(req *http.Request) (*http.Request, error) {
 	if req == nil || req.Body == nil || req.Body == http.NoBody {
 		return req, nil
@@ -185,11 +191,50 @@ func Rewind(req *http.Request) (*http.Request, error) {
 	if req.GetBody == nil {
 		return req, ErrUnrewindable
 	}
-	body, err := req.GetBody()
-	if err != nil {
-		return req, fmt.Errorf("%w: GetBody: %w", ErrUnrewindable, err)
-	}
 	again := *req
-	again.Body = body
+	again.Body = &rewound{get: req.GetBody}
 	return &again, nil
+}
+
+// rewound is a request body read again through get, called on the first
+// Read. The transport may Close it from another goroutine than the one
+// reading it.
+type rewound struct {
+	get func() (io.ReadCloser, error)
+
+	mu     sync.Mutex // guards rc, err, closed
+	rc     io.ReadCloser
+	err    error
+	closed bool
+}
+
+func (b *rewound) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	if b.rc == nil && b.err == nil {
+		switch {
+		case b.closed:
+			b.err = http.ErrBodyReadAfterClose
+		default:
+			if b.rc, b.err = b.get(); b.err != nil {
+				b.rc, b.err = nil, fmt.Errorf("%w: GetBody: %w", ErrUnrewindable, b.err)
+			}
+		}
+	}
+	rc, err := b.rc, b.err
+	b.mu.Unlock()
+	if err != nil {
+		return 0, err
+	}
+	return rc.Read(p)
+}
+
+func (b *rewound) Close() error {
+	b.mu.Lock()
+	rc := b.rc
+	b.closed = true
+	b.mu.Unlock()
+	if rc == nil {
+		return nil // never read: nothing was opened
+	}
+	return rc.Close()
 }
