@@ -393,6 +393,22 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		want = append(want, res.At(i).Type())
 	}
 	qual := types.RelativeTo(in.Obj.Pkg())
+	// A type parameter of the interface is in scope in the whole wrapper:
+	// a local func of its name could not be called there.
+	for _, ref := range []struct {
+		key string
+		r   *Ref
+		o   *annotation.Option
+	}{{"valid", r.Valid, r.validOpt}, {"failure", r.Failure, r.failOpt}} {
+		if ref.r == nil || ref.o == nil || ref.r.Path != in.Obj.Pkg().Path() || in.TypeParams == nil {
+			continue
+		}
+		for tp := range in.TypeParams.TypeParams() {
+			if tp.Obj().Name() == ref.r.Name {
+				b.errorf(ref.o.Pos, "%s: %s is also the name of %s's type parameter, which hides the func in the wrapper; rename one of them", ref.key, ref.r.Name, in.Name)
+			}
+		}
+	}
 	row := m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow
 	if r.failFunc != nil && row && r.failOpt != nil {
 		b.errorf(r.failOpt.Pos, "failure: %s.%s returns a *sql.Row, which only its first Scan reads: a failure func could not judge it without taking it from the caller, and its Err() is judged already", in.Name, m.Name)

@@ -298,6 +298,15 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 			reserved[tp.Obj().Name()] = true
 		}
 	}
+	// And the local funcs the bodies call (valid, failure): a receiver or
+	// a local of their name would shadow them.
+	for _, r := range in.Routes {
+		for _, ref := range []*model.Ref{r.Valid, r.Failure} {
+			if ref != nil && ref.Path == g.local.Path() {
+				reserved[ref.Name] = true
+			}
+		}
+	}
 	// One receiver name for every method.
 	recvAlloc := newAlloc(reserved)
 	for _, m := range in.Methods {
