@@ -102,8 +102,21 @@ func Build(res *load.Result, opts Options) *Run {
 			b.errorf(token.Position{}, "-type %s: no annotated interface of that name in the packages loaded", t)
 		}
 	}
+	// A package's _test.go files (loaded when they hold annotations) share
+	// its scope when its tests are built: an import of a wrapper must not
+	// take a name one of them declares.
+	testNames := map[string][]string{}
+	for _, p := range res.Packages {
+		// The test variant, "path [path.test]" (its ForTest is not loaded).
+		if p.ID == p.PkgPath+" ["+p.PkgPath+".test]" && p.Types != nil {
+			testNames[p.PkgPath] = p.Types.Scope().Names()
+		}
+	}
 	for _, f := range b.files {
 		for n := range b.generated[f.PkgPath] {
+			f.Reserved[n] = true
+		}
+		for _, n := range testNames[f.PkgPath] {
 			f.Reserved[n] = true
 		}
 		slices.SortFunc(f.Interfaces, func(x, y *Interface) int { return cmp.Compare(x.Name, y.Name) })
