@@ -1,8 +1,8 @@
 // Package ifacegen writes random Go packages of //breaker:-annotated
 // interfaces for breakergen's fuzzer, one package per seed (math/rand/v2's
 // PCG seeded with it), each with a test, written here too, that checks
-// that every method of every generated wrapper forwards every argument
-// and result unchanged.
+// that every method of every generated wrapper (and chain) forwards every
+// argument and result unchanged (a carrier: the same pointer).
 //
 // The interfaces cover the shapes of SPEC §3 and GENERATOR-CASES.md:
 // generics with constraints; embedded interfaces of the same package,
@@ -14,9 +14,17 @@
 // name (text/template and html/template, math/rand and math/rand/v2);
 // unnamed, _ and colliding parameter names; named and multiple results;
 // methods with and without ctx and error; interface and method lines with
-// methods globs, skip, timeout, exclude and shared names; type groups,
-// annotated aliases and defined types; top-level names of the package
-// that shadow imports (runtime, context, time).
+// methods globs, skip, timeout, exclude, shared names, the chain flag, and
+// window and load keys that never refuse a call; type groups, annotated
+// aliases and defined types; top-level names of the package that shadow
+// imports (runtime, context, time).
+//
+// Judged methods (SPEC §12, judged.go), in the interfaces and in what
+// they embed: a last result that carries its error (a carrier of the
+// package, a generic one, one of the other package whose Err and SetErr
+// are promoted from an embedded struct, *sql.Row), alone or after other
+// results, beside a parameter named like its package or type; methods of
+// an *http.Response and an error, some of an *http.Request alone.
 //
 // Every package is valid Go whatever the seed; a seed that yields
 // something the compiler rejects is a bug of this package.
@@ -67,6 +75,7 @@ func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 		opts:     o,
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		rLoad:    rand.New(rand.NewPCG(seed, 0x77696e646f77)),
+		rJudge:   rand.New(rand.NewPCG(seed, 0x6a7564676564)),
 		seed:     seed,
 		dir:      "s" + strconv.FormatUint(seed, 10),
 		reserved: map[string]bool{},
@@ -84,8 +93,11 @@ type gen struct {
 	// rLoad draws the window and load keys, so that adding them left the
 	// interfaces of every earlier seed (and the corpus) as they were.
 	rLoad *rand.Rand
-	seed  uint64
-	dir   string
+	// rJudge draws what makes methods judged (judged.go), so that adding
+	// them left the interfaces of the seeds that draw none as they were.
+	rJudge *rand.Rand
+	seed   uint64
+	dir    string
 
 	local, dep *pkg
 	depDir     string
@@ -99,6 +111,7 @@ type gen struct {
 	// Lazily declared types.
 	t0, pair, opt, id, ctxAlias, code, ints, timeT, rcAlias, number *named
 	item, box, level, handle, depKeyT                               *named
+	cmd, reply, dcmd                                                *named // carriers
 
 	methodCount int
 	names       []string        // breaker names given so far
@@ -514,6 +527,10 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 			}
 			m.rnames = append(m.rnames, fresh(namePool))
 		}
+	}
+	g.withCarrier(m, sc)
+	if rs := m.ft.results; len(rs) == 0 || g.carrierOf(rs[len(rs)-1]) == nil {
+		g.withResponse(m)
 	}
 	return m
 }
@@ -972,7 +989,7 @@ func (g *gen) annotate(in *iface) {
 	}
 	marked := false
 	for _, m := range in.methods {
-		hasErr := len(m.ft.results) > 0 && isError(m.ft.results[len(m.ft.results)-1])
+		hasErr := g.guardable(m)
 		if !g.chance(0.35) {
 			continue
 		}
