@@ -2,7 +2,10 @@
 // interfaces for breakergen's fuzzer, one package per seed (math/rand/v2's
 // PCG seeded with it), each with a test, written here too, that checks
 // that every method of every generated wrapper (and chain) forwards every
-// argument and result unchanged (a carrier: the same pointer).
+// argument and result unchanged (a carrier: the same pointer), with the
+// upstream answering successfully where a failure would make the wrapper
+// try again or ask another source, and that a route's valid or failure
+// func judged an answer that came without an error.
 //
 // The interfaces cover the shapes of SPEC §3 and GENERATOR-CASES.md:
 // generics with constraints; embedded interfaces of the same package,
@@ -19,15 +22,26 @@
 // aliases and defined types; top-level names of the package that shadow
 // imports (runtime, context, time).
 //
-// Judged methods (SPEC §12, judged.go), in the interfaces and in what
-// they embed: a last result that carries its error (a carrier of the
-// package, a generic one, one of the other package whose Err and SetErr
-// are promoted from an embedded struct, *sql.Row), alone or after other
-// results, beside a parameter named like its package or type; methods of
-// an *http.Response and an error, some of an *http.Request alone.
+// Judged methods (SPEC §6 and §12, judged.go), in the interfaces and in
+// what they embed: a last result that carries its error (a carrier of
+// the package, a generic one, one of the other package whose Err and
+// SetErr are promoted from an embedded struct, *sql.Row), alone or after
+// other results, beside a parameter named like its package or type;
+// methods of an *http.Response and an error, some of an *http.Request
+// alone; failure= and valid= funcs of the package, of the results' own
+// types or of any, named like the wrapper's locals and imports
+// (parameters take those names too); stale= (and stalesize=) where the
+// arguments are comparable; attempts=, backoff= and budget=; with and
+// without the chain flag. An interface line gets failure, valid or stale
+// only when it fits every method it routes, once the methods of the
+// interface's own that it does not fit clear it on their lines
+// (failure=-, valid=-, stale=0). valid and stale reach methods that are
+// not judged too. hedge and key= are never written.
 //
 // Every package is valid Go whatever the seed; a seed that yields
-// something the compiler rejects is a bug of this package.
+// something the compiler rejects is a bug of this package. Forms that
+// show a known generator bug (KnownBugs) are avoided unless
+// Options.Reproduce names it.
 package ifacegen
 
 import (
@@ -67,7 +81,42 @@ const (
 type Options struct {
 	// Chains is how the breakergen under test decides on chains.
 	Chains Chains
+	// Reproduce names the known bugs (KnownBugs) whose forms the package
+	// may show; it avoids the others.
+	Reproduce []string
 }
+
+// The generator bugs the fuzzer found that are not fixed yet: Generate
+// avoids their forms unless Options.Reproduce names them.
+const (
+	// BugFuncNamedReceiver: a valid or failure func named w or c, the
+	// receiver of the wrapper's or the chain's methods, which shadows
+	// the func where the body calls it ("cannot call w (variable of type
+	// *XBreaker)").
+	BugFuncNamedReceiver = "func-named-receiver"
+	// BugTestDeclShadowsImport: a package-level name declared in a
+	// _test.go file with annotations (so breakergen loads it) that an
+	// import of the wrapper of a non-test file takes ("io already
+	// declared through import of package io" when the package's tests
+	// are built).
+	BugTestDeclShadowsImport = "test-decl-shadows-import"
+	// BugFuncNamedTypeParam: a valid or failure func named like a type
+	// parameter of the interface whose route names it; the wrapper's
+	// type parameter shadows the func ("cannot convert r0 (variable of
+	// type int) to type next").
+	BugFuncNamedTypeParam = "func-named-type-param"
+	// BugJudgedStaleNoCtx: a judged method (a carrier, or failure=) with
+	// stale and no ctx: XBreaker's method declares the stale entry's age
+	// and uses it only to tell a ctx's provenance record ("declared and
+	// not used: age").
+	BugJudgedStaleNoCtx = "judged-stale-no-ctx"
+)
+
+// KnownBugs are every known bug's name.
+var KnownBugs = []string{BugFuncNamedReceiver, BugTestDeclShadowsImport, BugFuncNamedTypeParam, BugJudgedStaleNoCtx}
+
+// avoid reports whether the package must not show the form of bug.
+func (g *gen) avoid(bug string) bool { return !slices.Contains(g.opts.Reproduce, bug) }
 
 // Generate writes the package of seed into a module whose path is modPath.
 func Generate(modPath string, seed uint64, o Options) (*Package, error) {
@@ -112,6 +161,9 @@ type gen struct {
 	t0, pair, opt, id, ctxAlias, code, ints, timeT, rcAlias, number *named
 	item, box, level, handle, depKeyT                               *named
 	cmd, reply, dcmd                                                *named // carriers
+
+	judgePool []string     // the names valid and failure funcs take, in order
+	funcs     []*judgeFunc // valid and failure funcs
 
 	methodCount int
 	names       []string        // breaker names given so far
@@ -307,6 +359,7 @@ func (g *gen) build(modPath string) {
 			g.reserved[n] = true
 		}
 	}
+	g.drawJudgeNames()
 	loc := pick(g, []struct{ dir, name string }{
 		{"dep", "dep"}, {"go-store", "store"}, {"store/v2", "store"}, {"rand", "rand"},
 		{"template", "template"}, {"http", "http"}, {"context", "context"}, {"runtime", "runtime"},
@@ -515,7 +568,7 @@ func (g *gen) newMethod(sc *scope, name string, in *iface) *method {
 	}
 	if len(params) > 0 && !g.chance(0.2) {
 		for range params {
-			m.pnames = append(m.pnames, fresh(namePool))
+			m.pnames = append(m.pnames, g.paramName(fresh(namePool), used))
 		}
 	}
 	if len(results) > 0 && g.chance(0.35) {
@@ -1030,6 +1083,7 @@ func (g *gen) annotate(in *iface) {
 		l := in.lines[0]
 		l.opts = slices.Insert(l.opts, g.intn(len(l.opts)+1), opt{key: "chain"})
 	}
+	g.judge(in, ms)
 }
 
 // gofmt formats src, which must be valid Go.

@@ -125,6 +125,9 @@ func (g *gen) write() (*Package, error) {
 		reserved[in.name] = true
 		out.Interfaces = append(out.Interfaces, in.name)
 	}
+	for _, jf := range g.funcs {
+		reserved[jf.name] = true
+	}
 
 	// The package's files.
 	names := []string{"a.go", "b.go", "c_test.go"}
@@ -144,6 +147,7 @@ func (g *gen) write() (*Package, error) {
 			g.writeLocalDecls(f, &b)
 		}
 		g.writeIfaces(f, &b, ifaces)
+		g.writeJudgeFuncs(f, &b, i)
 		build := ""
 		if i == 1 && g.seed%2 == 0 {
 			build = "//go:build !fzoff"
@@ -535,21 +539,23 @@ func (g *gen) testIface(f *file, b *strings.Builder, in *iface, count *int) {
 	T := f.qual(pTesting) + "T"
 	fmt.Fprintf(b, "// TestFz%s calls every method of %s through its wrapper and checks\n// that the arguments and results pass unchanged.\nfunc TestFz%s(t *%s) {\n", in.name, in.name, in.name, T)
 	for _, m := range ms {
-		g.testMethod(f, b, m, rec, "New"+in.name+"Breaker"+targs, m.name, false, count)
+		g.testMethod(f, b, in, m, rec, "New"+in.name+"Breaker"+targs, m.name, false, count)
 	}
 	if g.chains(in) {
 		for _, m := range ms {
-			g.testMethod(f, b, m, rec, "New"+in.name+"Chain"+targs, "Chain"+m.name, true, count)
+			g.testMethod(f, b, in, m, rec, "New"+in.name+"Chain"+targs, "Chain"+m.name, true, count)
 		}
 	}
 	b.WriteString("}\n\n")
 }
 
-// testMethod writes the subtest that calls m through the wrapper ctor
-// makes, with distinct values, and checks what the recorder got and what
-// came back. Through a chain, whose primary's failure becomes a
-// ChainError, the recorder's errors are nil.
-func (g *gen) testMethod(f *file, b *strings.Builder, m *method, rec, ctor, name string, chain bool, count *int) {
+// testMethod writes the subtest that calls m, a method of in, through the
+// wrapper ctor makes, with distinct values, and checks what the recorder
+// got and what came back. Through a chain, whose primary's failure becomes
+// a ChainError, and on a route that retries, which would try again, the
+// recorder's errors are nil. A route with a valid or failure func must
+// call it when the upstream answered without an error.
+func (g *gen) testMethod(f *file, b *strings.Builder, in *iface, m *method, rec, ctor, name string, chain bool, count *int) {
 	T := f.qual(pTesting) + "T"
 	v := &vctx{f: f, count: count}
 	fmt.Fprintf(b, "t.Run(%q, func(t *%s) {\nvar fzMark int\n_ = fzMark\nrec := &%s{}\nw := %s(rec, fzRegistry())\n", name, T, rec, ctor)
@@ -593,13 +599,18 @@ func (g *gen) testMethod(f *file, b *strings.Builder, m *method, rec, ctor, name
 		chks = append(chks, chk{p, a, got, what, v.marks, true})
 	}
 	var gots []string
+	checkJudge := g.judges(in, m)
+	retries := g.retries(in, m)
 	for i, r := range m.ft.results {
 		v.marks = nil
 		val := ""
-		if n, ok := r.(namedT); ok && n.d == stdError && (chain || g.chance(0.3)) {
+		if n, ok := r.(namedT); ok && n.d == stdError && (chain || retries || g.chance(0.3)) {
 			val = "nil"
 		} else {
 			val = v.val(r)
+			if n, ok := r.(namedT); ok && n.d == stdError && i == len(m.ft.results)-1 {
+				checkJudge = false // an answer with an error is not judged
+			}
 		}
 		fmt.Fprintf(b, "var r%d %s = %s\nrec.%s_r%d = r%d\n", i, f.ts(r), val, m.name, i, i)
 		gots = append(gots, fmt.Sprintf("g%d", i))
@@ -609,7 +620,13 @@ func (g *gen) testMethod(f *file, b *strings.Builder, m *method, rec, ctor, name
 	if len(gots) > 0 {
 		callExpr = strings.Join(gots, ", ") + " := " + callExpr
 	}
+	if checkJudge {
+		b.WriteString("fzJ := fzJudged\n")
+	}
 	fmt.Fprintf(b, "%s\nif rec.%s_n != 1 {\nt.Fatalf(\"%s was called %%d times, want once\", rec.%s_n)\n}\n", callExpr, m.name, m.name, m.name)
+	if checkJudge {
+		fmt.Fprintf(b, "if fzJudged == fzJ {\nt.Errorf(%q)\n}\n", m.name+": the answer came without an error, but its valid or failure func was not called")
+	}
 	for _, c := range chks {
 		f.check(b, c.t, c.want, c.got, c.what, c.marks, c.ident)
 	}
