@@ -120,6 +120,13 @@ func (g *gen) avoid(bug string) bool { return !slices.Contains(g.opts.Reproduce,
 
 // Generate writes the package of seed into a module whose path is modPath.
 func Generate(modPath string, seed uint64, o Options) (*Package, error) {
+	g := newGen(modPath, seed, o)
+	g.build(modPath)
+	return g.write()
+}
+
+// newGen is the generator of seed's package, before it is built.
+func newGen(modPath string, seed uint64, o Options) *gen {
 	g := &gen{
 		opts:     o,
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
@@ -132,8 +139,7 @@ func Generate(modPath string, seed uint64, o Options) (*Package, error) {
 		limited:  map[string]bool{},
 	}
 	g.local = &pkg{modPath + "/" + g.dir, ""}
-	g.build(modPath)
-	return g.write()
+	return g
 }
 
 type gen struct {

@@ -578,7 +578,11 @@ func (g *gen) methodJudge(in *iface, m *method, l *line) {
 	if !row && g.jchance(0.5) && (len(a) > 0 || g.jchance(0.2)) {
 		g.set(l, "valid", g.judgeFuncFor(false, params(), in))
 	}
-	if g.staleable(m) && g.jchance(0.4) {
+	ps := 0.3
+	if len(m.ft.params) > 0 && isContext(m.ft.params[0]) {
+		ps = 0.6 // a judged method without a ctx gets none (BugJudgedStaleNoCtx)
+	}
+	if g.staleable(m) && g.jchance(ps) {
 		g.set(l, "stale", jpick(g, []string{"1m", "30s", "24h"}))
 		if g.jchance(0.2) {
 			g.set(l, "stalesize", strconv.Itoa(1+g.jintn(100)))
