@@ -87,28 +87,31 @@ type Options struct {
 }
 
 // The generator bugs the fuzzer found that are not fixed yet: Generate
-// avoids their forms unless Options.Reproduce names them.
+// avoids their forms unless Options.Reproduce names them. The seed each
+// names shows it (BREAKERGEN_FUZZ_BUGS=all BREAKERGEN_FUZZ_SEEDS=42 go
+// test -run TestGenerateSeeds ./cmd/breakergen); those past 20 are in
+// FuzzGenerate's corpus.
 const (
 	// BugFuncNamedReceiver: a valid or failure func named w or c, the
 	// receiver of the wrapper's or the chain's methods, which shadows
 	// the func where the body calls it ("cannot call w (variable of type
-	// *XBreaker)").
+	// *XBreaker)"). Seed 42.
 	BugFuncNamedReceiver = "func-named-receiver"
 	// BugTestDeclShadowsImport: a package-level name declared in a
 	// _test.go file with annotations (so breakergen loads it) that an
 	// import of the wrapper of a non-test file takes ("io already
 	// declared through import of package io" when the package's tests
-	// are built).
+	// are built). Seed 3.
 	BugTestDeclShadowsImport = "test-decl-shadows-import"
 	// BugFuncNamedTypeParam: a valid or failure func named like a type
 	// parameter of the interface whose route names it; the wrapper's
 	// type parameter shadows the func ("cannot convert r0 (variable of
-	// type int) to type next").
+	// type int) to type next"). Seed 55.
 	BugFuncNamedTypeParam = "func-named-type-param"
 	// BugJudgedStaleNoCtx: a judged method (a carrier, or failure=) with
 	// stale and no ctx: XBreaker's method declares the stale entry's age
 	// and uses it only to tell a ctx's provenance record ("declared and
-	// not used: age").
+	// not used: age"). Seed 11.
 	BugJudgedStaleNoCtx = "judged-stale-no-ctx"
 )
 
