@@ -1051,13 +1051,13 @@ func (g *gen) annotate(in *iface) {
 	}
 	marked := false
 	for _, m := range in.methods {
-		hasErr := g.guardable(m)
+		guarded := g.guardable(m)
 		if !g.chance(0.35) {
 			continue
 		}
 		marked = true
 		ctx := len(m.ft.params) > 0 && isContext(m.ft.params[0])
-		if !hasErr || g.chance(0.3) {
+		if !guarded || g.chance(0.3) {
 			m.line = &line{opts: []opt{{key: "skip"}}}
 			continue
 		}

@@ -347,19 +347,19 @@ func hasTParam(t typ) bool {
 	return false
 }
 
-// comparable reports whether t is comparable as go/types says it (so
+// isComparable reports whether t is comparable as go/types says it (so
 // that it may key a stale cache); false when the fuzzer is not sure.
-func comparable(t typ) bool {
+func isComparable(t typ) bool {
 	switch t := t.(type) {
 	case basicT, ptrT, chanT, litT:
 		return true
 	case tparamT:
 		return t.p.cons.keyable
 	case arrayT:
-		return comparable(t.elem)
+		return isComparable(t.elem)
 	case structT:
 		for _, f := range t.fields {
-			if !comparable(f.t) {
+			if !isComparable(f.t) {
 				return false
 			}
 		}
@@ -373,7 +373,7 @@ func comparable(t typ) bool {
 			return true // an interface: not cached when its value is not
 		}
 		if t.d.under != nil {
-			return comparable(subst(t.d.under, bind(t.d.tparams, t.args)))
+			return isComparable(subst(t.d.under, bind(t.d.tparams, t.args)))
 		}
 	}
 	return false
@@ -397,7 +397,7 @@ func (g *gen) staleable(m *method) bool {
 		if i == 0 && isContext(p) {
 			continue
 		}
-		if !comparable(p) {
+		if !isComparable(p) {
 			return false
 		}
 	}
