@@ -268,10 +268,6 @@ func (g *gen) judgeFuncFor(failure bool, params []typ, in *iface) string {
 	return name
 }
 
-// importNames are the names in judgeNames of packages a wrapper may
-// import.
-var importNames = []string{"sql", "sqlimpl", "httpguard", "breakerimpl", "fmt", "io", "runtime", "errors", "context", "http"}
-
 // funcName is the next name of judgePool no func has taken, for a func of
 // a route of in, declared in in's file.
 func (g *gen) funcName(in *iface) string {
@@ -279,7 +275,6 @@ func (g *gen) funcName(in *iface) string {
 		switch {
 		case slices.ContainsFunc(g.funcs, func(f *judgeFunc) bool { return f.name == n }):
 		case !g.nameFits(n, in):
-		case in.file == 2 && g.avoid(BugTestDeclShadowsImport) && slices.Contains(importNames, n):
 		default:
 			return n
 		}
@@ -287,16 +282,11 @@ func (g *gen) funcName(in *iface) string {
 	return "judge" + strconv.Itoa(len(g.funcs))
 }
 
-// nameFits reports whether a route of in may name a func called n, known
-// bugs aside.
+// nameFits reports whether a route of in may name a func called n: not
+// when a type parameter of in has its name (it would hide the func in the
+// wrapper, an error at generation time).
 func (g *gen) nameFits(n string, in *iface) bool {
-	switch {
-	case g.avoid(BugFuncNamedReceiver) && (n == "w" || n == "c"):
-		return false
-	case g.avoid(BugFuncNamedTypeParam) && slices.ContainsFunc(in.tparams, func(p *tparam) bool { return p.name == n }):
-		return false
-	}
-	return true
+	return !slices.ContainsFunc(in.tparams, func(p *tparam) bool { return p.name == n })
 }
 
 // writeJudgeFuncs writes the valid and failure funcs of file i: each
@@ -553,7 +543,6 @@ func (g *gen) judge(in *iface, ms []*method) {
 		g.methodJudge(in, m, l)
 		m.line = l
 	}
-	g.avoidJudgedStale(in, ms)
 }
 
 // methodJudge gives the line l of m, one of in's own methods, some of
@@ -578,11 +567,7 @@ func (g *gen) methodJudge(in *iface, m *method, l *line) {
 	if !row && g.jchance(0.5) && (len(a) > 0 || g.jchance(0.2)) {
 		g.set(l, "valid", g.judgeFuncFor(false, params(), in))
 	}
-	ps := 0.3
-	if len(m.ft.params) > 0 && isContext(m.ft.params[0]) {
-		ps = 0.6 // a judged method without a ctx gets none (BugJudgedStaleNoCtx)
-	}
-	if g.staleable(m) && g.jchance(ps) {
+	if g.staleable(m) && g.jchance(0.4) {
 		g.set(l, "stale", jpick(g, []string{"1m", "30s", "24h"}))
 		if g.jchance(0.2) {
 			g.set(l, "stalesize", strconv.Itoa(1+g.jintn(100)))
@@ -699,40 +684,9 @@ func (g *gen) lineJudge(in *iface, l *line, key string, ms []*method) {
 	}
 }
 
-// del removes key from l.
-func (l *line) del(key string) {
-	l.opts = slices.DeleteFunc(l.opts, func(o opt) bool { return o.key == key })
-}
-
 // judged reports whether m's outcome is judged: its result carries the
 // error, or its route has a failure func.
 func (g *gen) judged(in *iface, m *method) bool {
 	rs := m.ft.results
 	return g.routed(in, m) && (g.carrierOf(rs[len(rs)-1]) != nil || g.effective(in, m, "failure") != "")
-}
-
-// avoidJudgedStale takes stale from the judged methods of in without a
-// ctx, unless BugJudgedStaleNoCtx is to be reproduced: a method of in's
-// own clears it on its line, an embedded one takes it from the interface
-// line.
-func (g *gen) avoidJudgedStale(in *iface, ms []*method) {
-	if !g.avoid(BugJudgedStaleNoCtx) {
-		return
-	}
-	for _, m := range ms {
-		if g.effective(in, m, "stale") == "" || !g.judged(in, m) || len(m.ft.params) > 0 && isContext(m.ft.params[0]) {
-			continue
-		}
-		if own := in.own(m.name); own != nil {
-			if own.line == nil {
-				own.line = &line{}
-			}
-			own.line.del("stalesize")
-			g.set(own.line, "stale", "0")
-			continue
-		}
-		l := in.lineFor(m.name)
-		l.del("stale")
-		l.del("stalesize")
-	}
 }
