@@ -2,10 +2,8 @@ package clients_test
 
 import (
 	"context"
-	"net"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
@@ -14,24 +12,6 @@ import (
 	"github.com/breakergen/breakergen/examples/clients"
 	"github.com/breakergen/breakergen/runtime"
 )
-
-// countingClient is a go-redis client on addr that tries each command once
-// and counts its dials.
-func countingClient(t *testing.T, addr string, dials *atomic.Int64) *redis.Client {
-	t.Helper()
-	c := redis.NewClient(&redis.Options{
-		Addr: addr,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxRetries:  -1, // one try per command: the breaker counts commands
-		DialTimeout: time.Second,
-	})
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
 
 // TestRedisStaleWhileDown kills a real redis-server under a QuoteCache:
 // the last value read for a key is served while Redis fails, and once the

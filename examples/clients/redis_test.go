@@ -33,6 +33,24 @@ func startRedis(t *testing.T, opts ...redistest.Option) *redistest.Server {
 	return srv
 }
 
+// countingClient is a go-redis client on addr that tries each command once
+// and counts its dials.
+func countingClient(t *testing.T, addr string, dials *atomic.Int64) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr: addr,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, network, addr)
+		},
+		MaxRetries:  -1, // one try per command: the breaker counts commands
+		DialTimeout: time.Second,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
 // newRegistry is a registry on clock, quiet, without the environment.
 func newRegistry(clock runtime.Clock) *runtime.Registry {
 	return runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)))
@@ -112,17 +130,7 @@ func (c *manualClock) Add(d time.Duration) {
 func TestRedisTripsRefusesAndRecovers(t *testing.T) {
 	srv := startRedis(t)
 	var dials atomic.Int64
-	client := redis.NewClient(&redis.Options{
-		Addr: srv.Addr,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			dials.Add(1)
-			var d net.Dialer
-			return d.DialContext(ctx, network, addr)
-		},
-		MaxRetries:  -1, // one try per command: the breaker counts commands
-		DialTimeout: time.Second,
-	})
-	t.Cleanup(func() { _ = client.Close() })
+	client := countingClient(t, srv.Addr, &dials)
 	clock := newClock()
 	reg := newRegistry(clock)
 	cache := clients.NewCacheBreaker(client, reg)
