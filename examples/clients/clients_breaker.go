@@ -14418,6 +14418,7 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	call, ok := k.Route.EnterFast()
 	if !ok {
 		if call, err = k.Route.Enter(ctx); err != nil {
+			httpguard.CloseBody(req) // refused: no try will close it
 			return
 		}
 	}
@@ -14692,6 +14693,7 @@ func (w *RetryingTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Respon
 			if call, refused = retry.Enter(ctx, outcome); refused != nil {
 				if outcome == nil {
 					err, outcome = refused, refused // no try answered
+					httpguard.CloseBody(req)        // refused: no try will close it
 				}
 				return // else the last try's answer stands
 			}
@@ -14755,6 +14757,7 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	call, ok := w.api.EnterFast()
 	if !ok {
 		if call, err = w.api.Enter(ctx); err != nil {
+			httpguard.CloseBody(req) // refused: no try will close it
 			return
 		}
 	}

@@ -238,3 +238,13 @@ func (b *rewound) Close() error {
 	}
 	return rc.Close()
 }
+
+// CloseBody closes req's body, if it has one: for a call refused before
+// any try sent the request. A RoundTripper must close the body even when
+// it fails, and http.Client.Do promises the same of its Transport; an
+// upload through an io.Pipe would otherwise block its writer for ever.
+func CloseBody(req *http.Request) {
+	if req != nil && req.Body != nil {
+		_ = req.Body.Close()
+	}
+}

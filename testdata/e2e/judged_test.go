@@ -379,3 +379,59 @@ func TestHedgedJudgedAnswerMovesOnAtOnce(t *testing.T) {
 		assert.Len(t, ce.Sources, 2)
 	})
 }
+
+// closedBody is a request body that counts its closes.
+type closedBody struct {
+	io.Reader
+	closed *atomic.Int32
+}
+
+func (b closedBody) Close() error {
+	b.closed.Add(1)
+	return nil
+}
+
+// TestRefusedRoundTripClosesTheBody: a RoundTripper must close the
+// request's body even when it fails. A call refused before any try sent
+// the request closes it, in the wrapper and in a chain whose every source
+// is refused; a request that was sent is closed by the transport, once.
+func TestRefusedRoundTripClosesTheBody(t *testing.T) {
+	down := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Error(w, "overloaded", http.StatusServiceUnavailable)
+	}))
+	defer down.Close()
+	primary := &fakeReplica{rt: rewrite{srv: down, next: down.Client().Transport}}
+	post := func(closed *atomic.Int32) *http.Request {
+		req, err := http.NewRequest(http.MethodPost, "http://quotes.example/order", closedBody{strings.NewReader("order=1"), closed})
+		require.NoError(t, err)
+		return req
+	}
+	reg := newRegistry()
+	w := NewReplicaBreaker(primary, reg)
+	for range 2 { // threshold 2: the 503s trip it
+		var closed atomic.Int32
+		resp, err := w.RoundTrip(post(&closed))
+		require.NoError(t, err)
+		resp.Body.Close()
+		assert.Equal(t, int32(1), closed.Load(), "sent: the transport closed it")
+	}
+	require.Equal(t, runtime.Open, state(t, reg, "mirror"))
+	var closed atomic.Int32
+	_, err := w.RoundTrip(post(&closed))
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	assert.Equal(t, int32(1), closed.Load(), "refused: the wrapper closed it")
+
+	// A chain whose primary is open and whose fallback its breaker
+	// refuses (isolated): no source sent it, so the chain closes it.
+	mirror := &fakeReplica{rt: rewrite{srv: down, next: down.Client().Transport}}
+	c := NewReplicaChain(primary, reg, runtime.Fallback[Replica]{Name: "m1", Impl: mirror})
+	fb, ok := reg.Lookup("fallback:m1")
+	require.True(t, ok)
+	fb.Isolate("maintenance")
+	closed.Store(0)
+	_, err = c.RoundTrip(post(&closed))
+	var ce *runtime.ChainError
+	require.ErrorAs(t, err, &ce)
+	assert.Equal(t, int32(1), closed.Load(), "no source sent it: the chain closed it")
+	assert.Zero(t, mirror.calls)
+}

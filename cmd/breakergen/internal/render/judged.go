@@ -95,7 +95,8 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 	callName, okName := j.callName, a.fresh("ok")
 	route := func() *jen.Statement { return routeOf(j.recv, r, j.key) }
 	// A refusal: in the carrier, or as the error result.
-	refuse := append(g.refusal(c, rnames[n-1], errName), jen.Return())
+	refuse := append(g.refusal(c, rnames[n-1], errName), closeBody(m, j.names)...)
+	refuse = append(refuse, jen.Return())
 	enter := jen.If(
 		jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(route()).Dot("Enter").Call(jen.Id(j.ctx)),
 		jen.Id(errName).Op("!=").Nil(),
@@ -335,6 +336,10 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	if j.chain || st != nil {
 		leave = jen.Break()
 	}
+	var wrapperClose []jen.Code // a wrapper's client closes the body no try sent
+	if !j.chain {
+		wrapperClose = closeBody(m, j.names)
+	}
 	var enter []jen.Code
 	if c != nil {
 		refused := []jen.Code{}
@@ -354,9 +359,9 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 				jen.List(jen.Id(callName), jen.Id(refused)).Op("=").Id(retry).Dot("Enter").Call(jen.Id(j.ctx), jen.Id(outcome)),
 				jen.Id(refused).Op("!=").Nil(),
 			).Block(
-				jen.If(jen.Id(outcome).Op("==").Nil()).Block(
+				jen.If(jen.Id(outcome).Op("==").Nil()).Block(append([]jen.Code{
 					jen.List(jen.Id(errName), jen.Id(outcome)).Op("=").List(jen.Id(refused), jen.Id(refused)).Comment("no try answered"),
-				),
+				}, wrapperClose...)...),
 				leave.Clone().Comment("else the last try's answer stands"),
 			),
 		}
@@ -446,9 +451,12 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		}
 		return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
 	}
-	// No source answered: the chain's error, and no other result.
+	// No source answered: the chain's error, and no other result; a
+	// client's request no source sent has its body closed (sentEnd).
+	var sentEnd []jen.Code
 	chainErr := func() []jen.Code {
-		var out, ret []jen.Code
+		out := sentEnd
+		var ret []jen.Code
 		for i := range n - 1 {
 			zero := a.fresh("zero")
 			out = append(out, jen.Var().Id(zero).Add(g.tr.typ(res.At(i).Type())))
@@ -493,7 +501,8 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, jen.If(mark("Primary", route(), jen.Id(retry).Dot("Tries").Call())).Block(answered...))
 		body = append(body, discard()...)
 		callName = call // the fallback's try
-		before, fbBody, asked := resend(a, m, j.names, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
+		before, fbBody, asked, end := resend(a, m, j.names, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
+		sentEnd = end
 		body = append(body, before...)
 		fbBody = append(fbBody,
 			jen.List(jen.Id(call), jen.Id(okName)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),

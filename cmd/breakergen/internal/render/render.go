@@ -108,7 +108,7 @@ func fileImports(mf *model.File, local *types.Package) *imports {
 				usesSQL = true
 			}
 			if m.Route != nil && (m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries() || in.Chain) ||
-				m.Request > 0 && (m.Route.Retries() || in.Chain)) {
+				m.Request > 0 && (m.Route.Retries() || in.Chain) || clientShaped(m)) {
 				usesHTTP = true
 			}
 		}
@@ -898,7 +898,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		g.tries(f, t, decl, wrapper, body)
 		return
 	}
-	if m.Key == nil && (!m.UseTimeout || m.Response == 0) { // a keyed body holds its key's route first
+	// A keyed body holds its key's route first; a client's closes the
+	// request's body when refused.
+	if m.Key == nil && (!m.UseTimeout || m.Response == 0) && !clientShaped(m) {
 		pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
 			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
@@ -922,7 +924,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		// Every call waits for a token: EnterFast would always decline.
 		body = append(body,
 			jen.List(jen.Id(callName), jen.Id(errName)).Op(":=").Add(enter).Dot("Enter").Call(jen.Id(ctx)),
-			jen.If(jen.Id(errName).Op("!=").Nil()).Block(jen.Return()),
+			jen.If(jen.Id(errName).Op("!=").Nil()).Block(append(closeBody(m, names), jen.Return())...),
 		)
 	} else {
 		// EnterFast inlines: a plain CLOSED call costs one load and one
@@ -940,11 +942,11 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 				jen.If(
 					jen.Id(errName).Op("=").Add(refusal),
 					jen.Id(errName).Op("!=").Nil(),
-				).Block(jen.Return()),
+				).Block(append(closeBody(m, names), jen.Return())...),
 				jen.If(
 					jen.List(jen.Id(callName), jen.Id(errName)).Op("=").Add(enter.Clone()).Dot("Enter").Call(jen.Id(ctx)),
 					jen.Id(errName).Op("!=").Nil(),
-				).Block(jen.Return()),
+				).Block(append(closeBody(m, names), jen.Return())...),
 			),
 		)
 	}
@@ -1044,6 +1046,21 @@ func (g *gen) deferDone(m *model.Method, call, ctx, err, key string) jen.Code {
 	}
 	return jen.Defer().Func().Params().Custom(jen.Options{Open: "{ ", Close: " }", Separator: ";"}, done...).Call()
 }
+
+// closeBody renders, for a method taking a *http.Request and answering a
+// *http.Response (a RoundTripper, a client's Do), the closing of the
+// request's body when the call is refused before any try sent it, as a
+// RoundTripper must (httpguard.CloseBody); nothing for another method.
+func closeBody(m *model.Method, names []string) []jen.Code {
+	if !clientShaped(m) {
+		return nil
+	}
+	return []jen.Code{jen.Qual(HTTPGuardPath, "CloseBody").Call(jen.Id(names[m.Request-1])).Comment("refused: no try will close it")}
+}
+
+// clientShaped reports whether m takes a *http.Request and answers a
+// *http.Response.
+func clientShaped(m *model.Method) bool { return m.Request > 0 && m.Response > 0 }
 
 // panicGuard renders the line before the guarded call: the error result
 // holds breakerimpl.PanicGuard until the call returns, so that the deferred

@@ -229,11 +229,15 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	if r.Valid != nil && (t.chain || stale) && !hedged {
 		body = append(body, jen.Var().Id(t.valid).Bool())
 	}
+	var refused []jen.Code // a wrapper's client closes the body no try sent
+	if cb := closeBody(m, t.names); cb != nil && !t.chain {
+		refused = append(refused, jen.If(jen.Id(t.retry).Dot("Tries").Call().Op("==").Lit(0)).Block(cb...))
+	}
 	enter := func() *jen.Statement {
 		return jen.If(
 			jen.List(jen.Id(t.call), jen.Id(t.err)).Op("=").Id(t.retry).Dot("Enter").Call(jen.Id(t.ctx), jen.Id(t.err)),
 			jen.Id(t.err).Op("!=").Nil(),
-		).Block(leave)
+		).Block(append(refused, leave)...)
 	}
 	var admit []jen.Code
 	if r.Settings.Rate.Per > 0 {
@@ -334,7 +338,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body, jen.If(outcome("Primary", route(), tries)).Block(answered()...))
 		body = append(body, discard...)
-		before, fbBody, asked := resend(t.a, m, t.names, unsent, run, fbRoute, tries)
+		before, fbBody, asked, end := resend(t.a, m, t.names, unsent, run, fbRoute, tries)
 		body = append(body, before...)
 		fbBody = append(fbBody,
 			jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
@@ -350,6 +354,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		if stale {
 			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))
 		}
+		body = append(body, end...)
 		var ret []jen.Code
 		for i := range res.Len() - 1 {
 			zero := a.fresh("zero")
@@ -643,12 +648,18 @@ func rewind(req, unsent string, then ...jen.Code) []jen.Code {
 // tries is the primary's count of tries (one that fault injection failed
 // counts, though it sent nothing: a rehearsal may then pass over a
 // fallback it could have asked). A fallback that is asked sets sent
-// (asked). Nothing for another method.
-func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRoute, tries jen.Code) (before, start, asked []jen.Code) {
+// (asked). end, at the chain's end, closes the body of a client's request
+// that no source sent (closeBody). Nothing for another method.
+func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRoute, tries jen.Code) (before, start, asked, end []jen.Code) {
 	if m.Request == 0 {
-		return nil, nil, nil
+		return nil, nil, nil, nil
 	}
 	sent := a.fresh("sent")
+	if clientShaped(m) {
+		// No source answered, and none sent the request: its body is the
+		// chain's to close.
+		end = []jen.Code{jen.If(jen.Op("!").Id(sent)).Block(closeBody(m, names)...)}
+	}
 	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read the request's body")}
 	start = []jen.Code{jen.If(jen.Id(sent)).Block(
 		rewind(names[m.Request-1], unsent,
@@ -656,5 +667,5 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 			jen.Continue(),
 		)...,
 	)}
-	return before, start, []jen.Code{jen.Id(sent).Op("=").True()}
+	return before, start, []jen.Code{jen.Id(sent).Op("=").True()}, end
 }
