@@ -445,12 +445,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 			jen.Id(okName),
 		).Block(append(found, jen.Return(ret...))...)
 	}
-	discard := func() []jen.Code {
-		if resp == "" {
-			return nil
-		}
-		return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
-	}
+	discard := passedOver(resp)
 	// No source answered: the chain's error, and no other result; a
 	// client's request no source sent has its body closed (sentEnd).
 	var sentEnd []jen.Code
@@ -499,7 +494,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
 		fbRoute := jen.Id(j.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body, jen.If(mark("Primary", route(), jen.Id(retry).Dot("Tries").Call())).Block(answered...))
-		body = append(body, discard()...)
+		body = append(body, discard...)
 		callName = call // the fallback's try
 		before, fbBody, asked, end := resend(a, m, j.names, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
 		sentEnd = end
@@ -513,7 +508,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 			try(jen.Id(fb).Dot("Impl")),
 			jen.If(mark("Answered", fbRoute.Clone())).Block(answered...),
 		)
-		fbBody = append(fbBody, discard()...)
+		fbBody = append(fbBody, discard...)
 		body = append(body, jen.For(jen.List(jen.Id(i), jen.Id(fb)).Op(":=").Range().Id(j.recv).Dot(j.in.FallbacksField)).Block(fbBody...))
 		if st != nil {
 			body = append(body, getStale(jen.Id(run).Dot("Stale").Call(jen.Id(age))))

@@ -328,11 +328,9 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			}
 			return []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
 		}
-		// A *http.Response of a source passed over (its answer invalid, or
-		// returned beside an error) is drained and closed: no caller sees it.
 		var discard []jen.Code
 		if m.Response > 0 {
-			discard = []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(t.rnames[m.Response-1])).Comment("a source passed over: no caller sees its answer")}
+			discard = passedOver(t.rnames[m.Response-1])
 		}
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
@@ -497,18 +495,15 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	// The closure answers the method's results besides the error (every
 	// one of a judged method's) as one value: itself, struct{} when there
 	// is none, or a struct of them.
-	var val jen.Code
-	switch n {
-	case 0:
-		val = jen.Struct()
-	case 1:
-		val = g.tr.typ(res.At(0).Type())
-	default:
-		var fields []jen.Code
+	val := jen.Code(jen.Struct())
+	if n > 0 {
+		var names []string
+		var types []jen.Code
 		for i := range n {
-			fields = append(fields, jen.Id("r"+strconv.Itoa(i)).Add(g.tr.typ(res.At(i).Type())))
+			names = append(names, "r"+strconv.Itoa(i))
+			types = append(types, g.tr.typ(res.At(i).Type()))
 		}
-		val = jen.Struct(fields...)
+		val, _ = packedType(names, types)
 	}
 	ask, argsType, argsName := a.fresh("ask"), a.fresh("raceArgs"), a.fresh("args")
 	results := []jen.Code{val}
@@ -668,4 +663,15 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 		)...,
 	)}
 	return before, start, []jen.Code{jen.Id(sent).Op("=").True()}, end
+}
+
+// passedOver renders the disposal of the *http.Response in the local resp
+// of a source a chain passes over (its answer failed or invalid, or came
+// beside an error): drained and closed, since no caller sees it. Nothing
+// when resp is "".
+func passedOver(resp string) []jen.Code {
+	if resp == "" {
+		return nil
+	}
+	return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
 }
