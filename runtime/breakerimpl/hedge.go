@@ -96,6 +96,32 @@ func RaceArgsValid[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallb
 	return r.run(run)
 }
 
+// RaceArgsDrop is [RaceArgs] for answers that hold something open until
+// their reader is done with them: an *http.Response its connection until
+// its body is closed, a *sql.Row its connection until Scan, *sql.Rows
+// until Close. drop releases every answer the race does not return, which
+// no caller will ever see: a source's that failed, was invalid or lost
+// (one that came after the winner, or that its cancelled ctx cut short),
+// and a primary's try that its next try replaced. It is called on the
+// goroutine running the race, before the race returns, with the answer
+// as the source returned it (nil or the zero value included), and must
+// not block for long: the race ends only when every source returned.
+func RaceArgsDrop[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, error), drop func(T)) (T, error) {
+	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
+	r.ask, r.drop = ask, drop
+	return r.run(run)
+}
+
+// RaceArgsValidDrop is [RaceArgsDrop] on a route with a `valid` func: an
+// invalid answer is dropped too.
+func RaceArgsValidDrop[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, bool, error), drop func(T)) (T, error) {
+	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
+	r.askValid, r.drop = ask, drop
+	return r.run(run)
+}
+
 // Won reports whether [Race] returned a source's answer.
 func (c *Chain) Won() bool { return c.won }
 
@@ -174,6 +200,7 @@ type race[X, T, A any] struct {
 	ask      func(context.Context, Call, X, A) (T, error)
 	askValid func(context.Context, Call, X, A) (T, bool, error)
 	args     A
+	drop     func(T) // releases an answer the race does not return; nil: nothing to release
 
 	results  chan answer[T] // room for every source and a tick: no sender blocks
 	share    raceShare
@@ -255,7 +282,7 @@ func (r *race[X, T, A]) recycle() {
 	var x X
 	var args A
 	r.cc = Chain{}
-	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.drop = nil, x, nil, nil, nil, nil, nil, args, nil
 	r.inline[0] = racer{} // the one racer of a race that can be recycled
 	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
 	if !rt.spare.CompareAndSwap(nil, &r.spare) {
@@ -270,7 +297,7 @@ func (r *race[X, T, A]) forget() {
 	var x X
 	var args A
 	r.cc, r.end = Chain{}, raceEnd[T]{}
-	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args = nil, x, nil, nil, nil, nil, nil, args
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.drop = nil, x, nil, nil, nil, nil, nil, args, nil
 	r.inline, r.racers, r.timer = [3]racer{}, nil, nil
 }
 
@@ -390,6 +417,7 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 		if run.outcome(rt.breaker.Name(), a.err, a.valid, a.err != nil && rt.excluded(a.err), a.answered) {
 			return r.primaryWon(run, &a)
 		}
+		r.release(a.v)
 		end := r.loop(run, nil) // on to the next source, the timer still armed
 		if end.panicked {
 			return r.finish(run, end) // re-raised
@@ -494,6 +522,8 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 		run.tries = int(r.share.tries.Load())
 		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err), a.answered) {
 			end.won, end.a = true, a
+		} else {
+			r.release(a.v) // failed or invalid: passed over
 		}
 	}
 	for i := range r.racers {
@@ -508,8 +538,18 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 			continue
 		}
 		r.inflight-- // a loser: its breaker counted it; a late panic is dropped
+		if !a.panicked {
+			r.release(a.v)
+		}
 	}
 	return end
+}
+
+// release drops v, an answer the race does not return (see [RaceArgsDrop]).
+func (r *race[X, T, A]) release(v T) {
+	if r.drop != nil {
+		r.drop(v)
+	}
 }
 
 // finish ends the race of the chain call run that ended as end: it
@@ -657,6 +697,9 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bo
 		if call, err = retry.enter(ctx, err, true); err != nil {
 			r.share.give()
 			return v, valid, isAnswer(retry.tries, err), err
+		}
+		if retry.tries > 1 {
+			r.release(v) // the answer this try replaces
 		}
 		v, valid, err = r.try(ctx, call, r.primary)
 		if r.share.spent() || !retry.Again(ctx, err) {

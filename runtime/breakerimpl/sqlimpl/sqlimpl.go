@@ -50,6 +50,21 @@ func Row(err error) *sql.Row {
 	return refusals.QueryRowContext(context.WithValue(context.Background(), errKey{}, err), "")
 }
 
+// Drop releases what a *sql.Row that no caller will read holds: a row
+// holds its connection until Scan, which Drop calls with nothing to
+// scan into. A hedged race drops its losers' rows with it. A nil row, a
+// refusal's ([Row]) and a failed one hold nothing; a row that was never
+// made by database/sql (a test's new(sql.Row)) is left as it is, its
+// panic recovered: Drop runs on a race's goroutine, where a panic would
+// end the program.
+func Drop(row *sql.Row) {
+	if row == nil {
+		return
+	}
+	defer func() { _ = recover() }()
+	_ = row.Scan()
+}
+
 // badConn hides driver.ErrBadConn in an error's chain.
 type badConn struct{ err error }
 
