@@ -15,6 +15,13 @@ var _ = httpguard.Failure
 // hasVal is the valid func of Cache.Get: an empty value is no data.
 func hasVal(c *Cmd) bool { return c.Val() != "" }
 
+// hasColumns is the valid func of Replica.Query: rows without columns are
+// no data.
+func hasColumns(r *sql.Rows) bool {
+	cols, err := r.Columns()
+	return err == nil && len(cols) > 0
+}
+
 // hasCode is the valid func of Replica.Ask: a zero code is no data.
 func hasCode(r *Response) bool { return r != nil && r.Code != 0 }
 
@@ -40,6 +47,8 @@ type Replica interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 	//breaker:failure=failed valid=hasCode stale=1h
 	Ask(ctx context.Context, path string) (*Response, error)
+	//breaker:valid=hasColumns
+	Query(ctx context.Context, query string) (*sql.Rows, error)
 }
 
 // Reads races its replicas (SPEC §9): a command carrying its error, and
@@ -51,4 +60,16 @@ type Reads interface {
 	Get(ctx context.Context, key string) *Cmd
 	//breaker:failure=failed
 	Ask(ctx context.Context, path string) (*Response, error)
+}
+
+// Held races its mirrors for answers that hold a connection until their
+// reader is done (SPEC §9 with §12): the race releases each answer that no
+// caller sees, a loser's or a failed one.
+//
+//breaker:name=held threshold=5 reset=1m hedge=100ms chain
+type Held interface {
+	//breaker:failure=httpguard.Failure
+	Fetch(ctx context.Context, url string) (*http.Response, error)
+	QueryRow(ctx context.Context, query string) *sql.Row
+	Query(ctx context.Context, query string) (*sql.Rows, error)
 }

@@ -27,6 +27,7 @@ type fakeReplica struct {
 	rowErr error
 	resp   *Response
 	rt     http.RoundTripper
+	db     *sql.DB // Query's
 	calls  int
 }
 
@@ -48,6 +49,11 @@ func (f *fakeReplica) RoundTrip(req *http.Request) (*http.Response, error) {
 func (f *fakeReplica) Ask(ctx context.Context, path string) (*Response, error) {
 	f.calls++
 	return f.resp, nil
+}
+
+func (f *fakeReplica) Query(ctx context.Context, query string) (*sql.Rows, error) {
+	f.calls++
+	return f.db.QueryContext(ctx, query)
 }
 
 // fakeCache is a Cache over a fakeReplica.

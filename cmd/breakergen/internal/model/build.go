@@ -362,6 +362,16 @@ func methodOf(t types.Type, name string) *types.Func {
 	return f
 }
 
+// rowsResult returns 1 + the index of a *database/sql.Rows result, or 0.
+func rowsResult(sig *types.Signature) int {
+	for i := range sig.Results().Len() {
+		if isNamedPtr(sig.Results().At(i).Type(), "database/sql", "Rows") {
+			return i + 1
+		}
+	}
+	return 0
+}
+
 // responseResult returns 1 + the index of a *net/http.Response result, or
 // 0.
 func responseResult(sig *types.Signature) int {

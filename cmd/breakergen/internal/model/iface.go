@@ -287,7 +287,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Rows: rowsResult(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}
@@ -344,16 +344,21 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	if mm.Route.Timeout == 0 {
 		return
 	}
-	if c := mm.Carrier; c != nil && c.Refuse == CarrySQLRow {
-		// The row is read after the call returns: a deadline cancelled
-		// then would close it before Scan.
+	if c := mm.Carrier; c != nil && c.Refuse == CarrySQLRow || mm.Rows > 0 {
+		// The rows are read after the call returns: database/sql closes
+		// them when their ctx ends, so a deadline cancelled then would
+		// close them before the caller reads them.
 		pos := b.methodPos(in, m, ml, src)
 		if ml != nil {
 			if o, ok := ml.Get("timeout"); ok {
 				pos = o.Pos
 			}
 		}
-		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: the *sql.Row is read after the call returns, and a deadline would close it before Scan", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+		what := "the *sql.Row is read after the call returns, and a deadline would close it before Scan"
+		if mm.Rows > 0 {
+			what = "the *sql.Rows are read after the call returns, and a deadline would close them before Next"
+		}
+		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what)
 		return
 	}
 	if mm.Ctx || mm.CtxWith {
@@ -395,9 +400,10 @@ func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mline
 }
 
 // hedgeMethod decides whether the chain races the sources of m, whose
-// route has hedge: only with a ctx to cancel a losing source with, no
-// *http.Request whose body the sources would share, and no answer that
-// holds a connection until its reader is done (heldOpen). A hedge that
+// route has hedge: only with a ctx to cancel a losing source with and no
+// *http.Request whose body the sources would share. A losing source's
+// answer that holds something open (an *http.Response, a *sql.Row or
+// *sql.Rows) is released by the race (render's drop). A hedge that
 // reaches any other method draws a warning (an error when the line is on
 // that method itself).
 func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
@@ -406,16 +412,14 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 		return
 	}
 	// A race asks several sources at once and drops the losers' answers:
-	// it needs a ctx to cancel a loser with, arguments the sources can
-	// share, and answers it can drop.
+	// it needs a ctx to cancel a loser with, and arguments the sources can
+	// share.
 	var why string
 	switch {
 	case !mm.Ctx:
 		why = "the method has no context.Context first parameter to cancel a losing source with"
 	case mm.Request > 0:
 		why = "the method takes a *http.Request, whose one body the racing sources would read at once"
-	case heldOpen(mm) != "":
-		why = "the method returns " + heldOpen(mm) + ": a losing source's answer, which no caller sees, could not be released"
 	}
 	switch {
 	case why == "":
@@ -430,20 +434,6 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 		}
 		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: %s", in.Name, m.Name(), r.Hedge, r.Name, why)
 	}
-}
-
-// heldOpen names a result of mm that holds something open until its
-// reader is done with it (a *sql.Row its connection until Scan, a
-// *http.Response its connection until the body is closed), "" if none:
-// a hedged race drops its losers' answers.
-func heldOpen(mm *Method) string {
-	switch {
-	case mm.Carrier != nil && mm.Carrier.Refuse == CarrySQLRow:
-		return "a *sql.Row, which holds its connection until Scan"
-	case mm.Response > 0:
-		return "a *http.Response, whose body holds its connection until closed"
-	}
-	return ""
 }
 
 // place adds in to the output file of src, creating it on first use.

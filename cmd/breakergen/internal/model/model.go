@@ -96,6 +96,10 @@ type Method struct {
 	// none: with a timeout, the response's body holds the timeout's
 	// cancel until it is closed.
 	Response int
+	// Rows is 1 + the index of a *database/sql.Rows result, 0 for none:
+	// rows hold their connection until closed, so a chain closes the rows
+	// of a source it passes over, and a race its losers'.
+	Rows int
 	// Request is 1 + the index of the first *net/http.Request parameter,
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).

@@ -464,6 +464,8 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			once = "a *sql.Row, which its first Scan reads and closes"
 		case m.Response > 0:
 			once = "a *http.Response, whose body its first reader consumes"
+		case m.Rows > 0:
+			once = "*sql.Rows, which their first reader reads and closes"
 		}
 		if once != "" {
 			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns %s, so a kept answer could not be served again; give the method a line with stale=0, or keep the decoded answer in a method that returns it", in.Name, m.Name, once)

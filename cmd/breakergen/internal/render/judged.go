@@ -445,7 +445,10 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 			jen.Id(okName),
 		).Block(append(found, jen.Return(ret...))...)
 	}
-	discard := passedOver(resp)
+	var discard []jen.Code
+	if c == nil {
+		discard = passedOver(m, rnames)
+	}
 	// No source answered: the chain's error, and no other result; a
 	// client's request no source sent has its body closed (sentEnd).
 	var sentEnd []jen.Code

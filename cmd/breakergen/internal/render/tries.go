@@ -328,10 +328,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			}
 			return []jen.Code{jen.If(jen.Id(t.err).Op("==").Nil()).Block(put()), jen.Return()}
 		}
-		var discard []jen.Code
-		if m.Response > 0 {
-			discard = passedOver(t.rnames[m.Response-1])
-		}
+		discard := passedOver(m, t.rnames)
 		i, fb, call := a.fresh("i"), a.fresh("fb"), a.fresh("call")
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body, jen.If(outcome("Primary", route(), tries)).Block(answered()...))
@@ -513,6 +510,10 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		race = "RaceArgsValid"
 	}
 	results = append(results, jen.Error())
+	drop := g.drop(t, val, n)
+	if drop != nil {
+		race += "Drop"
+	}
 	// The arguments' struct: the receiver, then the method's arguments
 	// but ctx, each in a field of its own name.
 	params := m.Sig.Params()
@@ -572,6 +573,11 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	raceCall := g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
 		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
 		jen.Id(argsType).Values(argVals...), jen.Id(ask))
+	if drop != nil {
+		raceCall = g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
+			jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
+			jen.Id(argsType).Values(argVals...), jen.Id(ask), drop)
+	}
 	raced := outcome // the race's outcome, where it goes
 	if t.unread {
 		raced = "_"
@@ -665,13 +671,102 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 	return before, start, []jen.Code{jen.Id(sent).Op("=").True()}, end
 }
 
-// passedOver renders the disposal of the *http.Response in the local resp
-// of a source a chain passes over (its answer failed or invalid, or came
-// beside an error): drained and closed, since no caller sees it. Nothing
-// when resp is "".
-func passedOver(resp string) []jen.Code {
-	if resp == "" {
+// held is a result of a method that holds something open until its
+// reader is done with it: an *http.Response its connection until its body
+// is closed, *sql.Rows theirs until closed, a *sql.Row its own until Scan.
+// No caller sees the answer of a source that a chain passes over or that
+// loses a race, so it is released.
+type held struct {
+	idx int // among the method's results
+	// release renders the statement releasing the result in v, with the
+	// comment why on its call when why is not "".
+	release func(v jen.Code, why string) jen.Code
+	// fn, if not nil, is a func releasing one (a race's drop).
+	fn jen.Code
+}
+
+// heldResults lists m's results that hold something open (see held): an
+// *http.Response, *sql.Rows, and a *sql.Row that carries the method's
+// error. A *sql.Row that failed holds nothing, so only a race, which
+// drops the answers of its losers, releases one.
+func heldResults(m *model.Method) []held {
+	var hs []held
+	if m.Response > 0 {
+		hs = append(hs, held{
+			idx: m.Response - 1,
+			release: func(v jen.Code, why string) jen.Code {
+				return commented(jen.Qual(HTTPGuardPath, "Discard").Call(v), why)
+			},
+			fn: jen.Qual(HTTPGuardPath, "Discard"),
+		})
+	}
+	if m.Rows > 0 {
+		hs = append(hs, held{
+			idx: m.Rows - 1,
+			release: func(v jen.Code, why string) jen.Code {
+				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot("Close").Call(), why))
+			},
+		})
+	}
+	if c := m.Carrier; c != nil && c.Refuse == model.CarrySQLRow {
+		hs = append(hs, held{
+			idx:     m.Sig.Results().Len() - 1,
+			release: func(v jen.Code, why string) jen.Code { return commented(jen.Qual(SQLImplPath, "Drop").Call(v), why) },
+			fn:      jen.Qual(SQLImplPath, "Drop"),
+		})
+	}
+	return hs
+}
+
+// drop renders the func with which the race of t's method releases an
+// answer it does not return, of type val (n results, packed as race
+// packs them), or nil when none of them holds anything: the release func
+// itself for a lone result, else a literal.
+func (g *gen) drop(t *tries, val jen.Code, n int) jen.Code {
+	var hs []held
+	for _, h := range heldResults(t.m) {
+		if h.idx < n {
+			hs = append(hs, h)
+		}
+	}
+	if len(hs) == 0 {
 		return nil
 	}
-	return []jen.Code{jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("a source passed over: no caller sees its answer")}
+	if n == 1 && hs[0].fn != nil {
+		return hs[0].fn
+	}
+	v := t.a.fresh("answer")
+	var body []jen.Code
+	for _, h := range hs {
+		x := jen.Id(v)
+		if n > 1 {
+			x = jen.Id(v).Dot("r" + strconv.Itoa(h.idx))
+		}
+		body = append(body, h.release(x, ""))
+	}
+	return jen.Func().Params(jen.Id(v).Add(val)).Block(body...)
+}
+
+// passedOver renders the release of the results, in the locals rnames,
+// of a source a chain passes over (its answer failed or invalid, or came
+// beside an error) that hold something open: no caller sees them. A
+// *sql.Row passed over failed, and holds nothing. Nothing when no result
+// holds anything, or for a carrier's method when carrier is false.
+func passedOver(m *model.Method, rnames []string) []jen.Code {
+	var out []jen.Code
+	for _, h := range heldResults(m) {
+		if m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow && h.idx == m.Sig.Results().Len()-1 {
+			continue
+		}
+		out = append(out, h.release(jen.Id(rnames[h.idx]), "a source passed over: no caller sees its answer"))
+	}
+	return out
+}
+
+// commented adds the comment why to s, if why is not "".
+func commented(s *jen.Statement, why string) *jen.Statement {
+	if why == "" {
+		return s
+	}
+	return s.Comment(why)
 }
