@@ -344,19 +344,15 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	if mm.Route.Timeout == 0 {
 		return
 	}
-	if c := mm.Carrier; c != nil && c.Refuse == CarrySQLRow || mm.Rows > 0 {
-		// The rows are read after the call returns: database/sql closes
-		// them when their ctx ends, so a deadline cancelled then would
-		// close them before the caller reads them.
+	if what := ctxBound(mm); what != "" {
+		// The result is used after the call returns: database/sql ends
+		// it when its ctx ends, so a deadline cancelled then would end it
+		// under the caller.
 		pos := b.methodPos(in, m, ml, src)
 		if ml != nil {
 			if o, ok := ml.Get("timeout"); ok {
 				pos = o.Pos
 			}
-		}
-		what := "the *sql.Row is read after the call returns, and a deadline would close it before Scan"
-		if mm.Rows > 0 {
-			what = "the *sql.Rows are read after the call returns, and a deadline would close them before Next"
 		}
 		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what)
 		return
@@ -370,6 +366,25 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
 	}
+}
+
+// ctxBound says why mm's result outlives the call bound to the call's ctx,
+// "" if it does not: database/sql closes a *sql.Row's and *sql.Rows' rows
+// when the ctx of their query ends, and rolls a *sql.Tx back when the ctx
+// of BeginTx does.
+func ctxBound(mm *Method) string {
+	switch {
+	case mm.Carrier != nil && mm.Carrier.Refuse == CarrySQLRow:
+		return "the *sql.Row is read after the call returns, and a deadline would close it before Scan"
+	case mm.Rows > 0:
+		return "the *sql.Rows are read after the call returns, and a deadline would close them before Next"
+	}
+	for i := range mm.Sig.Results().Len() {
+		if isNamedPtr(mm.Sig.Results().At(i).Type(), "database/sql", "Tx") {
+			return "the *sql.Tx is used after the call returns, and a deadline would roll it back"
+		}
+	}
+	return ""
 }
 
 // methodPos is where errors about method m go: its line, else its own
