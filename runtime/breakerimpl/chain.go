@@ -132,6 +132,39 @@ func (c *Chain) Unsent(fb *Route, err error) {
 	c.skip(fb.breaker.Name(), "unsent", err)
 }
 
+// unsentError is the error of an admitted try that sent nothing (see
+// [Call.Unsent]).
+type unsentError struct{ err error }
+
+func (e unsentError) Error() string { return e.err.Error() }
+func (e unsentError) Unwrap() error { return e.err }
+
+// isUnsent reports whether err is the error of a try that sent nothing.
+func isUnsent(err error) bool {
+	_, ok := err.(unsentError)
+	return ok
+}
+
+// Unsent settles a call admitted for a try that sent nothing, because what
+// it would have sent could not be: the *http.Request whose one body
+// another source of a hedged race sent (err says why, such as
+// httpguard.ErrUnrewindable). It counts as neither success nor failure,
+// frees what the admission took (a HALF_OPEN probe's slot, a concurrency
+// slot), and returns err marked for the race, which then passes the source
+// over as "unsent", or lets a retried primary's last answer stand. It
+// stands for the try's exit: no Exit follows it.
+func (c Call) Unsent(ctx context.Context, err error) error {
+	err = unsentError{err}
+	if c.word&core.ProvFlag != 0 {
+		c = c.provEnd(ctx, err, true) // not in a chain, whose Start holds the record
+	}
+	if c.route.recOf != nil {
+		c.recorded(ctx, core.Refused, err) // record.go
+	}
+	c.route.core.Ignore(c.word)
+	return err
+}
+
 // Answered records a fallback's answer (see [Chain.Primary]) and reports
 // whether it is the call's answer.
 func (c *Chain) Answered(fb *Route, err error) bool {
@@ -167,6 +200,8 @@ func (c *Chain) outcome(name string, err error, valid, excluded, answered bool) 
 		return true
 	case err == nil:
 		c.skip(name, "invalid", nil)
+	case isUnsent(err):
+		c.skip(name, "unsent", err.(unsentError).err)
 	default:
 		c.skip(name, core.Why(c.ctx, err, answered), err)
 	}

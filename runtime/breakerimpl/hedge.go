@@ -522,7 +522,7 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 		run.tries = int(r.share.tries.Load())
 		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err), a.answered) {
 			end.won, end.a = true, a
-		} else {
+		} else if !isUnsent(a.err) {
 			r.release(a.v) // failed or invalid: passed over
 		}
 	}
@@ -674,7 +674,9 @@ func (r *race[X, T, A]) settle(ctx context.Context, src int, primary bool, call 
 		a.v, a.valid, a.answered, a.err = r.tryPrimary(ctx)
 	} else {
 		a.v, a.valid, a.err = r.try(ctx, call, impl)
-		a.answered = true
+		if a.answered = !isUnsent(a.err); !a.answered {
+			r.share.give() // not a try
+		}
 	}
 	returned = true
 	r.results <- a
@@ -693,15 +695,26 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bo
 			}
 			return v, valid, isAnswer(retry.tries, err), err
 		}
+		last := err // the last try's
 		var call Call
 		if call, err = retry.enter(ctx, err, true); err != nil {
 			r.share.give()
 			return v, valid, isAnswer(retry.tries, err), err
 		}
-		if retry.tries > 1 {
-			r.release(v) // the answer this try replaces
-		}
+		pv, pvalid := v, valid
 		v, valid, err = r.try(ctx, call, r.primary)
+		if isUnsent(err) {
+			// Nothing was sent (its request's one body went to another
+			// source): not a try. A retry's last answer stands.
+			r.share.give()
+			if retry.tries--; retry.tries > 0 {
+				return pv, pvalid, true, last
+			}
+			return v, valid, false, err
+		}
+		if retry.tries > 1 {
+			r.release(pv) // the answer this try replaced
+		}
 		if r.share.spent() || !retry.Again(ctx, err) {
 			return v, valid, true, err
 		}
