@@ -102,10 +102,13 @@ func RaceArgsValid[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallb
 // until Close. drop releases every answer the race does not return, which
 // no caller will ever see: a source's that failed, was invalid or lost
 // (one that came after the winner, or that its cancelled ctx cut short),
-// and a primary's try that its next try replaced. It is called on the
-// goroutine running the race, before the race returns, with the answer
-// as the source returned it (nil or the zero value included), and must
-// not block for long: the race ends only when every source returned.
+// and a primary's try that its next try replaced. It is called before the
+// race returns, with the answer as the source returned it (nil or the
+// zero value included), once for each; calls for different answers may
+// come at once from different goroutines (the primary's, replacing its
+// tries, and the race's), so drop must be safe for concurrent use. It
+// must not block: the race waits for it before it reads the next answer,
+// a winner's included.
 func RaceArgsDrop[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
 	ask func(ctx context.Context, call Call, impl X, args A) (T, error), drop func(T)) (T, error) {
 	r := newRace[X, T, A](run, primary, fallbacks, routes, args)

@@ -29,6 +29,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -165,6 +166,16 @@ func Discard(resp *http.Response) {
 	_ = resp.Body.Close()
 }
 
+// Drop closes resp's body without reading it: for an answer that a hedged
+// race does not return, which must not wait on a slow body (Discard's
+// drain would hold the race, and every source's answer, until it ends).
+// The connection is not reused when unread bytes remain.
+func Drop(resp *http.Response) {
+	if resp != nil && resp.Body != nil {
+		_ = resp.Body.Close()
+	}
+}
+
 // ErrUnrewindable is why a request was not sent again: its body was read
 // by an earlier try or source, and it has no GetBody to read it again.
 // http.NewRequest sets GetBody for a *bytes.Buffer, *bytes.Reader or
@@ -237,6 +248,49 @@ func (b *rewound) Close() error {
 		return nil // never read: nothing was opened
 	}
 	return rc.Close()
+}
+
+// Shared is a request's one body as the racing sources of a hedged call
+// share it, when it cannot be read again: the first source to send the
+// request sends it (see [Share]).
+type Shared struct{ sent atomic.Bool }
+
+// Share prepares req to be sent by the racing sources of one hedged call
+// (generated code): it returns nil when each source can send a request of
+// its own, req having no body or a GetBody that reads it again, and
+// otherwise a Shared that gives the one body to the first source that
+// takes it ([Take]).
+func Share(req *http.Request) *Shared {
+	if req == nil || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+		return nil
+	}
+	return new(Shared)
+}
+
+// Take returns the request that one racing source, or one try of it,
+// sends (see [Share]): req itself when it has no body; else, with sh nil,
+// a copy whose body is read again through GetBody ([Rewind]), so that
+// the sources do not read one body at once; else req to the first that
+// takes it, and [ErrUnrewindable] to every other, which sends nothing.
+func Take(req *http.Request, sh *Shared) (*http.Request, error) {
+	if sh == nil {
+		return Rewind(req)
+	}
+	if !sh.sent.CompareAndSwap(false, true) {
+		return req, ErrUnrewindable
+	}
+	return req, nil
+}
+
+// Unshare ends a hedged call's use of req (see [Share]) once its race has
+// ended: it closes req's body when no source sent it, every source having
+// sent a copy of its own, or none having been sent. A RoundTripper must
+// close the body, as [CloseBody] says.
+func Unshare(req *http.Request, sh *Shared) {
+	if req == nil || req.Body == nil || req.Body == http.NoBody || sh != nil && sh.sent.Load() {
+		return
+	}
+	_ = req.Body.Close()
 }
 
 // CloseBody closes req's body, if it has one: for a call refused before
