@@ -6,6 +6,7 @@ import (
 	"database/sql/driver"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -16,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httpguard"
 )
 
 // rowsDB is a database/sql connector whose every query answers rows of
@@ -173,4 +175,167 @@ func TestChainClosesTheRowsItPassesOver(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, db.Stats().InUse, "the answer's rows are the caller's")
 	require.NoError(t, rs.Close())
+}
+
+// seqRows is a RetriedRows whose calls query, in turn, the queries it
+// holds (the last one over and over), whatever they are asked.
+type seqRows struct {
+	db      *sql.DB
+	queries []string
+}
+
+func (s *seqRows) Query(ctx context.Context, _ string) (*sql.Rows, error) {
+	q := s.queries[0]
+	if len(s.queries) > 1 {
+		s.queries = s.queries[1:]
+	}
+	return s.db.QueryContext(ctx, q)
+}
+
+// TestRetryClosesTheRowsItReplaces: a retry that replaces rows its
+// failure func judged a failure closes them, in the wrapper and in the
+// chain's primary: left open, each would hold a connection of the pool.
+func TestRetryClosesTheRowsItReplaces(t *testing.T) {
+	for _, chain := range []bool{false, true} {
+		db, rows := openRows(t)
+		upstream := &seqRows{db: db, queries: []string{"empty", "q"}}
+		var q RetriedRows = NewRetriedRowsBreaker(upstream, newRegistry())
+		if chain {
+			q = NewRetriedRowsChain(upstream, newRegistry())
+		}
+		rs, err := q.Query(context.Background(), "q")
+		require.NoError(t, err)
+		assert.Equal(t, int32(1), rows.closed.Load(), "the failed rows, replaced by the retry")
+		assert.Equal(t, 1, db.Stats().InUse, "only the answer holds a connection")
+		require.NoError(t, rs.Close())
+	}
+}
+
+// bodyServer is an httptest server that records the bodies it is sent
+// and answers with its name, or, with hang, waits until the request is
+// cancelled and reports that on cancelled.
+func bodyServer(t *testing.T, name string, hang bool) (srv *httptest.Server, bodies chan string, cancelled chan struct{}) {
+	bodies, cancelled = make(chan string, 4), make(chan struct{}, 4)
+	srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, _ := io.ReadAll(r.Body)
+		bodies <- string(b)
+		if hang {
+			<-r.Context().Done()
+			cancelled <- struct{}{}
+			return
+		}
+		_, _ = io.WriteString(w, name)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, bodies, cancelled
+}
+
+// TestHedgedRoundTripOverRealServers: a hedged RoundTrip sends the
+// mirror a request of its own once the primary has not answered within
+// the delay, its body read again through GetBody; the mirror's answer
+// wins, and the primary's request is cancelled (its server sees it go).
+func TestHedgedRoundTripOverRealServers(t *testing.T) {
+	slow, slowBodies, slowCancelled := bodyServer(t, "primary", true)
+	fast, fastBodies, _ := bodyServer(t, "mirror", false)
+	transport := &http.Transport{}
+	t.Cleanup(transport.CloseIdleConnections)
+	c := NewMirrorsChain(rewrite{slow, transport}, newRegistry(),
+		runtime.Fallback[Mirrors]{Name: "m1", Impl: rewrite{fast, transport}})
+	client := &http.Client{Transport: c}
+
+	for _, method := range []string{http.MethodGet, http.MethodPost} {
+		var body io.Reader
+		want := ""
+		if method == http.MethodPost {
+			body, want = strings.NewReader("order=1"), "order=1"
+		}
+		ctx, p := runtime.WithProvenance(context.Background())
+		req, err := http.NewRequestWithContext(ctx, method, "http://quotes/", body)
+		require.NoError(t, err)
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(resp.Body)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, "mirror", string(got))
+		assert.Equal(t, "fallback:m1 hedged (mirrors slow)", p.String())
+		assert.Equal(t, want, <-slowBodies, "each source read the whole body")
+		assert.Equal(t, want, <-fastBodies)
+		<-slowCancelled // the loser's request was cancelled
+	}
+}
+
+// oneBodyMirror is a Mirrors that reads the request's body and answers
+// its name after delay, on the bubble's clock.
+type oneBodyMirror struct {
+	name  string
+	delay time.Duration
+	read  []string
+}
+
+func (m *oneBodyMirror) RoundTrip(req *http.Request) (*http.Response, error) {
+	b, _ := io.ReadAll(req.Body)
+	_ = req.Body.Close()
+	m.read = append(m.read, string(b))
+	select {
+	case <-time.After(m.delay):
+	case <-req.Context().Done():
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(m.name))}, nil
+}
+
+// TestHedgedRoundTripOneBody: a body that cannot be read again (no
+// GetBody) is sent once, by the primary: the mirror the hedge asks sends
+// nothing, is passed over as unsent and counted as nothing, and the
+// primary's answer comes when it comes. A request that no source sent has
+// its body closed.
+func TestHedgedRoundTripOneBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		primary := &oneBodyMirror{name: "primary", delay: time.Second}
+		mirror := &oneBodyMirror{name: "mirror"}
+		reg := newRegistry()
+		c := NewMirrorsChain(primary, reg, runtime.Fallback[Mirrors]{Name: "m1", Impl: mirror})
+
+		ctx, p := runtime.WithProvenance(context.Background())
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://quotes/", io.MultiReader(strings.NewReader("order=1")))
+		require.NoError(t, err)
+		require.Nil(t, req.GetBody)
+		resp, err := c.RoundTrip(req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(resp.Body)
+		assert.Equal(t, "primary", string(got))
+		assert.Equal(t, []string{"order=1"}, primary.read)
+		assert.Empty(t, mirror.read, "never asked")
+		require.Len(t, p.Skipped, 1)
+		assert.Equal(t, "unsent", p.Skipped[0].Why)
+		assert.ErrorIs(t, p.Skipped[0].Err, httpguard.ErrUnrewindable)
+		b, ok := reg.Lookup("fallback:m1")
+		require.True(t, ok)
+		assert.Zero(t, b.Stats().Failures)
+
+		// Every source refused (the primary isolated, the mirror too):
+		// nothing sent the body, which is closed.
+		for _, name := range []string{"mirrors", "fallback:m1"} {
+			b, _ := reg.Lookup(name)
+			b.Isolate("test")
+		}
+		var closed atomic.Int32
+		req, err = http.NewRequest(http.MethodPost, "http://quotes/", &trackedCloser{Reader: strings.NewReader("x"), closed: &closed})
+		require.NoError(t, err)
+		_, err = c.RoundTrip(req)
+		var ce *runtime.ChainError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, int32(1), closed.Load())
+	})
+}
+
+// trackedCloser is a request body that counts its closes.
+type trackedCloser struct {
+	io.Reader
+	closed *atomic.Int32
+}
+
+func (b *trackedCloser) Close() error {
+	b.closed.Add(1)
+	return nil
 }

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"net/http"
 
 	"github.com/breakergen/breakergen/runtime/httpguard"
@@ -21,6 +22,17 @@ func hasColumns(r *sql.Rows) bool {
 	cols, err := r.Columns()
 	return err == nil && len(cols) > 0
 }
+
+// noColumns is the failure func of RetriedRows.Query: rows without
+// columns are a failure.
+func noColumns(r *sql.Rows) error {
+	if !hasColumns(r) {
+		return errNoColumns
+	}
+	return nil
+}
+
+var errNoColumns = errors.New("no columns")
 
 // hasCode is the valid func of Replica.Ask: a zero code is no data.
 func hasCode(r *Response) bool { return r != nil && r.Code != 0 }
@@ -71,5 +83,24 @@ type Held interface {
 	//breaker:failure=httpguard.Failure
 	Fetch(ctx context.Context, url string) (*http.Response, error)
 	QueryRow(ctx context.Context, query string) *sql.Row
+	Query(ctx context.Context, query string) (*sql.Rows, error)
+}
+
+// Mirrors races its mirrors for a RoundTrip (SPEC §9 with §12): each
+// source sends a request of its own, with its own ctx, so that a loser
+// is cancelled.
+//
+//breaker:name=mirrors threshold=5 reset=1m hedge=50ms chain
+type Mirrors interface {
+	//breaker:failure=httpguard.Failure
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
+// RetriedRows retries a query whose rows its failure func judges: a try
+// that replaces rows closes them.
+//
+//breaker:name=rowsretried threshold=5 reset=1m attempts=2 chain
+type RetriedRows interface {
+	//breaker:failure=noColumns
 	Query(ctx context.Context, query string) (*sql.Rows, error)
 }

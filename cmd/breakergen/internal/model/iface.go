@@ -415,26 +415,23 @@ func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mline
 }
 
 // hedgeMethod decides whether the chain races the sources of m, whose
-// route has hedge: only with a ctx to cancel a losing source with and no
-// *http.Request whose body the sources would share. A losing source's
-// answer that holds something open (an *http.Response, a *sql.Row or
-// *sql.Rows) is released by the race (render's drop). A hedge that
-// reaches any other method draws a warning (an error when the line is on
-// that method itself).
+// route has hedge: only with a ctx to cancel a losing source with, a
+// context.Context first parameter or a *http.Request whose ctx each
+// source's request is sent with. A losing source's answer that holds
+// something open (an *http.Response, a *sql.Row or *sql.Rows) is
+// released by the race (render's drop), and each source sends a request
+// of its own (httpguard.Take). A hedge that reaches any other method
+// draws a warning (an error when the line is on that method itself).
 func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
 	r := mm.Route
 	if r.Hedge == 0 || !in.Chain {
 		return
 	}
-	// A race asks several sources at once and drops the losers' answers:
-	// it needs a ctx to cancel a loser with, and arguments the sources can
-	// share.
+	// A race asks several sources at once and cancels the losers: it
+	// needs a ctx to cancel a loser with.
 	var why string
-	switch {
-	case !mm.Ctx:
+	if !mm.Ctx && (mm.Request == 0 || mm.CtxFrom != mm.Request || !mm.CtxWith) {
 		why = "the method has no context.Context first parameter to cancel a losing source with"
-	case mm.Request > 0:
-		why = "the method takes a *http.Request, whose one body the racing sources would read at once"
 	}
 	switch {
 	case why == "":

@@ -370,10 +370,8 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		jen.List(jen.Id(callName), jen.Id(okName)).Op(":=").Id(retry).Dot("EnterFast").Call(),
 		jen.If(jen.Op("!").Id(okName)).Block(enter...),
 	}
-	if resp != "" && r.Retries() {
-		loop = append(loop, jen.If(jen.Id(retry).Dot("Tries").Call().Op(">").Lit(1)).Block(
-			jen.Qual(HTTPGuardPath, "Discard").Call(jen.Id(resp)).Comment("the answer this try replaces: no caller sees it"),
-		))
+	if replaced := released(m, rnames, "the answer this try replaces: no caller sees it"); len(replaced) > 0 && c == nil && r.Retries() {
+		loop = append(loop, jen.If(jen.Id(retry).Dot("Tries").Call().Op(">").Lit(1)).Block(replaced...))
 	}
 	// The helper takes ctx first, then the call, then the source (in a
 	// chain), then the rest.
@@ -607,7 +605,10 @@ func judgedTriesDoc(g *gen, j judgedMethod) string {
 		if c := m.Carrier; c != nil {
 			s += fmt.Sprintf(". When no source answers, the *runtime.ChainError is returned in a new %s", types.TypeString(c.Type, g.qualifier()))
 		}
-		if m.Response > 0 && m.Carrier == nil {
+		switch {
+		case m.Response > 0 && m.Carrier == nil && m.Hedged:
+			s += ". The response of a source passed over, or of one that lost, is closed"
+		case m.Response > 0 && m.Carrier == nil:
 			s += ". The response of a source passed over is drained and closed"
 		}
 		return s + "."

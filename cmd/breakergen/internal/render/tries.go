@@ -520,11 +520,26 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	fields := []jen.Code{jen.Id(t.recv).Op("*").Add(recvType)}
 	argVals := []jen.Code{jen.Id(t.recv)}
 	args := []jen.Code{jen.Id(t.ctx), jen.Id(t.call), jen.Id(t.implName)}
-	for i, name := range t.names[1:] {
-		fields = append(fields, jen.Id(name).Add(g.tr.typ(params.At(i+1).Type())))
+	// A *http.Request is sent by each source as its own (httpguard.Take):
+	// a body of its own, or the one body to the first source, and the
+	// source's ctx when the request carries the method's.
+	var take, share []jen.Code
+	req, shared := "", ""
+	if m.Request > 0 {
+		req, shared = a.fresh("sent"), a.fresh("shared")
+	}
+	first := 1 // the first argument after ctx
+	if !m.Ctx {
+		first = 0
+	}
+	for i, name := range t.names[first:] {
+		fields = append(fields, jen.Id(name).Add(g.tr.typ(params.At(i+first).Type())))
 		argVals = append(argVals, jen.Id(name))
 		arg := jen.Id(argsName).Dot(name)
-		if m.Sig.Variadic() && i+2 == len(t.names) {
+		if m.Request > 0 && i+first == m.Request-1 {
+			arg = jen.Id(req)
+		}
+		if m.Sig.Variadic() && i+first+1 == len(t.names) {
 			arg = arg.Op("...")
 		}
 		args = append(args, arg)
@@ -552,6 +567,30 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			askBody = []jen.Code{jen.List(lhs...).Op(":=").Add(try), jen.Return(ret...)}
 		}
 	}
+	if m.Request > 0 {
+		reqName := t.names[m.Request-1]
+		fields = append(fields, jen.Id(shared).Op("*").Qual(HTTPGuardPath, "Shared"))
+		argVals = append(argVals, jen.Id(shared))
+		share = []jen.Code{jen.Id(shared).Op(":=").Qual(HTTPGuardPath, "Share").Call(jen.Id(reqName)).Comment("how the sources share the request's body")}
+		unsent, zero := a.fresh("unsent"), a.fresh("zero")
+		ret := []jen.Code{jen.Id(zero)}
+		if r.Valid != nil {
+			ret = append(ret, jen.False())
+		}
+		ret = append(ret, jen.Id(t.call).Dot("Unsent").Call(jen.Id(t.ctx), jen.Id(unsent)))
+		take = []jen.Code{
+			jen.List(jen.Id(req), jen.Id(unsent)).Op(":=").Qual(HTTPGuardPath, "Take").Call(jen.Id(argsName).Dot(reqName), jen.Id(argsName).Dot(shared)),
+			jen.If(jen.Id(unsent).Op("!=").Nil()).Block(
+				jen.Comment("another source sent the one body: this one sends nothing"),
+				jen.Var().Id(zero).Add(val),
+				jen.Return(ret...),
+			),
+		}
+		if !m.Ctx {
+			take = append(take, jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(t.ctx)).Comment("the source's ctx, cancelled when it loses"))
+		}
+		askBody = append(take, askBody...)
+	}
 	var body []jen.Code
 	for _, l := range textwrap.Lines(fmt.Sprintf("%s holds the arguments a try of %s needs; %s keeps a copy of them, so that no closure capturing them is allocated.", argsType, m.Name, race), 70) {
 		body = append(body, jen.Comment(l))
@@ -578,6 +617,7 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
 			jen.Id(argsType).Values(argVals...), jen.Id(ask), drop)
 	}
+	body = append(body, share...)
 	raced := outcome // the race's outcome, where it goes
 	if t.unread {
 		raced = "_"
@@ -605,6 +645,9 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			jen.List(jen.Id(v), jen.Id(raced)).Op(op).Add(raceCall),
 			jen.List(lhs...).Op("=").List(rhs...),
 		)
+	}
+	if clientShaped(m) {
+		body = append(body, jen.Qual(HTTPGuardPath, "Unshare").Call(jen.Id(t.names[m.Request-1]), jen.Id(shared)).Comment("a body no source sent is the call's to close"))
 	}
 	won := []jen.Code{jen.Return()}
 	if hit != nil {
@@ -683,6 +726,10 @@ type held struct {
 	release func(v jen.Code, why string) jen.Code
 	// fn, if not nil, is a func releasing one (a race's drop).
 	fn jen.Code
+	// race, if not nil, renders the statement with which a race's drop
+	// releases the result in v, where it differs from release: a race
+	// must not wait on a slow body to drain it.
+	race func(v jen.Code) jen.Code
 }
 
 // heldResults lists m's results that hold something open (see held): an
@@ -697,7 +744,8 @@ func heldResults(m *model.Method) []held {
 			release: func(v jen.Code, why string) jen.Code {
 				return commented(jen.Qual(HTTPGuardPath, "Discard").Call(v), why)
 			},
-			fn: jen.Qual(HTTPGuardPath, "Discard"),
+			fn:   jen.Qual(HTTPGuardPath, "Drop"),
+			race: func(v jen.Code) jen.Code { return jen.Qual(HTTPGuardPath, "Drop").Call(v) },
 		})
 	}
 	if m.Rows > 0 {
@@ -742,23 +790,34 @@ func (g *gen) drop(t *tries, val jen.Code, n int) jen.Code {
 		if n > 1 {
 			x = jen.Id(v).Dot("r" + strconv.Itoa(h.idx))
 		}
-		body = append(body, h.release(x, ""))
+		if h.race != nil {
+			body = append(body, h.race(x))
+		} else {
+			body = append(body, h.release(x, ""))
+		}
 	}
 	return jen.Func().Params(jen.Id(v).Add(val)).Block(body...)
 }
 
 // passedOver renders the release of the results, in the locals rnames,
 // of a source a chain passes over (its answer failed or invalid, or came
-// beside an error) that hold something open: no caller sees them. A
-// *sql.Row passed over failed, and holds nothing. Nothing when no result
-// holds anything, or for a carrier's method when carrier is false.
+// beside an error) that hold something open: no caller sees them.
+// Nothing when no result holds anything.
 func passedOver(m *model.Method, rnames []string) []jen.Code {
+	return released(m, rnames, "a source passed over: no caller sees its answer")
+}
+
+// released renders the release of m's results in the locals rnames that
+// hold something open, for an answer no caller will see (why, the
+// comment). A *sql.Row that is not the call's answer failed, and holds
+// nothing.
+func released(m *model.Method, rnames []string, why string) []jen.Code {
 	var out []jen.Code
 	for _, h := range heldResults(m) {
 		if m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow && h.idx == m.Sig.Results().Len()-1 {
 			continue
 		}
-		out = append(out, h.release(jen.Id(rnames[h.idx]), "a source passed over: no caller sees its answer"))
+		out = append(out, h.release(jen.Id(rnames[h.idx]), why))
 	}
 	return out
 }
