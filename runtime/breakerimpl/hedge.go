@@ -96,34 +96,62 @@ func RaceArgsValid[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallb
 	return r.run(run)
 }
 
-// RaceArgsDrop is [RaceArgs] for answers that hold something open until
-// their reader is done with them: an *http.Response its connection until
-// its body is closed, a *sql.Row its connection until Scan, *sql.Rows
-// until Close. drop releases every answer the race does not return, which
-// no caller will ever see: a source's that failed, was invalid or lost
-// (one that came after the winner, or that its cancelled ctx cut short),
-// and a primary's try that its next try replaced. It is called before the
-// race returns, with the answer as the source returned it (nil or the
-// zero value included), once for each; calls for different answers may
-// come at once from different goroutines (the primary's, replacing its
-// tries, and the race's), so drop must be safe for concurrent use. It
-// must not block: the race waits for it before it reads the next answer,
-// a winner's included.
-func RaceArgsDrop[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
-	ask func(ctx context.Context, call Call, impl X, args A) (T, error), drop func(T)) (T, error) {
+// RaceHooks are what a race needs besides its ask (generated code) when
+// its answers hold something open until their reader is done with them (an
+// *http.Response its connection until its body is closed, a *sql.Row its
+// connection until Scan, *sql.Rows until Close), or when its arguments
+// cannot always be sent again (a *http.Request whose one body a try sent).
+// The zero value needs nothing: [RaceArgs] is [RaceArgsWith] with it.
+type RaceHooks[T, A any] struct {
+	// Drop releases an answer the race does not return, which no caller
+	// will ever see: a source's that failed, was invalid or lost (one that
+	// came after the winner, or that its cancelled ctx cut short), and a
+	// primary's try that its next try replaced. It is called before the
+	// race returns, with the answer as the source returned it (nil or the
+	// zero value included), once for each; calls for different answers
+	// may come at once from different goroutines (the primary's, replacing
+	// its tries, and the race's), so Drop must be safe for concurrent use.
+	// It must not block: the race waits for it before it reads the next
+	// answer, a winner's included.
+	Drop func(T)
+	// Keep ties the end of the winning source's ctx to its answer, which
+	// the caller reads after the race returned (an *http.Response's body,
+	// read through that ctx): done ends the ctx, and Keep returns the
+	// answer to return (httpguard.CancelOnClose). Without Keep the
+	// winner's ctx ends with its parent: a ctx whose Done was asked for
+	// (as net/http asks a request's) stays registered with the parent
+	// until then.
+	Keep func(v T, done context.CancelFunc) T
+	// Unsent reports why args cannot be sent by another try (a request
+	// whose one body a try sent, httpguard.Unsent), nil when they can:
+	// a try it refuses is not admitted, and its source is passed over as
+	// "unsent" (a retried primary keeps its last answer). A try that
+	// finds out only once admitted settles its call with [Call.Unsent].
+	Unsent func(args A) error
+}
+
+// RaceArgsWith is [RaceArgs] with hooks (see [RaceHooks]), passed by
+// value: funcs that capture nothing cost no allocation.
+func RaceArgsWith[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, error), hooks RaceHooks[T, A]) (T, error) {
 	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
-	r.ask, r.drop = ask, drop
+	r.ask, r.hooks = ask, hooks
 	return r.run(run)
 }
 
-// RaceArgsValidDrop is [RaceArgsDrop] on a route with a `valid` func: an
+// RaceArgsValidWith is [RaceArgsWith] on a route with a `valid` func: an
 // invalid answer is dropped too.
-func RaceArgsValidDrop[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
-	ask func(ctx context.Context, call Call, impl X, args A) (T, bool, error), drop func(T)) (T, error) {
+func RaceArgsValidWith[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X], routes []*Route, args A,
+	ask func(ctx context.Context, call Call, impl X, args A) (T, bool, error), hooks RaceHooks[T, A]) (T, error) {
 	r := newRace[X, T, A](run, primary, fallbacks, routes, args)
-	r.askValid, r.drop = ask, drop
+	r.askValid, r.hooks = ask, hooks
 	return r.run(run)
 }
+
+// errAnswered is the cause with which a race ends the ctx of the source
+// whose answer won, when the caller is done with that answer
+// ([RaceHooks].Keep).
+var errAnswered = errors.New("breaker: the answer was read")
 
 // Won reports whether [Race] returned a source's answer.
 func (c *Chain) Won() bool { return c.won }
@@ -203,7 +231,7 @@ type race[X, T, A any] struct {
 	ask      func(context.Context, Call, X, A) (T, error)
 	askValid func(context.Context, Call, X, A) (T, bool, error)
 	args     A
-	drop     func(T) // releases an answer the race does not return; nil: nothing to release
+	hooks    RaceHooks[T, A]
 
 	results  chan answer[T] // room for every source and a tick: no sender blocks
 	share    raceShare
@@ -285,7 +313,7 @@ func (r *race[X, T, A]) recycle() {
 	var x X
 	var args A
 	r.cc = Chain{}
-	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.drop = nil, x, nil, nil, nil, nil, nil, args, nil
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.hooks = nil, x, nil, nil, nil, nil, nil, args, RaceHooks[T, A]{}
 	r.inline[0] = racer{} // the one racer of a race that can be recycled
 	r.racers, r.timer, r.inflight, r.next, r.hedged = nil, nil, 0, 0, false
 	if !rt.spare.CompareAndSwap(nil, &r.spare) {
@@ -300,7 +328,7 @@ func (r *race[X, T, A]) forget() {
 	var x X
 	var args A
 	r.cc, r.end = Chain{}, raceEnd[T]{}
-	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.drop = nil, x, nil, nil, nil, nil, nil, args, nil
+	r.rt, r.primary, r.ctx, r.fallbacks, r.routes, r.ask, r.askValid, r.args, r.hooks = nil, x, nil, nil, nil, nil, nil, args, RaceHooks[T, A]{}
 	r.inline, r.racers, r.timer = [3]racer{}, nil, nil
 }
 
@@ -455,7 +483,7 @@ func (r *race[X, T, A]) primaryWon(run *Chain, a *answer[T]) (T, error) {
 	if p := run.prov(); p != nil {
 		p.Hedged, p.Tries = false, run.tries
 	}
-	v, err := a.v, a.err
+	v, err := r.keep(&r.racers[0], a.v), a.err
 	r.recycle()
 	return v, err
 }
@@ -548,11 +576,33 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 	return end
 }
 
-// release drops v, an answer the race does not return (see [RaceArgsDrop]).
+// release drops v, an answer the race does not return (see [RaceHooks]).
 func (r *race[X, T, A]) release(v T) {
-	if r.drop != nil {
-		r.drop(v)
+	if r.hooks.Drop != nil {
+		r.hooks.Drop(v)
 	}
+}
+
+// unsent reports why the race's arguments cannot be sent by another try
+// (see [RaceHooks]), nil when they can.
+func (r *race[X, T, A]) unsent() error {
+	if r.hooks.Unsent == nil {
+		return nil
+	}
+	return r.hooks.Unsent(r.args)
+}
+
+// keep returns v, the answer of racer w that won, with the end of w's ctx
+// tied to it (see [RaceHooks]).
+func (r *race[X, T, A]) keep(w *racer, v T) T {
+	if r.hooks.Keep == nil {
+		return v
+	}
+	if cancel := w.cancel; cancel != nil {
+		return r.hooks.Keep(v, func() { cancel(errAnswered) })
+	}
+	pctx := r.pctx // the primary's, on the caller's goroutine
+	return r.hooks.Keep(v, func() { pctx.cancel(errAnswered) })
 }
 
 // finish ends the race of the chain call run that ended as end: it
@@ -588,7 +638,7 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 	if p := run.prov(); p != nil {
 		p.Hedged, p.Tries = r.hedged, run.tries
 	}
-	return end.a.v, end.a.err
+	return r.keep(&w, end.a.v), end.a.err
 }
 
 // launch asks the next source that admits a call, as a hedge or in
@@ -607,6 +657,10 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		}
 		if i > 0 {
 			rt, impl = r.routes[i-1], r.fallbacks[i-1].Impl
+			if err := r.unsent(); err != nil {
+				run.skip(rt.breaker.Name(), "unsent", err) // not admitted: nothing to send
+				continue
+			}
 			took := r.share.take()
 			var ok bool
 			if call, ok = run.admit(rt, !took); !ok {
@@ -699,6 +753,15 @@ func (r *race[X, T, A]) tryPrimary(ctx context.Context) (v T, valid, answered bo
 			return v, valid, isAnswer(retry.tries, err), err
 		}
 		last := err // the last try's
+		if uerr := r.unsent(); uerr != nil {
+			// Nothing left to send (its request's one body went to
+			// another try): no try. A retry's last answer stands.
+			r.share.give()
+			if retry.tries > 0 {
+				return v, valid, true, last
+			}
+			return v, valid, false, unsentError{uerr}
+		}
 		var call Call
 		if call, err = retry.enter(ctx, err, true); err != nil {
 			r.share.give()

@@ -43,15 +43,15 @@ func (h *hedgedChain) dropCall(ctx context.Context, d *dropped) (int, error) {
 	var v int
 	var err error
 	if h.valid == nil {
-		v, err = breakerimpl.RaceArgsDrop(&run, h.sources[0], h.fallbacks, h.routes, raceArgs{h, 0},
+		v, err = breakerimpl.RaceArgsWith(&run, h.sources[0], h.fallbacks, h.routes, raceArgs{h, 0},
 			func(ctx context.Context, call breakerimpl.Call, impl *source, a raceArgs) (int, error) {
 				return a.h.try(ctx, call, impl)
-			}, d.drop)
+			}, breakerimpl.RaceHooks[int, raceArgs]{Drop: d.drop})
 	} else {
-		v, err = breakerimpl.RaceArgsValidDrop(&run, h.sources[0], h.fallbacks, h.routes, raceArgs{h, 0},
+		v, err = breakerimpl.RaceArgsValidWith(&run, h.sources[0], h.fallbacks, h.routes, raceArgs{h, 0},
 			func(ctx context.Context, call breakerimpl.Call, impl *source, a raceArgs) (int, bool, error) {
 				return a.h.tryValid(ctx, call, impl)
-			}, d.drop)
+			}, breakerimpl.RaceHooks[int, raceArgs]{Drop: d.drop})
 	}
 	if run.Won() {
 		return v, err

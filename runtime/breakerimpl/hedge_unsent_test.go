@@ -3,6 +3,7 @@ package breakerimpl_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -27,19 +28,30 @@ type oneBodyArgs struct {
 }
 
 // oneBodyCall races h's sources, each try sending the one body if it is
-// still there, else settled unsent; drops go to d.
-func (h *hedgedChain) oneBodyCall(ctx context.Context, d *dropped) (int, error) {
+// still there, else sending nothing; drops go to d. With early, the race
+// knows before it admits a try (RaceHooks.Unsent); without, each try finds
+// out once admitted, and settles its call with Call.Unsent.
+func (h *hedgedChain) oneBodyCall(ctx context.Context, d *dropped, early bool) (int, error) {
 	var run breakerimpl.Chain
 	if run.Start(ctx, h.primary) {
 		defer run.Done()
 	}
-	v, err := breakerimpl.RaceArgsDrop(&run, h.sources[0], h.fallbacks, h.routes, oneBodyArgs{h, new(atomic.Bool)},
+	hooks := breakerimpl.RaceHooks[int, oneBodyArgs]{Drop: d.drop}
+	if early {
+		hooks.Unsent = func(a oneBodyArgs) error {
+			if a.sent.Load() {
+				return errOneBody
+			}
+			return nil
+		}
+	}
+	v, err := breakerimpl.RaceArgsWith(&run, h.sources[0], h.fallbacks, h.routes, oneBodyArgs{h, new(atomic.Bool)},
 		func(ctx context.Context, call breakerimpl.Call, impl *source, a oneBodyArgs) (int, error) {
 			if !a.sent.CompareAndSwap(false, true) {
 				return 0, call.Unsent(ctx, errOneBody)
 			}
 			return a.h.try(ctx, call, impl)
-		}, d.drop)
+		}, hooks)
 	if run.Won() {
 		return v, err
 	}
@@ -50,16 +62,30 @@ func (h *hedgedChain) oneBodyCall(ctx context.Context, d *dropped) (int, error) 
 // passed over as "unsent", counted by its breaker as nothing, and the
 // race goes on: the primary, which sent the body, still wins.
 func TestRaceUnsentSourceIsPassedOver(t *testing.T) {
+	for _, early := range []bool{true, false} {
+		t.Run(map[bool]string{true: "early", false: "admitted"}[early], func(t *testing.T) { raceUnsentSource(t, early) })
+	}
+}
+
+func raceUnsentSource(t *testing.T, early bool) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", delay: 2 * d, v: 1}
 		sina := &source{name: "sina", v: 2}
 		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
 		var drops dropped
 
-		ctx, p := runtime.WithProvenance(context.Background())
-		v, err := h.oneBodyCall(ctx, &drops)
+		ctx, p := runtime.WithProvenance(runtime.WithBudget(context.Background(), 5))
+		v, err := h.oneBodyCall(ctx, &drops, early)
 		require.NoError(t, err)
 		assert.Equal(t, 1, v)
+		left, _ := runtime.BudgetLeft(ctx)
+		if early {
+			assert.False(t, p.Hedged, "no other source was sent the request")
+			assert.Equal(t, 4, left, "the one try spent the budget")
+		} else {
+			assert.True(t, p.Hedged, "admitted, then unsent: a known cost of the late check")
+			assert.Equal(t, 3, left, "admitted, then unsent: a known cost of the late check")
+		}
 		require.Len(t, p.Skipped, 1)
 		assert.Equal(t, runtime.Skip{Source: "fallback:sina", Why: "unsent", Err: errOneBody}, p.Skipped[0])
 		assert.Empty(t, sina.askedAt(), "never called")
@@ -76,6 +102,12 @@ func TestRaceUnsentSourceIsPassedOver(t *testing.T) {
 // nothing is no try: the answer before it stands (dropped once, when the
 // race moves on from it), and a fallback that cannot send is unsent.
 func TestRaceUnsentRetryLeavesTheLastAnswer(t *testing.T) {
+	for _, early := range []bool{true, false} {
+		t.Run(map[bool]string{true: "early", false: "admitted"}[early], func(t *testing.T) { raceUnsentRetry(t, early) })
+	}
+}
+
+func raceUnsentRetry(t *testing.T, early bool) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", v: 7, err: errUpstream}
 		sina := &source{name: "sina", v: 2}
@@ -83,7 +115,7 @@ func TestRaceUnsentRetryLeavesTheLastAnswer(t *testing.T) {
 		var drops dropped
 
 		ctx, p := runtime.WithProvenance(context.Background())
-		_, err := h.oneBodyCall(ctx, &drops)
+		_, err := h.oneBodyCall(ctx, &drops, early)
 		var ce *runtime.ChainError
 		require.ErrorAs(t, err, &ce)
 		require.Len(t, ce.Sources, 2)
@@ -121,4 +153,64 @@ func TestUnsentHalfOpenFreesTheProbe(t *testing.T) {
 		b, _ := reg.Lookup("b")
 		assert.Equal(t, runtime.Closed, b.State())
 	})
+}
+
+// keptArgs is a race's arguments whose tries record their ctx per source.
+type keptArgs struct {
+	h    *hedgedChain
+	ctxs *sync.Map // source name: its try's ctx
+}
+
+// TestRaceKeepEndsTheWinnersCtxWhenDone: with Keep, the ctx of the source
+// whose answer won lives on after the race (its answer is read through
+// it), and ends when the caller is done with the answer; the losers' ended
+// at once. Whether the primary (on the caller's goroutine) or a hedge won.
+func TestRaceKeepEndsTheWinnersCtxWhenDone(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		emDelay  time.Duration
+		winner   string
+		loserCtx string
+	}{
+		{"primary", d / 2, "eastmoney", ""},
+		{"hedge", 3 * d, "sina", "eastmoney"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				em := &source{name: "eastmoney", delay: tc.emDelay, v: 1}
+				sina := &source{name: "sina", delay: d / 2, v: 2}
+				h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+				parent, cancelParent := context.WithCancel(context.Background())
+				defer cancelParent()
+				var ctxs sync.Map
+				var done context.CancelFunc
+				var run breakerimpl.Chain
+				run.Start(parent, h.primary)
+				v, err := breakerimpl.RaceArgsWith(&run, h.sources[0], h.fallbacks, h.routes, keptArgs{h, &ctxs},
+					func(ctx context.Context, call breakerimpl.Call, impl *source, a keptArgs) (int, error) {
+						a.ctxs.Store(impl.name, ctx)
+						ctx.Done() // as net/http asks a request's ctx
+						return a.h.try(ctx, call, impl)
+					}, breakerimpl.RaceHooks[int, keptArgs]{Keep: func(v int, end context.CancelFunc) int { done = end; return v }})
+				require.NoError(t, err)
+				require.True(t, run.Won())
+				require.NotNil(t, done)
+				assert.Equal(t, map[string]int{"eastmoney": 1, "sina": 2}[tc.winner], v)
+				w, _ := ctxs.Load(tc.winner)
+				wctx := w.(context.Context)
+				assert.NoError(t, wctx.Err(), "the winner's answer is read through its ctx")
+				if tc.loserCtx != "" {
+					l, _ := ctxs.Load(tc.loserCtx)
+					assert.Error(t, l.(context.Context).Err(), "the loser's ended at once")
+				}
+				done()
+				assert.ErrorIs(t, wctx.Err(), context.Canceled)
+				select {
+				case <-wctx.Done():
+				default:
+					t.Fatal("the winner's ctx did not end")
+				}
+			})
+		})
+	}
 }

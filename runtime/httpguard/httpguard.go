@@ -250,47 +250,53 @@ func (b *rewound) Close() error {
 	return rc.Close()
 }
 
-// Shared is a request's one body as the racing sources of a hedged call
-// share it, when it cannot be read again: the first source to send the
-// request sends it (see [Share]).
+// Shared is a request's body as the racing sources of a hedged call
+// share it (see [Share]).
 type Shared struct{ sent atomic.Bool }
 
 // Share prepares req to be sent by the racing sources of one hedged call
-// (generated code): it returns nil when each source can send a request of
-// its own, req having no body or a GetBody that reads it again, and
-// otherwise a Shared that gives the one body to the first source that
-// takes it ([Take]).
+// (generated code): nil when req has no body, which every source sends as
+// it is; otherwise a Shared that gives the body itself to the first
+// source to take it ([Take]) and a copy read again through GetBody to
+// each other.
 func Share(req *http.Request) *Shared {
-	if req == nil || req.Body == nil || req.Body == http.NoBody || req.GetBody != nil {
+	if req == nil || req.Body == nil || req.Body == http.NoBody {
 		return nil
 	}
 	return new(Shared)
 }
 
 // Take returns the request that one racing source, or one try of it,
-// sends (see [Share]): req itself when it has no body; else, with sh nil,
-// a copy whose body is read again through GetBody ([Rewind]), so that
-// the sources do not read one body at once; else req to the first that
-// takes it, and [ErrUnrewindable] to every other, which sends nothing.
+// sends (see [Share]): req itself when it has no body, or to the first
+// that takes it; to every other, a copy whose body is read again through
+// GetBody ([Rewind]), so that no two sources read one body, or, without
+// GetBody, [ErrUnrewindable], and that source sends nothing. GetBody may
+// be called by several sources at once: http.NewRequest's is safe for
+// that.
 func Take(req *http.Request, sh *Shared) (*http.Request, error) {
-	if sh == nil {
-		return Rewind(req)
+	if sh == nil || sh.sent.CompareAndSwap(false, true) {
+		return req, nil
 	}
-	if !sh.sent.CompareAndSwap(false, true) {
-		return req, ErrUnrewindable
+	return Rewind(req)
+}
+
+// Unsent reports why no other source of a hedged call can send req (see
+// [Share]): [ErrUnrewindable] once a source took its body, which has no
+// GetBody; nil otherwise. A race asks before it admits a try.
+func Unsent(req *http.Request, sh *Shared) error {
+	if sh != nil && req.GetBody == nil && sh.sent.Load() {
+		return ErrUnrewindable
 	}
-	return req, nil
+	return nil
 }
 
 // Unshare ends a hedged call's use of req (see [Share]) once its race has
-// ended: it closes req's body when no source sent it, every source having
-// sent a copy of its own, or none having been sent. A RoundTripper must
-// close the body, as [CloseBody] says.
+// ended: it closes req's body when no source took it, as a RoundTripper
+// must; a source that took it passed it on to be closed.
 func Unshare(req *http.Request, sh *Shared) {
-	if req == nil || req.Body == nil || req.Body == http.NoBody || sh != nil && sh.sent.Load() {
-		return
+	if sh != nil && !sh.sent.Load() {
+		_ = req.Body.Close()
 	}
-	_ = req.Body.Close()
 }
 
 // CloseBody closes req's body, if it has one: for a call refused before

@@ -35,27 +35,31 @@ func TestShareWithoutBody(t *testing.T) {
 		require.NoError(t, err)
 		assert.Same(t, get, r, "every source sends the request itself")
 	}
+	assert.NoError(t, httpguard.Unsent(get, sh))
 	httpguard.Unshare(get, sh)
-	httpguard.Unshare(nil, nil)
 }
 
-// TestShareGivesEachSourceItsBody: with GetBody, each racing source reads
-// a body of its own, at once; the request's own body, which none read, is
-// closed when the race ends.
+// TestShareGivesEachSourceItsBody: the first source sends the request's
+// own body; with GetBody, every other reads a body of its own, at once.
 func TestShareGivesEachSourceItsBody(t *testing.T) {
 	post, err := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader("order=1"))
 	require.NoError(t, err)
 	var closed atomic.Int32
 	post.Body = countedBody{post.Body, &closed}
 	sh := httpguard.Share(post)
-	require.Nil(t, sh)
+	require.NotNil(t, sh)
 
 	var wg sync.WaitGroup
 	got := make([]string, 4)
 	for i := range got {
 		r, err := httpguard.Take(post, sh)
 		require.NoError(t, err)
-		assert.NotSame(t, post, r)
+		require.NoError(t, httpguard.Unsent(post, sh), "GetBody sends it again")
+		if i == 0 {
+			assert.Same(t, post, r, "the first source sends the request itself")
+		} else {
+			assert.NotSame(t, post, r)
+		}
 		wg.Go(func() {
 			b, _ := io.ReadAll(r.Body)
 			got[i] = string(b)
@@ -63,14 +67,16 @@ func TestShareGivesEachSourceItsBody(t *testing.T) {
 	}
 	wg.Wait()
 	assert.Equal(t, []string{"order=1", "order=1", "order=1", "order=1"}, got)
-	assert.Zero(t, closed.Load())
 	httpguard.Unshare(post, sh)
-	assert.Equal(t, int32(1), closed.Load(), "no source sent it")
+	assert.Zero(t, closed.Load(), "sent: the first source's transport closes it")
+
+	sh = httpguard.Share(post)
+	httpguard.Unshare(post, sh)
+	assert.Equal(t, int32(1), closed.Load(), "never sent: closed at the race's end")
 }
 
 // TestShareOneBody: without GetBody, the first source sends the request
-// itself and every other sends nothing; the body is the transport's to
-// close once sent, and the race's when no source took it.
+// itself and every other sends nothing.
 func TestShareOneBody(t *testing.T) {
 	var closed atomic.Int32
 	post, err := http.NewRequest(http.MethodPost, "http://x/", countedBody{strings.NewReader("order=1"), &closed})
@@ -79,9 +85,11 @@ func TestShareOneBody(t *testing.T) {
 	sh := httpguard.Share(post)
 	require.NotNil(t, sh)
 
+	require.NoError(t, httpguard.Unsent(post, sh))
 	r, err := httpguard.Take(post, sh)
 	require.NoError(t, err)
 	assert.Same(t, post, r)
+	assert.ErrorIs(t, httpguard.Unsent(post, sh), httpguard.ErrUnrewindable, "asked before a try is admitted")
 	_, err = httpguard.Take(post, sh)
 	assert.ErrorIs(t, err, httpguard.ErrUnrewindable)
 	httpguard.Unshare(post, sh)

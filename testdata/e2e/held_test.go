@@ -87,10 +87,12 @@ type slowPages struct {
 	delay  time.Duration
 	status int
 	db     *sql.DB
-	body   *trackedBody // Fetch's last answer's
+	body   *trackedBody    // Fetch's last answer's
+	ctx    context.Context // Fetch's last ctx
 }
 
 func (p *slowPages) Fetch(ctx context.Context, url string) (*http.Response, error) {
+	p.ctx = ctx
 	time.Sleep(p.delay) // the upstream's latency, on the bubble's clock
 	p.body = &trackedBody{Reader: strings.NewReader("page")}
 	return &http.Response{StatusCode: p.status, Status: http.StatusText(p.status), Body: p.body}, nil
@@ -122,10 +124,17 @@ func TestHedgedRaceReleasesTheLosersAnswers(t *testing.T) {
 		ctx, p := runtime.WithProvenance(context.Background())
 		resp, err := c.Fetch(ctx, "/q")
 		require.NoError(t, err)
-		assert.Same(t, mirror.body, resp.Body)
 		assert.Equal(t, "fallback:m1 hedged (held slow)", p.String())
 		assert.Equal(t, int32(1), primary.body.closed.Load(), "the loser's body, answered after the winner, is closed")
 		assert.Zero(t, mirror.body.closed.Load(), "the winner's is the caller's")
+		assert.Error(t, primary.ctx.Err(), "the loser's ctx ended with the race")
+		assert.NoError(t, mirror.ctx.Err(), "the winner's lives while its body is read")
+		page, err := io.ReadAll(resp.Body) // the mirror's body, read through the ctx it was fetched with
+		require.NoError(t, err)
+		assert.Equal(t, "page", string(page))
+		assert.Error(t, mirror.ctx.Err(), "and ends once the body is read: nothing of the call stays")
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, int32(1), mirror.body.closed.Load())
 
 		row := c.QueryRow(context.Background(), "q")
 		require.NoError(t, row.Err())

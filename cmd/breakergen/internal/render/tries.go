@@ -510,9 +510,15 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		race = "RaceArgsValid"
 	}
 	results = append(results, jen.Error())
-	drop := g.drop(t, val, n)
-	if drop != nil {
-		race += "Drop"
+	// The race's hooks (breakerimpl.RaceHooks): Drop for answers that
+	// hold something open, Keep for a response read through its source's
+	// ctx, Unsent for a request whose one body may be taken.
+	hooks := jen.Dict{}
+	if drop := g.drop(t, val, n); drop != nil {
+		hooks[jen.Id("Drop")] = drop
+	}
+	if keep := g.keep(t, val, n); keep != nil {
+		hooks[jen.Id("Keep")] = keep
 	}
 	// The arguments' struct: the receiver, then the method's arguments
 	// but ctx, each in a field of its own name.
@@ -571,7 +577,13 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		reqName := t.names[m.Request-1]
 		fields = append(fields, jen.Id(shared).Op("*").Qual(HTTPGuardPath, "Shared"))
 		argVals = append(argVals, jen.Id(shared))
-		share = []jen.Code{jen.Id(shared).Op(":=").Qual(HTTPGuardPath, "Share").Call(jen.Id(reqName)).Comment("how the sources share the request's body")}
+		share = []jen.Code{
+			jen.Id(shared).Op(":=").Qual(HTTPGuardPath, "Share").Call(jen.Id(reqName)).Comment("how the sources share the request's body"),
+			jen.Defer().Qual(HTTPGuardPath, "Unshare").Call(jen.Id(reqName), jen.Id(shared)).Comment("a body no source took is the call's to close"),
+		}
+		hooks[jen.Id("Unsent")] = jen.Func().Params(jen.Id(argsName).Id(argsType)).Error().Block(
+			jen.Return(jen.Qual(HTTPGuardPath, "Unsent").Call(jen.Id(argsName).Dot(reqName), jen.Id(argsName).Dot(shared))),
+		)
 		unsent, zero := a.fresh("unsent"), a.fresh("zero")
 		ret := []jen.Code{jen.Id(zero)}
 		if r.Valid != nil {
@@ -612,10 +624,10 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	raceCall := g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
 		jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
 		jen.Id(argsType).Values(argVals...), jen.Id(ask))
-	if drop != nil {
-		raceCall = g.impl(race).Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
+	if len(hooks) > 0 {
+		raceCall = g.impl(race+"With").Call(jen.Op("&").Id(run), jen.Id(t.recv).Dot(t.in.PrimaryField),
 			jen.Id(t.recv).Dot(t.in.FallbacksField), jen.Id(t.recv).Dot(r.FallbackField),
-			jen.Id(argsType).Values(argVals...), jen.Id(ask), drop)
+			jen.Id(argsType).Values(argVals...), jen.Id(ask), g.impl("RaceHooks").Types(val, jen.Id(argsType)).Values(hooks))
 	}
 	body = append(body, share...)
 	raced := outcome // the race's outcome, where it goes
@@ -645,9 +657,6 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 			jen.List(jen.Id(v), jen.Id(raced)).Op(op).Add(raceCall),
 			jen.List(lhs...).Op("=").List(rhs...),
 		)
-	}
-	if clientShaped(m) {
-		body = append(body, jen.Qual(HTTPGuardPath, "Unshare").Call(jen.Id(t.names[m.Request-1]), jen.Id(shared)).Comment("a body no source sent is the call's to close"))
 	}
 	won := []jen.Code{jen.Return()}
 	if hit != nil {
@@ -764,6 +773,27 @@ func heldResults(m *model.Method) []held {
 		})
 	}
 	return hs
+}
+
+// keep renders the func with which the race of t's method ties the end of
+// the winning source's ctx to its answer (breakerimpl.RaceHooks.Keep), of
+// type val (n results, packed as race packs them), or nil: a response's
+// body is read through that ctx after the call returns, so the ctx ends
+// when the body is closed (httpguard.CancelOnClose).
+func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
+	m := t.m
+	if m.Response == 0 || m.Response > n {
+		return nil
+	}
+	if n == 1 {
+		return jen.Qual(HTTPGuardPath, "CancelOnClose")
+	}
+	v, done := t.a.fresh("answer"), t.a.fresh("done")
+	field := jen.Id(v).Dot("r" + strconv.Itoa(m.Response-1))
+	return jen.Func().Params(jen.Id(v).Add(val), jen.Id(done).Qual("context", "CancelFunc")).Add(val).Block(
+		jen.Add(field).Op("=").Qual(HTTPGuardPath, "CancelOnClose").Call(field.Clone(), jen.Id(done)),
+		jen.Return(jen.Id(v)),
+	)
 }
 
 // drop renders the func with which the race of t's method releases an
