@@ -974,8 +974,9 @@ func (g *gen) methodNames(in *model.Interface, m *model.Method, recv string, res
 	a := newAlloc(reserved)
 	whole := chain || m.StaleField != ""
 	// A body that names a request's or a response's helpers (httpguard)
-	// reserves the imports too.
-	if whole || m.Route != nil && (m.Judged() || m.Route.Valid != nil || m.Request > 0 || m.Response > 0) {
+	// reserves the imports too, and so does a keyed one with a timeout,
+	// which spells it (time.Minute).
+	if whole || m.Route != nil && (m.Judged() || m.Route.Valid != nil || m.Request > 0 || m.Response > 0 || m.Route.Family != nil && m.UseTimeout) {
 		// The body names types (a zero value, a stale key, a carrier made
 		// for a refusal) and funcs (valid, failure): parameters must not
 		// shadow them, nor the packages they come from.
