@@ -40,7 +40,9 @@ func fuzzChains() ifacegen.Chains {
 // warnings on stderr; the module must pass go test -vet=all, so the
 // wrappers compile and vet clean and the tests ifacegen wrote pass: every
 // method of every wrapper (and chain) forwards every argument and result
-// unchanged; and a second run with -check must find nothing to change.
+// unchanged, a keyed method's key gets a breaker of its own, and a failing
+// key trips alone; and a second run with -check must find nothing to
+// change.
 //
 // BREAKERGEN_FUZZ_SEEDS=7,12 runs those seeds instead (to reproduce a
 // failure of FuzzGenerate). The six generator bugs it found first are

@@ -36,7 +36,17 @@
 // only when it fits every method it routes, once the methods of the
 // interface's own that it does not fit clear it on their lines
 // (failure=-, valid=-, stale=0). valid and stale reach methods that are
-// not judged too. hedge and key= are never written.
+// not judged too.
+//
+// Breakers per key and hedged chains (SPEC §15 and §9, keys.go): key= on
+// interface and method lines whose methods get a parameter that may key
+// (a string or integer kind, a named one, a fmt.Stringer, a type
+// parameter constrained by it), with keys= and maxopen=, on chains and
+// judged methods too; key=- with a name of its own on a method a keyed
+// line would route but cannot. The test looks each key's breaker up in
+// the registry, and trips one key alone where the name allows it. hedge=
+// (and hedges=) on chain lines, most often where they reach judged
+// methods and methods returning an *http.Response or a *sql.Row.
 //
 // Every package is valid Go whatever the seed; a seed that yields
 // something the compiler rejects is a bug of this package. Forms that
@@ -111,6 +121,7 @@ func newGen(modPath string, seed uint64, o Options) *gen {
 		r:        rand.New(rand.NewPCG(seed, 0x9e3779b97f4a7c15)),
 		rLoad:    rand.New(rand.NewPCG(seed, 0x77696e646f77)),
 		rJudge:   rand.New(rand.NewPCG(seed, 0x6a7564676564)),
+		rKey:     rand.New(rand.NewPCG(seed, 0x6b657973)),
 		seed:     seed,
 		dir:      "s" + strconv.FormatUint(seed, 10),
 		reserved: map[string]bool{},
@@ -130,8 +141,10 @@ type gen struct {
 	// rJudge draws what makes methods judged (judged.go), so that adding
 	// them left the interfaces of the seeds that draw none as they were.
 	rJudge *rand.Rand
-	seed   uint64
-	dir    string
+	// rKey draws key and hedge (keys.go), for the same reason.
+	rKey *rand.Rand
+	seed uint64
+	dir  string
 
 	local, dep *pkg
 	depDir     string
@@ -146,6 +159,10 @@ type gen struct {
 	t0, pair, opt, id, ctxAlias, code, ints, timeT, rcAlias, number *named
 	item, box, level, handle, depKeyT                               *named
 	cmd, reply, dcmd                                                *named // carriers
+	sym, tagT                                                       *named // key types
+
+	keyFams  map[string]*keyFam // keyed breaker names
+	keyNames int                // fresh names given to keyed lines
 
 	judgePool []string     // the names valid and failure funcs take, in order
 	funcs     []*judgeFunc // valid and failure funcs
@@ -396,6 +413,7 @@ func (g *gen) build(modPath string) {
 		g.annotate(in)
 		g.annotated = append(g.annotated, in)
 	}
+	g.drawKeysAndHedges()
 }
 
 // instantiate refers to an embedding target, with type arguments when it

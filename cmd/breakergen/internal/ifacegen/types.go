@@ -116,6 +116,8 @@ type named struct {
 	val func(v *vctx, args []typ) string
 	// declare writes the declaration, for types the fuzzer declares.
 	declare func(f *file) string
+	// stringer: a struct type with a String method (keys.go).
+	stringer bool
 }
 
 // tparam is a type parameter with its constraint.

@@ -541,6 +541,9 @@ func (g *gen) testIface(f *file, b *strings.Builder, in *iface, count *int) {
 	for _, m := range ms {
 		g.testMethod(f, b, in, m, rec, "New"+in.name+"Breaker"+targs, m.name, false, count)
 	}
+	for _, m := range ms {
+		g.testKeyTrip(f, b, in, m, rec, "New"+in.name+"Breaker"+targs, count)
+	}
 	if g.chains(in) {
 		for _, m := range ms {
 			g.testMethod(f, b, in, m, rec, "New"+in.name+"Chain"+targs, "Chain"+m.name, true, count)
@@ -558,7 +561,16 @@ func (g *gen) testIface(f *file, b *strings.Builder, in *iface, count *int) {
 func (g *gen) testMethod(f *file, b *strings.Builder, in *iface, m *method, rec, ctor, name string, chain bool, count *int) {
 	T := f.qual(pTesting) + "T"
 	v := &vctx{f: f, count: count}
-	fmt.Fprintf(b, "t.Run(%q, func(t *%s) {\nvar fzMark int\n_ = fzMark\nrec := &%s{}\nw := %s(rec, fzRegistry())\n", name, T, rec, ctor)
+	ki, kind := g.keyOf(in, m)
+	reg := "fzRegistry()"
+	if ki >= 0 {
+		reg = "reg"
+	}
+	fmt.Fprintf(b, "t.Run(%q, func(t *%s) {\nvar fzMark int\n_ = fzMark\nrec := &%s{}\n", name, T, rec)
+	if ki >= 0 {
+		b.WriteString("reg := fzRegistry()\n")
+	}
+	fmt.Fprintf(b, "w := %s(rec, %s)\n", ctor, reg)
 	var call []string
 	type chk struct {
 		t         typ
@@ -629,6 +641,69 @@ func (g *gen) testMethod(f *file, b *strings.Builder, in *iface, m *method, rec,
 	}
 	for _, c := range chks {
 		f.check(b, c.t, c.want, c.got, c.what, c.marks, c.ident)
+	}
+	if ki >= 0 {
+		// The key's own breaker, "<name>/<value>" (SPEC §15).
+		key := fmt.Sprintf("%q + %s", in.routeName(m.name)+"/", f.keyText(kind, fmt.Sprintf("a%d", ki)))
+		fmt.Fprintf(b, "if _, ok := reg.Lookup(%s); !ok {\nt.Errorf(\"%s: no breaker %%q for the key in the registry\", %s)\n}\n", key, m.name, key)
+	}
+	b.WriteString("})\n")
+}
+
+// testKeyTrip writes, for m, a method of in whose route is keyed by a
+// name drawn for it (keyFam.threshold), the subtest where one key's
+// failures trip its breaker and not another key's; the other key's
+// failures then trip it too, or, under maxopen (below 100%% of two live
+// keys: one), leave it CLOSED.
+func (g *gen) testKeyTrip(f *file, b *strings.Builder, in *iface, m *method, rec, ctor string, count *int) {
+	ki, _ := g.keyOf(in, m)
+	if ki < 0 || !errLast(m) || g.retries(in, m) || g.effective(in, m, "stale") != "" {
+		return
+	}
+	fam := g.keyFams[in.routeName(m.name)]
+	if fam == nil || fam.threshold == 0 {
+		return
+	}
+	n := fam.threshold
+	v := &vctx{f: f, count: count}
+	fmt.Fprintf(b, "t.Run(%q, func(t *%s) {\nvar fzMark int\n_ = fzMark\nrec := &%s{}\nw := %s(rec, fzRegistry())\n", "Keys"+m.name, f.qual(pTesting)+"T", rec, ctor)
+	fmt.Fprintf(b, "rec.%s_r%d = %sNew(\"fzfail\")\n", m.name, len(m.ft.results)-1, f.qual(pErrors))
+	var args []string
+	for i, p := range m.ft.params {
+		a := fmt.Sprintf("a%d", i)
+		switch {
+		case i == ki:
+			fmt.Fprintf(b, "kA, kB := %s(%s), %s(%s)\n", f.ts(p), v.val(p), f.ts(p), v.val(p))
+			a = "%[1]s"
+		case m.ft.variadic && i == len(m.ft.params)-1:
+			fmt.Fprintf(b, "var %s %s = %s\n", a, f.ts(p), v.val(p))
+			a += "..."
+		default:
+			fmt.Fprintf(b, "var %s %s = %s\n", a, f.ts(p), v.val(p))
+		}
+		args = append(args, a)
+	}
+	call := func(k string) string {
+		return fmt.Sprintf("w.%s(%s)\n", m.name, fmt.Sprintf(strings.Join(args, ", "), k))
+	}
+	calls := func(k string, times int) {
+		if times == 1 {
+			b.WriteString(call(k))
+		} else if times > 1 {
+			fmt.Fprintf(b, "for range %d {\n%s}\n", times, call(k))
+		}
+	}
+	calls("kA", n)
+	fmt.Fprintf(b, "if rec.%[1]s_n != %[2]d {\nt.Fatalf(\"%[1]s was called %%d times, want %[2]d\", rec.%[1]s_n)\n}\n", m.name, n)
+	calls("kA", 1)
+	fmt.Fprintf(b, "if rec.%[1]s_n != %[2]d {\nt.Errorf(\"%[1]s: key %%v failed %[2]d times (threshold %[2]d), but its breaker let another call through\", kA)\n}\n", m.name, n)
+	calls("kB", 1)
+	fmt.Fprintf(b, "if rec.%[1]s_n != %[2]d {\nt.Fatalf(\"%[1]s: key %%v was refused: the failures of key %%v tripped its breaker\", kB, kA)\n}\n", m.name, n+1)
+	calls("kB", n)
+	if fam.maxopen > 0 {
+		fmt.Fprintf(b, "if rec.%[1]s_n != %[2]d {\nt.Errorf(\"%[1]s: key %%v failed %[3]d times and was refused, but maxopen=%[4]d%%%% allows one of two keys OPEN\", kB)\n}\n", m.name, 2*n+1, n, fam.maxopen)
+	} else {
+		fmt.Fprintf(b, "if rec.%[1]s_n != %[2]d {\nt.Errorf(\"%[1]s: key %%v failed %[2]d times (threshold %[2]d), but its breaker let another call through\", kB)\n}\n", m.name, 2*n)
 	}
 	b.WriteString("})\n")
 }
