@@ -104,7 +104,9 @@ type Options struct {
 // open. Fixed: a valid or failure func named w or c, like the wrapper's or
 // the chain's receiver (seed 42); a judged method with stale and no ctx
 // (seed 11); a name declared in an annotated _test.go file that an import
-// of a wrapper took (seed 3).
+// of a wrapper took (seed 3); a keyed method with a timeout and a
+// parameter named time, which hid the package its body spells the timeout
+// with (seed 585).
 var KnownBugs []string
 
 // Generate writes the package of seed into a module whose path is modPath.

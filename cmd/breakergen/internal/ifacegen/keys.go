@@ -13,10 +13,11 @@ import (
 //
 // hedge (and hedges) go on chain lines, more often where they reach a
 // judged method or one returning an *http.Response or a *sql.Row, whose
-// races drop the answers no caller sees (breakerimpl.RaceArgsDrop and
-// RaceArgsValidDrop); on a method line only where the method has a ctx
-// first and takes no *http.Request (else it is an error; reaching such a
-// method from an interface line is a warning, which the fuzzer allows).
+// races drop the answers no caller sees (breakerimpl.RaceArgsWith and
+// RaceArgsValidWith, with RaceHooks); on a method line only where the
+// method has a ctx first, or an *http.Request whose ctx it takes (else it
+// is an error; reaching such a method from an interface line is a
+// warning, which the fuzzer allows).
 //
 // key=PARAM goes on an interface line whose routed methods are all the
 // interface's own (every one is given the parameter, of a string or
@@ -75,7 +76,7 @@ func (g *gen) hedgeSpecial(in *iface, m *method) bool {
 // hedgeable reports whether a method line of m may give hedge: m has a
 // ctx first and no *http.Request parameter.
 func hedgeable(m *method) bool {
-	return len(m.ft.params) > 0 && isContext(m.ft.params[0]) && !slices.ContainsFunc(m.ft.params, isRequestT)
+	return len(m.ft.params) > 0 && (isContext(m.ft.params[0]) || isRequestT(m.ft.params[0]))
 }
 
 func isResponseT(t typ) bool { return isPtrToNamed(t, stdResponse) }
@@ -126,7 +127,7 @@ func (g *gen) drawHedges(in *iface) {
 		}
 		if resp && g.effective(in, m, "valid") == "" && g.kchance(0.6) {
 			// A valid func beside a held answer: the race judges and
-			// drops (RaceArgsValidDrop).
+			// drops (RaceArgsValidWith).
 			if m.line == nil {
 				m.line = &line{}
 			}

@@ -70,8 +70,7 @@ func keyCounts(seeds uint64) map[string]int {
 					continue
 				}
 				if !hedgeable(m) {
-					add(!(len(m.ft.params) > 0 && isContext(m.ft.params[0])), "hedge reaches a method without ctx (a warning)")
-					add(slices.ContainsFunc(m.ft.params, isRequestT), "hedge reaches a method taking an *http.Request (a warning)")
+					add(true, "hedge reaches a method without ctx (a warning)")
 					continue
 				}
 				hedgedSeed = true
@@ -81,8 +80,9 @@ func keyCounts(seeds uint64) map[string]int {
 				add(g.carrierOf(m.ft.results[len(m.ft.results)-1]) != nil && !g.isRow(m), "hedged, a carrier with Err and SetErr")
 				add(slices.ContainsFunc(m.ft.results, isResponseT), "hedged, an *http.Response result")
 				add(g.isRow(m), "hedged, a *sql.Row result")
-				add(held && g.effective(in, m, "valid") == "", "hedged, a held answer (RaceArgsDrop)")
-				add(held && g.effective(in, m, "valid") != "", "hedged, a held answer with valid= (RaceArgsValidDrop)")
+				add(slices.ContainsFunc(m.ft.params, isRequestT), "hedged, an *http.Request parameter")
+				add(held && g.effective(in, m, "valid") == "", "hedged, a held answer (RaceArgsWith)")
+				add(held && g.effective(in, m, "valid") != "", "hedged, a held answer with valid= (RaceArgsValidWith)")
 				add(g.effective(in, m, "valid") != "", "hedged, valid=")
 				add(g.retries(in, m), "hedged, attempts>1 or budget")
 				add(g.effective(in, m, "hedges") != "", "hedged, hedges=")
@@ -111,9 +111,9 @@ func TestKeysAndHedges(t *testing.T) {
 		"keyed, a parameter named like the wrapper's locals or imports",
 		"hedge= on an interface line", "hedge= on a method line",
 		"hedged, judged", "hedged, a carrier with Err and SetErr", "hedged, an *http.Response result", "hedged, a *sql.Row result",
-		"hedged, a held answer (RaceArgsDrop)", "hedged, a held answer with valid= (RaceArgsValidDrop)",
+		"hedged, a held answer (RaceArgsWith)", "hedged, a held answer with valid= (RaceArgsValidWith)",
 		"hedged, valid=", "hedged, attempts>1 or budget", "hedged, hedges=",
-		"hedge reaches a method without ctx (a warning)", "hedge reaches a method taking an *http.Request (a warning)",
+		"hedged, an *http.Request parameter", "hedge reaches a method without ctx (a warning)",
 	} {
 		assert.Positive(t, n[k], k)
 	}
