@@ -372,6 +372,21 @@ func rowsResult(sig *types.Signature) int {
 	return 0
 }
 
+// sqlHandles returns the results of sig that hold a connection of
+// database/sql's pool (see Method.Handles).
+func sqlHandles(sig *types.Signature) []Handle {
+	var hs []Handle
+	for i := range sig.Results().Len() {
+		t := sig.Results().At(i).Type()
+		for name, release := range map[string]string{"Rows": "Close", "Conn": "Close", "Stmt": "Close", "Tx": "Rollback"} {
+			if isNamedPtr(t, "database/sql", name) {
+				hs = append(hs, Handle{Index: i, Release: release})
+			}
+		}
+	}
+	return hs
+}
+
 // responseResult returns 1 + the index of a *net/http.Response result, or
 // 0.
 func responseResult(sig *types.Signature) int {

@@ -287,7 +287,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Rows: rowsResult(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Rows: rowsResult(sig), Handles: sqlHandles(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}

@@ -96,10 +96,14 @@ type Method struct {
 	// none: with a timeout, the response's body holds the timeout's
 	// cancel until it is closed.
 	Response int
-	// Rows is 1 + the index of a *database/sql.Rows result, 0 for none:
-	// rows hold their connection until closed, so a chain closes the rows
-	// of a source it passes over, and a race its losers'.
+	// Rows is 1 + the index of a *database/sql.Rows result, 0 for none.
 	Rows int
+	// Handles are the results that hold a connection of database/sql's
+	// pool until their method (Close, or a *sql.Tx's Rollback) is called:
+	// *sql.Rows, *sql.Conn, *sql.Stmt, *sql.Tx. A chain releases those of
+	// a source it passes over, a retry those of the try it replaces, and a
+	// race its losers'.
+	Handles []Handle
 	// Request is 1 + the index of the first *net/http.Request parameter,
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).
@@ -247,4 +251,11 @@ type Ref struct {
 	Path string // import path; the destination's own for a local name
 	Name string
 	Text string // as written in the annotation
+}
+
+// Handle is a result of a method that holds a connection until Release,
+// its method, is called (see Method.Handles).
+type Handle struct {
+	Index   int    // among the results
+	Release string // Close or Rollback
 }

@@ -742,8 +742,9 @@ type held struct {
 }
 
 // heldResults lists m's results that hold something open (see held): an
-// *http.Response, *sql.Rows, and a *sql.Row that carries the method's
-// error. A *sql.Row that failed holds nothing, so only a race, which
+// *http.Response, database/sql's handles (*sql.Rows, *sql.Conn, *sql.Stmt,
+// *sql.Tx: model.Method.Handles), and a *sql.Row that carries the
+// method's error. A *sql.Row that failed holds nothing, so only a race, which
 // drops the answers of its losers, releases one.
 func heldResults(m *model.Method) []held {
 	var hs []held
@@ -757,11 +758,11 @@ func heldResults(m *model.Method) []held {
 			race: func(v jen.Code) jen.Code { return jen.Qual(HTTPGuardPath, "Drop").Call(v) },
 		})
 	}
-	if m.Rows > 0 {
+	for _, h := range m.Handles {
 		hs = append(hs, held{
-			idx: m.Rows - 1,
+			idx: h.Index,
 			release: func(v jen.Code, why string) jen.Code {
-				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot("Close").Call(), why))
+				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot(h.Release).Call(), why))
 			},
 		})
 	}
