@@ -453,6 +453,7 @@ func (r *race[X, T, A]) run(run *Chain) (T, error) {
 			return r.primaryWon(run, &a)
 		}
 		r.release(a.v)
+		r.passOver(&r.racers[0])
 		end := r.loop(run, nil) // on to the next source, the timer still armed
 		if end.panicked {
 			return r.finish(run, end) // re-raised
@@ -560,8 +561,11 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 		run.tries = int(r.share.tries.Load())
 		if run.outcome(s.route.breaker.Name(), a.err, a.valid, a.err != nil && s.route.excluded(a.err), a.answered) {
 			end.won, end.a = true, a
-		} else if !isUnsent(a.err) {
-			r.release(a.v) // failed or invalid: passed over
+		} else {
+			if !isUnsent(a.err) {
+				r.release(a.v) // failed or invalid: passed over
+			}
+			r.passOver(s)
 		}
 	}
 	for i := range r.racers {
@@ -587,6 +591,22 @@ func (r *race[X, T, A]) loop(run *Chain, first *answer[T]) (end raceEnd[T]) {
 func (r *race[X, T, A]) release(v T) {
 	if r.hooks.Drop != nil {
 		r.hooks.Drop(v)
+	}
+}
+
+// errPassedOver is the cause with which a race ends the ctx of a source
+// that answered and did not win: failed, invalid or unsent.
+var errPassedOver = errors.New("breaker: the source's answer was passed over")
+
+// passOver ends the ctx of s, a source that returned and did not win: its
+// answer was dropped, and a ctx whose Done was asked for (as net/http asks
+// a request's) would stay registered with the call's ctx until that ends.
+func (r *race[X, T, A]) passOver(s *racer) {
+	switch {
+	case s.cancel != nil:
+		s.cancel(errPassedOver)
+	case r.pctx.st.Load() != nil: // else nothing watches the parent
+		r.pctx.cancel(errPassedOver)
 	}
 }
 

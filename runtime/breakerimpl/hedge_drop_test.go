@@ -33,7 +33,7 @@ func (d *dropped) sorted() []int {
 	return slices.Sorted(slices.Values(d.vs))
 }
 
-// dropCall is h.argsCall through RaceArgsDrop (RaceArgsValidDrop with
+// dropCall is h.argsCall through RaceArgsWith (RaceArgsValidWith with
 // h.valid), dropping into d.
 func (h *hedgedChain) dropCall(ctx context.Context, d *dropped) (int, error) {
 	var run breakerimpl.Chain

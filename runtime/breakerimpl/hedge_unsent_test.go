@@ -214,3 +214,38 @@ func TestRaceKeepEndsTheWinnersCtxWhenDone(t *testing.T) {
 		})
 	}
 }
+
+// TestRacePassedOverCtxEnds: the ctx of a source that answered and did
+// not win (failed, invalid) ends when the race moves on from it, whether
+// it is the primary on the caller's goroutine or a source of its own: a
+// ctx whose Done was asked for would otherwise stay registered with the
+// call's ctx for as long as that lives.
+func TestRacePassedOverCtxEnds(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", delay: d / 2, err: errUpstream} // fails before the delay
+		sina := &source{name: "sina", delay: d / 2, v: -1}               // invalid
+		tdx := &source{name: "tdx", delay: d / 2, v: 3}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina, tdx)
+		parent, cancelParent := context.WithCancel(context.Background())
+		defer cancelParent()
+		var ctxs sync.Map
+		var run breakerimpl.Chain
+		run.Start(parent, h.primary)
+		v, err := breakerimpl.RaceArgsValidWith(&run, h.sources[0], h.fallbacks, h.routes, keptArgs{h, &ctxs},
+			func(ctx context.Context, call breakerimpl.Call, impl *source, a keptArgs) (int, bool, error) {
+				a.ctxs.Store(impl.name, ctx)
+				ctx.Done() // as net/http asks a request's ctx
+				v, err := a.h.try(ctx, call, impl)
+				return v, err != nil || v > 0, err
+			}, breakerimpl.RaceHooks[int, keptArgs]{})
+		require.NoError(t, err)
+		assert.Equal(t, 3, v)
+		for _, name := range []string{"eastmoney", "sina"} {
+			c, ok := ctxs.Load(name)
+			require.True(t, ok, name)
+			assert.Error(t, c.(context.Context).Err(), "%s's ctx ended once passed over", name)
+		}
+		c, _ := ctxs.Load("tdx")
+		assert.NoError(t, c.(context.Context).Err(), "the winner's lives on: no Keep")
+	})
+}

@@ -269,15 +269,27 @@ func Share(req *http.Request) *Shared {
 // Take returns the request that one racing source, or one try of it,
 // sends (see [Share]): req itself when it has no body, or to the first
 // that takes it; to every other, a copy whose body is read again through
-// GetBody ([Rewind]), so that no two sources read one body, or, without
-// GetBody, [ErrUnrewindable], and that source sends nothing. GetBody may
-// be called by several sources at once: http.NewRequest's is safe for
-// that.
+// GetBody, called now, so that no two sources read one body; or, without
+// GetBody or when it fails, an error matching [ErrUnrewindable], and that
+// source sends nothing. GetBody may be called by several sources at once:
+// http.NewRequest's is safe for that.
 func Take(req *http.Request, sh *Shared) (*http.Request, error) {
 	if sh == nil || sh.sent.CompareAndSwap(false, true) {
 		return req, nil
 	}
-	return Rewind(req)
+	if req.GetBody == nil {
+		return req, ErrUnrewindable
+	}
+	// Opened now, not at the first Read as Rewind's copy is: the source
+	// sends it at once, and a GetBody that fails must send nothing (the
+	// transport would have written the headers before the first Read).
+	body, err := req.GetBody()
+	if err != nil {
+		return req, fmt.Errorf("%w: GetBody: %w", ErrUnrewindable, err)
+	}
+	again := *req
+	again.Body = body
+	return &again, nil
 }
 
 // Unsent reports why no other source of a hedged call can send req (see

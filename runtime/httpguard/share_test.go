@@ -1,6 +1,7 @@
 package httpguard_test
 
 import (
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -98,4 +99,19 @@ func TestShareOneBody(t *testing.T) {
 	sh = httpguard.Share(post)
 	httpguard.Unshare(post, sh)
 	assert.Equal(t, int32(1), closed.Load(), "never sent: closed at the race's end")
+}
+
+// TestShareGetBodyFails: a GetBody that fails sends nothing: Take reports
+// it, matching ErrUnrewindable, before the source's request is sent.
+func TestShareGetBodyFails(t *testing.T) {
+	post, err := http.NewRequest(http.MethodPost, "http://x/", strings.NewReader("order=1"))
+	require.NoError(t, err)
+	broken := errors.New("no more")
+	post.GetBody = func() (io.ReadCloser, error) { return nil, broken }
+	sh := httpguard.Share(post)
+	_, err = httpguard.Take(post, sh)
+	require.NoError(t, err, "the first source sends the body itself")
+	_, err = httpguard.Take(post, sh)
+	assert.ErrorIs(t, err, httpguard.ErrUnrewindable)
+	assert.ErrorIs(t, err, broken)
 }

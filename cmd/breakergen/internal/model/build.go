@@ -409,6 +409,17 @@ func requestParam(sig *types.Signature) int {
 	return 0
 }
 
+// requests counts the *net/http.Request parameters of sig.
+func requests(sig *types.Signature) int {
+	n := 0
+	for i := range sig.Params().Len() {
+		if isNamedPtr(sig.Params().At(i).Type(), "net/http", "Request") {
+			n++
+		}
+	}
+	return n
+}
+
 // isNamedPtr reports whether t is *path.name.
 func isNamedPtr(t types.Type, path, name string) bool {
 	p, ok := types.Unalias(t).(*types.Pointer)

@@ -430,8 +430,11 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	// A race asks several sources at once and cancels the losers: it
 	// needs a ctx to cancel a loser with.
 	var why string
-	if !mm.Ctx && (mm.Request == 0 || mm.CtxFrom != mm.Request || !mm.CtxWith) {
+	switch {
+	case !mm.Ctx && (mm.Request == 0 || mm.CtxFrom != mm.Request || !mm.CtxWith):
 		why = "the method has no context.Context first parameter to cancel a losing source with"
+	case requests(mm.Sig) > 1:
+		why = "the method takes more than one *http.Request: only the first is given to each racing source as its own, so the sources would read the others' bodies at once"
 	}
 	switch {
 	case why == "":

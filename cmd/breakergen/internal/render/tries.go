@@ -780,9 +780,19 @@ func heldResults(m *model.Method) []held {
 // the winning source's ctx to its answer (breakerimpl.RaceHooks.Keep), of
 // type val (n results, packed as race packs them), or nil: a response's
 // body is read through that ctx after the call returns, so the ctx ends
-// when the body is closed (httpguard.CancelOnClose).
+// when the body is closed (httpguard.CancelOnClose); a request answered
+// without a response ends it at once.
 func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 	m := t.m
+	if m.Request > 0 && m.Response == 0 {
+		// The request was sent and answered within the call: nothing
+		// reads through the winner's ctx after it.
+		v, done := t.a.fresh("answer"), t.a.fresh("done")
+		return jen.Func().Params(jen.Id(v).Add(val), jen.Id(done).Qual("context", "CancelFunc")).Add(val).Block(
+			jen.Id(done).Call(),
+			jen.Return(jen.Id(v)),
+		)
+	}
 	if m.Response == 0 || m.Response > n {
 		return nil
 	}
