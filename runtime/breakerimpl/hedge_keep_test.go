@@ -135,3 +135,50 @@ func TestHedgePrimaryKeepsItsOwnCtx(t *testing.T) {
 		}
 	})
 }
+
+// TestRaceCtxAfterFunc: a ctx derived from a race's primary ctx (as
+// net/http derives one for each request) ends with it, through its
+// AfterFunc rather than a goroutine watching Done; stop withdraws the
+// func before that, and a func registered after the end runs at once.
+func TestRaceCtxAfterFunc(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		parent, cancelParent := context.WithCancel(context.Background())
+		defer cancelParent()
+		for _, end := range []string{"lost", "parent"} {
+			parent, cancelParent := context.WithCancel(parent)
+			c := &raceCtx{parent: parent}
+			child, cancelChild := context.WithCancel(c)
+			defer cancelChild()
+			var ran, stopped int
+			stop := c.AfterFunc(func() { stopped++ })
+			c.AfterFunc(func() { ran++ })
+			if !stop() {
+				t.Fatal("stop before the end reported false")
+			}
+			if end == "lost" {
+				c.cancel(errLost)
+			} else {
+				cancelParent()
+			}
+			synctest.Wait()
+			if child.Err() == nil {
+				t.Errorf("%s: the derived ctx did not end", end)
+			}
+			if ran != 1 || stopped != 0 {
+				t.Errorf("%s: ran %d, stopped func ran %d, want 1, 0", end, ran, stopped)
+			}
+			if stop() {
+				t.Errorf("%s: stop after the end reported true", end)
+			}
+			late := 0
+			if c.AfterFunc(func() { late++ })() {
+				t.Errorf("%s: the stop of a func registered after the end reported true", end)
+			}
+			synctest.Wait()
+			if late != 1 {
+				t.Errorf("%s: a func registered after the end ran %d times, want 1", end, late)
+			}
+			cancelParent()
+		}
+	})
+}
