@@ -75,6 +75,18 @@ type HostTransport interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 
+// MirroredTransport is a Transport whose chain sends a request to a
+// mirror too when the primary has not answered within 50ms, and takes
+// the first good answer (SPEC §9's hedge): the tail of the primary's
+// latency is cut. Each sends a request of its own (a POST's body read
+// again through GetBody), the loser's is cancelled, and a response no
+// caller sees is closed.
+//
+//breaker:name=mirrored threshold=3 reset=10s hedge=50ms failure=httpguard.Failure chain
+type MirroredTransport interface {
+	RoundTrip(req *http.Request) (*http.Response, error)
+}
+
 // QuoteCache reads quotes from Redis and, while Redis fails or its
 // breaker refuses, serves the last value it read for the same key, for
 // up to a day (SPEC §6's stale): a quote page shows the last price rather

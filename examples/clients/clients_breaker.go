@@ -14438,6 +14438,181 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	return
 }
 
+// MirroredTransportBreaker is a MirroredTransport whose methods go through
+// circuit breakers:
+//
+//   - RoundTrip: breaker "mirrored" (failure httpguard.Failure)
+//
+// Create it with NewMirroredTransportBreaker; the zero value is not usable. It
+// is safe for concurrent use when the wrapped MirroredTransport is.
+type MirroredTransportBreaker struct {
+	next     MirroredTransport
+	mirrored *breakerimpl.Route
+}
+
+// NewMirroredTransportBreaker wraps next; breakers and limiters come from reg,
+// or from runtime.Default() when reg is nil.
+func NewMirroredTransportBreaker(next MirroredTransport, reg *runtime.Registry) *MirroredTransportBreaker {
+	return &MirroredTransportBreaker{
+		next: next,
+		mirrored: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "mirrored", FailureThreshold: 3, ResetTimeout: 10 * time.Second},
+		}),
+	}
+}
+
+var _ MirroredTransport = (*MirroredTransportBreaker)(nil)
+
+// RoundTrip calls next.RoundTrip through breaker "mirrored", with the ctx of
+// req.Context(). An answer for which httpguard.Failure returns an error counts
+// as that failure, and still reaches the caller unchanged.
+func (w *MirroredTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	ctx := req.Context()
+	call, ok := w.mirrored.EnterFast()
+	if !ok {
+		if call, err = w.mirrored.Enter(ctx); err != nil {
+			httpguard.CloseBody(req) // refused: no try will close it
+			return
+		}
+	}
+	var outcome error // the breaker's: err, or what httpguard.Failure makes of the answer
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.RoundTrip(req)
+	if outcome = err; err == nil {
+		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
+	}
+	return
+}
+
+// MirroredTransportChain is a MirroredTransport that answers each call from
+// the first source that can: the primary MirroredTransport through the
+// breakers of its routes, then each fallback in order, each through its own
+// breaker. A caller learns which source answered from runtime.WithProvenance.
+//
+// Create it with NewMirroredTransportChain; the zero value is not usable. It
+// is safe for concurrent use when the MirroredTransport values it holds are.
+type MirroredTransportChain struct {
+	primary           MirroredTransport
+	fallbacks         []runtime.Fallback[MirroredTransport]
+	mirrored          *breakerimpl.Route
+	mirroredFallbacks []*breakerimpl.Route
+}
+
+// NewMirroredTransportChain tries primary (guarded by MirroredTransport's
+// annotated routes), then each of fallbacks in order. Breakers and limiters
+// come from reg, or from runtime.Default() when reg is nil; the breaker of a
+// fallback is named "fallback:" and its Name, with the settings of
+// MirroredTransport's default route (breaker "mirrored").
+func NewMirroredTransportChain(primary MirroredTransport, reg *runtime.Registry, fallbacks ...runtime.Fallback[MirroredTransport]) *MirroredTransportChain {
+	c := &MirroredTransportChain{
+		primary:   primary,
+		fallbacks: slices.Clone(fallbacks),
+		mirrored: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "mirrored", FailureThreshold: 3, ResetTimeout: 10 * time.Second},
+			Hedge:   50 * time.Millisecond,
+		}),
+	}
+	for _, fb := range fallbacks {
+		c.mirroredFallbacks = append(c.mirroredFallbacks, breakerimpl.NewRoute(reg, fb.Impl, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: breakerimpl.FallbackName(fb.Name), FailureThreshold: 3, ResetTimeout: 10 * time.Second},
+		}))
+	}
+	return c
+}
+
+var _ MirroredTransport = (*MirroredTransportChain)(nil)
+
+// RoundTrip asks primary.RoundTrip through breaker "mirrored" (failure
+// httpguard.Failure), with the ctx of req.Context(), then each fallback; when
+// the source asked last has not answered within 50ms, the next one is asked
+// too, and the first valid answer wins. An answer for which httpguard.Failure
+// returns an error counts as that failure, and still reaches the caller
+// unchanged. The response of a source passed over, or of one that lost, is
+// closed.
+func (c *MirroredTransportChain) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	ctx := req.Context()
+	var run breakerimpl.Chain
+	if run.Start(ctx, c.mirrored) {
+		defer run.Done()
+	}
+	// raceArgs holds the arguments a try of RoundTrip needs; RaceArgs keeps
+	// a copy of them, so that no closure capturing them is allocated.
+	type raceArgs struct {
+		c      *MirroredTransportChain
+		req    *http.Request
+		shared *httpguard.Shared
+	}
+	// ask makes one try of RoundTrip on a source; RaceArgs asks the sources.
+	ask := func(ctx context.Context, call breakerimpl.Call, impl MirroredTransport, args raceArgs) (struct {
+		r0 *http.Response
+		r1 error
+	}, error) {
+		sent, unsent2 := httpguard.Take(args.req, args.shared)
+		if unsent2 != nil {
+			// another source sent the one body: this one sends nothing
+			var zero struct {
+				r0 *http.Response
+				r1 error
+			}
+			return zero, call.Unsent(ctx, unsent2)
+		}
+		sent = sent.WithContext(ctx) // the source's ctx, cancelled when it loses
+		r0, err, outcome := args.c.tryRoundTrip(ctx, call, impl, sent)
+		return struct {
+			r0 *http.Response
+			r1 error
+		}{r0, err}, outcome
+	}
+	shared := httpguard.Share(req)       // how the sources share the request's body
+	defer httpguard.Unshare(req, shared) // a body no source took is the call's to close
+	var answer3 struct {
+		r0 *http.Response
+		r1 error
+	}
+	answer3, _ = breakerimpl.RaceArgsWith(&run, c.primary, c.fallbacks, c.mirroredFallbacks, raceArgs{c, req, shared}, ask, breakerimpl.RaceHooks[struct {
+		r0 *http.Response
+		r1 error
+	}, raceArgs]{
+		Drop: func(answer struct {
+			r0 *http.Response
+			r1 error
+		}) {
+			httpguard.Drop(answer.r0)
+		},
+		Keep: func(answer2 struct {
+			r0 *http.Response
+			r1 error
+		}, done context.CancelFunc) struct {
+			r0 *http.Response
+			r1 error
+		} {
+			answer2.r0 = httpguard.CancelOnClose(answer2.r0, done)
+			return answer2
+		},
+		Unsent: func(args raceArgs) error {
+			return httpguard.Unsent(args.req, args.shared)
+		},
+	})
+	r0, err = answer3.r0, answer3.r1
+	if run.Won() {
+		return
+	}
+	var zero2 *http.Response
+	return zero2, run.Err()
+}
+
+// tryRoundTrip makes one try of RoundTrip on impl through its route.
+func (c *MirroredTransportChain) tryRoundTrip(ctx context.Context, call breakerimpl.Call, impl MirroredTransport, req *http.Request) (r0 *http.Response, err, outcome error) {
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = impl.RoundTrip(req)
+	if outcome = err; err == nil {
+		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
+	}
+	return
+}
+
 // QuoteCacheBreaker is a QuoteCache whose methods go through circuit breakers:
 //
 //   - Get: breaker "quotecache" (stale 24h)
