@@ -51,7 +51,13 @@ func (w *CmdQuoterBreaker) QuoteCmd(ctx context.Context, code string) (r0 *Cmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.QuoteCmd(ctx, code)
-	err = r0.Err()
+	if r0 == nil {
+		err = breakerimpl.NilResult("CmdQuoter.QuoteCmd", "*Cmd")
+		r0 = new(Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else {
+		err = r0.Err()
+	}
 	return
 }
 
@@ -138,7 +144,13 @@ func (c *CmdQuoterChain) tryQuoteCmd(ctx context.Context, call breakerimpl.Call,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = impl.QuoteCmd(ctx, code)
-	err = r0.Err()
+	if r0 == nil {
+		err = breakerimpl.NilResult("CmdQuoter.QuoteCmd", "*Cmd")
+		r0 = new(Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else {
+		err = r0.Err()
+	}
 	return
 }
 
@@ -564,6 +576,12 @@ func (w *StaleCmdQuoterBreaker) tryQuoteCmd(ctx context.Context, call breakerimp
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.QuoteCmd(ctx, code)
-	err = r0.Err()
+	if r0 == nil {
+		err = breakerimpl.NilResult("StaleCmdQuoter.QuoteCmd", "*Cmd")
+		r0 = new(Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else {
+		err = r0.Err()
+	}
 	return
 }

@@ -170,7 +170,11 @@ func (w *CacheBreaker) ACLCat(ctx context.Context) (r0 *redis.StringSliceCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLCat(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLCat", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -193,7 +197,11 @@ func (w *CacheBreaker) ACLCatArgs(ctx context.Context, options *redis.ACLCatArgs
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLCatArgs(ctx, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLCatArgs", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -216,7 +224,11 @@ func (w *CacheBreaker) ACLDelUser(ctx context.Context, username string) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLDelUser(ctx, username)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLDelUser", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -239,7 +251,11 @@ func (w *CacheBreaker) ACLDryRun(ctx context.Context, username string, command .
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLDryRun(ctx, username, command...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLDryRun", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -262,7 +278,11 @@ func (w *CacheBreaker) ACLGenPass(ctx context.Context, bit int) (r0 *redis.Strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLGenPass(ctx, bit)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLGenPass", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -285,7 +305,11 @@ func (w *CacheBreaker) ACLList(ctx context.Context) (r0 *redis.StringSliceCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLList(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLList", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -308,7 +332,11 @@ func (w *CacheBreaker) ACLLog(ctx context.Context, count int64) (r0 *redis.ACLLo
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLLog(ctx, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLLog", "*redis.ACLLogCmd")
+		r0 = new(redis.ACLLogCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -331,7 +359,11 @@ func (w *CacheBreaker) ACLLogReset(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLLogReset(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLLogReset", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -354,7 +386,11 @@ func (w *CacheBreaker) ACLSetUser(ctx context.Context, username string, rules ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLSetUser(ctx, username, rules...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLSetUser", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -377,7 +413,11 @@ func (w *CacheBreaker) ACLUsers(ctx context.Context) (r0 *redis.StringSliceCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLUsers(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLUsers", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -400,7 +440,11 @@ func (w *CacheBreaker) ACLWhoAmI(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ACLWhoAmI(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ACLWhoAmI", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -423,7 +467,11 @@ func (w *CacheBreaker) ARCount(ctx context.Context, key string) (r0 *redis.UintC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARCount(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARCount", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -446,7 +494,11 @@ func (w *CacheBreaker) ARDel(ctx context.Context, key string, indexes ...uint64)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARDel(ctx, key, indexes...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -469,7 +521,11 @@ func (w *CacheBreaker) ARDelRange(ctx context.Context, key string, ranges ...red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARDelRange(ctx, key, ranges...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARDelRange", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -492,7 +548,11 @@ func (w *CacheBreaker) ARGet(ctx context.Context, key string, index uint64) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARGet(ctx, key, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -515,7 +575,11 @@ func (w *CacheBreaker) ARGetRange(ctx context.Context, key string, start uint64,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARGetRange(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARGetRange", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -538,7 +602,11 @@ func (w *CacheBreaker) ARGrep(ctx context.Context, key string, start string, end
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARGrep(ctx, key, start, end, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARGrep", "*redis.UintSliceCmd")
+		r0 = new(redis.UintSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -561,7 +629,11 @@ func (w *CacheBreaker) ARGrepWithValues(ctx context.Context, key string, start s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARGrepWithValues(ctx, key, start, end, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARGrepWithValues", "*redis.AREntrySliceCmd")
+		r0 = new(redis.AREntrySliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -584,7 +656,11 @@ func (w *CacheBreaker) ARInfo(ctx context.Context, key string) (r0 *redis.MapStr
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARInfo", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -607,7 +683,11 @@ func (w *CacheBreaker) ARInfoFull(ctx context.Context, key string) (r0 *redis.Ma
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARInfoFull(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARInfoFull", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -630,7 +710,11 @@ func (w *CacheBreaker) ARInsert(ctx context.Context, key string, values ...strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARInsert(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARInsert", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -653,7 +737,11 @@ func (w *CacheBreaker) ARLastItems(ctx context.Context, key string, count uint64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARLastItems(ctx, key, count, rev)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARLastItems", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -676,7 +764,11 @@ func (w *CacheBreaker) ARLen(ctx context.Context, key string) (r0 *redis.UintCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARLen(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARLen", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -699,7 +791,11 @@ func (w *CacheBreaker) ARMGet(ctx context.Context, key string, indexes ...uint64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARMGet(ctx, key, indexes...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARMGet", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -722,7 +818,11 @@ func (w *CacheBreaker) ARMSet(ctx context.Context, key string, members ...redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARMSet(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARMSet", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -745,7 +845,11 @@ func (w *CacheBreaker) ARNext(ctx context.Context, key string) (r0 *redis.UintCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARNext(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARNext", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -768,7 +872,11 @@ func (w *CacheBreaker) AROpAnd(ctx context.Context, key string, start uint64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpAnd(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpAnd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -791,7 +899,11 @@ func (w *CacheBreaker) AROpMatch(ctx context.Context, key string, start uint64, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpMatch(ctx, key, start, end, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpMatch", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -814,7 +926,11 @@ func (w *CacheBreaker) AROpMax(ctx context.Context, key string, start uint64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpMax(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpMax", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -837,7 +953,11 @@ func (w *CacheBreaker) AROpMin(ctx context.Context, key string, start uint64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpMin(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpMin", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -860,7 +980,11 @@ func (w *CacheBreaker) AROpOr(ctx context.Context, key string, start uint64, end
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpOr(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpOr", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -883,7 +1007,11 @@ func (w *CacheBreaker) AROpSum(ctx context.Context, key string, start uint64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpSum(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpSum", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -906,7 +1034,11 @@ func (w *CacheBreaker) AROpUsed(ctx context.Context, key string, start uint64, e
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpUsed(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpUsed", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -929,7 +1061,11 @@ func (w *CacheBreaker) AROpXor(ctx context.Context, key string, start uint64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.AROpXor(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.AROpXor", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -952,7 +1088,11 @@ func (w *CacheBreaker) ARRing(ctx context.Context, key string, size uint64, valu
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARRing(ctx, key, size, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARRing", "*redis.UintCmd")
+		r0 = new(redis.UintCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -975,7 +1115,11 @@ func (w *CacheBreaker) ARScan(ctx context.Context, key string, start uint64, end
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARScan(ctx, key, start, end, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARScan", "*redis.AREntrySliceCmd")
+		r0 = new(redis.AREntrySliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -998,7 +1142,11 @@ func (w *CacheBreaker) ARSeek(ctx context.Context, key string, index uint64) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARSeek(ctx, key, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARSeek", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1021,7 +1169,11 @@ func (w *CacheBreaker) ARSet(ctx context.Context, key string, index uint64, valu
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ARSet(ctx, key, index, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ARSet", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1044,7 +1196,11 @@ func (w *CacheBreaker) Append(ctx context.Context, key string, value string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Append(ctx, key, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Append", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1067,7 +1223,11 @@ func (w *CacheBreaker) BFAdd(ctx context.Context, key string, element interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFAdd(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFAdd", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1090,7 +1250,11 @@ func (w *CacheBreaker) BFCard(ctx context.Context, key string) (r0 *redis.IntCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFCard(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1113,7 +1277,11 @@ func (w *CacheBreaker) BFExists(ctx context.Context, key string, element interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFExists(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFExists", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1136,7 +1304,11 @@ func (w *CacheBreaker) BFInfo(ctx context.Context, key string) (r0 *redis.BFInfo
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfo", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1159,7 +1331,11 @@ func (w *CacheBreaker) BFInfoArg(ctx context.Context, key string, option string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoArg(ctx, key, option)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoArg", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1182,7 +1358,11 @@ func (w *CacheBreaker) BFInfoCapacity(ctx context.Context, key string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoCapacity(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoCapacity", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1205,7 +1385,11 @@ func (w *CacheBreaker) BFInfoExpansion(ctx context.Context, key string) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoExpansion(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoExpansion", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1228,7 +1412,11 @@ func (w *CacheBreaker) BFInfoFilters(ctx context.Context, key string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoFilters(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoFilters", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1251,7 +1439,11 @@ func (w *CacheBreaker) BFInfoItems(ctx context.Context, key string) (r0 *redis.B
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoItems(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoItems", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1274,7 +1466,11 @@ func (w *CacheBreaker) BFInfoSize(ctx context.Context, key string) (r0 *redis.BF
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInfoSize(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInfoSize", "*redis.BFInfoCmd")
+		r0 = new(redis.BFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1297,7 +1493,11 @@ func (w *CacheBreaker) BFInsert(ctx context.Context, key string, options *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFInsert(ctx, key, options, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFInsert", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1320,7 +1520,11 @@ func (w *CacheBreaker) BFLoadChunk(ctx context.Context, key string, iterator int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFLoadChunk(ctx, key, iterator, data)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFLoadChunk", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1343,7 +1547,11 @@ func (w *CacheBreaker) BFMAdd(ctx context.Context, key string, elements ...inter
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFMAdd(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFMAdd", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1366,7 +1574,11 @@ func (w *CacheBreaker) BFMExists(ctx context.Context, key string, elements ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFMExists(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFMExists", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1389,7 +1601,11 @@ func (w *CacheBreaker) BFReserve(ctx context.Context, key string, errorRate floa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFReserve(ctx, key, errorRate, capacity)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFReserve", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1412,7 +1628,11 @@ func (w *CacheBreaker) BFReserveExpansion(ctx context.Context, key string, error
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFReserveExpansion(ctx, key, errorRate, capacity, expansion)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFReserveExpansion", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1435,7 +1655,11 @@ func (w *CacheBreaker) BFReserveNonScaling(ctx context.Context, key string, erro
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFReserveNonScaling(ctx, key, errorRate, capacity)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFReserveNonScaling", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1458,7 +1682,11 @@ func (w *CacheBreaker) BFReserveWithArgs(ctx context.Context, key string, option
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFReserveWithArgs(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFReserveWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1481,7 +1709,11 @@ func (w *CacheBreaker) BFScanDump(ctx context.Context, key string, iterator int6
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BFScanDump(ctx, key, iterator)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BFScanDump", "*redis.ScanDumpCmd")
+		r0 = new(redis.ScanDumpCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1504,7 +1736,11 @@ func (w *CacheBreaker) BLMPop(ctx context.Context, timeout time.Duration, direct
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BLMPop(ctx, timeout, direction, count, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BLMPop", "*redis.KeyValuesCmd")
+		r0 = new(redis.KeyValuesCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1527,7 +1763,11 @@ func (w *CacheBreaker) BLMove(ctx context.Context, source string, destination st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BLMove(ctx, source, destination, srcpos, destpos, timeout)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BLMove", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1550,7 +1790,11 @@ func (w *CacheBreaker) BLMoveM(ctx context.Context, source string, destination s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BLMoveM(ctx, source, destination, srcpos, destpos, timeout, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BLMoveM", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1573,7 +1817,11 @@ func (w *CacheBreaker) BLPop(ctx context.Context, timeout time.Duration, keys ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BLPop(ctx, timeout, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BLPop", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1596,7 +1844,11 @@ func (w *CacheBreaker) BRPop(ctx context.Context, timeout time.Duration, keys ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BRPop(ctx, timeout, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BRPop", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1619,7 +1871,11 @@ func (w *CacheBreaker) BRPopLPush(ctx context.Context, source string, destinatio
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BRPopLPush(ctx, source, destination, timeout)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BRPopLPush", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1642,7 +1898,11 @@ func (w *CacheBreaker) BZMPop(ctx context.Context, timeout time.Duration, order 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BZMPop(ctx, timeout, order, count, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BZMPop", "*redis.ZSliceWithKeyCmd")
+		r0 = new(redis.ZSliceWithKeyCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1665,7 +1925,11 @@ func (w *CacheBreaker) BZPopMax(ctx context.Context, timeout time.Duration, keys
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BZPopMax(ctx, timeout, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BZPopMax", "*redis.ZWithKeyCmd")
+		r0 = new(redis.ZWithKeyCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1688,7 +1952,11 @@ func (w *CacheBreaker) BZPopMin(ctx context.Context, timeout time.Duration, keys
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BZPopMin(ctx, timeout, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BZPopMin", "*redis.ZWithKeyCmd")
+		r0 = new(redis.ZWithKeyCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1711,7 +1979,11 @@ func (w *CacheBreaker) BgRewriteAOF(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BgRewriteAOF(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BgRewriteAOF", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1734,7 +2006,11 @@ func (w *CacheBreaker) BgSave(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BgSave(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BgSave", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1757,7 +2033,11 @@ func (w *CacheBreaker) BitCount(ctx context.Context, key string, bitCount *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitCount(ctx, key, bitCount)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1780,7 +2060,11 @@ func (w *CacheBreaker) BitField(ctx context.Context, key string, values ...inter
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitField(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitField", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1803,7 +2087,11 @@ func (w *CacheBreaker) BitFieldRO(ctx context.Context, key string, values ...int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitFieldRO(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitFieldRO", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1826,7 +2114,11 @@ func (w *CacheBreaker) BitOpAnd(ctx context.Context, destKey string, keys ...str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpAnd(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpAnd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1849,7 +2141,11 @@ func (w *CacheBreaker) BitOpAndOr(ctx context.Context, destKey string, keys ...s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpAndOr(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpAndOr", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1872,7 +2168,11 @@ func (w *CacheBreaker) BitOpDiff(ctx context.Context, destKey string, keys ...st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpDiff(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpDiff", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1895,7 +2195,11 @@ func (w *CacheBreaker) BitOpDiff1(ctx context.Context, destKey string, keys ...s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpDiff1(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpDiff1", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1918,7 +2222,11 @@ func (w *CacheBreaker) BitOpNot(ctx context.Context, destKey string, key string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpNot(ctx, destKey, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpNot", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1941,7 +2249,11 @@ func (w *CacheBreaker) BitOpOne(ctx context.Context, destKey string, keys ...str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpOne(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpOne", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1964,7 +2276,11 @@ func (w *CacheBreaker) BitOpOr(ctx context.Context, destKey string, keys ...stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpOr(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpOr", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -1987,7 +2303,11 @@ func (w *CacheBreaker) BitOpXor(ctx context.Context, destKey string, keys ...str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitOpXor(ctx, destKey, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitOpXor", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2010,7 +2330,11 @@ func (w *CacheBreaker) BitPos(ctx context.Context, key string, bit int64, pos ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitPos(ctx, key, bit, pos...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitPos", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2033,7 +2357,11 @@ func (w *CacheBreaker) BitPosSpan(ctx context.Context, key string, bit int8, sta
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.BitPosSpan(ctx, key, bit, start, end, span)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.BitPosSpan", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2056,7 +2384,11 @@ func (w *CacheBreaker) CFAdd(ctx context.Context, key string, element interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFAdd(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFAdd", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2079,7 +2411,11 @@ func (w *CacheBreaker) CFAddNX(ctx context.Context, key string, element interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFAddNX(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFAddNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2102,7 +2438,11 @@ func (w *CacheBreaker) CFCount(ctx context.Context, key string, element interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFCount(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2125,7 +2465,11 @@ func (w *CacheBreaker) CFDel(ctx context.Context, key string, element interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFDel(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFDel", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2148,7 +2492,11 @@ func (w *CacheBreaker) CFExists(ctx context.Context, key string, element interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFExists(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFExists", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2171,7 +2519,11 @@ func (w *CacheBreaker) CFInfo(ctx context.Context, key string) (r0 *redis.CFInfo
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFInfo", "*redis.CFInfoCmd")
+		r0 = new(redis.CFInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2194,7 +2546,11 @@ func (w *CacheBreaker) CFInsert(ctx context.Context, key string, options *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFInsert(ctx, key, options, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFInsert", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2217,7 +2573,11 @@ func (w *CacheBreaker) CFInsertNX(ctx context.Context, key string, options *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFInsertNX(ctx, key, options, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFInsertNX", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2240,7 +2600,11 @@ func (w *CacheBreaker) CFLoadChunk(ctx context.Context, key string, iterator int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFLoadChunk(ctx, key, iterator, data)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFLoadChunk", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2263,7 +2627,11 @@ func (w *CacheBreaker) CFMExists(ctx context.Context, key string, elements ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFMExists(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFMExists", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2286,7 +2654,11 @@ func (w *CacheBreaker) CFReserve(ctx context.Context, key string, capacity int64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFReserve(ctx, key, capacity)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFReserve", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2309,7 +2681,11 @@ func (w *CacheBreaker) CFReserveBucketSize(ctx context.Context, key string, capa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFReserveBucketSize(ctx, key, capacity, bucketsize)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFReserveBucketSize", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2332,7 +2708,11 @@ func (w *CacheBreaker) CFReserveExpansion(ctx context.Context, key string, capac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFReserveExpansion(ctx, key, capacity, expansion)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFReserveExpansion", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2355,7 +2735,11 @@ func (w *CacheBreaker) CFReserveMaxIterations(ctx context.Context, key string, c
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFReserveMaxIterations(ctx, key, capacity, maxiterations)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFReserveMaxIterations", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2378,7 +2762,11 @@ func (w *CacheBreaker) CFReserveWithArgs(ctx context.Context, key string, option
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFReserveWithArgs(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFReserveWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2401,7 +2789,11 @@ func (w *CacheBreaker) CFScanDump(ctx context.Context, key string, iterator int6
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CFScanDump(ctx, key, iterator)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CFScanDump", "*redis.ScanDumpCmd")
+		r0 = new(redis.ScanDumpCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2424,7 +2816,11 @@ func (w *CacheBreaker) CMSIncrBy(ctx context.Context, key string, elements ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSIncrBy(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSIncrBy", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2447,7 +2843,11 @@ func (w *CacheBreaker) CMSInfo(ctx context.Context, key string) (r0 *redis.CMSIn
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSInfo", "*redis.CMSInfoCmd")
+		r0 = new(redis.CMSInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2470,7 +2870,11 @@ func (w *CacheBreaker) CMSInitByDim(ctx context.Context, key string, width int64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSInitByDim(ctx, key, width, height)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSInitByDim", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2493,7 +2897,11 @@ func (w *CacheBreaker) CMSInitByProb(ctx context.Context, key string, errorRate 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSInitByProb(ctx, key, errorRate, probability)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSInitByProb", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2516,7 +2924,11 @@ func (w *CacheBreaker) CMSMerge(ctx context.Context, destKey string, sourceKeys 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSMerge(ctx, destKey, sourceKeys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSMerge", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2539,7 +2951,11 @@ func (w *CacheBreaker) CMSMergeWithWeight(ctx context.Context, destKey string, s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSMergeWithWeight(ctx, destKey, sourceKeys)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSMergeWithWeight", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2562,7 +2978,11 @@ func (w *CacheBreaker) CMSQuery(ctx context.Context, key string, elements ...int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CMSQuery(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CMSQuery", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2585,7 +3005,11 @@ func (w *CacheBreaker) ClientGetName(ctx context.Context) (r0 *redis.StringCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientGetName(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientGetName", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2608,7 +3032,11 @@ func (w *CacheBreaker) ClientID(ctx context.Context) (r0 *redis.IntCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientID(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientID", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2631,7 +3059,11 @@ func (w *CacheBreaker) ClientInfo(ctx context.Context) (r0 *redis.ClientInfoCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientInfo(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientInfo", "*redis.ClientInfoCmd")
+		r0 = new(redis.ClientInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2654,7 +3086,11 @@ func (w *CacheBreaker) ClientKill(ctx context.Context, ipPort string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientKill(ctx, ipPort)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientKill", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2677,7 +3113,11 @@ func (w *CacheBreaker) ClientKillByFilter(ctx context.Context, keys ...string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientKillByFilter(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientKillByFilter", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2700,7 +3140,11 @@ func (w *CacheBreaker) ClientList(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientList(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientList", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2723,7 +3167,11 @@ func (w *CacheBreaker) ClientMaintNotifications(ctx context.Context, enabled boo
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientMaintNotifications(ctx, enabled, endpointType)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientMaintNotifications", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2746,7 +3194,11 @@ func (w *CacheBreaker) ClientPause(ctx context.Context, dur time.Duration) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientPause(ctx, dur)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientPause", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2769,7 +3221,11 @@ func (w *CacheBreaker) ClientTracking(ctx context.Context, on bool, opt *redis.C
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientTracking(ctx, on, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientTracking", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2792,7 +3248,11 @@ func (w *CacheBreaker) ClientTrackingOff(ctx context.Context) (r0 *redis.StatusC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientTrackingOff(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientTrackingOff", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2815,7 +3275,11 @@ func (w *CacheBreaker) ClientTrackingOn(ctx context.Context, opt *redis.ClientTr
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientTrackingOn(ctx, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientTrackingOn", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2838,7 +3302,11 @@ func (w *CacheBreaker) ClientUnblock(ctx context.Context, id int64) (r0 *redis.I
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientUnblock(ctx, id)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientUnblock", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2861,7 +3329,11 @@ func (w *CacheBreaker) ClientUnblockWithError(ctx context.Context, id int64) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientUnblockWithError(ctx, id)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientUnblockWithError", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2884,7 +3356,11 @@ func (w *CacheBreaker) ClientUnpause(ctx context.Context) (r0 *redis.BoolCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClientUnpause(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClientUnpause", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2907,7 +3383,11 @@ func (w *CacheBreaker) ClusterAddSlots(ctx context.Context, slots ...int) (r0 *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterAddSlots(ctx, slots...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterAddSlots", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2930,7 +3410,11 @@ func (w *CacheBreaker) ClusterAddSlotsRange(ctx context.Context, min int, max in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterAddSlotsRange(ctx, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterAddSlotsRange", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2953,7 +3437,11 @@ func (w *CacheBreaker) ClusterCountFailureReports(ctx context.Context, nodeID st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterCountFailureReports(ctx, nodeID)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterCountFailureReports", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2976,7 +3464,11 @@ func (w *CacheBreaker) ClusterCountKeysInSlot(ctx context.Context, slot int) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterCountKeysInSlot(ctx, slot)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterCountKeysInSlot", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -2999,7 +3491,11 @@ func (w *CacheBreaker) ClusterDelSlots(ctx context.Context, slots ...int) (r0 *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterDelSlots(ctx, slots...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterDelSlots", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3022,7 +3518,11 @@ func (w *CacheBreaker) ClusterDelSlotsRange(ctx context.Context, min int, max in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterDelSlotsRange(ctx, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterDelSlotsRange", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3045,7 +3545,11 @@ func (w *CacheBreaker) ClusterFailover(ctx context.Context) (r0 *redis.StatusCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterFailover(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterFailover", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3068,7 +3572,11 @@ func (w *CacheBreaker) ClusterForget(ctx context.Context, nodeID string) (r0 *re
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterForget(ctx, nodeID)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterForget", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3091,7 +3599,11 @@ func (w *CacheBreaker) ClusterGetKeysInSlot(ctx context.Context, slot int, count
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterGetKeysInSlot(ctx, slot, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterGetKeysInSlot", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3114,7 +3626,11 @@ func (w *CacheBreaker) ClusterInfo(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterInfo(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterInfo", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3137,7 +3653,11 @@ func (w *CacheBreaker) ClusterKeySlot(ctx context.Context, key string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterKeySlot(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterKeySlot", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3160,7 +3680,11 @@ func (w *CacheBreaker) ClusterLinks(ctx context.Context) (r0 *redis.ClusterLinks
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterLinks(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterLinks", "*redis.ClusterLinksCmd")
+		r0 = new(redis.ClusterLinksCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3183,7 +3707,11 @@ func (w *CacheBreaker) ClusterMeet(ctx context.Context, host string, port string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterMeet(ctx, host, port)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterMeet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3206,7 +3734,11 @@ func (w *CacheBreaker) ClusterMyID(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterMyID(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterMyID", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3229,7 +3761,11 @@ func (w *CacheBreaker) ClusterMyShardID(ctx context.Context) (r0 *redis.StringCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterMyShardID(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterMyShardID", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3252,7 +3788,11 @@ func (w *CacheBreaker) ClusterNodes(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterNodes(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterNodes", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3275,7 +3815,11 @@ func (w *CacheBreaker) ClusterReplicate(ctx context.Context, nodeID string) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterReplicate(ctx, nodeID)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterReplicate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3298,7 +3842,11 @@ func (w *CacheBreaker) ClusterResetHard(ctx context.Context) (r0 *redis.StatusCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterResetHard(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterResetHard", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3321,7 +3869,11 @@ func (w *CacheBreaker) ClusterResetSoft(ctx context.Context) (r0 *redis.StatusCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterResetSoft(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterResetSoft", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3344,7 +3896,11 @@ func (w *CacheBreaker) ClusterSaveConfig(ctx context.Context) (r0 *redis.StatusC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterSaveConfig(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterSaveConfig", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3367,7 +3923,11 @@ func (w *CacheBreaker) ClusterShards(ctx context.Context) (r0 *redis.ClusterShar
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterShards(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterShards", "*redis.ClusterShardsCmd")
+		r0 = new(redis.ClusterShardsCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3390,7 +3950,11 @@ func (w *CacheBreaker) ClusterSlaves(ctx context.Context, nodeID string) (r0 *re
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterSlaves(ctx, nodeID)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterSlaves", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3413,7 +3977,11 @@ func (w *CacheBreaker) ClusterSlots(ctx context.Context) (r0 *redis.ClusterSlots
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ClusterSlots(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ClusterSlots", "*redis.ClusterSlotsCmd")
+		r0 = new(redis.ClusterSlotsCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3436,7 +4004,11 @@ func (w *CacheBreaker) Command(ctx context.Context) (r0 *redis.CommandsInfoCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Command(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Command", "*redis.CommandsInfoCmd")
+		r0 = new(redis.CommandsInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3459,7 +4031,11 @@ func (w *CacheBreaker) CommandGetKeys(ctx context.Context, commands ...interface
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CommandGetKeys(ctx, commands...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CommandGetKeys", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3482,7 +4058,11 @@ func (w *CacheBreaker) CommandGetKeysAndFlags(ctx context.Context, commands ...i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CommandGetKeysAndFlags(ctx, commands...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CommandGetKeysAndFlags", "*redis.KeyFlagsCmd")
+		r0 = new(redis.KeyFlagsCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3505,7 +4085,11 @@ func (w *CacheBreaker) CommandList(ctx context.Context, filter *redis.FilterBy) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.CommandList(ctx, filter)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.CommandList", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3528,7 +4112,11 @@ func (w *CacheBreaker) ConfigGet(ctx context.Context, parameter string) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ConfigGet(ctx, parameter)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ConfigGet", "*redis.MapStringStringCmd")
+		r0 = new(redis.MapStringStringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3551,7 +4139,11 @@ func (w *CacheBreaker) ConfigResetStat(ctx context.Context) (r0 *redis.StatusCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ConfigResetStat(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ConfigResetStat", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3574,7 +4166,11 @@ func (w *CacheBreaker) ConfigRewrite(ctx context.Context) (r0 *redis.StatusCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ConfigRewrite(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ConfigRewrite", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3597,7 +4193,11 @@ func (w *CacheBreaker) ConfigSet(ctx context.Context, parameter string, value st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ConfigSet(ctx, parameter, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ConfigSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3620,7 +4220,11 @@ func (w *CacheBreaker) Copy(ctx context.Context, sourceKey string, destKey strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Copy(ctx, sourceKey, destKey, db, replace)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Copy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3643,7 +4247,11 @@ func (w *CacheBreaker) DBSize(ctx context.Context) (r0 *redis.IntCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.DBSize(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.DBSize", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3666,7 +4274,11 @@ func (w *CacheBreaker) DebugObject(ctx context.Context, key string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.DebugObject(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.DebugObject", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3689,7 +4301,11 @@ func (w *CacheBreaker) Decr(ctx context.Context, key string) (r0 *redis.IntCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Decr(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Decr", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3712,7 +4328,11 @@ func (w *CacheBreaker) DecrBy(ctx context.Context, key string, decrement int64) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.DecrBy(ctx, key, decrement)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.DecrBy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3735,7 +4355,11 @@ func (w *CacheBreaker) Del(ctx context.Context, keys ...string) (r0 *redis.IntCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Del(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Del", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3758,7 +4382,11 @@ func (w *CacheBreaker) DelExArgs(ctx context.Context, key string, a redis.DelExA
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.DelExArgs(ctx, key, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.DelExArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3781,7 +4409,11 @@ func (w *CacheBreaker) Digest(ctx context.Context, key string) (r0 *redis.Digest
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Digest(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Digest", "*redis.DigestCmd")
+		r0 = new(redis.DigestCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3804,7 +4436,11 @@ func (w *CacheBreaker) Dump(ctx context.Context, key string) (r0 *redis.StringCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Dump(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Dump", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3827,7 +4463,11 @@ func (w *CacheBreaker) Echo(ctx context.Context, message interface{}) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Echo(ctx, message)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Echo", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3850,7 +4490,11 @@ func (w *CacheBreaker) Eval(ctx context.Context, script string, keys []string, a
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Eval(ctx, script, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Eval", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3873,7 +4517,11 @@ func (w *CacheBreaker) EvalRO(ctx context.Context, script string, keys []string,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.EvalRO(ctx, script, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.EvalRO", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3896,7 +4544,11 @@ func (w *CacheBreaker) EvalSha(ctx context.Context, sha1 string, keys []string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.EvalSha(ctx, sha1, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.EvalSha", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3919,7 +4571,11 @@ func (w *CacheBreaker) EvalShaRO(ctx context.Context, sha1 string, keys []string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.EvalShaRO(ctx, sha1, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.EvalShaRO", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3942,7 +4598,11 @@ func (w *CacheBreaker) Exists(ctx context.Context, keys ...string) (r0 *redis.In
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Exists(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Exists", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3965,7 +4625,11 @@ func (w *CacheBreaker) Expire(ctx context.Context, key string, expiration time.D
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Expire(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Expire", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -3988,7 +4652,11 @@ func (w *CacheBreaker) ExpireAt(ctx context.Context, key string, tm time.Time) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireAt(ctx, key, tm)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireAt", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4011,7 +4679,11 @@ func (w *CacheBreaker) ExpireGT(ctx context.Context, key string, expiration time
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireGT(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireGT", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4034,7 +4706,11 @@ func (w *CacheBreaker) ExpireLT(ctx context.Context, key string, expiration time
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireLT(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireLT", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4057,7 +4733,11 @@ func (w *CacheBreaker) ExpireNX(ctx context.Context, key string, expiration time
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireNX(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4080,7 +4760,11 @@ func (w *CacheBreaker) ExpireTime(ctx context.Context, key string) (r0 *redis.Du
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireTime(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireTime", "*redis.DurationCmd")
+		r0 = new(redis.DurationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4103,7 +4787,11 @@ func (w *CacheBreaker) ExpireXX(ctx context.Context, key string, expiration time
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ExpireXX(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ExpireXX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4126,7 +4814,11 @@ func (w *CacheBreaker) FCall(ctx context.Context, function string, keys []string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FCall(ctx, function, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FCall", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4149,7 +4841,11 @@ func (w *CacheBreaker) FCallRO(ctx context.Context, function string, keys []stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FCallRO(ctx, function, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FCallRO", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4172,7 +4868,11 @@ func (w *CacheBreaker) FCallRo(ctx context.Context, function string, keys []stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FCallRo(ctx, function, keys, args...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FCallRo", "*redis.Cmd")
+		r0 = new(redis.Cmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4195,7 +4895,11 @@ func (w *CacheBreaker) FTAggregate(ctx context.Context, index string, query stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAggregate(ctx, index, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAggregate", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4218,7 +4922,11 @@ func (w *CacheBreaker) FTAggregateWithArgs(ctx context.Context, index string, qu
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAggregateWithArgs(ctx, index, query, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAggregateWithArgs", "*redis.AggregateCmd")
+		r0 = new(redis.AggregateCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4241,7 +4949,11 @@ func (w *CacheBreaker) FTAliasAdd(ctx context.Context, index string, alias strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAliasAdd(ctx, index, alias)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAliasAdd", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4264,7 +4976,11 @@ func (w *CacheBreaker) FTAliasDel(ctx context.Context, alias string) (r0 *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAliasDel(ctx, alias)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAliasDel", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4287,7 +5003,11 @@ func (w *CacheBreaker) FTAliasList(ctx context.Context, index string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAliasList(ctx, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAliasList", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4310,7 +5030,11 @@ func (w *CacheBreaker) FTAliasUpdate(ctx context.Context, index string, alias st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAliasUpdate(ctx, index, alias)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAliasUpdate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4333,7 +5057,11 @@ func (w *CacheBreaker) FTAlter(ctx context.Context, index string, skipInitialSca
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTAlter(ctx, index, skipInitialScan, definition)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTAlter", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4357,7 +5085,11 @@ func (w *CacheBreaker) FTConfigGet(ctx context.Context, option string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTConfigGet(ctx, option)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTConfigGet", "*redis.MapMapStringInterfaceCmd")
+		r0 = new(redis.MapMapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4380,7 +5112,11 @@ func (w *CacheBreaker) FTConfigSet(ctx context.Context, option string, value int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTConfigSet(ctx, option, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTConfigSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4403,7 +5139,11 @@ func (w *CacheBreaker) FTCreate(ctx context.Context, index string, options *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTCreate(ctx, index, options, schema...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTCreate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4426,7 +5166,11 @@ func (w *CacheBreaker) FTCursorDel(ctx context.Context, index string, cursorId i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTCursorDel(ctx, index, cursorId)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTCursorDel", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4449,7 +5193,11 @@ func (w *CacheBreaker) FTCursorRead(ctx context.Context, index string, cursorId 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTCursorRead(ctx, index, cursorId, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTCursorRead", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4472,7 +5220,11 @@ func (w *CacheBreaker) FTDictAdd(ctx context.Context, dict string, term ...inter
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTDictAdd(ctx, dict, term...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTDictAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4495,7 +5247,11 @@ func (w *CacheBreaker) FTDictDel(ctx context.Context, dict string, term ...inter
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTDictDel(ctx, dict, term...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTDictDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4518,7 +5274,11 @@ func (w *CacheBreaker) FTDictDump(ctx context.Context, dict string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTDictDump(ctx, dict)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTDictDump", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4541,7 +5301,11 @@ func (w *CacheBreaker) FTDropIndex(ctx context.Context, index string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTDropIndex(ctx, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTDropIndex", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4564,7 +5328,11 @@ func (w *CacheBreaker) FTDropIndexWithArgs(ctx context.Context, index string, op
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTDropIndexWithArgs(ctx, index, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTDropIndexWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4587,7 +5355,11 @@ func (w *CacheBreaker) FTExplain(ctx context.Context, index string, query string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTExplain(ctx, index, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTExplain", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4610,7 +5382,11 @@ func (w *CacheBreaker) FTExplainWithArgs(ctx context.Context, index string, quer
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTExplainWithArgs(ctx, index, query, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTExplainWithArgs", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4633,7 +5409,11 @@ func (w *CacheBreaker) FTHybrid(ctx context.Context, index string, searchExpr st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTHybrid(ctx, index, searchExpr, vectorField, vectorData)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTHybrid", "*redis.FTHybridCmd")
+		r0 = new(redis.FTHybridCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4656,7 +5436,11 @@ func (w *CacheBreaker) FTHybridWithArgs(ctx context.Context, index string, optio
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTHybridWithArgs(ctx, index, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTHybridWithArgs", "*redis.FTHybridCmd")
+		r0 = new(redis.FTHybridCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4679,7 +5463,11 @@ func (w *CacheBreaker) FTInfo(ctx context.Context, index string) (r0 *redis.FTIn
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTInfo(ctx, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTInfo", "*redis.FTInfoCmd")
+		r0 = new(redis.FTInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4702,7 +5490,11 @@ func (w *CacheBreaker) FTSearch(ctx context.Context, index string, query string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSearch(ctx, index, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSearch", "*redis.FTSearchCmd")
+		r0 = new(redis.FTSearchCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4725,7 +5517,11 @@ func (w *CacheBreaker) FTSearchWithArgs(ctx context.Context, index string, query
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSearchWithArgs(ctx, index, query, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSearchWithArgs", "*redis.FTSearchCmd")
+		r0 = new(redis.FTSearchCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4748,7 +5544,11 @@ func (w *CacheBreaker) FTSpellCheck(ctx context.Context, index string, query str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSpellCheck(ctx, index, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSpellCheck", "*redis.FTSpellCheckCmd")
+		r0 = new(redis.FTSpellCheckCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4772,7 +5572,11 @@ func (w *CacheBreaker) FTSpellCheckWithArgs(ctx context.Context, index string, q
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSpellCheckWithArgs(ctx, index, query, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSpellCheckWithArgs", "*redis.FTSpellCheckCmd")
+		r0 = new(redis.FTSpellCheckCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4795,7 +5599,11 @@ func (w *CacheBreaker) FTSynDump(ctx context.Context, index string) (r0 *redis.F
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSynDump(ctx, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSynDump", "*redis.FTSynDumpCmd")
+		r0 = new(redis.FTSynDumpCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4818,7 +5626,11 @@ func (w *CacheBreaker) FTSynUpdate(ctx context.Context, index string, synGroupId
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSynUpdate(ctx, index, synGroupId, terms)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSynUpdate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4841,7 +5653,11 @@ func (w *CacheBreaker) FTSynUpdateWithArgs(ctx context.Context, index string, sy
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTSynUpdateWithArgs(ctx, index, synGroupId, options, terms)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTSynUpdateWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4864,7 +5680,11 @@ func (w *CacheBreaker) FTTagVals(ctx context.Context, index string, field string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FTTagVals(ctx, index, field)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FTTagVals", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4887,7 +5707,11 @@ func (w *CacheBreaker) FT_List(ctx context.Context) (r0 *redis.StringSliceCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FT_List(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FT_List", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4910,7 +5734,11 @@ func (w *CacheBreaker) FlushAll(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FlushAll(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FlushAll", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4933,7 +5761,11 @@ func (w *CacheBreaker) FlushAllAsync(ctx context.Context) (r0 *redis.StatusCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FlushAllAsync(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FlushAllAsync", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4956,7 +5788,11 @@ func (w *CacheBreaker) FlushDB(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FlushDB(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FlushDB", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -4979,7 +5815,11 @@ func (w *CacheBreaker) FlushDBAsync(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FlushDBAsync(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FlushDBAsync", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5002,7 +5842,11 @@ func (w *CacheBreaker) FunctionDelete(ctx context.Context, libName string) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionDelete(ctx, libName)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionDelete", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5025,7 +5869,11 @@ func (w *CacheBreaker) FunctionDump(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionDump(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionDump", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5048,7 +5896,11 @@ func (w *CacheBreaker) FunctionFlush(ctx context.Context) (r0 *redis.StringCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionFlush(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionFlush", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5071,7 +5923,11 @@ func (w *CacheBreaker) FunctionFlushAsync(ctx context.Context) (r0 *redis.String
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionFlushAsync(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionFlushAsync", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5094,7 +5950,11 @@ func (w *CacheBreaker) FunctionKill(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionKill(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionKill", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5117,7 +5977,11 @@ func (w *CacheBreaker) FunctionList(ctx context.Context, q redis.FunctionListQue
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionList(ctx, q)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionList", "*redis.FunctionListCmd")
+		r0 = new(redis.FunctionListCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5140,7 +6004,11 @@ func (w *CacheBreaker) FunctionLoad(ctx context.Context, code string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionLoad(ctx, code)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionLoad", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5163,7 +6031,11 @@ func (w *CacheBreaker) FunctionLoadReplace(ctx context.Context, code string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionLoadReplace(ctx, code)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionLoadReplace", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5186,7 +6058,11 @@ func (w *CacheBreaker) FunctionRestore(ctx context.Context, libDump string) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionRestore(ctx, libDump)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionRestore", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5209,7 +6085,11 @@ func (w *CacheBreaker) FunctionStats(ctx context.Context) (r0 *redis.FunctionSta
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.FunctionStats(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.FunctionStats", "*redis.FunctionStatsCmd")
+		r0 = new(redis.FunctionStatsCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5232,7 +6112,11 @@ func (w *CacheBreaker) GeoAdd(ctx context.Context, key string, geoLocation ...*r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoAdd(ctx, key, geoLocation...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5255,7 +6139,11 @@ func (w *CacheBreaker) GeoDist(ctx context.Context, key string, member1 string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoDist(ctx, key, member1, member2, unit)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoDist", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5278,7 +6166,11 @@ func (w *CacheBreaker) GeoHash(ctx context.Context, key string, members ...strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoHash(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoHash", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5301,7 +6193,11 @@ func (w *CacheBreaker) GeoPos(ctx context.Context, key string, members ...string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoPos(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoPos", "*redis.GeoPosCmd")
+		r0 = new(redis.GeoPosCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5324,7 +6220,11 @@ func (w *CacheBreaker) GeoRadius(ctx context.Context, key string, longitude floa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoRadius(ctx, key, longitude, latitude, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoRadius", "*redis.GeoLocationCmd")
+		r0 = new(redis.GeoLocationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5347,7 +6247,11 @@ func (w *CacheBreaker) GeoRadiusByMember(ctx context.Context, key string, member
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoRadiusByMember(ctx, key, member, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoRadiusByMember", "*redis.GeoLocationCmd")
+		r0 = new(redis.GeoLocationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5370,7 +6274,11 @@ func (w *CacheBreaker) GeoRadiusByMemberStore(ctx context.Context, key string, m
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoRadiusByMemberStore(ctx, key, member, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoRadiusByMemberStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5393,7 +6301,11 @@ func (w *CacheBreaker) GeoRadiusStore(ctx context.Context, key string, longitude
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoRadiusStore(ctx, key, longitude, latitude, query)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoRadiusStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5416,7 +6328,11 @@ func (w *CacheBreaker) GeoSearch(ctx context.Context, key string, q *redis.GeoSe
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoSearch(ctx, key, q)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoSearch", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5439,7 +6355,11 @@ func (w *CacheBreaker) GeoSearchLocation(ctx context.Context, key string, q *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoSearchLocation(ctx, key, q)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoSearchLocation", "*redis.GeoSearchLocationCmd")
+		r0 = new(redis.GeoSearchLocationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5462,7 +6382,11 @@ func (w *CacheBreaker) GeoSearchStore(ctx context.Context, key string, store str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GeoSearchStore(ctx, key, store, q)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GeoSearchStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5485,7 +6409,11 @@ func (w *CacheBreaker) Get(ctx context.Context, key string) (r0 *redis.StringCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Get(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Get", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5508,7 +6436,11 @@ func (w *CacheBreaker) GetBit(ctx context.Context, key string, offset int64) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetBit(ctx, key, offset)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetBit", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5531,7 +6463,11 @@ func (w *CacheBreaker) GetDel(ctx context.Context, key string) (r0 *redis.String
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetDel(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetDel", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5554,7 +6490,11 @@ func (w *CacheBreaker) GetEx(ctx context.Context, key string, expiration time.Du
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetEx(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetEx", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5577,7 +6517,11 @@ func (w *CacheBreaker) GetRange(ctx context.Context, key string, start int64, en
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetRange(ctx, key, start, end)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetRange", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5600,7 +6544,11 @@ func (w *CacheBreaker) GetSet(ctx context.Context, key string, value interface{}
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetSet(ctx, key, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetSet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5623,7 +6571,11 @@ func (w *CacheBreaker) GetToBuffer(ctx context.Context, key string, buf []byte) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.GetToBuffer(ctx, key, buf)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.GetToBuffer", "*redis.ZeroCopyStringCmd")
+		r0 = new(redis.ZeroCopyStringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5646,7 +6598,11 @@ func (w *CacheBreaker) HDel(ctx context.Context, key string, fields ...string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HDel(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5669,7 +6625,11 @@ func (w *CacheBreaker) HExists(ctx context.Context, key string, field string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExists(ctx, key, field)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExists", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5692,7 +6652,11 @@ func (w *CacheBreaker) HExpire(ctx context.Context, key string, expiration time.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExpire(ctx, key, expiration, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExpire", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5715,7 +6679,11 @@ func (w *CacheBreaker) HExpireAt(ctx context.Context, key string, tm time.Time, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExpireAt(ctx, key, tm, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExpireAt", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5738,7 +6706,11 @@ func (w *CacheBreaker) HExpireAtWithArgs(ctx context.Context, key string, tm tim
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExpireAtWithArgs(ctx, key, tm, expirationArgs, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExpireAtWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5761,7 +6733,11 @@ func (w *CacheBreaker) HExpireTime(ctx context.Context, key string, fields ...st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExpireTime(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExpireTime", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5784,7 +6760,11 @@ func (w *CacheBreaker) HExpireWithArgs(ctx context.Context, key string, expirati
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HExpireWithArgs(ctx, key, expiration, expirationArgs, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HExpireWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5807,7 +6787,11 @@ func (w *CacheBreaker) HGet(ctx context.Context, key string, field string) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HGet(ctx, key, field)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5830,7 +6814,11 @@ func (w *CacheBreaker) HGetAll(ctx context.Context, key string) (r0 *redis.MapSt
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HGetAll(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HGetAll", "*redis.MapStringStringCmd")
+		r0 = new(redis.MapStringStringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5853,7 +6841,11 @@ func (w *CacheBreaker) HGetDel(ctx context.Context, key string, fields ...string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HGetDel(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HGetDel", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5876,7 +6868,11 @@ func (w *CacheBreaker) HGetEX(ctx context.Context, key string, fields ...string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HGetEX(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HGetEX", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5899,7 +6895,11 @@ func (w *CacheBreaker) HGetEXWithArgs(ctx context.Context, key string, options *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HGetEXWithArgs(ctx, key, options, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HGetEXWithArgs", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5922,7 +6922,11 @@ func (w *CacheBreaker) HImportDiscard(ctx context.Context, fieldsetName string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HImportDiscard(ctx, fieldsetName)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HImportDiscard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5945,7 +6949,11 @@ func (w *CacheBreaker) HImportDiscardAll(ctx context.Context) (r0 *redis.IntCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HImportDiscardAll(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HImportDiscardAll", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5968,7 +6976,11 @@ func (w *CacheBreaker) HImportPrepare(ctx context.Context, fieldsetName string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HImportPrepare(ctx, fieldsetName, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HImportPrepare", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -5991,7 +7003,11 @@ func (w *CacheBreaker) HImportSet(ctx context.Context, key string, fieldsetName 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HImportSet(ctx, key, fieldsetName, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HImportSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6014,7 +7030,11 @@ func (w *CacheBreaker) HIncrBy(ctx context.Context, key string, field string, in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HIncrBy(ctx, key, field, incr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HIncrBy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6037,7 +7057,11 @@ func (w *CacheBreaker) HIncrByFloat(ctx context.Context, key string, field strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HIncrByFloat(ctx, key, field, incr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HIncrByFloat", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6060,7 +7084,11 @@ func (w *CacheBreaker) HKeys(ctx context.Context, key string) (r0 *redis.StringS
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HKeys(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HKeys", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6083,7 +7111,11 @@ func (w *CacheBreaker) HLen(ctx context.Context, key string) (r0 *redis.IntCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HLen(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6106,7 +7138,11 @@ func (w *CacheBreaker) HMGet(ctx context.Context, key string, fields ...string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HMGet(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HMGet", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6129,7 +7165,11 @@ func (w *CacheBreaker) HMSet(ctx context.Context, key string, values ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HMSet(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HMSet", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6152,7 +7192,11 @@ func (w *CacheBreaker) HPExpire(ctx context.Context, key string, expiration time
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPExpire(ctx, key, expiration, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPExpire", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6175,7 +7219,11 @@ func (w *CacheBreaker) HPExpireAt(ctx context.Context, key string, tm time.Time,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPExpireAt(ctx, key, tm, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPExpireAt", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6198,7 +7246,11 @@ func (w *CacheBreaker) HPExpireAtWithArgs(ctx context.Context, key string, tm ti
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPExpireAtWithArgs(ctx, key, tm, expirationArgs, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPExpireAtWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6221,7 +7273,11 @@ func (w *CacheBreaker) HPExpireTime(ctx context.Context, key string, fields ...s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPExpireTime(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPExpireTime", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6244,7 +7300,11 @@ func (w *CacheBreaker) HPExpireWithArgs(ctx context.Context, key string, expirat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPExpireWithArgs(ctx, key, expiration, expirationArgs, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPExpireWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6267,7 +7327,11 @@ func (w *CacheBreaker) HPTTL(ctx context.Context, key string, fields ...string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPTTL(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPTTL", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6290,7 +7354,11 @@ func (w *CacheBreaker) HPersist(ctx context.Context, key string, fields ...strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HPersist(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HPersist", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6313,7 +7381,11 @@ func (w *CacheBreaker) HRandField(ctx context.Context, key string, count int) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HRandField(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HRandField", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6337,7 +7409,11 @@ func (w *CacheBreaker) HRandFieldWithValues(ctx context.Context, key string, cou
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HRandFieldWithValues(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HRandFieldWithValues", "*redis.KeyValueSliceCmd")
+		r0 = new(redis.KeyValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6360,7 +7436,11 @@ func (w *CacheBreaker) HScan(ctx context.Context, key string, cursor uint64, mat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HScan(ctx, key, cursor, match, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HScan", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6383,7 +7463,11 @@ func (w *CacheBreaker) HScanNoValues(ctx context.Context, key string, cursor uin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HScanNoValues(ctx, key, cursor, match, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HScanNoValues", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6406,7 +7490,11 @@ func (w *CacheBreaker) HSet(ctx context.Context, key string, values ...interface
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HSet(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HSet", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6429,7 +7517,11 @@ func (w *CacheBreaker) HSetEX(ctx context.Context, key string, fieldsAndValues .
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HSetEX(ctx, key, fieldsAndValues...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HSetEX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6452,7 +7544,11 @@ func (w *CacheBreaker) HSetEXWithArgs(ctx context.Context, key string, options *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HSetEXWithArgs(ctx, key, options, fieldsAndValues...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HSetEXWithArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6475,7 +7571,11 @@ func (w *CacheBreaker) HSetNX(ctx context.Context, key string, field string, val
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HSetNX(ctx, key, field, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HSetNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6498,7 +7598,11 @@ func (w *CacheBreaker) HStrLen(ctx context.Context, key string, field string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HStrLen(ctx, key, field)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HStrLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6521,7 +7625,11 @@ func (w *CacheBreaker) HTTL(ctx context.Context, key string, fields ...string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HTTL(ctx, key, fields...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HTTL", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6544,7 +7652,11 @@ func (w *CacheBreaker) HVals(ctx context.Context, key string) (r0 *redis.StringS
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.HVals(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.HVals", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6567,7 +7679,11 @@ func (w *CacheBreaker) Incr(ctx context.Context, key string) (r0 *redis.IntCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Incr(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Incr", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6590,7 +7706,11 @@ func (w *CacheBreaker) IncrBy(ctx context.Context, key string, value int64) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.IncrBy(ctx, key, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.IncrBy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6613,7 +7733,11 @@ func (w *CacheBreaker) IncrByFloat(ctx context.Context, key string, value float6
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.IncrByFloat(ctx, key, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.IncrByFloat", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6636,7 +7760,11 @@ func (w *CacheBreaker) IncrEXFloat(ctx context.Context, key string, args redis.I
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.IncrEXFloat(ctx, key, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.IncrEXFloat", "*redis.IncrEXFloatCmd")
+		r0 = new(redis.IncrEXFloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6659,7 +7787,11 @@ func (w *CacheBreaker) IncrEXInt(ctx context.Context, key string, args redis.Inc
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.IncrEXInt(ctx, key, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.IncrEXInt", "*redis.IncrEXIntCmd")
+		r0 = new(redis.IncrEXIntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6682,7 +7814,11 @@ func (w *CacheBreaker) Info(ctx context.Context, section ...string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Info(ctx, section...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Info", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6705,7 +7841,11 @@ func (w *CacheBreaker) InfoMap(ctx context.Context, section ...string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.InfoMap(ctx, section...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.InfoMap", "*redis.InfoCmd")
+		r0 = new(redis.InfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6728,7 +7868,11 @@ func (w *CacheBreaker) JSONArrAppend(ctx context.Context, key string, path strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrAppend(ctx, key, path, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrAppend", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6751,7 +7895,11 @@ func (w *CacheBreaker) JSONArrIndex(ctx context.Context, key string, path string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrIndex(ctx, key, path, value...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrIndex", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6774,7 +7922,11 @@ func (w *CacheBreaker) JSONArrIndexWithArgs(ctx context.Context, key string, pat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrIndexWithArgs(ctx, key, path, options, value...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrIndexWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6797,7 +7949,11 @@ func (w *CacheBreaker) JSONArrInsert(ctx context.Context, key string, path strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrInsert(ctx, key, path, index, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrInsert", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6820,7 +7976,11 @@ func (w *CacheBreaker) JSONArrLen(ctx context.Context, key string, path string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrLen(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrLen", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6843,7 +8003,11 @@ func (w *CacheBreaker) JSONArrPop(ctx context.Context, key string, path string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrPop(ctx, key, path, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrPop", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6866,7 +8030,11 @@ func (w *CacheBreaker) JSONArrTrim(ctx context.Context, key string, path string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrTrim(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrTrim", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6889,7 +8057,11 @@ func (w *CacheBreaker) JSONArrTrimWithArgs(ctx context.Context, key string, path
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONArrTrimWithArgs(ctx, key, path, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONArrTrimWithArgs", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6912,7 +8084,11 @@ func (w *CacheBreaker) JSONClear(ctx context.Context, key string, path string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONClear(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONClear", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6935,7 +8111,11 @@ func (w *CacheBreaker) JSONDebugMemory(ctx context.Context, key string, path str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONDebugMemory(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONDebugMemory", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6958,7 +8138,11 @@ func (w *CacheBreaker) JSONDel(ctx context.Context, key string, path string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONDel(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -6981,7 +8165,11 @@ func (w *CacheBreaker) JSONForget(ctx context.Context, key string, path string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONForget(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONForget", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7004,7 +8192,11 @@ func (w *CacheBreaker) JSONGet(ctx context.Context, key string, paths ...string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONGet(ctx, key, paths...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONGet", "*redis.JSONCmd")
+		r0 = new(redis.JSONCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7027,7 +8219,11 @@ func (w *CacheBreaker) JSONGetWithArgs(ctx context.Context, key string, options 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONGetWithArgs(ctx, key, options, paths...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONGetWithArgs", "*redis.JSONCmd")
+		r0 = new(redis.JSONCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7050,7 +8246,11 @@ func (w *CacheBreaker) JSONMGet(ctx context.Context, path string, keys ...string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONMGet(ctx, path, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONMGet", "*redis.JSONSliceCmd")
+		r0 = new(redis.JSONSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7073,7 +8273,11 @@ func (w *CacheBreaker) JSONMSet(ctx context.Context, params ...interface{}) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONMSet(ctx, params...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONMSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7096,7 +8300,11 @@ func (w *CacheBreaker) JSONMSetArgs(ctx context.Context, docs []redis.JSONSetArg
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONMSetArgs(ctx, docs)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONMSetArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7119,7 +8327,11 @@ func (w *CacheBreaker) JSONMerge(ctx context.Context, key string, path string, v
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONMerge(ctx, key, path, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONMerge", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7142,7 +8354,11 @@ func (w *CacheBreaker) JSONNumIncrBy(ctx context.Context, key string, path strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONNumIncrBy(ctx, key, path, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONNumIncrBy", "*redis.JSONCmd")
+		r0 = new(redis.JSONCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7165,7 +8381,11 @@ func (w *CacheBreaker) JSONObjKeys(ctx context.Context, key string, path string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONObjKeys(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONObjKeys", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7188,7 +8408,11 @@ func (w *CacheBreaker) JSONObjLen(ctx context.Context, key string, path string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONObjLen(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONObjLen", "*redis.IntPointerSliceCmd")
+		r0 = new(redis.IntPointerSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7211,7 +8435,11 @@ func (w *CacheBreaker) JSONSet(ctx context.Context, key string, path string, val
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONSet(ctx, key, path, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7234,7 +8462,11 @@ func (w *CacheBreaker) JSONSetMode(ctx context.Context, key string, path string,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONSetMode(ctx, key, path, value, mode)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONSetMode", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7257,7 +8489,11 @@ func (w *CacheBreaker) JSONSetWithArgs(ctx context.Context, key string, path str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONSetWithArgs(ctx, key, path, value, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONSetWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7280,7 +8516,11 @@ func (w *CacheBreaker) JSONStrAppend(ctx context.Context, key string, path strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONStrAppend(ctx, key, path, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONStrAppend", "*redis.IntPointerSliceCmd")
+		r0 = new(redis.IntPointerSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7303,7 +8543,11 @@ func (w *CacheBreaker) JSONStrLen(ctx context.Context, key string, path string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONStrLen(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONStrLen", "*redis.IntPointerSliceCmd")
+		r0 = new(redis.IntPointerSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7326,7 +8570,11 @@ func (w *CacheBreaker) JSONToggle(ctx context.Context, key string, path string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONToggle(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONToggle", "*redis.IntPointerSliceCmd")
+		r0 = new(redis.IntPointerSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7349,7 +8597,11 @@ func (w *CacheBreaker) JSONType(ctx context.Context, key string, path string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.JSONType(ctx, key, path)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.JSONType", "*redis.JSONSliceCmd")
+		r0 = new(redis.JSONSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7372,7 +8624,11 @@ func (w *CacheBreaker) Keys(ctx context.Context, pattern string) (r0 *redis.Stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Keys(ctx, pattern)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Keys", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7395,7 +8651,11 @@ func (w *CacheBreaker) LCS(ctx context.Context, q *redis.LCSQuery) (r0 *redis.LC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LCS(ctx, q)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LCS", "*redis.LCSCmd")
+		r0 = new(redis.LCSCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7418,7 +8678,11 @@ func (w *CacheBreaker) LIndex(ctx context.Context, key string, index int64) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LIndex(ctx, key, index)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LIndex", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7441,7 +8705,11 @@ func (w *CacheBreaker) LInsert(ctx context.Context, key string, op string, pivot
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LInsert(ctx, key, op, pivot, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LInsert", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7464,7 +8732,11 @@ func (w *CacheBreaker) LInsertAfter(ctx context.Context, key string, pivot inter
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LInsertAfter(ctx, key, pivot, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LInsertAfter", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7487,7 +8759,11 @@ func (w *CacheBreaker) LInsertBefore(ctx context.Context, key string, pivot inte
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LInsertBefore(ctx, key, pivot, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LInsertBefore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7510,7 +8786,11 @@ func (w *CacheBreaker) LLen(ctx context.Context, key string) (r0 *redis.IntCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LLen(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7533,7 +8813,11 @@ func (w *CacheBreaker) LMPop(ctx context.Context, direction string, count int64,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LMPop(ctx, direction, count, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LMPop", "*redis.KeyValuesCmd")
+		r0 = new(redis.KeyValuesCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7556,7 +8840,11 @@ func (w *CacheBreaker) LMove(ctx context.Context, source string, destination str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LMove(ctx, source, destination, srcpos, destpos)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LMove", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7579,7 +8867,11 @@ func (w *CacheBreaker) LMoveM(ctx context.Context, source string, destination st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LMoveM(ctx, source, destination, srcpos, destpos, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LMoveM", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7602,7 +8894,11 @@ func (w *CacheBreaker) LPop(ctx context.Context, key string) (r0 *redis.StringCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPop(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPop", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7625,7 +8921,11 @@ func (w *CacheBreaker) LPopCount(ctx context.Context, key string, count int) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPopCount(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPopCount", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7648,7 +8948,11 @@ func (w *CacheBreaker) LPos(ctx context.Context, key string, value string, args 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPos(ctx, key, value, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPos", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7671,7 +8975,11 @@ func (w *CacheBreaker) LPosCount(ctx context.Context, key string, value string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPosCount(ctx, key, value, count, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPosCount", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7694,7 +9002,11 @@ func (w *CacheBreaker) LPush(ctx context.Context, key string, values ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPush(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPush", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7717,7 +9029,11 @@ func (w *CacheBreaker) LPushX(ctx context.Context, key string, values ...interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LPushX(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LPushX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7740,7 +9056,11 @@ func (w *CacheBreaker) LRange(ctx context.Context, key string, start int64, stop
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LRange(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LRange", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7763,7 +9083,11 @@ func (w *CacheBreaker) LRem(ctx context.Context, key string, count int64, value 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LRem(ctx, key, count, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LRem", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7786,7 +9110,11 @@ func (w *CacheBreaker) LSet(ctx context.Context, key string, index int64, value 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LSet(ctx, key, index, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7809,7 +9137,11 @@ func (w *CacheBreaker) LTrim(ctx context.Context, key string, start int64, stop 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LTrim(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LTrim", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7832,7 +9164,11 @@ func (w *CacheBreaker) LastSave(ctx context.Context) (r0 *redis.IntCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LastSave(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LastSave", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7855,7 +9191,11 @@ func (w *CacheBreaker) Latency(ctx context.Context) (r0 *redis.LatencyCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Latency(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Latency", "*redis.LatencyCmd")
+		r0 = new(redis.LatencyCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7878,7 +9218,11 @@ func (w *CacheBreaker) LatencyReset(ctx context.Context, events ...interface{}) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.LatencyReset(ctx, events...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.LatencyReset", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7901,7 +9245,11 @@ func (w *CacheBreaker) MGet(ctx context.Context, keys ...string) (r0 *redis.Slic
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.MGet(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.MGet", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7924,7 +9272,11 @@ func (w *CacheBreaker) MSet(ctx context.Context, values ...interface{}) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.MSet(ctx, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.MSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7947,7 +9299,11 @@ func (w *CacheBreaker) MSetEX(ctx context.Context, args redis.MSetEXArgs, values
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.MSetEX(ctx, args, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.MSetEX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7970,7 +9326,11 @@ func (w *CacheBreaker) MSetNX(ctx context.Context, values ...interface{}) (r0 *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.MSetNX(ctx, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.MSetNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -7993,7 +9353,11 @@ func (w *CacheBreaker) MemoryUsage(ctx context.Context, key string, samples ...i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.MemoryUsage(ctx, key, samples...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.MemoryUsage", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8016,7 +9380,11 @@ func (w *CacheBreaker) Migrate(ctx context.Context, host string, port string, ke
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Migrate(ctx, host, port, key, db, timeout)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Migrate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8039,7 +9407,11 @@ func (w *CacheBreaker) ModuleLoadex(ctx context.Context, conf *redis.ModuleLoade
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ModuleLoadex(ctx, conf)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ModuleLoadex", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8062,7 +9434,11 @@ func (w *CacheBreaker) Move(ctx context.Context, key string, db int) (r0 *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Move(ctx, key, db)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Move", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8085,7 +9461,11 @@ func (w *CacheBreaker) ObjectEncoding(ctx context.Context, key string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ObjectEncoding(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ObjectEncoding", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8108,7 +9488,11 @@ func (w *CacheBreaker) ObjectFreq(ctx context.Context, key string) (r0 *redis.In
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ObjectFreq(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ObjectFreq", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8131,7 +9515,11 @@ func (w *CacheBreaker) ObjectIdleTime(ctx context.Context, key string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ObjectIdleTime(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ObjectIdleTime", "*redis.DurationCmd")
+		r0 = new(redis.DurationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8154,7 +9542,11 @@ func (w *CacheBreaker) ObjectRefCount(ctx context.Context, key string) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ObjectRefCount(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ObjectRefCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8177,7 +9569,11 @@ func (w *CacheBreaker) PExpire(ctx context.Context, key string, expiration time.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PExpire(ctx, key, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PExpire", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8200,7 +9596,11 @@ func (w *CacheBreaker) PExpireAt(ctx context.Context, key string, tm time.Time) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PExpireAt(ctx, key, tm)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PExpireAt", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8223,7 +9623,11 @@ func (w *CacheBreaker) PExpireTime(ctx context.Context, key string) (r0 *redis.D
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PExpireTime(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PExpireTime", "*redis.DurationCmd")
+		r0 = new(redis.DurationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8246,7 +9650,11 @@ func (w *CacheBreaker) PFAdd(ctx context.Context, key string, els ...interface{}
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PFAdd(ctx, key, els...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PFAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8269,7 +9677,11 @@ func (w *CacheBreaker) PFCount(ctx context.Context, keys ...string) (r0 *redis.I
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PFCount(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PFCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8292,7 +9704,11 @@ func (w *CacheBreaker) PFMerge(ctx context.Context, dest string, keys ...string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PFMerge(ctx, dest, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PFMerge", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8315,7 +9731,11 @@ func (w *CacheBreaker) PTTL(ctx context.Context, key string) (r0 *redis.Duration
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PTTL(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PTTL", "*redis.DurationCmd")
+		r0 = new(redis.DurationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8338,7 +9758,11 @@ func (w *CacheBreaker) Persist(ctx context.Context, key string) (r0 *redis.BoolC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Persist(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Persist", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8361,7 +9785,11 @@ func (w *CacheBreaker) Ping(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Ping(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Ping", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8405,7 +9833,11 @@ func (w *CacheBreaker) PubSubChannels(ctx context.Context, pattern string) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PubSubChannels(ctx, pattern)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PubSubChannels", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8428,7 +9860,11 @@ func (w *CacheBreaker) PubSubNumPat(ctx context.Context) (r0 *redis.IntCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PubSubNumPat(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PubSubNumPat", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8451,7 +9887,11 @@ func (w *CacheBreaker) PubSubNumSub(ctx context.Context, channels ...string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PubSubNumSub(ctx, channels...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PubSubNumSub", "*redis.MapStringIntCmd")
+		r0 = new(redis.MapStringIntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8474,7 +9914,11 @@ func (w *CacheBreaker) PubSubShardChannels(ctx context.Context, pattern string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PubSubShardChannels(ctx, pattern)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PubSubShardChannels", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8497,7 +9941,11 @@ func (w *CacheBreaker) PubSubShardNumSub(ctx context.Context, channels ...string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.PubSubShardNumSub(ctx, channels...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.PubSubShardNumSub", "*redis.MapStringIntCmd")
+		r0 = new(redis.MapStringIntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8520,7 +9968,11 @@ func (w *CacheBreaker) Publish(ctx context.Context, channel string, message inte
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Publish(ctx, channel, message)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Publish", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8543,7 +9995,11 @@ func (w *CacheBreaker) Quit(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Quit(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Quit", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8566,7 +10022,11 @@ func (w *CacheBreaker) RPop(ctx context.Context, key string) (r0 *redis.StringCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RPop(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RPop", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8589,7 +10049,11 @@ func (w *CacheBreaker) RPopCount(ctx context.Context, key string, count int) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RPopCount(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RPopCount", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8612,7 +10076,11 @@ func (w *CacheBreaker) RPopLPush(ctx context.Context, source string, destination
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RPopLPush(ctx, source, destination)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RPopLPush", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8635,7 +10103,11 @@ func (w *CacheBreaker) RPush(ctx context.Context, key string, values ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RPush(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RPush", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8658,7 +10130,11 @@ func (w *CacheBreaker) RPushX(ctx context.Context, key string, values ...interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RPushX(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RPushX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8681,7 +10157,11 @@ func (w *CacheBreaker) RandomKey(ctx context.Context) (r0 *redis.StringCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RandomKey(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RandomKey", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8704,7 +10184,11 @@ func (w *CacheBreaker) ReadOnly(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ReadOnly(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ReadOnly", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8727,7 +10211,11 @@ func (w *CacheBreaker) ReadWrite(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ReadWrite(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ReadWrite", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8750,7 +10238,11 @@ func (w *CacheBreaker) Rename(ctx context.Context, key string, newkey string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Rename(ctx, key, newkey)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Rename", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8773,7 +10265,11 @@ func (w *CacheBreaker) RenameNX(ctx context.Context, key string, newkey string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RenameNX(ctx, key, newkey)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RenameNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8796,7 +10292,11 @@ func (w *CacheBreaker) ReplicaOf(ctx context.Context, host string, port string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ReplicaOf(ctx, host, port)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ReplicaOf", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8819,7 +10319,11 @@ func (w *CacheBreaker) Restore(ctx context.Context, key string, ttl time.Duratio
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Restore(ctx, key, ttl, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Restore", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8842,7 +10346,11 @@ func (w *CacheBreaker) RestoreReplace(ctx context.Context, key string, ttl time.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.RestoreReplace(ctx, key, ttl, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.RestoreReplace", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8865,7 +10373,11 @@ func (w *CacheBreaker) SAdd(ctx context.Context, key string, members ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SAdd(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8888,7 +10400,11 @@ func (w *CacheBreaker) SCard(ctx context.Context, key string) (r0 *redis.IntCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SCard(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8911,7 +10427,11 @@ func (w *CacheBreaker) SDiff(ctx context.Context, keys ...string) (r0 *redis.Str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SDiff(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SDiff", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8934,7 +10454,11 @@ func (w *CacheBreaker) SDiffCard(ctx context.Context, opts *redis.SDiffCardOptio
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SDiffCard(ctx, opts, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SDiffCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8957,7 +10481,11 @@ func (w *CacheBreaker) SDiffStore(ctx context.Context, destination string, keys 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SDiffStore(ctx, destination, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SDiffStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -8980,7 +10508,11 @@ func (w *CacheBreaker) SInter(ctx context.Context, keys ...string) (r0 *redis.St
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SInter(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SInter", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9003,7 +10535,11 @@ func (w *CacheBreaker) SInterCard(ctx context.Context, limit int64, keys ...stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SInterCard(ctx, limit, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SInterCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9026,7 +10562,11 @@ func (w *CacheBreaker) SInterStore(ctx context.Context, destination string, keys
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SInterStore(ctx, destination, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SInterStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9049,7 +10589,11 @@ func (w *CacheBreaker) SIsMember(ctx context.Context, key string, member interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SIsMember(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SIsMember", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9072,7 +10616,11 @@ func (w *CacheBreaker) SMIsMember(ctx context.Context, key string, members ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SMIsMember(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SMIsMember", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9095,7 +10643,11 @@ func (w *CacheBreaker) SMembers(ctx context.Context, key string) (r0 *redis.Stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SMembers(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SMembers", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9118,7 +10670,11 @@ func (w *CacheBreaker) SMembersMap(ctx context.Context, key string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SMembersMap(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SMembersMap", "*redis.StringStructMapCmd")
+		r0 = new(redis.StringStructMapCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9141,7 +10697,11 @@ func (w *CacheBreaker) SMove(ctx context.Context, source string, destination str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SMove(ctx, source, destination, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SMove", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9164,7 +10724,11 @@ func (w *CacheBreaker) SPop(ctx context.Context, key string) (r0 *redis.StringCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SPop(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SPop", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9187,7 +10751,11 @@ func (w *CacheBreaker) SPopN(ctx context.Context, key string, count int64) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SPopN(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SPopN", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9210,7 +10778,11 @@ func (w *CacheBreaker) SPublish(ctx context.Context, channel string, message int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SPublish(ctx, channel, message)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SPublish", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9233,7 +10805,11 @@ func (w *CacheBreaker) SRandMember(ctx context.Context, key string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SRandMember(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SRandMember", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9256,7 +10832,11 @@ func (w *CacheBreaker) SRandMemberN(ctx context.Context, key string, count int64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SRandMemberN(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SRandMemberN", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9279,7 +10859,11 @@ func (w *CacheBreaker) SRem(ctx context.Context, key string, members ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SRem(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SRem", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9302,7 +10886,11 @@ func (w *CacheBreaker) SScan(ctx context.Context, key string, cursor uint64, mat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SScan(ctx, key, cursor, match, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SScan", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9325,7 +10913,11 @@ func (w *CacheBreaker) SUnion(ctx context.Context, keys ...string) (r0 *redis.St
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SUnion(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SUnion", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9348,7 +10940,11 @@ func (w *CacheBreaker) SUnionCard(ctx context.Context, opts *redis.SUnionCardOpt
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SUnionCard(ctx, opts, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SUnionCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9371,7 +10967,11 @@ func (w *CacheBreaker) SUnionStore(ctx context.Context, destination string, keys
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SUnionStore(ctx, destination, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SUnionStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9394,7 +10994,11 @@ func (w *CacheBreaker) Save(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Save(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Save", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9417,7 +11021,11 @@ func (w *CacheBreaker) Scan(ctx context.Context, cursor uint64, match string, co
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Scan(ctx, cursor, match, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Scan", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9440,7 +11048,11 @@ func (w *CacheBreaker) ScanType(ctx context.Context, cursor uint64, match string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ScanType(ctx, cursor, match, count, keyType)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ScanType", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9463,7 +11075,11 @@ func (w *CacheBreaker) ScriptExists(ctx context.Context, hashes ...string) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ScriptExists(ctx, hashes...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ScriptExists", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9486,7 +11102,11 @@ func (w *CacheBreaker) ScriptFlush(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ScriptFlush(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ScriptFlush", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9509,7 +11129,11 @@ func (w *CacheBreaker) ScriptKill(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ScriptKill(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ScriptKill", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9532,7 +11156,11 @@ func (w *CacheBreaker) ScriptLoad(ctx context.Context, script string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ScriptLoad(ctx, script)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ScriptLoad", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9555,7 +11183,11 @@ func (w *CacheBreaker) Set(ctx context.Context, key string, value interface{}, e
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Set(ctx, key, value, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Set", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9578,7 +11210,11 @@ func (w *CacheBreaker) SetArgs(ctx context.Context, key string, value interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetArgs(ctx, key, value, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9601,7 +11237,11 @@ func (w *CacheBreaker) SetBit(ctx context.Context, key string, offset int64, val
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetBit(ctx, key, offset, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetBit", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9624,7 +11264,11 @@ func (w *CacheBreaker) SetEx(ctx context.Context, key string, value interface{},
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetEx(ctx, key, value, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetEx", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9647,7 +11291,11 @@ func (w *CacheBreaker) SetFromBuffer(ctx context.Context, key string, buf []byte
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetFromBuffer(ctx, key, buf)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetFromBuffer", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9670,7 +11318,11 @@ func (w *CacheBreaker) SetIFDEQ(ctx context.Context, key string, value interface
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFDEQ(ctx, key, value, matchDigest, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFDEQ", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9693,7 +11345,11 @@ func (w *CacheBreaker) SetIFDEQGet(ctx context.Context, key string, value interf
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFDEQGet(ctx, key, value, matchDigest, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFDEQGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9716,7 +11372,11 @@ func (w *CacheBreaker) SetIFDNE(ctx context.Context, key string, value interface
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFDNE(ctx, key, value, matchDigest, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFDNE", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9739,7 +11399,11 @@ func (w *CacheBreaker) SetIFDNEGet(ctx context.Context, key string, value interf
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFDNEGet(ctx, key, value, matchDigest, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFDNEGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9762,7 +11426,11 @@ func (w *CacheBreaker) SetIFEQ(ctx context.Context, key string, value interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFEQ(ctx, key, value, matchValue, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFEQ", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9785,7 +11453,11 @@ func (w *CacheBreaker) SetIFEQGet(ctx context.Context, key string, value interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFEQGet(ctx, key, value, matchValue, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFEQGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9808,7 +11480,11 @@ func (w *CacheBreaker) SetIFNE(ctx context.Context, key string, value interface{
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFNE(ctx, key, value, matchValue, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFNE", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9831,7 +11507,11 @@ func (w *CacheBreaker) SetIFNEGet(ctx context.Context, key string, value interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetIFNEGet(ctx, key, value, matchValue, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetIFNEGet", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9854,7 +11534,11 @@ func (w *CacheBreaker) SetNX(ctx context.Context, key string, value interface{},
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetNX(ctx, key, value, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetNX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9877,7 +11561,11 @@ func (w *CacheBreaker) SetRange(ctx context.Context, key string, offset int64, v
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetRange(ctx, key, offset, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetRange", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9900,7 +11588,11 @@ func (w *CacheBreaker) SetXX(ctx context.Context, key string, value interface{},
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SetXX(ctx, key, value, expiration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SetXX", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9923,7 +11615,11 @@ func (w *CacheBreaker) Shutdown(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Shutdown(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Shutdown", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9946,7 +11642,11 @@ func (w *CacheBreaker) ShutdownNoSave(ctx context.Context) (r0 *redis.StatusCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ShutdownNoSave(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ShutdownNoSave", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9969,7 +11669,11 @@ func (w *CacheBreaker) ShutdownSave(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ShutdownSave(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ShutdownSave", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -9992,7 +11696,11 @@ func (w *CacheBreaker) SlaveOf(ctx context.Context, host string, port string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SlaveOf(ctx, host, port)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SlaveOf", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10015,7 +11723,11 @@ func (w *CacheBreaker) SlowLogGet(ctx context.Context, num int64) (r0 *redis.Slo
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SlowLogGet(ctx, num)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SlowLogGet", "*redis.SlowLogCmd")
+		r0 = new(redis.SlowLogCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10038,7 +11750,11 @@ func (w *CacheBreaker) SlowLogLen(ctx context.Context) (r0 *redis.IntCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SlowLogLen(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SlowLogLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10061,7 +11777,11 @@ func (w *CacheBreaker) SlowLogReset(ctx context.Context) (r0 *redis.StatusCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SlowLogReset(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SlowLogReset", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10084,7 +11804,11 @@ func (w *CacheBreaker) Sort(ctx context.Context, key string, sort *redis.Sort) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Sort(ctx, key, sort)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Sort", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10107,7 +11831,11 @@ func (w *CacheBreaker) SortInterfaces(ctx context.Context, key string, sort *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SortInterfaces(ctx, key, sort)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SortInterfaces", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10130,7 +11858,11 @@ func (w *CacheBreaker) SortRO(ctx context.Context, key string, sort *redis.Sort)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SortRO(ctx, key, sort)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SortRO", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10153,7 +11885,11 @@ func (w *CacheBreaker) SortStore(ctx context.Context, key string, store string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.SortStore(ctx, key, store, sort)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.SortStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10176,7 +11912,11 @@ func (w *CacheBreaker) StrLen(ctx context.Context, key string) (r0 *redis.IntCmd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.StrLen(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.StrLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10199,7 +11939,11 @@ func (w *CacheBreaker) TDigestAdd(ctx context.Context, key string, elements ...f
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestAdd(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestAdd", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10222,7 +11966,11 @@ func (w *CacheBreaker) TDigestByRank(ctx context.Context, key string, rank ...ui
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestByRank(ctx, key, rank...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestByRank", "*redis.FloatSliceCmd")
+		r0 = new(redis.FloatSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10245,7 +11993,11 @@ func (w *CacheBreaker) TDigestByRevRank(ctx context.Context, key string, rank ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestByRevRank(ctx, key, rank...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestByRevRank", "*redis.FloatSliceCmd")
+		r0 = new(redis.FloatSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10268,7 +12020,11 @@ func (w *CacheBreaker) TDigestCDF(ctx context.Context, key string, elements ...f
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestCDF(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestCDF", "*redis.FloatSliceCmd")
+		r0 = new(redis.FloatSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10291,7 +12047,11 @@ func (w *CacheBreaker) TDigestCreate(ctx context.Context, key string) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestCreate(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestCreate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10314,7 +12074,11 @@ func (w *CacheBreaker) TDigestCreateWithCompression(ctx context.Context, key str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestCreateWithCompression(ctx, key, compression)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestCreateWithCompression", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10337,7 +12101,11 @@ func (w *CacheBreaker) TDigestInfo(ctx context.Context, key string) (r0 *redis.T
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestInfo", "*redis.TDigestInfoCmd")
+		r0 = new(redis.TDigestInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10360,7 +12128,11 @@ func (w *CacheBreaker) TDigestMax(ctx context.Context, key string) (r0 *redis.Fl
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestMax(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestMax", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10383,7 +12155,11 @@ func (w *CacheBreaker) TDigestMerge(ctx context.Context, destKey string, options
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestMerge(ctx, destKey, options, sourceKeys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestMerge", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10406,7 +12182,11 @@ func (w *CacheBreaker) TDigestMin(ctx context.Context, key string) (r0 *redis.Fl
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestMin(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestMin", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10429,7 +12209,11 @@ func (w *CacheBreaker) TDigestQuantile(ctx context.Context, key string, elements
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestQuantile(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestQuantile", "*redis.FloatSliceCmd")
+		r0 = new(redis.FloatSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10452,7 +12236,11 @@ func (w *CacheBreaker) TDigestRank(ctx context.Context, key string, values ...fl
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestRank(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestRank", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10475,7 +12263,11 @@ func (w *CacheBreaker) TDigestReset(ctx context.Context, key string) (r0 *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestReset(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestReset", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10498,7 +12290,11 @@ func (w *CacheBreaker) TDigestRevRank(ctx context.Context, key string, values ..
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestRevRank(ctx, key, values...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestRevRank", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10521,7 +12317,11 @@ func (w *CacheBreaker) TDigestTrimmedMean(ctx context.Context, key string, lowCu
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TDigestTrimmedMean(ctx, key, lowCutQuantile, highCutQuantile)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TDigestTrimmedMean", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10544,7 +12344,11 @@ func (w *CacheBreaker) TSAdd(ctx context.Context, key string, timestamp interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSAdd(ctx, key, timestamp, value)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10567,7 +12371,11 @@ func (w *CacheBreaker) TSAddWithArgs(ctx context.Context, key string, timestamp 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSAddWithArgs(ctx, key, timestamp, value, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSAddWithArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10590,7 +12398,11 @@ func (w *CacheBreaker) TSAlter(ctx context.Context, key string, options *redis.T
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSAlter(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSAlter", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10613,7 +12425,11 @@ func (w *CacheBreaker) TSCreate(ctx context.Context, key string) (r0 *redis.Stat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSCreate(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSCreate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10636,7 +12452,11 @@ func (w *CacheBreaker) TSCreateRule(ctx context.Context, sourceKey string, destK
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSCreateRule(ctx, sourceKey, destKey, aggregator, bucketDuration)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSCreateRule", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10659,7 +12479,11 @@ func (w *CacheBreaker) TSCreateRuleWithArgs(ctx context.Context, sourceKey strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSCreateRuleWithArgs(ctx, sourceKey, destKey, aggregator, bucketDuration, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSCreateRuleWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10682,7 +12506,11 @@ func (w *CacheBreaker) TSCreateWithArgs(ctx context.Context, key string, options
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSCreateWithArgs(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSCreateWithArgs", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10705,7 +12533,11 @@ func (w *CacheBreaker) TSDecrBy(ctx context.Context, Key string, timestamp float
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSDecrBy(ctx, Key, timestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSDecrBy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10728,7 +12560,11 @@ func (w *CacheBreaker) TSDecrByWithArgs(ctx context.Context, key string, timesta
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSDecrByWithArgs(ctx, key, timestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSDecrByWithArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10751,7 +12587,11 @@ func (w *CacheBreaker) TSDel(ctx context.Context, Key string, fromTimestamp int,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSDel(ctx, Key, fromTimestamp, toTimestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10774,7 +12614,11 @@ func (w *CacheBreaker) TSDeleteRule(ctx context.Context, sourceKey string, destK
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSDeleteRule(ctx, sourceKey, destKey)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSDeleteRule", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10797,7 +12641,11 @@ func (w *CacheBreaker) TSGet(ctx context.Context, key string) (r0 *redis.TSTimes
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSGet(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSGet", "*redis.TSTimestampValueCmd")
+		r0 = new(redis.TSTimestampValueCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10820,7 +12668,11 @@ func (w *CacheBreaker) TSGetWithArgs(ctx context.Context, key string, options *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSGetWithArgs(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSGetWithArgs", "*redis.TSTimestampValueCmd")
+		r0 = new(redis.TSTimestampValueCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10843,7 +12695,11 @@ func (w *CacheBreaker) TSIncrBy(ctx context.Context, Key string, timestamp float
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSIncrBy(ctx, Key, timestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSIncrBy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10866,7 +12722,11 @@ func (w *CacheBreaker) TSIncrByWithArgs(ctx context.Context, key string, timesta
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSIncrByWithArgs(ctx, key, timestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSIncrByWithArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10889,7 +12749,11 @@ func (w *CacheBreaker) TSInfo(ctx context.Context, key string) (r0 *redis.MapStr
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSInfo", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10912,7 +12776,11 @@ func (w *CacheBreaker) TSInfoWithArgs(ctx context.Context, key string, options *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSInfoWithArgs(ctx, key, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSInfoWithArgs", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10935,7 +12803,11 @@ func (w *CacheBreaker) TSMAdd(ctx context.Context, ktvSlices [][]interface{}) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMAdd(ctx, ktvSlices)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMAdd", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10959,7 +12831,11 @@ func (w *CacheBreaker) TSMGet(ctx context.Context, filters []string) (r0 *redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMGet(ctx, filters)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMGet", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -10983,7 +12859,11 @@ func (w *CacheBreaker) TSMGetWithArgs(ctx context.Context, filters []string, opt
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMGetWithArgs(ctx, filters, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMGetWithArgs", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11007,7 +12887,11 @@ func (w *CacheBreaker) TSMRange(ctx context.Context, fromTimestamp int, toTimest
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMRange(ctx, fromTimestamp, toTimestamp, filterExpr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMRange", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11031,7 +12915,11 @@ func (w *CacheBreaker) TSMRangeWithArgs(ctx context.Context, fromTimestamp int, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMRangeWithArgs(ctx, fromTimestamp, toTimestamp, filterExpr, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMRangeWithArgs", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11055,7 +12943,11 @@ func (w *CacheBreaker) TSMRevRange(ctx context.Context, fromTimestamp int, toTim
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMRevRange(ctx, fromTimestamp, toTimestamp, filterExpr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMRevRange", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11079,7 +12971,11 @@ func (w *CacheBreaker) TSMRevRangeWithArgs(ctx context.Context, fromTimestamp in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSMRevRangeWithArgs(ctx, fromTimestamp, toTimestamp, filterExpr, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSMRevRangeWithArgs", "*redis.MapStringSliceInterfaceCmd")
+		r0 = new(redis.MapStringSliceInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11103,7 +12999,11 @@ func (w *CacheBreaker) TSNRange(ctx context.Context, keys []string, fromTimestam
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSNRange(ctx, keys, fromTimestamp, toTimestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSNRange", "*redis.TSNRangePivotRowSliceCmd")
+		r0 = new(redis.TSNRangePivotRowSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11127,7 +13027,11 @@ func (w *CacheBreaker) TSNRangeWithArgs(ctx context.Context, keys []string, from
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSNRangeWithArgs(ctx, keys, fromTimestamp, toTimestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSNRangeWithArgs", "*redis.TSNRangePivotRowSliceCmd")
+		r0 = new(redis.TSNRangePivotRowSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11151,7 +13055,11 @@ func (w *CacheBreaker) TSNRevRange(ctx context.Context, keys []string, fromTimes
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSNRevRange(ctx, keys, fromTimestamp, toTimestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSNRevRange", "*redis.TSNRangePivotRowSliceCmd")
+		r0 = new(redis.TSNRangePivotRowSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11175,7 +13083,11 @@ func (w *CacheBreaker) TSNRevRangeWithArgs(ctx context.Context, keys []string, f
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSNRevRangeWithArgs(ctx, keys, fromTimestamp, toTimestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSNRevRangeWithArgs", "*redis.TSNRangePivotRowSliceCmd")
+		r0 = new(redis.TSNRangePivotRowSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11198,7 +13110,11 @@ func (w *CacheBreaker) TSQueryIndex(ctx context.Context, filterExpr []string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSQueryIndex(ctx, filterExpr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSQueryIndex", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11221,7 +13137,11 @@ func (w *CacheBreaker) TSQueryLabelValues(ctx context.Context, label string, fil
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSQueryLabelValues(ctx, label, filterExpr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSQueryLabelValues", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11244,7 +13164,11 @@ func (w *CacheBreaker) TSQueryLabels(ctx context.Context, filterExpr []string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSQueryLabels(ctx, filterExpr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSQueryLabels", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11268,7 +13192,11 @@ func (w *CacheBreaker) TSRange(ctx context.Context, key string, fromTimestamp in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSRange(ctx, key, fromTimestamp, toTimestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSRange", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11292,7 +13220,11 @@ func (w *CacheBreaker) TSRangeWithArgs(ctx context.Context, key string, fromTime
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSRangeWithArgs(ctx, key, fromTimestamp, toTimestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSRangeWithArgs", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11316,7 +13248,11 @@ func (w *CacheBreaker) TSRead(ctx context.Context, key string, timestamp interfa
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSRead(ctx, key, timestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSRead", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11340,7 +13276,11 @@ func (w *CacheBreaker) TSReadWithArgs(ctx context.Context, key string, timestamp
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSReadWithArgs(ctx, key, timestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSReadWithArgs", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11364,7 +13304,11 @@ func (w *CacheBreaker) TSRevRange(ctx context.Context, key string, fromTimestamp
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSRevRange(ctx, key, fromTimestamp, toTimestamp)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSRevRange", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11388,7 +13332,11 @@ func (w *CacheBreaker) TSRevRangeWithArgs(ctx context.Context, key string, fromT
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TSRevRangeWithArgs(ctx, key, fromTimestamp, toTimestamp, options)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TSRevRangeWithArgs", "*redis.TSTimestampValueSliceCmd")
+		r0 = new(redis.TSTimestampValueSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11411,7 +13359,11 @@ func (w *CacheBreaker) TTL(ctx context.Context, key string) (r0 *redis.DurationC
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TTL(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TTL", "*redis.DurationCmd")
+		r0 = new(redis.DurationCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11434,7 +13386,11 @@ func (w *CacheBreaker) Time(ctx context.Context) (r0 *redis.TimeCmd) {
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Time(ctx)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Time", "*redis.TimeCmd")
+		r0 = new(redis.TimeCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11457,7 +13413,11 @@ func (w *CacheBreaker) TopKAdd(ctx context.Context, key string, elements ...inte
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKAdd(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKAdd", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11480,7 +13440,11 @@ func (w *CacheBreaker) TopKCount(ctx context.Context, key string, elements ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKCount(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKCount", "*redis.IntSliceCmd")
+		r0 = new(redis.IntSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11503,7 +13467,11 @@ func (w *CacheBreaker) TopKIncrBy(ctx context.Context, key string, elements ...i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKIncrBy(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKIncrBy", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11526,7 +13494,11 @@ func (w *CacheBreaker) TopKInfo(ctx context.Context, key string) (r0 *redis.TopK
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKInfo", "*redis.TopKInfoCmd")
+		r0 = new(redis.TopKInfoCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11549,7 +13521,11 @@ func (w *CacheBreaker) TopKList(ctx context.Context, key string) (r0 *redis.Stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKList(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKList", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11572,7 +13548,11 @@ func (w *CacheBreaker) TopKListWithCount(ctx context.Context, key string) (r0 *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKListWithCount(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKListWithCount", "*redis.MapStringIntCmd")
+		r0 = new(redis.MapStringIntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11595,7 +13575,11 @@ func (w *CacheBreaker) TopKQuery(ctx context.Context, key string, elements ...in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKQuery(ctx, key, elements...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKQuery", "*redis.BoolSliceCmd")
+		r0 = new(redis.BoolSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11618,7 +13602,11 @@ func (w *CacheBreaker) TopKReserve(ctx context.Context, key string, k int64) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKReserve(ctx, key, k)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKReserve", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11641,7 +13629,11 @@ func (w *CacheBreaker) TopKReserveWithOptions(ctx context.Context, key string, k
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.TopKReserveWithOptions(ctx, key, k, width, depth, decay)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.TopKReserveWithOptions", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11664,7 +13656,11 @@ func (w *CacheBreaker) Touch(ctx context.Context, keys ...string) (r0 *redis.Int
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Touch(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Touch", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11708,7 +13704,11 @@ func (w *CacheBreaker) Type(ctx context.Context, key string) (r0 *redis.StatusCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Type(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Type", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11731,7 +13731,11 @@ func (w *CacheBreaker) Unlink(ctx context.Context, keys ...string) (r0 *redis.In
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Unlink(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.Unlink", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11754,7 +13758,11 @@ func (w *CacheBreaker) VAdd(ctx context.Context, key string, element string, val
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VAdd(ctx, key, element, val)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VAdd", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11777,7 +13785,11 @@ func (w *CacheBreaker) VAddWithArgs(ctx context.Context, key string, element str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VAddWithArgs(ctx, key, element, val, addArgs)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VAddWithArgs", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11800,7 +13812,11 @@ func (w *CacheBreaker) VCard(ctx context.Context, key string) (r0 *redis.IntCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VCard(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11823,7 +13839,11 @@ func (w *CacheBreaker) VClearAttributes(ctx context.Context, key string, element
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VClearAttributes(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VClearAttributes", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11846,7 +13866,11 @@ func (w *CacheBreaker) VDim(ctx context.Context, key string) (r0 *redis.IntCmd) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VDim(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VDim", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11869,7 +13893,11 @@ func (w *CacheBreaker) VEmb(ctx context.Context, key string, element string, raw
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VEmb(ctx, key, element, raw)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VEmb", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11892,7 +13920,11 @@ func (w *CacheBreaker) VGetAttr(ctx context.Context, key string, element string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VGetAttr(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VGetAttr", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11915,7 +13947,11 @@ func (w *CacheBreaker) VInfo(ctx context.Context, key string) (r0 *redis.MapStri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VInfo(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VInfo", "*redis.MapStringInterfaceCmd")
+		r0 = new(redis.MapStringInterfaceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11938,7 +13974,11 @@ func (w *CacheBreaker) VIsMember(ctx context.Context, key string, element string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VIsMember(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VIsMember", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11961,7 +14001,11 @@ func (w *CacheBreaker) VLinks(ctx context.Context, key string, element string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VLinks(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VLinks", "*redis.StringSliceSliceCmd")
+		r0 = new(redis.StringSliceSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -11985,7 +14029,11 @@ func (w *CacheBreaker) VLinksWithScores(ctx context.Context, key string, element
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VLinksWithScores(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VLinksWithScores", "*redis.VectorScoreSliceSliceCmd")
+		r0 = new(redis.VectorScoreSliceSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12008,7 +14056,11 @@ func (w *CacheBreaker) VRandMember(ctx context.Context, key string) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VRandMember(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VRandMember", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12031,7 +14083,11 @@ func (w *CacheBreaker) VRandMemberCount(ctx context.Context, key string, count i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VRandMemberCount(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VRandMemberCount", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12054,7 +14110,11 @@ func (w *CacheBreaker) VRange(ctx context.Context, key string, start string, end
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VRange(ctx, key, start, end, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VRange", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12077,7 +14137,11 @@ func (w *CacheBreaker) VRem(ctx context.Context, key string, element string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VRem(ctx, key, element)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VRem", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12100,7 +14164,11 @@ func (w *CacheBreaker) VSetAttr(ctx context.Context, key string, element string,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSetAttr(ctx, key, element, attr)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSetAttr", "*redis.BoolCmd")
+		r0 = new(redis.BoolCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12123,7 +14191,11 @@ func (w *CacheBreaker) VSim(ctx context.Context, key string, val redis.Vector) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSim(ctx, key, val)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSim", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12146,7 +14218,11 @@ func (w *CacheBreaker) VSimWithArgs(ctx context.Context, key string, val redis.V
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSimWithArgs(ctx, key, val, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSimWithArgs", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12170,7 +14246,11 @@ func (w *CacheBreaker) VSimWithArgsWithAttribs(ctx context.Context, key string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSimWithArgsWithAttribs(ctx, key, val, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSimWithArgsWithAttribs", "*redis.VectorAttribSliceCmd")
+		r0 = new(redis.VectorAttribSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12194,7 +14274,11 @@ func (w *CacheBreaker) VSimWithArgsWithScores(ctx context.Context, key string, v
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSimWithArgsWithScores(ctx, key, val, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSimWithArgsWithScores", "*redis.VectorScoreSliceCmd")
+		r0 = new(redis.VectorScoreSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12219,7 +14303,11 @@ func (w *CacheBreaker) VSimWithArgsWithScoresWithAttribs(ctx context.Context, ke
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSimWithArgsWithScoresWithAttribs(ctx, key, val, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSimWithArgsWithScoresWithAttribs", "*redis.VectorScoreAttribSliceCmd")
+		r0 = new(redis.VectorScoreAttribSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12242,7 +14330,11 @@ func (w *CacheBreaker) VSimWithScores(ctx context.Context, key string, val redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.VSimWithScores(ctx, key, val)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.VSimWithScores", "*redis.VectorScoreSliceCmd")
+		r0 = new(redis.VectorScoreSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12265,7 +14357,11 @@ func (w *CacheBreaker) XAck(ctx context.Context, stream string, group string, id
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAck(ctx, stream, group, ids...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAck", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12288,7 +14384,11 @@ func (w *CacheBreaker) XAckDel(ctx context.Context, stream string, group string,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAckDel(ctx, stream, group, mode, ids...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAckDel", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12311,7 +14411,11 @@ func (w *CacheBreaker) XAdd(ctx context.Context, a *redis.XAddArgs) (r0 *redis.S
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAdd(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAdd", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12334,7 +14438,11 @@ func (w *CacheBreaker) XAutoClaim(ctx context.Context, a *redis.XAutoClaimArgs) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAutoClaim(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAutoClaim", "*redis.XAutoClaimCmd")
+		r0 = new(redis.XAutoClaimCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12357,7 +14465,11 @@ func (w *CacheBreaker) XAutoClaimJustID(ctx context.Context, a *redis.XAutoClaim
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAutoClaimJustID(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAutoClaimJustID", "*redis.XAutoClaimJustIDCmd")
+		r0 = new(redis.XAutoClaimJustIDCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12381,7 +14493,11 @@ func (w *CacheBreaker) XAutoClaimWithDeleted(ctx context.Context, a *redis.XAuto
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XAutoClaimWithDeleted(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XAutoClaimWithDeleted", "*redis.XAutoClaimWithDeletedCmd")
+		r0 = new(redis.XAutoClaimWithDeletedCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12404,7 +14520,11 @@ func (w *CacheBreaker) XCfgSet(ctx context.Context, a *redis.XCfgSetArgs) (r0 *r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XCfgSet(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XCfgSet", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12427,7 +14547,11 @@ func (w *CacheBreaker) XClaim(ctx context.Context, a *redis.XClaimArgs) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XClaim(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XClaim", "*redis.XMessageSliceCmd")
+		r0 = new(redis.XMessageSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12450,7 +14574,11 @@ func (w *CacheBreaker) XClaimJustID(ctx context.Context, a *redis.XClaimArgs) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XClaimJustID(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XClaimJustID", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12473,7 +14601,11 @@ func (w *CacheBreaker) XDel(ctx context.Context, stream string, ids ...string) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XDel(ctx, stream, ids...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XDel", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12496,7 +14628,11 @@ func (w *CacheBreaker) XDelEx(ctx context.Context, stream string, mode string, i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XDelEx(ctx, stream, mode, ids...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XDelEx", "*redis.SliceCmd")
+		r0 = new(redis.SliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12519,7 +14655,11 @@ func (w *CacheBreaker) XGroupCreate(ctx context.Context, stream string, group st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupCreate(ctx, stream, group, start)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupCreate", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12542,7 +14682,11 @@ func (w *CacheBreaker) XGroupCreateConsumer(ctx context.Context, stream string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupCreateConsumer(ctx, stream, group, consumer)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupCreateConsumer", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12565,7 +14709,11 @@ func (w *CacheBreaker) XGroupCreateMkStream(ctx context.Context, stream string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupCreateMkStream(ctx, stream, group, start)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupCreateMkStream", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12588,7 +14736,11 @@ func (w *CacheBreaker) XGroupDelConsumer(ctx context.Context, stream string, gro
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupDelConsumer(ctx, stream, group, consumer)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupDelConsumer", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12611,7 +14763,11 @@ func (w *CacheBreaker) XGroupDestroy(ctx context.Context, stream string, group s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupDestroy(ctx, stream, group)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupDestroy", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12634,7 +14790,11 @@ func (w *CacheBreaker) XGroupSetID(ctx context.Context, stream string, group str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XGroupSetID(ctx, stream, group, start)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XGroupSetID", "*redis.StatusCmd")
+		r0 = new(redis.StatusCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12657,7 +14817,11 @@ func (w *CacheBreaker) XInfoConsumers(ctx context.Context, key string, group str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XInfoConsumers(ctx, key, group)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XInfoConsumers", "*redis.XInfoConsumersCmd")
+		r0 = new(redis.XInfoConsumersCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12680,7 +14844,11 @@ func (w *CacheBreaker) XInfoGroups(ctx context.Context, key string) (r0 *redis.X
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XInfoGroups(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XInfoGroups", "*redis.XInfoGroupsCmd")
+		r0 = new(redis.XInfoGroupsCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12703,7 +14871,11 @@ func (w *CacheBreaker) XInfoStream(ctx context.Context, key string) (r0 *redis.X
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XInfoStream(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XInfoStream", "*redis.XInfoStreamCmd")
+		r0 = new(redis.XInfoStreamCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12726,7 +14898,11 @@ func (w *CacheBreaker) XInfoStreamFull(ctx context.Context, key string, count in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XInfoStreamFull(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XInfoStreamFull", "*redis.XInfoStreamFullCmd")
+		r0 = new(redis.XInfoStreamFullCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12749,7 +14925,11 @@ func (w *CacheBreaker) XLen(ctx context.Context, stream string) (r0 *redis.IntCm
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XLen(ctx, stream)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12772,7 +14952,11 @@ func (w *CacheBreaker) XNack(ctx context.Context, a *redis.XNackArgs) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XNack(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XNack", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12795,7 +14979,11 @@ func (w *CacheBreaker) XPending(ctx context.Context, stream string, group string
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XPending(ctx, stream, group)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XPending", "*redis.XPendingCmd")
+		r0 = new(redis.XPendingCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12818,7 +15006,11 @@ func (w *CacheBreaker) XPendingExt(ctx context.Context, a *redis.XPendingExtArgs
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XPendingExt(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XPendingExt", "*redis.XPendingExtCmd")
+		r0 = new(redis.XPendingExtCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12841,7 +15033,11 @@ func (w *CacheBreaker) XRange(ctx context.Context, stream string, start string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XRange(ctx, stream, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XRange", "*redis.XMessageSliceCmd")
+		r0 = new(redis.XMessageSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12864,7 +15060,11 @@ func (w *CacheBreaker) XRangeN(ctx context.Context, stream string, start string,
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XRangeN(ctx, stream, start, stop, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XRangeN", "*redis.XMessageSliceCmd")
+		r0 = new(redis.XMessageSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12887,7 +15087,11 @@ func (w *CacheBreaker) XRead(ctx context.Context, a *redis.XReadArgs) (r0 *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XRead(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XRead", "*redis.XStreamSliceCmd")
+		r0 = new(redis.XStreamSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12910,7 +15114,11 @@ func (w *CacheBreaker) XReadGroup(ctx context.Context, a *redis.XReadGroupArgs) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XReadGroup(ctx, a)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XReadGroup", "*redis.XStreamSliceCmd")
+		r0 = new(redis.XStreamSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12933,7 +15141,11 @@ func (w *CacheBreaker) XReadStreams(ctx context.Context, streams ...string) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XReadStreams(ctx, streams...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XReadStreams", "*redis.XStreamSliceCmd")
+		r0 = new(redis.XStreamSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12956,7 +15168,11 @@ func (w *CacheBreaker) XRevRange(ctx context.Context, stream string, start strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XRevRange(ctx, stream, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XRevRange", "*redis.XMessageSliceCmd")
+		r0 = new(redis.XMessageSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -12979,7 +15195,11 @@ func (w *CacheBreaker) XRevRangeN(ctx context.Context, stream string, start stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XRevRangeN(ctx, stream, start, stop, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XRevRangeN", "*redis.XMessageSliceCmd")
+		r0 = new(redis.XMessageSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13002,7 +15222,11 @@ func (w *CacheBreaker) XTrimMaxLen(ctx context.Context, key string, maxLen int64
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMaxLen(ctx, key, maxLen)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMaxLen", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13025,7 +15249,11 @@ func (w *CacheBreaker) XTrimMaxLenApprox(ctx context.Context, key string, maxLen
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMaxLenApprox(ctx, key, maxLen, limit)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMaxLenApprox", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13048,7 +15276,11 @@ func (w *CacheBreaker) XTrimMaxLenApproxMode(ctx context.Context, key string, ma
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMaxLenApproxMode(ctx, key, maxLen, limit, mode)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMaxLenApproxMode", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13071,7 +15303,11 @@ func (w *CacheBreaker) XTrimMaxLenMode(ctx context.Context, key string, maxLen i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMaxLenMode(ctx, key, maxLen, mode)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMaxLenMode", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13094,7 +15330,11 @@ func (w *CacheBreaker) XTrimMinID(ctx context.Context, key string, minID string)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMinID(ctx, key, minID)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMinID", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13117,7 +15357,11 @@ func (w *CacheBreaker) XTrimMinIDApprox(ctx context.Context, key string, minID s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMinIDApprox(ctx, key, minID, limit)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMinIDApprox", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13140,7 +15384,11 @@ func (w *CacheBreaker) XTrimMinIDApproxMode(ctx context.Context, key string, min
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMinIDApproxMode(ctx, key, minID, limit, mode)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMinIDApproxMode", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13163,7 +15411,11 @@ func (w *CacheBreaker) XTrimMinIDMode(ctx context.Context, key string, minID str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.XTrimMinIDMode(ctx, key, minID, mode)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.XTrimMinIDMode", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13186,7 +15438,11 @@ func (w *CacheBreaker) ZAdd(ctx context.Context, key string, members ...redis.Z)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAdd(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAdd", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13209,7 +15465,11 @@ func (w *CacheBreaker) ZAddArgs(ctx context.Context, key string, args redis.ZAdd
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddArgs(ctx, key, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddArgs", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13232,7 +15492,11 @@ func (w *CacheBreaker) ZAddArgsIncr(ctx context.Context, key string, args redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddArgsIncr(ctx, key, args)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddArgsIncr", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13255,7 +15519,11 @@ func (w *CacheBreaker) ZAddGT(ctx context.Context, key string, members ...redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddGT(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddGT", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13278,7 +15546,11 @@ func (w *CacheBreaker) ZAddLT(ctx context.Context, key string, members ...redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddLT(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddLT", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13301,7 +15573,11 @@ func (w *CacheBreaker) ZAddNX(ctx context.Context, key string, members ...redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddNX(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddNX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13324,7 +15600,11 @@ func (w *CacheBreaker) ZAddXX(ctx context.Context, key string, members ...redis.
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZAddXX(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZAddXX", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13347,7 +15627,11 @@ func (w *CacheBreaker) ZCard(ctx context.Context, key string) (r0 *redis.IntCmd)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZCard(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13370,7 +15654,11 @@ func (w *CacheBreaker) ZCount(ctx context.Context, key string, min string, max s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZCount(ctx, key, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13393,7 +15681,11 @@ func (w *CacheBreaker) ZDiff(ctx context.Context, keys ...string) (r0 *redis.Str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZDiff(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZDiff", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13416,7 +15708,11 @@ func (w *CacheBreaker) ZDiffStore(ctx context.Context, destination string, keys 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZDiffStore(ctx, destination, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZDiffStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13439,7 +15735,11 @@ func (w *CacheBreaker) ZDiffWithScores(ctx context.Context, keys ...string) (r0 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZDiffWithScores(ctx, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZDiffWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13462,7 +15762,11 @@ func (w *CacheBreaker) ZIncrBy(ctx context.Context, key string, increment float6
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZIncrBy(ctx, key, increment, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZIncrBy", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13485,7 +15789,11 @@ func (w *CacheBreaker) ZInter(ctx context.Context, store *redis.ZStore) (r0 *red
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZInter(ctx, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZInter", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13508,7 +15816,11 @@ func (w *CacheBreaker) ZInterCard(ctx context.Context, limit int64, keys ...stri
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZInterCard(ctx, limit, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZInterCard", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13531,7 +15843,11 @@ func (w *CacheBreaker) ZInterStore(ctx context.Context, destination string, stor
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZInterStore(ctx, destination, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZInterStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13554,7 +15870,11 @@ func (w *CacheBreaker) ZInterWithScores(ctx context.Context, store *redis.ZStore
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZInterWithScores(ctx, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZInterWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13577,7 +15897,11 @@ func (w *CacheBreaker) ZLexCount(ctx context.Context, key string, min string, ma
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZLexCount(ctx, key, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZLexCount", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13600,7 +15924,11 @@ func (w *CacheBreaker) ZMPop(ctx context.Context, order string, count int64, key
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZMPop(ctx, order, count, keys...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZMPop", "*redis.ZSliceWithKeyCmd")
+		r0 = new(redis.ZSliceWithKeyCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13623,7 +15951,11 @@ func (w *CacheBreaker) ZMScore(ctx context.Context, key string, members ...strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZMScore(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZMScore", "*redis.FloatSliceCmd")
+		r0 = new(redis.FloatSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13646,7 +15978,11 @@ func (w *CacheBreaker) ZPopMax(ctx context.Context, key string, count ...int64) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZPopMax(ctx, key, count...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZPopMax", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13669,7 +16005,11 @@ func (w *CacheBreaker) ZPopMin(ctx context.Context, key string, count ...int64) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZPopMin(ctx, key, count...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZPopMin", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13692,7 +16032,11 @@ func (w *CacheBreaker) ZRandMember(ctx context.Context, key string, count int) (
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRandMember(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRandMember", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13715,7 +16059,11 @@ func (w *CacheBreaker) ZRandMemberWithScores(ctx context.Context, key string, co
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRandMemberWithScores(ctx, key, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRandMemberWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13738,7 +16086,11 @@ func (w *CacheBreaker) ZRange(ctx context.Context, key string, start int64, stop
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRange(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRange", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13761,7 +16113,11 @@ func (w *CacheBreaker) ZRangeArgs(ctx context.Context, z redis.ZRangeArgs) (r0 *
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeArgs(ctx, z)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeArgs", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13784,7 +16140,11 @@ func (w *CacheBreaker) ZRangeArgsWithScores(ctx context.Context, z redis.ZRangeA
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeArgsWithScores(ctx, z)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeArgsWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13807,7 +16167,11 @@ func (w *CacheBreaker) ZRangeByLex(ctx context.Context, key string, opt *redis.Z
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeByLex(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeByLex", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13830,7 +16194,11 @@ func (w *CacheBreaker) ZRangeByScore(ctx context.Context, key string, opt *redis
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeByScore(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeByScore", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13853,7 +16221,11 @@ func (w *CacheBreaker) ZRangeByScoreWithScores(ctx context.Context, key string, 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeByScoreWithScores(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeByScoreWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13876,7 +16248,11 @@ func (w *CacheBreaker) ZRangeStore(ctx context.Context, dst string, z redis.ZRan
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeStore(ctx, dst, z)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13899,7 +16275,11 @@ func (w *CacheBreaker) ZRangeWithScores(ctx context.Context, key string, start i
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRangeWithScores(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRangeWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13922,7 +16302,11 @@ func (w *CacheBreaker) ZRank(ctx context.Context, key string, member string) (r0
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRank(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRank", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13945,7 +16329,11 @@ func (w *CacheBreaker) ZRankWithScore(ctx context.Context, key string, member st
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRankWithScore(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRankWithScore", "*redis.RankWithScoreCmd")
+		r0 = new(redis.RankWithScoreCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13968,7 +16356,11 @@ func (w *CacheBreaker) ZRem(ctx context.Context, key string, members ...interfac
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRem(ctx, key, members...)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRem", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -13991,7 +16383,11 @@ func (w *CacheBreaker) ZRemRangeByLex(ctx context.Context, key string, min strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRemRangeByLex(ctx, key, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRemRangeByLex", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14014,7 +16410,11 @@ func (w *CacheBreaker) ZRemRangeByRank(ctx context.Context, key string, start in
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRemRangeByRank(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRemRangeByRank", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14037,7 +16437,11 @@ func (w *CacheBreaker) ZRemRangeByScore(ctx context.Context, key string, min str
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRemRangeByScore(ctx, key, min, max)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRemRangeByScore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14060,7 +16464,11 @@ func (w *CacheBreaker) ZRevRange(ctx context.Context, key string, start int64, s
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRange(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRange", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14083,7 +16491,11 @@ func (w *CacheBreaker) ZRevRangeByLex(ctx context.Context, key string, opt *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRangeByLex(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRangeByLex", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14106,7 +16518,11 @@ func (w *CacheBreaker) ZRevRangeByScore(ctx context.Context, key string, opt *re
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRangeByScore(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRangeByScore", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14129,7 +16545,11 @@ func (w *CacheBreaker) ZRevRangeByScoreWithScores(ctx context.Context, key strin
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRangeByScoreWithScores(ctx, key, opt)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRangeByScoreWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14152,7 +16572,11 @@ func (w *CacheBreaker) ZRevRangeWithScores(ctx context.Context, key string, star
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRangeWithScores(ctx, key, start, stop)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRangeWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14175,7 +16599,11 @@ func (w *CacheBreaker) ZRevRank(ctx context.Context, key string, member string) 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRank(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRank", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14198,7 +16626,11 @@ func (w *CacheBreaker) ZRevRankWithScore(ctx context.Context, key string, member
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZRevRankWithScore(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZRevRankWithScore", "*redis.RankWithScoreCmd")
+		r0 = new(redis.RankWithScoreCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14221,7 +16653,11 @@ func (w *CacheBreaker) ZScan(ctx context.Context, key string, cursor uint64, mat
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZScan(ctx, key, cursor, match, count)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZScan", "*redis.ScanCmd")
+		r0 = new(redis.ScanCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14244,7 +16680,11 @@ func (w *CacheBreaker) ZScore(ctx context.Context, key string, member string) (r
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZScore(ctx, key, member)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZScore", "*redis.FloatCmd")
+		r0 = new(redis.FloatCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14267,7 +16707,11 @@ func (w *CacheBreaker) ZUnion(ctx context.Context, store redis.ZStore) (r0 *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZUnion(ctx, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZUnion", "*redis.StringSliceCmd")
+		r0 = new(redis.StringSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14290,7 +16734,11 @@ func (w *CacheBreaker) ZUnionStore(ctx context.Context, dest string, store *redi
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZUnionStore(ctx, dest, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZUnionStore", "*redis.IntCmd")
+		r0 = new(redis.IntCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14313,7 +16761,11 @@ func (w *CacheBreaker) ZUnionWithScores(ctx context.Context, store redis.ZStore)
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.ZUnionWithScores(ctx, store)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Cache.ZUnionWithScores", "*redis.ZSliceCmd")
+		r0 = new(redis.ZSliceCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14374,7 +16826,12 @@ func (w *DBBreaker) QueryRowContext(ctx context.Context, query string, args ...a
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.QueryRowContext(ctx, query, args...)
-	err = r0.Err()
+	if r0 == nil {
+		err = breakerimpl.NilResult("DB.QueryRowContext", "*sql.Row")
+		r0 = sqlimpl.Row(err) // a *sql.Row whose Err() is the error
+	} else {
+		err = r0.Err()
+	}
 	return
 }
 
@@ -14681,7 +17138,11 @@ func (w *QuoteCacheBreaker) tryGet(ctx context.Context, call breakerimpl.Call, k
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Get(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("QuoteCache.Get", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14728,7 +17189,11 @@ func (w *ReplicasBreaker) Get(ctx context.Context, key string) (r0 *redis.String
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = w.next.Get(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Replicas.Get", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return
@@ -14818,7 +17283,11 @@ func (c *ReplicasChain) tryGet(ctx context.Context, call breakerimpl.Call, impl 
 	defer call.Exit(ctx, &err)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0 = impl.Get(ctx, key)
-	if err = r0.Err(); err == redis.Nil {
+	if r0 == nil {
+		err = breakerimpl.NilResult("Replicas.Get", "*redis.StringCmd")
+		r0 = new(redis.StringCmd)
+		r0.SetErr(err) // the error reaches the caller in it
+	} else if err = r0.Err(); err == redis.Nil {
 		err = nil // a miss is an answer, not a failure
 	}
 	return

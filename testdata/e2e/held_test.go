@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 	"github.com/breakergen/breakergen/runtime/httpguard"
 )
 
@@ -347,4 +348,23 @@ type trackedCloser struct {
 func (b *trackedCloser) Close() error {
 	b.closed.Add(1)
 	return nil
+}
+
+// TestNilCarrierIsAFailureNotAPanic: a method that returns a nil result
+// which should carry its outcome (a mock with no Return) is a failure,
+// returned in a new result whose Err() says what happened: the caller
+// finds no nil to call Err() on.
+func TestNilCarrierIsAFailureNotAPanic(t *testing.T) {
+	reg := newRegistry()
+	c := NewCacheBreaker(fakeCache{&fakeReplica{}}, reg) // its cmd is nil
+	cmd := c.Get(context.Background(), "k")
+	require.NotNil(t, cmd)
+	assert.ErrorIs(t, cmd.Err(), breakerimpl.ErrNilResult)
+	assert.Contains(t, cmd.Err().Error(), "Cache.Get returned a nil *Cmd")
+	b, ok := reg.Lookup("cache")
+	require.True(t, ok)
+	assert.Equal(t, uint64(1), b.Stats().Failures)
+
+	ch := NewReplicaChain(&fakeReplica{}, reg, runtime.Fallback[Replica]{Name: "m1", Impl: &fakeReplica{cmd: NewCmd("v", nil)}})
+	assert.Equal(t, "v", ch.Get(context.Background(), "k").Val(), "the chain moves on from the nil result")
 }

@@ -231,12 +231,19 @@ func (g *gen) judge(j judgedMethod, rnames []string, errName, outcome string) []
 	if c != nil {
 		last := rnames[n-1]
 		answers = append(answers, jen.Id(last))
+		// A nil carrier (a mock with no Return) is a failure, carried in
+		// a new one: the caller would call Err() on nil.
+		typ := types.TypeString(c.Type, g.qualifier())
+		nilCarrier := append([]jen.Code{
+			jen.Id(errName).Op("=").Add(g.impl("NilResult")).Call(jen.Lit(j.in.Name+"."+j.m.Name), jen.Lit(typ)),
+		}, g.carry(c, last, errName, "the error")...)
+		isNil := jen.If(jen.Id(last).Op("==").Nil()).Block(nilCarrier...).Else()
 		if c.Miss != nil {
-			out = append(out, jen.If(jen.Id(errName).Op("=").Id(last).Dot("Err").Call(), jen.Id(errName).Op("==").Add(g.ref(c.Miss))).Block(
+			out = append(out, isNil.If(jen.Id(errName).Op("=").Id(last).Dot("Err").Call(), jen.Id(errName).Op("==").Add(g.ref(c.Miss))).Block(
 				jen.Id(errName).Op("=").Nil().Comment("a miss is an answer, not a failure"),
 			))
 		} else {
-			out = append(out, jen.Id(errName).Op("=").Id(last).Dot("Err").Call())
+			out = append(out, isNil.Block(jen.Id(errName).Op("=").Id(last).Dot("Err").Call()))
 		}
 		if r.Failure != nil {
 			out = append(out, jen.If(jen.Id(errName).Op("==").Nil()).Block(
