@@ -362,30 +362,24 @@ func methodOf(t types.Type, name string) *types.Func {
 	return f
 }
 
-// rowsResult returns 1 + the index of a *database/sql.Rows result, or 0.
-func rowsResult(sig *types.Signature) int {
-	for i := range sig.Results().Len() {
-		if isNamedPtr(sig.Results().At(i).Type(), "database/sql", "Rows") {
-			return i + 1
-		}
-	}
-	return 0
-}
-
 // sqlHandles returns the results of sig that hold a connection of
 // database/sql's pool (see Method.Handles).
 func sqlHandles(sig *types.Signature) []Handle {
 	var hs []Handle
 	for i := range sig.Results().Len() {
-		t := sig.Results().At(i).Type()
-		for name, release := range map[string]string{"Rows": "Close", "Conn": "Close", "Stmt": "Close", "Tx": "Rollback"} {
-			if isNamedPtr(t, "database/sql", name) {
-				hs = append(hs, Handle{Index: i, Release: release})
+		for _, h := range sqlHandleTypes {
+			if isNamedPtr(sig.Results().At(i).Type(), "database/sql", h.Type) {
+				h.Index = i
+				hs = append(hs, h)
 			}
 		}
 	}
 	return hs
 }
+
+// sqlHandleTypes are database/sql's types of Method.Handles, and how each
+// is released.
+var sqlHandleTypes = []Handle{{Type: "Rows", Release: "Close"}, {Type: "Conn", Release: "Close"}, {Type: "Stmt", Release: "Close"}, {Type: "Tx", Release: "Rollback"}}
 
 // responseResult returns 1 + the index of a *net/http.Response result, or
 // 0.

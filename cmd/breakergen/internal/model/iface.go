@@ -287,7 +287,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Rows: rowsResult(sig), Handles: sqlHandles(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}
@@ -373,16 +373,15 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 // when the ctx of their query ends, and rolls a *sql.Tx back when the ctx
 // of BeginTx does.
 func ctxBound(mm *Method) string {
+	_, rows := mm.Handle("Rows")
+	_, tx := mm.Handle("Tx")
 	switch {
 	case mm.Carrier != nil && mm.Carrier.Refuse == CarrySQLRow:
 		return "the *sql.Row is read after the call returns, and a deadline would close it before Scan"
-	case mm.Rows > 0:
+	case rows:
 		return "the *sql.Rows are read after the call returns, and a deadline would close them before Next"
-	}
-	for i := range mm.Sig.Results().Len() {
-		if isNamedPtr(mm.Sig.Results().At(i).Type(), "database/sql", "Tx") {
-			return "the *sql.Tx is used after the call returns, and a deadline would roll it back"
-		}
+	case tx:
+		return "the *sql.Tx is used after the call returns, and a deadline would roll it back"
 	}
 	return ""
 }

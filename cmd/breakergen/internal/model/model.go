@@ -96,8 +96,6 @@ type Method struct {
 	// none: with a timeout, the response's body holds the timeout's
 	// cancel until it is closed.
 	Response int
-	// Rows is 1 + the index of a *database/sql.Rows result, 0 for none.
-	Rows int
 	// Handles are the results that hold a connection of database/sql's
 	// pool until their method (Close, or a *sql.Tx's Rollback) is called:
 	// *sql.Rows, *sql.Conn, *sql.Stmt, *sql.Tx. A chain releases those of
@@ -257,5 +255,17 @@ type Ref struct {
 // its method, is called (see Method.Handles).
 type Handle struct {
 	Index   int    // among the results
+	Type    string // Rows, Conn, Stmt or Tx: the result is a *database/sql.Type
 	Release string // Close or Rollback
+}
+
+// Handle returns m's result of type *database/sql.typ (see Handles), and
+// whether it has one.
+func (m *Method) Handle(typ string) (Handle, bool) {
+	for _, h := range m.Handles {
+		if h.Type == typ {
+			return h, true
+		}
+	}
+	return Handle{}, false
 }

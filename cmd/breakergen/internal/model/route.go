@@ -459,12 +459,13 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		// A cached value is served as returned, to every later caller: a
 		// result read once cannot be.
 		once := ""
+		_, rows := m.Handle("Rows")
 		switch {
 		case m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow:
 			once = "a *sql.Row, which its first Scan reads and closes"
 		case m.Response > 0:
 			once = "a *http.Response, whose body its first reader consumes"
-		case m.Rows > 0:
+		case rows:
 			once = "*sql.Rows, which their first reader reads and closes"
 		}
 		if once != "" {

@@ -733,12 +733,10 @@ type held struct {
 	// release renders the statement releasing the result in v, with the
 	// comment why on its call when why is not "".
 	release func(v jen.Code, why string) jen.Code
-	// fn, if not nil, is a func releasing one (a race's drop).
-	fn jen.Code
-	// race, if not nil, renders the statement with which a race's drop
-	// releases the result in v, where it differs from release: a race
-	// must not wait on a slow body to drain it.
-	race func(v jen.Code) jen.Code
+	// drop, if not nil, is the func with which a race releases one: for
+	// a response, one that does not drain it (a race must not wait on a
+	// slow body). Without it, a race releases it as release does.
+	drop jen.Code
 }
 
 // heldResults lists m's results that hold something open (see held): an
@@ -754,8 +752,7 @@ func heldResults(m *model.Method) []held {
 			release: func(v jen.Code, why string) jen.Code {
 				return commented(jen.Qual(HTTPGuardPath, "Discard").Call(v), why)
 			},
-			fn:   jen.Qual(HTTPGuardPath, "Drop"),
-			race: func(v jen.Code) jen.Code { return jen.Qual(HTTPGuardPath, "Drop").Call(v) },
+			drop: jen.Qual(HTTPGuardPath, "Drop"),
 		})
 	}
 	for _, h := range m.Handles {
@@ -770,7 +767,7 @@ func heldResults(m *model.Method) []held {
 		hs = append(hs, held{
 			idx:     m.Sig.Results().Len() - 1,
 			release: func(v jen.Code, why string) jen.Code { return commented(jen.Qual(SQLImplPath, "Drop").Call(v), why) },
-			fn:      jen.Qual(SQLImplPath, "Drop"),
+			drop:    jen.Qual(SQLImplPath, "Drop"),
 		})
 	}
 	return hs
@@ -784,27 +781,25 @@ func heldResults(m *model.Method) []held {
 // without a response ends it at once.
 func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 	m := t.m
-	if m.Request > 0 && m.Response == 0 {
+	v, done := "", ""
+	literal := func(body ...jen.Code) jen.Code {
+		return jen.Func().Params(jen.Id(v).Add(val), jen.Id(done).Qual("context", "CancelFunc")).Add(val).Block(
+			append(body, jen.Return(jen.Id(v)))...)
+	}
+	switch {
+	case m.Request > 0 && m.Response == 0:
 		// The request was sent and answered within the call: nothing
 		// reads through the winner's ctx after it.
-		v, done := t.a.fresh("answer"), t.a.fresh("done")
-		return jen.Func().Params(jen.Id(v).Add(val), jen.Id(done).Qual("context", "CancelFunc")).Add(val).Block(
-			jen.Id(done).Call(),
-			jen.Return(jen.Id(v)),
-		)
-	}
-	if m.Response == 0 || m.Response > n {
+		v, done = t.a.fresh("answer"), t.a.fresh("done")
+		return literal(jen.Id(done).Call())
+	case m.Response == 0 || m.Response > n:
 		return nil
-	}
-	if n == 1 {
+	case n == 1:
 		return jen.Qual(HTTPGuardPath, "CancelOnClose")
 	}
-	v, done := t.a.fresh("answer"), t.a.fresh("done")
+	v, done = t.a.fresh("answer"), t.a.fresh("done")
 	field := jen.Id(v).Dot("r" + strconv.Itoa(m.Response-1))
-	return jen.Func().Params(jen.Id(v).Add(val), jen.Id(done).Qual("context", "CancelFunc")).Add(val).Block(
-		jen.Add(field).Op("=").Qual(HTTPGuardPath, "CancelOnClose").Call(field.Clone(), jen.Id(done)),
-		jen.Return(jen.Id(v)),
-	)
+	return literal(jen.Add(field).Op("=").Qual(HTTPGuardPath, "CancelOnClose").Call(field.Clone(), jen.Id(done)))
 }
 
 // drop renders the func with which the race of t's method releases an
@@ -821,8 +816,8 @@ func (g *gen) drop(t *tries, val jen.Code, n int) jen.Code {
 	if len(hs) == 0 {
 		return nil
 	}
-	if n == 1 && hs[0].fn != nil {
-		return hs[0].fn
+	if n == 1 && hs[0].drop != nil {
+		return hs[0].drop
 	}
 	v := t.a.fresh("answer")
 	var body []jen.Code
@@ -831,8 +826,8 @@ func (g *gen) drop(t *tries, val jen.Code, n int) jen.Code {
 		if n > 1 {
 			x = jen.Id(v).Dot("r" + strconv.Itoa(h.idx))
 		}
-		if h.race != nil {
-			body = append(body, h.race(x))
+		if h.drop != nil {
+			body = append(body, jen.Add(h.drop).Call(x))
 		} else {
 			body = append(body, h.release(x, ""))
 		}
