@@ -26,7 +26,8 @@
 //	}
 //
 // For each annotated interface X declared in f.go, breakergen writes to
-// f_breaker.go (f_test.go gives f_breaker_test.go) a type XBreaker that
+// f_breaker.go (f_test.go gives f_breaker_test.go, and a name's platform
+// stays at its end: f_windows.go gives f_breaker_windows.go) a type XBreaker that
 // implements X by calling the wrapped X through the breakers (and rate
 // limiters) of a github.com/breakergen/breakergen/runtime registry (the
 // generated code calls them through runtime/breakerimpl, a package for
@@ -50,10 +51,12 @@
 // mocks they hold, they cost the run nothing. The flags are:
 //
 //	-type A,B
-//		generate only the named interfaces (an error if one of them is not
-//		an annotated interface); their files hold only them. Every
-//		annotated interface is still checked and its settings shared by
-//		name, as in a full run. No output is removed.
+//		generate only the files of the named interfaces (an error if one
+//		of them is not an annotated interface): each of those files gets
+//		the wrappers of every annotated interface declared beside the
+//		named one, since they share it. Every annotated interface is still
+//		checked and its settings shared by name, as in a full run. No
+//		output is removed.
 //	-tags TAGS
 //		build tags to load the packages with, as for go build.
 //	-check

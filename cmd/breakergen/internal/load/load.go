@@ -298,8 +298,7 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 		return false, err
 	}
 	for _, name := range names {
-		ours := strings.HasSuffix(name, "_breaker.go") || strings.HasSuffix(name, "_breaker_test.go")
-		if !ours {
+		if SourceOf(name) == "" {
 			if !tests && strings.HasSuffix(name, "_test.go") {
 				if tests, err = mayAnnotate(name); err != nil {
 					return false, err
@@ -488,14 +487,6 @@ func joinMaps(a, b map[string][]byte) map[string][]byte {
 	m := maps.Clone(a)
 	maps.Copy(m, b)
 	return m
-}
-
-// SourceOf is the source file whose wrappers go to the output path.
-func SourceOf(path string) string {
-	if s, ok := strings.CutSuffix(path, "_breaker_test.go"); ok {
-		return s + "_test.go"
-	}
-	return strings.TrimSuffix(path, "_breaker.go") + ".go"
 }
 
 // goflagsOverlay reports whether GOFLAGS, in env or else in the process's

@@ -2,6 +2,7 @@ package load
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os"
@@ -26,9 +27,49 @@ func TestBuildLine(t *testing.T) {
 	assert.Equal(t, "//go:build linux && !cgo", BuildLine(f))
 }
 
-func TestSourceOf(t *testing.T) {
-	assert.Equal(t, "/p/f.go", SourceOf("/p/f_breaker.go"))
-	assert.Equal(t, "/p/f_test.go", SourceOf("/p/f_breaker_test.go"))
+// TestOutputNames checks that an output keeps its source's constraint,
+// read from the name by go/build itself, and that SourceOf inverts
+// OutputOf.
+func TestOutputNames(t *testing.T) {
+	for src, out := range map[string]string{
+		"/p/f.go":                        "/p/f_breaker.go",
+		"/p/f_test.go":                   "/p/f_breaker_test.go",
+		"/p/f_windows.go":                "/p/f_breaker_windows.go",
+		"/p/f_amd64.go":                  "/p/f_breaker_amd64.go",
+		"/p/f_linux_arm64_test.go":       "/p/f_breaker_linux_arm64_test.go",
+		"/p/f_foo_amd64.go":              "/p/f_foo_breaker_amd64.go",
+		"/p/linux.go":                    "/p/linux_breaker.go",
+		"/p/linux_amd64.go":              "/p/linux_breaker_amd64.go",
+		"/p/a_b_c.go":                    "/p/a_b_c_breaker.go",
+		"/p/f_breaker_src.go":            "/p/f_breaker_src_breaker.go",
+		"/p/f_js_wasm.go":                "/p/f_breaker_js_wasm.go",
+		"/p/server_windows_impl_test.go": "/p/server_windows_impl_breaker_test.go",
+	} {
+		assert.Equal(t, out, OutputOf(src), src)
+		assert.Equal(t, src, SourceOf(out), out)
+		// MatchFile reads the files, for a //go:build line: these have none.
+		dir, base, outBase := t.TempDir(), filepath.Base(src), filepath.Base(out)
+		for _, name := range []string{base, outBase} {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte("package p\n"), 0o644))
+		}
+		for _, goos := range []string{"linux", "windows", "js"} {
+			for _, goarch := range []string{"amd64", "arm64", "wasm"} {
+				ctx := build.Default
+				ctx.GOOS, ctx.GOARCH = goos, goarch
+				s, err1 := ctx.MatchFile(dir, base)
+				o, err2 := ctx.MatchFile(dir, outBase)
+				if assert.NoError(t, err1) && assert.NoError(t, err2) {
+					assert.Equal(t, s, o, "%s and %s on %s/%s", base, outBase, goos, goarch)
+				}
+			}
+		}
+	}
+	// Names of outputs from before, which a run replaces.
+	assert.Equal(t, "/p/f_windows.go", SourceOf("/p/f_windows_breaker.go"))
+	assert.Equal(t, "/p/f_linux_test.go", SourceOf("/p/f_linux_breaker_test.go"))
+	for _, name := range []string{"/p/f.go", "/p/f_test.go", "/p/breaker.go", "/p/f_breakers.go", "/p/f_breaker.txt"} {
+		assert.Empty(t, SourceOf(name), name)
+	}
 }
 
 func TestMatchesAny(t *testing.T) {

@@ -169,8 +169,23 @@ func parsePos(s string) token.Position {
 	return p
 }
 
+// declaresAny reports whether f declares a type named in names.
+func declaresAny(f *ast.File, names []string) bool {
+	for _, decl := range f.Decls {
+		if d, ok := decl.(*ast.GenDecl); ok && d.Tok == token.TYPE {
+			for _, s := range d.Specs {
+				if slices.Contains(names, s.(*ast.TypeSpec).Name.Name) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
 // file scans one source file for annotated interfaces.
 func (b *builder) file(p *packages.Package, f *ast.File, name string) {
+	selected := len(b.opts.Types) > 0 && declaresAny(f, b.opts.Types)
 	for _, decl := range f.Decls {
 		switch d := decl.(type) {
 		case *ast.GenDecl:
@@ -196,9 +211,11 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				}
 				// Every annotated interface is modelled, so that a -type
 				// run resolves shared names like a full run; only the
-				// selected ones are emitted.
-				emit := len(b.opts.Types) == 0 || slices.Contains(b.opts.Types, ts.Name.Name)
-				if emit {
+				// selected ones are emitted, with the others of their
+				// files: a file's wrappers go to one output, which would
+				// lose them otherwise.
+				emit := len(b.opts.Types) == 0 || selected
+				if slices.Contains(b.opts.Types, ts.Name.Name) {
 					b.found[ts.Name.Name] = true
 				}
 				b.iface(p, f, name, ts, lines, mlines, emit)
@@ -271,15 +288,6 @@ func (b *builder) methodLines(ts *ast.TypeSpec) map[string]*annotation.Line {
 		out[field.Names[0].Name] = ls[0]
 	}
 	return out
-}
-
-// outputPath is where the wrappers of interfaces declared in src go.
-func outputPath(src string) string {
-	dir, base := filepath.Split(src)
-	if s, ok := strings.CutSuffix(base, "_test.go"); ok {
-		return filepath.Join(dir, s+"_breaker_test.go")
-	}
-	return filepath.Join(dir, strings.TrimSuffix(base, ".go")+"_breaker.go")
 }
 
 func firstIsContext(sig *types.Signature) bool {

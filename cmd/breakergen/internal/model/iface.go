@@ -452,7 +452,7 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 
 // place adds in to the output file of src, creating it on first use.
 func (b *builder) place(in *Interface, pkg *types.Package, f *ast.File, src string) {
-	out := outputPath(src)
+	out := load.OutputOf(src)
 	file := b.files[out]
 	if file == nil {
 		file = &File{

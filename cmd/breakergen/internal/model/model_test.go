@@ -19,11 +19,6 @@ func TestIdent(t *testing.T) {
 	}
 }
 
-func TestOutputPath(t *testing.T) {
-	assert.Equal(t, "/p/f_breaker.go", outputPath("/p/f.go"))
-	assert.Equal(t, "/p/f_breaker_test.go", outputPath("/p/f_test.go"))
-}
-
 func TestParsePos(t *testing.T) {
 	assert.Equal(t, token.Position{Filename: "/a/b.go", Line: 3, Column: 7}, parsePos("/a/b.go:3:7"))
 	assert.Equal(t, token.Position{Filename: "c:/a.go", Line: 3}, parsePos("c:/a.go:3"))
