@@ -196,11 +196,22 @@ func (l *Line) Skip() bool { return l.Has("skip") }
 var (
 	spaced = regexp.MustCompile(`^//\s+breaker:`)
 	block  = regexp.MustCompile(`^/\*\s*breaker:`)
+	// directive is a line shaped like a directive, //word:..., whose word
+	// nearMiss then compares with breaker.
+	directive = regexp.MustCompile(`^//([A-Za-z_]+):`)
 )
+
+// nearMiss reports whether word, a directive's, is "breaker" misspelt
+// (Breaker, BREAKER, breakers, breakr): within two edits of it, ignoring
+// case. Other directives (go:generate, nolint:, lint:ignore) are far.
+func nearMiss(word string) bool {
+	return word != "breaker" && distance(strings.ToLower(word), "breaker") <= 2
+}
 
 // Scan returns the //breaker: lines of a comment group written at where,
 // the errors in them, and warnings for lines that look like annotations but
-// are not (`// breaker:` with a space, `/*breaker:...*/`). It reads
+// are not (`// breaker:` with a space, `/*breaker:...*/`, a misspelt
+// `//Breaker:` or `//breakers:`). It reads
 // cg.List, not cg.Text(), which drops directive-shaped lines.
 func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line, errs, warnings []*Error) {
 	if cg == nil {
@@ -224,6 +235,10 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; write //breaker: without a space to make it an annotation", c.Text))
 		case block.MatchString(c.Text):
 			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; an annotation is a line comment: write //breaker:%s", c.Text, blockBody(c.Text)))
+		default:
+			if m := directive.FindStringSubmatch(c.Text); m != nil && nearMiss(m[1]) {
+				warnings = append(warnings, Errorf(pos, "warning: %q is not an annotation, and does nothing: an annotation starts with //breaker: (lower case); write %s%s", c.Text, Prefix, c.Text[len(m[0]):]))
+			}
 		}
 	}
 	return lines, errs, warnings

@@ -110,6 +110,12 @@ func TestScan(t *testing.T) {
 // breaker:name=spaced
 //   breaker:name=spaced2
 /* breaker:name=block */
+//Breaker:skip
+//breakers:name=y
+//breakr:name=z
+//lint:ignore U1000 a directive of another tool
+//nolint:lll
+//beaker_bunsen: a directive of another tool, far from breaker
 type X interface{}
 `
 	fset := token.NewFileSet()
@@ -122,11 +128,16 @@ type X interface{}
 	require.Len(t, lines, 1)
 	assert.Equal(t, "x", lines[0].Options[0].Value.Name)
 	assert.Equal(t, 5, lines[0].Pos.Line)
-	require.Len(t, warns, 3)
+	require.Len(t, warns, 6)
 	assert.Contains(t, warns[0].Error(), "a.go:6:1: warning:")
 	assert.Contains(t, warns[1].Error(), "a.go:7:1: warning:")
 	assert.Contains(t, warns[2].Error(), "a.go:8:1: warning:")
 	assert.Contains(t, warns[2].Error(), "write //breaker:name=block")
+	// Misspelt prefixes, which would leave a method unguarded or a skip
+	// undone without a word.
+	assert.Equal(t, `a.go:9:1: warning: "//Breaker:skip" is not an annotation, and does nothing: an annotation starts with //breaker: (lower case); write //breaker:skip`, warns[3].Error())
+	assert.Contains(t, warns[4].Error(), `a.go:10:1: warning: "//breakers:name=y" is not an annotation`)
+	assert.Contains(t, warns[5].Error(), `a.go:11:1: warning: "//breakr:name=z" is not an annotation`)
 }
 
 // FuzzParse: the parser never panics, every error and warning has a
