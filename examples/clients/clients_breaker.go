@@ -16870,7 +16870,7 @@ var _ HostTransport = (*HostTransportBreaker)(nil)
 // as that failure, and still reaches the caller unchanged.
 func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
 	ctx := req.Context()
-	k := w.hosts.Key(req.URL.Host)
+	k := w.hosts.Key(httpguard.Host(req))
 	defer k.Done()
 	call, ok := k.Route.EnterFast()
 	if !ok {

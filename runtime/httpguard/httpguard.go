@@ -117,6 +117,17 @@ func RetryAfter(v string, now time.Time) time.Duration {
 	return min(max(t.Sub(now), 0), MaxRetryAfter)
 }
 
+// Host is what a method annotated key=host keys its breaker by (SPEC §15):
+// the host of req's URL, or "" for a nil request or one without a URL,
+// which the wrapped client then refuses with an error of its own (an
+// http.Client's "http: nil Request.URL"), counted on that key.
+func Host(req *http.Request) string {
+	if req == nil || req.URL == nil {
+		return ""
+	}
+	return req.URL.Host
+}
+
 // CancelOnClose is for generated code: it ties the cancel of a timeout's
 // ctx to resp's body, which the caller reads after the call returned. The
 // cancel runs when the body is closed or read to its end, or at once when

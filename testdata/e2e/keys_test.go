@@ -199,6 +199,23 @@ func TestKeyedChainFallsBackForTheOpenKeyAlone(t *testing.T) {
 	assert.Equal(t, 2, backup.calls)
 }
 
+// TestKeyedHostRequestWithoutURL: a request without a URL is the wrapped
+// transport's to refuse, with its own error, as it would be unwrapped; the
+// wrapper keys it by "" and does not panic reading its host.
+func TestKeyedHostRequestWithoutURL(t *testing.T) {
+	reg := newRegistry()
+	base := http.DefaultTransport.(*http.Transport).Clone()
+	defer base.CloseIdleConnections()
+	w := NewHostTransportBreaker(base, reg)
+	_, want := base.RoundTrip(&http.Request{Method: http.MethodGet})
+	require.Error(t, want)
+	resp, err := w.RoundTrip(&http.Request{Method: http.MethodGet})
+	assert.Nil(t, resp)
+	assert.Equal(t, want, err)
+	_, ok := reg.Lookup("hosts/")
+	assert.True(t, ok, "the call is counted on key \"\"")
+}
+
 func TestKeyedHostTransportTripsTheFailingHostAlone(t *testing.T) {
 	bad := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(http.StatusServiceUnavailable)

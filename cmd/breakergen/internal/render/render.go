@@ -108,7 +108,7 @@ func fileImports(mf *model.File, local *types.Package) *imports {
 				usesSQL = true
 			}
 			if m.Route != nil && (m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries() || in.Chain) ||
-				m.Request > 0 && (m.Route.Retries() || in.Chain) || clientShaped(m)) {
+				m.Request > 0 && (m.Route.Retries() || in.Chain) || clientShaped(m) || m.Key != nil && m.Key.Kind == model.KeyHost) {
 				usesHTTP = true
 			}
 		}
@@ -603,7 +603,7 @@ func (g *gen) keyed(recv string, m *model.Method, names []string, key string, he
 	case model.KeyStringer:
 		enter = fam.Dot("KeyString").Call(arg)
 	case model.KeyHost:
-		enter = fam.Dot("Key").Call(arg.Dot("URL").Dot("Host"))
+		enter = fam.Dot("Key").Call(jen.Qual(HTTPGuardPath, "Host").Call(arg))
 	}
 	if !held {
 		return []jen.Code{jen.Id(key).Op(":=").Add(enter)}
