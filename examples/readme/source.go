@@ -23,7 +23,7 @@ type Bar struct {
 // QuoteSource is where quotes and k-lines come from.
 //
 //breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3 chain
-//breaker:name=tdx threshold=5 reset=30s methods=Kline*
+//breaker:name=tdx threshold=5 reset=30s concurrency=4 methods=Kline*
 type QuoteSource interface {
 	Quote(ctx context.Context, code string) (Quote, error)
 	Kline(ctx context.Context, code string, days int) ([]Bar, error)

@@ -14,7 +14,7 @@ import (
 // QuoteSourceBreaker is a QuoteSource whose methods go through circuit
 // breakers:
 //
-//   - Kline: breaker "tdx"
+//   - Kline: breaker "tdx" (at most 4 in flight)
 //   - Quote: breaker "eastmoney" (limiter 1.5/s burst 3)
 //
 // Create it with NewQuoteSourceBreaker; the zero value is not usable. It is
@@ -36,7 +36,7 @@ func NewQuoteSourceBreaker(next QuoteSource, reg *runtime.Registry) *QuoteSource
 			Burst:   3,
 		}),
 		tdx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
-			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second, Concurrency: 4},
 		}),
 	}
 }
@@ -101,7 +101,7 @@ func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks .
 			Burst:   3,
 		}),
 		tdx: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
-			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
+			Breaker: runtime.Config{Name: "tdx", FailureThreshold: 5, ResetTimeout: 30 * time.Second, Concurrency: 4},
 		}),
 	}
 	for _, fb := range fallbacks {
@@ -117,7 +117,8 @@ func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks .
 
 var _ QuoteSource = (*QuoteSourceChain)(nil)
 
-// Kline asks primary.Kline through breaker "tdx", then each fallback.
+// Kline asks primary.Kline through breaker "tdx" (at most 4 in flight), then
+// each fallback.
 func (c *QuoteSourceChain) Kline(ctx context.Context, code string, days int) (r0 []Bar, err error) {
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.tdx) {

@@ -1,6 +1,8 @@
 package model
 
 import (
+	"cmp"
+	"fmt"
 	"go/ast"
 	"go/types"
 	"slices"
@@ -239,6 +241,7 @@ func (b *builder) resolve() {
 			b.errorf(r.maxwaitOpt.Pos, "maxwait: breaker %q has no ratelimit or concurrency, so there is no token or slot to wait for", r.Name)
 		}
 	}
+	b.namesAcrossPackages()
 	for k, ni := range b.names { // the errors are sorted later
 		name := k.name
 		if k.pkg == "" {
@@ -252,6 +255,49 @@ func (b *builder) resolve() {
 				b.errorf(o.Pos, "%s: breaker %q has no window to apply it to; give window=N (calls) or window=D (a duration) for it too", k, name)
 			}
 		}
+	}
+}
+
+// namesAcrossPackages warns of a name whose routes in one package give
+// fewer of its settings than another package's do: each package's
+// wrappers make the breaker (and its limiter) with the settings given in
+// their own package, so the first wrapper made at run time would decide
+// them for all, and routes without a ratelimit would not wait for the
+// name's limiter at all. A warning, not an error: packages of one run may
+// be programs of their own, which share no registry. A value given in both
+// packages and differing is an error (nameKeys).
+func (b *builder) namesAcrossPackages() {
+	first := map[nameKey]*Route{} // each package's first route of each name
+	for _, r := range b.routes {
+		if k := (nameKey{r.pkg, r.Name}); first[k] == nil {
+			first[k] = r
+		}
+	}
+	for k, ni := range b.names { // the errors are sorted later
+		r := first[k]
+		if k.pkg == "" || r == nil {
+			continue
+		}
+		all := b.names[nameKey{"", k.name}]
+		var missing []annotation.Option
+		for key, o := range all.given {
+			if _, ok := ni.given[key]; !ok && !ni.invalid[key] {
+				missing = append(missing, o)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		slices.SortFunc(missing, func(x, y annotation.Option) int { return cmp.Compare(x.Key, y.Key) })
+		var given []string
+		limit := ""
+		for _, o := range missing {
+			given = append(given, fmt.Sprintf("%s=%s (at %s)", o.Key, o.Raw, o.Pos))
+			if o.Key == "ratelimit" {
+				limit = ", and this package's calls would not wait for its limiter"
+			}
+		}
+		b.warnf(r.Pos, "breaker %q: another package of the run gives it %s, and this package does not: each package's wrappers make the breaker with the settings given in their own package (go generate runs one package at a time), so whichever wrapper is made first at run time would set them for both%s; give the same settings here too, or use another name", k.name, strings.Join(given, ", "), limit)
 	}
 }
 
