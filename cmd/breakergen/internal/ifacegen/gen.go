@@ -308,7 +308,7 @@ var constraints = []*constraint{
 	{src: func(f *file, _ []*tparam) string { return f.qual(pFmt) + "Stringer" }, conc: func(*gen, []*tparam) typ { return namedT{d: stdDuration} }},
 	{src: func(*file, []*tparam) string { return "~int | ~int64" }, keyable: true, conc: func(*gen, []*tparam) typ { return basicT{"int64"} }},
 	{src: func(f *file, _ []*tparam) string { return "interface{ comparable; " + f.qual(pFmt) + "Stringer }" }, keyable: true, conc: func(*gen, []*tparam) typ { return namedT{d: stdDuration} }},
-	{src: func(f *file, _ []*tparam) string { return f.qual(pIO) + "Reader" }, conc: func(*gen, []*tparam) typ { return ptrT{namedT{d: stdStrReader}} }},
+	{src: func(f *file, _ []*tparam) string { return f.qual(pIO) + "Reader" }, conc: func(*gen, []*tparam) typ { return ptrT{namedT{d: stdStrReader}} }, reader: true},
 	// ~[]E of the previous type parameter.
 	{src: func(_ *file, prev []*tparam) string { return "~[]" + prev[len(prev)-1].name }, conc: func(_ *gen, prev []*tparam) typ { return sliceT{prev[len(prev)-1].conc} }},
 }

@@ -370,8 +370,8 @@ func isComparable(t typ) bool {
 }
 
 // staleable reports whether a stale cache may keep m's results: there is
-// one besides the error, none is read once (*sql.Row, *http.Response),
-// and every argument but a first ctx is comparable.
+// one besides the error, none is read once (*sql.Row, *http.Response, an
+// io.Reader), and every argument but a first ctx is comparable.
 func (g *gen) staleable(m *method) bool {
 	if len(answer(m)) == 0 {
 		return false
@@ -381,6 +381,9 @@ func (g *gen) staleable(m *method) bool {
 			if n, ok := p.elem.(namedT); ok && (n.d == stdRow || n.d == stdResponse) {
 				return false
 			}
+		}
+		if mayRead(r, 0) {
+			return false // an io.Reader: read once
 		}
 	}
 	for i, p := range m.ft.params {
@@ -392,6 +395,41 @@ func (g *gen) staleable(m *method) bool {
 		}
 	}
 	return true
+}
+
+// mayRead reports whether t may have a method Read, as an io.Reader does
+// (the generator refuses stale on one): true when the fuzzer is not sure.
+func mayRead(t typ, depth int) bool {
+	if depth > 8 {
+		return true
+	}
+	switch t := t.(type) {
+	case ptrT:
+		return mayRead(t.elem, depth+1)
+	case litT:
+		return true // *strings.Reader implements it
+	case structT:
+		return slices.ContainsFunc(t.fields, func(f field) bool { return f.embedded && mayRead(f.t, depth+1) })
+	case namedT:
+		switch {
+		case t.d == stdStrReader:
+			return true
+		case t.d.iface != nil:
+			return ifaceMayRead(t.d.iface, depth+1)
+		case t.d.under != nil:
+			return mayRead(subst(t.d.under, bind(t.d.tparams, t.args)), depth+1)
+		}
+	case tparamT:
+		return t.p.cons == nil || t.p.cons.reader
+	}
+	return false
+}
+
+func ifaceMayRead(in *iface, depth int) bool {
+	if slices.ContainsFunc(in.methods, func(m *method) bool { return m.name == "Read" }) {
+		return true
+	}
+	return slices.ContainsFunc(in.embeds, func(e typ) bool { return mayRead(e, depth) })
 }
 
 // get returns the value of key on l, and whether l gives it.

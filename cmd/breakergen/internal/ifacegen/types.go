@@ -135,6 +135,9 @@ type constraint struct {
 	conc func(g *gen, prev []*tparam) typ
 	// keyable: the type argument may key a map.
 	keyable bool
+	// reader: the constraint has Read (io.Reader), so a result of the type
+	// parameter's is read once (see mayRead).
+	reader bool
 }
 
 // subst replaces type parameters by types.

@@ -505,14 +505,17 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		// A cached value is served as returned, to every later caller: a
 		// result read once cannot be.
 		once := ""
-		_, rows := m.Handle("Rows")
 		switch {
 		case m.Carrier != nil && m.Carrier.Refuse == CarrySQLRow:
 			once = "a *sql.Row, which its first Scan reads and closes"
 		case m.Response > 0:
 			once = "a *http.Response, whose body its first reader consumes"
-		case rows:
-			once = "*sql.Rows, which their first reader reads and closes"
+		case len(m.Handles) > 0:
+			once = handleOnce[m.Handles[0].Type]
+		default:
+			if t := readerResult(m.Sig, len(want)); t != nil {
+				once = types.TypeString(t, qual) + ", an io.Reader, which its first reader consumes"
+			}
 		}
 		if once != "" {
 			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns %s, so a kept answer could not be served again; give the method a line with stale=0, or keep the decoded answer in a method that returns it", in.Name, m.Name, once)
@@ -533,6 +536,35 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			}
 		}
 	}
+}
+
+// handleOnce says why each of database/sql's handles (sqlHandleTypes)
+// cannot be served twice.
+var handleOnce = map[string]string{
+	"Rows": "*sql.Rows, which their first reader reads and closes",
+	"Tx":   "a *sql.Tx, which its first caller commits or rolls back",
+	"Conn": "a *sql.Conn, which its first caller closes",
+	"Stmt": "a *sql.Stmt, which its first caller closes",
+}
+
+// readerResult returns the type of the first of the first n results of sig
+// that is an io.Reader (it has Read([]byte) (int, error)), or nil.
+func readerResult(sig *types.Signature, n int) types.Type {
+	for i := range min(n, sig.Results().Len()) {
+		t := sig.Results().At(i).Type()
+		obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Read")
+		f, ok := obj.(*types.Func)
+		if !ok {
+			continue
+		}
+		rs := f.Signature()
+		if rs.Params().Len() == 1 && rs.Results().Len() == 2 &&
+			types.Identical(rs.Params().At(0).Type(), types.NewSlice(types.Typ[types.Byte])) &&
+			types.Identical(rs.Results().At(0).Type(), types.Typ[types.Int]) && types.Identical(rs.Results().At(1).Type(), types.Universe.Lookup("error").Type()) {
+			return t
+		}
+	}
+	return nil
 }
 
 func kind(o types.Object) string {
