@@ -266,7 +266,8 @@
 // context.Background(), and a timeout that reaches them draws a warning (an
 // error when it is on the method's own line). Method lines are read only
 // on methods written in the interface literal itself; embedded methods are
-// routed by the interface's lines.
+// routed by the interface's lines (a line on an embedded method draws a
+// warning: declare the method beside the embedding, with its line).
 //
 // # Results that carry their error
 //

@@ -35,6 +35,7 @@ type builder struct {
 	scanned   map[*ast.CommentGroup]bool           // read for //breaker: lines
 	keyErrs   map[token.Position]bool              // key options already reported
 	ifaces    []*modelled                          // for the warnings about what is guarded
+	sources   map[string][]string                  // lines of files read for embedded methods' lines
 }
 
 // scan returns the //breaker: lines of cg (see [annotation.Scan]) and
@@ -67,6 +68,7 @@ func Build(res *load.Result, opts Options) *Run {
 		generated: map[string]map[string]token.Position{},
 		scanned:   map[*ast.CommentGroup]bool{},
 		keyErrs:   map[token.Position]bool{},
+		sources:   map[string][]string{},
 	}
 	for _, pat := range res.Unmatched {
 		b.errorf(token.Position{}, "pattern %s matched no packages", pat)

@@ -6,6 +6,7 @@ import (
 	"go/ast"
 	"go/token"
 	"go/types"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,6 +35,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if !ok {
 		return
 	}
+	b.embeddedLines(in, ts, methods)
 	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
 	ils := b.routeLines(in, lines, methods, rs)
 	for _, m := range methods {
@@ -49,6 +51,47 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if emit {
 		b.place(in, p.Types, f, src)
 	}
+}
+
+// embeddedLines warns of each method that in embeds from an interface
+// where the method has a //breaker: line of its own: only methods written
+// in in's literal read their lines, so that line does not apply to in's
+// wrapper (its retries, key or timeout would be lost without a word).
+func (b *builder) embeddedLines(in *Interface, ts *ast.TypeSpec, methods []*types.Func) {
+	own := ownMethods(ts)
+	for _, m := range methods {
+		if own[m.Name()] {
+			continue
+		}
+		if at, ok := b.lineAbove(b.fset.Position(m.Pos())); ok {
+			b.warnf(in.Pos, "%s.%s: the //breaker: line on the embedded method at %s does not apply to %s: an embedded method is routed by the embedding interface's own lines; declare %s in %s with its line (the same signature may be declared beside the embedding), or route it from a line with methods=%s", in.Name, m.Name(), at, in.Name, m.Name(), in.Name, m.Name())
+		}
+	}
+}
+
+// lineAbove reports whether the comment lines right above pos, in its file
+// on disk, hold a //breaker: line, and where.
+func (b *builder) lineAbove(pos token.Position) (token.Position, bool) {
+	if !pos.IsValid() || pos.Line < 2 {
+		return token.Position{}, false
+	}
+	lines, ok := b.sources[pos.Filename]
+	if !ok {
+		if data, err := os.ReadFile(pos.Filename); err == nil {
+			lines = strings.Split(string(data), "\n")
+		}
+		b.sources[pos.Filename] = lines
+	}
+	for i := pos.Line - 2; i >= 0 && i < len(lines); i-- {
+		t := strings.TrimSpace(lines[i])
+		if !strings.HasPrefix(t, "//") {
+			break
+		}
+		if strings.HasPrefix(t, annotation.Prefix) {
+			return token.Position{Filename: pos.Filename, Line: i + 1, Column: strings.Index(lines[i], "//") + 1}, true
+		}
+	}
+	return token.Position{}, false
 }
 
 // checkType checks that the declaration is a package-level interface that
