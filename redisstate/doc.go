@@ -56,14 +56,18 @@
 //
 // Every Redis operation is bounded by [WithTimeout] (50 ms by default),
 // enforced here whatever the client's own timeouts are, so a plain
-// redis.NewClient(&redis.Options{Addr: ...}) is enough. A call never fails
-// because Redis is unreachable, stopped or restarted: the process goes on
-// with its own breakers, probes for itself, and takes tokens from a local
-// bucket at [WithLocalShare] of the rate. A heartbeat notices when Redis
-// answers again: the process re-reads the notes, and publishes again its
-// own trips whose window still runs (made while Redis was away, or lost
-// with a restarted Redis). [runtime.Health]
-// reports "fleet": {"redis": "ok" | "down", "members": N}.
+// redis.NewClient(&redis.Options{Addr: ...}) is enough. No call waits on
+// Redis longer: the first call of a breaker created after Attach reads its
+// note and its mode in one round trip. A call never fails because Redis
+// is unreachable, stopped or restarted: the process goes on with its own
+// breakers, probes for itself, and takes tokens from a local bucket at
+// [WithLocalShare] of the limiter's current rate (a
+// [runtime.Registry.UpdateRateLimit] applies to it as to the limiter: the
+// tokens it holds stay, cut to a smaller burst). A heartbeat notices when
+// Redis answers again: the process re-reads the notes, and publishes again
+// its own trips whose window still runs (made while Redis was away, or
+// lost with a restarted Redis). [runtime.Health] reports "fleet":
+// {"redis": "ok" | "down", "members": N}.
 //
 // # Cluster and Sentinel
 //

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"math"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -114,10 +115,17 @@ type Fleet struct {
 // across the fleet, and [WithSharedLimits] names share one token bucket.
 // It reads the open notes before it returns. Redis being down is not an
 // error: the registry works on its own until Redis answers. It fails only
-// for bad arguments, or when reg is attached already.
+// for bad arguments (a nil registry, a nil client, a typed nil such as a
+// nil *redis.Client included, or a bad option), starting nothing then, or
+// when reg is attached already.
 func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*Fleet, error) {
-	if reg == nil || rdb == nil {
-		return nil, errors.New("redisstate: Attach needs a registry and a client")
+	switch {
+	case reg == nil:
+		return nil, errors.New("redisstate: Attach needs a registry, got nil")
+	case rdb == nil:
+		return nil, errors.New("redisstate: Attach needs a client, got nil")
+	case isNil(rdb):
+		return nil, fmt.Errorf("redisstate: Attach needs a client, got a nil %T", rdb)
 	}
 	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1}
 	for _, opt := range opts {
@@ -173,6 +181,19 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	t.Stop()
 	f.resync()
 	return f, nil
+}
+
+// isNil reports whether v holds a nil pointer, map, func or the like: a
+// typed nil, which passes v == nil and panics at its first use (for a
+// client, on a goroutine of the fleet, where no recover of the caller's
+// can stop it ending the process).
+func isNil(v any) bool {
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan, reflect.Interface, reflect.UnsafePointer:
+		return rv.IsNil()
+	}
+	return false
 }
 
 // Close detaches the registry from the fleet: its breakers keep their
@@ -423,40 +444,75 @@ func cut(s string) string {
 	return s
 }
 
-// resync reads the open notes of every breaker of the registry, as a
-// late joiner or a reconnected process must.
+// resync reads the open notes and the modes of every breaker of the
+// registry, as a late joiner or a reconnected process must.
 func (f *Fleet) resync() {
-	bs := f.reg.Breakers()
-	if len(bs) > 0 {
-		f.readNotes(bs...)
-		f.readModes(bs...)
+	if bs := f.reg.Breakers(); len(bs) > 0 {
+		f.readState(bs...)
 	}
 }
 
-// readNotes opens each of bs that has a live note, for what is left of it.
-func (f *Fleet) readNotes(bs ...*runtime.Breaker) {
-	gets := make([]*redis.StringCmd, len(bs))
-	ttls := make([]*redis.DurationCmd, len(bs))
+// readState reads the notes and the modes of bs in one round trip, so
+// that it waits at most the timeout in all, and follows them: notes
+// first (see [Fleet.followNotes]), then modes ([Fleet.followModes]).
+func (f *Fleet) readState(bs ...*runtime.Breaker) {
+	var notes noteCmds
+	var modes []*redis.StringCmd
 	err := f.do(func(ctx context.Context) error {
-		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, b := range bs {
-				key := f.noteKey(b.Name())
-				gets[i] = p.Get(ctx, key)
-				ttls[i] = p.PTTL(ctx, key)
-			}
+		cmds, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			notes = f.queueNotes(ctx, p, bs)
+			modes = f.queueModes(ctx, p, bs)
 			return nil
 		})
+		if errors.Is(err, redis.Nil) {
+			err = answered(cmds) // a missing key is an answer; another command may have failed
+		}
 		return err
 	})
 	if err != nil {
 		return
 	}
+	f.followNotes(bs, notes)
+	f.followModes(bs, modes)
+}
+
+// answered returns the first error of cmds other than redis.Nil, or nil.
+func answered(cmds []redis.Cmder) error {
+	for _, c := range cmds {
+		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+	}
+	return nil
+}
+
+// noteCmds are the reads of the open notes of some breakers: each one's
+// value and time left.
+type noteCmds struct {
+	gets []*redis.StringCmd
+	ttls []*redis.DurationCmd
+}
+
+// queueNotes adds the reads of bs's open notes to p.
+func (f *Fleet) queueNotes(ctx context.Context, p redis.Pipeliner, bs []*runtime.Breaker) noteCmds {
+	n := noteCmds{gets: make([]*redis.StringCmd, len(bs)), ttls: make([]*redis.DurationCmd, len(bs))}
 	for i, b := range bs {
-		val, err := gets[i].Result()
+		key := f.noteKey(b.Name())
+		n.gets[i] = p.Get(ctx, key)
+		n.ttls[i] = p.PTTL(ctx, key)
+	}
+	return n
+}
+
+// followNotes opens each of bs that has a live note, for what is left of
+// it.
+func (f *Fleet) followNotes(bs []*runtime.Breaker, cmds noteCmds) {
+	for i, b := range bs {
+		val, err := cmds.gets[i].Result()
 		if err != nil {
 			continue // no note
 		}
-		left := ttls[i].Val()
+		left := cmds.ttls[i].Val()
 		n, err := parseNote(val, left)
 		if err != nil {
 			f.ignore(err, "breaker", b.Name(), "note", cut(val))
@@ -505,12 +561,13 @@ func checkPrefix(prefix string) error {
 	return nil
 }
 
-// Created reads the note of a breaker created after Attach, so that it
-// starts OPEN for what is left of a peer's trip.
+// Created reads the note and the mode of a breaker created after Attach,
+// so that it starts OPEN for what is left of a peer's trip, or in the
+// fleet's mode. It runs on the breaker's first call: one round trip, so
+// that the call waits on Redis at most the timeout.
 func (s *sharer) Created(b *runtime.Breaker) {
 	f := (*Fleet)(s)
 	if f.up.Load() {
-		f.readNotes(b)
-		f.readModes(b)
+		f.readState(b)
 	}
 }

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -108,6 +112,29 @@ func TestAttachRefusesBadInput(t *testing.T) {
 	}
 }
 
+// TestAttachRefusesATypedNilClient: a nil *redis.Client (a client never
+// made, say) is not a nil interface. Attach refuses it with an error,
+// starting nothing: the fleet's first heartbeat would dereference it on a
+// goroutine of its own, where no recover of the caller's can stop the
+// panic ending the process. The bubble checks that no goroutine is left,
+// and the registry is still free to attach.
+func TestAttachRefusesATypedNilClient(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	for _, rdb := range []redis.UniversalClient{(*redis.Client)(nil), (*redis.ClusterClient)(nil), (*redis.Ring)(nil)} {
+		synctest.Test(t, func(t *testing.T) {
+			f, err := redisstate.Attach(reg, rdb)
+			require.ErrorContains(t, err, fmt.Sprintf("Attach needs a client, got a nil %T", rdb))
+			assert.Nil(t, f)
+		})
+	}
+	assert.Nil(t, reg.Health().Fleet, "not attached")
+	s := startServer(t, "")
+	f, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithTimeout(time.Second),
+		redisstate.WithLogger(slog.New(slog.DiscardHandler)))
+	require.NoError(t, err, "the registry is still free")
+	assert.NoError(t, f.Close())
+}
+
 func TestAttachWithRedisAwayWorksLocally(t *testing.T) {
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // nothing listens there
 	defer rdb.Close()
@@ -154,6 +181,97 @@ func TestLateJoinersReadOpenNotes(t *testing.T) {
 	kline := late.reg.Breaker(runtime.Config{Name: "kline"})
 	assert.Equal(t, runtime.Open, kline.State(), "created later: opens for what is left")
 	assert.WithinDuration(t, time.Now().Add(5*time.Second), kline.Stats().NextProbe, time.Second)
+}
+
+// roundTrips is a go-redis hook that records the round trips to Redis
+// (a command, or a pipeline) as they start, each as its commands.
+type roundTrips struct {
+	mu    sync.Mutex // guards trips
+	trips [][]string
+}
+
+func (h *roundTrips) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *roundTrips) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		h.add(cmd)
+		return next(ctx, cmd)
+	}
+}
+
+func (h *roundTrips) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		h.add(cmds...)
+		return next(ctx, cmds)
+	}
+}
+
+func (h *roundTrips) add(cmds ...redis.Cmder) {
+	trip := make([]string, len(cmds))
+	for i, c := range cmds {
+		trip[i] = strings.TrimSpace(fmt.Sprintln(c.Args()...))
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.trips = append(h.trips, trip)
+}
+
+// of returns the round trips that read the note or the mode of breaker
+// name and of no other: those of its creation, not a resync's, which
+// reads every breaker's (tdx's too).
+func (h *roundTrips) of(name string) [][]string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var out [][]string
+	for _, trip := range h.trips {
+		mine, others := false, false
+		for _, cmd := range trip {
+			switch {
+			case strings.HasSuffix(cmd, " breakergen:open:"+name), strings.HasSuffix(cmd, " breakergen:mode:{"+name+"}"):
+				mine = true
+			case strings.Contains(cmd, " breakergen:open:"), strings.Contains(cmd, " breakergen:mode:"):
+				others = true
+			}
+		}
+		if mine && !others {
+			out = append(out, trip)
+		}
+	}
+	return out
+}
+
+// TestCreatedReadsInOneRoundTrip: a breaker created after Attach reads its
+// note and its mode, on its first call, in one round trip to Redis, so
+// that with Redis stalled that call waits the timeout once, not once per
+// read (SPEC §11: a call waits on Redis at most the timeout).
+func TestCreatedReadsInOneRoundTrip(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	trips := &roundTrips{}
+	rdb.AddHook(trips)
+	m := attach(t, rdb, "a", time.Minute)
+	peer := newClient(t, s)
+	ctx := context.Background()
+	require.NoError(t, peer.Set(ctx, "breakergen:open:kline", `{"v":1,"origin":"b","reason":"banned"}`, time.Minute).Err())
+	require.NoError(t, peer.Set(ctx, "breakergen:mode:{quote}",
+		`{"v":1,"mode":"isolated","origin":"b","reason":"isolated by operator: ban","seq":1}`, 0).Err())
+
+	assert.Equal(t, runtime.Open, m.reg.Breaker(runtime.Config{Name: "kline"}).State(), "the note is read")
+	assert.Equal(t, runtime.Isolated, m.reg.Breaker(runtime.Config{Name: "quote"}).State(), "the mode is read")
+	for _, name := range []string{"kline", "quote"} {
+		assert.Equal(t, [][]string{{
+			"get breakergen:open:" + name, "pttl breakergen:open:" + name, "get breakergen:mode:{" + name + "}",
+		}}, trips.of(name), "the reads of %s's creation", name)
+	}
+
+	// Stalled, Redis answers neither read: one round trip is one timeout.
+	s.signal(syscall.SIGSTOP)
+	em := m.reg.Breaker(runtime.Config{Name: "em"})
+	h := m.reg.Health().Fleet.Redis
+	s.signal(syscall.SIGCONT)
+	assert.Equal(t, runtime.Closed, em.State())
+	assert.Equal(t, "down", h, "the read timed out")
+	assert.Len(t, trips.of("em"), 1, "one round trip, so one timeout")
 }
 
 func TestProbeResultsReachPeers(t *testing.T) {

@@ -14,11 +14,38 @@ import (
 )
 
 // limit is one shared name's local fallback: a bucket at the local share
-// of the rate, made at the first wait that needs it.
+// of the limiter's rate, made at the first wait that needs it, and set to
+// the limiter's current rate and burst at every wait (an operator's
+// [runtime.Registry.UpdateRateLimit] applies while Redis is away, too).
 type limit struct {
-	once   sync.Once
-	local  *rate.Limiter
-	credit atomic.Int64 // tokens given back while Redis was away, taken first
+	mu     sync.Mutex    // guards local's creation and its changes of rate and burst
+	local  *rate.Limiter // nil until the first wait that needs it
+	credit atomic.Int64  // tokens given back while Redis was away, taken first
+}
+
+// bucket returns the fallback bucket, at rate r and burst from now on.
+// A change keeps the tokens the bucket holds, brought up to date at the
+// old rate and cut to the new burst, as the runtime's own limiter does:
+// raising the rate or the burst hands out no tokens at once, lowering
+// the burst leaves no more than it.
+func (lim *limit) bucket(r float64, burst int) *rate.Limiter {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	switch {
+	case lim.local == nil:
+		lim.local = rate.NewLimiter(rate.Limit(r), burst)
+	case lim.local.Limit() != rate.Limit(r) || lim.local.Burst() != burst:
+		now := time.Now()
+		lim.local.SetLimitAt(now, rate.Limit(r))
+		lim.local.SetBurstAt(now, burst) // the next reservation cuts the tokens to it
+		for {
+			n := lim.credit.Load() // tokens given back count against the burst too
+			if n <= int64(burst) || lim.credit.CompareAndSwap(n, int64(burst)) {
+				break
+			}
+		}
+	}
+	return lim.local
 }
 
 // gcraScript is the generic cell rate algorithm on the server's clock:
@@ -148,15 +175,15 @@ func (f *Fleet) refund(name string, r float64) error {
 	})
 }
 
-// wait takes a token from the local fallback bucket.
+// wait takes a token from the local fallback bucket, at rate r and burst.
 func (lim *limit) wait(ctx context.Context, r float64, burst int, bound time.Duration) error {
-	lim.once.Do(func() { lim.local = rate.NewLimiter(rate.Limit(r), burst) })
+	local := lim.bucket(r, burst)
 	for n := lim.credit.Load(); n > 0; n = lim.credit.Load() {
 		if lim.credit.CompareAndSwap(n, n-1) {
 			return nil // a token given back
 		}
 	}
-	res := lim.local.Reserve()
+	res := local.Reserve()
 	d := res.Delay()
 	if !res.OK() || (bound >= 0 && d > bound) {
 		res.Cancel()

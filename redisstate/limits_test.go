@@ -70,6 +70,40 @@ func TestLocalShareWhileRedisIsAway(t *testing.T) {
 	}
 }
 
+// TestLocalBucketFollowsTheRate: while Redis is away, a shared name's
+// local bucket follows the limiter's rate and burst as UpdateRateLimit
+// changes them, as the limiter without a fleet does, and keeps the tokens
+// it holds: a larger burst hands out none at once, a smaller one cuts
+// them.
+func TestLocalBucketFollowsTheRate(t *testing.T) {
+	s := startServer(t, "")
+	m := attach(t, newClient(t, s), "a", time.Minute, redisstate.WithSharedLimits("em"),
+		redisstate.WithTimeout(redisstate.DefaultTimeout)) // nothing to wait for once killed
+	ctx := context.Background()
+	lim := m.reg.Limiter("em", 0.1, 1) // a token every 10s
+	s.kill()
+	require.NoError(t, lim.Wait(ctx, 0), "the burst")
+	require.Equal(t, "down", m.reg.Health().Fleet.Redis, "the local bucket decides from now on")
+	require.ErrorIs(t, lim.Wait(ctx, 100*time.Millisecond), runtime.ErrRateLimited, "the next token is 10s away")
+
+	require.NoError(t, m.reg.UpdateRateLimit("em", 0.1, 5))
+	require.ErrorIs(t, lim.Wait(ctx, 100*time.Millisecond), runtime.ErrRateLimited, "a larger burst is no new tokens")
+
+	require.NoError(t, m.reg.UpdateRateLimit("em", 1000, 1000))
+	for i := range 20 {
+		require.NoError(t, lim.Wait(ctx, 100*time.Millisecond), "call %d: at 1000/s a token is a millisecond away", i)
+	}
+
+	require.NoError(t, m.reg.UpdateRateLimit("em", 0.1, 1))
+	admitted := 0
+	for range 3 {
+		if lim.Wait(ctx, 100*time.Millisecond) == nil {
+			admitted++
+		}
+	}
+	assert.LessOrEqual(t, admitted, 1, "the tokens held are cut to the new burst")
+}
+
 func TestProbeLease(t *testing.T) {
 	s := startServer(t, "")
 	rdb := newClient(t, s)

@@ -179,23 +179,20 @@ func (f *Fleet) applyMode(b *runtime.Breaker, m message) {
 	b.PeerMode(m.Origin, st, m.Reason)
 }
 
-// readModes follows the mode keys of bs: a mode set elsewhere is taken, a
-// Resume's mark ends a mode this process knew, and a key that is missing
-// or older than a change made here while Redis was away is written again.
-func (f *Fleet) readModes(bs ...*runtime.Breaker) {
+// queueModes adds the reads of bs's mode keys to p.
+func (f *Fleet) queueModes(ctx context.Context, p redis.Pipeliner, bs []*runtime.Breaker) []*redis.StringCmd {
 	gets := make([]*redis.StringCmd, len(bs))
-	err := f.do(func(ctx context.Context) error {
-		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-			for i, b := range bs {
-				gets[i] = p.Get(ctx, f.modeKey(b.Name()))
-			}
-			return nil
-		})
-		return err
-	})
-	if err != nil {
-		return
+	for i, b := range bs {
+		gets[i] = p.Get(ctx, f.modeKey(b.Name()))
 	}
+	return gets
+}
+
+// followModes follows the mode keys of bs as gets read them (see
+// [Fleet.readState]): a mode set elsewhere is taken, a Resume's mark
+// ends a mode this process knew, and a key that is missing or older than
+// a change made here while Redis was away is written again.
+func (f *Fleet) followModes(bs []*runtime.Breaker, gets []*redis.StringCmd) {
 	var rewrite, restore []string
 	f.follow.Lock()
 	for i, b := range bs {

@@ -14,7 +14,7 @@ import (
 	"github.com/breakergen/breakergen/runtime"
 )
 
-// TestReadModesAppliesBeforeReturning: readModes runs on three goroutines
+// TestReadModesAppliesBeforeReturning: readState runs on three goroutines
 // (Attach, the subscriber's resync, the heartbeat's), and whichever
 // returns, the breaker is in the mode it read. Without the follow lock
 // one read recorded the mode and another, finding it known, returned
@@ -51,10 +51,10 @@ func TestReadModesAppliesBeforeReturning(t *testing.T) {
 		other := make(chan struct{})
 		go func() {
 			defer close(other)
-			f.readModes(b)
+			f.readState(b)
 		}()
-		f.readModes(b)
-		require.Equal(t, runtime.Isolated, b.State(), "round %d: readModes returned before the breaker was isolated", i)
+		f.readState(b)
+		require.Equal(t, runtime.Isolated, b.State(), "round %d: readState returned before the breaker was isolated", i)
 		<-other
 	}
 }
