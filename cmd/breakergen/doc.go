@@ -1,8 +1,8 @@
 // Breakergen writes typed circuit-breaker wrappers for annotated Go
 // interfaces.
 //
-// Add it to your module as a tool (Go 1.24+ records it in go.mod's tool
-// directive):
+// Add it to your module as a tool (the module needs Go 1.25 or later; go
+// get -tool records the generator in go.mod's tool directive):
 //
 //	go get -tool github.com/breakergen/breakergen/cmd/breakergen
 //
@@ -12,17 +12,19 @@
 //	//go:generate go tool breakergen
 //
 //	// StockSource is where quotes and k-lines come from.
+//	//
 //	//breaker:name=eastmoney threshold=5 reset=30s ratelimit=1.5/3
 //	//breaker:name=tencent methods=Quote,Stock* timeout=2s exclude=ErrNotFound
 //	type StockSource interface {
-//		Quote(ctx context.Context, code string) (Quote, error)  // -> tencent
-//		Search(ctx context.Context, q string) ([]Hit, error)    // -> eastmoney
+//		Quote(ctx context.Context, code string) (Quote, error)    // -> tencent
+//		StockInfo(ctx context.Context, code string) (Info, error) // -> tencent
+//		Search(ctx context.Context, q string) ([]Hit, error)      // -> eastmoney
 //		//breaker:name=push2ex threshold=2
-//		Changes(ctx context.Context) ([]Change, error)          // -> push2ex
+//		Changes(ctx context.Context) ([]Change, error)            // -> push2ex
 //		//breaker:skip
-//		Ping(ctx context.Context) error                         // unguarded
+//		Ping(ctx context.Context) error                           // unguarded
 //		//breaker:skip
-//		Name() string                                           // unguarded: cannot fail
+//		Name() string                                             // unguarded: cannot fail
 //	}
 //
 // For each annotated interface X declared in f.go, breakergen writes to

@@ -69,6 +69,9 @@ type Result struct {
 	Outputs map[string]bool
 	// Unmatched are the patterns that matched no package.
 	Unmatched []string
+	// NoModule, when a pattern matched nothing, is the run's directory
+	// if no go.mod (nor go.work) is in it or above it; else "".
+	NoModule string
 	// Tests: test files were loaded (see the package comment).
 	Tests bool
 }
@@ -199,7 +202,31 @@ func Load(cfg Config) (*Result, error) {
 			res.Unmatched = append(res.Unmatched, pat)
 		}
 	}
+	if len(res.Unmatched) > 0 {
+		res.NoModule = noModule(cfg.Dir)
+	}
 	return res, nil
+}
+
+// noModule returns the directory dir names ("" the current one) when
+// neither it nor a parent holds a go.mod or a go.work, and modules are on:
+// the go command then finds no package, and breakergen says why. It
+// returns "" otherwise.
+func noModule(dir string) string {
+	abs, err := filepath.Abs(dir)
+	if err != nil || os.Getenv("GO111MODULE") == "off" {
+		return ""
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		for _, f := range []string{"go.mod", "go.work"} {
+			if _, err := os.Stat(filepath.Join(d, f)); err == nil {
+				return ""
+			}
+		}
+		if filepath.Dir(d) == d {
+			return abs
+		}
+	}
 }
 
 // localDirs returns the directories that local patterns ("." , "./x",

@@ -71,6 +71,10 @@ func Build(res *load.Result, opts Options) *Run {
 		sources:   map[string][]string{},
 	}
 	for _, pat := range res.Unmatched {
+		if res.NoModule != "" {
+			b.errorf(token.Position{}, "pattern %s matched no packages: no go.mod in %s or above it, and breakergen works in a module: run go mod init (then go get -tool github.com/breakergen/breakergen/cmd/breakergen) there, or run breakergen in the module", pat, res.NoModule)
+			continue
+		}
 		b.errorf(token.Position{}, "pattern %s matched no packages", pat)
 	}
 	for _, p := range res.Packages {
