@@ -44,6 +44,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if !in.Chain {
 		b.hedgeNeedsChain(in, lines, mlines)
 	}
+	b.unjudgedResponses(in, mlines)
 	slices.SortStableFunc(in.Routes, func(x, y *Route) int { return cmp.Compare(x.order, y.order) })
 	b.families(in)
 	b.ifaces = append(b.ifaces, &modelled{in: in, ils: ils, pkg: p.Types.Path(), own: ownMethods(ts)})
@@ -51,6 +52,36 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if emit {
 		b.place(in, p.Types, f, src)
 	}
+}
+
+// unjudgedResponses warns, once for in, of its guarded methods that
+// return a *http.Response that no failure func judges: an answer of
+// status 503 or 429 is then a success, and the breaker opens only on
+// transport errors, which is rarely what the user believes. A method's
+// own line with failure=- says it is meant.
+func (b *builder) unjudgedResponses(in *Interface, mlines map[string]*annotation.Line) {
+	var names []string
+	for _, m := range in.Methods {
+		if m.Route == nil || m.Response == 0 || m.Route.Failure != nil {
+			continue
+		}
+		if ml := mlines[m.Name]; ml != nil && ml.Has("failure") {
+			continue
+		}
+		names = append(names, m.Name)
+	}
+	if len(names) == 0 {
+		return
+	}
+	list := strings.Join(names[:min(len(names), 3)], ", ")
+	if len(names) > 3 {
+		list += fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	verb := "returns"
+	if len(names) > 1 {
+		verb = "return"
+	}
+	b.warnf(in.Pos, "%s: %s %s a *http.Response that no failure= judges, so an answer of status 5xx or 429 counts as a success and the breaker opens only on transport errors; give the line failure=httpguard.Failure (import github.com/breakergen/breakergen/runtime/httpguard), or a method's own line failure=- to mean it", in.Name, list, verb)
 }
 
 // embeddedLines warns of each method that in embeds from an interface
