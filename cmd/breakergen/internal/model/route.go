@@ -472,10 +472,10 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 				ts = append(ts, types.TypeString(t, qual))
 			}
 			if len(want) == 0 {
-				b.errorf(r.failOpt.Pos, "failure: %s.%s returns only an error: there is no answer to judge", in.Name, m.Name)
+				b.errorf(r.failOpt.Pos, "failure: %s.%s returns only an error: there is no answer to judge%s", in.Name, m.Name, fromLine(in, r, r.failOpt, m, "failure=-"))
 			} else {
-				b.errorf(r.failOpt.Pos, "failure: %s is %s; %s.%s needs func(%s) error", r.Failure.Text,
-					types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "))
+				b.errorf(r.failOpt.Pos, "failure: %s is %s; %s.%s needs func(%s) error%s", r.Failure.Text,
+					types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "), fromLine(in, r, r.failOpt, m, "failure=-"))
 			}
 		}
 	}
@@ -493,13 +493,17 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 			for _, t := range want {
 				ts = append(ts, types.TypeString(t, qual))
 			}
-			b.errorf(r.validOpt.Pos, "valid: %s is %s; %s.%s needs func(%s) bool", r.Valid.Text,
-				types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "))
+			if len(want) == 0 {
+				b.errorf(r.validOpt.Pos, "valid: %s.%s returns only an error: there is no answer to judge%s", in.Name, m.Name, fromLine(in, r, r.validOpt, m, "valid=-"))
+			} else {
+				b.errorf(r.validOpt.Pos, "valid: %s is %s; %s.%s needs func(%s) bool%s", r.Valid.Text,
+					types.TypeString(sig, qual), in.Name, m.Name, strings.Join(ts, ", "), fromLine(in, r, r.validOpt, m, "valid=-"))
+			}
 		}
 	}
 	if r.Stale > 0 && r.staleOpt != nil {
 		if len(want) == 0 {
-			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns only an error: there is no result to keep", in.Name, m.Name)
+			b.errorf(r.staleOpt.Pos, "stale: %s.%s returns only an error: there is no result to keep%s", in.Name, m.Name, fromLine(in, r, r.staleOpt, m, "stale=0"))
 			return
 		}
 		// A cached value is served as returned, to every later caller: a
@@ -565,6 +569,16 @@ func readerResult(sig *types.Signature, n int) types.Type {
 		}
 	}
 	return nil
+}
+
+// fromLine returns, for an error about m at option o of its route r, how
+// to exempt m when o is on a line of in that routes other methods too:
+// "" when o is on m's own line, or in has no other method.
+func fromLine(in *Interface, r *Route, o *annotation.Option, m *Method, clear string) string {
+	if r.Method != "" && o.Pos.Line == r.Pos.Line || len(in.Methods) < 2 {
+		return ""
+	}
+	return fmt.Sprintf(" (the key is on the interface's line, which routes %s too: give %s a line of its own with %s, or leave it out of the line's methods=)", m.Name, m.Name, clear)
 }
 
 func kind(o types.Object) string {
