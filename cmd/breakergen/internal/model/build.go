@@ -2,6 +2,7 @@ package model
 
 import (
 	"cmp"
+	"fmt"
 	"go/ast"
 	"go/token"
 	"go/types"
@@ -132,7 +133,37 @@ func Build(res *load.Result, opts Options) *Run {
 	annotation.SortErrors(b.run.Errors)
 	annotation.SortErrors(b.run.Warnings)
 	b.run.Errors = slices.CompactFunc(b.run.Errors, func(x, y *annotation.Error) bool { return x.Error() == y.Error() })
+	b.run.Errors = foldStale(b.run.Errors)
 	return b.run
+}
+
+// foldStale folds the errors of one stale key that misfits many methods
+// (a line over a whole client, such as one embedding redis.Cmdable, whose
+// commands take variadic arguments that cannot key a cache) into one,
+// with the first few: errs are sorted, so those of one key are adjacent.
+func foldStale(errs []*annotation.Error) []*annotation.Error {
+	const most = 10
+	var out []*annotation.Error
+	for i := 0; i < len(errs); {
+		j := i + 1
+		if strings.HasPrefix(errs[i].Msg, "stale: ") {
+			for j < len(errs) && errs[j].Pos == errs[i].Pos && strings.HasPrefix(errs[j].Msg, "stale: ") {
+				j++
+			}
+		}
+		if j-i <= most {
+			out = append(out, errs[i:j]...)
+			i = j
+			continue
+		}
+		var first []string
+		for _, e := range errs[i : i+2] {
+			first = append(first, strings.TrimPrefix(e.Msg, "stale: "))
+		}
+		out = append(out, &annotation.Error{Pos: errs[i].Pos, Msg: fmt.Sprintf("stale: %d methods this key reaches cannot keep a stale answer; the first: %s; and %d more: put stale on a line whose methods= names the reads it should serve", j-i, strings.Join(first, "; "), j-i-2)})
+		i = j
+	}
+	return out
 }
 
 // packageErrors reports the errors that stop a run: the go command's and
