@@ -202,10 +202,23 @@ var (
 )
 
 // nearMiss reports whether word, a directive's, is "breaker" misspelt
-// (Breaker, BREAKER, breakers, breakr): within two edits of it, ignoring
-// case. Other directives (go:generate, nolint:, lint:ignore) are far.
+// (Breaker, BREAKER, breakers, breakr, braeker): one edit or one swap of
+// adjacent letters from it, ignoring case. Other directives (go:generate,
+// nolint:, a broker: of another tool) are further.
 func nearMiss(word string) bool {
-	return word != "breaker" && distance(strings.ToLower(word), "breaker") <= 2
+	w := strings.ToLower(word)
+	if word == "breaker" {
+		return false
+	}
+	if distance(w, "breaker") <= 1 {
+		return true
+	}
+	for i := 0; i+1 < len(w); i++ {
+		if w[:i]+w[i+1:i+2]+w[i:i+1]+w[i+2:] == "breaker" {
+			return true
+		}
+	}
+	return false
 }
 
 // Scan returns the //breaker: lines of a comment group written at where,

@@ -140,6 +140,15 @@ type X interface{}
 	assert.Contains(t, warns[5].Error(), `a.go:11:1: warning: "//breakr:name=z" is not an annotation`)
 }
 
+func TestNearMiss(t *testing.T) {
+	for _, w := range []string{"Breaker", "BREAKER", "breakers", "breakr", "braeker", "brekaer", "breake"} {
+		assert.True(t, nearMiss(w), w)
+	}
+	for _, w := range []string{"breaker", "broker", "break", "reader", "speaker", "go", "nolint", "lint", "brakes"} {
+		assert.False(t, nearMiss(w), w)
+	}
+}
+
 // FuzzParse: the parser never panics, every error and warning has a
 // position on the line, and every option it keeps has a value.
 func FuzzParse(f *testing.F) {
