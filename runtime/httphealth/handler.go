@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -207,8 +208,11 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case "/health":
 		serve = h.redirectDashboard
 	default:
-		h.writeError(w, r, http.StatusNotFound, fmt.Sprintf("no such endpoint: %q; try %s, %s or %s",
-			r.URL.Path, PathDatasources, PathEvents, PathDashboard))
+		msg := fmt.Sprintf("no such endpoint: %q; try %s, %s or %s", r.URL.Path, PathDatasources, PathEvents, PathDashboard)
+		if strings.HasSuffix(r.URL.Path, PathDatasources) || strings.HasSuffix(r.URL.Path, PathEvents) || strings.HasSuffix(r.URL.Path, PathDashboard) {
+			msg += fmt.Sprintf(" (mounted under a prefix? serve the handler through http.StripPrefix(%q, ...))", strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(r.URL.Path, PathDatasources), PathEvents), PathDashboard))
+		}
+		h.writeError(w, r, http.StatusNotFound, msg)
 		return
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {

@@ -549,6 +549,9 @@ func parseCount(s string, v *Value) string {
 func parseDuration(s string, v *Value) string {
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
+		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+			return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean %ss?", s, s)
+		}
 		return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
 	}
 	v.Duration = d
@@ -620,7 +623,7 @@ func parseValid(s string, v *Value) string {
 		v.Name = s
 		return ""
 	}
-	return fmt.Sprintf("%q is not a func identifier (like isValid or quotes.Valid), or - for none", s)
+	return fmt.Sprintf("%q is not a func identifier (a func of the package, like check, or of a package the file imports, like pkg.Check), or - for none", s)
 }
 
 // parseStale reads a duration; 0 means no stale cache.
