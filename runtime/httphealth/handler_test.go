@@ -134,6 +134,18 @@ func TestDatasourcesEmpty(t *testing.T) {
 	assert.JSONEq(t, `{"status": "ok", "breakers": []}`, rec.Body.String())
 }
 
+// TestUnknownPathUnderAPrefix: a handler mounted under a prefix without
+// http.StripPrefix sees the prefix; its 404 says so, and how to mount it.
+func TestUnknownPathUnderAPrefix(t *testing.T) {
+	f := newFixture(t)
+	rec := f.serve(http.MethodGet, "/ops/health/datasources")
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Contains(t, rec.Body.String(), `http.StripPrefix(\"/ops\", ...)`)
+	rec = f.serve(http.MethodGet, "/nothing")
+	require.Equal(t, http.StatusNotFound, rec.Code)
+	assert.NotContains(t, rec.Body.String(), "StripPrefix", "a path that is no endpoint under any prefix")
+}
+
 // trace drives one breaker through trip, probe and recovery: three events.
 func trace(t *testing.T, f *fixture) {
 	t.Helper()
