@@ -141,7 +141,11 @@ type Stats struct {
 
 	// Injected counts the calls failed by fault injection (matching
 	// [ErrInjected]; the upstream was not called); they are also in
-	// Failures. Fault, LatencySeconds and LatencyRate are the injection
+	// Failures, and Injected is at most Failures. A fault being counted
+	// as the snapshot is taken may show in Injected before Failures, so
+	// Failures − Injected, the failures that were not injected, may lag
+	// behind them for a moment (see docs/rehearse.md).
+	// Fault, LatencySeconds and LatencyRate are the injection
 	// settings while they are on (Config.Fault, Latency, LatencyRate);
 	// all four are left out of the JSON while zero.
 	Injected       uint64  `json:"injected,omitempty"`
@@ -160,12 +164,16 @@ func (b *Breaker) Stats() Stats {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	s := b.state.Load()
+	// Failures, then at once Injected, which an injected fault counts
+	// first: see injectStats.
+	failures := b.failures.Load()
+	injected := b.injected.Load()
 	st := Stats{
 		Name:             b.cfg().Name,
 		FailureThreshold: b.cfg().FailureThreshold,
 		ResetSeconds:     b.cfg().ResetTimeout.Seconds(),
 		State:            State(s & stateMask),
-		Failures:         b.failures.Load(),
+		Failures:         failures,
 		Ignored:          b.ignored.Load(),
 		RateLimited:      b.limited.Load(),
 		Canceled:         b.canceled.Load(),
@@ -190,7 +198,7 @@ func (b *Breaker) Stats() Stats {
 	st.LastFailure = b.stamps.time(b.lastFailure.Load())
 	st.LastSuccess = b.stamps.time(b.lastSuccess.Load())
 	b.windowStats(&st)
-	b.injectStats(&st)
+	b.injectStats(&st, injected)
 	return st
 }
 

@@ -93,6 +93,8 @@ func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
 		}
 	}
 	if in.fault > 0 && b.reg.draw() < in.fault {
+		// Injected before the failure (finish counts it), and Stats reads
+		// them the other way round: see injectStats.
 		b.injected.Add(1)
 		b.finish(w, Failure, in.err)
 		return 0, in.err
@@ -106,9 +108,24 @@ func (o *ops) Inject(ctx context.Context, w uint64) (uint64, error) {
 	return o.b().inject(ctx, w)
 }
 
-// injectStats adds the injection figures to st.
-func (b *Breaker) injectStats(st *Stats) {
-	st.Injected = b.injected.Load()
+// injectStats adds the injection figures to st, whose Failures were read
+// just before injected, the injected faults.
+//
+// The two counters cannot be read at one instant, so a snapshot may take
+// a fault being counted in one and not yet in the other. An injected
+// fault is counted in injected before Failures, and Failures is read
+// first, so a snapshot's Failures − Injected (the failures that were not
+// injected, which the exporters report as a counter of their own) is
+// never more than the real failures counted so far: it may lag, not get
+// ahead and then fall back (but for a call with injected latency that
+// was counted as in flight past InFlight before its fault was drawn: a
+// real failure until then). The opposite order would let it get ahead
+// whenever a fault is between its counts, and a monotone exporter would
+// keep that excess. Injected is bounded by Failures, so that a fault
+// being counted (or one whose outcome was ignored, see endTracked) never
+// shows as more injected faults than failures.
+func (b *Breaker) injectStats(st *Stats, injected uint64) {
+	st.Injected = min(injected, st.Failures)
 	if in := b.injector; in != nil {
 		st.Fault, st.LatencySeconds, st.LatencyRate = in.fault, in.latency.Seconds(), in.latencyRate
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math/rand/v2"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -141,4 +142,79 @@ func TestInjectedErrorIs(t *testing.T) {
 	assert.ErrorIs(t, err, runtime.ErrInjected)
 	assert.False(t, errors.Is(err, runtime.ErrOpen))
 	assert.True(t, strings.Contains(err.Error(), "30%"), err.Error())
+}
+
+// gateClock is a fake clock whose next read after arm blocks: it says so
+// on entered and waits for release. An injected fault of a CLOSED breaker
+// without a window reads the clock once, for its failure's instant, after
+// it is counted in Stats.Injected and before it is in Failures: the gate
+// holds it there.
+type gateClock struct {
+	*fakeClock
+	armed            atomic.Bool
+	entered, release chan struct{}
+}
+
+func newGateClock() *gateClock {
+	return &gateClock{fakeClock: newFakeClock(), entered: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (c *gateClock) arm() { c.armed.Store(true) }
+
+func (c *gateClock) Now() time.Time {
+	if c.armed.CompareAndSwap(true, false) {
+		close(c.entered)
+		<-c.release
+	}
+	return c.fakeClock.Now()
+}
+
+// TestInjectStatsWhileCounted: a snapshot taken while an injected fault
+// is being counted never has more injected faults than failures (the
+// exporters subtract one from the other), and its Failures − Injected,
+// the failures that were not injected, never runs ahead of them: a fault
+// shows in Injected before it shows in Failures, so a monotone counter of
+// the difference has no spurious increase to keep.
+func TestInjectStatsWhileCounted(t *testing.T) {
+	t.Run("fault between its counts", func(t *testing.T) {
+		clock := newGateClock()
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithClock(clock),
+			runtime.WithConfig(runtime.Config{Name: "x", Fault: 1}))
+		b := reg.Breaker(runtime.Config{Name: "x", FailureThreshold: 100})
+		clock.arm()
+		done := make(chan error)
+		go func() { done <- b.Do(context.Background(), func(context.Context) error { return nil }) }()
+		<-clock.entered
+		st := b.Stats()
+		assert.LessOrEqual(t, st.Injected, st.Failures, "no more injected faults than failures")
+		assert.Zero(t, st.Failures-st.Injected, "no failure that was not injected")
+		close(clock.release)
+		require.ErrorIs(t, <-done, runtime.ErrInjected)
+		st = b.Stats()
+		assert.Equal(t, [2]uint64{1, 1}, [2]uint64{st.Failures, st.Injected})
+	})
+	t.Run("hook of the trip it causes", func(t *testing.T) {
+		// One real failure, then an injected fault trips the breaker: the
+		// hook runs while the fault is being counted, in its goroutine.
+		seen := make(chan runtime.Stats, 1)
+		var b *runtime.Breaker
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()),
+			runtime.WithConfig(runtime.Config{Name: "x", Fault: 1}),
+			runtime.OnStateChange(func(ev runtime.Event) {
+				if ev.To == runtime.Open {
+					seen <- b.Stats()
+				}
+			}))
+		b = reg.Breaker(runtime.Config{Name: "x", FailureThreshold: 2})
+		tok, err := b.Acquire(context.Background()) // no injection: a real call
+		require.NoError(t, err)
+		b.Release(tok, errors.New("down"))
+		require.ErrorIs(t, b.Do(context.Background(), func(context.Context) error { return nil }), runtime.ErrInjected)
+		require.Equal(t, runtime.Open, b.State())
+		st := <-seen
+		assert.LessOrEqual(t, st.Injected, st.Failures)
+		assert.LessOrEqual(t, st.Failures-st.Injected, uint64(1), "one failure was not injected: Failures %d, Injected %d", st.Failures, st.Injected)
+		st = b.Stats()
+		assert.Equal(t, [2]uint64{2, 1}, [2]uint64{st.Failures, st.Injected})
+	})
 }

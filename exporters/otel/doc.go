@@ -39,7 +39,11 @@
 // The counters are the runtime's totals since each breaker was created, so
 // a registration made late still sees earlier calls (cumulative
 // temporality reads them as they are; [runtime.Breaker.Reset] is a reset
-// of the count). A measurement the runtime does not count is left out,
+// of the count). outcome=failure leaves out injected faults
+// ([runtime.Stats].Failures − Injected, two counters a collection cannot
+// read at one instant): it is the most that difference has been since the
+// breaker was created or reset, so it never goes back between resets and
+// never below 0. A measurement the runtime does not count is left out,
 // not observed as 0: success and rejected need call counting
 // ([runtime.WithCallCounts], off by default because it costs the success
 // path a shared write per call), failure_rate a window, in_flight a

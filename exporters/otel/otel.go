@@ -153,16 +153,31 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		return nil, fmt.Errorf("otel: Register: %w", err)
 	}
 
+	var series failureSeries // keeps outcome=failure from going back
 	r, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		bs := reg.PlainBreakers() // a family's keys are in its totals
 		if opt.perKey {
 			bs = reg.Breakers()
 		}
-		for _, b := range bs {
-			in.observe(o, b.Stats(), b.Config())
+		fams := reg.Families()
+		stats := make([]runtime.Stats, len(bs))
+		totals := make([]runtime.FamilyTotals, len(fams))
+		failures := make([]uint64, len(bs)+len(fams))
+		series.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
+			for i, b := range bs {
+				stats[i] = b.Stats()
+				failures[i] = failure(seriesKey{name: stats[i].Name}, statsCounters(&stats[i]))
+			}
+			for i, f := range fams {
+				totals[i] = f.Totals()
+				failures[len(bs)+i] = failure(seriesKey{family: true, name: totals[i].Name}, totalsCounters(&totals[i]))
+			}
+		})
+		for i, b := range bs {
+			in.observe(o, stats[i], b.Config(), failures[i])
 		}
-		for _, f := range reg.Families() {
-			in.observeFamily(o, f)
+		for i, f := range fams {
+			in.observeFamily(o, f, totals[i], failures[len(bs)+i])
 		}
 		for _, a := range answers() {
 			o.ObserveInt64(in.chainAnswers, int64(a.Count), metric.WithAttributes(sourceKey.String(a.Source), kindKey.String(a.Kind)))
@@ -176,9 +191,10 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 	return r, nil
 }
 
-// observe records one breaker's measurements. A measurement the runtime
-// does not count is left out, as in the Prometheus exporter.
-func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config) {
+// observe records one breaker's measurements; failures is its
+// outcome=failure (see failureSeries). A measurement the runtime does not
+// count is left out, as in the Prometheus exporter.
+func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	name := nameKey.String(st.Name)
 	for _, s := range states {
 		if s != st.State && (s == runtime.Isolated || s == runtime.Bypassed) {
@@ -192,7 +208,7 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 	}
 
 	observeCounts(o, in.calls, in.transitions, name, cfg, counts{
-		counted: st.Counted, successes: st.Successes, failures: st.Failures, canceled: st.Canceled,
+		counted: st.Counted, successes: st.Successes, failures: failures, canceled: st.Canceled,
 		rejections: st.Rejections, rateLimited: st.RateLimited, throttled: st.Throttled,
 		bulkheadFull: st.BulkheadFull, injected: st.Injected, transitions: &st.Transitions,
 	})
@@ -206,12 +222,13 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 	}
 }
 
-// observeFamily records a family's totals and the gauges of its keys.
-func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family) {
-	t, h, cfg := f.Totals(), f.Health(), f.Config()
+// observeFamily records a family's totals t and the gauges of its keys;
+// failures is its outcome=failure (see failureSeries).
+func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
+	h, cfg := f.Health(), f.Config()
 	fam := familyKey.String(t.Name)
 	observeCounts(o, in.famCalls, in.famTransitions, fam, cfg, counts{
-		counted: t.Counted, successes: t.Successes, failures: t.Failures, canceled: t.Canceled,
+		counted: t.Counted, successes: t.Successes, failures: failures, canceled: t.Canceled,
 		rejections: t.Rejections, rateLimited: t.RateLimited, throttled: t.Throttled,
 		bulkheadFull: t.BulkheadFull, injected: t.Injected, transitions: &t.Transitions,
 	})
@@ -223,7 +240,9 @@ func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family) {
 }
 
 // counts are what the calls and transitions series read: a breaker's
-// [runtime.Stats] or a family's [runtime.FamilyTotals].
+// [runtime.Stats] or a family's [runtime.FamilyTotals], but failures,
+// which is the failure outcome (injected faults left out, see
+// failureSeries).
 type counts struct {
 	counted                                        bool
 	successes, failures, canceled, rejections      uint64
@@ -241,7 +260,7 @@ func observeCounts(o metric.Observer, calls, transitions metric.Int64Observable,
 		call("success", c.successes)
 		call("rejected", c.rejections)
 	}
-	call("failure", c.failures-c.injected) // outcomes are disjoint: an injected fault is "injected"
+	call("failure", c.failures) // outcomes are disjoint: an injected fault is "injected"
 	call("ignored", c.canceled)
 	call("rate_limited", c.rateLimited)
 	if cfg.Throttle > 0 || c.throttled > 0 {

@@ -101,9 +101,10 @@ func stateLabel(s runtime.State) string { return strings.ToLower(s.String()) }
 // registry when scraped, so it costs the calls nothing and sees breakers
 // created after its registration. A Collector is safe for concurrent use.
 type Collector struct {
-	reg     *runtime.Registry
-	answers func() []runtime.ChainAnswer // reg.ChainAnswers; a seam for tests
-	perKey  bool                         // WithPerKey
+	reg      *runtime.Registry
+	answers  func() []runtime.ChainAnswer // reg.ChainAnswers; a seam for tests
+	perKey   bool                         // WithPerKey
+	failures failureSeries                // keeps outcome="failure" from going back
 }
 
 // Option configures a [Collector].
@@ -157,23 +158,44 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // [runtime.WithCallCounts], failure_rate without a window, in_flight
 // without a concurrency limit or an inflight bound, throttled without a
 // throttle and bulkhead_full without a concurrency limit.
+//
+// outcome="failure" is Stats.Failures − Stats.Injected, never less than
+// an earlier scrape of the Collector reported unless the breaker was
+// reset (see failureSeries); so Collect calls read the registry one at a
+// time.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	bs := c.reg.PlainBreakers() // a family's keys are in its totals
 	if c.perKey {
 		bs = c.reg.Breakers()
 	}
-	for _, b := range bs {
-		collectBreaker(ch, b.Stats(), b.Config())
+	fams := c.reg.Families()
+	stats := make([]runtime.Stats, len(bs))
+	totals := make([]runtime.FamilyTotals, len(fams))
+	failures := make([]uint64, len(bs)+len(fams))
+	c.failures.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
+		for i, b := range bs {
+			stats[i] = b.Stats()
+			failures[i] = failure(seriesKey{name: stats[i].Name}, statsCounters(&stats[i]))
+		}
+		for i, f := range fams {
+			totals[i] = f.Totals()
+			failures[len(bs)+i] = failure(seriesKey{family: true, name: totals[i].Name}, totalsCounters(&totals[i]))
+		}
+	})
+	for i, b := range bs {
+		collectBreaker(ch, stats[i], b.Config(), failures[i])
 	}
-	for _, f := range c.reg.Families() {
-		collectFamily(ch, f)
+	for i, f := range fams {
+		collectFamily(ch, f, totals[i], failures[len(bs)+i])
 	}
 	for _, a := range c.answers() {
 		ch <- prom.MustNewConstMetric(chainAnswersDesc, prom.CounterValue, float64(a.Count), a.Source, a.Kind)
 	}
 }
 
-func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config) {
+// collectBreaker reports one breaker's series; failures is its
+// outcome="failure" (see failureSeries).
+func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	name := st.Name
 	for _, s := range states {
 		if !shownState(s, st.State) {
@@ -192,7 +214,7 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config)
 	if st.Counted {
 		calls(outcomeSuccess, st.Successes)
 	}
-	calls(outcomeFailure, st.Failures-st.Injected) // outcomes are disjoint: an injected fault is "injected"
+	calls(outcomeFailure, failures) // outcomes are disjoint: an injected fault is "injected"
 	calls(outcomeIgnored, st.Canceled)
 	if st.Counted {
 		calls(outcomeRejected, st.Rejections)
@@ -228,9 +250,10 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config)
 	}
 }
 
-// collectFamily reports a family's totals and the gauges of its keys.
-func collectFamily(ch chan<- prom.Metric, f *runtime.Family) {
-	t, h, cfg := f.Totals(), f.Health(), f.Config()
+// collectFamily reports a family's totals t and the gauges of its keys;
+// failures is its outcome="failure" (see failureSeries).
+func collectFamily(ch chan<- prom.Metric, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
+	h, cfg := f.Health(), f.Config()
 	name := t.Name
 	calls := func(outcome string, n uint64) {
 		ch <- prom.MustNewConstMetric(familyCallsDesc, prom.CounterValue, float64(n), name, outcome)
@@ -238,7 +261,7 @@ func collectFamily(ch chan<- prom.Metric, f *runtime.Family) {
 	if t.Counted {
 		calls(outcomeSuccess, t.Successes)
 	}
-	calls(outcomeFailure, t.Failures-t.Injected)
+	calls(outcomeFailure, failures)
 	calls(outcomeIgnored, t.Canceled)
 	if t.Counted {
 		calls(outcomeRejected, t.Rejections)

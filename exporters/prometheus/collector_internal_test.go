@@ -17,7 +17,9 @@ type statsCollector struct {
 }
 
 func (c statsCollector) Describe(ch chan<- *prom.Desc) { (&Collector{}).Describe(ch) }
-func (c statsCollector) Collect(ch chan<- prom.Metric) { collectBreaker(ch, c.st, c.cfg) }
+func (c statsCollector) Collect(ch chan<- prom.Metric) {
+	collectBreaker(ch, c.st, c.cfg, notInjected(c.st.Failures, c.st.Injected))
+}
 
 // A pair the breaker does not make by itself (a fleet's peer closing an
 // OPEN breaker) is reported once counted; refusals counted without the

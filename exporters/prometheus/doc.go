@@ -33,7 +33,11 @@
 // Counters are the runtime's totals since the breaker was created, so a
 // collector registered late still sees earlier calls and transitions;
 // [runtime.Breaker.Reset] shows as a counter reset, which rate() and
-// increase() handle.
+// increase() handle. outcome="failure" leaves out injected faults
+// ([runtime.Stats].Failures − Injected, two counters a scrape cannot read
+// at one instant): it is the most that difference has been since the
+// breaker was created or reset, so it never goes back between resets and
+// never below 0.
 //
 // Outcomes are disjoint: ignored is the caller's own cancel
 // ([runtime.Stats].Canceled); the limiter's, the throttle's and the
