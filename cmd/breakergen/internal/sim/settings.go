@@ -27,8 +27,16 @@ type Candidate struct {
 var Replayed = []string{"threshold", "reset", "jitter", "halfopen", "successes",
 	"window", "failrate", "minimum", "slow", "slowrate", "inflight"}
 
+// windowKeys are the keys that need a window in the same candidate (SPEC
+// §8), as the generator requires of a name's annotations: without one the
+// runtime would drop them and the replay would be of the defaults, under
+// the label of the keys.
+var windowKeys = []string{"failrate", "minimum", "slow", "slowrate"}
+
 // ParseCandidate parses "NAME:key=value ..." (-set); where names the text's
-// origin in errors ("-set" or "FILE:LINE").
+// origin in errors ("-set" or "FILE:LINE"). A key that needs a window
+// (failrate, minimum, slow, slowrate) in a candidate without one is an
+// error, in the generator's words.
 func ParseCandidate(text, where string) (Candidate, error) {
 	name, keys, ok := splitCandidate(text)
 	if !ok || name == "" {
@@ -72,6 +80,17 @@ func ParseCandidate(text, where string) (Candidate, error) {
 			cfg.SlowRate = v.Number
 		case "inflight":
 			cfg.InFlight = v.Duration
+		}
+	}
+	if !line.Has("window") {
+		var msgs []string
+		for _, o := range line.Options {
+			if slices.Contains(windowKeys, o.Key) {
+				msgs = append(msgs, fmt.Sprintf("%s: breaker %q has no window to apply it to; give window=N (calls) or window=D (a duration) for it too", o.Key, name))
+			}
+		}
+		if len(msgs) > 0 {
+			return Candidate{}, fmt.Errorf("%s: %s: %s", where, name, strings.Join(msgs, "; "))
 		}
 	}
 	return c, nil
