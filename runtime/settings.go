@@ -26,6 +26,10 @@ type override struct {
 	// that says so, for the Event's reason.
 	mode    State
 	modeVar string
+	// noFault is BREAKER_<NAME>_FAULT=0: no fault injection, whatever
+	// the layer below gives (a zero Fault would keep it, and Config.Off
+	// has no bit for it).
+	noFault bool
 }
 
 // apply lays o over cfg: every field o sets replaces cfg's. WindowCalls and
@@ -59,6 +63,9 @@ func (o override) apply(cfg Config) Config {
 	}
 	if off&SettingThrottle != 0 {
 		cfg.Throttle = 0
+	}
+	if o.noFault {
+		cfg.Fault = 0
 	}
 	cfg.Off = (cfg.Off | off) &^ given(c)
 	setGiven(&cfg.FailureThreshold, c.FailureThreshold)
@@ -215,7 +222,14 @@ func (r *Registry) readEnv(environ []string) {
 		case "_RESET":
 			o.cfg.ResetTimeout, o.cfg.ResetMax, err = setting.Reset(val, seconds)
 		case "_JITTER":
-			o.cfg.ResetJitter, err = setting.Jitter(val, true)
+			// 0% is given too: it turns a lower layer's jitter off, which
+			// a zero ResetJitter alone would keep.
+			if o.cfg.ResetJitter, err = setting.Jitter(val, true); err == nil {
+				o.cfg.Off &^= SettingJitter
+				if o.cfg.ResetJitter == 0 {
+					o.cfg.Off |= SettingJitter
+				}
+			}
 		case "_MODE":
 			switch strings.ToLower(strings.TrimSpace(val)) {
 			case "isolate":
@@ -252,7 +266,10 @@ func (r *Registry) readEnv(environ []string) {
 		case "_THROTTLE":
 			o.cfg.Throttle, err = setting.Throttle(val)
 		case "_FAULT":
-			o.cfg.Fault, err = faultValue(val)
+			// 0 is given too, as for _JITTER: no fault injection.
+			if o.cfg.Fault, err = faultValue(val); err == nil {
+				o.noFault = o.cfg.Fault == 0
+			}
 		case "_LATENCY":
 			o.cfg.Latency, o.cfg.LatencyRate, err = latencyValue(val)
 		default:

@@ -1,6 +1,7 @@
 package runtime_test
 
 import (
+	"context"
 	"math"
 	"strings"
 	"testing"
@@ -273,5 +274,49 @@ func TestWithConfigOff(t *testing.T) {
 			reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithConfig(tt.code...))
 			tt.check(t, reg.Breaker(annotated).Config())
 		})
+	}
+}
+
+// TestEnvZeroTurnsOff: a variable whose value may be zero gives that zero
+// like any value (SPEC §5: the environment over the annotation), instead
+// of reading as "not given" and leaving the lower layer's value without a
+// word: BREAKER_<NAME>_JITTER=0% turns an annotated jitter off and
+// BREAKER_<NAME>_FAULT=0 a lower layer's fault injection; WithConfig
+// still wins over both.
+func TestEnvZeroTurnsOff(t *testing.T) {
+	restore := runtime.SetEnviron([]string{
+		"BREAKER_J_PCT_JITTER=0%", "BREAKER_J_FRAC_JITTER=0", "BREAKER_J_SOME_JITTER=5%", "BREAKER_J_CODE_JITTER=0%",
+		"BREAKER_F_PCT_FAULT=0%", "BREAKER_F_FRAC_FAULT=0", "BREAKER_F_SOME_FAULT=10%", "BREAKER_F_CODE_FAULT=0",
+	})
+	defer func() { restore() }()
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()), runtime.WithRand(injectRand()),
+		runtime.WithConfig(runtime.Config{Name: "j-code", ResetJitter: 0.2}, runtime.Config{Name: "f-code", Fault: 0.25}))
+
+	for name, want := range map[string]float64{"j-pct": 0, "j-frac": 0, "j-some": 0.05, "j-code": 0.2} {
+		b := reg.Breaker(runtime.Config{Name: name, ResetJitter: 0.3})
+		assert.Equal(t, want, b.Config().ResetJitter, name)
+	}
+	for name, want := range map[string]float64{"f-pct": 0, "f-frac": 0, "f-some": 0.1, "f-code": 0.25} {
+		b := reg.Breaker(runtime.Config{Name: name, Fault: 0.5})
+		assert.Equal(t, want, b.Config().Fault, name)
+		assert.Equal(t, want, b.Stats().Fault, name)
+	}
+	off := reg.Breaker(runtime.Config{Name: "f-pct"})
+	for range 20 {
+		require.NoError(t, off.Do(t.Context(), func(context.Context) error { return nil }), "no fault is injected")
+	}
+	assert.Empty(t, logs.String(), "valid values: no warning")
+
+	// The other variables refuse a zero (a count, a duration, a rate of at
+	// least 1%, K >= 1, a delay) with a warning: none reads as "not given"
+	// without a word.
+	restore()
+	restore = runtime.SetEnviron([]string{"BREAKER_Z_THRESHOLD=0", "BREAKER_Z_RESET=0", "BREAKER_Z_FAILRATE=0%",
+		"BREAKER_Z_THROTTLE=0", "BREAKER_Z_LATENCY=0", "BREAKER_Z_RATELIMIT=0/1"})
+	var warned logBuffer
+	runtime.NewRegistry(runtime.WithLogger(warned.logger()))
+	for _, v := range []string{"THRESHOLD", "RESET", "FAILRATE", "THROTTLE", "LATENCY", "RATELIMIT"} {
+		assert.Contains(t, warned.String(), "variable=BREAKER_Z_"+v+"\n", v)
 	}
 }
