@@ -68,6 +68,7 @@ import (
 // silently: a negative or NaN field, a rate (FailureRate, SlowRate,
 // ResetJitter) above 1, a window below the smallest (10 calls, 1s) or
 // both kinds at once, a rate or a minimum or SlowCall without a window, a
+// MinimumCalls above a count window's size, a SlowRate without SlowCall, a
 // Throttle below 1, a ResetMax below the ResetTimeout it would apply to,
 // an Off bit beside the field it turns off, fault injection (set when the
 // breaker is created) and a Name the registry has no breaker of are
@@ -254,6 +255,12 @@ func checkUpdate(c Config) error {
 // all the breaker trips on.
 func checkNext(c, next Config) error {
 	if next.windowed() {
+		switch {
+		case c.MinimumCalls > 0 && next.WindowCalls > 0 && c.MinimumCalls > next.WindowCalls:
+			return fmt.Errorf("MinimumCalls %d is above the window's %d calls, which could never hold that many", c.MinimumCalls, next.WindowCalls)
+		case c.SlowRate > 0 && next.SlowCall == 0:
+			return fmt.Errorf("SlowRate %v needs SlowCall, the duration past which a call is slow", c.SlowRate)
+		}
 		return nil
 	}
 	switch {

@@ -130,6 +130,9 @@ func TestUpdateIsStrictAndAllOrNothing(t *testing.T) {
 		{runtime.Config{Name: "tdx", Throttle: 0.5}, `Throttle 0.5 is below 1`},
 		{runtime.Config{Name: "tdx", Fault: 0.1}, `Fault, Latency and LatencyRate cannot change live`},
 		{runtime.Config{Name: "eastmoney", ResetTimeout: time.Minute, ResetMax: time.Second}, `ResetMax 1s is not above ResetTimeout 1m0s`},
+		{runtime.Config{Name: "eastmoney", MinimumCalls: 500}, `MinimumCalls 500 is above the window's 100 calls`},
+		{runtime.Config{Name: "eastmoney", WindowCalls: 20, MinimumCalls: 50}, `MinimumCalls 50 is above the window's 20 calls`},
+		{runtime.Config{Name: "eastmoney", SlowRate: 0.3}, `SlowRate 0.3 needs SlowCall`},
 	} {
 		err := reg.Update(good, c.bad)
 		require.Error(t, err, c.want)
