@@ -247,7 +247,15 @@ func (b *builder) resolve() {
 		if k.pkg == "" {
 			continue // the run's: checked per package
 		}
-		if _, ok := ni.given["window"]; ok || ni.invalid["window"] {
+		if w, ok := ni.given["window"]; ok || ni.invalid["window"] {
+			if m, ok := ni.given["minimum"]; ok && w.Value.Count > 0 && m.Value.Count > w.Value.Count {
+				b.warnf(m.Pos, "minimum=%d of breaker %q is above window=%d, which holds at most %d calls: the rates apply once it holds %d; give minimum=%d or less", m.Value.Count, name, w.Value.Count, w.Value.Count, w.Value.Count, w.Value.Count)
+			}
+			if r, ok := ni.given["slowrate"]; ok {
+				if _, ok := ni.given["slow"]; !ok && !ni.invalid["slow"] {
+					b.warnf(r.Pos, "slowrate of breaker %q has no effect without slow=D, the duration past which a call is slow; give slow=D too", name)
+				}
+			}
 			continue
 		}
 		for _, k := range windowKeys {
