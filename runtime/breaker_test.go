@@ -504,6 +504,36 @@ func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State())
 }
 
+// TestClassifierPanicEndsTheCall: a classifier that panics ends the call
+// as a failure before the panic goes on: the bulkhead's one slot and the
+// probe's are free for the next call, and the failure is counted.
+func TestClassifierPanicEndsTheCall(t *testing.T) {
+	boom := errors.New("boom")
+	panicky := func(context.Context, error) runtime.Outcome { panic("classifier bug") }
+	reg, clk := newTestRegistry(t, runtime.WithClassifier("one", panicky), runtime.WithClassifier("probe", panicky))
+	callPanics := func(b *runtime.Breaker) {
+		t.Helper()
+		assert.PanicsWithValue(t, "classifier bug", func() {
+			_ = b.Do(context.Background(), func(context.Context) error { return boom })
+		})
+	}
+
+	b := reg.Breaker(runtime.Config{Name: "one", Concurrency: 1, FailureThreshold: 5})
+	callPanics(b)
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Failures)
+	require.Zero(t, st.InFlight, "the call ended") // else the next call would wait for the slot for ever
+	require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }), "the bulkhead's slot is free")
+
+	p := reg.Breaker(runtime.Config{Name: "probe", FailureThreshold: 1, ResetTimeout: time.Second})
+	callPanics(p)
+	require.Equal(t, runtime.Open, p.State(), "the panic is a failure")
+	clk.Advance(time.Second)
+	callPanics(p)
+	assert.Equal(t, runtime.Open, p.State(), "the probe failed")
+	assert.Zero(t, p.Stats().ProbesInFlight, "and its slot is free")
+}
+
 // TestProbeIDsRunOut: a HALF_OPEN period that has given out every probe id
 // refuses further probes without keeping their slots, so the slot count
 // does not leak and the breaker can still close.

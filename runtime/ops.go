@@ -145,6 +145,19 @@ func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
+	if b.class != nil {
+		// A classifier that panics must not leave the call unfinished: its
+		// load slot (a bulkhead's, a probe's) would be held for good, and
+		// an inflight bound would count the call as hung. The call ends as
+		// a failure, as a panic in the call itself does, and the panic goes
+		// on to the caller.
+		defer func() {
+			if v := recover(); v != nil {
+				b.finish(w, Failure, &panicError{value: v})
+				panic(v)
+			}
+		}()
+	}
 	out := b.Classify(ctx, err)
 	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
 		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
