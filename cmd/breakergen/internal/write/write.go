@@ -25,7 +25,7 @@ type Change struct {
 // outputs found on disk; sources are the source files the run scanned; an
 // existing output is removed when its source was scanned and produced
 // nothing, or when its source is gone. With keep set (a -type run), no
-// output is removed.
+// output is removed but those of an old name, which move (see below).
 func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep bool) ([]Change, error) {
 	var changes []Change
 	for path, data := range outputs {
@@ -41,9 +41,33 @@ func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep boo
 		}
 		changes = append(changes, Change{Path: path, Data: data})
 	}
+	// An output named as before the names kept their source's platform
+	// (f_windows_breaker.go, which built on every platform) moves to its
+	// name now (f_breaker_windows.go), whatever the run: the run may not
+	// load its source (another platform's), and the old name breaks every
+	// other platform's build. Where this run wrote the new name, the old
+	// file only goes.
+	moved := map[string]bool{}
+	for path := range existing {
+		src := load.SourceOf(path)
+		to := load.OutputOf(src)
+		if src == "" || to == path {
+			continue
+		}
+		moved[path] = true
+		changes = append(changes, Change{Path: path, Remove: true})
+		if _, ok := outputs[to]; ok || exists(to) || !sources[src] && !exists(src) {
+			continue
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, err
+		}
+		changes = append(changes, Change{Path: to, Data: data})
+	}
 	if !keep {
 		for path := range existing {
-			if _, ok := outputs[path]; ok {
+			if _, ok := outputs[path]; ok || moved[path] {
 				continue
 			}
 			src := load.SourceOf(path)
