@@ -205,7 +205,11 @@ var (
 // (Breaker, BREAKER, breakers, breakr, braeker): one edit or one swap of
 // adjacent letters from it, ignoring case. Other directives (go:generate,
 // nolint:, a broker: of another tool) are further.
-func nearMiss(word string) bool {
+func nearMiss(word string) bool { return NearMiss(word) }
+
+// NearMiss reports whether word, the word of a directive-shaped comment
+// (//word:), is "breaker" misspelt: see Scan.
+func NearMiss(word string) bool {
 	w := strings.ToLower(word)
 	if word == "breaker" {
 		return false
@@ -250,7 +254,11 @@ func Scan(fset *token.FileSet, cg *ast.CommentGroup, where Where) (lines []*Line
 			warnings = append(warnings, Errorf(pos, "warning: %q is an ordinary comment; an annotation is a line comment: write //breaker:%s", c.Text, blockBody(c.Text)))
 		default:
 			if m := directive.FindStringSubmatch(c.Text); m != nil && nearMiss(m[1]) {
-				warnings = append(warnings, Errorf(pos, "warning: %q is not an annotation, and does nothing: an annotation starts with //breaker: (lower case); write %s%s", c.Text, Prefix, c.Text[len(m[0]):]))
+				lower := ""
+				if strings.ToLower(m[1]) == "breaker" {
+					lower = " (lower case)"
+				}
+				warnings = append(warnings, Errorf(pos, "warning: %q is not an annotation, and does nothing: an annotation starts with //breaker:%s; write %s%s", c.Text, lower, Prefix, c.Text[len(m[0]):]))
 			}
 		}
 	}

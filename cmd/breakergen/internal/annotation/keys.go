@@ -137,6 +137,21 @@ func lookupKey(name string) *Key {
 	return nil
 }
 
+// DefaultOf returns the value a key has when it is not given, as its
+// Default column says it, and whether that is a value of the key (not
+// "none", nor a rule such as minimum's).
+func DefaultOf(name string) (Value, bool) {
+	k := lookupKey(name)
+	if k == nil || k.parse == nil || k.Default == "" {
+		return Value{}, false
+	}
+	var v Value
+	if k.parse(k.Default, &v) != "" {
+		return Value{}, false
+	}
+	return v, true
+}
+
 // KeyScope returns the scope of a supported key.
 func KeyScope(name string) Scope {
 	if k := lookupKey(name); k != nil {

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -84,5 +85,18 @@ func TestParseRateIsTheRuntimes(t *testing.T) {
 		problem := parseRate(s, &v)
 		_, _, err := ratelimit.Parse(s)
 		assert.Equal(t, err == nil, problem == "", s)
+	}
+}
+
+func TestDefaultOf(t *testing.T) {
+	v, ok := DefaultOf("threshold")
+	require.True(t, ok)
+	assert.Equal(t, 5, v.Count)
+	v, ok = DefaultOf("reset")
+	require.True(t, ok)
+	assert.Equal(t, 30*time.Second, v.Duration)
+	for _, k := range []string{"ratelimit", "window", "minimum", "name", "chain", "nope"} {
+		_, ok := DefaultOf(k)
+		assert.False(t, ok, k)
 	}
 }

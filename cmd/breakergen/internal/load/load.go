@@ -37,11 +37,14 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"sync/atomic"
 
 	"golang.org/x/tools/go/packages"
+
+	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
 )
 
 // Header is the first line of every file breakergen writes.
@@ -203,18 +206,38 @@ func Load(cfg Config) (*Result, error) {
 		}
 	}
 	if len(res.Unmatched) > 0 {
-		res.NoModule = noModule(cfg.Dir)
+		res.NoModule = noModule(cfg.Dir, res.Unmatched)
 	}
 	return res, nil
 }
 
-// noModule returns the directory dir names ("" the current one) when
-// neither it nor a parent holds a go.mod or a go.work, and modules are on:
-// the go command then finds no package, and breakergen says why. It
-// returns "" otherwise.
-func noModule(dir string) string {
-	abs, err := filepath.Abs(dir)
-	if err != nil || os.Getenv("GO111MODULE") == "off" {
+// noModule returns the directory of the patterns that matched nothing
+// (local patterns: ".", "./x/...", an absolute path; else the run's
+// directory, dir, "" the current one) when neither it nor a parent holds a
+// go.mod or a go.work, and modules are on: the go command then finds no
+// package, and breakergen says why. It returns "" otherwise, and when the
+// patterns lie in different directories.
+func noModule(dir string, patterns []string) string {
+	if os.Getenv("GO111MODULE") == "off" {
+		return ""
+	}
+	where := ""
+	for _, pat := range patterns {
+		d := dir
+		if p := strings.TrimSuffix(strings.TrimSuffix(pat, "..."), "/"); p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || filepath.IsAbs(p) {
+			if filepath.IsAbs(p) {
+				d = p
+			} else {
+				d = filepath.Join(dir, p)
+			}
+		}
+		if where != "" && where != d {
+			return ""
+		}
+		where = d
+	}
+	abs, err := filepath.Abs(where)
+	if err != nil {
 		return ""
 	}
 	for d := abs; ; d = filepath.Dir(d) {
@@ -374,14 +397,26 @@ func findOutputs(dir string, outputs map[string]bool, overlay map[string][]byte)
 }
 
 // mayAnnotate reports whether the file holds "breaker:", which every
-// annotation and every near miss the model warns about contains.
+// annotation and most near misses the model warns about contain, or a
+// misspelt prefix (//Breaker:, //breakr:; annotation.NearMiss).
 func mayAnnotate(name string) (bool, error) {
 	src, err := os.ReadFile(name)
 	if err != nil {
 		return false, err
 	}
-	return bytes.Contains(src, []byte("breaker:")), nil
+	if bytes.Contains(src, []byte("breaker:")) {
+		return true, nil
+	}
+	for _, m := range directiveWord.FindAllSubmatch(src, -1) {
+		if annotation.NearMiss(string(m[1])) {
+			return true, nil
+		}
+	}
+	return false, nil
 }
+
+// directiveWord finds the word of each directive-shaped comment, //word:.
+var directiveWord = regexp.MustCompile(`//([A-Za-z_]+):`)
 
 // headSize bounds what findOutputs reads of a file: our header, build line
 // and package clause come first, and the rest (up to a megabyte for a large
