@@ -206,12 +206,22 @@ func parsePos(s string) token.Position {
 	return p
 }
 
-// declaresAny reports whether f declares a type named in names.
+// declaresAny reports whether f declares a type named in names that may
+// be an annotated interface: an interface literal, or a type whose doc
+// comment holds a //breaker: line (a defined or alias interface type).
+// A struct of the same name does not select its file.
 func declaresAny(f *ast.File, names []string) bool {
+	annotated := func(cg *ast.CommentGroup) bool {
+		return cg != nil && slices.ContainsFunc(cg.List, func(c *ast.Comment) bool { return strings.HasPrefix(c.Text, annotation.Prefix) })
+	}
 	for _, decl := range f.Decls {
 		if d, ok := decl.(*ast.GenDecl); ok && d.Tok == token.TYPE {
 			for _, s := range d.Specs {
-				if slices.Contains(names, s.(*ast.TypeSpec).Name.Name) {
+				ts := s.(*ast.TypeSpec)
+				if !slices.Contains(names, ts.Name.Name) {
+					continue
+				}
+				if _, ok := ts.Type.(*ast.InterfaceType); ok || annotated(ts.Doc) || annotated(d.Doc) {
 					return true
 				}
 			}
@@ -251,7 +261,7 @@ func (b *builder) file(p *packages.Package, f *ast.File, name string) {
 				// selected ones are emitted, with the others of their
 				// files: a file's wrappers go to one output, which would
 				// lose them otherwise.
-				emit := len(b.opts.Types) == 0 || selected
+				emit := len(b.opts.Types) == 0 || selected || slices.Contains(b.opts.Types, ts.Name.Name)
 				if slices.Contains(b.opts.Types, ts.Name.Name) {
 					b.found[ts.Name.Name] = true
 				}

@@ -35,7 +35,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if !ok {
 		return
 	}
-	b.embeddedLines(in, ts, methods)
+	b.embeddedLines(in, ts, methods, lines)
 	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
 	ils := b.routeLines(in, lines, methods, rs)
 	for _, m := range methods {
@@ -62,7 +62,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 func (b *builder) unjudgedResponses(in *Interface, mlines map[string]*annotation.Line) {
 	var names []string
 	for _, m := range in.Methods {
-		if m.Route == nil || m.Response == 0 || m.Route.Failure != nil {
+		if m.Route == nil || m.Response == 0 || m.Route.Failure != nil || m.Route.failOpt != nil {
 			continue
 		}
 		if ml := mlines[m.Name]; ml != nil && ml.Has("failure") {
@@ -81,17 +81,27 @@ func (b *builder) unjudgedResponses(in *Interface, mlines map[string]*annotation
 	if len(names) > 1 {
 		verb = "return"
 	}
-	b.warnf(in.Pos, "%s: %s %s a *http.Response that no failure= judges, so an answer of status 5xx or 429 counts as a success and the breaker opens only on transport errors; give the line failure=httpguard.Failure (import github.com/breakergen/breakergen/runtime/httpguard), or a method's own line failure=- to mean it", in.Name, list, verb)
+	b.warnf(in.Pos, "%s: %s %s a *http.Response that no failure= judges, so an answer of status 5xx or 429 counts as a success and the breaker opens only on transport errors; give the line failure=httpguard.Failure (the file imports github.com/breakergen/breakergen/runtime/httpguard, with var _ = httpguard.Failure if nothing else uses it), or a method's own line failure=- to mean it", in.Name, list, verb)
 }
 
 // embeddedLines warns of each method that in embeds from an interface
 // where the method has a //breaker: line of its own: only methods written
 // in in's literal read their lines, so that line does not apply to in's
-// wrapper (its retries, key or timeout would be lost without a word).
-func (b *builder) embeddedLines(in *Interface, ts *ast.TypeSpec, methods []*types.Func) {
+// wrapper (its retries, key or timeout would be lost without a word). A
+// method a line of in names in methods= (by its name, not a pattern) is
+// routed on purpose.
+func (b *builder) embeddedLines(in *Interface, ts *ast.TypeSpec, methods []*types.Func, lines []*annotation.Line) {
 	own := ownMethods(ts)
+	named := map[string]bool{} // methods a line of in names in its methods=: routed on purpose
+	for _, l := range lines {
+		if o, ok := l.Get("methods"); ok {
+			for _, n := range o.Value.List {
+				named[n] = true
+			}
+		}
+	}
 	for _, m := range methods {
-		if own[m.Name()] {
+		if own[m.Name()] || named[m.Name()] {
 			continue
 		}
 		if at, ok := b.lineAbove(b.fset.Position(m.Pos())); ok {

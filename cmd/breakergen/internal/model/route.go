@@ -287,11 +287,18 @@ func (b *builder) namesAcrossPackages() {
 			continue
 		}
 		all := b.names[nameKey{"", k.name}]
+		_, windowed := all.given["window"]
 		var missing []annotation.Option
 		for key, o := range all.given {
-			if _, ok := ni.given[key]; !ok && !ni.invalid[key] {
-				missing = append(missing, o)
+			if _, ok := ni.given[key]; ok || ni.invalid[key] {
+				continue
 			}
+			// A default given is the same setting as none, but a threshold
+			// beside a window, which applies only when given.
+			if d, ok := annotation.DefaultOf(key); ok && d.Equal(o.Value) && !(key == "threshold" && windowed) {
+				continue
+			}
+			missing = append(missing, o)
 		}
 		if len(missing) == 0 {
 			continue
@@ -527,6 +534,9 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		default:
 			if t := readerResult(m.Sig, len(want)); t != nil {
 				once = types.TypeString(t, qual) + ", an io.Reader, which its first reader consumes"
+				if once == "io.Reader, an io.Reader, which its first reader consumes" {
+					once = "io.Reader, which its first reader consumes"
+				}
 			}
 		}
 		if once != "" {
@@ -585,6 +595,9 @@ func readerResult(sig *types.Signature, n int) types.Type {
 func fromLine(in *Interface, r *Route, o *annotation.Option, m *Method, clear string) string {
 	if r.Method != "" && o.Pos.Line == r.Pos.Line || len(in.Methods) < 2 {
 		return ""
+	}
+	if r.Method != "" {
+		return fmt.Sprintf(" (%s's line inherits the key from the interface's line: give it %s)", m.Name, clear)
 	}
 	return fmt.Sprintf(" (the key is on the interface's line, which routes %s too: give %s a line of its own with %s, or leave it out of the line's methods=)", m.Name, m.Name, clear)
 }
