@@ -603,3 +603,21 @@ func TestFamilyEnvModeReachesEveryKey(t *testing.T) {
 	assert.Equal(t, br.Closed, f.Breaker("a").State(), "a live key the operator resumed stays resumed")
 	assert.Equal(t, br.Isolated, f.Breaker("b").State())
 }
+
+// TestFamilyClassifier: a classifier given for a family's name judges its
+// keys' calls, as WithConfig's settings reach them; a key's own wins.
+func TestFamilyClassifier(t *testing.T) {
+	ignore := func(context.Context, error) br.Outcome { return br.Ignored }
+	fail := func(context.Context, error) br.Outcome { return br.Failure }
+	reg := quietRegistry(br.WithClassifier("kf", ignore), br.WithClassifier("kf/b", fail))
+	f := reg.Family(br.Config{Name: "kf", FailureThreshold: 1}, br.FamilyConfig{})
+	a, b := f.Breaker("a"), f.Breaker("b")
+	failOn(a)
+	failOn(b)
+	assert.Equal(t, br.Closed, a.State(), "the family's classifier ignored the error")
+	assert.Equal(t, uint64(1), a.Stats().Ignored)
+	assert.Equal(t, br.Open, b.State(), "the key's own classifier wins")
+	plain := reg.Breaker(br.Config{Name: "kfx", FailureThreshold: 1})
+	failOn(plain)
+	assert.Equal(t, br.Open, plain.State(), "a name that only starts like the family's is not its key")
+}

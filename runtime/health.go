@@ -290,7 +290,8 @@ type Health struct {
 	Families []FamilyHealth `json:"families,omitempty"`
 	// Unmatched lists the run-time settings that name no breaker, family
 	// or limiter of the registry (yet): BREAKER_<NAME>_* variables, as
-	// "BREAKER_<NAME>_*", and WithConfig and WithRateLimit names, quoted.
+	// "BREAKER_<NAME>_*", and WithConfig, WithRateLimit and WithClassifier
+	// names, quoted.
 	// A typo in a name is otherwise silent: the setting applies to a
 	// breaker that never exists. Sorted; left out of the JSON when empty.
 	Unmatched []string `json:"unmatched_settings,omitempty"`
@@ -318,7 +319,7 @@ func (r *Registry) Health() Health {
 // walked only while a variable is left unmatched, and then until none is.
 // Nil when every setting matches, and at once when there are none.
 func (r *Registry) Unmatched() []string {
-	if len(r.env) == 0 && len(r.code) == 0 {
+	if len(r.env) == 0 && len(r.code) == 0 && len(r.classifiers) == 0 {
 		return nil
 	}
 	var out []string
@@ -338,6 +339,12 @@ func (r *Registry) Unmatched() []string {
 	for n := range r.code {
 		fam, _, keyed := strings.Cut(n, "/")
 		if r.breakers[n] == nil && r.limiters[n] == nil && !family(n) && !(keyed && family(fam)) { // a key's own settings match its family
+			out = append(out, strconv.Quote(n))
+		}
+	}
+	for n := range r.classifiers {
+		fam, _, keyed := strings.Cut(n, "/")
+		if _, coded := r.code[n]; !coded && r.breakers[n] == nil && !family(n) && !(keyed && family(fam)) {
 			out = append(out, strconv.Quote(n))
 		}
 	}

@@ -210,20 +210,22 @@ func TestStatsCanceledCountsAClassifiersIgnored(t *testing.T) {
 func TestHealthListsUnmatchedSettings(t *testing.T) {
 	restore := runtime.SetEnviron([]string{"BREAKER_QOUTES_THRESHOLD=3", "BREAKER_QUOTES_RESET=1m", "BREAKER_FAM_THRESHOLD=2"})
 	defer restore()
+	ignore := func(context.Context, error) runtime.Outcome { return runtime.Ignored }
 	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()),
 		runtime.WithConfig(runtime.Config{Name: "tdx2", FailureThreshold: 2}, runtime.Config{Name: "fam/a", FailureThreshold: 4}),
-		runtime.WithRateLimit("lim", 1, 1))
-	assert.Equal(t, []string{`"fam/a"`, `"lim"`, `"tdx2"`, "BREAKER_FAM_*", "BREAKER_QOUTES_*", "BREAKER_QUOTES_*"}, reg.Health().Unmatched, "nothing made yet")
+		runtime.WithRateLimit("lim", 1, 1),
+		runtime.WithClassifier("qoutes", ignore), runtime.WithClassifier("fam", ignore), runtime.WithClassifier("quotes", ignore))
+	assert.Equal(t, []string{`"fam"`, `"fam/a"`, `"lim"`, `"qoutes"`, `"quotes"`, `"tdx2"`, "BREAKER_FAM_*", "BREAKER_QOUTES_*", "BREAKER_QUOTES_*"}, reg.Health().Unmatched, "nothing made yet")
 
 	reg.Breaker(runtime.Config{Name: "quotes"})
 	reg.Family(runtime.Config{Name: "fam"}, runtime.FamilyConfig{})
 	reg.Limiter("lim", 2, 2)
 	h := reg.Health()
-	assert.Equal(t, []string{`"tdx2"`, "BREAKER_QOUTES_*"}, h.Unmatched, "a key's settings match its family")
+	assert.Equal(t, []string{`"qoutes"`, `"tdx2"`, "BREAKER_QOUTES_*"}, h.Unmatched, "a key's settings match its family; a classifier's name is a setting too")
 	assert.Equal(t, h.Unmatched, reg.Unmatched(), "the list without the counters, for the dashboard's pages")
 	js, err := json.Marshal(h)
 	require.NoError(t, err)
-	assert.Contains(t, string(js), `"unmatched_settings":["\"tdx2\"","BREAKER_QOUTES_*"]`)
+	assert.Contains(t, string(js), `"unmatched_settings":["\"qoutes\"","\"tdx2\"","BREAKER_QOUTES_*"]`)
 
 	plain := runtime.NewRegistry(runtime.WithLogger(discardLogger()), runtime.WithoutEnv())
 	js, err = json.Marshal(plain.Health())

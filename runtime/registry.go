@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -120,7 +121,11 @@ func OnStateChange(hook func(Event)) Option {
 // WithClassifier sets how a non-nil error counts for the breaker called
 // name: c replaces the default rule (a [context.Canceled] while the caller's
 // context is done is ignored, every other error is a failure). c must be
-// safe for concurrent use.
+// safe for concurrent use. A family's name sets it for every key's breaker
+// ("<family>/<key>"), but a key given a classifier of its own.
+//
+// A classifier that panics ends the call as a failure, and the panic goes
+// on to the caller.
 func WithClassifier(name string, c func(ctx context.Context, err error) Outcome) Option {
 	return func(r *Registry) {
 		if c != nil {
@@ -198,6 +203,29 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 // settings, if it does not exist yet; see [Registry.Breaker].
 func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil, nil) }
 
+// classifierLocked returns the classifier of the breaker called name: its
+// own, or for a family's key ("<family>/<key>") its family's; r.mu held.
+func (r *Registry) classifierLocked(name string) classifier {
+	if c := r.classifiers[name]; c != nil {
+		return c
+	}
+	if fam, _, keyed := strings.Cut(name, "/"); keyed && r.familyLocked(fam) {
+		return r.classifiers[fam]
+	}
+	return nil
+}
+
+// familyLocked reports whether the registry has a family called name;
+// r.mu held.
+func (r *Registry) familyLocked(name string) bool {
+	for _, f := range r.families {
+		if f.name == name {
+			return true
+		}
+	}
+	return false
+}
+
 // breakerIn is breaker, making a new breaker in room when room is not nil
 // (a zero Breaker never used, see [core.KeyMaker]), with its state and
 // fails words in words when that is not nil (a family key's cell). The
@@ -211,7 +239,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Brea
 		r.mu.Lock()
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
-			b = newBreakerIn(room, words, r, cfg, r.classifiers[cfg.Name])
+			b = newBreakerIn(room, words, r, cfg, r.classifierLocked(cfg.Name))
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
