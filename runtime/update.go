@@ -464,16 +464,31 @@ func configDiff(cur, next Config) string {
 		}
 		return strconv.FormatFloat(k, 'g', -1, 64)
 	}
+	// rates says a change of a fraction, in percent to the tenth as the
+	// reasons have them, or exactly when that would hide it (50%→50.04%).
+	rates := func(key string, from, to float64, name func(float64) string) {
+		if from == to {
+			return
+		}
+		f, t := name(from), name(to)
+		for digits := 2; f == t && digits <= 12; digits++ {
+			exact := func(x float64) string {
+				return strings.TrimRight(strings.TrimRight(strconv.FormatFloat(x*100, 'f', digits, 64), "0"), ".") + "%"
+			}
+			f, t = exact(from), exact(to)
+		}
+		add(key, f, t)
+	}
 	add("threshold", count(cur.FailureThreshold), count(next.FailureThreshold))
 	add("reset", reset(cur), reset(next))
-	add("jitter", percent(cur.ResetJitter), percent(next.ResetJitter))
+	rates("jitter", cur.ResetJitter, next.ResetJitter, percent)
 	add("halfopen", strconv.Itoa(cur.HalfOpenMax), strconv.Itoa(next.HalfOpenMax))
 	add("successes", strconv.Itoa(cur.SuccessThreshold), strconv.Itoa(next.SuccessThreshold))
 	add("window", windowName(cur), windowName(next))
-	add("failrate", rate(cur.FailureRate), rate(next.FailureRate))
+	rates("failrate", cur.FailureRate, next.FailureRate, rate)
 	add("minimum", count(cur.MinimumCalls), count(next.MinimumCalls))
 	add("slow", duration(cur.SlowCall), duration(next.SlowCall))
-	add("slowrate", rate(cur.SlowRate), rate(next.SlowRate))
+	rates("slowrate", cur.SlowRate, next.SlowRate, rate)
 	add("inflight", duration(cur.InFlight), duration(next.InFlight))
 	add("concurrency", count(cur.Concurrency), count(next.Concurrency))
 	add("throttle", throttleName(cur.Throttle), throttleName(next.Throttle))

@@ -101,6 +101,17 @@ func TestUpdateWindowRates(t *testing.T) {
 	assert.Equal(t, runtime.Open, b.State(), "6 of 11 failed >= 50%")
 }
 
+// TestUpdateSmallRateChange: a change of a rate finer than the reasons'
+// tenth of a percent applies, and its event says it exactly.
+func TestUpdateSmallRateChange(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "w", WindowCalls: 10, FailureRate: 0.5, ResetJitter: 0.1})
+	require.NoError(t, reg.Update(runtime.Config{Name: "w", FailureRate: 0.5004, ResetJitter: 0.1001}))
+	assert.Equal(t, 0.5004, b.Config().FailureRate)
+	assert.Equal(t, 0.1001, b.Config().ResetJitter)
+	assert.Equal(t, "reconfigured: jitter 10%→10.01%, failrate 50%→50.04%", reg.Events(1)[0].Reason)
+}
+
 // TestUpdateIsStrictAndAllOrNothing: every Config is checked before any
 // applies; each error names the Config and the field.
 func TestUpdateIsStrictAndAllOrNothing(t *testing.T) {
