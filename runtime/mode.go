@@ -90,6 +90,17 @@ func CleanReason(reason string) string {
 	return truncate(redactWords(foldSpace(reason)), reasonMax)
 }
 
+// isolatedReason returns the reason of an isolated breaker's refusals;
+// b.mu held.
+func (b *Breaker) isolatedReason() string {
+	if p := b.reject.Load(); p != nil {
+		if e, ok := (*p).(*OpenError); ok {
+			return e.Reason
+		}
+	}
+	return ""
+}
+
 // operate sets the mode to (Closed for Resume) on the operator's behalf.
 func (b *Breaker) operate(to State, reason string) {
 	full := operatorReason(to, reason)
@@ -105,10 +116,18 @@ func (b *Breaker) operate(to State, reason string) {
 // setModeLocked moves the breaker to mode to (Closed: out of any mode and
 // state) with the Event's reason, which is full; the move is not passed to
 // the Sharer's Transition (modes go through ModeSharer.Mode). It reports
-// whether the state changed.
+// whether the state changed, or an isolated breaker's reason: isolating it
+// again with another reason gives its refusals that reason, and records
+// an Event (from and to ISOLATED), so that callers and the log say what
+// the operator said last.
 func (b *Breaker) setModeLocked(to State, reason string) bool {
 	if State(b.state.Load()&stateMask) == to {
-		return false
+		if to != Isolated || b.isolatedReason() == reason {
+			return false
+		}
+		b.setReject(newIsolatedError(b.cfg().Name, reason))
+		b.reg.record(Event{Time: b.reg.clock.Now(), Source: b.cfg().Name, From: to, To: to, Reason: reason})
+		return true
 	}
 	if to == Isolated {
 		// Before the state word says ISOLATED, so that no admission of the
