@@ -504,6 +504,28 @@ func TestRetryAfterLosesToExcludeAndClassifier(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State())
 }
 
+// TestOutcomeOutOfRangeIsIgnored: an Outcome that is none of the three,
+// from a classifier or a Record caller, counts as Ignored, as Outcome
+// says, rather than nowhere (or as an outcome the runtime keeps for
+// itself).
+func TestOutcomeOutOfRangeIsIgnored(t *testing.T) {
+	for _, o := range []runtime.Outcome{3, 4, 9, 255} {
+		bad := func(context.Context, error) runtime.Outcome { return o }
+		reg, _ := newTestRegistry(t, runtime.WithClassifier("c", bad), runtime.WithCallCounts())
+		b := reg.Breaker(runtime.Config{Name: "c", FailureThreshold: 1})
+		_ = b.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
+		st := b.Stats()
+		assert.Equal(t, uint64(1), st.Ignored, "classifier's %d", o)
+		assert.Equal(t, runtime.Closed, b.State())
+
+		r := reg.Breaker(runtime.Config{Name: "r"})
+		tok, err := r.Acquire(context.Background())
+		require.NoError(t, err)
+		r.Record(tok, o, nil)
+		assert.Equal(t, uint64(1), r.Stats().Ignored, "Record's %d", o)
+	}
+}
+
 // TestClassifierPanicEndsTheCall: a classifier that panics ends the call
 // as a failure before the panic goes on: the bulkhead's one slot and the
 // probe's are free for the next call, and the failure is counted.

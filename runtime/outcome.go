@@ -68,6 +68,9 @@ func (b *Breaker) Record(t Token, o Outcome, err error) {
 	if t.word == 0 || t.b == nil {
 		return // no call was admitted
 	}
+	if o > Ignored {
+		o = Ignored // not one of the three: see Outcome
+	}
 	t.b.finish(t.word, o, err)
 }
 
@@ -78,7 +81,10 @@ func (b *Breaker) Classify(ctx context.Context, err error) Outcome {
 		return Success
 	}
 	if b.class != nil {
-		return b.class(ctx, err)
+		if o := b.class(ctx, err); o <= Ignored {
+			return o
+		}
+		return Ignored // not one of the three: see Outcome
 	}
 	if ctx != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
 		return Ignored
