@@ -111,8 +111,10 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 		return
 	}
 	reason := runtime.CleanReason(r.PostForm.Get("reason"))
-	if reason == "" {
-		h.writeError(w, r, http.StatusBadRequest, "a reason is required: give a form field reason saying why (it goes in the event)")
+	if strings.Trim(reason, "\uFFFD \t") == "" {
+		// Empty, or only control characters and bytes that are not UTF-8,
+		// which CleanReason replaced: nothing a reader could act on.
+		h.writeError(w, r, http.StatusBadRequest, "a reason is required: give a form field reason saying why, in words (it goes in the event)")
 		return
 	}
 	switch action {

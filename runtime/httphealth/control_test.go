@@ -134,7 +134,7 @@ func TestControlRefusals(t *testing.T) {
 	rec = f.control("POST", "/health/datasources/eastmoney/explode", ptr("x"))
 	assert.Equal(t, http.StatusNotFound, rec.Code, "not an action")
 
-	for _, reason := range []*string{nil, ptr(""), ptr(" \t\n ")} {
+	for _, reason := range []*string{nil, ptr(""), ptr(" \t\n "), ptr("\x00\x01"), ptr("\xff\xfe \x7f")} {
 		rec = f.control("POST", path, reason)
 		assert.Equal(t, http.StatusBadRequest, rec.Code)
 		assert.Contains(t, errorOf(t, rec), "a reason is required")
