@@ -106,7 +106,15 @@ func Build(res *load.Result, opts Options) *Run {
 	b.guardWarnings()
 	for _, t := range opts.Types {
 		if !b.found[t] {
-			b.errorf(token.Position{}, "-type %s: no annotated interface of that name in the packages loaded", t)
+			var annotated []string
+			for _, md := range b.ifaces {
+				annotated = append(annotated, md.in.Name)
+			}
+			hint := ""
+			if c := annotation.Closest(t, annotated); c != "" {
+				hint = "; did you mean " + c + "?"
+			}
+			b.errorf(token.Position{}, "-type %s: no annotated interface of that name in the packages loaded%s", t, hint)
 		}
 	}
 	// A package's _test.go files (loaded when they hold annotations) share

@@ -332,7 +332,17 @@ func (b *builder) checkGlobs(in *Interface, o annotation.Option, methods []*type
 		if len(globs) == 1 {
 			b.errorf(o.ItemPos(0), "methods: %q matches no method of %s%s", globs[0], in.Name, nameHint(globs[0], names))
 		} else {
-			b.errorf(o.ItemPos(0), "methods: none of %s matches a method of %s", quoteAll(globs), in.Name)
+			var hints []string
+			for _, g := range globs {
+				if h := annotation.Closest(g, names); h != "" && !strings.ContainsAny(g, "*?[\\") {
+					hints = append(hints, h+" for "+g)
+				}
+			}
+			hint := ""
+			if len(hints) > 0 {
+				hint = "; did you mean " + strings.Join(hints, ", ") + "?"
+			}
+			b.errorf(o.ItemPos(0), "methods: none of %s matches a method of %s%s", quoteAll(globs), in.Name, hint)
 		}
 		return
 	}
