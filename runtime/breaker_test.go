@@ -556,6 +556,40 @@ func TestClassifierPanicEndsTheCall(t *testing.T) {
 	assert.Zero(t, p.Stats().ProbesInFlight, "and its slot is free")
 }
 
+// panickyRetry is an error whose RetryAfter panics: the counting of a
+// failure asks it, after the call's slot is freed.
+type panickyRetry struct{}
+
+func (panickyRetry) Error() string             { return "bad" }
+func (panickyRetry) RetryAfter() time.Duration { panic("RetryAfter bug") }
+
+// TestClassifierPanicGuardIsTheClassifiers: the guard of a panicking
+// classifier covers the classifier alone. An error whose own method panics
+// while the failure is counted (the call finished) is not finished twice:
+// the bulkhead's slot is freed once, the failure counted once. And a
+// recorded call's panicking classifier frees its slot too.
+func TestClassifierPanicGuardIsTheClassifiers(t *testing.T) {
+	fail := func(context.Context, error) runtime.Outcome { return runtime.Failure }
+	reg, _ := newTestRegistry(t, runtime.WithClassifier("x", fail))
+	b := reg.Breaker(runtime.Config{Name: "x", Concurrency: 1, FailureThreshold: 5})
+	assert.Panics(t, func() {
+		_ = b.Do(context.Background(), func(context.Context) error { return panickyRetry{} })
+	})
+	st := b.Stats()
+	assert.Equal(t, uint64(1), st.Failures, "counted once")
+	assert.Equal(t, 0, st.InFlight, "freed once")
+
+	panicky := func(context.Context, error) runtime.Outcome { panic("classifier bug") }
+	rec, _ := newTestRegistry(t, runtime.WithRecorder(io.Discard), runtime.WithClassifier("r", panicky))
+	defer rec.Close()
+	r := rec.Breaker(runtime.Config{Name: "r", Concurrency: 1, FailureThreshold: 5})
+	assert.Panics(t, func() {
+		_ = r.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
+	})
+	require.Zero(t, r.Stats().InFlight, "the recorded call ended") // else the next call would wait for ever
+	require.NoError(t, r.Do(context.Background(), func(context.Context) error { return nil }))
+}
+
 // TestProbeIDsRunOut: a HALF_OPEN period that has given out every probe id
 // refuses further probes without keeping their slots, so the slot count
 // does not leak and the breaker can still close.

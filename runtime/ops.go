@@ -145,23 +145,35 @@ func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
-	if b.class != nil {
-		// A classifier that panics must not leave the call unfinished: its
-		// load slot (a bulkhead's, a probe's) would be held for good, and
-		// an inflight bound would count the call as hung. The call ends as
-		// a failure, as a panic in the call itself does, and the panic goes
-		// on to the caller.
-		defer func() {
+	out := b.classifyAdmitted(ctx, w, err)
+	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
+		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
+	}
+}
+
+// classifyAdmitted is Classify for the call admitted as w. A classifier
+// that panics must not leave the call unfinished: its load slot (a
+// bulkhead's, a probe's) would be held for good, and an inflight bound
+// would count the call as hung. The call then ends as a failure, as a
+// panic in the call itself does, and the panic goes on to the caller. Only
+// the classifier's panic: once it has answered, the call is the caller's
+// to finish (finishing it here too would free its slot twice).
+func (b *Breaker) classifyAdmitted(ctx context.Context, w uint64, err error) Outcome {
+	if b.class == nil || err == nil {
+		return b.Classify(ctx, err)
+	}
+	answered := false
+	defer func() {
+		if !answered {
 			if v := recover(); v != nil {
 				b.finish(w, Failure, &panicError{value: v})
 				panic(v)
 			}
-		}()
-	}
+		}
+	}()
 	out := b.Classify(ctx, err)
-	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
-		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
-	}
+	answered = true
+	return out
 }
 
 func (o *ops) Failed(ctx context.Context, w uint64, err error) {

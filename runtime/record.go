@@ -351,8 +351,11 @@ func (b *Breaker) exitRecorded(t Token, errp *error, start int64) {
 		b.core.Unreturned(t.word, v)
 		return
 	}
-	b.reg.rec.Record(b, t.ctx, start, core.Done, *errp)
+	// Released before it is recorded, as a generated wrapper's call is: the
+	// record asks the classifier too, and one that panics must find the
+	// call finished (see classifyAdmitted).
 	b.core.Release(t.ctx, t.word, *errp)
+	b.reg.rec.Record(b, t.ctx, start, core.Done, *errp)
 }
 
 func init() {
