@@ -620,4 +620,12 @@ func TestFamilyClassifier(t *testing.T) {
 	plain := reg.Breaker(br.Config{Name: "kfx", FailureThreshold: 1})
 	failOn(plain)
 	assert.Equal(t, br.Open, plain.State(), "a name that only starts like the family's is not its key")
+
+	// Families made in code may nest by name: a key takes its own family's.
+	nested := quietRegistry(br.WithClassifier("api", fail), br.WithClassifier("api/v1", ignore))
+	nested.Family(br.Config{Name: "api", FailureThreshold: 1}, br.FamilyConfig{})
+	v1 := nested.Family(br.Config{Name: "api/v1", FailureThreshold: 1}, br.FamilyConfig{})
+	k := v1.Breaker("users")
+	failOn(k)
+	assert.Equal(t, br.Closed, k.State(), "api/v1's classifier, not api's")
 }

@@ -343,8 +343,7 @@ func (r *Registry) Unmatched() []string {
 		}
 	}
 	for n := range r.classifiers {
-		fam, _, keyed := strings.Cut(n, "/")
-		if _, coded := r.code[n]; !coded && r.breakers[n] == nil && !family(n) && !(keyed && family(fam)) {
+		if _, coded := r.code[n]; !coded && r.breakers[n] == nil && !family(n) && r.keyFamilyLocked(n) == "" {
 			out = append(out, strconv.Quote(n))
 		}
 	}

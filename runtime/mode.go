@@ -116,18 +116,16 @@ func (b *Breaker) operate(to State, reason string) {
 // setModeLocked moves the breaker to mode to (Closed: out of any mode and
 // state) with the Event's reason, which is full; the move is not passed to
 // the Sharer's Transition (modes go through ModeSharer.Mode). It reports
-// whether the state changed, or an isolated breaker's reason: isolating it
-// again with another reason gives its refusals that reason, and records
-// an Event (from and to ISOLATED), so that callers and the log say what
-// the operator said last.
+// whether the state changed. Isolating an isolated breaker again with
+// another reason gives its refusals that reason, so that callers read what
+// the operator said last; it records no Event, since it is no transition
+// (SPEC §14 keeps the one Event that is not a transition for Update).
 func (b *Breaker) setModeLocked(to State, reason string) bool {
 	if State(b.state.Load()&stateMask) == to {
-		if to != Isolated || b.isolatedReason() == reason {
-			return false
+		if to == Isolated && b.isolatedReason() != reason {
+			b.setReject(newIsolatedError(b.cfg().Name, reason))
 		}
-		b.setReject(newIsolatedError(b.cfg().Name, reason))
-		b.reg.record(Event{Time: b.reg.clock.Now(), Source: b.cfg().Name, From: to, To: to, Reason: reason})
-		return true
+		return false
 	}
 	if to == Isolated {
 		// Before the state word says ISOLATED, so that no admission of the

@@ -94,28 +94,22 @@ func TestIsolateRefusesEveryCall(t *testing.T) {
 }
 
 // TestIsolateAgainWithAnotherReason: the refusals of an isolated breaker
-// carry the reason the operator gave last, which an Event records; the
-// same reason again changes nothing.
+// carry the reason the operator gave last. It is no transition: no Event,
+// no hook (SPEC §14 keeps the one Event that is not a transition for
+// Update).
 func TestIsolateAgainWithAnotherReason(t *testing.T) {
 	var hooks hookLog
 	reg, _ := newTestRegistry(t, runtime.OnStateChange(hooks.hook))
 	b := reg.Breaker(runtime.Config{Name: "tdx"})
 	b.Isolate("maintenance")
 	b.Isolate("maintenance extended to 16:00")
-	b.Isolate("maintenance extended to 16:00")
 	err := b.Do(context.Background(), func(context.Context) error { return nil })
 	var oe *runtime.OpenError
 	require.ErrorAs(t, err, &oe)
 	assert.Equal(t, "isolated by operator: maintenance extended to 16:00", oe.Reason)
-	evs := reg.Events(0)
-	require.Len(t, evs, 2)
-	assert.Equal(t, runtime.Event{Time: evs[0].Time, Source: "tdx", From: runtime.Isolated, To: runtime.Isolated,
-		Reason: "isolated by operator: maintenance extended to 16:00"}, evs[0])
-	assert.Equal(t, []string{
-		"CLOSED→ISOLATED isolated by operator: maintenance",
-		"ISOLATED→ISOLATED isolated by operator: maintenance extended to 16:00",
-	}, hooks.moves())
-	assert.Equal(t, uint64(1), b.Stats().StateChanges, "not a transition")
+	assert.Equal(t, "breaker tdx: isolated by operator: maintenance extended to 16:00", err.Error())
+	assert.Len(t, reg.Events(0), 1)
+	assert.Equal(t, []string{"CLOSED→ISOLATED isolated by operator: maintenance"}, hooks.moves())
 }
 
 // TestIsolateTakesNoToken: an isolated breaker refuses before the limiter,

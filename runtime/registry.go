@@ -209,21 +209,23 @@ func (r *Registry) classifierLocked(name string) classifier {
 	if c := r.classifiers[name]; c != nil {
 		return c
 	}
-	if fam, _, keyed := strings.Cut(name, "/"); keyed && r.familyLocked(fam) {
+	if fam := r.keyFamilyLocked(name); fam != "" {
 		return r.classifiers[fam]
 	}
 	return nil
 }
 
-// familyLocked reports whether the registry has a family called name;
-// r.mu held.
-func (r *Registry) familyLocked(name string) bool {
+// keyFamilyLocked returns the name of the family whose key's breaker name
+// ("<family>/<key>") is, the longest when family names nest (a family made
+// in code may have a "/" in its name); "" for none. r.mu held.
+func (r *Registry) keyFamilyLocked(name string) string {
+	best := ""
 	for _, f := range r.families {
-		if f.name == name {
-			return true
+		if len(f.name) > len(best) && strings.HasPrefix(name, f.name+"/") {
+			best = f.name
 		}
 	}
-	return false
+	return best
 }
 
 // breakerIn is breaker, making a new breaker in room when room is not nil
