@@ -210,7 +210,11 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	changes, emptied := write.UnderGenerate(changes, generating, o.check)
 	if !o.check {
 		for _, p := range emptied {
-			fmt.Fprintf(stderr, "%s: nothing is annotated for it any more: emptied, not removed, since go generate fails on a file removed while it runs; delete it, or run breakergen outside go generate, which removes it\n", rel(p))
+			why := "nothing is annotated for it any more"
+			if to := load.OutputOf(load.SourceOf(p)); to != p {
+				why = "its wrappers go to " + rel(to) + " now, which keeps its source's platform"
+			}
+			fmt.Fprintf(stderr, "%s: %s: emptied, not removed, since go generate fails on a file removed while it runs; delete it, or run breakergen outside go generate, which removes it\n", rel(p), why)
 		}
 	}
 	if o.check {
