@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/breakergen/breakergen/internal/failseries"
 	"github.com/breakergen/breakergen/runtime"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -153,31 +154,19 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		return nil, fmt.Errorf("otel: Register: %w", err)
 	}
 
-	var series failureSeries // keeps outcome=failure from going back
+	var series failseries.Series // keeps outcome=failure from going back
 	r, err := m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		bs := reg.PlainBreakers() // a family's keys are in its totals
 		if opt.perKey {
 			bs = reg.Breakers()
 		}
 		fams := reg.Families()
-		stats := make([]runtime.Stats, len(bs))
-		totals := make([]runtime.FamilyTotals, len(fams))
-		failures := make([]uint64, len(bs)+len(fams))
-		series.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
-			for i, b := range bs {
-				stats[i] = b.Stats()
-				failures[i] = failure(seriesKey{name: stats[i].Name}, statsCounters(&stats[i]))
-			}
-			for i, f := range fams {
-				totals[i] = f.Totals()
-				failures[len(bs)+i] = failure(seriesKey{family: true, name: totals[i].Name}, totalsCounters(&totals[i]))
-			}
-		})
+		n := series.Read(bs, fams)
 		for i, b := range bs {
-			in.observe(o, stats[i], b.Config(), failures[i])
+			in.observe(o, n.Stats[i], b.Config(), n.Failures[i])
 		}
 		for i, f := range fams {
-			in.observeFamily(o, f, totals[i], failures[len(bs)+i])
+			in.observeFamily(o, f, n.Totals[i], n.FamilyFailures[i])
 		}
 		for _, a := range answers() {
 			o.ObserveInt64(in.chainAnswers, int64(a.Count), metric.WithAttributes(sourceKey.String(a.Source), kindKey.String(a.Kind)))
@@ -192,8 +181,8 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 }
 
 // observe records one breaker's measurements; failures is its
-// outcome=failure (see failureSeries). A measurement the runtime does not
-// count is left out, as in the Prometheus exporter.
+// outcome=failure (see package internal/failseries). A measurement the
+// runtime does not count is left out, as in the Prometheus exporter.
 func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	name := nameKey.String(st.Name)
 	for _, s := range states {
@@ -223,7 +212,7 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 }
 
 // observeFamily records a family's totals t and the gauges of its keys;
-// failures is its outcome=failure (see failureSeries).
+// failures is its outcome=failure (see package internal/failseries).
 func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
 	h, cfg := f.Health(), f.Config()
 	fam := familyKey.String(t.Name)
@@ -242,7 +231,7 @@ func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family, t run
 // counts are what the calls and transitions series read: a breaker's
 // [runtime.Stats] or a family's [runtime.FamilyTotals], but failures,
 // which is the failure outcome (injected faults left out, see
-// failureSeries).
+// package internal/failseries).
 type counts struct {
 	counted                                        bool
 	successes, failures, canceled, rejections      uint64

@@ -3,6 +3,7 @@ package prometheus
 import (
 	"strings"
 
+	"github.com/breakergen/breakergen/internal/failseries"
 	"github.com/breakergen/breakergen/runtime"
 	prom "github.com/prometheus/client_golang/prometheus"
 )
@@ -104,7 +105,7 @@ type Collector struct {
 	reg      *runtime.Registry
 	answers  func() []runtime.ChainAnswer // reg.ChainAnswers; a seam for tests
 	perKey   bool                         // WithPerKey
-	failures failureSeries                // keeps outcome="failure" from going back
+	failures failseries.Series            // keeps outcome="failure" from going back
 }
 
 // Option configures a [Collector].
@@ -161,32 +162,20 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 //
 // outcome="failure" is Stats.Failures − Stats.Injected, never less than
 // an earlier scrape of the Collector reported unless the breaker was
-// reset (see failureSeries); so Collect calls read the registry one at a
-// time.
+// reset (see package internal/failseries), so Collect calls read the
+// registry one at a time.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	bs := c.reg.PlainBreakers() // a family's keys are in its totals
 	if c.perKey {
 		bs = c.reg.Breakers()
 	}
 	fams := c.reg.Families()
-	stats := make([]runtime.Stats, len(bs))
-	totals := make([]runtime.FamilyTotals, len(fams))
-	failures := make([]uint64, len(bs)+len(fams))
-	c.failures.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
-		for i, b := range bs {
-			stats[i] = b.Stats()
-			failures[i] = failure(seriesKey{name: stats[i].Name}, statsCounters(&stats[i]))
-		}
-		for i, f := range fams {
-			totals[i] = f.Totals()
-			failures[len(bs)+i] = failure(seriesKey{family: true, name: totals[i].Name}, totalsCounters(&totals[i]))
-		}
-	})
+	n := c.failures.Read(bs, fams)
 	for i, b := range bs {
-		collectBreaker(ch, stats[i], b.Config(), failures[i])
+		collectBreaker(ch, n.Stats[i], b.Config(), n.Failures[i])
 	}
 	for i, f := range fams {
-		collectFamily(ch, f, totals[i], failures[len(bs)+i])
+		collectFamily(ch, f, n.Totals[i], n.FamilyFailures[i])
 	}
 	for _, a := range c.answers() {
 		ch <- prom.MustNewConstMetric(chainAnswersDesc, prom.CounterValue, float64(a.Count), a.Source, a.Kind)
@@ -194,7 +183,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 }
 
 // collectBreaker reports one breaker's series; failures is its
-// outcome="failure" (see failureSeries).
+// outcome="failure" (see package internal/failseries).
 func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	name := st.Name
 	for _, s := range states {
@@ -251,7 +240,7 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config,
 }
 
 // collectFamily reports a family's totals t and the gauges of its keys;
-// failures is its outcome="failure" (see failureSeries).
+// failures is its outcome="failure" (see package internal/failseries).
 func collectFamily(ch chan<- prom.Metric, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
 	h, cfg := f.Health(), f.Config()
 	name := t.Name

@@ -1,4 +1,4 @@
-package prometheus
+package failseries
 
 import (
 	"testing"
@@ -25,11 +25,11 @@ func TestFailureSeries(t *testing.T) {
 		{"a reset seen in another counter", []reading{{5, 1, 9, 4}, {6, 4, 1, 2}}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			var s failureSeries
-			k := seriesKey{name: "x"}
+			var s Series
+			k := key{name: "x"}
 			for i, r := range tt.readings {
 				var got uint64
-				s.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
+				s.scrape(func(failure func(key, [9]uint64) uint64) {
 					got = failure(k, [9]uint64{r.failures, r.injected, r.other})
 				})
 				assert.Equal(t, r.want, got, "reading %d: %+v", i, r)
@@ -37,15 +37,15 @@ func TestFailureSeries(t *testing.T) {
 		})
 	}
 
-	var s failureSeries
-	breaker, family := seriesKey{name: "x"}, seriesKey{family: true, name: "x"}
-	s.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
+	var s Series
+	breaker, family := key{name: "x"}, key{family: true, name: "x"}
+	s.scrape(func(failure func(key, [9]uint64) uint64) {
 		assert.Equal(t, uint64(4), failure(breaker, [9]uint64{4}))
 		assert.Equal(t, uint64(7), failure(family, [9]uint64{7}))
 	})
-	s.scrape(func(failure func(seriesKey, [9]uint64) uint64) {
+	s.scrape(func(failure func(key, [9]uint64) uint64) {
 		assert.Equal(t, uint64(7), failure(family, [9]uint64{7, 1}), "a family is not the breaker of its name")
 	})
-	assert.NotContains(t, s.last, breaker, "forgotten once not scraped")
+	assert.NotContains(t, s.last, breaker, "forgotten once not read")
 	assert.Len(t, s.last, 1)
 }
