@@ -145,7 +145,12 @@ func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64
 
 func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	b := o.b()
-	out := b.classifyAdmitted(ctx, w, err)
+	var out Outcome
+	if b.class != nil && err != nil {
+		out = b.classifyAdmitted(ctx, w, err)
+	} else {
+		out = b.Classify(ctx, err) // no classifier to guard: the call of classifyAdmitted, not inlined, is spared
+	}
 	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
 		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
 	}
@@ -157,11 +162,9 @@ func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 // would count the call as hung. The call then ends as a failure, as a
 // panic in the call itself does, and the panic goes on to the caller. Only
 // the classifier's panic: once it has answered, the call is the caller's
-// to finish (finishing it here too would free its slot twice).
+// to finish (finishing it here too would free its slot twice). For a
+// failing call of a breaker with a classifier.
 func (b *Breaker) classifyAdmitted(ctx context.Context, w uint64, err error) Outcome {
-	if b.class == nil || err == nil {
-		return b.Classify(ctx, err)
-	}
 	answered := false
 	defer func() {
 		if !answered {
