@@ -248,8 +248,9 @@
 // Found, and a bad query (a limit that is not a whole number, a negative
 // one, one given twice, a page that is not a whole number >= 1, a since
 // that is not an RFC 3339 time, an empty or overlong source, more than
-// [PageSize] of them, a malformed query string)
-// 400 Bad Request, each
+// [PageSize] of them, a malformed query string, a parameter the endpoint
+// does not read, such as sources= or the dashboard's family=; a name that
+// starts with "_", a cache buster, is let through) 400 Bad Request, each
 // with a JSON body such as
 //
 //	{

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -185,8 +186,9 @@ func (realClock) AfterFunc(d time.Duration, f func()) runtime.Timer { return tim
 // [PathEvents] and [PathDashboard], and with [WithControl] the controls
 // under PathDatasources. "/health" redirects to "health/". GET and HEAD are
 // allowed (POST only, and only, for the controls); every other method gets
-// 405 Method Not Allowed, every other path 404 Not Found, a bad query 400
-// Bad Request, each with a JSON body {"error": "..."}. Every answer carries
+// 405 Method Not Allowed, every other path 404 Not Found, a bad query (a
+// parameter the endpoint does not read among them) 400 Bad Request, each
+// with a JSON body {"error": "..."}. Every answer carries
 // Cache-Control: no-store.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if r == nil || r.URL == nil {
@@ -198,15 +200,16 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var serve func(http.ResponseWriter, *http.Request, url.Values)
+	var params []string // the query parameters the endpoint reads
 	switch r.URL.Path {
 	case PathDatasources:
-		serve = h.serveDatasources
+		serve, params = h.serveDatasources, []string{"page", "q", "family"}
 	case PathEvents:
-		serve = h.serveEvents
+		serve, params = h.serveEvents, []string{"limit", "since", "source", "page"}
 	case PathDashboard:
-		serve = h.serveDashboard
+		serve, params = h.serveDashboard, []string{"page", "q"}
 	case "/health":
-		serve = h.redirectDashboard
+		serve, params = h.redirectDashboard, nil
 	default:
 		msg := fmt.Sprintf("no such endpoint: %q; try %s, %s or %s", r.URL.Path, PathDatasources, PathEvents, PathDashboard)
 		if strings.HasSuffix(r.URL.Path, PathDatasources) || strings.HasSuffix(r.URL.Path, PathEvents) || strings.HasSuffix(r.URL.Path, PathDashboard) {
@@ -225,7 +228,81 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, http.StatusBadRequest, "malformed query: "+err.Error())
 		return
 	}
+	if params != nil {
+		if msg := unknownParam(q, r.URL.Path, params); msg != "" {
+			h.writeError(w, r, http.StatusBadRequest, msg)
+			return
+		}
+	}
 	serve(w, r, q)
+}
+
+// unknownParam returns the error for the first query parameter, in name
+// order, that the endpoint at path does not read, or "": an ignored one
+// (source misspelt, or the dashboard's ?family=) would answer as though
+// nothing had been asked, which a reader takes for the answer asked for.
+// A name that starts with "_" is let through unread: the cache buster
+// (?_=1733312345) that some clients and monitors add.
+func unknownParam(q url.Values, path string, params []string) string {
+	names := make([]string, 0, len(q))
+	for name := range q {
+		if !slices.Contains(params, name) && !strings.HasPrefix(name, "_") {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	msg := fmt.Sprintf("unknown query parameter %q; %s takes ", names[0], path)
+	for i, p := range params {
+		switch {
+		case i == 0:
+		case i == len(params)-1:
+			msg += " and "
+		default:
+			msg += ", "
+		}
+		msg += p
+	}
+	if near := nearParam(names[0], params); near != "" {
+		msg += fmt.Sprintf(" (did you mean %s?)", near)
+	}
+	return msg
+}
+
+// nearParam returns the parameter of params that name is a plural, a
+// change of case or one edit away from, or "".
+func nearParam(name string, params []string) string {
+	lower := strings.ToLower(name)
+	for _, p := range params {
+		if lower == p || lower == p+"s" || editOne(lower, p) {
+			return p
+		}
+	}
+	return ""
+}
+
+// editOne reports whether a and b differ by one inserted, deleted or
+// replaced byte.
+func editOne(a, b string) bool {
+	if len(a) < len(b) {
+		a, b = b, a
+	}
+	if len(a)-len(b) > 1 {
+		return false
+	}
+	i := 0
+	for i < len(b) && a[i] == b[i] {
+		i++
+	}
+	if i == len(a) {
+		return false // a == b
+	}
+	if len(a) == len(b) {
+		return a[i+1:] == b[i+1:]
+	}
+	return a[i+1:] == b[i:]
 }
 
 func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, q url.Values) {

@@ -217,7 +217,7 @@ func TestEventsLimit(t *testing.T) {
 		{"?limit=60", 60},
 		{"?limit=1000", 60},
 		{"?limit=99999999999999999999999", 60},
-		{"?other=x&limit=2", 2},
+		{"?_=1733312345&limit=2", 2}, // a cache buster is let through
 	} {
 		t.Run(tc.query, func(t *testing.T) {
 			rec := f.serve(http.MethodGet, "/health/degradation-events"+tc.query)
@@ -265,6 +265,13 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/health/degradation-events?limit=%zz", 400, "malformed query"},
 		{"GET", "/health/datasources?%zz", 400, "malformed query"},
 		{"GET", "/health/?a=%", 400, "malformed query"},
+		// An unknown parameter would answer as though nothing were asked.
+		{"GET", "/health/degradation-events?other=x&limit=2", 400, `unknown query parameter "other"; /health/degradation-events takes limit, since, source and page`},
+		{"GET", "/health/degradation-events?sources=a", 400, "(did you mean source?)"},
+		{"GET", "/health/degradation-events?limt=5", 400, "(did you mean limit?)"},
+		{"GET", "/health/datasources?Page=2", 400, "(did you mean page?)"},
+		{"GET", "/health/datasources?q=a&zz=1&b=2", 400, `unknown query parameter "b"; /health/datasources takes page, q and family`},
+		{"GET", "/health/?family=quotes", 400, `unknown query parameter "family"; /health/ takes page and q`},
 		{"GET", "/health/nope", 404, "/health/nope"},
 		{"GET", "/health/datasources/", 404, "/health/datasources/"},
 		{"GET", "/health/datasources/x", 404, "/health/datasources/x"},
