@@ -165,18 +165,45 @@ func (b *cancelBody) Close() error {
 }
 
 // drainLimit is the most of a body [Discard] reads so that the connection
-// can be reused.
-const drainLimit = 4 << 10
+// can be reused, and drainWait how long it waits for those bytes.
+const (
+	drainLimit = 4 << 10
+	drainWait  = 100 * time.Millisecond
+)
 
 // Discard drains a little of resp's body (so that its connection can be
 // reused) and closes it: for a response that no caller will see. Generated
-// code calls it on the answer of a try that a retry replaces.
+// code calls it on the answer of a try that a retry replaces, and of a
+// source that a chain passes over.
+//
+// It reads at most 4 KiB, none when the body is declared longer (its
+// connection cannot be reused then), and waits at most 100ms for them: a
+// failing upstream's error page that stalls half-sent (a proxy whose own
+// upstream died) would otherwise hold the retry, or the chain's next
+// source, until the caller's ctx ends, which with context.Background is
+// never. Past the wait it closes the body while the read goes on in a
+// goroutine of its own, which the close ends for net/http's bodies (and
+// any body whose Close unblocks a Read, as a net.Conn's does); the
+// connection is not reused then.
 func Discard(resp *http.Response) {
 	if resp == nil || resp.Body == nil {
 		return
 	}
-	_, _ = io.CopyN(io.Discard, resp.Body, drainLimit)
-	_ = resp.Body.Close()
+	body := resp.Body
+	if resp.ContentLength <= drainLimit {
+		drained := make(chan struct{})
+		go func() {
+			_, _ = io.CopyN(io.Discard, body, drainLimit)
+			close(drained)
+		}()
+		t := time.NewTimer(drainWait)
+		select {
+		case <-drained:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+	_ = body.Close()
 }
 
 // Drop closes resp's body without reading it: for an answer that a hedged

@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
+	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -117,4 +121,70 @@ func TestDiscard(t *testing.T) {
 	assert.True(t, b.closed)
 	httpguard.Discard(nil)
 	httpguard.Discard(&http.Response{})
+
+	// A body declared longer than the drain is closed unread.
+	b = &body{Reader: strings.NewReader(strings.Repeat("x", 100))}
+	httpguard.Discard(&http.Response{Body: b, ContentLength: 1 << 20})
+	assert.True(t, b.closed)
+	assert.Equal(t, 100, b.Reader.(*strings.Reader).Len(), "nothing read")
+}
+
+// stalledBody sends a few bytes, then blocks its reader until it is
+// closed, as a half-sent error page whose sender died does on a
+// connection.
+type stalledBody struct {
+	sent   bool
+	closed chan struct{}
+	once   sync.Once
+}
+
+func (b *stalledBody) Read(p []byte) (int, error) {
+	if !b.sent {
+		b.sent = true
+		return copy(p, "<html>502"), nil
+	}
+	<-b.closed
+	return 0, net.ErrClosed
+}
+
+func (b *stalledBody) Close() error {
+	b.once.Do(func() { close(b.closed) })
+	return nil
+}
+
+func TestDiscardStalledBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		b := &stalledBody{closed: make(chan struct{})}
+		httpguard.Discard(&http.Response{Body: b, ContentLength: -1})
+		select {
+		case <-b.closed:
+		default:
+			t.Fatal("the stalled body was not closed")
+		}
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "given up after the drain's wait")
+	})
+}
+
+// TestDiscardStalledServer: through net/http's transport, a 502 whose body
+// stalls half-sent is given up, the body closed, and Discard returns.
+func TestDiscardStalledServer(t *testing.T) {
+	stop := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusBadGateway)
+		_, _ = io.WriteString(w, "<html>502")
+		w.(http.Flusher).Flush()
+		select { // the page's sender died: nothing more comes
+		case <-stop:
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	defer close(stop)
+	resp, err := srv.Client().Get(srv.URL)
+	require.NoError(t, err)
+	require.Equal(t, http.StatusBadGateway, resp.StatusCode)
+	httpguard.Discard(resp) // with no bound, this never returns
+	_, err = resp.Body.Read(make([]byte, 1))
+	assert.Error(t, err, "the body is closed")
 }
