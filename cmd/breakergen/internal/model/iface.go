@@ -465,7 +465,8 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 // ctxBound says why mm's result outlives the call bound to the call's ctx,
 // "" if it does not: database/sql closes a *sql.Row's and *sql.Rows' rows
 // when the ctx of their query ends, and rolls a *sql.Tx back when the ctx
-// of BeginTx does.
+// of BeginTx does; a reader made from the ctx (an HTTP body, an object
+// store's stream) fails its next Read.
 func ctxBound(mm *Method) string {
 	_, rows := mm.Handle("Rows")
 	_, tx := mm.Handle("Tx")
@@ -477,7 +478,35 @@ func ctxBound(mm *Method) string {
 	case tx:
 		return "the *sql.Tx is used after the call returns, and a deadline would roll it back"
 	}
+	if t := readCloserResult(mm.Sig); t != nil {
+		// A stream read after the call returns: an HTTP body, an object
+		// store's reader, a pipe. Those made from the ctx end with it.
+		return fmt.Sprintf("the %s is read after the call returns, and the deadline, cancelled then, would end its reads; pass a ctx whose deadline covers the reads instead", types.TypeString(t, func(p *types.Package) string { return p.Name() }))
+	}
 	return ""
+}
+
+// readCloserResult returns the type of the first result of sig that is
+// an io.ReadCloser (it has Read([]byte) (int, error) and Close() error),
+// or nil: a stream that holds a resource, read after the call returns.
+func readCloserResult(sig *types.Signature) types.Type {
+	for i := range sig.Results().Len() {
+		if t := sig.Results().At(i).Type(); isReader(t) && hasClose(t) {
+			return t
+		}
+	}
+	return nil
+}
+
+// hasClose reports whether t has a method Close() error.
+func hasClose(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Close")
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	cs := f.Signature()
+	return cs.Params().Len() == 0 && cs.Results().Len() == 1 && types.Identical(cs.Results().At(0).Type(), types.Universe.Lookup("error").Type())
 }
 
 // methodPos is where errors about method m go: its line, else its own

@@ -573,20 +573,24 @@ var handleOnce = map[string]string{
 // that is an io.Reader (it has Read([]byte) (int, error)), or nil.
 func readerResult(sig *types.Signature, n int) types.Type {
 	for i := range min(n, sig.Results().Len()) {
-		t := sig.Results().At(i).Type()
-		obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Read")
-		f, ok := obj.(*types.Func)
-		if !ok {
-			continue
-		}
-		rs := f.Signature()
-		if rs.Params().Len() == 1 && rs.Results().Len() == 2 &&
-			types.Identical(rs.Params().At(0).Type(), types.NewSlice(types.Typ[types.Byte])) &&
-			types.Identical(rs.Results().At(0).Type(), types.Typ[types.Int]) && types.Identical(rs.Results().At(1).Type(), types.Universe.Lookup("error").Type()) {
+		if t := sig.Results().At(i).Type(); isReader(t) {
 			return t
 		}
 	}
 	return nil
+}
+
+// isReader reports whether t has a method Read([]byte) (int, error).
+func isReader(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Read")
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	rs := f.Signature()
+	return rs.Params().Len() == 1 && rs.Results().Len() == 2 &&
+		types.Identical(rs.Params().At(0).Type(), types.NewSlice(types.Typ[types.Byte])) &&
+		types.Identical(rs.Results().At(0).Type(), types.Typ[types.Int]) && types.Identical(rs.Results().At(1).Type(), types.Universe.Lookup("error").Type())
 }
 
 // fromLine returns, for an error about m at option o of its route r, how
