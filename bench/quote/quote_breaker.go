@@ -251,7 +251,7 @@ func (c *HedgedQuoterChain) Quote(ctx context.Context, code string) (r0 Quote, e
 	ask := func(ctx context.Context, call breakerimpl.Call, impl HedgedQuoter, args raceArgs) (Quote, error) {
 		return args.c.tryQuote(ctx, call, impl, args.code)
 	}
-	r0, err = breakerimpl.RaceArgs(&run, c.primary, c.fallbacks, c.hedgedFallbacks, raceArgs{c, code}, ask)
+	r0, err = breakerimpl.RaceArgsWith(&run, c.primary, c.fallbacks, c.hedgedFallbacks, raceArgs{c, code}, ask, breakerimpl.RaceHooks[Quote, raceArgs]{Answered: true})
 	if run.Won() {
 		return
 	}

@@ -151,7 +151,7 @@ func (c *FundFlowSourceChain) FundFlow(ctx context.Context, code string) (r0 Fun
 	ask := func(ctx context.Context, call breakerimpl.Call, impl FundFlowSource, args raceArgs) (FundFlow, bool, error) {
 		return args.c.tryFundFlow(ctx, call, impl, args.code)
 	}
-	r0, err = breakerimpl.RaceArgsValid(&run, c.primary, c.fallbacks, c.eastmoneyFallbacks, raceArgs{c, code}, ask)
+	r0, err = breakerimpl.RaceArgsValidWith(&run, c.primary, c.fallbacks, c.eastmoneyFallbacks, raceArgs{c, code}, ask, breakerimpl.RaceHooks[FundFlow, raceArgs]{Answered: true})
 	if run.Won() {
 		if err == nil {
 			c.fundFlowStale.Put(code, r0)

@@ -123,6 +123,13 @@ type RaceHooks[T, A any] struct {
 	// (as net/http asks a request's) stays registered with the parent
 	// until then.
 	Keep func(v T, done context.CancelFunc) T
+	// Answered reports that the answer holds nothing read through its
+	// source's ctx (plain data, a command that ran, a request answered
+	// without a response), in place of Keep: the winner's ctx ends as the
+	// race returns, rather than staying registered with the caller's ctx
+	// until that ends, which under a long-lived ctx (a worker's,
+	// signal.NotifyContext's) grew with every call.
+	Answered bool
 	// Unsent reports why args cannot be sent by another try (a request
 	// whose one body a try sent, httpguard.Unsent), nil when they can:
 	// a try it refuses is not admitted, and its source is passed over as
@@ -490,7 +497,7 @@ func (r *race[X, T, A]) primaryWon(run *Chain, a *answer[T]) (T, error) {
 		p.Hedged, p.Tries = false, run.tries
 	}
 	v, err := a.v, a.err
-	if r.hooks.Keep != nil {
+	if r.hooks.Keep != nil || r.hooks.Answered {
 		v = r.keep(&r.racers[0], v)
 	}
 	r.recycle()
@@ -623,6 +630,15 @@ func (r *race[X, T, A]) unsent() error {
 // keep returns v, the answer of racer w that won, with the end of w's ctx
 // tied to it (see [RaceHooks]).
 func (r *race[X, T, A]) keep(w *racer, v T) T {
+	if r.hooks.Answered {
+		switch {
+		case w.cancel != nil:
+			w.cancel(errAnswered)
+		case r.pctx.st.Load() != nil: // else nothing watches the parent
+			r.pctx.cancel(errAnswered)
+		}
+		return v
+	}
 	if r.hooks.Keep == nil {
 		return v
 	}

@@ -182,3 +182,59 @@ func TestRaceCtxAfterFunc(t *testing.T) {
 		}
 	})
 }
+
+// TestHedgeAnsweredEndsTheWinnersCtx: with the hook Answered (an answer
+// read in full), the winner's ctx ends as the race returns, whichever
+// source won, so that nothing of the call stays registered with the
+// chain's live ctx; a primary that never asked for Done has nothing to end,
+// and its ctx is left as it was (no state made for it).
+func TestHedgeAnsweredEndsTheWinnersCtx(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		primaryWins bool
+		watch       bool // the primary asks for its ctx's Done
+	}{{"primary watching", true, true}, {"primary not watching", true, false}, {"backup", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				parent, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+				rt := NewRoute(reg, 0, RouteConfig{Breaker: runtime.Config{Name: "primary"}, Hedge: time.Second})
+				fb := NewRoute(reg, 1, RouteConfig{Breaker: runtime.Config{Name: "backup"}})
+				var won context.Context
+				var run Chain
+				if run.Start(parent, rt) {
+					defer run.Done()
+				}
+				v, err := RaceArgsWith(&run, 0, []runtime.Fallback[int]{{Name: "backup", Impl: 1}}, []*Route{fb}, struct{}{},
+					func(ctx context.Context, call Call, impl int, _ struct{}) (_ int, err error) {
+						defer call.Exit(ctx, &err)
+						err = PanicGuard
+						if impl == 0 && !tc.primaryWins {
+							<-ctx.Done()
+							return 0, ctx.Err()
+						}
+						if tc.watch {
+							_ = ctx.Done()
+						}
+						won = ctx
+						return impl + 40, nil
+					}, RaceHooks[int, struct{}]{Answered: true})
+				if err != nil || !run.Won() {
+					t.Fatalf("got %v, %v, won %v", v, err, run.Won())
+				}
+				if tc.watch {
+					if won.Err() == nil {
+						t.Error("the winner's ctx is live after the race returned")
+					}
+				} else if won.(*raceCtx).st.Load() != nil {
+					t.Error("a state was made for a primary ctx nobody watched")
+				}
+				if parent.Err() != nil {
+					t.Error("the chain's ctx ended")
+				}
+				synctest.Wait()
+			})
+		})
+	}
+}

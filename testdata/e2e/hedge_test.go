@@ -100,3 +100,35 @@ func TestHedgedChainEverySourceFails(t *testing.T) {
 			"; fallback:sina: error: "+runtime.Brief(errDown)+"; fallback:qq: error: "+runtime.Brief(errDown), err.Error())
 	})
 }
+
+// TestHedgedWinnerCtxEndsWithTheCall: the ctx of the source whose plain
+// answer won ends as the call returns, whichever source won. Left live, it
+// stayed registered with the caller's ctx until that ended: under a
+// worker's long-lived ctx, a little more memory with every call.
+func TestHedgedWinnerCtxEndsWithTheCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em, sina, _, c, _ := pricesSetup(t)
+		parent, cancel := context.WithCancel(context.Background())
+		defer cancel()
+
+		var won context.Context
+		em.EXPECT().Price(gomock.Any(), "600519").DoAndReturn(func(ctx context.Context, _ string) (float64, error) {
+			won = ctx
+			_ = ctx.Done() // as net/http does: the ctx is watched
+			return 1700.5, nil
+		})
+		_, err := c.Price(parent, "600519")
+		require.NoError(t, err)
+		assert.Error(t, won.Err(), "the primary won before the hedge delay: its ctx ended with the call")
+
+		em.EXPECT().Price(gomock.Any(), "600519").DoAndReturn(hang)
+		sina.EXPECT().Price(gomock.Any(), "600519").DoAndReturn(func(ctx context.Context, _ string) (float64, error) {
+			won = ctx
+			return 1700.5, nil
+		})
+		_, err = c.Price(parent, "600519")
+		require.NoError(t, err)
+		assert.Error(t, won.Err(), "the hedge won: its ctx ended with the call")
+		require.NoError(t, parent.Err())
+	})
+}

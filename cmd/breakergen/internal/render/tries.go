@@ -2,6 +2,7 @@ package render
 
 import (
 	"fmt"
+	"go/types"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -512,12 +513,19 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	results = append(results, jen.Error())
 	// The race's hooks (breakerimpl.RaceHooks): Drop for answers that
 	// hold something open, Keep for a response read through its source's
-	// ctx, Unsent for a request whose one body may be taken.
+	// ctx (Answered for an answer read in full), Unsent for a request
+	// whose one body may be taken.
 	hooks := jen.Dict{}
 	if drop := g.drop(t, val, n); drop != nil {
 		hooks[jen.Id("Drop")] = drop
 	}
-	if keep := g.keep(t, val, n); keep != nil {
+	if m.Request > 0 && m.Response == 0 || m.Response == 0 && answered(m) {
+		// The request was sent and answered within the call, or the
+		// answer is data read in full: nothing reads through the
+		// winner's ctx after it, which would otherwise stay registered
+		// with the caller's until that ends.
+		hooks[jen.Id("Answered")] = jen.True()
+	} else if keep := g.keep(t, val, n); keep != nil {
 		hooks[jen.Id("Keep")] = keep
 	}
 	// The arguments' struct: the receiver, then the method's arguments
@@ -777,8 +785,8 @@ func heldResults(m *model.Method) []held {
 // the winning source's ctx to its answer (breakerimpl.RaceHooks.Keep), of
 // type val (n results, packed as race packs them), or nil: a response's
 // body is read through that ctx after the call returns, so the ctx ends
-// when the body is closed (httpguard.CancelOnClose); a request answered
-// without a response ends it at once.
+// when the body is closed (httpguard.CancelOnClose). (An answer that
+// holds nothing read through that ctx has the hook Answered instead.)
 func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 	m := t.m
 	v, done := "", ""
@@ -787,11 +795,6 @@ func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 			append(body, jen.Return(jen.Id(v)))...)
 	}
 	switch {
-	case m.Request > 0 && m.Response == 0:
-		// The request was sent and answered within the call: nothing
-		// reads through the winner's ctx after it.
-		v, done = t.a.fresh("answer"), t.a.fresh("done")
-		return literal(jen.Id(done).Call())
 	case m.Response == 0 || m.Response > n:
 		return nil
 	case n == 1:
@@ -800,6 +803,59 @@ func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 	v, done = t.a.fresh("answer"), t.a.fresh("done")
 	field := jen.Id(v).Dot("r" + strconv.Itoa(m.Response-1))
 	return literal(jen.Add(field).Op("=").Qual(HTTPGuardPath, "CancelOnClose").Call(field.Clone(), jen.Id(done)))
+}
+
+// answered reports whether m's results are read in full when it returns,
+// so that the ctx it was called with may end then: none is a database/sql
+// handle or a *sql.Row, and each is a go-redis command that ran (a
+// carrier) or plain data (inert). A result that may read through the ctx
+// later (a stream, a reader, an iterator, anything behind an interface
+// or a func) keeps the winner's ctx until the caller's ends.
+func answered(m *model.Method) bool {
+	if len(m.Handles) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
+		return false
+	}
+	res := m.Sig.Results()
+	for i := range res.Len() {
+		t := res.At(i).Type()
+		if types.Identical(t, types.Universe.Lookup("error").Type()) || m.Carrier != nil && i == res.Len()-1 {
+			continue
+		}
+		if !inert(t, map[types.Type]bool{}) {
+			return false
+		}
+	}
+	return true
+}
+
+// inert reports whether a value of type t is plain data: basic values,
+// and arrays, slices, maps, structs and pointers of them, with no
+// channel, func, interface or unsafe.Pointer anywhere in it.
+func inert(t types.Type, seen map[types.Type]bool) bool {
+	if seen[t] {
+		return true
+	}
+	seen[t] = true
+	switch u := t.Underlying().(type) {
+	case *types.Basic:
+		return u.Kind() != types.UnsafePointer
+	case *types.Pointer:
+		return inert(u.Elem(), seen)
+	case *types.Slice:
+		return inert(u.Elem(), seen)
+	case *types.Array:
+		return inert(u.Elem(), seen)
+	case *types.Map:
+		return inert(u.Key(), seen) && inert(u.Elem(), seen)
+	case *types.Struct:
+		for f := range u.Fields() {
+			if !inert(f.Type(), seen) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
 
 // drop renders the func with which the race of t's method releases an
