@@ -224,10 +224,12 @@ func (b *Breaker) State() State {
 }
 
 // transitionLocked is the one place that changes the state. It does nothing
-// for a same-state move. window is the length of an OPEN period. It starts a
-// new state period (outcomes of calls admitted before are then ignored),
-// records the Event and queues it for the log and the hooks, which
-// Registry.flush runs once b.mu is released.
+// for a same-state move. window is the length of an OPEN period. It records
+// the Event and queues it for the log and the hooks, which Registry.flush
+// runs once b.mu is released, then starts a new state period (outcomes of
+// calls admitted before are then ignored): the Event is in Registry.Events
+// before the new state shows, so that a reader who sees the state (State
+// takes no lock) finds its Event too.
 func (b *Breaker) transitionLocked(to State, reason string, window time.Duration) {
 	cur := b.state.Load()
 	from := State(cur & stateMask)
@@ -236,6 +238,11 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	}
 	now := b.reg.clock.Now()
 	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
+	if reason == "" {
+		reason = defaultReason(from, to, lasted)
+	}
+	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
+	b.reg.record(ev)
 	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
 	if b.fam != nil {
@@ -243,11 +250,6 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	}
 	b.stateChanges++
 	b.transitions[from][to]++
-	if reason == "" {
-		reason = defaultReason(from, to, lasted)
-	}
-	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
-	b.reg.record(ev)
 	b.sharedLocked(ev, window)
 }
 

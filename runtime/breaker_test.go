@@ -611,3 +611,33 @@ func TestProbeIDsRunOut(t *testing.T) {
 	b.Release(tok, nil)
 	assert.Equal(t, runtime.Closed, b.State())
 }
+
+// armClock is stuckClock that, when a breaker arms the timer of an OPEN
+// period (after the transition is decided, before the new state shows),
+// notes the newest event of reg then.
+type armClock struct {
+	stuckClock
+	reg  *runtime.Registry
+	seen []runtime.Event
+}
+
+func (c *armClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+	c.seen = c.reg.Events(1)
+	return c.stuckClock.AfterFunc(d, f)
+}
+
+// TestEventBeforeState: a transition's Event is in Registry.Events before
+// its new state shows (State reads it without a lock): a reader who sees
+// a breaker OPEN, or a fleet peer's mode, finds the Event too. The OPEN
+// period's timer is armed just before the state is stored; the Event is
+// there already.
+func TestEventBeforeState(t *testing.T) {
+	clk := &armClock{stuckClock: stuckClock{now: t0}}
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithClock(clk))
+	clk.reg = reg
+	b := reg.Breaker(runtime.Config{Name: "ev", FailureThreshold: 1, ResetTimeout: time.Minute})
+	_ = b.Do(context.Background(), func(context.Context) error { return errors.New("boom") })
+	require.Equal(t, runtime.Open, b.State())
+	require.Len(t, clk.seen, 1, "no event yet when the OPEN period was armed")
+	assert.Equal(t, runtime.Open, clk.seen[0].To)
+}
