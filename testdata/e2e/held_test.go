@@ -368,3 +368,45 @@ func TestNilCarrierIsAFailureNotAPanic(t *testing.T) {
 	ch := NewReplicaChain(&fakeReplica{}, reg, runtime.Fallback[Replica]{Name: "m1", Impl: &fakeReplica{cmd: NewCmd("v", nil)}})
 	assert.Equal(t, "v", ch.Get(context.Background(), "k").Val(), "the chain moves on from the nil result")
 }
+
+// reqDoer is a Doers whose Do sends req as it is, on req's own ctx, as an
+// adapter calling client.Do(req) does: it answers its name after delay,
+// or ends when req's ctx does.
+type reqDoer struct {
+	name      string
+	delay     time.Duration
+	cancelled bool
+}
+
+func (d *reqDoer) Do(_ context.Context, req *http.Request) (*http.Response, error) {
+	select {
+	case <-time.After(d.delay):
+	case <-req.Context().Done():
+		d.cancelled = true
+		return nil, req.Context().Err()
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: io.NopCloser(strings.NewReader(d.name))}, nil
+}
+
+// TestHedgedDoCancelsTheLosersRequest: a hedged Do(ctx, req) whose
+// primary reads only req's ctx returns when the mirror answers at the
+// hedge delay, and the primary's request is cancelled, as a RoundTrip's
+// is; with req on the caller's ctx, the call waited for the primary.
+func TestHedgedDoCancelsTheLosersRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		primary := &reqDoer{name: "primary", delay: time.Hour}
+		c := NewDoersChain(primary, newRegistry(), runtime.Fallback[Doers]{Name: "mirror", Impl: &reqDoer{name: "mirror"}})
+		ctx := context.Background()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://quotes/", nil)
+		require.NoError(t, err)
+		start := time.Now()
+		resp, err := c.Do(ctx, req)
+		require.NoError(t, err)
+		got, _ := io.ReadAll(resp.Body)
+		require.NoError(t, resp.Body.Close())
+		assert.Equal(t, "mirror", string(got))
+		assert.Equal(t, 50*time.Millisecond, time.Since(start), "answered at the hedge delay")
+		synctest.Wait()
+		assert.True(t, primary.cancelled, "the losing request was cancelled")
+	})
+}

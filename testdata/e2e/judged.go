@@ -96,6 +96,17 @@ type Mirrors interface {
 	RoundTrip(req *http.Request) (*http.Response, error)
 }
 
+// Doers races its clients for a Do(ctx, req), an *http.Client behind an
+// interface: each source's request carries the source's ctx too, so that
+// a client that sends req as it is (client.Do(req)) is cancelled when it
+// loses.
+//
+//breaker:name=doers threshold=5 reset=1m hedge=50ms chain
+type Doers interface {
+	//breaker:failure=httpguard.Failure
+	Do(ctx context.Context, req *http.Request) (*http.Response, error)
+}
+
 // RetriedRows retries a query whose rows its failure func judges: a try
 // that replaces rows closes them.
 //

@@ -606,9 +606,11 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 				jen.Return(ret...),
 			),
 		}
-		if !m.Ctx {
-			take = append(take, jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(t.ctx)).Comment("the source's ctx, cancelled when it loses"))
-		}
+		// The source's ctx, cancelled when it loses, goes with the request
+		// as well as in a ctx argument: a Do(ctx, req) that sends req as
+		// it is (client.Do(req)) would otherwise send the loser on the
+		// caller's ctx, and the race would wait for it.
+		take = append(take, jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(t.ctx)).Comment("the source's ctx, cancelled when it loses"))
 		askBody = append(take, askBody...)
 	}
 	var body []jen.Code
