@@ -381,7 +381,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}
@@ -484,6 +484,34 @@ func ctxBound(mm *Method) string {
 		return fmt.Sprintf("the %s is read after the call returns, and the deadline, cancelled then, would end its reads; pass a ctx whose deadline covers the reads instead", types.TypeString(t, func(p *types.Package) string { return p.Name() }))
 	}
 	return ""
+}
+
+// streamResults returns the indexes of sig's results that are streams
+// (see Method.Streams).
+func streamResults(sig *types.Signature) []int {
+	var is []int
+	for i := range sig.Results().Len() {
+		t := sig.Results().At(i).Type()
+		switch t.Underlying().(type) {
+		case *types.Pointer, *types.Interface:
+		default:
+			continue
+		}
+		if isReader(t) && hasClose(t) && !isSQLHandle(t) {
+			is = append(is, i)
+		}
+	}
+	return is
+}
+
+// isSQLHandle reports whether t is one of database/sql's handles.
+func isSQLHandle(t types.Type) bool {
+	for _, h := range sqlHandleTypes {
+		if isNamedPtr(t, "database/sql", h.Type) {
+			return true
+		}
+	}
+	return false
 }
 
 // readCloserResult returns the type of the first result of sig that is

@@ -102,6 +102,13 @@ type Method struct {
 	// a source it passes over, a retry those of the try it replaces, and a
 	// race its losers'.
 	Handles []Handle
+	// Streams are the indexes of the results that are streams read after
+	// the call, each a pointer or an interface with Read([]byte) (int,
+	// error) and Close() error (an io.ReadCloser, an *os.File, a
+	// net.Conn), other than Handles: a stream belongs to whoever the call
+	// returns it to, so a retry closes that of the try it replaces, a
+	// chain that of a source it passes over, and a race its losers'.
+	Streams []int
 	// Request is 1 + the index of the first *net/http.Request parameter,
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).

@@ -275,7 +275,13 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		}
 		body = append(body, jen.If(jen.Id(t.err).Op("==").Nil()).Block(tryCall(t.call, jen.Id(t.recv).Dot(t.impl))))
 	case !hedged:
-		loop := append(admit,
+		loop := admit
+		if replaced := released(m, t.rnames, "the answer this try replaces: no caller sees it"); len(replaced) > 0 {
+			// A try that failed with an answer beside its error (a
+			// response, a reader): the next try replaces it.
+			loop = append(loop, jen.If(jen.Id(t.retry).Dot("Tries").Call().Op(">").Lit(1)).Block(replaced...))
+		}
+		loop = append(loop,
 			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
 		)
@@ -751,7 +757,8 @@ type held struct {
 
 // heldResults lists m's results that hold something open (see held): an
 // *http.Response, database/sql's handles (*sql.Rows, *sql.Conn, *sql.Stmt,
-// *sql.Tx: model.Method.Handles), and a *sql.Row that carries the
+// *sql.Tx: model.Method.Handles), streams (an io.ReadCloser, an *os.File:
+// model.Method.Streams), and a *sql.Row that carries the
 // method's error. A *sql.Row that failed holds nothing, so only a race, which
 // drops the answers of its losers, releases one.
 func heldResults(m *model.Method) []held {
@@ -770,6 +777,14 @@ func heldResults(m *model.Method) []held {
 			idx: h.Index,
 			release: func(v jen.Code, why string) jen.Code {
 				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot(h.Release).Call(), why))
+			},
+		})
+	}
+	for _, i := range m.Streams {
+		hs = append(hs, held{
+			idx: i,
+			release: func(v jen.Code, why string) jen.Code {
+				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot("Close").Call(), why))
 			},
 		})
 	}
@@ -814,7 +829,7 @@ func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 // later (a stream, a reader, an iterator, anything behind an interface
 // or a func) keeps the winner's ctx until the caller's ends.
 func answered(m *model.Method) bool {
-	if len(m.Handles) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
+	if len(m.Handles) > 0 || len(m.Streams) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
 		return false
 	}
 	res := m.Sig.Results()

@@ -1,0 +1,44 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+)
+
+// Blobs opens objects through a chain whose primary retries: a stream
+// that no caller sees (the answer of a try that a retry replaces, of a
+// source the chain passes over as invalid) is closed.
+//
+//breaker:name=blobs threshold=5 reset=1m attempts=2 backoff=1ms chain
+type Blobs interface {
+	//breaker:valid=hasBytes
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
+}
+
+// RacedBlobs races its mirrors for a stream: the loser's is closed.
+//
+//breaker:name=racedblobs threshold=5 reset=1m hedge=50ms chain
+type RacedBlobs interface {
+	Open(ctx context.Context, name string) (io.ReadCloser, error)
+}
+
+// Sized is a stream that knows its length, as an object store's reader
+// does.
+type Sized interface{ Len() int }
+
+// hasBytes is the valid func of Blobs.Open: an empty object is no data.
+func hasBytes(r io.ReadCloser) bool {
+	s, ok := r.(Sized)
+	return ok && s.Len() > 0
+}
+
+// Fetcher retries a hand-written client that returns its response beside
+// its error (resp, fmt.Errorf("status %d", ...)): the response of the try
+// a retry replaces is closed.
+//
+//breaker:name=fetcher threshold=5 reset=1m attempts=2 backoff=1ms
+type Fetcher interface {
+	//breaker:failure=-
+	Fetch(ctx context.Context, url string) (*http.Response, error)
+}

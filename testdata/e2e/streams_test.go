@@ -1,0 +1,99 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// blob is a stream that notes its Close.
+type blob struct {
+	*strings.Reader
+	closed bool
+}
+
+func (b *blob) Close() error { b.closed = true; return nil }
+
+// blobStore answers Open with the blobs and errors given, in turn, after
+// delay.
+type blobStore struct {
+	delay  time.Duration
+	blobs  []*blob
+	errs   []error
+	opened int
+}
+
+func (s *blobStore) Open(ctx context.Context, _ string) (io.ReadCloser, error) {
+	if s.delay > 0 {
+		time.Sleep(s.delay) // an open that ignores its ctx, as os.Open does
+	}
+	i := s.opened
+	s.opened++
+	return s.blobs[i], s.errs[i]
+}
+
+func newBlob(s string) *blob { return &blob{Reader: strings.NewReader(s)} }
+
+// TestStreamsNoCallerSeesAreClosed: a retry closes the stream of the try
+// it replaces (returned beside an error), a chain that of a source it
+// passes over (an empty object, invalid), and a race its loser's.
+func TestStreamsNoCallerSeesAreClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		replaced, passed, kept := newBlob("partial"), newBlob(""), newBlob("object")
+		primary := &blobStore{blobs: []*blob{replaced, passed}, errs: []error{errors.New("reset by peer"), nil}}
+		c := NewBlobsChain(primary, newRegistry(), runtime.Fallback[Blobs]{Name: "mirror", Impl: &blobStore{blobs: []*blob{kept}, errs: []error{nil}}})
+		r, err := c.Open(context.Background(), "k")
+		require.NoError(t, err)
+		assert.Same(t, kept, r, "the mirror's answer")
+		assert.True(t, replaced.closed, "the try a retry replaced")
+		assert.True(t, passed.closed, "the invalid answer the chain passed over")
+		assert.False(t, kept.closed, "the caller's")
+
+		loser, winner := newBlob("slow"), newBlob("fast")
+		rc := NewRacedBlobsChain(&blobStore{delay: time.Second, blobs: []*blob{loser}, errs: []error{nil}}, newRegistry(),
+			runtime.Fallback[RacedBlobs]{Name: "mirror", Impl: &blobStore{blobs: []*blob{winner}, errs: []error{nil}}})
+		r, err = rc.Open(context.Background(), "k")
+		require.NoError(t, err)
+		assert.Same(t, winner, r)
+		synctest.Wait()
+		assert.True(t, loser.closed, "the race's loser")
+		assert.False(t, winner.closed)
+	})
+}
+
+// fetchFunc adapts a func to Fetcher.
+type fetchFunc func(ctx context.Context, url string) (*http.Response, error)
+
+func (f fetchFunc) Fetch(ctx context.Context, url string) (*http.Response, error) { return f(ctx, url) }
+
+// TestRetryClosesAResponseBesideAnError: a try that answers a response
+// beside its error, then a try that answers: the first response is
+// closed, the second is the caller's.
+func TestRetryClosesAResponseBesideAnError(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		first, second := newBlob("502"), newBlob("quote")
+		n := 0
+		w := NewFetcherBreaker(fetchFunc(func(context.Context, string) (*http.Response, error) {
+			n++
+			if n == 1 {
+				return &http.Response{StatusCode: http.StatusBadGateway, Body: first, ContentLength: 3}, errors.New("status 502")
+			}
+			return &http.Response{StatusCode: http.StatusOK, Body: second}, nil
+		}), newRegistry())
+		resp, err := w.Fetch(context.Background(), "http://quotes/")
+		require.NoError(t, err)
+		assert.Same(t, second, resp.Body)
+		assert.True(t, first.closed, "the response the retry replaced")
+		assert.False(t, second.closed)
+	})
+}
