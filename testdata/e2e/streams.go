@@ -42,3 +42,11 @@ type Fetcher interface {
 	//breaker:failure=-
 	Fetch(ctx context.Context, url string) (*http.Response, error)
 }
+
+// Pair sends two requests in one call (a primary's and an audit copy):
+// a retry sends both again, each with its body rewound.
+//
+//breaker:name=pair threshold=5 reset=1m attempts=2 backoff=1ms
+type Pair interface {
+	Send(ctx context.Context, a, b *http.Request) error
+}

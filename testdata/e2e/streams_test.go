@@ -97,3 +97,32 @@ func TestRetryClosesAResponseBesideAnError(t *testing.T) {
 		assert.False(t, second.closed)
 	})
 }
+
+// pairFunc adapts a func to Pair.
+type pairFunc func(ctx context.Context, a, b *http.Request) error
+
+func (f pairFunc) Send(ctx context.Context, a, b *http.Request) error { return f(ctx, a, b) }
+
+// TestRetryRewindsEveryRequest: a retry of a method taking two requests
+// sends both again with their whole bodies; only the first was rewound,
+// and the second try sent the other with an empty body.
+func TestRetryRewindsEveryRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var sent []string
+		w := NewPairBreaker(pairFunc(func(_ context.Context, a, b *http.Request) error {
+			ab, _ := io.ReadAll(a.Body)
+			bb, _ := io.ReadAll(b.Body)
+			sent = append(sent, string(ab)+"|"+string(bb))
+			if len(sent) == 1 {
+				return errors.New("reset by peer")
+			}
+			return nil
+		}), newRegistry())
+		a, err := http.NewRequest(http.MethodPost, "http://quotes/", strings.NewReader("order=1"))
+		require.NoError(t, err)
+		b, err := http.NewRequest(http.MethodPost, "http://audit/", strings.NewReader("copy=1"))
+		require.NoError(t, err)
+		require.NoError(t, w.Send(context.Background(), a, b))
+		assert.Equal(t, []string{"order=1|copy=1", "order=1|copy=1"}, sent)
+	})
+}

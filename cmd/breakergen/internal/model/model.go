@@ -266,6 +266,19 @@ type Handle struct {
 	Release string // Close or Rollback
 }
 
+// Requests returns the indexes of m's *net/http.Request parameters, in
+// order (Request is 1 + the first): a retry or a chain's next source
+// rewinds each, and a refused client's call closes each one's body.
+func (m *Method) Requests() []int {
+	var is []int
+	for i := range m.Sig.Params().Len() {
+		if isNamedPtr(m.Sig.Params().At(i).Type(), "net/http", "Request") {
+			is = append(is, i)
+		}
+	}
+	return is
+}
+
 // Handle returns m's result of type *database/sql.typ (see Handles), and
 // whether it has one.
 func (m *Method) Handle(typ string) (Handle, bool) {

@@ -1056,7 +1056,11 @@ func closeBody(m *model.Method, names []string) []jen.Code {
 	if !clientShaped(m) {
 		return nil
 	}
-	return []jen.Code{jen.Qual(HTTPGuardPath, "CloseBody").Call(jen.Id(names[m.Request-1])).Comment("refused: no try will close it")}
+	var code []jen.Code
+	for _, i := range m.Requests() {
+		code = append(code, jen.Qual(HTTPGuardPath, "CloseBody").Call(jen.Id(names[i])).Comment("refused: no try will close it"))
+	}
+	return code
 }
 
 // clientShaped reports whether m takes a *http.Request and answers a

@@ -286,7 +286,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
 		)
 		if m.Request > 0 {
-			loop = append(loop, rewind(t.names[m.Request-1], unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+			loop = append(loop, rewindAll(m, t.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
 		}
 		body = append(body,
 			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
@@ -709,6 +709,33 @@ func rewind(req, unsent string, then ...jen.Code) []jen.Code {
 	}
 }
 
+// rewindAll is rewind for every *http.Request parameter of m, in the
+// locals names: a method taking two sends both again.
+func rewindAll(m *model.Method, names []string, unsent string, then ...jen.Code) []jen.Code {
+	reqs := m.Requests()
+	code := rewind(names[reqs[0]], unsent, then...)
+	for _, i := range reqs[1:] {
+		code = append(code, jen.If(
+			jen.List(jen.Id(names[i]), jen.Id(unsent)).Op("=").Qual(HTTPGuardPath, "Rewind").Call(jen.Id(names[i])),
+			jen.Id(unsent).Op("!=").Nil(),
+		).Block(cloneAll(then)...))
+	}
+	return code
+}
+
+// cloneAll returns copies of code's statements, to render them twice.
+func cloneAll(code []jen.Code) []jen.Code {
+	out := make([]jen.Code, len(code))
+	for i, c := range code {
+		if st, ok := c.(*jen.Statement); ok {
+			out[i] = st.Clone()
+		} else {
+			out[i] = c
+		}
+	}
+	return out
+}
+
 // resend renders, for a chain's method taking a *http.Request, the local
 // sent, saying whether the request was sent (by the primary's tries, then
 // by a fallback's), declared before the fallbacks, and the start of each
@@ -731,7 +758,7 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 	}
 	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read the request's body")}
 	start = []jen.Code{jen.If(jen.Id(sent)).Block(
-		rewind(names[m.Request-1], unsent,
+		rewindAll(m, names, unsent,
 			jen.Id(run).Dot("Unsent").Call(fbRoute, jen.Id(unsent)),
 			jen.Continue(),
 		)...,
