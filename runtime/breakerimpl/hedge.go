@@ -840,7 +840,11 @@ func (r *race[X, T, A]) tryPrimaryHooked(ctx context.Context) (v T, valid, answe
 			return v, valid, isAnswer(retry.tries, err), err
 		}
 		pv, pvalid := v, valid
-		v, valid, err = r.try(ctx, call, r.primary)
+		if retry.tries > 1 && r.hooks.Drop != nil {
+			v, valid, err = r.tryReplacing(ctx, call, pv)
+		} else {
+			v, valid, err = r.try(ctx, call, r.primary)
+		}
 		if isUnsent(err) {
 			// Nothing was sent (its request's one body went to another
 			// source): not a try. A retry's last answer stands.
@@ -857,6 +861,22 @@ func (r *race[X, T, A]) tryPrimaryHooked(ctx context.Context) (v T, valid, answe
 			return v, valid, true, err
 		}
 	}
+}
+
+// tryReplacing is r.try of the primary for a try that replaces the
+// answer pv, which tryPrimaryHooked releases once the try returns (or
+// returns, when the try sent nothing): should the try panic, pv is
+// released on the way, as no caller will see it.
+func (r *race[X, T, A]) tryReplacing(ctx context.Context, call Call, pv T) (v T, valid bool, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			r.release(pv)
+		}
+	}()
+	v, valid, err = r.try(ctx, call, r.primary)
+	returned = true
+	return v, valid, err
 }
 
 // raceCtx is the ctx of a race's primary when it runs on the caller's

@@ -82,6 +82,21 @@ func TestRaceDropReleasesEveryAnswerNotReturned(t *testing.T) {
 	})
 }
 
+// TestRaceDropReplacedWhenTheRetryPanics: a primary's try that a retry
+// replaces is dropped even when the retry panics; the panic goes on to
+// the caller.
+func TestRaceDropReplacedWhenTheRetryPanics(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", delay: d / 10, v: 7, err: errUpstream, panicAt: 2}
+		sina := &source{name: "sina", delay: time.Hour, v: 2}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d, Attempts: 2, Backoff: d / 10}, em, sina)
+		var drops dropped
+		assert.PanicsWithValue(t, "upstream client bug", func() { _, _ = h.dropCall(context.Background(), &drops) })
+		synctest.Wait()
+		assert.Contains(t, drops.sorted(), 7, "the first try's answer, which the panicking retry replaced")
+	})
+}
+
 // TestRaceDropPrimaryBeforeTheDelay: a primary that answers before the
 // delay is returned, not dropped; one that fails then is dropped before
 // the fallback is asked.

@@ -26,6 +26,8 @@ type source struct {
 	// lateErr, if set, is what it returns when its ctx ends, instead of
 	// ctx.Err().
 	lateErr error
+	// panicAt, if not 0, is the call (from 1) that panics.
+	panicAt int
 
 	mu       sync.Mutex
 	asked    []time.Duration // since the test's start
@@ -37,7 +39,11 @@ type source struct {
 func (u *source) get(ctx context.Context, start time.Time) (int, error) {
 	u.mu.Lock()
 	u.asked = append(u.asked, time.Since(start))
+	n := len(u.asked)
 	u.mu.Unlock()
+	if n == u.panicAt {
+		panic("upstream client bug")
+	}
 	defer func() {
 		u.mu.Lock()
 		u.returned++
