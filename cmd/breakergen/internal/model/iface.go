@@ -526,17 +526,6 @@ func readCloserResult(sig *types.Signature) types.Type {
 	return nil
 }
 
-// hasClose reports whether t has a method Close() error.
-func hasClose(t types.Type) bool {
-	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Close")
-	f, ok := obj.(*types.Func)
-	if !ok {
-		return false
-	}
-	cs := f.Signature()
-	return cs.Params().Len() == 0 && cs.Results().Len() == 1 && types.Identical(cs.Results().At(0).Type(), types.Universe.Lookup("error").Type())
-}
-
 // methodPos is where errors about method m go: its line, else its own
 // declaration, else (an embedded method declared elsewhere) the
 // interface's name.

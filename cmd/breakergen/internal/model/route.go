@@ -581,16 +581,24 @@ func readerResult(sig *types.Signature, n int) types.Type {
 }
 
 // isReader reports whether t has a method Read([]byte) (int, error).
-func isReader(t types.Type) bool {
-	obj, _, _ := types.LookupFieldOrMethod(t, false, nil, "Read")
-	f, ok := obj.(*types.Func)
-	if !ok {
-		return false
-	}
-	rs := f.Signature()
-	return rs.Params().Len() == 1 && rs.Results().Len() == 2 &&
-		types.Identical(rs.Params().At(0).Type(), types.NewSlice(types.Typ[types.Byte])) &&
-		types.Identical(rs.Results().At(0).Type(), types.Typ[types.Int]) && types.Identical(rs.Results().At(1).Type(), types.Universe.Lookup("error").Type())
+func isReader(t types.Type) bool { return types.Implements(t, readerType) }
+
+// hasClose reports whether t has a method Close() error.
+func hasClose(t types.Type) bool { return types.Implements(t, closerType) }
+
+// readerType and closerType are io.Reader and io.Closer, spelled in
+// go/types, for types of packages that need not import io.
+var (
+	errorType  = types.Universe.Lookup("error").Type()
+	readerType = ioInterface("Read", types.NewTuple(types.NewParam(0, nil, "p", types.NewSlice(types.Typ[types.Byte]))),
+		types.NewTuple(types.NewParam(0, nil, "n", types.Typ[types.Int]), types.NewParam(0, nil, "err", errorType)))
+	closerType = ioInterface("Close", nil, types.NewTuple(types.NewParam(0, nil, "", errorType)))
+)
+
+// ioInterface returns the interface of one method, name(params) results.
+func ioInterface(name string, params, results *types.Tuple) *types.Interface {
+	sig := types.NewSignatureType(nil, nil, nil, params, results, false)
+	return types.NewInterfaceType([]*types.Func{types.NewFunc(0, nil, name, sig)}, nil).Complete()
 }
 
 // fromLine returns, for an error about m at option o of its route r, how
