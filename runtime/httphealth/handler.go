@@ -209,7 +209,7 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case PathDashboard:
 		serve, params = h.serveDashboard, []string{"page", "q"}
 	case "/health":
-		serve, params = h.redirectDashboard, nil
+		serve, params = h.redirectDashboard, []string{"page", "q"} // the dashboard's: the redirect keeps them
 	default:
 		msg := fmt.Sprintf("no such endpoint: %q; try %s, %s or %s", r.URL.Path, PathDatasources, PathEvents, PathDashboard)
 		if strings.HasSuffix(r.URL.Path, PathDatasources) || strings.HasSuffix(r.URL.Path, PathEvents) || strings.HasSuffix(r.URL.Path, PathDashboard) {
@@ -228,11 +228,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, http.StatusBadRequest, "malformed query: "+err.Error())
 		return
 	}
-	if params != nil {
-		if msg := unknownParam(q, r.URL.Path, params); msg != "" {
-			h.writeError(w, r, http.StatusBadRequest, msg)
-			return
-		}
+	if msg := unknownParam(q, r.URL.Path, params); msg != "" {
+		h.writeError(w, r, http.StatusBadRequest, msg)
+		return
 	}
 	serve(w, r, q)
 }

@@ -272,6 +272,7 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/health/datasources?Page=2", 400, "(did you mean page?)"},
 		{"GET", "/health/datasources?q=a&zz=1&b=2", 400, `unknown query parameter "b"; /health/datasources takes page, q and family`},
 		{"GET", "/health/?family=quotes", 400, `unknown query parameter "family"; /health/ takes page and q`},
+		{"GET", "/health?x=1", 400, `unknown query parameter "x"; /health takes page and q`}, // not redirected to a 400
 		{"GET", "/health/nope", 404, "/health/nope"},
 		{"GET", "/health/datasources/", 404, "/health/datasources/"},
 		{"GET", "/health/datasources/x", 404, "/health/datasources/x"},
@@ -331,8 +332,8 @@ func TestRedirect(t *testing.T) {
 	assert.Equal(t, "health/", rec.Header().Get("Location"), "relative, so a prefix survives")
 	assert.Equal(t, "no-store", rec.Header().Get("Cache-Control"))
 
-	rec = f.serve(http.MethodGet, "/health?lang=en")
-	assert.Equal(t, "health/?lang=en", rec.Header().Get("Location"))
+	rec = f.serve(http.MethodGet, "/health?q=tdx&page=2")
+	assert.Equal(t, "health/?q=tdx&page=2", rec.Header().Get("Location"), "the query kept")
 }
 
 func TestMountedUnderPrefix(t *testing.T) {
