@@ -177,33 +177,38 @@ const (
 // source that a chain passes over.
 //
 // It reads at most 4 KiB, none when the body is declared longer (its
-// connection cannot be reused then), and waits at most 100ms for them: a
-// failing upstream's error page that stalls half-sent (a proxy whose own
-// upstream died) would otherwise hold the retry, or the chain's next
-// source, until the caller's ctx ends, which with context.Background is
-// never. Past the wait it closes the body while the read goes on in a
-// goroutine of its own, which the close ends for net/http's bodies (and
-// any body whose Close unblocks a Read, as a net.Conn's does); the
-// connection is not reused then.
+// connection cannot be reused then) or was gzipped and is decompressed by
+// the transport (resp.Uncompressed: its reader holds a lock while it
+// waits for the gzip header, which its Close waits for), and waits at
+// most 100ms for them: a failing upstream's error page that stalls
+// half-sent (a proxy whose own upstream died) would otherwise hold the
+// retry, or the chain's next source, until the caller's ctx ends, which
+// with context.Background is never. Past the wait it closes the body in
+// a goroutine of its own, beside the read, and returns: the close ends
+// the read for net/http's bodies (and any body whose Close unblocks a
+// Read, as a net.Conn's does), and the connection is not reused then.
 func Discard(resp *http.Response) {
 	if resp == nil || resp.Body == nil {
 		return
 	}
 	body := resp.Body
-	if resp.ContentLength <= drainLimit {
-		drained := make(chan struct{})
-		go func() {
-			_, _ = io.CopyN(io.Discard, body, drainLimit)
-			close(drained)
-		}()
-		t := time.NewTimer(drainWait)
-		select {
-		case <-drained:
-			t.Stop()
-		case <-t.C:
-		}
+	if resp.ContentLength > drainLimit || resp.Uncompressed {
+		_ = body.Close()
+		return
 	}
-	_ = body.Close()
+	drained := make(chan struct{})
+	go func() {
+		_, _ = io.CopyN(io.Discard, body, drainLimit)
+		close(drained)
+	}()
+	t := time.NewTimer(drainWait)
+	select {
+	case <-drained:
+		t.Stop()
+		_ = body.Close()
+	case <-t.C:
+		go func() { _ = body.Close() }() // a Close that waits on the read must not hold the caller
+	}
 }
 
 // Drop closes resp's body without reading it: for an answer that a hedged

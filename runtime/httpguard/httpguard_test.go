@@ -157,12 +157,56 @@ func TestDiscardStalledBody(t *testing.T) {
 		start := time.Now()
 		b := &stalledBody{closed: make(chan struct{})}
 		httpguard.Discard(&http.Response{Body: b, ContentLength: -1})
+		synctest.Wait() // the close runs beside the read
 		select {
 		case <-b.closed:
 		default:
 			t.Fatal("the stalled body was not closed")
 		}
 		assert.Equal(t, 100*time.Millisecond, time.Since(start), "given up after the drain's wait")
+	})
+}
+
+// lockedBody is a body whose Close waits for a Read in progress, as the
+// transport's gzip reader's does while it waits for the gzip header.
+type lockedBody struct {
+	mu      sync.Mutex
+	release chan struct{}
+	closed  bool
+}
+
+func (b *lockedBody) Read([]byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	<-b.release
+	return 0, io.EOF
+}
+
+func (b *lockedBody) Close() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	return nil
+}
+
+// TestDiscardCloseWaitsOnTheRead: a body whose Close waits for the stalled
+// read still lets Discard return after the drain's wait; the close ends
+// when the read does. A body the transport decompressed is closed
+// unread.
+func TestDiscardCloseWaitsOnTheRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		start := time.Now()
+		b := &lockedBody{release: make(chan struct{})}
+		httpguard.Discard(&http.Response{Body: b, ContentLength: -1})
+		assert.Equal(t, 100*time.Millisecond, time.Since(start))
+		close(b.release) // the page's sender gives up
+		synctest.Wait()
+		assert.True(t, b.closed)
+
+		b = &lockedBody{release: make(chan struct{})}
+		httpguard.Discard(&http.Response{Body: b, ContentLength: -1, Uncompressed: true})
+		assert.True(t, b.closed, "closed at once, unread")
+		assert.Equal(t, 100*time.Millisecond, time.Since(start), "no wait")
 	})
 }
 
