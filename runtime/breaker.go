@@ -224,12 +224,13 @@ func (b *Breaker) State() State {
 }
 
 // transitionLocked is the one place that changes the state. It does nothing
-// for a same-state move. window is the length of an OPEN period. It records
-// the Event and queues it for the log and the hooks, which Registry.flush
-// runs once b.mu is released, then starts a new state period (outcomes of
-// calls admitted before are then ignored): the Event is in Registry.Events
-// before the new state shows, so that a reader who sees the state (State
-// takes no lock) finds its Event too.
+// for a same-state move. window is the length of an OPEN period. It adds
+// the Event to Registry.Events, starts a new state period (outcomes of
+// calls admitted before are then ignored), and queues the Event for the
+// log and the hooks, which Registry.flush runs once b.mu is released: a
+// reader who sees the new state (State takes no lock) finds its Event in
+// Events, and a hook, which may run on a goroutine already delivering,
+// finds the new state.
 func (b *Breaker) transitionLocked(to State, reason string, window time.Duration) {
 	cur := b.state.Load()
 	from := State(cur & stateMask)
@@ -242,9 +243,10 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 		reason = defaultReason(from, to, lasted)
 	}
 	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
-	b.reg.record(ev)
+	b.reg.events.add(ev)
 	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
+	b.reg.enqueue(ev)
 	if b.fam != nil {
 		b.fam.moved(from, to)
 	}

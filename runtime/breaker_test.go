@@ -7,6 +7,7 @@ import (
 	"io"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -640,4 +641,70 @@ func TestEventBeforeState(t *testing.T) {
 	require.Equal(t, runtime.Open, b.State())
 	require.Len(t, clk.seen, 1, "no event yet when the OPEN period was armed")
 	assert.Equal(t, runtime.Open, clk.seen[0].To)
+}
+
+// pausingClock runs pause (once armed) when a breaker arms its OPEN
+// period's timer: inside the transition, after it is decided and before
+// the new state is stored.
+type pausingClock struct {
+	stuckClock
+	armed atomic.Bool
+	pause func()
+}
+
+func (c *pausingClock) AfterFunc(d time.Duration, f func()) runtime.Timer {
+	if c.armed.CompareAndSwap(true, false) {
+		c.pause()
+	}
+	return c.stuckClock.AfterFunc(d, f)
+}
+
+// TestHookSeesItsEventsState: a hook that reads the breaker of its Event
+// finds the Event's new state, even when a goroutine already delivering
+// events (here a's caller, held in a's slow hook) is the one to run it:
+// the Event is queued for the hooks only once the state is stored.
+func TestHookSeesItsEventsState(t *testing.T) {
+	clk := &pausingClock{stuckClock: stuckClock{now: t0}}
+	inA, release := make(chan struct{}), make(chan struct{})
+	hookB := make(chan runtime.State, 1)
+	var b *runtime.Breaker
+	var bOnce sync.Once
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithClock(clk), runtime.OnStateChange(func(ev runtime.Event) {
+		switch ev.Source {
+		case "a":
+			close(inA)
+			<-release // a slow hook: the delivering goroutine is busy
+		case "b":
+			bOnce.Do(func() { hookB <- b.State() })
+		}
+	}))
+	a := reg.Breaker(runtime.Config{Name: "a", FailureThreshold: 1, ResetTimeout: time.Minute})
+	b = reg.Breaker(runtime.Config{Name: "b", FailureThreshold: 1, ResetTimeout: time.Minute})
+	fail := func(context.Context) error { return errors.New("boom") }
+
+	aDone := make(chan struct{})
+	go func() { // trips a, then delivers a's Event and what comes after
+		defer close(aDone)
+		_ = a.Do(context.Background(), fail)
+	}()
+	<-inA
+	seen := make(chan runtime.State, 1)
+	clk.pause = func() {
+		close(release) // a's hook returns; its goroutine delivers on
+		select {
+		case s := <-hookB: // it delivered b's Event before b's state was stored
+			seen <- s
+		case <-aDone: // it found nothing more to deliver
+		}
+	}
+	clk.armed.Store(true)
+	_ = b.Do(context.Background(), fail)
+	<-aDone
+	var got runtime.State
+	select {
+	case got = <-seen:
+	default:
+		got = <-hookB // delivered by b's own caller, after the store
+	}
+	assert.Equal(t, runtime.Open, got, "the state b's hook read for its CLOSED→OPEN Event")
 }

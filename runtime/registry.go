@@ -381,6 +381,11 @@ func (r *Registry) log() *slog.Logger {
 // A full queue drops its oldest event (see [EventQueueCapacity]).
 func (r *Registry) record(ev Event) {
 	r.events.add(ev)
+	r.enqueue(ev)
+}
+
+// enqueue queues ev, in the log already, for flush (see record).
+func (r *Registry) enqueue(ev Event) {
 	r.qmu.Lock()
 	if r.queue.push(ev) {
 		r.dropped++
