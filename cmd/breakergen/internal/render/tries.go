@@ -811,7 +811,10 @@ func heldResults(m *model.Method) []held {
 		hs = append(hs, held{
 			idx: i,
 			release: func(v jen.Code, why string) jen.Code {
-				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot("Close").Call(), why))
+				// Through a func taking an io.Closer: a nil pointer in an
+				// interface, beside an error, is no stream to close, and
+				// a type parameter's value cannot be compared with nil.
+				return commented(jen.Qual(ImplPath, "CloseStream").Call(v), why)
 			},
 		})
 	}
