@@ -50,3 +50,12 @@ type Fetcher interface {
 type Pair interface {
 	Send(ctx context.Context, a, b *http.Request) error
 }
+
+// Fetches races its mirrors for a body fetched with a request and
+// returned as a stream (resp.Body of client.Do(req)): it is read through
+// the winner's ctx after the call, so that ctx lives on with it.
+//
+//breaker:name=fetches threshold=5 reset=1m hedge=50ms chain
+type Fetches interface {
+	Fetch(ctx context.Context, req *http.Request) (io.ReadCloser, error)
+}

@@ -126,3 +126,47 @@ func TestRetryRewindsEveryRequest(t *testing.T) {
 		assert.Equal(t, []string{"order=1|copy=1", "order=1|copy=1"}, sent)
 	})
 }
+
+// ctxBody is a body read through the ctx of the request it answers, as
+// net/http's is: a Read after that ctx ended fails.
+type ctxBody struct {
+	ctx context.Context
+	*strings.Reader
+}
+
+func (b ctxBody) Read(p []byte) (int, error) {
+	if err := b.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return b.Reader.Read(p)
+}
+
+func (ctxBody) Close() error { return nil }
+
+// fetchesFunc adapts a func to Fetches.
+type fetchesFunc func(ctx context.Context, req *http.Request) (io.ReadCloser, error)
+
+func (f fetchesFunc) Fetch(ctx context.Context, req *http.Request) (io.ReadCloser, error) {
+	return f(ctx, req)
+}
+
+// TestHedgedStreamReadAfterTheCall: the stream a hedged Fetch returns is
+// read after the call, through the winner's ctx, which the race leaves
+// alive for it.
+func TestHedgedStreamReadAfterTheCall(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		body := func(ctx context.Context, req *http.Request) (io.ReadCloser, error) {
+			_ = req.Context().Done() // watched, as net/http watches a request's ctx
+			return ctxBody{req.Context(), strings.NewReader("object")}, nil
+		}
+		c := NewFetchesChain(fetchesFunc(body), newRegistry(), runtime.Fallback[Fetches]{Name: "mirror", Impl: fetchesFunc(body)})
+		ctx := context.Background()
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://blobs/k", nil)
+		require.NoError(t, err)
+		r, err := c.Fetch(ctx, req)
+		require.NoError(t, err)
+		got, err := io.ReadAll(r)
+		require.NoError(t, err, "read after the call")
+		assert.Equal(t, "object", string(got))
+	})
+}

@@ -525,11 +525,12 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	if drop := g.drop(t, val, n); drop != nil {
 		hooks[jen.Id("Drop")] = drop
 	}
-	if m.Request > 0 && m.Response == 0 || m.Response == 0 && answered(m) {
-		// The request was sent and answered within the call, or the
-		// answer is data read in full: nothing reads through the
+	if m.Response == 0 && answered(m) {
+		// The answer is data read in full (a request's included, sent
+		// and answered within the call): nothing reads through the
 		// winner's ctx after it, which would otherwise stay registered
-		// with the caller's until that ends.
+		// with the caller's until that ends. A stream (a response's body
+		// returned as an io.ReadCloser) is read through it later.
 		hooks[jen.Id("Answered")] = jen.True()
 	} else if keep := g.keep(t, val, n); keep != nil {
 		hooks[jen.Id("Keep")] = keep
