@@ -356,6 +356,15 @@ func Unshare(req *http.Request, sh *Shared) {
 	}
 }
 
+// OnContext reports whether req was made on ctx (its Context is ctx):
+// a hedged Do(ctx, req) then sends each source's request on the source's
+// ctx, so that a loser is cancelled even when the source sends req as it
+// is; a request on a ctx of its own keeps it, with its deadline and
+// values. False for a nil req.
+func OnContext(req *http.Request, ctx context.Context) bool {
+	return req != nil && req.Context() == ctx
+}
+
 // CloseBody closes req's body, if it has one: for a call refused before
 // any try sent the request. A RoundTripper must close the body even when
 // it fails, and http.Client.Do promises the same of its Transport; an

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -408,5 +409,44 @@ func TestHedgedDoCancelsTheLosersRequest(t *testing.T) {
 		assert.Equal(t, 50*time.Millisecond, time.Since(start), "answered at the hedge delay")
 		synctest.Wait()
 		assert.True(t, primary.cancelled, "the losing request was cancelled")
+	})
+}
+
+// nilDoer is a Doers that refuses a nil request, as a careful client does.
+type nilDoer struct{}
+
+func (nilDoer) Do(_ context.Context, req *http.Request) (*http.Response, error) {
+	if req == nil {
+		return nil, errors.New("nil request")
+	}
+	return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+}
+
+// TestHedgedDoNilRequest: a hedged Do(ctx, nil) reaches the client, whose
+// error the caller gets: the race does not look into a nil request.
+func TestHedgedDoNilRequest(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewDoersChain(nilDoer{}, newRegistry(), runtime.Fallback[Doers]{Name: "mirror", Impl: nilDoer{}})
+		_, err := c.Do(context.Background(), nil)
+		assert.ErrorContains(t, err, "nil request")
+	})
+}
+
+// TestHedgedDoKeepsTheRequestsOwnDeadline: a request made on a ctx of its
+// own (here with a deadline shorter than the call's ctx) keeps it: each
+// source sends it on its ctx, which ends the call at the request's
+// deadline, not at the call's.
+func TestHedgedDoKeepsTheRequestsOwnDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		c := NewDoersChain(&reqDoer{name: "primary", delay: time.Hour}, newRegistry(),
+			runtime.Fallback[Doers]{Name: "mirror", Impl: &reqDoer{name: "mirror", delay: time.Hour}})
+		reqCtx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+		defer cancel()
+		req, err := http.NewRequestWithContext(reqCtx, http.MethodGet, "http://quotes/", nil)
+		require.NoError(t, err)
+		start := time.Now()
+		_, err = c.Do(context.Background(), req)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, 30*time.Millisecond, time.Since(start), "ended at the request's deadline")
 	})
 }

@@ -613,11 +613,21 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 				jen.Return(ret...),
 			),
 		}
-		// The source's ctx, cancelled when it loses, goes with the request
-		// as well as in a ctx argument: a Do(ctx, req) that sends req as
-		// it is (client.Do(req)) would otherwise send the loser on the
-		// caller's ctx, and the race would wait for it.
-		take = append(take, jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(t.ctx)).Comment("the source's ctx, cancelled when it loses"))
+		withCtx := jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(t.ctx)).Comment("the source's ctx, cancelled when it loses")
+		if m.Ctx {
+			// The source's ctx goes with the request as well as in the
+			// ctx argument when the request was made on the call's ctx:
+			// a Do(ctx, req) that sends req as it is (client.Do(req))
+			// would otherwise send the loser on the caller's ctx, and the
+			// race would wait for it. A request on a ctx of its own keeps
+			// it, with its deadline and values.
+			onCtx := a.fresh("onCtx")
+			fields = append(fields, jen.Id(onCtx).Bool())
+			argVals = append(argVals, jen.Qual(HTTPGuardPath, "OnContext").Call(jen.Id(reqName), jen.Id(t.names[0])))
+			take = append(take, jen.If(jen.Id(argsName).Dot(onCtx)).Block(withCtx))
+		} else {
+			take = append(take, withCtx)
+		}
 		askBody = append(take, askBody...)
 	}
 	var body []jen.Code
