@@ -519,11 +519,33 @@ func isSQLHandle(t types.Type) bool {
 // or nil: a stream that holds a resource, read after the call returns.
 func readCloserResult(sig *types.Signature) types.Type {
 	for i := range sig.Results().Len() {
-		if t := sig.Results().At(i).Type(); isReader(t) && hasClose(t) {
+		if t := sig.Results().At(i).Type(); isReader(t) && hasClose(t) && !ctxFree(t) {
 			return t
 		}
 	}
 	return nil
+}
+
+// ctxFree reports whether t is a stream that its maker's ctx does not
+// bound once made: a connection of package net or crypto/tls (a dial's
+// ctx bounds the dial only) or an *os.File. A timeout on the method that
+// makes one bounds the making, and is kept.
+func ctxFree(t types.Type) bool {
+	t = types.Unalias(t)
+	if p, ok := t.(*types.Pointer); ok {
+		t = types.Unalias(p.Elem())
+	}
+	n, ok := t.(*types.Named)
+	if !ok || n.Obj().Pkg() == nil {
+		return false
+	}
+	switch n.Obj().Pkg().Path() {
+	case "net", "crypto/tls":
+		return true
+	case "os":
+		return n.Obj().Name() == "File"
+	}
+	return false
 }
 
 // methodPos is where errors about method m go: its line, else its own
