@@ -31,8 +31,8 @@
 //     <prefix>probe:{<name>} (SET NX PX, for the reset window) moves to
 //     HALF_OPEN and probes, as its breaker's settings say; the others stay
 //     OPEN, rejecting, until its result comes: a success closes every
-//     process's breaker (the only message that closes one), a failure
-//     opens them all for the new window. A holder that dies loses the lease
+//     process's breaker (the only message that closes one, with an
+//     operator's Resume), a failure opens them all for the new window. A holder that dies loses the lease
 //     when it expires, and another process probes.
 //   - A limit. [WithSharedLimits] makes the token bucket of each name one
 //     GCRA bucket in Redis (a Lua script on the server's TIME), so that
@@ -45,10 +45,13 @@
 //     repeated message never undoes a newer one) and publish it: every process follows with the
 //     reason "peer <origin>: isolated by operator: <reason>", a process
 //     that attaches later reads it, and a Resume from any process ends
-//     it. A Redis outage never lifts a mode: each process keeps what it
-//     knew, writes a change made meanwhile when Redis is back, and writes
-//     a mode again into a Redis that restarted without it. A mode from
-//     BREAKER_<NAME>_MODE stays in its process.
+//     it. A Resume also lets back in every process a source that tripped
+//     (its trip's note goes, so that a process attaching later does not
+//     come up OPEN). A Redis outage never lifts a mode: each process keeps
+//     what it knew, writes a change made meanwhile when Redis is back, and
+//     writes a mode again into a Redis that restarted without it. A mode
+//     from BREAKER_<NAME>_MODE stays in its process, a peer's Resume
+//     included.
 //
 // The CLOSED success path never touches Redis, nor does a rejection.
 //

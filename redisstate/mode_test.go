@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/breakergen/breakergen/redisstate"
 	"github.com/breakergen/breakergen/runtime"
 )
 
@@ -158,4 +160,47 @@ func TestThreeProcessesFollowModes(t *testing.T) {
 	assert.Equal(t, "state ISOLATED CLOSED peer child-2: resumed by operator: by child-2", resumed[0])
 	assert.Equal(t, "state ISOLATED CLOSED peer child-2: resumed by operator: by child-2", resumed[1])
 	p.tell("quit")
+}
+
+// TestFleetResumeLetsBackATrippedSource: an operator's Resume of a breaker
+// that tripped (a ban, no mode) closes it in every process, as it does in
+// its own, and takes the trip's note away, so that a process that attaches
+// later does not come up OPEN for the rest of the ban.
+func TestFleetResumeLetsBackATrippedSource(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	a := attach(t, rdb, "a", time.Hour)
+	b := attach(t, rdb, "b", time.Hour)
+	tripBy(t, a.tdx())
+	stateIs(t, runtime.Open, a, b)
+
+	a.tdx().Resume("provider lifted the ban")
+	stateIs(t, runtime.Closed, a, b)
+	assert.Equal(t, "peer a: resumed by operator: provider lifted the ban", b.reg.Events(1)[0].Reason)
+	late := attach(t, rdb, "late", time.Hour)
+	assert.Equal(t, runtime.Closed, late.tdx().State(), "the trip's note went with the Resume")
+}
+
+// TestFleetEnvModeStaysOnAPeersResume: a mode a process took from its
+// environment is its own (not shared): a Resume made in another process,
+// where the breaker was CLOSED, does not lift it.
+func TestFleetEnvModeStaysOnAPeersResume(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	t.Setenv("BREAKER_TDX_MODE", "isolate")
+	reg := runtime.NewRegistry(runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Hour})
+	other := reg.Breaker(runtime.Config{Name: "other", FailureThreshold: 1, ResetTimeout: time.Hour})
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithTimeout(time.Second), redisstate.WithOrigin("a"))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	a := member{reg: reg, fleet: f}
+	require.Equal(t, runtime.Isolated, a.tdx().State())
+
+	b := attach(t, rdb, "b", time.Hour)
+	bOther := b.reg.Breaker(runtime.Config{Name: "other", FailureThreshold: 1, ResetTimeout: time.Hour})
+	b.tdx().Resume("fine here")
+	bOther.Isolate("a marker after the Resume") // b's messages reach a in order
+	require.Eventually(t, func() bool { return other.State() == runtime.Isolated }, within, time.Millisecond)
+	assert.Equal(t, runtime.Isolated, a.tdx().State(), "the environment's mode stays")
 }

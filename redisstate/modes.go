@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -148,6 +149,14 @@ func (f *Fleet) publishMode(name string, restore bool) {
 		}
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			p.Set(ctx, f.modeKey(name), marshal(n), 0)
+			if n.Mode == modeAuto {
+				// A Resume lets the source back everywhere: a trip's note
+				// would open the breaker of a process that attaches
+				// later, and a process whose window ends reads the closed
+				// mark as a probe's success.
+				p.Del(ctx, f.noteKey(name))
+				p.Set(ctx, f.closedKey(name), f.opt.origin, f.resetOf(name))
+			}
 			p.Publish(ctx, f.channel, marshal(m))
 			return nil
 		})
@@ -176,7 +185,30 @@ func (f *Fleet) applyMode(b *runtime.Breaker, m message) {
 	}
 	f.modes[m.Name] = knownMode{note: n}
 	f.modeMu.Unlock()
-	b.PeerMode(m.Origin, st, m.Reason)
+	switch {
+	case st != runtime.Closed:
+		b.PeerMode(m.Origin, st, m.Reason)
+	case b.Mode() != runtime.Closed:
+		if !known {
+			// A mode this process took from its environment (or set
+			// before Attach): not shared, so not the fleet's to end.
+			return
+		}
+		b.PeerMode(m.Origin, st, m.Reason)
+	default:
+		// A Resume lets back a source tripped anywhere in the fleet, as
+		// it does in its own process.
+		b.PeerClose(m.Origin, m.Reason)
+	}
+}
+
+// resetOf returns how long the closed mark of name lasts: its breaker's
+// OPEN period, at least a second.
+func (f *Fleet) resetOf(name string) time.Duration {
+	if b, ok := f.reg.Lookup(name); ok {
+		return max(b.Config().ResetTimeout, time.Second)
+	}
+	return time.Second
 }
 
 // queueModes adds the reads of bs's mode keys to p.
