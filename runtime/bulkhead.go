@@ -230,6 +230,10 @@ func (b *Breaker) exitLoad(w uint64, o Outcome) {
 type load struct {
 	bulkhead atomic.Pointer[bulkhead]
 	throttle atomic.Pointer[throttle]
+	// throttledBefore counts the refusals of throttles that
+	// Registry.Update turned off, so that Stats.Throttled stays a total
+	// since the breaker was made (or Reset), as a metric's counter must.
+	throttledBefore atomic.Uint64
 }
 
 // resetLoad clears the load counts for Breaker.Reset; slots in use stay
@@ -241,6 +245,7 @@ func (b *Breaker) resetLoad() {
 	if t := b.throttle.Load(); t != nil {
 		t.reset()
 	}
+	b.throttledBefore.Store(0)
 }
 
 // loadStats fills the load figures of st.
@@ -252,10 +257,11 @@ func (b *Breaker) loadStats(st *Stats) {
 		}
 		st.BulkheadFull = h.full.Load()
 	}
+	st.Throttled = b.throttledBefore.Load()
 	if t := b.throttle.Load(); t != nil {
 		st.Throttle = t.K()
 		st.ThrottleProbability = t.probability()
-		st.Throttled = t.throttled.Load()
+		st.Throttled += t.throttled.Load()
 	}
 }
 

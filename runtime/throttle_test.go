@@ -335,3 +335,35 @@ func TestThrottleConcurrent(t *testing.T) {
 	assert.Zero(t, st.Ignored)
 	assert.Zero(t, st.InFlight)
 }
+
+// TestThrottleOffKeepsItsRefusals: a throttle turned off live takes its
+// window with it but not its count of refusals: Stats.Throttled is a total
+// since the breaker was made, as the metrics' counter is, and a throttle
+// turned on again counts on from it. Reset clears it.
+func TestThrottleOffKeepsItsRefusals(t *testing.T) {
+	src := &draws{vals: []float64{0.75}}
+	reg, _ := newTestRegistry(t, runtime.WithRand(rand.New(src)))
+	b := reg.Breaker(runtime.Config{Name: "flaky", Throttle: 1, FailureThreshold: 1000})
+	for range 3 {
+		require.ErrorIs(t, call(b, errBoom), errBoom) // p: 0, 1/2, 2/3 < 0.75
+	}
+	src.vals = []float64{0.5} // below p = 3/4: refused
+	require.ErrorIs(t, b.Do(context.Background(), notCalled(t)), runtime.ErrThrottled)
+	require.Equal(t, uint64(1), b.Stats().Throttled)
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "flaky", Off: runtime.SettingThrottle}))
+	assert.Equal(t, uint64(1), b.Stats().Throttled, "turned off: the refusal stays counted")
+	assert.Zero(t, b.Stats().Throttle)
+
+	require.NoError(t, reg.Update(runtime.Config{Name: "flaky", Throttle: 1}))
+	src.vals = []float64{0.75}
+	for range 3 {
+		require.ErrorIs(t, call(b, errBoom), errBoom)
+	}
+	src.vals = []float64{0.5}
+	require.ErrorIs(t, b.Do(context.Background(), notCalled(t)), runtime.ErrThrottled)
+	assert.Equal(t, uint64(2), b.Stats().Throttled, "on again: counts on")
+
+	b.Reset()
+	assert.Zero(t, b.Stats().Throttled)
+}

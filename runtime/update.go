@@ -39,7 +39,8 @@ import (
 // applies to new admissions at once: calls holding a slot keep it (a
 // lowered limit lets them finish), and a raised one hands the new slots
 // to the calls queued. The bulkhead stays once made (unlimited while
-// Concurrency is off); a throttle turned off goes, its counts with it. A
+// Concurrency is off); a throttle turned off goes, its window's counts
+// with it, but not its count of refusals (Stats.Throttled is a total). A
 // new Throttle K judges the throttle's counts at once. The one case in
 // which a bulkhead made live could be handed back slots it never lent (a
 // throttle's calls in flight, which carry LoadFlag) starts a new period
@@ -357,7 +358,9 @@ func (b *Breaker) reshapeLocked(cur, next Config) {
 	}
 	switch {
 	case next.Throttle == 0:
-		b.throttle.Store(nil)
+		if t := b.throttle.Swap(nil); t != nil {
+			b.throttledBefore.Add(t.throttled.Load()) // its refusals stay in the total
+		}
 	case b.throttle.Load() == nil:
 		b.throttle.Store(newThrottle(next.Name, next.Throttle, &b.stamps, b.reg.clock))
 	}
