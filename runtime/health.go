@@ -204,7 +204,7 @@ func (b *Breaker) Stats() Stats {
 
 // MarshalJSON encodes s with the field names of its tags, leaving out the
 // fields that do not apply (docs/health.md): those whose tag says omitempty
-// or omitzero while they are zero, opened_at on a CLOSED breaker. Some are
+// or omitzero while they are zero, opened_at unless OPEN or HALF_OPEN. Some are
 // there whenever they apply, zeros included: the window figures when s
 // has a window (Window is set), in_flight when the breaker counts calls in
 // flight (InFlightSeconds or Concurrency is set), the probe figures in
@@ -212,8 +212,8 @@ func (b *Breaker) Stats() Stats {
 func (s Stats) MarshalJSON() ([]byte, error) {
 	type plain Stats // the fields and tags of Stats, without this method
 	p := plain(s)
-	if s.State == Closed {
-		p.OpenedAt = time.Time{}
+	if s.State != Open && s.State != HalfOpen {
+		p.OpenedAt = time.Time{} // CLOSED, or an operator's mode: no OPEN period runs
 	}
 	half := s.State == HalfOpen
 	if s.Window == "" && s.InFlightSeconds == 0 && s.Concurrency == 0 && s.Throttle == 0 && !half && !s.Counted {

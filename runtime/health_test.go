@@ -105,6 +105,13 @@ func TestHealthJSONLeavesOutWhatDoesNotApply(t *testing.T) {
 	m = breakerJSON(t, b)
 	assert.NotContains(t, m, "opened_at", "CLOSED again")
 	assert.False(t, b.Stats().OpenedAt.IsZero(), "Stats still has it")
+	trip(t, b)
+	for _, mode := range []func(string){b.Bypass, b.Isolate} {
+		mode("by hand")
+		m = breakerJSON(t, b)
+		assert.NotContains(t, m, "opened_at", "%v: an operator's mode runs no OPEN period", b.State())
+	}
+	b.Resume("done")
 
 	counted, _ := newTestRegistry(t, runtime.WithCallCounts())
 	m = breakerJSON(t, counted.Breaker(runtime.Config{Name: "c"}))

@@ -408,7 +408,7 @@ func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 	}
 	c.Rows = append(c.Rows, loadRows(b)...)
 	c.Rows = append(c.Rows, []rowView{
-		{Key: "opened", Label: "Opened at", Value: formatTime(b.OpenedAt), Hidden: b.State == runtime.Closed},
+		{Key: "opened", Label: "Opened at", Value: formatTime(b.OpenedAt), Hidden: b.State != runtime.Open && b.State != runtime.HalfOpen},
 		{Key: "last_failure", Label: "Last failure", Value: formatTime(b.LastFailure)},
 	}...)
 	return c
