@@ -518,7 +518,7 @@ func (r *Registry) UpdateRateLimit(name string, rate float64, burst int) error {
 	l, ok := r.limiters[name]
 	r.mu.RUnlock()
 	if !ok {
-		return fmt.Errorf("%s: the registry has no limiter called %q", where, name)
+		return fmt.Errorf("%s: the registry has no limiter called %q: a name left unlimited gets one only when its routes are made (ratelimit= in the annotation, WithRateLimit or BREAKER_%s_RATELIMIT, then a restart)", where, name, envName(name))
 	}
 	oldRate, oldBurst := l.set(rate, burst)
 	if oldRate == rate && oldBurst == burst {

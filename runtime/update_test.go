@@ -188,7 +188,7 @@ func TestUpdateRateLimit(t *testing.T) {
 		{"tencent", math.NaN(), 1, "rate NaN"},
 		{"tencent", math.Inf(1), 1, "rate +Inf"},
 		{"tencent", 2, 0, "burst 0 is below 1"},
-		{"sina", 2, 2, `the registry has no limiter called "sina"`},
+		{"sina", 2, 2, `the registry has no limiter called "sina": a name left unlimited gets one only when its routes are made (ratelimit= in the annotation, WithRateLimit or BREAKER_SINA_RATELIMIT, then a restart)`},
 	} {
 		assert.ErrorContains(t, reg.UpdateRateLimit(c.name, c.rate, c.burst), c.want)
 	}

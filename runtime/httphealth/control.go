@@ -90,7 +90,16 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 	}
 	b, ok := h.registry().Lookup(name)
 	if !ok {
-		h.writeError(w, r, http.StatusNotFound, fmt.Sprintf("no breaker called %q", name))
+		msg := fmt.Sprintf("no breaker called %q", name)
+		for _, f := range h.registry().Families() {
+			if f.Name() == name {
+				// The dashboard groups a family's keys under its name, a
+				// name an operator may take for a breaker's.
+				msg += fmt.Sprintf("; %q is a family of per-key breakers: control one key at %s/%s/<key>/%s", name, PathDatasources, name, action)
+				break
+			}
+		}
+		h.writeError(w, r, http.StatusNotFound, msg)
 		return
 	}
 	if r.Body == nil { // a server never passes nil, a handler's caller may

@@ -131,6 +131,11 @@ func TestControlRefusals(t *testing.T) {
 	rec = f.control("POST", "/health/datasources/nosuch/isolate", ptr("x"))
 	assert.Equal(t, http.StatusNotFound, rec.Code)
 	assert.Equal(t, `no breaker called "nosuch"`, errorOf(t, rec))
+	// A family's name, which the dashboard shows as a row of its own.
+	f.reg.Family(runtime.Config{Name: "quotes"}, runtime.FamilyConfig{}).Breaker("600519.SH")
+	rec = f.control("POST", "/health/datasources/quotes/isolate", ptr("x"))
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Equal(t, `no breaker called "quotes"; "quotes" is a family of per-key breakers: control one key at /health/datasources/quotes/<key>/isolate`, errorOf(t, rec))
 	rec = f.control("POST", "/health/datasources/eastmoney/explode", ptr("x"))
 	assert.Equal(t, http.StatusNotFound, rec.Code, "not an action")
 
