@@ -478,12 +478,80 @@ func ctxBound(mm *Method) string {
 	case tx:
 		return "the *sql.Tx is used after the call returns, and a deadline would roll it back"
 	}
-	if t := readCloserResult(mm.Sig); t != nil {
-		// A stream read after the call returns: an HTTP body, an object
-		// store's reader, a pipe. Those made from the ctx end with it.
-		return fmt.Sprintf("the %s is read after the call returns, and the deadline, cancelled then, would end its reads; pass a ctx whose deadline covers the reads instead", types.TypeString(t, func(p *types.Package) string { return p.Name() }))
+	if mm.Response > 0 {
+		return "" // its body holds the deadline's cancel until it is closed (httpguard.CancelOnClose)
+	}
+	res := mm.Sig.Results()
+	for i := range res.Len() {
+		t := res.At(i).Type()
+		if what := readLater(t, map[types.Type]bool{}); what != "" {
+			// Used after the call returns, through the call's ctx: an
+			// HTTP body, an object store's reader, a gRPC stream, a
+			// channel a goroutine fills, an iterator. Those made from
+			// the ctx end with it.
+			return fmt.Sprintf("the %s (%s) is used after the call returns, and the deadline, cancelled then, would end it; pass a ctx whose deadline covers its use instead", types.TypeString(t, func(p *types.Package) string { return p.Name() }), what)
+		}
 	}
 	return ""
+}
+
+// readLater says what in a value of type t is used after the call that
+// returned it, through that call's ctx, or "": a stream (Read and Close,
+// but a connection or a file, which their ctx does not bound once made),
+// a value that keeps a ctx (a method Context, as a gRPC stream has), a
+// channel, a func (an iterator), or a struct or pointer holding one of
+// those in an exported field (an object store's output with its Body). An
+// interface or a map or slice of such values is not looked into.
+func readLater(t types.Type, seen map[types.Type]bool) string {
+	if seen[t] {
+		return ""
+	}
+	seen[t] = true
+	if hasContext(t) {
+		return "it keeps its ctx"
+	}
+	if isReader(t) && hasClose(t) {
+		if ctxFree(t) {
+			return ""
+		}
+		return "a stream"
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Chan:
+		return "a channel"
+	case *types.Signature:
+		return "a func"
+	case *types.Pointer:
+		return readLater(u.Elem(), seen)
+	case *types.Array:
+		return readLater(u.Elem(), seen)
+	case *types.Struct:
+		for f := range u.Fields() {
+			if !f.Exported() {
+				continue // the caller's to use are the exported fields (a go-redis command's channels are its own)
+			}
+			if what := readLater(f.Type(), seen); what != "" {
+				return what + ", field " + f.Name()
+			}
+		}
+	}
+	return ""
+}
+
+// hasContext reports whether t has a method Context() returning a
+// context.Context.
+func hasContext(t types.Type) bool {
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Context")
+	f, ok := obj.(*types.Func)
+	if !ok {
+		return false
+	}
+	sig := f.Signature()
+	if sig.Params().Len() != 0 || sig.Results().Len() != 1 {
+		return false
+	}
+	n, ok := types.Unalias(sig.Results().At(0).Type()).(*types.Named)
+	return ok && n.Obj().Pkg() != nil && n.Obj().Pkg().Path() == "context" && n.Obj().Name() == "Context"
 }
 
 // streamResults returns the indexes of sig's results that are streams
@@ -512,18 +580,6 @@ func isSQLHandle(t types.Type) bool {
 		}
 	}
 	return false
-}
-
-// readCloserResult returns the type of the first result of sig that is
-// an io.ReadCloser (it has Read([]byte) (int, error) and Close() error),
-// or nil: a stream that holds a resource, read after the call returns.
-func readCloserResult(sig *types.Signature) types.Type {
-	for i := range sig.Results().Len() {
-		if t := sig.Results().At(i).Type(); isReader(t) && hasClose(t) && !ctxFree(t) {
-			return t
-		}
-	}
-	return nil
 }
 
 // ctxFree reports whether t is a stream that its maker's ctx does not
