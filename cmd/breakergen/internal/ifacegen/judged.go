@@ -385,6 +385,9 @@ func (g *gen) staleable(m *method) bool {
 		if mayRead(r, 0) {
 			return false // an io.Reader: read once
 		}
+		if mayUseLater(r, 0) {
+			return false // a channel, a func, or a value keeping its ctx: used up once
+		}
 	}
 	for i, p := range m.ft.params {
 		if i == 0 && isContext(p) {
@@ -421,6 +424,35 @@ func mayRead(t typ, depth int) bool {
 		}
 	case tparamT:
 		return t.p.cons == nil || t.p.cons.reader
+	}
+	return false
+}
+
+// mayUseLater reports whether a result of type t may be used after its
+// call through the call's ctx, as the generator judges it (model's
+// readLater): a channel, a func, a value with a method Context, or a
+// pointer, array or struct holding one. It errs on the side of true.
+func mayUseLater(t typ, depth int) bool {
+	if depth > 8 {
+		return true
+	}
+	switch t := t.(type) {
+	case chanT, funcT:
+		return true
+	case ptrT:
+		return mayUseLater(t.elem, depth+1)
+	case arrayT:
+		return mayUseLater(t.elem, depth+1)
+	case structT:
+		return slices.ContainsFunc(t.fields, func(f field) bool { return mayUseLater(f.t, depth+1) })
+	case namedT:
+		switch {
+		case t.d.iface != nil:
+			return slices.ContainsFunc(t.d.iface.methods, func(m *method) bool { return m.name == "Context" }) ||
+				slices.ContainsFunc(t.d.iface.embeds, func(e typ) bool { return mayUseLater(e, depth+1) })
+		case t.d.under != nil:
+			return mayUseLater(subst(t.d.under, bind(t.d.tparams, t.args)), depth+1)
+		}
 	}
 	return false
 }

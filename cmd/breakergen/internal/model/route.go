@@ -537,6 +537,16 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 				if once == "io.Reader, an io.Reader, which its first reader consumes" {
 					once = "io.Reader, which its first reader consumes"
 				}
+				break
+			}
+			for _, t := range want {
+				if what := readLater(t, map[types.Type]bool{}); what != "" {
+					// A stream's messages, a channel's values, an
+					// iterator's run: each is taken once, by its first
+					// reader, and read through the first call's ctx.
+					once = types.TypeString(t, qual) + " (" + what + "), which its first reader uses up"
+					break
+				}
 			}
 		}
 		if once != "" {
