@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 )
@@ -58,4 +59,32 @@ type Pair interface {
 //breaker:name=fetches threshold=5 reset=1m hedge=50ms chain
 type Fetches interface {
 	Fetch(ctx context.Context, req *http.Request) (io.ReadCloser, error)
+}
+
+// Object is an object store's answer: its Body is the caller's to close.
+type Object struct {
+	Body io.ReadCloser
+	Size int
+}
+
+// errEmpty is emptyObject's verdict.
+var errEmpty = errors.New("empty object")
+
+// emptyObject is the failure func of Objects.Get: an empty object is the
+// store failing.
+func emptyObject(o *Object) error {
+	if o == nil || o.Size == 0 {
+		return errEmpty
+	}
+	return nil
+}
+
+// Objects gets objects through a chain whose primary retries a failure
+// its answer shows: the Body of an answer no caller sees (a try a retry
+// replaced, a source the chain passed over) is closed.
+//
+//breaker:name=objects threshold=5 reset=1m attempts=2 backoff=1ms chain
+type Objects interface {
+	//breaker:failure=emptyObject
+	Get(ctx context.Context, key string) (*Object, error)
 }

@@ -170,3 +170,32 @@ func TestHedgedStreamReadAfterTheCall(t *testing.T) {
 		assert.Equal(t, "object", string(got))
 	})
 }
+
+// objectStore answers Get with the objects given, in turn.
+type objectStore struct {
+	objs []*Object
+	n    int
+}
+
+func (s *objectStore) Get(context.Context, string) (*Object, error) {
+	o := s.objs[s.n]
+	s.n++
+	return o, nil
+}
+
+// TestFieldStreamsNoCallerSeesAreClosed: the Body of an object whose
+// answer a retry replaced, or a chain passed over, is closed; the one
+// the caller gets is not.
+func TestFieldStreamsNoCallerSeesAreClosed(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		replaced, passed, kept := newBlob(""), newBlob(""), newBlob("object")
+		primary := &objectStore{objs: []*Object{{Body: replaced}, {Body: passed}}}
+		c := NewObjectsChain(primary, newRegistry(), runtime.Fallback[Objects]{Name: "mirror", Impl: &objectStore{objs: []*Object{{Body: kept, Size: 6}}}})
+		o, err := c.Get(context.Background(), "k")
+		require.NoError(t, err)
+		assert.Same(t, kept, o.Body)
+		assert.True(t, replaced.closed, "the try a retry replaced")
+		assert.True(t, passed.closed, "the failed answer the chain passed over")
+		assert.False(t, kept.closed, "the caller's")
+	})
+}

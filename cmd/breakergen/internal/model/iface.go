@@ -381,7 +381,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
 	}
@@ -570,6 +570,44 @@ func streamResults(sig *types.Signature) []int {
 		}
 	}
 	return is
+}
+
+// fieldStreams returns the exported fields of sig's results that are
+// streams (see Method.FieldStreams): a result that is a struct, or a
+// pointer to one, other than a *net/http.Response (its Body is released
+// with it), and a field that is a pointer or an interface with Read and
+// Close, not a connection nor a file.
+func fieldStreams(sig *types.Signature) []FieldStream {
+	var fs []FieldStream
+	for i := range sig.Results().Len() {
+		t := types.Unalias(sig.Results().At(i).Type())
+		if isNamedPtr(t, "net/http", "Response") {
+			continue
+		}
+		ptr := false
+		if p, ok := t.(*types.Pointer); ok {
+			t, ptr = p.Elem(), true
+		}
+		if _, param := t.(*types.TypeParam); param {
+			continue
+		}
+		st, ok := t.Underlying().(*types.Struct)
+		if !ok {
+			continue
+		}
+		for f := range st.Fields() {
+			ft := f.Type()
+			switch ft.Underlying().(type) {
+			case *types.Pointer, *types.Interface:
+			default:
+				continue
+			}
+			if f.Exported() && !f.Embedded() && isReader(ft) && hasClose(ft) && !ctxFree(ft) {
+				fs = append(fs, FieldStream{Index: i, Field: f.Name(), Ptr: ptr})
+			}
+		}
+	}
+	return fs
 }
 
 // isSQLHandle reports whether t is one of database/sql's handles.

@@ -109,6 +109,10 @@ type Method struct {
 	// returns it to, so a retry closes that of the try it replaces, a
 	// chain that of a source it passes over, and a race its losers'.
 	Streams []int
+	// FieldStreams are the results that hold a stream in an exported
+	// field of their own (an object store's output and its Body): that
+	// stream is released as a top-level one is.
+	FieldStreams []FieldStream
 	// Request is 1 + the index of the first *net/http.Request parameter,
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).
@@ -264,6 +268,14 @@ type Handle struct {
 	Index   int    // among the results
 	Type    string // Rows, Conn, Stmt or Tx: the result is a *database/sql.Type
 	Release string // Close or Rollback
+}
+
+// FieldStream is a result's exported field that is a stream (see
+// Method.FieldStreams).
+type FieldStream struct {
+	Index int    // among the results
+	Field string // the field's name
+	Ptr   bool   // the result is a pointer to the struct
 }
 
 // Requests returns the indexes of m's *net/http.Request parameters, in

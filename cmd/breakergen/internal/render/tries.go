@@ -829,6 +829,18 @@ func heldResults(m *model.Method) []held {
 			},
 		})
 	}
+	for _, fs := range m.FieldStreams {
+		hs = append(hs, held{
+			idx: fs.Index,
+			release: func(v jen.Code, why string) jen.Code {
+				closeField := commented(jen.Qual(ImplPath, "CloseStream").Call(jen.Add(v).Dot(fs.Field)), why)
+				if fs.Ptr {
+					return jen.If(jen.Add(v).Op("!=").Nil()).Block(closeField)
+				}
+				return closeField
+			},
+		})
+	}
 	if c := m.Carrier; c != nil && c.Refuse == model.CarrySQLRow {
 		hs = append(hs, held{
 			idx:     m.Sig.Results().Len() - 1,
@@ -870,7 +882,7 @@ func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 // later (a stream, a reader, an iterator, anything behind an interface
 // or a func) keeps the winner's ctx until the caller's ends.
 func answered(m *model.Method) bool {
-	if len(m.Handles) > 0 || len(m.Streams) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
+	if len(m.Handles) > 0 || len(m.Streams) > 0 || len(m.FieldStreams) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
 		return false
 	}
 	res := m.Sig.Results()
