@@ -567,6 +567,20 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 				return
 			}
 		}
+		for i := range m.Sig.Params().Len() {
+			v := m.Sig.Params().At(i)
+			if _, ptr := v.Type().Underlying().(*types.Pointer); !ptr || i == 0 && m.Ctx || m.Request == i+1 {
+				continue
+			}
+			// A request built for each call (a gRPC or SDK request is a
+			// pointer) is a new key each time: the cache never answers.
+			what := "argument " + strconv.Itoa(i+1)
+			if v.Name() != "" && v.Name() != "_" {
+				what = "argument " + v.Name()
+			}
+			b.warnf(r.staleOpt.Pos, "stale: %s.%s: %s of type %s keys the cache by its address, so a new %s with the same fields never finds the kept answer; key by values (a method taking them), or give the method a line with stale=0", in.Name, m.Name, what, types.TypeString(v.Type(), qual), types.TypeString(v.Type(), qual))
+			return
+		}
 	}
 }
 
