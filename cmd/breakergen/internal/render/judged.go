@@ -420,7 +420,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	unsent := ""
 	if m.Request > 0 {
 		unsent = a.fresh("unsent")
-		loop = append(loop, rewindAll(m, j.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+		loop = append(loop, rewind(m, j.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
 	}
 	if !hedged {
 		body = append(body, jen.For().Block(loop...))

@@ -286,7 +286,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
 		)
 		if m.Request > 0 {
-			loop = append(loop, rewindAll(m, t.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+			loop = append(loop, rewind(m, t.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
 		}
 		body = append(body,
 			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
@@ -705,31 +705,22 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	return append(body, jen.Return(append(ret, jen.Id(run).Dot("Err").Call())...))
 }
 
-// rewind renders the resend of the request in the local req before
-// another try or source, which an earlier one may have read the body of:
-// req becomes a copy with its body read again (httpguard.Rewind), and
-// when it cannot be, unsent (a local of the block) holds why and the
-// block runs then.
-func rewind(req, unsent string, then ...jen.Code) []jen.Code {
-	return []jen.Code{
-		jen.Var().Id(unsent).Error(),
-		jen.If(
-			jen.List(jen.Id(req), jen.Id(unsent)).Op("=").Qual(HTTPGuardPath, "Rewind").Call(jen.Id(req)),
-			jen.Id(unsent).Op("!=").Nil(),
-		).Block(then...),
-	}
-}
-
-// rewindAll is rewind for every *http.Request parameter of m, in the
-// locals names: a method taking two sends both again.
-func rewindAll(m *model.Method, names []string, unsent string, then ...jen.Code) []jen.Code {
-	reqs := m.Requests()
-	code := rewind(names[reqs[0]], unsent, then...)
-	for _, i := range reqs[1:] {
+// rewind renders the resend of m's requests (every *http.Request
+// parameter, in the locals names) before another try or source, which an
+// earlier one may have read the bodies of: each becomes a copy with its
+// body read again (httpguard.Rewind), and when one cannot be, unsent (a
+// local of the block) holds why and the block runs then.
+func rewind(m *model.Method, names []string, unsent string, then ...jen.Code) []jen.Code {
+	code := []jen.Code{jen.Var().Id(unsent).Error()}
+	for n, i := range m.Requests() {
+		block := then
+		if n > 0 {
+			block = cloneAll(then) // rendered once more
+		}
 		code = append(code, jen.If(
 			jen.List(jen.Id(names[i]), jen.Id(unsent)).Op("=").Qual(HTTPGuardPath, "Rewind").Call(jen.Id(names[i])),
 			jen.Id(unsent).Op("!=").Nil(),
-		).Block(cloneAll(then)...))
+		).Block(block...))
 	}
 	return code
 }
@@ -769,7 +760,7 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 	}
 	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read the request's body")}
 	start = []jen.Code{jen.If(jen.Id(sent)).Block(
-		rewindAll(m, names, unsent,
+		rewind(m, names, unsent,
 			jen.Id(run).Dot("Unsent").Call(fbRoute, jen.Id(unsent)),
 			jen.Continue(),
 		)...,
