@@ -609,12 +609,17 @@ var errPassedOver = errors.New("breaker: the source's answer was passed over")
 // passOver ends the ctx of s, a source that returned and did not win: its
 // answer was dropped, and a ctx whose Done was asked for (as net/http asks
 // a request's) would stay registered with the call's ctx until that ends.
-func (r *race[X, T, A]) passOver(s *racer) {
+func (r *race[X, T, A]) passOver(s *racer) { r.endCtx(s, errPassedOver) }
+
+// endCtx ends the ctx of s with cause: a fallback's own, or the primary's
+// (pctx) when something watches it; a primary ctx nobody watched holds
+// nothing to end.
+func (r *race[X, T, A]) endCtx(s *racer, cause error) {
 	switch {
 	case s.cancel != nil:
-		s.cancel(errPassedOver)
+		s.cancel(cause)
 	case r.pctx.st.Load() != nil: // else nothing watches the parent
-		r.pctx.cancel(errPassedOver)
+		r.pctx.cancel(cause)
 	}
 }
 
@@ -631,12 +636,7 @@ func (r *race[X, T, A]) unsent() error {
 // tied to it (see [RaceHooks]).
 func (r *race[X, T, A]) keep(w *racer, v T) T {
 	if r.hooks.Answered {
-		switch {
-		case w.cancel != nil:
-			w.cancel(errAnswered)
-		case r.pctx.st.Load() != nil: // else nothing watches the parent
-			r.pctx.cancel(errAnswered)
-		}
+		r.endCtx(w, errAnswered)
 		return v
 	}
 	if r.hooks.Keep == nil {
