@@ -42,6 +42,10 @@ var _ HedgedTransport = (*HedgedTransportBreaker)(nil)
 // ctx of req.Context(). An answer for which httpguard.Failure returns an error
 // counts as that failure, and still reaches the caller unchanged.
 func (w *HedgedTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("HedgedTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	call, ok := w.hedgedtransport.EnterFast()
 	if !ok {
@@ -106,6 +110,10 @@ var _ HedgedTransport = (*HedgedTransportChain)(nil)
 // unchanged. The response of a source passed over, or of one that lost, is
 // closed.
 func (c *HedgedTransportChain) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("HedgedTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.hedgedtransport) {
@@ -216,6 +224,10 @@ var _ Transport = (*TransportBreaker)(nil)
 // req.Context(). An answer for which httpguard.Failure returns an error counts
 // as that failure, and still reaches the caller unchanged.
 func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("Transport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	call, ok := w.transport.EnterFast()
 	if !ok {
@@ -277,6 +289,10 @@ var _ Transport = (*TransportChain)(nil)
 // and still reaches the caller unchanged. The response of a source passed over
 // is drained and closed.
 func (c *TransportChain) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("Transport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.transport) {

@@ -16869,6 +16869,10 @@ var _ HostTransport = (*HostTransportBreaker)(nil)
 // WithContext). An answer for which httpguard.Failure returns an error counts
 // as that failure, and still reaches the caller unchanged.
 func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("HostTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	k := w.hosts.Key(httpguard.Host(req))
 	defer k.Done()
@@ -16924,6 +16928,10 @@ var _ MirroredTransport = (*MirroredTransportBreaker)(nil)
 // req.Context(). An answer for which httpguard.Failure returns an error counts
 // as that failure, and still reaches the caller unchanged.
 func (w *MirroredTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("MirroredTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	call, ok := w.mirrored.EnterFast()
 	if !ok {
@@ -16988,6 +16996,10 @@ var _ MirroredTransport = (*MirroredTransportChain)(nil)
 // unchanged. The response of a source passed over, or of one that lost, is
 // closed.
 func (c *MirroredTransportChain) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("MirroredTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	var run breakerimpl.Chain
 	if run.Start(ctx, c.mirrored) {
@@ -17327,6 +17339,10 @@ var _ RetryingTransport = (*RetryingTransportBreaker)(nil)
 // through the breaker; when a try is refused after others were made, the last
 // answer stands, and a response a later try replaces is drained and closed.
 func (w *RetryingTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("RetryingTransport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	retry := w.api.Retry()
 	var outcome error // the last try's: err, or what httpguard.Failure makes of the answer
@@ -17397,6 +17413,10 @@ var _ Transport = (*TransportBreaker)(nil)
 // answer for which httpguard.Failure returns an error counts as that failure,
 // and still reaches the caller unchanged.
 func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err error) {
+	if req == nil {
+		err = breakerimpl.NilArg("Transport.RoundTrip", "req", "*http.Request")
+		return
+	}
 	ctx := req.Context()
 	call, ok := w.api.EnterFast()
 	if !ok {

@@ -23,3 +23,24 @@ func (e *nilResult) Error() string {
 }
 
 func (e *nilResult) Is(target error) bool { return target == ErrNilResult }
+
+// ErrNilArg is matched by the error of a call whose ctx comes from a
+// parameter (an *http.Request, SPEC §12) that was nil: the wrapper has no
+// ctx to guard the call with, and returns this error without asking the
+// breaker or calling the wrapped method (net/http's own transport would
+// panic on it).
+var ErrNilArg = errors.New("breaker: nil argument")
+
+// NilArg returns the error of a call of method (Interface.Method) whose
+// parameter param, of type typ, was nil (see [ErrNilArg]).
+func NilArg(method, param, typ string) error {
+	return &nilArg{method: method, param: param, typ: typ}
+}
+
+type nilArg struct{ method, param, typ string }
+
+func (e *nilArg) Error() string {
+	return "breaker: " + e.method + " called with a nil " + e.typ + " (" + e.param + "), which gives the call its ctx"
+}
+
+func (e *nilArg) Is(target error) bool { return target == ErrNilArg }

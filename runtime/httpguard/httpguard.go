@@ -121,8 +121,8 @@ func RetryAfter(v string, now time.Time) time.Duration {
 // the host of req's URL, or "" for a request without a URL, which the
 // wrapped client then refuses with an error of its own (an http.Client's
 // "http: nil Request.URL"), counted on that key. (Host of a nil req is ""
-// too; a method whose ctx comes from the request panics on one before,
-// reading req.Context(), as net/http's own transport does.)
+// too; a method whose ctx comes from the request answers a nil one with
+// breakerimpl.ErrNilArg before it asks for a key.)
 func Host(req *http.Request) string {
 	if req == nil || req.URL == nil {
 		return ""

@@ -110,6 +110,34 @@ func TestCarrierOfNilImpl(t *testing.T) {
 	assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
 }
 
+// TestNilRequest: a method whose ctx comes from its request answers a nil
+// request with an error naming it, without asking the breaker or calling
+// the client (reading the nil request's ctx would panic), on the plain, the
+// retried and the stale route alike.
+func TestNilRequest(t *testing.T) {
+	f := &fakeClient{resp: &Response{Code: 200}}
+	reg := newRegistry()
+	w := NewClientBreaker(f, reg)
+	for range 10 { // past any threshold
+		_, err := w.Do(nil)
+		require.ErrorIs(t, err, breakerimpl.ErrNilArg)
+		assert.EqualError(t, err, "breaker: Client.Do called with a nil *Request (req), which gives the call its ctx")
+		_, err = w.Ask(nil)
+		assert.ErrorIs(t, err, breakerimpl.ErrNilArg)
+	}
+	assert.Zero(t, f.calls, "the client is not called")
+	for _, name := range []string{"roundtrip", "tried"} {
+		b, ok := reg.Lookup(name)
+		require.True(t, ok, name)
+		assert.Equal(t, runtime.Closed, b.State(), name)
+		assert.Zero(t, b.Stats().Failures, name)
+	}
+
+	p := NewPagesBreaker(&fakePages{page: "page"}, reg)
+	_, err := p.Page(nil)
+	assert.ErrorIs(t, err, breakerimpl.ErrNilArg)
+}
+
 func TestCtxFromTheRequest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := &fakeClient{resp: &Response{Code: 200}}

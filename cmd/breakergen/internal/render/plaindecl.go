@@ -449,7 +449,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 	} else {
 		ctx = a.fresh("ctx")
 	}
-	pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
+	pb := plainBody{pre: g.plainCtx(in, m, ctx, errName, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 		ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
 		rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
 	if m.UseTimeout && m.CtxFrom > 0 {

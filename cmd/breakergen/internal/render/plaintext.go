@@ -2,6 +2,7 @@ package render
 
 import (
 	"bytes"
+	"go/types"
 	"strconv"
 	"strings"
 
@@ -166,13 +167,44 @@ func splice(src []byte, mark string, keep int, texts []string) []byte {
 }
 
 // plainCtx is the ctx line of a plain method as text: "" when ctx is its
-// first parameter.
-func (g *gen) plainCtx(m *model.Method, ctx string, names []string) string {
+// first parameter. A ctx from a parameter that may be nil comes after the
+// check method() writes for it (see nilCtxFrom).
+func (g *gen) plainCtx(in *model.Interface, m *model.Method, ctx, errName string, names []string) string {
 	switch {
 	case m.Ctx:
 		return ""
 	case m.CtxFrom > 0:
-		return ctx + " := " + names[m.CtxFrom-1] + ".Context()"
+		line := ctx + " := " + names[m.CtxFrom-1] + ".Context()"
+		if p, typ, ok := g.nilCtxFrom(m, names); ok {
+			line = "if " + p + " == nil {\n\t\t" + errName + " = " + g.qualText(ImplPath, "NilArg") + "(" +
+				strconv.Quote(in.Name+"."+m.Name) + ", " + strconv.Quote(p) + ", " + strconv.Quote(typ) + ")\n\t\treturn\n\t}\n\t" + line
+		}
+		return line
 	}
 	return ctx + " := " + g.im.names["context"] + ".Background()"
+}
+
+// nilCtxFrom reports whether the parameter that gives method m its ctx
+// (an *http.Request) can be nil, with its name and its type as the
+// caller's package writes it: the wrapper then answers a nil one with
+// breakerimpl.NilArg, in the method's error result, before the ctx line
+// would panic on it. A method whose result carries its error (go-redis,
+// *sql.Row) has no such check.
+func (g *gen) nilCtxFrom(m *model.Method, names []string) (param, typ string, ok bool) {
+	if m.CtxFrom == 0 || m.Carrier != nil {
+		return "", "", false
+	}
+	res := m.Sig.Results()
+	if n := res.Len(); n == 0 || !types.Identical(res.At(n-1).Type(), types.Universe.Lookup("error").Type()) {
+		return "", "", false
+	}
+	t := m.Sig.Params().At(m.CtxFrom - 1).Type()
+	if _, tp := t.(*types.TypeParam); tp {
+		return "", "", false
+	}
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return names[m.CtxFrom-1], types.TypeString(t, g.qualifier()), true
+	}
+	return "", "", false
 }

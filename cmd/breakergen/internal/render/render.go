@@ -874,6 +874,12 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		ctx = names[0]
 	case m.CtxFrom > 0:
 		ctx = a.fresh("ctx")
+		if p, typ, ok := g.nilCtxFrom(m, names); ok {
+			body = append(body, jen.If(jen.Id(p).Op("==").Nil()).Block(
+				jen.Id(errName).Op("=").Add(g.impl("NilArg")).Call(jen.Lit(in.Name+"."+m.Name), jen.Lit(p), jen.Lit(typ)),
+				jen.Return(),
+			))
+		}
 		body = append(body, jen.Id(ctx).Op(":=").Id(names[m.CtxFrom-1]).Dot("Context").Call())
 	default:
 		ctx = a.fresh("ctx")
@@ -901,7 +907,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	// A keyed body holds its key's route first; a client's closes the
 	// request's body when refused.
 	if m.Key == nil && (!m.UseTimeout || m.Response == 0) && !clientShaped(m) {
-		pb := plainBody{pre: g.plainCtx(m, ctx, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
+		pb := plainBody{pre: g.plainCtx(in, m, ctx, errName, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
 			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
 		if m.UseTimeout && m.CtxFrom > 0 {
