@@ -243,10 +243,12 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 		reason = defaultReason(from, to, lasted)
 	}
 	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
-	b.reg.events.add(ev)
+	// In the log before the state shows, delivered to the hooks after:
+	// they read the new state, and run in the log's order.
+	n := b.reg.reserve(ev, false)
 	b.backoffLocked(from, to)
 	b.startPeriodLocked(cur, to, now, window)
-	b.reg.enqueue(ev)
+	b.reg.ready(n)
 	if b.fam != nil {
 		b.fam.moved(from, to)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -707,4 +708,30 @@ func TestHookSeesItsEventsState(t *testing.T) {
 		got = <-hookB // delivered by b's own caller, after the store
 	}
 	assert.Equal(t, runtime.Open, got, "the state b's hook read for its CLOSED→OPEN Event")
+}
+
+// TestHooksInRecordOrderAcrossBreakers: the hooks see the transitions of
+// every breaker in the order Registry.Events has them. Here a's trip is
+// recorded, and b trips whole (recorded, stored, flushed) while a's state
+// is still being stored: b's Event waits for a's, which was recorded first.
+func TestHooksInRecordOrderAcrossBreakers(t *testing.T) {
+	clk := &pausingClock{stuckClock: stuckClock{now: t0}}
+	var hooked []string
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithClock(clk), runtime.OnStateChange(func(ev runtime.Event) {
+		hooked = append(hooked, ev.Source) // one goroutine here: a's caller
+	}))
+	a := reg.Breaker(runtime.Config{Name: "a", FailureThreshold: 1, ResetTimeout: time.Minute})
+	b := reg.Breaker(runtime.Config{Name: "b", FailureThreshold: 1, ResetTimeout: time.Minute})
+	fail := func(context.Context) error { return errors.New("boom") }
+	clk.pause = func() { _ = b.Do(context.Background(), fail) } // inside a's transition
+	clk.armed.Store(true)
+	_ = a.Do(context.Background(), fail)
+	require.Equal(t, runtime.Open, b.State())
+
+	var logged []string
+	for _, ev := range slices.Backward(reg.Events(0)) {
+		logged = append(logged, ev.Source)
+	}
+	require.Equal(t, []string{"a", "b"}, logged, "the log's order")
+	assert.Equal(t, logged, hooked, "the hooks' order")
 }

@@ -66,12 +66,23 @@ func (r *ring) newest(limit int) []Event {
 }
 
 // eventQueue is a fixed-capacity FIFO of events waiting for their log line
-// and hooks. Its buffer is allocated at the first push. It is guarded by
-// its registry's qmu.
+// and hooks, in the order the registry recorded them. An event is queued
+// when it is recorded, and may be delivered once it is ready: a
+// transition's Event is recorded before its breaker's new state is stored
+// and is ready after (see Breaker.transitionLocked), so that a hook reads
+// the state its Event brought, and the events behind it wait. Its buffer
+// is allocated at the first push. It is guarded by its registry's qmu.
 type eventQueue struct {
-	buf        []Event
+	buf        []queued
 	capacity   int
-	head, size int // buf[head] is the oldest of size events
+	head, size int    // buf[head] is the oldest of size events
+	pushed     uint64 // events ever pushed: the number of the next one
+}
+
+// queued is an event in an eventQueue.
+type queued struct {
+	ev    Event
+	ready bool
 }
 
 func newEventQueue(capacity int) eventQueue { return eventQueue{capacity: capacity} }
@@ -79,24 +90,38 @@ func newEventQueue(capacity int) eventQueue { return eventQueue{capacity: capaci
 func (q *eventQueue) len() int { return q.size }
 
 // push appends ev, dropping the oldest event if the queue is full; it
-// reports whether it dropped one.
-func (q *eventQueue) push(ev Event) (dropped bool) {
+// returns ev's number (for ready) and reports whether it dropped one.
+func (q *eventQueue) push(ev Event, ready bool) (n uint64, dropped bool) {
 	if q.buf == nil {
-		q.buf = make([]Event, q.capacity)
+		q.buf = make([]queued, q.capacity)
 	}
 	if q.size == len(q.buf) {
 		q.pop()
 		dropped = true
 	}
-	q.buf[(q.head+q.size)%len(q.buf)] = ev
+	q.buf[(q.head+q.size)%len(q.buf)] = queued{ev, ready}
 	q.size++
-	return dropped
+	n = q.pushed
+	q.pushed++
+	return n, dropped
 }
+
+// ready lets event number n be delivered; nothing if it was dropped.
+func (q *eventQueue) ready(n uint64) {
+	first := q.pushed - uint64(q.size)
+	if n >= first && n < q.pushed {
+		q.buf[(q.head+int(n-first))%len(q.buf)].ready = true
+	}
+}
+
+// headReady reports whether the oldest event may be delivered; the queue
+// must not be empty.
+func (q *eventQueue) headReady() bool { return q.buf[q.head].ready }
 
 // pop removes and returns the oldest event; the queue must not be empty.
 func (q *eventQueue) pop() Event {
-	ev := q.buf[q.head]
-	q.buf[q.head] = Event{} // let its strings go
+	ev := q.buf[q.head].ev
+	q.buf[q.head] = queued{} // let its strings go
 	q.head = (q.head + 1) % len(q.buf)
 	q.size--
 	return ev

@@ -248,3 +248,44 @@ func TestPanickingLogHandler(t *testing.T) {
 	defer mu.Unlock()
 	assert.Equal(t, 3, seen, "every trip reached the hook")
 }
+
+// TestHooksInRecordOrderUnderLoad: eight breakers trip and resume at once,
+// each on a goroutine of its own; the hooks see the 800 transitions in
+// the order Registry.Events has them (fewer than the queue holds, so none
+// is dropped). make test runs this many times under -race.
+func TestHooksInRecordOrderUnderLoad(t *testing.T) {
+	const breakers, rounds = 8, 50
+	const total = breakers * rounds * 2
+	var mu sync.Mutex
+	var hooked []runtime.Event
+	all := make(chan struct{})
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithEventCapacity(total), runtime.OnStateChange(func(ev runtime.Event) {
+		mu.Lock()
+		defer mu.Unlock()
+		if hooked = append(hooked, ev); len(hooked) == total {
+			close(all)
+		}
+	}))
+	fail := func(context.Context) error { return errors.New("boom") }
+	var wg sync.WaitGroup
+	for i := range breakers {
+		b := reg.Breaker(runtime.Config{Name: fmt.Sprintf("h%d", i), FailureThreshold: 1, ResetTimeout: time.Hour})
+		wg.Go(func() {
+			for range rounds {
+				_ = b.Do(context.Background(), fail)
+				b.Resume("again")
+			}
+		})
+	}
+	wg.Wait()
+	<-all
+	require.Zero(t, reg.DroppedEvents())
+	logged := reg.Events(total) // newest first
+	slices.Reverse(logged)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, logged, total)
+	for i := range logged {
+		require.Equal(t, logged[i], hooked[i], "hook %d of %d", i, total)
+	}
+}

@@ -376,20 +376,33 @@ func (r *Registry) log() *slog.Logger {
 	return slog.Default()
 }
 
-// record adds a transition's event to the log and queues it for flush. It is
-// called with the breaker's lock held, so the queue is in transition order.
-// A full queue drops its oldest event (see [EventQueueCapacity]).
+// record adds an event to the log and queues it for flush, ready to be
+// delivered. The two happen under qmu, so that the hooks run in the log's
+// order across every breaker of the registry. A full queue drops its
+// oldest event (see [EventQueueCapacity]).
 func (r *Registry) record(ev Event) {
-	r.events.add(ev)
-	r.enqueue(ev)
+	r.reserve(ev, true)
 }
 
-// enqueue queues ev, in the log already, for flush (see record).
-func (r *Registry) enqueue(ev Event) {
+// reserve is record for a transition whose new state is not stored yet:
+// ev waits in the queue, and holds up the events behind it, until
+// [Registry.ready] is called with the number it returns.
+func (r *Registry) reserve(ev Event, ready bool) uint64 {
 	r.qmu.Lock()
-	if r.queue.push(ev) {
+	r.events.add(ev)
+	n, dropped := r.queue.push(ev, ready)
+	if dropped {
 		r.dropped++
 	}
+	r.qmu.Unlock()
+	return n
+}
+
+// ready lets the event reserve numbered n be delivered: its transition's
+// state is stored. Its breaker's caller flushes after.
+func (r *Registry) ready(n uint64) {
+	r.qmu.Lock()
+	r.queue.ready(n)
 	r.qmu.Unlock()
 }
 
@@ -404,7 +417,7 @@ const drainBudget = 16
 // a hook is queued and delivered by the same loop after the hook returns.
 func (r *Registry) flush() {
 	r.qmu.Lock()
-	if r.draining || r.queue.len() == 0 {
+	if r.draining || r.queue.len() == 0 || !r.queue.headReady() {
 		r.qmu.Unlock()
 		return
 	}
@@ -433,6 +446,13 @@ func (r *Registry) deliver(budget int) bool {
 						"dropped", lost)
 				})
 			}
+			return true
+		}
+		if !r.queue.headReady() {
+			// A transition recorded it and is storing its state: its
+			// caller flushes next, and delivers it and what follows.
+			r.draining = false
+			r.qmu.Unlock()
 			return true
 		}
 		if budget == 0 {
