@@ -65,7 +65,9 @@ func (b *Breaker) reopenLocked(reason string, err error) (string, time.Duration)
 }
 
 // jitterLocked draws an OPEN period uniformly in (d·(1−ResetJitter), d]
-// from the registry's source.
+// from the registry's source. A period is at least a millisecond, or the
+// draw's lower bound when that is shorter, or d with a jitter of 100%:
+// never longer than d.
 func (b *Breaker) jitterLocked(d time.Duration) time.Duration {
 	j := b.cfg().ResetJitter
 	if j <= 0 {
@@ -75,7 +77,11 @@ func (b *Breaker) jitterLocked(d time.Duration) time.Duration {
 	if x >= float64(d) { // a draw of 0; near the largest Duration, float64(d) rounds up past it
 		return d
 	}
-	return max(time.Duration(x), time.Millisecond)
+	floor := min(time.Millisecond, d)
+	if lo := time.Duration(float64(d) * (1 - j)); lo > 0 {
+		floor = min(floor, lo)
+	}
+	return max(time.Duration(x), floor)
 }
 
 // ordinal writes n as "1st", "2nd", "3rd", "4th", ... "11th", "21st".

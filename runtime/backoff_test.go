@@ -140,6 +140,24 @@ func TestResetJitter(t *testing.T) {
 	}
 }
 
+// TestResetJitterUnderAMillisecond: an OPEN period under a millisecond
+// is drawn in its range too, never lengthened to the millisecond every
+// longer period has at least.
+func TestResetJitterUnderAMillisecond(t *testing.T) {
+	reg, clk := newTestRegistry(t, runtime.WithRand(rand.New(rand.NewPCG(1, 1))))
+	b := reg.Breaker(runtime.Config{Name: "j", FailureThreshold: 1, ResetTimeout: 500 * time.Microsecond, ResetJitter: 0.5})
+	seen := map[time.Duration]bool{}
+	for range 20 {
+		require.Error(t, b.Do(context.Background(), func(context.Context) error { return errors.New("down") }))
+		d := b.Stats().NextProbe.Sub(clk.Now())
+		require.GreaterOrEqual(t, d, 250*time.Microsecond)
+		require.LessOrEqual(t, d, 500*time.Microsecond)
+		seen[d] = true
+		b.Reset()
+	}
+	assert.Greater(t, len(seen), 1, "drawn, not fixed")
+}
+
 // TestResetMaxBelowResetIsNone: a cap not above the first value means no
 // backing off, and a jitter out of range is clamped.
 func TestResetMaxBelowResetIsNone(t *testing.T) {
