@@ -406,3 +406,34 @@ func TestCooldownOfPointerShapedError(t *testing.T) {
 		t.Errorf("state %v after an error asking for 30s, want OPEN", s)
 	}
 }
+
+// TestLimiterBadInput: a limiter asked for by hand with an empty name is
+// "default", as a Config's breaker is (so UpdateRateLimit("") finds none
+// rather than a limiter no breaker uses); a NaN or negative rate, given
+// to Limiter or a Family, means no limit and says so once; a negative
+// Concurrency is none, and a Config reports it as 0.
+func TestLimiterBadInput(t *testing.T) {
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logs.logger()))
+	if got := reg.Limiter("", 1, 1).Name(); got != "default" {
+		t.Errorf(`Limiter("").Name() = %q, want "default"`, got)
+	}
+	if err := reg.UpdateRateLimit("", 2, 2); err == nil {
+		t.Error(`UpdateRateLimit("") = nil, want an error: no limiter has that name`)
+	}
+	for range 2 {
+		reg.Limiter("nan", math.NaN(), 1)
+		reg.Family(runtime.Config{Name: "fam"}, runtime.FamilyConfig{Rate: -1})
+	}
+	for _, want := range []string{`Limiter(\"nan\"): rate NaN`, `Family(\"fam\"): rate -1`} {
+		if n := strings.Count(logs.String(), want); n != 1 {
+			t.Errorf("%d warnings with %s, want 1; log:\n%s", n, want, logs.String())
+		}
+	}
+	if l := reg.Family(runtime.Config{Name: "fam"}, runtime.FamilyConfig{}).Limiter(); l != nil {
+		t.Errorf("a family with rate -1 has a limiter: %v", l.Name())
+	}
+	if got := reg.Breaker(runtime.Config{Name: "c", Concurrency: -1}).Config().Concurrency; got != 0 {
+		t.Errorf("Concurrency -1 reads back as %d, want 0 (none)", got)
+	}
+}

@@ -220,6 +220,7 @@ func (c Config) withDefaults() Config {
 	if c.SuccessThreshold <= 0 {
 		c.SuccessThreshold = DefaultSuccessThreshold
 	}
+	c.Concurrency = max(c.Concurrency, 0) // none, as 0
 	if !(c.Throttle > 0 && c.Throttle <= maxThrottleK) {
 		c.Throttle = 0 // none; a NaN would make the Config unequal to itself
 	}

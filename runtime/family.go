@@ -409,6 +409,7 @@ func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family { return r.family
 // each new key holds: package breakerimpl's key routes, through
 // [core.Family] (nil for a family made by hand: its entries hold nothing).
 func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker]) *Family {
+	r.warnRate("Family", cmp.Or(cfg.Name, "default"), fc.Rate)
 	s := r.settings(cfg, fc.Rate, fc.Burst)
 	f := &Family{reg: r, name: s.cfg.Name, limit: fc.Keys, maxOpen: min(max(fc.MaxOpen, 0), 100),
 		rate: s.rate, burst: s.burst, seed: maphash.MakeSeed(), first: s.cfg}

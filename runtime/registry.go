@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -307,11 +308,24 @@ func (r *Registry) Breakers() []*Breaker {
 // Limiter returns the limiter called name, creating it with rate tokens per
 // second and the given burst if it does not exist yet ([WithRateLimit] and
 // BREAKER_<NAME>_RATELIMIT override them). The first settings
-// win, as for [Registry.Breaker]. A rate that is not a positive number means
-// no limit; a burst below 1 is 1.
+// win, as for [Registry.Breaker]. A rate of 0 means no limit; a burst
+// below 1 is 1. A rate that is NaN or negative means no limit too, and is
+// logged once as a warning. An empty name is "default", as a Config's.
 func (r *Registry) Limiter(name string, rate float64, burst int) *Limiter {
+	name = cmp.Or(name, "default")
+	r.warnRate("Limiter", name, rate)
 	s := r.settingsOf(name, Config{Name: name}, rate, burst)
 	return r.limiter(name, s.rate, s.burst)
+}
+
+// warnRate warns, once a name, of a rate given in code that is no number
+// of tokens a second (NaN, or negative): it means no limit, as 0 does,
+// and a typo or a bad computation must not pass without a word.
+func (r *Registry) warnRate(where, name string, rate float64) {
+	if (math.IsNaN(rate) || rate < 0) && r.warnOnce("rate", where+" "+name) {
+		r.log().Warn(fmt.Sprintf("breaker: %s(%q): rate %v is not a number of tokens a second; no limiter (0 says none)", where, name, rate),
+			"breaker", name, "rate", rate)
+	}
 }
 
 // limiter returns the limiter called name, creating it with rate and
