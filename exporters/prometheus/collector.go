@@ -164,6 +164,12 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // an earlier scrape of the Collector reported unless the breaker was
 // reset (see package internal/failseries), so Collect calls read the
 // registry one at a time.
+//
+// No name fails a scrape: label values are made valid UTF-8, which
+// client_golang requires of them, with U+FFFD for each run of invalid
+// bytes, and a name that becomes another's that way is left out (see
+// [cleanLabels]). A family's keys come from requests (a header's value,
+// say), so under [WithPerKey] a client chooses some of the names.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	bs := c.reg.PlainBreakers() // a family's keys are in its totals
 	if c.perKey {
@@ -171,21 +177,94 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	}
 	fams := c.reg.Families()
 	n := c.failures.Read(bs, fams)
-	for i, b := range bs {
-		collectBreaker(ch, n.Stats[i], b.Config(), n.Failures[i])
+
+	names := make([][]string, len(bs))
+	for i := range bs {
+		names[i] = []string{n.Stats[i].Name}
 	}
-	for i, f := range fams {
-		collectFamily(ch, f, n.Totals[i], n.FamilyFailures[i])
+	for i, ok := range cleanLabels(names) {
+		if ok {
+			collectBreaker(ch, names[i][0], n.Stats[i], bs[i].Config(), n.Failures[i])
+		}
 	}
-	for _, a := range c.answers() {
-		ch <- prom.MustNewConstMetric(chainAnswersDesc, prom.CounterValue, float64(a.Count), a.Source, a.Kind)
+
+	names = make([][]string, len(fams))
+	for i := range fams {
+		names[i] = []string{n.Totals[i].Name}
+	}
+	for i, ok := range cleanLabels(names) {
+		if ok {
+			collectFamily(ch, names[i][0], fams[i], n.Totals[i], n.FamilyFailures[i])
+		}
+	}
+
+	as := c.answers()
+	names = make([][]string, len(as))
+	for i, a := range as {
+		names[i] = []string{a.Source, a.Kind}
+	}
+	for i, ok := range cleanLabels(names) {
+		if ok {
+			send(ch, chainAnswersDesc, prom.CounterValue, float64(as[i].Count), names[i]...)
+		}
 	}
 }
 
-// collectBreaker reports one breaker's series; failures is its
+// cleanLabels makes the label values of each series in sets valid UTF-8
+// (see [labelValue]), in place, and reports which series to send: a
+// series whose values are those of one already kept is left out, since a
+// registry fails the whole scrape over two series with the same labels.
+// The series whose values needed no cleaning are kept first, then the
+// others in order, so that a name of the program's own (a breaker, a
+// family, a fallback) is never displaced by a key a request chose that
+// cleans to it; the registry's order is by name, so the same series is
+// kept at every scrape.
+func cleanLabels(sets [][]string) []bool {
+	keep := make([]bool, len(sets))
+	seen := make(map[string]bool, len(sets))
+	claim := func(i int) {
+		k := strings.Join(sets[i], "\xff") // never in a valid value
+		keep[i] = !seen[k]
+		seen[k] = true
+	}
+	var dirty []int
+	for i, set := range sets {
+		clean := true
+		for j, v := range set {
+			if set[j] = labelValue(v); set[j] != v {
+				clean = false
+			}
+		}
+		if clean {
+			claim(i)
+		} else {
+			dirty = append(dirty, i)
+		}
+	}
+	for _, i := range dirty {
+		claim(i)
+	}
+	return keep
+}
+
+// labelValue returns s as a label value: s itself, byte for byte, when it
+// is valid UTF-8, else s with each run of invalid bytes replaced by
+// U+FFFD; client_golang refuses a label value that is not valid UTF-8.
+func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
+
+// send sends a metric of d, or nothing when d refuses it: one series is
+// never worth a failed scrape. After [cleanLabels] the only refusal left
+// is a label count that does not match d's, which the tests catch.
+func send(ch chan<- prom.Metric, d *prom.Desc, t prom.ValueType, v float64, labels ...string) {
+	if m, err := prom.NewConstMetric(d, t, v, labels...); err == nil {
+		ch <- m
+	}
+}
+
+// collectBreaker reports one breaker's series, labelled breaker=name
+// (its name cleaned, see [cleanLabels]); failures is its
 // outcome="failure" (see package internal/failseries).
-func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config, failures uint64) {
-	name := st.Name
+func collectBreaker(ch chan<- prom.Metric, name string, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	for _, s := range states {
 		if !shownState(s, st.State) {
 			continue
@@ -194,11 +273,11 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config,
 		if s == st.State {
 			v = 1
 		}
-		ch <- prom.MustNewConstMetric(stateDesc, prom.GaugeValue, v, name, stateLabel(s))
+		send(ch, stateDesc, prom.GaugeValue, v, name, stateLabel(s))
 	}
 
 	calls := func(outcome string, n uint64) {
-		ch <- prom.MustNewConstMetric(callsDesc, prom.CounterValue, float64(n), name, outcome)
+		send(ch, callsDesc, prom.CounterValue, float64(n), name, outcome)
 	}
 	if st.Counted {
 		calls(outcomeSuccess, st.Successes)
@@ -225,27 +304,27 @@ func collectBreaker(ch chan<- prom.Metric, st runtime.Stats, cfg runtime.Config,
 			if from == to || n == 0 && !isOwn(from, to) {
 				continue
 			}
-			ch <- prom.MustNewConstMetric(transitionsDesc, prom.CounterValue, float64(n),
+			send(ch, transitionsDesc, prom.CounterValue, float64(n),
 				name, stateLabel(from), stateLabel(to))
 		}
 	}
 
-	ch <- prom.MustNewConstMetric(consecutiveDesc, prom.GaugeValue, float64(st.ConsecutiveFailures), name)
+	send(ch, consecutiveDesc, prom.GaugeValue, float64(st.ConsecutiveFailures), name)
 	if st.Window != "" || cfg.WindowCalls > 0 || cfg.WindowPeriod > 0 {
-		ch <- prom.MustNewConstMetric(failureRateDesc, prom.GaugeValue, st.FailureRate, name)
+		send(ch, failureRateDesc, prom.GaugeValue, st.FailureRate, name)
 	}
 	if cfg.Concurrency > 0 || cfg.InFlight > 0 {
-		ch <- prom.MustNewConstMetric(inFlightDesc, prom.GaugeValue, float64(st.InFlight), name)
+		send(ch, inFlightDesc, prom.GaugeValue, float64(st.InFlight), name)
 	}
 }
 
-// collectFamily reports a family's totals t and the gauges of its keys;
-// failures is its outcome="failure" (see package internal/failseries).
-func collectFamily(ch chan<- prom.Metric, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
+// collectFamily reports a family's totals t and the gauges of its keys,
+// labelled family=name (its name cleaned, see [cleanLabels]); failures is
+// its outcome="failure" (see package internal/failseries).
+func collectFamily(ch chan<- prom.Metric, name string, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
 	h, cfg := f.Health(), f.Config()
-	name := t.Name
 	calls := func(outcome string, n uint64) {
-		ch <- prom.MustNewConstMetric(familyCallsDesc, prom.CounterValue, float64(n), name, outcome)
+		send(ch, familyCallsDesc, prom.CounterValue, float64(n), name, outcome)
 	}
 	if t.Counted {
 		calls(outcomeSuccess, t.Successes)
@@ -271,15 +350,15 @@ func collectFamily(ch chan<- prom.Metric, f *runtime.Family, t runtime.FamilyTot
 			if from == to || n == 0 && !isOwn(from, to) {
 				continue
 			}
-			ch <- prom.MustNewConstMetric(familyTransitionsDesc, prom.CounterValue, float64(n),
+			send(ch, familyTransitionsDesc, prom.CounterValue, float64(n),
 				name, stateLabel(from), stateLabel(to))
 		}
 	}
-	ch <- prom.MustNewConstMetric(familyKeysDesc, prom.GaugeValue, float64(t.Keys), name)
-	ch <- prom.MustNewConstMetric(familyOpenKeysDesc, prom.GaugeValue, float64(t.ByState[runtime.Open]), name)
-	ch <- prom.MustNewConstMetric(familyKeyLimitDesc, prom.GaugeValue, float64(h.Limit), name)
-	ch <- prom.MustNewConstMetric(familyDroppedDesc, prom.CounterValue, float64(h.Dropped), name)
-	ch <- prom.MustNewConstMetric(familyKeptClosedDesc, prom.CounterValue, float64(h.KeptShut), name)
+	send(ch, familyKeysDesc, prom.GaugeValue, float64(t.Keys), name)
+	send(ch, familyOpenKeysDesc, prom.GaugeValue, float64(t.ByState[runtime.Open]), name)
+	send(ch, familyKeyLimitDesc, prom.GaugeValue, float64(h.Limit), name)
+	send(ch, familyDroppedDesc, prom.CounterValue, float64(h.Dropped), name)
+	send(ch, familyKeptClosedDesc, prom.CounterValue, float64(h.KeptShut), name)
 }
 
 func isOwn(from, to runtime.State) bool {

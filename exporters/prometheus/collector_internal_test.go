@@ -18,7 +18,7 @@ type statsCollector struct {
 
 func (c statsCollector) Describe(ch chan<- *prom.Desc) { (&Collector{}).Describe(ch) }
 func (c statsCollector) Collect(ch chan<- prom.Metric) {
-	collectBreaker(ch, c.st, c.cfg, c.st.Failures-c.st.Injected) // these tests' Stats inject nothing
+	collectBreaker(ch, c.st.Name, c.st, c.cfg, c.st.Failures-c.st.Injected) // these tests' Stats inject nothing
 }
 
 // A pair the breaker does not make by itself (a fleet's peer closing an

@@ -4,16 +4,21 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/breakergen/breakergen/examples/marketdata"
 	"github.com/breakergen/breakergen/exporters/prometheus"
 	"github.com/breakergen/breakergen/runtime"
 	prom "github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -327,4 +332,98 @@ func TestCollectorFamilyTotals(t *testing.T) {
 	got = gather(t, perKey)
 	assert.Equal(t, 1.0, got[`breakergen_breaker_state{breaker="api/host3",state="open"}`])
 	assert.Equal(t, 10.0, got[`breakergen_family_open_keys{family="api"}`], "the totals too")
+}
+
+// flows is a FundFlowSource that always answers.
+type flows struct{}
+
+func (flows) FundFlow(_ context.Context, code string) (marketdata.FundFlow, error) {
+	return marketdata.FundFlow{Code: code, MainNet: 1, Time: time.Unix(1, 0)}, nil
+}
+
+// TestCollectorCleansLabelValues: a name that is not valid UTF-8 (a
+// breaker's, a family key's, a generated chain's fallback's) is reported
+// with U+FFFD for its invalid bytes, and the scrape succeeds; client_golang
+// refuses such a label value, and one refused series used to fail the
+// whole scrape (promhttp answered 500). Valid names are kept as they are.
+func TestCollectorCleansLabelValues(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	reg.Breaker(runtime.Config{Name: "bad\xff"})
+	users := reg.Family(runtime.Config{Name: "users"}, runtime.FamilyConfig{})
+	users.Enter("caf\xe9").Done() // a key from a request's header, say
+	users.Enter("café").Done()
+	reg.Family(runtime.Config{Name: "fam\xff"}, runtime.FamilyConfig{})
+	chain := marketdata.NewFundFlowSourceChain(nil, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: "sina\xff", Impl: flows{}})
+	_, err := chain.FundFlow(t.Context(), "600519")
+	require.NoError(t, err)
+
+	r := prom.NewRegistry()
+	r.MustRegister(prometheus.NewCollector(reg, prometheus.WithPerKey()))
+	_, err = r.Gather()
+	require.NoError(t, err)
+
+	srv := httptest.NewServer(promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	scrape := string(body)
+	for _, line := range []string{
+		"breakergen_breaker_state{breaker=\"bad\uFFFD\",state=\"closed\"} 1",
+		"breakergen_breaker_state{breaker=\"users/caf\uFFFD\",state=\"closed\"} 1",
+		`breakergen_breaker_state{breaker="users/café",state="closed"} 1`,
+		"breakergen_breaker_state{breaker=\"fallback:sina\uFFFD\",state=\"closed\"} 1",
+		"breakergen_breaker_calls_total{breaker=\"fallback:sina\uFFFD\",outcome=\"success\"} 1",
+		"breakergen_chain_answers_total{kind=\"fallback\",source=\"fallback:sina\uFFFD\"} 1",
+		`breakergen_family_keys{family="users"} 2`,
+		"breakergen_family_keys{family=\"fam\uFFFD\"} 0",
+	} {
+		assert.Contains(t, scrape, line+"\n")
+	}
+	out, ok := promtool(t, strings.NewReader(scrape), "check", "metrics")
+	assert.True(t, ok, "promtool check metrics:\n%s\nscrape:\n%s", out, scrape)
+}
+
+// TestCollectorCleanedNamesDoNotCollide: names that clean to the same
+// label value are reported once, not as two series with the same labels
+// (which fail the whole scrape); a name that needed no cleaning wins over
+// those that did, so a key cannot displace the breaker it cleans to.
+func TestCollectorCleanedNamesDoNotCollide(t *testing.T) {
+	reg := newRegistry()
+	reg.Breaker(runtime.Config{Name: "dup\xc0"}) // sorts before the valid name
+	reg.Breaker(runtime.Config{Name: "dup\xff"})
+	kept := reg.Breaker(runtime.Config{Name: "dup\uFFFD", FailureThreshold: 1})
+	require.ErrorIs(t, kept.Do(context.Background(), fail), errDown) // OPEN, the others CLOSED
+	reg.Breaker(runtime.Config{Name: "pair\xfe"})
+	reg.Breaker(runtime.Config{Name: "pair\xff\xfe"}) // a run of invalid bytes is one U+FFFD
+	reg.Family(runtime.Config{Name: "fam\xfe"}, runtime.FamilyConfig{})
+	reg.Family(runtime.Config{Name: "fam\xff"}, runtime.FamilyConfig{})
+	users := reg.Family(runtime.Config{Name: "users"}, runtime.FamilyConfig{})
+	users.Enter("caf\xe8").Done()
+	users.Enter("caf\xe9").Done()
+	c := prometheus.NewCollector(reg, prometheus.WithPerKey())
+	prometheus.SetChainAnswers(c, func() []runtime.ChainAnswer {
+		return []runtime.ChainAnswer{
+			{Source: "fallback:sina\xfe", Kind: "fallback", Count: 1},
+			{Source: "fallback:sina\xff", Kind: "fallback", Count: 2},
+			{Source: "fallback:sina\xff", Kind: "hedged", Count: 3},
+		}
+	})
+	got := gather(t, c) // fails on two series with the same labels
+	assert.Equal(t, 1.0, got["breakergen_breaker_state{breaker=\"dup\uFFFD\",state=\"open\"}"], "the valid name's breaker")
+	assert.Contains(t, got, "breakergen_breaker_state{breaker=\"pair\uFFFD\",state=\"open\"}")
+	assert.Contains(t, got, "breakergen_breaker_state{breaker=\"users/caf\uFFFD\",state=\"open\"}")
+	assert.Contains(t, got, "breakergen_family_keys{family=\"fam\uFFFD\"}")
+	assert.Equal(t, 1.0, got["breakergen_chain_answers_total{kind=\"fallback\",source=\"fallback:sina\uFFFD\"}"], "the first")
+	assert.Equal(t, 3.0, got["breakergen_chain_answers_total{kind=\"hedged\",source=\"fallback:sina\uFFFD\"}"])
+	n := 0
+	for series := range got {
+		if strings.HasPrefix(series, "breakergen_breaker_state{") {
+			n++
+		}
+	}
+	assert.Equal(t, 3*3, n, "dup\uFFFD, pair\uFFFD and users/caf\uFFFD, three states each")
 }

@@ -30,6 +30,12 @@
 // [WithPerKey] adds each live key as a breaker, breaker="<family>/<key>".
 // A dropped key's counts stay in its family's totals, which never go down.
 //
+// Label values are made valid UTF-8, each run of invalid bytes replaced
+// by U+FFFD, so that no name fails a scrape: client_golang refuses such a
+// value, and a key comes from a request and may hold any bytes. Of names
+// that become one label value that way, one is reported: the one that
+// needed no cleaning, else the first in name order.
+//
 // Counters are the runtime's totals since the breaker was created, so a
 // collector registered late still sees earlier calls and transitions;
 // [runtime.Breaker.Reset] shows as a counter reset, which rate() and
