@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/breakergen/breakergen/internal/failseries"
+	"github.com/breakergen/breakergen/internal/labelvalue"
 	"github.com/breakergen/breakergen/runtime"
 	prom "github.com/prometheus/client_golang/prometheus"
 )
@@ -168,8 +169,9 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 // No name fails a scrape: label values are made valid UTF-8, which
 // client_golang requires of them, with U+FFFD for each run of invalid
 // bytes, and a name that becomes another's that way is left out (see
-// [cleanLabels]). A family's keys come from requests (a header's value,
-// say), so under [WithPerKey] a client chooses some of the names.
+// package internal/labelvalue). A family's keys come from requests (a
+// header's value, say), so under [WithPerKey] a client chooses some of
+// the names.
 func (c *Collector) Collect(ch chan<- prom.Metric) {
 	bs := c.reg.PlainBreakers() // a family's keys are in its totals
 	if c.perKey {
@@ -182,7 +184,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	for i := range bs {
 		names[i] = []string{n.Stats[i].Name}
 	}
-	for i, ok := range cleanLabels(names) {
+	for i, ok := range labelvalue.Clean(names) {
 		if ok {
 			collectBreaker(ch, names[i][0], n.Stats[i], bs[i].Config(), n.Failures[i])
 		}
@@ -192,7 +194,7 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	for i := range fams {
 		names[i] = []string{n.Totals[i].Name}
 	}
-	for i, ok := range cleanLabels(names) {
+	for i, ok := range labelvalue.Clean(names) {
 		if ok {
 			collectFamily(ch, names[i][0], fams[i], n.Totals[i], n.FamilyFailures[i])
 		}
@@ -203,57 +205,15 @@ func (c *Collector) Collect(ch chan<- prom.Metric) {
 	for i, a := range as {
 		names[i] = []string{a.Source, a.Kind}
 	}
-	for i, ok := range cleanLabels(names) {
+	for i, ok := range labelvalue.Clean(names) {
 		if ok {
 			send(ch, chainAnswersDesc, prom.CounterValue, float64(as[i].Count), names[i]...)
 		}
 	}
 }
 
-// cleanLabels makes the label values of each series in sets valid UTF-8
-// (see [labelValue]), in place, and reports which series to send: a
-// series whose values are those of one already kept is left out, since a
-// registry fails the whole scrape over two series with the same labels.
-// The series whose values needed no cleaning are kept first, then the
-// others in order, so that a name of the program's own (a breaker, a
-// family, a fallback) is never displaced by a key a request chose that
-// cleans to it; the registry's order is by name, so the same series is
-// kept at every scrape.
-func cleanLabels(sets [][]string) []bool {
-	keep := make([]bool, len(sets))
-	seen := make(map[string]bool, len(sets))
-	claim := func(i int) {
-		k := strings.Join(sets[i], "\xff") // never in a valid value
-		keep[i] = !seen[k]
-		seen[k] = true
-	}
-	var dirty []int
-	for i, set := range sets {
-		clean := true
-		for j, v := range set {
-			if set[j] = labelValue(v); set[j] != v {
-				clean = false
-			}
-		}
-		if clean {
-			claim(i)
-		} else {
-			dirty = append(dirty, i)
-		}
-	}
-	for _, i := range dirty {
-		claim(i)
-	}
-	return keep
-}
-
-// labelValue returns s as a label value: s itself, byte for byte, when it
-// is valid UTF-8, else s with each run of invalid bytes replaced by
-// U+FFFD; client_golang refuses a label value that is not valid UTF-8.
-func labelValue(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
-
 // send sends a metric of d, or nothing when d refuses it: one series is
-// never worth a failed scrape. After [cleanLabels] the only refusal left
+// never worth a failed scrape. After labelvalue.Clean the only refusal left
 // is a label count that does not match d's, which the tests catch.
 func send(ch chan<- prom.Metric, d *prom.Desc, t prom.ValueType, v float64, labels ...string) {
 	if m, err := prom.NewConstMetric(d, t, v, labels...); err == nil {
@@ -262,7 +222,7 @@ func send(ch chan<- prom.Metric, d *prom.Desc, t prom.ValueType, v float64, labe
 }
 
 // collectBreaker reports one breaker's series, labelled breaker=name
-// (its name cleaned, see [cleanLabels]); failures is its
+// (its name cleaned by labelvalue.Clean); failures is its
 // outcome="failure" (see package internal/failseries).
 func collectBreaker(ch chan<- prom.Metric, name string, st runtime.Stats, cfg runtime.Config, failures uint64) {
 	for _, s := range states {
@@ -319,7 +279,7 @@ func collectBreaker(ch chan<- prom.Metric, name string, st runtime.Stats, cfg ru
 }
 
 // collectFamily reports a family's totals t and the gauges of its keys,
-// labelled family=name (its name cleaned, see [cleanLabels]); failures is
+// labelled family=name (its name cleaned by labelvalue.Clean); failures is
 // its outcome="failure" (see package internal/failseries).
 func collectFamily(ch chan<- prom.Metric, name string, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
 	h, cfg := f.Health(), f.Config()
