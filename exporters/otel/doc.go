@@ -25,6 +25,13 @@
 // [WithPerKey] adds each live key as a breaker, circuitbreaker.name
 // "<family>/<key>".
 //
+// Names are observed as valid UTF-8, each run of invalid bytes replaced
+// by U+FFFD, as in the Prometheus exporter: a key comes from a request
+// and may hold any bytes, and an OTLP exporter cannot marshal a string
+// that is not UTF-8 and drops the whole batch. Of names that become one
+// value that way, one is observed: the one that needed no cleaning, else
+// the first in name order.
+//
 // circuitbreaker.name and circuitbreaker.state are the attributes of
 // OpenTelemetry's circuit-breaker semantic convention proposal; states are
 // closed, half_open and open, each observed (1 for the current one, 0 for

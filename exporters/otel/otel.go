@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/breakergen/breakergen/internal/failseries"
+	"github.com/breakergen/breakergen/internal/labelvalue"
 	"github.com/breakergen/breakergen/runtime"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
@@ -162,14 +163,39 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		}
 		fams := reg.Families()
 		n := series.Read(bs, fams)
-		for i, b := range bs {
-			in.observe(o, n.Stats[i], b.Config(), n.Failures[i])
+
+		// Names as attribute values: valid UTF-8, each once (see
+		// package internal/labelvalue).
+		names := make([][]string, len(bs))
+		for i := range bs {
+			names[i] = []string{n.Stats[i].Name}
 		}
-		for i, f := range fams {
-			in.observeFamily(o, f, n.Totals[i], n.FamilyFailures[i])
+		for i, ok := range labelvalue.Clean(names) {
+			if ok {
+				in.observe(o, names[i][0], n.Stats[i], bs[i].Config(), n.Failures[i])
+			}
 		}
-		for _, a := range answers() {
-			o.ObserveInt64(in.chainAnswers, int64(a.Count), metric.WithAttributes(sourceKey.String(a.Source), kindKey.String(a.Kind)))
+
+		names = make([][]string, len(fams))
+		for i := range fams {
+			names[i] = []string{n.Totals[i].Name}
+		}
+		for i, ok := range labelvalue.Clean(names) {
+			if ok {
+				in.observeFamily(o, names[i][0], fams[i], n.Totals[i], n.FamilyFailures[i])
+			}
+		}
+
+		as := answers()
+		names = make([][]string, len(as))
+		for i, a := range as {
+			names[i] = []string{a.Source, a.Kind}
+		}
+		for i, ok := range labelvalue.Clean(names) {
+			if ok {
+				o.ObserveInt64(in.chainAnswers, int64(as[i].Count),
+					metric.WithAttributes(sourceKey.String(names[i][0]), kindKey.String(names[i][1])))
+			}
 		}
 		return nil
 	}, in.state, in.calls, in.transitions, in.consecutive, in.failureRate, in.inFlight, in.chainAnswers,
@@ -180,11 +206,13 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 	return r, nil
 }
 
-// observe records one breaker's measurements; failures is its
-// outcome=failure (see package internal/failseries). A measurement the
-// runtime does not count is left out, as in the Prometheus exporter.
-func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.Config, failures uint64) {
-	name := nameKey.String(st.Name)
+// observe records one breaker's measurements, with the
+// circuitbreaker.name name (its name cleaned by labelvalue.Clean);
+// failures is its outcome=failure (see package internal/failseries). A
+// measurement the runtime does not count is left out, as in the
+// Prometheus exporter.
+func (in *instruments) observe(o metric.Observer, name string, st runtime.Stats, cfg runtime.Config, failures uint64) {
+	who := nameKey.String(name)
 	for _, s := range states {
 		if s != st.State && (s == runtime.Isolated || s == runtime.Bypassed) {
 			continue // an operator's mode shows only while the breaker is in it
@@ -193,29 +221,31 @@ func (in *instruments) observe(o metric.Observer, st runtime.Stats, cfg runtime.
 		if s == st.State {
 			v = 1
 		}
-		o.ObserveInt64(in.state, v, metric.WithAttributes(name, stateKey.String(stateValue(s))))
+		o.ObserveInt64(in.state, v, metric.WithAttributes(who, stateKey.String(stateValue(s))))
 	}
 
-	observeCounts(o, in.calls, in.transitions, name, cfg, counts{
+	observeCounts(o, in.calls, in.transitions, who, cfg, counts{
 		counted: st.Counted, successes: st.Successes, failures: failures, canceled: st.Canceled,
 		rejections: st.Rejections, rateLimited: st.RateLimited, throttled: st.Throttled,
 		bulkheadFull: st.BulkheadFull, injected: st.Injected, transitions: &st.Transitions,
 	})
 
-	o.ObserveInt64(in.consecutive, int64(st.ConsecutiveFailures), metric.WithAttributes(name))
+	o.ObserveInt64(in.consecutive, int64(st.ConsecutiveFailures), metric.WithAttributes(who))
 	if st.Window != "" || cfg.WindowCalls > 0 || cfg.WindowPeriod > 0 {
-		o.ObserveFloat64(in.failureRate, st.FailureRate, metric.WithAttributes(name))
+		o.ObserveFloat64(in.failureRate, st.FailureRate, metric.WithAttributes(who))
 	}
 	if cfg.Concurrency > 0 || cfg.InFlight > 0 {
-		o.ObserveInt64(in.inFlight, int64(st.InFlight), metric.WithAttributes(name))
+		o.ObserveInt64(in.inFlight, int64(st.InFlight), metric.WithAttributes(who))
 	}
 }
 
-// observeFamily records a family's totals t and the gauges of its keys;
-// failures is its outcome=failure (see package internal/failseries).
-func (in *instruments) observeFamily(o metric.Observer, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
+// observeFamily records a family's totals t and the gauges of its keys,
+// with the breakergen.family name (its name cleaned by
+// labelvalue.Clean); failures is its outcome=failure (see package
+// internal/failseries).
+func (in *instruments) observeFamily(o metric.Observer, name string, f *runtime.Family, t runtime.FamilyTotals, failures uint64) {
 	h, cfg := f.Health(), f.Config()
-	fam := familyKey.String(t.Name)
+	fam := familyKey.String(name)
 	observeCounts(o, in.famCalls, in.famTransitions, fam, cfg, counts{
 		counted: t.Counted, successes: t.Successes, failures: failures, canceled: t.Canceled,
 		rejections: t.Rejections, rateLimited: t.RateLimited, throttled: t.Throttled,

@@ -10,7 +10,9 @@ import (
 	"testing"
 	"testing/synctest"
 	"time"
+	"unicode/utf8"
 
+	"github.com/breakergen/breakergen/examples/marketdata"
 	"github.com/breakergen/breakergen/exporters/otel"
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/stretchr/testify/assert"
@@ -301,4 +303,99 @@ func TestRegisterObservesFamiliesAsOne(t *testing.T) {
 	got = collect(t, readerKeys)
 	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=api/host9,circuitbreaker.state=open}"])
 	assert.Equal(t, point{"updown", 1}, got["breakergen.family.open_keys{breakergen.family=api}"], "the totals too")
+}
+
+// flows is a FundFlowSource that always answers.
+type flows struct{}
+
+func (flows) FundFlow(_ context.Context, code string) (marketdata.FundFlow, error) {
+	return marketdata.FundFlow{Code: code, MainNet: 1, Time: time.Unix(1, 0)}, nil
+}
+
+// assertValidUTF8 asserts that every attribute value of got is valid UTF-8.
+func assertValidUTF8(t *testing.T, got map[string]point) {
+	t.Helper()
+	var invalid []string
+	for k := range got {
+		if !utf8.ValidString(k) {
+			invalid = append(invalid, k)
+		}
+	}
+	assert.Empty(t, invalid)
+}
+
+// TestRegisterCleansNames: a name that is not valid UTF-8 (a breaker's, a
+// family key's, a generated chain's fallback's) is observed with U+FFFD
+// for its invalid bytes. The SDK's reader takes such a value, but an OTLP
+// exporter cannot marshal it and drops the whole batch (protobuf strings
+// are UTF-8), and the values are documented as the Prometheus exporter's.
+// Valid names are kept as they are.
+func TestRegisterCleansNames(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	reg.Breaker(runtime.Config{Name: "bad\xff"})
+	users := reg.Family(runtime.Config{Name: "users"}, runtime.FamilyConfig{})
+	users.Enter("caf\xe9").Done() // a key from a request's header, say
+	users.Enter("café").Done()
+	reg.Family(runtime.Config{Name: "fam\xff"}, runtime.FamilyConfig{})
+	chain := marketdata.NewFundFlowSourceChain(nil, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: "sina\xff", Impl: flows{}})
+	_, err := chain.FundFlow(t.Context(), "600519")
+	require.NoError(t, err)
+	m, reader := newMeter()
+	_, err = otel.Register(reg, m, otel.WithPerKey())
+	require.NoError(t, err)
+
+	got := collect(t, reader)
+	assertValidUTF8(t, got)
+	for k, v := range map[string]point{
+		"breakergen.breaker.state{circuitbreaker.name=bad\uFFFD,circuitbreaker.state=closed}":                  {"gauge", 1},
+		"breakergen.breaker.state{circuitbreaker.name=users/caf\uFFFD,circuitbreaker.state=closed}":            {"gauge", 1},
+		"breakergen.breaker.state{circuitbreaker.name=users/café,circuitbreaker.state=closed}":                 {"gauge", 1},
+		"breakergen.breaker.calls{breakergen.outcome=success,circuitbreaker.name=fallback:sina\uFFFD}":         {"counter", 1},
+		"breakergen.chain.answers{breakergen.chain.kind=fallback,breakergen.chain.source=fallback:sina\uFFFD}": {"counter", 1},
+		"breakergen.family.keys{breakergen.family=users}":                                                      {"updown", 2},
+		"breakergen.family.keys{breakergen.family=fam\uFFFD}":                                                  {"updown", 0},
+	} {
+		if assert.Contains(t, got, k) {
+			assert.Equal(t, v, got[k], k)
+		}
+	}
+}
+
+// TestRegisterCleanedNamesDoNotCollide: names that clean to the same value
+// are observed once, not twice with one attribute set; a name that needed
+// no cleaning wins over those that did, so a key cannot displace the
+// breaker it cleans to.
+func TestRegisterCleanedNamesDoNotCollide(t *testing.T) {
+	reg := newRegistry(runtime.WithCallCounts())
+	reg.Breaker(runtime.Config{Name: "dup\xc0"}) // sorts before the valid name
+	reg.Breaker(runtime.Config{Name: "dup\xff"})
+	kept := reg.Breaker(runtime.Config{Name: "dup\uFFFD", FailureThreshold: 1})
+	require.ErrorIs(t, kept.Do(context.Background(), fail), errDown) // OPEN, the others CLOSED
+	reg.Family(runtime.Config{Name: "fam\xfe", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 7})
+	reg.Family(runtime.Config{Name: "fam\xff"}, runtime.FamilyConfig{Keys: 9})
+	users := reg.Family(runtime.Config{Name: "users", FailureThreshold: 1}, runtime.FamilyConfig{})
+	users.Enter("caf\xe8").Done()
+	require.ErrorIs(t, users.Breaker("caf\xe9").Do(context.Background(), fail), errDown)
+	for i, name := range []string{"sina\xfe", "sina\xff", "sina\xff"} { // answers: 1 and 2
+		chain := marketdata.NewFundFlowSourceChain(nil, reg, runtime.Fallback[marketdata.FundFlowSource]{Name: name, Impl: flows{}})
+		_, err := chain.FundFlow(t.Context(), fmt.Sprint(i))
+		require.NoError(t, err)
+	}
+	m, reader := newMeter()
+	_, err := otel.Register(reg, m, otel.WithPerKey())
+	require.NoError(t, err)
+
+	got := collect(t, reader)
+	assertValidUTF8(t, got)
+	assert.Equal(t, point{"gauge", 1}, got["breakergen.breaker.state{circuitbreaker.name=dup\uFFFD,circuitbreaker.state=open}"], "the valid name's breaker")
+	assert.Equal(t, point{"gauge", 0}, got["breakergen.breaker.state{circuitbreaker.name=users/caf\uFFFD,circuitbreaker.state=open}"], "the first key")
+	assert.Equal(t, point{"gauge", 7}, got["breakergen.family.key_limit{breakergen.family=fam\uFFFD}"], "the first family")
+	assert.Equal(t, point{"counter", 1}, got["breakergen.chain.answers{breakergen.chain.kind=fallback,breakergen.chain.source=fallback:sina\uFFFD}"], "the first source")
+	n := 0
+	for k := range got {
+		if strings.HasPrefix(k, "breakergen.breaker.state{") {
+			n++
+		}
+	}
+	assert.Equal(t, 4*3, n, "dup\uFFFD, eastmoney (the chains' primary), fallback:sina\uFFFD and users/caf\uFFFD, three states each")
 }

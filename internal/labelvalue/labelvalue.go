@@ -18,13 +18,14 @@ func Of(s string) string { return strings.ToValidUTF8(s, "\uFFFD") }
 // Clean makes the values of each series in sets valid UTF-8 (see [Of]),
 // in place, and reports which series to report: a series whose values
 // are those of one already kept is left out, since a Prometheus registry
-// fails the whole scrape over two series with the same labels, and an
-// OpenTelemetry callback observing one attribute set twice keeps only
-// one of the values. The series whose values needed no cleaning are kept
-// first, then the others in order, so that a name of the program's own (a
-// breaker, a family, a fallback) is never displaced by a key a request
-// chose that cleans to it; given in the same order (the registry's is by
-// name), the same series is kept every time.
+// fails the whole scrape over two series with the same labels, and the
+// OpenTelemetry SDK, given one attribute set twice in a callback, keeps a
+// gauge's last value and adds a counter's: neither is one breaker's. The
+// series whose values needed no cleaning are kept first, then the others
+// in order, so that a name of the program's own (a breaker, a family, a
+// fallback) is never displaced by a key a request chose that cleans to
+// it; given in the same order (the registry's is by name), the same
+// series is kept every time.
 func Clean(sets [][]string) (keep []bool) {
 	keep = make([]bool, len(sets))
 	seen := make(map[string]bool, len(sets))
