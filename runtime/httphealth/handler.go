@@ -270,11 +270,11 @@ func unknownParam(q url.Values, path string, params []string) string {
 }
 
 // nearParam returns the parameter of params that name is a plural, a
-// change of case or one edit away from, or "".
+// change of case, one edit or two swapped neighbours away from, or "".
 func nearParam(name string, params []string) string {
 	lower := strings.ToLower(name)
 	for _, p := range params {
-		if lower == p || lower == p+"s" || editOne(lower, p) {
+		if lower == p || lower == p+"s" || editOne(lower, p) || swapOne(lower, p) {
 			return p
 		}
 	}
@@ -301,6 +301,19 @@ func editOne(a, b string) bool {
 		return a[i+1:] == b[i+1:]
 	}
 	return a[i+1:] == b[i:]
+}
+
+// swapOne reports whether a is b with two neighbouring bytes swapped, the
+// commonest typo (resaon, limti).
+func swapOne(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	i := 0
+	for i < len(a) && a[i] == b[i] {
+		i++
+	}
+	return i+1 < len(a) && a[i] == b[i+1] && a[i+1] == b[i] && a[i+2:] == b[i+2:]
 }
 
 func (h *Handler) serveDatasources(w http.ResponseWriter, r *http.Request, q url.Values) {

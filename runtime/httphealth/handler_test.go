@@ -269,6 +269,7 @@ func TestBadInput(t *testing.T) {
 		{"GET", "/health/degradation-events?other=x&limit=2", 400, `unknown query parameter "other"; /health/degradation-events takes limit, since, source and page`},
 		{"GET", "/health/degradation-events?sources=a", 400, "(did you mean source?)"},
 		{"GET", "/health/degradation-events?limt=5", 400, "(did you mean limit?)"},
+		{"GET", "/health/degradation-events?limti=5", 400, "(did you mean limit?)"},
 		{"GET", "/health/datasources?Page=2", 400, "(did you mean page?)"},
 		{"GET", "/health/datasources?q=a&zz=1&b=2", 400, `unknown query parameter "b"; /health/datasources takes page, q and family`},
 		{"GET", "/health/?family=quotes", 400, `unknown query parameter "family"; /health/ takes page and q`},
