@@ -3,7 +3,10 @@ package httphealth
 import (
 	"errors"
 	"fmt"
+	"io"
+	"mime"
 	"net/http"
+	"net/url"
 	"strings"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -39,9 +42,12 @@ type control struct {
 // [http.CrossOriginProtection] decides from its Sec-Fetch-Site and Origin
 // headers (403); authorize must return nil (403 with its error's text
 // otherwise: check the caller's credentials there, the handler has none
-// of its own); the breaker must exist (404); the reason must not be empty
-// once cleaned as every reason is (one line, control characters replaced,
-// at most 200 characters; 400). The answer is the breaker's
+// of its own); the breaker must exist (404); the reason must come in a
+// body of type application/x-www-form-urlencoded or multipart/form-data
+// (415 otherwise; 400 for a reason in the URL, which is not read) and
+// must not be empty once cleaned as every reason is (one line, control
+// characters replaced, at most 200 characters; 400).
+// A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
 // the controls stay off.
 func WithControl(authorize func(*http.Request) error) Option {
@@ -102,28 +108,9 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 		h.writeError(w, r, http.StatusNotFound, msg)
 		return
 	}
-	if r.Body == nil { // a server never passes nil, a handler's caller may
-		r.Body = http.NoBody
-	}
-	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
-	if err := r.ParseForm(); err != nil {
-		status := http.StatusBadRequest
-		var big *http.MaxBytesError
-		if errors.As(err, &big) {
-			status = http.StatusRequestEntityTooLarge
-		}
-		h.writeError(w, r, status, "malformed form: "+err.Error())
-		return
-	}
-	if len(r.PostForm["reason"]) > 1 {
-		h.writeError(w, r, http.StatusBadRequest, "reason given more than once; give it once")
-		return
-	}
-	reason := runtime.CleanReason(r.PostForm.Get("reason"))
-	if strings.Trim(reason, "\uFFFD \t") == "" {
-		// Empty, or only control characters and bytes that are not UTF-8,
-		// which CleanReason replaced: nothing a reader could act on.
-		h.writeError(w, r, http.StatusBadRequest, "a reason is required: give a form field reason saying why, in words (it goes in the event)")
+	reason, status, msg := readReason(w, r)
+	if msg != "" {
+		h.writeError(w, r, status, msg)
 		return
 	}
 	switch action {
@@ -135,4 +122,69 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 		b.Resume(reason)
 	}
 	h.writeJSON(w, r, http.StatusOK, b.Stats())
+}
+
+// sendReason says how a control request gives its reason, for the
+// messages of the requests that give it otherwise.
+const sendReason = "send the reason as the form field reason in the body, as curl --data-urlencode 'reason=…' (application/x-www-form-urlencoded) or curl -F 'reason=…' (multipart/form-data) do"
+
+// readReason returns the reason of a control request, cleaned, or the
+// status and message of its refusal. The reason is read only from a form
+// in the body: never from the URL, which servers log and browsers keep in
+// their history. A reason given another way is refused with a message
+// saying what to send, not taken for a missing one.
+func readReason(w http.ResponseWriter, r *http.Request) (reason string, status int, msg string) {
+	q, err := url.ParseQuery(r.URL.RawQuery)
+	if err != nil {
+		return "", http.StatusBadRequest, "malformed query: " + err.Error()
+	}
+	if q.Has("reason") {
+		return "", http.StatusBadRequest, "a reason in the URL is not read; " + sendReason
+	}
+
+	if r.Body == nil { // a server never passes nil, a handler's caller may
+		r.Body = http.NoBody
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
+	ct := r.Header.Get("Content-Type")
+	mt, _, ctErr := mime.ParseMediaType(ct)
+	switch {
+	case ct == "":
+		if n, _ := io.ReadFull(r.Body, make([]byte, 1)); n > 0 {
+			return "", http.StatusUnsupportedMediaType, "a body without a Content-Type is not read; " + sendReason
+		}
+		// No body at all: no reason, refused below as an empty one.
+	case ctErr != nil:
+		return "", http.StatusBadRequest, fmt.Sprintf("malformed Content-Type %q: %v; %s", ct, ctErr, sendReason)
+	case mt == "application/x-www-form-urlencoded":
+		err = r.ParseForm()
+	case mt == "multipart/form-data":
+		err = r.ParseMultipartForm(maxControlBody) // all in memory: the body is no larger
+		if r.MultipartForm != nil {
+			defer func() { _ = r.MultipartForm.RemoveAll() }()
+		}
+	default:
+		return "", http.StatusUnsupportedMediaType, fmt.Sprintf("a body of type %s is not read; %s", mt, sendReason)
+	}
+	if err != nil {
+		var big *http.MaxBytesError
+		if errors.As(err, &big) {
+			return "", http.StatusRequestEntityTooLarge, "malformed form: " + err.Error()
+		}
+		return "", http.StatusBadRequest, "malformed form: " + err.Error()
+	}
+
+	if f := r.MultipartForm; f != nil && len(f.File["reason"]) > 0 {
+		return "", http.StatusBadRequest, "reason is a file, which is not read (curl -F 'reason=@name' uploads one); give it as text: curl -F 'reason=…'"
+	}
+	if len(r.PostForm["reason"]) > 1 {
+		return "", http.StatusBadRequest, "reason given more than once; give it once"
+	}
+	reason = runtime.CleanReason(r.PostForm.Get("reason"))
+	if strings.Trim(reason, "\uFFFD \t") == "" {
+		// Empty, or only control characters and bytes that are not UTF-8,
+		// which CleanReason replaced: nothing a reader could act on.
+		return "", http.StatusBadRequest, "a reason is required: give the form field reason saying why, in words (it goes in the event), as curl --data-urlencode 'reason=…' or curl -F 'reason=…' do"
+	}
+	return reason, 0, ""
 }

@@ -1,9 +1,11 @@
 package httphealth_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"mime/multipart"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -51,6 +53,40 @@ func (f *fixture) control(method, target string, reason *string, headers ...stri
 }
 
 func ptr(s string) *string { return &s }
+
+// post sends one control request with the token and body, of type ct
+// (none when empty).
+func (f *fixture) post(target, ct, body string) *httptest.ResponseRecorder {
+	req := httptest.NewRequest("POST", target, strings.NewReader(body))
+	if ct != "" {
+		req.Header.Set("Content-Type", ct)
+	}
+	req.Header.Set("Authorization", token)
+	rec := httptest.NewRecorder()
+	f.h.ServeHTTP(rec, req)
+	return rec
+}
+
+// multipartForm returns a multipart/form-data body, as curl -F sends, and
+// its type: the fields as name, value pairs, a name starting with "@"
+// sent as a file of that name.
+func multipartForm(t *testing.T, fields ...string) (ct, body string) {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	for i := 0; i+1 < len(fields); i += 2 {
+		if name, ok := strings.CutPrefix(fields[i], "@"); ok {
+			fw, err := mw.CreateFormFile(name, "notes.txt")
+			require.NoError(t, err)
+			_, err = fw.Write([]byte(fields[i+1]))
+			require.NoError(t, err)
+			continue
+		}
+		require.NoError(t, mw.WriteField(fields[i], fields[i+1]))
+	}
+	require.NoError(t, mw.Close())
+	return mw.FormDataContentType(), buf.String()
+}
 
 func errorOf(t *testing.T, rec *httptest.ResponseRecorder) string {
 	t.Helper()
@@ -166,6 +202,73 @@ func TestControlRefusals(t *testing.T) {
 	// A same-origin request from the dashboard passes.
 	rec = f.control("POST", path, ptr("ok"), "Sec-Fetch-Site", "same-origin")
 	assert.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+// TestControlReasonShapes: the reason is read from a form in the body,
+// urlencoded (curl -d, the dashboard) or multipart (curl -F); a reason
+// sent any other way is refused with a message saying what to send, not
+// as a missing one, and changes nothing.
+func TestControlReasonShapes(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	em := f.reg.Breaker(runtime.Config{Name: "eastmoney"})
+	const path = "/health/datasources/eastmoney/"
+
+	ct, body := multipartForm(t, "reason", "maintenance until 14:00")
+	rec := f.post(path+"isolate", ct, body)
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, runtime.Isolated, em.State())
+	assert.Equal(t, "isolated by operator: maintenance until 14:00", f.reg.Events(1)[0].Reason)
+	rec = f.post(path+"resume", "application/x-www-form-urlencoded; charset=UTF-8", "reason=back")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	require.Equal(t, runtime.Closed, em.State())
+	events := len(f.reg.Events(0))
+
+	const (
+		urlencoded = "curl --data-urlencode 'reason=…' (application/x-www-form-urlencoded)"
+		formdata   = "curl -F 'reason=…' (multipart/form-data)"
+	)
+	big := strings.Repeat("x", 64<<10)
+	type bad struct {
+		name, target, ct, body string
+		status                 int
+		mention                []string // the error message says them all
+	}
+	cases := []bad{
+		{"JSON", path + "isolate", "application/json", `{"reason": "maintenance"}`, 415,
+			[]string{"a body of type application/json is not read", urlencoded, formdata}},
+		{"text", path + "isolate", "text/plain", "reason=maintenance", 415,
+			[]string{"a body of type text/plain is not read", urlencoded, formdata}},
+		{"no Content-Type", path + "isolate", "", "reason=maintenance", 415,
+			[]string{"a body without a Content-Type is not read", urlencoded, formdata}},
+		{"malformed Content-Type", path + "isolate", "form; =", "reason=maintenance", 400,
+			[]string{`malformed Content-Type "form; ="`, urlencoded, formdata}},
+		{"in the URL", path + "isolate?reason=maintenance", "", "", 400,
+			[]string{"a reason in the URL is not read", urlencoded, formdata}},
+		{"in the URL and the form", path + "isolate?reason=maintenance", "application/x-www-form-urlencoded", "reason=maintenance", 400,
+			[]string{"a reason in the URL is not read"}},
+		{"no reason", path + "isolate", "", "", 400,
+			[]string{"a reason is required", "curl --data-urlencode 'reason=…'", "curl -F 'reason=…'"}},
+	}
+	ct, body = multipartForm(t, "@reason", "maintenance")
+	cases = append(cases, bad{"a file", path + "isolate", ct, body, 400, []string{"reason is a file", "curl -F 'reason=…'"}})
+	ct, body = multipartForm(t, "reason", "a", "reason", "b")
+	cases = append(cases, bad{"twice", path + "isolate", ct, body, 400, []string{"reason given more than once"}})
+	ct, body = multipartForm(t, "reason", "")
+	cases = append(cases, bad{"empty", path + "isolate", ct, body, 400, []string{"a reason is required"}})
+	ct, body = multipartForm(t, "reason", big)
+	cases = append(cases, bad{"too large", path + "isolate", ct, body, 413, []string{"too large"}})
+	cases = append(cases, bad{"no boundary", path + "isolate", "multipart/form-data", "reason=x", 400, []string{"malformed form"}})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := f.post(tc.target, tc.ct, tc.body)
+			assert.Equal(t, tc.status, rec.Code, rec.Body.String())
+			for _, m := range tc.mention {
+				assert.Contains(t, errorOf(t, rec), m)
+			}
+		})
+	}
+	assert.Equal(t, runtime.Closed, em.State(), "nothing changed")
+	assert.Len(t, f.reg.Events(0), events)
 }
 
 // TestNoControlWithoutTheOption: without WithControl the control paths

@@ -181,9 +181,16 @@
 // option these paths answer 404 and the dashboard shows no control. A
 // request must be a POST (405), must not come from another site
 // ([http.CrossOriginProtection]: 403), must pass the embedder's
-// authorize func (403) and must name a breaker (404); the answer is the
-// breaker's Stats. With the option each dashboard card has a reason field
-// and three buttons, which refuse to send without a reason:
+// authorize func (403) and must name a breaker (404); the reason is read
+// from the body only, a form of type application/x-www-form-urlencoded
+// or multipart/form-data (another type: 415; a reason in the URL is
+// refused, 400); the answer is the breaker's Stats:
+//
+//	curl -H 'Authorization: Bearer …' --data-urlencode 'reason=provider maintenance' \
+//	    https://svc.internal/health/datasources/eastmoney/isolate
+//
+// With the option each dashboard card has a reason field and three
+// buttons, which refuse to send without a reason:
 //
 //	mux.Handle("/health/", httphealth.New(reg, httphealth.WithControl(func(r *http.Request) error {
 //		if !isOperator(r) { // the embedder's own check: a session, a client certificate
