@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
 	"net/url"
@@ -42,11 +43,13 @@ type control struct {
 // [http.CrossOriginProtection] decides from its Sec-Fetch-Site and Origin
 // headers (403); authorize must return nil (403 with its error's text
 // otherwise: check the caller's credentials there, the handler has none
-// of its own); the breaker must exist (404); the reason must come in a
-// body of type application/x-www-form-urlencoded or multipart/form-data
-// (415 otherwise; 400 for a reason in the URL, which is not read) and
-// must not be empty once cleaned as every reason is (one line, control
-// characters replaced, at most 200 characters; 400).
+// of its own); the breaker must exist (404); the request must carry no
+// query parameter (400: a reason in the URL is not read) and a body of
+// type application/x-www-form-urlencoded or multipart/form-data (415
+// otherwise) whose one field is reason (400 for another, as a GET endpoint
+// refuses a parameter it does not read; a query parameter or field whose
+// name starts with "_" is let through); the reason must not be empty once cleaned as every reason is
+// (one line, control characters replaced, at most 200 characters; 400).
 // A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
 // the controls stay off.
@@ -129,17 +132,23 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 const sendReason = "send the reason as the form field reason in the body, as curl --data-urlencode 'reason=…' (application/x-www-form-urlencoded) or curl -F 'reason=…' (multipart/form-data) do"
 
 // readReason returns the reason of a control request, cleaned, or the
-// status and message of its refusal. The reason is read only from a form
-// in the body: never from the URL, which servers log and browsers keep in
-// their history. A reason given another way is refused with a message
-// saying what to send, not taken for a missing one.
+// status and message of its refusal. The reason is the one thing a
+// control reads, and only from a form in the body: never from the URL,
+// which servers log and browsers keep in their history. A query
+// parameter, another form field or a body of another type is refused
+// rather than ignored, as the GET endpoints refuse a parameter they do
+// not read.
 func readReason(w http.ResponseWriter, r *http.Request) (reason string, status int, msg string) {
+	endpoint := "POST " + r.URL.Path
 	q, err := url.ParseQuery(r.URL.RawQuery)
 	if err != nil {
 		return "", http.StatusBadRequest, "malformed query: " + err.Error()
 	}
 	if q.Has("reason") {
 		return "", http.StatusBadRequest, "a reason in the URL is not read; " + sendReason
+	}
+	if msg := unknownParam(q, "query parameter", endpoint, nil); msg != "" {
+		return "", http.StatusBadRequest, msg + "; " + sendReason
 	}
 
 	if r.Body == nil { // a server never passes nil, a handler's caller may
@@ -174,6 +183,16 @@ func readReason(w http.ResponseWriter, r *http.Request) (reason string, status i
 		return "", http.StatusBadRequest, "malformed form: " + err.Error()
 	}
 
+	fields := url.Values{} // the names sent, a file's among them
+	maps.Copy(fields, r.PostForm)
+	if f := r.MultipartForm; f != nil {
+		for name := range f.File {
+			fields[name] = nil
+		}
+	}
+	if msg := unknownParam(fields, "form field", endpoint, []string{"reason"}); msg != "" {
+		return "", http.StatusBadRequest, msg
+	}
 	if f := r.MultipartForm; f != nil && len(f.File["reason"]) > 0 {
 		return "", http.StatusBadRequest, "reason is a file, which is not read (curl -F 'reason=@name' uploads one); give it as text: curl -F 'reason=…'"
 	}

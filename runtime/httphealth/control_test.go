@@ -271,6 +271,57 @@ func TestControlReasonShapes(t *testing.T) {
 	assert.Len(t, f.reg.Events(0), events)
 }
 
+// TestControlUnknownParams: a control refuses a query parameter or a
+// form field it does not read, as the GET endpoints refuse a parameter
+// (the same message, with a did-you-mean), and changes nothing; a name
+// starting with "_" is let through, as there.
+func TestControlUnknownParams(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	tdx := f.reg.Breaker(runtime.Config{Name: "tdx"})
+	const (
+		form = "application/x-www-form-urlencoded"
+		path = "/health/datasources/tdx/"
+	)
+
+	type bad struct {
+		name, target, ct, body string
+		error                  string
+	}
+	cases := []bad{
+		{"query", path + "bypass?x=1", form, "reason=ok",
+			`unknown query parameter "x"; POST /health/datasources/tdx/bypass takes no query parameter; send the reason as the form field reason in the body, as curl --data-urlencode 'reason=…' (application/x-www-form-urlencoded) or curl -F 'reason=…' (multipart/form-data) do`},
+		{"query, first by name", path + "isolate?z=1&_=1733312345&b=2", form, "reason=ok",
+			`unknown query parameter "b"; POST /health/datasources/tdx/isolate takes no query parameter; send the reason`},
+		{"malformed query", path + "isolate?%zz", form, "reason=ok", "malformed query"},
+		{"form field misspelt", path + "resume", form, "reason=ok&resaon=typo",
+			`unknown form field "resaon"; POST /health/datasources/tdx/resume takes reason (did you mean reason?)`},
+		{"form field only", path + "isolate", form, "Reason=ok",
+			`unknown form field "Reason"; POST /health/datasources/tdx/isolate takes reason (did you mean reason?)`},
+		{"form field other", path + "isolate", form, "reason=ok&until=14:00",
+			`unknown form field "until"; POST /health/datasources/tdx/isolate takes reason`},
+	}
+	ct, body := multipartForm(t, "reason", "ok", "reasons", "more")
+	cases = append(cases, bad{"multipart field", path + "isolate", ct, body,
+		`unknown form field "reasons"; POST /health/datasources/tdx/isolate takes reason (did you mean reason?)`})
+	ct, body = multipartForm(t, "reason", "ok", "@attachment", "notes")
+	cases = append(cases, bad{"multipart file", path + "isolate", ct, body,
+		`unknown form field "attachment"; POST /health/datasources/tdx/isolate takes reason`})
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := f.post(tc.target, tc.ct, tc.body)
+			assert.Equal(t, http.StatusBadRequest, rec.Code, rec.Body.String())
+			assert.Contains(t, errorOf(t, rec), tc.error)
+		})
+	}
+	assert.Equal(t, runtime.Closed, tdx.State(), "nothing changed")
+	assert.Empty(t, f.reg.Events(0))
+
+	// A cache buster in the URL, a CSRF token of a framework's form.
+	rec := f.post(path+"isolate?_=1733312345", form, "reason=ok&_csrf=abc")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, runtime.Isolated, tdx.State())
+}
+
 // TestNoControlWithoutTheOption: without WithControl the control paths
 // answer 404 to every method and the dashboard has no control anywhere.
 func TestNoControlWithoutTheOption(t *testing.T) {

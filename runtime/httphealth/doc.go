@@ -183,8 +183,10 @@
 // ([http.CrossOriginProtection]: 403), must pass the embedder's
 // authorize func (403) and must name a breaker (404); the reason is read
 // from the body only, a form of type application/x-www-form-urlencoded
-// or multipart/form-data (another type: 415; a reason in the URL is
-// refused, 400); the answer is the breaker's Stats:
+// or multipart/form-data (another type: 415), and a reason in the URL, a
+// query parameter or another form field is refused (400), as a GET
+// endpoint refuses a parameter it does not read; the answer is the
+// breaker's Stats:
 //
 //	curl -H 'Authorization: Bearer …' --data-urlencode 'reason=provider maintenance' \
 //	    https://svc.internal/health/datasources/eastmoney/isolate

@@ -228,20 +228,22 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.writeError(w, r, http.StatusBadRequest, "malformed query: "+err.Error())
 		return
 	}
-	if msg := unknownParam(q, r.URL.Path, params); msg != "" {
+	if msg := unknownParam(q, "query parameter", r.URL.Path, params); msg != "" {
 		h.writeError(w, r, http.StatusBadRequest, msg)
 		return
 	}
 	serve(w, r, q)
 }
 
-// unknownParam returns the error for the first query parameter, in name
-// order, that the endpoint at path does not read, or "": an ignored one
-// (source misspelt, or the dashboard's ?family=) would answer as though
-// nothing had been asked, which a reader takes for the answer asked for.
-// A name that starts with "_" is let through unread: the cache buster
-// (?_=1733312345) that some clients and monitors add.
-func unknownParam(q url.Values, path string, params []string) string {
+// unknownParam returns the error for the first name of q, in name order,
+// that the endpoint does not read, or "": an ignored one (source misspelt,
+// the dashboard's ?family=, or a control's resaon=) would answer as
+// though nothing had been asked, which a reader takes for the answer
+// asked for. what says what q holds ("query parameter", "form field"),
+// endpoint names the endpoint, params are the names it reads. A name that
+// starts with "_" is let through unread: the cache buster (?_=1733312345)
+// that some clients and monitors add, a web framework's _csrf field.
+func unknownParam(q url.Values, what, endpoint string, params []string) string {
 	names := make([]string, 0, len(q))
 	for name := range q {
 		if !slices.Contains(params, name) && !strings.HasPrefix(name, "_") {
@@ -252,7 +254,10 @@ func unknownParam(q url.Values, path string, params []string) string {
 		return ""
 	}
 	slices.Sort(names)
-	msg := fmt.Sprintf("unknown query parameter %q; %s takes ", names[0], path)
+	msg := fmt.Sprintf("unknown %s %q; %s takes ", what, names[0], endpoint)
+	if len(params) == 0 {
+		return msg + "no " + what
+	}
 	for i, p := range params {
 		switch {
 		case i == 0:
