@@ -48,8 +48,9 @@ type control struct {
 // type application/x-www-form-urlencoded or multipart/form-data (415
 // otherwise) whose one field is reason (400 for another, as a GET endpoint
 // refuses a parameter it does not read; a query parameter or field whose
-// name starts with "_" is let through); the reason must not be empty once cleaned as every reason is
-// (one line, control characters replaced, at most 200 characters; 400).
+// name starts with "_" is let through); the reason must not be empty once
+// cleaned as every reason is (one line, control characters replaced, at
+// most 200 characters; 400).
 // A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
 // the controls stay off.
