@@ -498,15 +498,8 @@ func stubSources(dir string, tests bool, overlay, stubs map[string][]byte) error
 			continue
 		}
 		var b strings.Builder
-		for _, cg := range f.Comments {
-			if cg.Pos() >= f.Package {
-				break
-			}
-			for _, c := range cg.List {
-				if strings.HasPrefix(c.Text, "//go:build ") || strings.HasPrefix(c.Text, "// +build ") {
-					b.WriteString(c.Text + "\n")
-				}
-			}
+		if line := BuildLine(f); line != "" {
+			b.WriteString(line + "\n") // the constraint the go command reads
 		}
 		fmt.Fprintf(&b, "\npackage %s\n", f.Name.Name)
 		cgo := false

@@ -3,10 +3,12 @@ package load
 import (
 	"go/ast"
 	"go/build"
+	"go/build/constraint"
 	"go/parser"
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,6 +27,46 @@ func TestBuildLine(t *testing.T) {
 	f, err := parser.ParseFile(token.NewFileSet(), "a.go", src, parser.ParseComments)
 	require.NoError(t, err)
 	assert.Equal(t, "//go:build linux && !cgo", BuildLine(f))
+}
+
+// TestBuildLineLegacy: a file constrained by // +build lines alone gets the
+// //go:build line the go command reads from them; lines the go command
+// ignores are ignored.
+func TestBuildLineLegacy(t *testing.T) {
+	for src, want := range map[string]string{
+		"// +build legacy\n\npackage x\n":                                 "//go:build legacy",
+		"// Copyright.\n\n// +build linux,386 darwin,!cgo\n\npackage x\n": "//go:build (linux && 386) || (darwin && !cgo)",
+		"// +build linux\n// +build amd64\n\n// Doc.\npackage x\n":        "//go:build linux && amd64",
+		"// +build a\n\n// +build b\n\npackage x\n":                       "//go:build a && b",
+		"//go:build a || b\n// +build a b\n\npackage x\n":                 "//go:build a || b",
+		"// +build ignored\n\n//go:build kept\n\npackage x\n":             "//go:build kept",
+		"// Package x.\n// +build doc\npackage x\n":                       "",                  // no blank line follows it
+		"/* c */\n\n// +build late\n\npackage x\n":                        "",                  // after a /* */ comment
+		"// +build !!bad\n\npackage x\n":                                  "//go:build ignore", // never built, as before
+		"package x\n\n// +build after\n":                                  "",
+		"package x\n":                                                     "",
+	} {
+		f, err := parser.ParseFile(token.NewFileSet(), "a.go", src, parser.ParseComments|parser.PackageClauseOnly)
+		require.NoError(t, err)
+		assert.Equal(t, want, BuildLine(f), "%q", src)
+		// go/build, which the go command uses, builds the file exactly
+		// where the line holds.
+		dir := t.TempDir()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "a.go"), []byte(src), 0o644))
+		line := want
+		if line == "" {
+			line = "//go:build !never"
+		}
+		x, err := constraint.Parse(line)
+		require.NoError(t, err)
+		for _, tags := range [][]string{nil, {"legacy"}, {"linux", "amd64"}, {"linux", "386"}, {"darwin"}, {"darwin", "cgo"}, {"a"}, {"b"}, {"a", "b"}, {"kept"}, {"ignored"}, {"doc"}, {"late"}, {"after"}} {
+			ctx := build.Default
+			ctx.GOOS, ctx.GOARCH, ctx.CgoEnabled, ctx.BuildTags = "plan9", "arm", false, tags
+			match, err := ctx.MatchFile(dir, "a.go")
+			require.NoError(t, err)
+			assert.Equal(t, match, x.Eval(func(tag string) bool { return slices.Contains(tags, tag) }), "%q with tags %v", src, tags)
+		}
+	}
 }
 
 // TestOutputNames checks that an output keeps its source's constraint,
