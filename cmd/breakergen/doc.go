@@ -46,8 +46,10 @@
 //
 //	breakergen [-type A,B] [-tags TAGS] [-check] [-strict] [packages]
 //
-// The packages are go command patterns (default "."); every package is
-// loaded with one go/packages call. Test files are loaded when one of them
+// The packages are go command patterns (default "."), matched as the go
+// command matches them: "..." is a wildcard anywhere (./svc_... names
+// ./svc_a and ./svc_b; x/... names x too), in directory and import path
+// forms alike. Every package is loaded with one go/packages call. Test files are loaded when one of them
 // contains "breaker:" (every annotation does) or an earlier
 // f_breaker_test.go is there; otherwise, however many other generators'
 // mocks they hold, they cost the run nothing. The flags are:

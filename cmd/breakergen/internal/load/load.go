@@ -212,8 +212,9 @@ func Load(cfg Config) (*Result, error) {
 }
 
 // noModule returns the directory of the patterns that matched nothing
-// (local patterns: ".", "./x/...", an absolute path; else the run's
-// directory, dir, "" the current one) when neither it nor a parent holds a
+// (local patterns: ".", "./x/...", an absolute path, or the directory
+// their wildcard's walk starts at; else the run's directory, dir, "" the
+// current one) when neither it nor a parent holds a
 // go.mod or a go.work, and modules are on: the go command then finds no
 // package, and breakergen says why. It returns "" otherwise, and when the
 // patterns lie in different directories.
@@ -224,11 +225,11 @@ func noModule(dir string, patterns []string) string {
 	where := ""
 	for _, pat := range patterns {
 		d := dir
-		if p := strings.TrimSuffix(strings.TrimSuffix(pat, "..."), "/"); p == "." || p == ".." || strings.HasPrefix(p, "./") || strings.HasPrefix(p, "../") || filepath.IsAbs(p) {
-			if filepath.IsAbs(p) {
-				d = p
-			} else {
-				d = filepath.Join(dir, p)
+		if isLocal(pat) {
+			lp := newLocalPattern(dir, pat)
+			d = lp.lit
+			if lp.match != nil {
+				d = lp.walk // ./svc_... lies in .
 			}
 		}
 		if where != "" && where != d {
@@ -250,90 +251,6 @@ func noModule(dir string, patterns []string) string {
 			return abs
 		}
 	}
-}
-
-// localDirs returns the directories that local patterns ("." , "./x",
-// "./x/...", absolute paths) can name, walking "..." the way the go command
-// does (skipping testdata, vendor, hidden and _ directories, and nested
-// modules). ok is false when a pattern is not local.
-func localDirs(base string, patterns []string) (dirs []string, ok bool) {
-	if base == "" {
-		var err error
-		if base, err = os.Getwd(); err != nil {
-			return nil, false
-		}
-	}
-	for _, pat := range patterns {
-		if !(pat == "." || pat == ".." || strings.HasPrefix(pat, "./") || strings.HasPrefix(pat, "../") || filepath.IsAbs(pat)) {
-			return nil, false
-		}
-		root, wild := strings.CutSuffix(pat, "...")
-		if strings.Contains(root, "...") {
-			return nil, false
-		}
-		if !filepath.IsAbs(root) {
-			root = filepath.Join(base, root)
-		}
-		root = filepath.Clean(root)
-		if !wild {
-			dirs = append(dirs, root)
-			continue
-		}
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || !d.IsDir() {
-				return nil
-			}
-			if path != root {
-				name := d.Name()
-				if name == "testdata" || name == "vendor" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
-					return filepath.SkipDir
-				}
-				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
-					return filepath.SkipDir // another module
-				}
-			}
-			dirs = append(dirs, path)
-			return nil
-		})
-		if err != nil {
-			return nil, false
-		}
-	}
-	return dirs, true
-}
-
-// matchesAny reports whether pattern matched one of the listed packages
-// (the go command only warns about a pattern that matched nothing).
-func matchesAny(dir, pattern string, list []*packages.Package) bool {
-	switch pattern {
-	case "all", "std", "cmd", "tool", "work":
-		return true
-	}
-	local := pattern == "." || pattern == ".." || strings.HasPrefix(pattern, "./") || strings.HasPrefix(pattern, "../") || filepath.IsAbs(pattern)
-	prefix, wild := strings.CutSuffix(pattern, "...")
-	if local {
-		base := dir
-		if base == "" {
-			base, _ = os.Getwd()
-		}
-		if !filepath.IsAbs(prefix) {
-			prefix = filepath.Join(base, prefix)
-		}
-		prefix = filepath.Clean(prefix)
-	}
-	for _, p := range list {
-		if len(p.Errors) > 0 && len(p.GoFiles) == 0 {
-			continue
-		}
-		got := p.PkgPath
-		if local {
-			got = p.Dir
-		}
-		if got == prefix || wild && (strings.HasPrefix(got, strings.TrimSuffix(prefix, "/")+"/") || prefix == "" || local && strings.HasPrefix(got, prefix+string(filepath.Separator))) {
-			return true
-		}
-	}
-	return strings.Contains(strings.TrimSuffix(pattern, "..."), "...") // an inner wildcard: trust the go command
 }
 
 // findOutputs records the files in dir that carry our header, and an overlay

@@ -114,29 +114,6 @@ func TestOutputNames(t *testing.T) {
 	}
 }
 
-func TestMatchesAny(t *testing.T) {
-	dir := "/m"
-	list := []*packages.Package{
-		{PkgPath: "example.com/m/a", Dir: filepath.FromSlash("/m/a"), GoFiles: []string{"/m/a/a.go"}},
-		{PkgPath: "example.com/m/b/c", Dir: filepath.FromSlash("/m/b/c"), GoFiles: []string{"/m/b/c/c.go"}},
-	}
-	for pattern, want := range map[string]bool{
-		"./a":                 true,
-		"./a/...":             true,
-		"./...":               true,
-		"./b/...":             true,
-		"./b":                 false,
-		"./z/...":             false,
-		"example.com/m/a":     true,
-		"example.com/m/...":   true,
-		"example.com/m/b/...": true,
-		"example.com/n/...":   false,
-		"all":                 true,
-	} {
-		assert.Equal(t, want, matchesAny(dir, pattern, list), pattern)
-	}
-}
-
 // TestOneLoad: every pattern of a run is served by one type-checked load,
 // test files included, our outputs emptied; local patterns need no listing
 // beforehand, import paths one.
