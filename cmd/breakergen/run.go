@@ -4,10 +4,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -159,7 +163,92 @@ func run(args []string, stdout, stderr io.Writer) error {
 	return generate(o, stdout, stderr)
 }
 
+// fileArgs reports arguments that name Go files rather than packages
+// (mockgen's habit of //go:generate mockgen -source=$GOFILE, carried
+// over): a usage error that says what to write instead. As for the go
+// command, an argument is a file when it ends in ".go" and names one.
+func fileArgs(o *options, stderr io.Writer) error {
+	var files, dirs, types []string
+	for _, arg := range o.patterns {
+		path := arg
+		if !filepath.IsAbs(path) && o.dir != "" {
+			path = filepath.Join(o.dir, path)
+		}
+		if !strings.HasSuffix(arg, ".go") {
+			continue
+		}
+		if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+			continue // a pattern that ends in .go
+		}
+		files = append(files, arg)
+		dir := filepath.ToSlash(filepath.Dir(arg))
+		if dir != "." && dir != ".." && !filepath.IsAbs(arg) && !strings.HasPrefix(dir, "../") {
+			dir = "./" + dir
+		}
+		if !slices.Contains(dirs, dir) {
+			dirs = append(dirs, dir)
+		}
+		for _, t := range annotatedTypes(path) {
+			if !slices.Contains(types, t) {
+				types = append(types, t)
+			}
+		}
+	}
+	if len(files) == 0 {
+		return nil
+	}
+	pkgs := strings.Join(dirs, " ")
+	what := "its package"
+	if len(dirs) > 1 {
+		what = "their packages"
+	}
+	only := "and -type A,B to select interfaces"
+	if len(types) > 0 {
+		only = fmt.Sprintf("or, for the wrappers of the interfaces in %s only, -type %s %s", strings.Join(files, ", "), strings.Join(types, ","), pkgs)
+	}
+	fmt.Fprintf(stderr, "breakergen: %s: breakergen takes packages, not files: write %s (%s), %s\n", strings.Join(files, ", "), pkgs, what, only)
+	if gofile := o.getenv("GOFILE"); gofile != "" && slices.Contains(files, gofile) {
+		fmt.Fprintln(stderr, "breakergen: in the //go:generate line, write . in place of $GOFILE")
+	}
+	return errUsage
+}
+
+// annotatedTypes returns the names of the types of the Go file whose doc
+// comment holds a //breaker: line, for fileArgs's hint; none when the file
+// does not parse.
+func annotatedTypes(path string) []string {
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments|parser.SkipObjectResolution)
+	if err != nil {
+		return nil
+	}
+	annotated := func(cg *ast.CommentGroup) bool {
+		for _, c := range cg.List {
+			if strings.HasPrefix(c.Text, "//breaker:") {
+				return true
+			}
+		}
+		return false
+	}
+	var names []string
+	for _, d := range f.Decls {
+		gd, ok := d.(*ast.GenDecl)
+		if !ok || gd.Tok != token.TYPE {
+			continue
+		}
+		for _, spec := range gd.Specs {
+			ts := spec.(*ast.TypeSpec)
+			if ts.Doc != nil && annotated(ts.Doc) || gd.Doc != nil && !gd.Lparen.IsValid() && annotated(gd.Doc) {
+				names = append(names, ts.Name.Name)
+			}
+		}
+	}
+	return names
+}
+
 func generate(o *options, stdout, stderr io.Writer) error {
+	if err := fileArgs(o, stderr); err != nil {
+		return err
+	}
 	res, err := load.Load(load.Config{Dir: o.dir, Patterns: o.patterns, Tags: o.tags, Env: o.env})
 	if err != nil {
 		return err

@@ -76,3 +76,29 @@ func TestBrokenOwnOutputs(t *testing.T) {
 	assert.Contains(t, string(got), "func NewSourceBreaker(")
 	assert.NoFileExists(t, filepath.Join(dir, "gone_breaker.go"))
 }
+
+// TestFileArgs: a Go file given for a package (mockgen's $GOFILE habit)
+// is a usage error that says what to write; a directory or a pattern that
+// merely ends in .go is a package pattern, as for the go command.
+func TestFileArgs(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.go"), []byte("package x\n\n//breaker:name=a\ntype A interface{ M() error }\n\n// B.\ntype (\n\t//breaker:name=b\n\tB interface{ M() error }\n\tC interface{ M() error }\n)\n"), 0o644))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "sub", "p.go"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "sub", "t.go"), []byte("package sub\n"), 0o644))
+
+	var stdout, stderr strings.Builder
+	err := generate(&options{patterns: []string{"s.go"}, dir: dir, env: []string{"GOFILE=s.go"}}, &stdout, &stderr)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Equal(t, "breakergen: s.go: breakergen takes packages, not files: write . (its package), or, for the wrappers of the interfaces in s.go only, -type A,B .\n"+
+		"breakergen: in the //go:generate line, write . in place of $GOFILE\n", stderr.String())
+	assert.Empty(t, stdout.String())
+
+	stderr.Reset()
+	err = fileArgs(&options{patterns: []string{"./sub/t.go", "sub/p.go", "missing.go"}, dir: dir}, &stderr)
+	assert.ErrorIs(t, err, errUsage)
+	assert.Equal(t, "breakergen: ./sub/t.go: breakergen takes packages, not files: write ./sub (its package), and -type A,B to select interfaces\n", stderr.String())
+
+	stderr.Reset()
+	assert.NoError(t, fileArgs(&options{patterns: []string{"sub/p.go", "missing.go", "./..."}, dir: dir}, &stderr))
+	assert.Empty(t, stderr.String())
+}
