@@ -68,8 +68,10 @@
 //		build tags to load the packages with, as for go build.
 //	-check
 //		write nothing; if any output would be written or removed, name
-//		each such file on stderr and exit with status 1. Use it in CI to
-//		check that generated files are up to date.
+//		each such file on stderr and exit with status 1, and name every
+//		file breakergen did not write that is in an output's way, as a run
+//		without -check would. Use it in CI to check that generated files
+//		are up to date.
 //	-strict
 //		treat every warning (see Warnings below) as an error: print the
 //		warnings, write nothing and exit with status 1. With -check, CI
@@ -388,7 +390,10 @@
 // A file is written only when its bytes change. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;
 // only files starting with the header above are ever removed or
-// overwritten. Earlier outputs are hidden from the type checker while
+// overwritten. Another file where an output goes (a hand-written
+// a_breaker.go beside an annotated a.go) is an error at the interface that
+// wants the output, for each such file at once; nothing is written then:
+// rename the file, or move the interface to another file. Earlier outputs are hidden from the type checker while
 // loading, so a stale wrapper never stops regeneration, and type errors
 // outside the annotated interfaces (tests calling a constructor that does
 // not exist yet) do not stop it either.
