@@ -37,8 +37,10 @@ func isMeta(pattern string) bool {
 // with the go command's two exceptions: a trailing "/..." also matches the
 // empty string (x/... matches x), and a "vendor" element that is not the
 // last is matched only by a literal "vendor" (./... does not match
-// ./vendor/x, ./vendor/... does). It is cmd/internal/pkgpattern's
-// MatchPattern.
+// ./vendor/x, ./vendor/... does). It is adapted from the Go project's
+// cmd/internal/pkgpattern.MatchPattern (Copyright The Go Authors; the
+// BSD-style license of the Go distribution), so that breakergen reads a
+// pattern exactly as go generate's go command does.
 func matchPattern(pattern string) func(name string) bool {
 	const vendorChar = "\x00" // stands for a vendor element no wildcard matches
 	if strings.Contains(pattern, vendorChar) || !utf8.ValidString(pattern) {
