@@ -24,6 +24,10 @@ const (
 	DefaultTimeout = 50 * time.Millisecond
 )
 
+// minTimeout is the shortest [WithTimeout]: below it, no Redis answers in
+// time, and a slip of the unit (WithTimeout(50)) would pass.
+const minTimeout = time.Millisecond
+
 // How often a process says it is alive, and how long a silent one counts
 // as a member; how long the subscriber waits before it tries again.
 const (
@@ -51,7 +55,10 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithTimeout bounds every Redis operation, enforced by the fleet whatever
 // the client's own timeouts: a call never waits on Redis longer. Default
-// 50ms.
+// 50ms. [Attach] refuses one under 1ms: a Duration counts nanoseconds, so
+// WithTimeout(50) is 50ns, a slip of the unit that no Redis would answer
+// within (the fleet would report Redis down for ever). A long one is taken
+// as it is: a stalled Redis then holds a call, Attach and Close up to it.
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithSharedLimits makes the token buckets of these names one bucket in
@@ -133,8 +140,8 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 			opt(&o)
 		}
 	}
-	if o.timeout <= 0 {
-		return nil, fmt.Errorf("redisstate: timeout %s, want > 0", o.timeout)
+	if o.timeout < minTimeout {
+		return nil, fmt.Errorf("redisstate: WithTimeout(%s): want at least %s (a time.Duration counts nanoseconds: 50*time.Millisecond, not 50)", o.timeout, minTimeout)
 	}
 	if err := checkPrefix(o.prefix); err != nil {
 		return nil, err

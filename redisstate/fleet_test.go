@@ -386,3 +386,20 @@ func TestCloseLeavesTheFleet(t *testing.T) {
 	assert.Nil(t, reg.Health().Fleet, "detached")
 	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 1 }, within, time.Millisecond)
 }
+
+// TestAttachRefusesATimeoutUnder1ms: WithTimeout(1) is a slip of the unit
+// (a Duration counts nanoseconds); taken as it is, every Redis operation
+// would time out and the fleet would blame Redis for ever.
+func TestAttachRefusesATimeoutUnder1ms(t *testing.T) {
+	s := startServer(t, "")
+	for _, d := range []time.Duration{1, 50, time.Millisecond - 1} {
+		reg := runtime.NewRegistry(runtime.WithoutEnv())
+		f, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithTimeout(d))
+		require.ErrorContains(t, err, "WithTimeout("+d.String()+"): want at least 1ms", d)
+		assert.Nil(t, f)
+	}
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithTimeout(time.Millisecond))
+	require.NoError(t, err, "1ms is a timeout")
+	assert.NoError(t, f.Close())
+}
