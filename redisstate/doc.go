@@ -70,7 +70,8 @@
 // Redis answers again: the process re-reads the notes, and publishes again
 // its own trips whose window still runs (made while Redis was away, or
 // lost with a restarted Redis). [runtime.Health] reports "fleet":
-// {"redis": "ok" | "down", "members": N}.
+// {"redis": "ok" | "down", "members": N}, and "duplicate_origin" while
+// another live member uses this one's origin ([WithOrigin]).
 //
 // # Cluster and Sentinel
 //

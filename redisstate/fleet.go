@@ -2,6 +2,7 @@ package redisstate
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -73,7 +74,18 @@ func WithSharedLimits(names ...string) Option {
 func WithLocalShare(f float64) Option { return func(o *options) { o.share = f } }
 
 // WithOrigin names this process in notes and in peers' events. Default
-// "<host name>:<pid>".
+// "<host name>:<pid>" for the first Attach of the process, and
+// "<host name>:<pid>-<n>" for its n-th (a test, or a service with two
+// registries), so that no two Attaches share it.
+//
+// Each member of the fleet must have its own origin: a process drops
+// every message of its own origin as its own news, so two members of one
+// origin would never follow each other. [Attach] refuses an origin that
+// another live member uses (one whose heartbeat is under 2s old: a
+// process restarted that soon after a crash under the same origin is
+// refused until its old heartbeat has run out). When Redis does not answer
+// Attach, the heartbeats find the clash later: both members log it and
+// report it in Health ([runtime.FleetHealth].DuplicateOrigin).
 func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
 
 // WithLogger sets where the fleet logs Redis going away and coming back,
@@ -83,11 +95,12 @@ func WithLogger(l *slog.Logger) Option { return func(o *options) { o.logger = l 
 // Fleet is a registry attached to the other processes of its service
 // through Redis. Get one from [Attach]; it is safe for concurrent use.
 type Fleet struct {
-	reg     *runtime.Registry
-	rdb     redis.UniversalClient
-	opt     options
-	channel string
-	limits  map[string]*limit // shared limits by name; read-only after Attach
+	reg      *runtime.Registry
+	rdb      redis.UniversalClient
+	opt      options
+	instance string // this Attach's own name, telling it from another of its origin
+	channel  string
+	limits   map[string]*limit // shared limits by name; read-only after Attach
 
 	ctx    context.Context // ends at Close
 	cancel context.CancelFunc
@@ -113,6 +126,7 @@ type Fleet struct {
 
 	up      atomic.Bool  // the last Redis operation answered in time
 	members atomic.Int64 // processes attached, as of the last heartbeat
+	twins   atomic.Int64 // other live members of this origin, as of the last heartbeat
 	dropped atomic.Uint64
 	closed  sync.Once
 }
@@ -123,8 +137,9 @@ type Fleet struct {
 // It reads the open notes before it returns. Redis being down is not an
 // error: the registry works on its own until Redis answers. It fails only
 // for bad arguments (a nil registry, a nil client, a typed nil such as a
-// nil *redis.Client included, or a bad option), starting nothing then, or
-// when reg is attached already.
+// nil *redis.Client included, or a bad option), starting nothing then,
+// when reg is attached already, or when another live member of the fleet
+// uses its origin (see [WithOrigin]).
 func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*Fleet, error) {
 	switch {
 	case reg == nil:
@@ -150,13 +165,12 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		return nil, fmt.Errorf("redisstate: local share %g, want 0 < f <= 1", o.share)
 	}
 	if o.origin == "" {
-		host, _ := os.Hostname()
-		o.origin = fmt.Sprintf("%s:%d", host, os.Getpid())
+		o.origin = defaultOrigin()
 	}
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	f := &Fleet{reg: reg, rdb: rdb, opt: o, channel: o.prefix + "events",
+	f := &Fleet{reg: reg, rdb: rdb, opt: o, instance: rand.Text(), channel: o.prefix + "events",
 		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{},
 		modes: map[string]knownMode{}}
 	for _, n := range o.limits {
@@ -170,7 +184,12 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		return nil, fmt.Errorf("redisstate: %w", err)
 	}
 	f.stop = stop
-	f.beat()
+	if f.beat(true) && f.twins.Load() > 0 {
+		f.stop()
+		f.cancel()
+		return nil, fmt.Errorf("redisstate: origin %q is in use by another live member of the fleet; "+
+			"give each process its own WithOrigin (each would drop the other's news as its own)", o.origin)
+	}
 	// The subscriber subscribes (a dial may block): wait for it at most
 	// the timeout, so that no message published after Attach is missed,
 	// then read the notes published before.
@@ -188,6 +207,21 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	t.Stop()
 	f.resync()
 	return f, nil
+}
+
+// attaches counts the Attaches of the process that took the default
+// origin.
+var attaches atomic.Int64
+
+// defaultOrigin is "<host name>:<pid>" for the process's first Attach of
+// the default origin, "<host name>:<pid>-<n>" for its n-th.
+func defaultOrigin() string {
+	host, _ := os.Hostname()
+	origin := fmt.Sprintf("%s:%d", host, os.Getpid())
+	if n := attaches.Add(1); n > 1 {
+		origin += fmt.Sprintf("-%d", n)
+	}
+	return origin
 }
 
 // isNil reports whether v holds a nil pointer, map, func or the like: a
@@ -213,7 +247,12 @@ func (f *Fleet) Close() error {
 		_ = f.pubsub.Close()
 		f.wg.Wait()
 		_ = f.doIn(context.Background(), func(ctx context.Context) error {
-			return f.rdb.ZRem(ctx, f.opt.prefix+"members", f.opt.origin).Err()
+			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+				p.ZRem(ctx, f.opt.prefix+"members", f.opt.origin)
+				p.ZRem(ctx, f.originKey(), f.instance)
+				return nil
+			})
+			return err
 		})
 	})
 	return nil
@@ -234,6 +273,9 @@ func (f *Fleet) Health() runtime.FleetHealth {
 	h := runtime.FleetHealth{Redis: "down", Members: int(f.members.Load())}
 	if f.up.Load() {
 		h.Redis = "ok"
+	}
+	if f.twins.Load() > 0 {
+		h.DuplicateOrigin = f.opt.origin
 	}
 	return h
 }
@@ -298,7 +340,7 @@ func (f *Fleet) heartbeats() {
 		case <-t.C:
 		}
 		was := f.up.Load()
-		if f.beat() && !was {
+		if f.beat(false) && !was {
 			f.opt.logger.Info("redisstate: Redis is back; re-syncing", "origin", f.opt.origin)
 			f.resync()
 			f.republish()
@@ -317,17 +359,54 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return redis.call('ZCARD', KEYS[1])
 `)
 
-// beat runs one heartbeat and reports whether Redis answered.
-func (f *Fleet) beat() bool {
-	var n int64
+// originScript keeps this Attach (ARGV[1]) in the set of those using its
+// origin (KEYS[1], scored by when each one's time is up on the server's
+// clock) until now+ttl, drops those whose time is up, and counts the
+// others. Attaching (ARGV[3] "1"), it adds nothing when there are others.
+// A key of its own, apart from the members set, so that each script
+// touches one key (Redis Cluster) and the members stay origins, as peers
+// of an earlier version count them.
+var originScript = redis.NewScript(`
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local others = redis.call('ZCARD', KEYS[1])
+if redis.call('ZSCORE', KEYS[1], ARGV[1]) then others = others - 1 end
+if others > 0 and ARGV[3] == '1' then return others end
+redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return others
+`)
+
+// beat runs one heartbeat and reports whether Redis answered. It first
+// claims the origin: attaching, the claim fails when another live member
+// has the origin, and the process is not added to the members then.
+// Whether others have the origin is in twins; a change is logged.
+func (f *Fleet) beat(attaching bool) bool {
+	var n, others int64
 	err := f.do(func(ctx context.Context) error {
 		var err error
+		others, err = originScript.Run(ctx, f.rdb, []string{f.originKey()},
+			f.instance, memberTTL.Milliseconds(), attaching).Int64()
+		if err != nil || attaching && others > 0 {
+			return err
+		}
 		n, err = membersScript.Run(ctx, f.rdb, []string{f.opt.prefix + "members"},
 			f.opt.origin, memberTTL.Milliseconds()).Int64()
 		return err
 	})
 	if err != nil {
 		return false
+	}
+	was := f.twins.Swap(others)
+	switch {
+	case attaching && others > 0:
+		return true // refused: Attach undoes it
+	case was == 0 && others > 0:
+		f.opt.logger.Warn("redisstate: another live member uses this origin; neither follows the other's trips, "+
+			"give each process its own WithOrigin", "origin", f.opt.origin, "others", others)
+	case was > 0 && others == 0:
+		f.opt.logger.Info("redisstate: no other live member uses this origin now", "origin", f.opt.origin)
 	}
 	f.members.Store(n)
 	f.up.Store(true)
@@ -532,6 +611,7 @@ func (f *Fleet) followNotes(bs []*runtime.Breaker, cmds noteCmds) {
 }
 
 func (f *Fleet) noteKey(name string) string   { return f.opt.prefix + "open:" + name }
+func (f *Fleet) originKey() string            { return f.opt.prefix + "origin:" + f.opt.origin }
 func (f *Fleet) leaseKey(name string) string  { return f.opt.prefix + "probe" + tagged(name) }
 func (f *Fleet) closedKey(name string) string { return f.opt.prefix + "closed" + tagged(name) }
 

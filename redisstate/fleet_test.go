@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -385,6 +386,76 @@ func TestCloseLeavesTheFleet(t *testing.T) {
 	assert.Equal(t, []string{"a"}, members(), "b left at once")
 	assert.Nil(t, reg.Health().Fleet, "detached")
 	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 1 }, within, time.Millisecond)
+}
+
+// TestDefaultOriginsDiffer: two registries of one process attached with
+// the default origin are two members of the fleet, each following the
+// other's trips: were their origins equal, each would drop the other's
+// news as its own. Only the first Attach of the process (maybe another
+// test's) has the plain "<host>:<pid>".
+func TestDefaultOriginsDiffer(t *testing.T) {
+	s := startServer(t, "")
+	fleets := make([]*redisstate.Fleet, 2)
+	regs := make([]*runtime.Registry, 2)
+	for i := range regs {
+		regs[i] = runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+		regs[i].Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Minute})
+		f, err := redisstate.Attach(regs[i], newClient(t, s), redisstate.WithTimeout(time.Second),
+			redisstate.WithLogger(slog.New(slog.DiscardHandler)))
+		require.NoError(t, err)
+		t.Cleanup(func() { assert.NoError(t, f.Close()) })
+		fleets[i] = f
+	}
+	assert.NotEqual(t, fleets[0].Origin(), fleets[1].Origin())
+	host, _ := os.Hostname()
+	assert.True(t, strings.HasPrefix(fleets[0].Origin(), fmt.Sprintf("%s:%d", host, os.Getpid())), fleets[0].Origin())
+	assert.True(t, strings.HasPrefix(fleets[1].Origin(), fmt.Sprintf("%s:%d-", host, os.Getpid())), fleets[1].Origin())
+
+	a, _ := regs[0].Lookup("tdx")
+	b, _ := regs[1].Lookup("tdx")
+	tripBy(t, a)
+	require.Eventually(t, func() bool { return b.State() == runtime.Open }, within, time.Millisecond)
+	require.Eventually(t, func() bool { return regs[0].Health().Fleet.Members == 2 }, within, time.Millisecond)
+}
+
+// TestAttachRefusesAnOriginInUse: an origin that a live member uses
+// already is refused, starting nothing, since each would drop the other's
+// news as its own; once that member has left, it is free again.
+func TestAttachRefusesAnOriginInUse(t *testing.T) {
+	s := startServer(t, "")
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	a, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithOrigin("same"), redisstate.WithTimeout(time.Second))
+	require.NoError(t, err)
+
+	twin := runtime.NewRegistry(runtime.WithoutEnv())
+	f, err := redisstate.Attach(twin, newClient(t, s), redisstate.WithOrigin("same"), redisstate.WithTimeout(time.Second))
+	require.ErrorContains(t, err, `origin "same" is in use by another live member`)
+	assert.Nil(t, f)
+	assert.Nil(t, twin.Health().Fleet, "not attached")
+	assert.Equal(t, 1, reg.Health().Fleet.Members)
+
+	require.NoError(t, a.Close())
+	f, err = redisstate.Attach(twin, newClient(t, s), redisstate.WithOrigin("same"), redisstate.WithTimeout(time.Second))
+	require.NoError(t, err, "free once its member has left")
+	assert.NoError(t, f.Close())
+}
+
+// TestTwinOriginsShowInHealth: two members that came to share an origin
+// where Attach could not see it (Redis stalled while the second attached)
+// are found by their heartbeats: both log it and report it in Health, and
+// it clears when one leaves.
+func TestTwinOriginsShowInHealth(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "same", time.Minute)
+	s.signal(syscall.SIGSTOP)
+	b := attach(t, newClient(t, s), "same", time.Minute, redisstate.WithTimeout(redisstate.DefaultTimeout))
+	s.signal(syscall.SIGCONT)
+	for _, m := range []member{a, b} {
+		require.Eventually(t, func() bool { return m.reg.Health().Fleet.DuplicateOrigin == "same" }, within, time.Millisecond)
+		assert.Contains(t, m.log.String(), `another live member uses this origin`)
+	}
+	require.NoError(t, b.fleet.Close())
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.DuplicateOrigin == "" }, within, time.Millisecond)
 }
 
 // TestAttachRefusesATimeoutUnder1ms: WithTimeout(1) is a slip of the unit

@@ -51,6 +51,11 @@ type TokenRefunder interface {
 type FleetHealth struct {
 	Redis   string `json:"redis"`
 	Members int    `json:"members"`
+	// DuplicateOrigin is this process's name in the fleet while another
+	// live member uses it too: each drops the other's news as its own,
+	// so neither follows the other's trips. "" (left out of the JSON)
+	// while the name is its own.
+	DuplicateOrigin string `json:"duplicate_origin,omitempty"`
 }
 
 // errShared is returned by Share when a Sharer is already attached.
