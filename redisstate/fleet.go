@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"reflect"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,7 +64,11 @@ func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 func WithTimeout(d time.Duration) Option { return func(o *options) { o.timeout = d } }
 
 // WithSharedLimits makes the token buckets of these names one bucket in
-// Redis for the whole fleet. Default none.
+// Redis for the whole fleet. Default none. [Attach] refuses an empty
+// name; a name that no limiter of the registry has (yet), a typo most
+// often, is listed in [runtime.Registry.Unmatched] and
+// [runtime.Health].Unmatched with the registry's other settings that name
+// nothing, until a limiter of that name is made.
 func WithSharedLimits(names ...string) Option {
 	return func(o *options) { o.limits = append(o.limits, names...) }
 }
@@ -160,6 +165,9 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	if err := checkPrefix(o.prefix); err != nil {
 		return nil, err
+	}
+	if slices.Contains(o.limits, "") {
+		return nil, errors.New("redisstate: WithSharedLimits: an empty name, which no limiter has")
 	}
 	if math.IsNaN(o.share) || o.share <= 0 || o.share > 1 {
 		return nil, fmt.Errorf("redisstate: local share %g, want 0 < f <= 1", o.share)
@@ -266,6 +274,18 @@ func (f *Fleet) Origin() string { return f.opt.origin }
 type sharer Fleet
 
 func (s *sharer) Health() runtime.FleetHealth { return (*Fleet)(s).Health() }
+
+var _ runtime.LimitSharer = (*sharer)(nil)
+
+// SharedLimits returns the names of [WithSharedLimits], for the registry
+// to list those that no limiter has among its unmatched settings.
+func (s *sharer) SharedLimits() []string {
+	names := make([]string, 0, len(s.limits))
+	for n := range s.limits {
+		names = append(names, n)
+	}
+	return names
+}
 
 // Health reports whether Redis answers and how many processes are
 // attached (see [runtime.Health].Fleet).

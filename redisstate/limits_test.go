@@ -178,3 +178,21 @@ func TestRefundWhileRedisIsAway(t *testing.T) {
 	require.NoError(t, lim.Wait(ctx, 100*time.Millisecond), "the token given back")
 	require.ErrorIs(t, lim.Wait(ctx, 100*time.Millisecond), runtime.ErrRateLimited, "and only that one")
 }
+
+// TestSharedLimitNamesMatchALimiter: a shared name that no limiter of the
+// registry has (a typo, most often) is listed with the registry's other
+// unmatched settings until a limiter of that name is made; an empty one
+// is refused by Attach.
+func TestSharedLimitNamesMatchALimiter(t *testing.T) {
+	s := startServer(t, "")
+	_, err := redisstate.Attach(runtime.NewRegistry(runtime.WithoutEnv()), newClient(t, s), redisstate.WithSharedLimits("em", ""))
+	require.ErrorContains(t, err, "WithSharedLimits: an empty name")
+
+	m := attach(t, newClient(t, s), "a", time.Minute, redisstate.WithSharedLimits("eastmony", "em"))
+	m.reg.Limiter("eastmoney", 1, 1)
+	assert.Equal(t, []string{`"eastmony"`, `"em"`}, m.reg.Unmatched(), "no limiter of either yet")
+	m.reg.Limiter("em", 1, 1)
+	assert.Equal(t, []string{`"eastmony"`}, m.reg.Health().Unmatched, "the typo")
+	m.reg.Limiter("eastmony", 1, 1)
+	assert.Empty(t, m.reg.Unmatched())
+}

@@ -78,7 +78,8 @@
 // a layer, of calls or of time, replaces the lower layer's. A setting whose
 // name matches no breaker, family or limiter (BREAKER_QOUTES_THRESHOLD for
 // a breaker called quotes) applies to nothing: [Registry.Unmatched] lists
-// it, and so do [Health] and the dashboard of runtime/httphealth.
+// it, and so do [Health] and the dashboard of runtime/httphealth; so is a
+// name a fleet shares that no limiter has ([LimitSharer]).
 //
 // # Retries, budgets and chains
 //

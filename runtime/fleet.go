@@ -45,6 +45,16 @@ type TokenRefunder interface {
 	RefundToken(l *Limiter) (handled bool)
 }
 
+// LimitSharer is a [Sharer] that takes over the waits of limiters by
+// name: SharedLimits returns those names, and [Registry.Unmatched] lists
+// each one that no limiter of the registry has (yet), as it lists a
+// setting that names nothing: a typo would otherwise leave the limiter
+// local without a word. It must not block. It is a separate interface so
+// that existing Sharers keep compiling.
+type LimitSharer interface {
+	SharedLimits() []string
+}
+
 // FleetHealth is whether a registry's shared state is live, in
 // [Health].Fleet: Redis "ok" or "down", and how many processes of the
 // fleet are attached.

@@ -255,3 +255,34 @@ func TestHealthFleet(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(j), `"fleet":{"redis":"ok","members":3}`)
 }
+
+// limitSharer is a fakeSharer that names the limiters it shares.
+type limitSharer struct {
+	fakeSharer
+	names []string
+}
+
+func (s *limitSharer) SharedLimits() []string { return s.names }
+
+// TestUnmatchedListsSharedLimitsNoLimiterHas: a fleet's shared name that
+// no limiter has (a typo: the limiter stays local) is listed with the
+// settings that name nothing, once when it is a setting too, until a
+// limiter of that name is made; a Sharer that names none lists nothing.
+func TestUnmatchedListsSharedLimitsNoLimiterHas(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()),
+		runtime.WithRateLimit("set", 1, 1))
+	reg.Limiter("eastmoney", 1, 1)
+	stop, err := reg.Share(&limitSharer{names: []string{"eastmony", "eastmoney", "set"}})
+	require.NoError(t, err)
+	assert.Equal(t, []string{`"eastmony"`, `"set"`}, reg.Health().Unmatched, "set and shared: listed once")
+	reg.Limiter("eastmony", 1, 1)
+	reg.Limiter("set", 1, 1)
+	assert.Nil(t, reg.Unmatched())
+	stop()
+
+	plain, _ := newTestRegistry(t)
+	stop, err = plain.Share(&fakeSharer{})
+	require.NoError(t, err)
+	defer stop()
+	assert.Nil(t, plain.Unmatched())
+}

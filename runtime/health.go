@@ -291,7 +291,9 @@ type Health struct {
 	// Unmatched lists the run-time settings that name no breaker, family
 	// or limiter of the registry (yet): BREAKER_<NAME>_* variables, as
 	// "BREAKER_<NAME>_*", and WithConfig, WithRateLimit and WithClassifier
-	// names, quoted.
+	// names, quoted, and so are the names whose limiters a fleet shares
+	// ([LimitSharer], such as redisstate.WithSharedLimits) that no
+	// limiter has.
 	// A typo in a name is otherwise silent: the setting applies to a
 	// breaker that never exists. Sorted; left out of the JSON when empty.
 	Unmatched []string `json:"unmatched_settings,omitempty"`
@@ -319,7 +321,11 @@ func (r *Registry) Health() Health {
 // walked only while a variable is left unmatched, and then until none is.
 // Nil when every setting matches, and at once when there are none.
 func (r *Registry) Unmatched() []string {
-	if len(r.env) == 0 && len(r.code) == 0 && len(r.classifiers) == 0 {
+	var shared []string
+	if s, ok := r.sharer().(LimitSharer); ok {
+		shared = s.SharedLimits()
+	}
+	if len(r.env) == 0 && len(r.code) == 0 && len(r.classifiers) == 0 && len(shared) == 0 {
 		return nil
 	}
 	var out []string
@@ -347,6 +353,11 @@ func (r *Registry) Unmatched() []string {
 			out = append(out, strconv.Quote(n))
 		}
 	}
+	for _, n := range shared {
+		if r.limiters[n] == nil {
+			out = append(out, strconv.Quote(n))
+		}
+	}
 	for _, f := range r.families {
 		delete(pending, envName(f.name))
 	}
@@ -364,5 +375,5 @@ func (r *Registry) Unmatched() []string {
 		out = append(out, "BREAKER_"+n+"_*")
 	}
 	slices.Sort(out)
-	return out
+	return slices.Compact(out) // a name both set and shared is listed once
 }

@@ -73,9 +73,10 @@
 // settings that name no breaker, family or limiter the registry holds
 // ([runtime.Registry.Unmatched]), sorted: each BREAKER_<NAME>_* variable
 // as "BREAKER_QOUTES_*", each [runtime.WithConfig] or
-// [runtime.WithRateLimit] name quoted, as "\"tdx2\"". Such a setting
-// applies to nothing, most often because its name has a typo (or names a
-// breaker not made yet). Every paged answer below carries it too, and the
+// [runtime.WithRateLimit] name quoted, as "\"tdx2\"", and so each name a
+// fleet shares that no limiter has (redisstate.WithSharedLimits). Such a
+// setting applies to nothing, most often because its name has a typo (or
+// names a breaker not made yet). Every paged answer below carries it too, and the
 // dashboard shows a notice naming them.
 //
 // # GET /health/degradation-events?limit=N
