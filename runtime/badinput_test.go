@@ -437,3 +437,26 @@ func TestLimiterBadInput(t *testing.T) {
 		t.Errorf("Concurrency -1 reads back as %d, want 0 (none)", got)
 	}
 }
+
+// TestHandMadeBreakerWithAKeysName: a breaker made by hand whose name is
+// a family's key's ("users/admin" beside the family "users") is the one
+// breaker that key goes through, and the family says so, once.
+func TestHandMadeBreakerWithAKeysName(t *testing.T) {
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logs.logger()))
+	plain := reg.Breaker(runtime.Config{Name: "users/admin"})
+	fam := reg.Family(runtime.Config{Name: "users"}, runtime.FamilyConfig{})
+	for range 2 {
+		if b := fam.Breaker("admin"); b != plain {
+			t.Fatalf("the key's breaker is %p, the hand-made one %p", b, plain)
+		}
+	}
+	fam.Breaker("guest")
+	const want = `breaker[users/admin]: made by hand, it has the name of a key of family \"users\"`
+	if n := strings.Count(logs.String(), want); n != 1 {
+		t.Errorf("%d warnings with %s, want 1; log:\n%s", n, want, logs.String())
+	}
+	if strings.Contains(logs.String(), "users/guest") {
+		t.Errorf("a key of its own is warned of:\n%s", logs.String())
+	}
+}

@@ -734,6 +734,11 @@ func (f *Family) makeKey(e *famEntry, name string) (b *Breaker, val any) {
 	if b.state == &e.State {
 		e.Flags = core.KeyWords // the key's breaker is new: its words are the cell's
 	}
+	if b.state == &b.own.State && f.reg.warnOnce("handmade key", name) {
+		// Made by hand with a key's name (Registry.Breaker): one breaker.
+		f.reg.log().Warn(fmt.Sprintf("breaker[%s]: made by hand, it has the name of a key of family %q, so that key goes through it, with the settings it was made with; name it without %q", name, f.name, "/"),
+			"breaker", name, "family", f.name)
+	}
 	f.envMode(b)
 	if attach != nil {
 		val = attach(b, e)
