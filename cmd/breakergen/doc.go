@@ -269,11 +269,17 @@
 // rejection: they are delegated unguarded, and the generated comment says
 // so, unless that result carries its error (below). Methods whose first
 // parameter is a context.Context pass it to the breaker, the limiter and
-// the per-call timeout; a method without one whose parameter has a method
-// Context() context.Context (an *http.Request) takes that ctx instead, and
-// a timeout's ctx goes on with the parameter's WithContext; the others use
-// context.Background(), and a timeout that reaches them draws a warning (an
-// error when it is on the method's own line). Method lines are read only
+// the per-call timeout. A first parameter of another type that implements
+// context.Context (an interface embedding it, a *gin.Context) is the ctx
+// too, for all but the timeout: the wrapper cannot put a deadline into a
+// value of that type, so a timeout that reaches the method draws a warning
+// (an error on the method's own line), and a nil one is answered with an
+// error matching breakerimpl.ErrNilArg. A method without either whose
+// parameter has a method Context() context.Context (an *http.Request)
+// takes that ctx instead, and a timeout's ctx goes on with the parameter's
+// WithContext; the others use context.Background(), and a timeout that
+// reaches them draws a warning (an error when it is on the method's own
+// line). Method lines are read only
 // on methods written in the interface literal itself; embedded methods are
 // routed by the interface's lines (a line on an embedded method draws a
 // warning: declare the method beside the embedding, with its line).
@@ -433,7 +439,8 @@
 //     guards a method elsewhere in the package, the name and its
 //     settings, which apply there.
 //   - a timeout that reaches a guarded method without a context.Context
-//     first parameter (at the method; an error on the method's own line),
+//     first parameter, or whose first parameter is a context.Context of
+//     another type (at the method; an error on the method's own line),
 //     and a hedge that reaches one in a chain. A timeout on a line that
 //     guards nothing is among that line's keys that have no effect.
 //   - a //breaker: line that annotates nothing: separated from its type or

@@ -25,7 +25,9 @@ func (e *nilResult) Error() string {
 func (e *nilResult) Is(target error) bool { return target == ErrNilResult }
 
 // ErrNilArg is matched by the error of a call whose ctx comes from a
-// parameter (an *http.Request, SPEC §12) that was nil: the wrapper has no
+// parameter (an *http.Request, SPEC §12), or is one of a type of its own
+// (an interface embedding context.Context, a *gin.Context), that was
+// nil: the wrapper has no
 // ctx to guard the call with, and returns this error without asking the
 // breaker or calling the wrapped method (net/http's own transport would
 // panic on it).

@@ -79,3 +79,20 @@ type Client interface {
 type Pages interface {
 	Page(req *Request) (string, error)
 }
+
+// UserCtx is a context.Context that carries a user, as a web framework's
+// own context does (a *gin.Context implements context.Context too).
+type UserCtx interface {
+	context.Context
+	User() string
+}
+
+// Handler takes its ctx as a context.Context of its own type: the
+// caller's cancel and deadline reach the breaker and the limiter.
+//
+//breaker:name=handler threshold=1 reset=1h
+type Handler interface {
+	Serve(ctx UserCtx, path string) (string, error)
+	//breaker:name=handlerlimited ratelimit=1/1
+	Limited(ctx UserCtx) error
+}

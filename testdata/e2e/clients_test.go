@@ -220,3 +220,58 @@ func TestFailureRetries(t *testing.T) {
 		assert.ErrorIs(t, err, runtime.ErrOpen, "the cooldown")
 	})
 }
+
+// userCtx is a UserCtx.
+type userCtx struct{ context.Context }
+
+func (userCtx) User() string { return "u" }
+
+// fakeHandler answers its ctx's error, as an upstream that sees its
+// caller go away does.
+type fakeHandler struct{ calls int }
+
+func (f *fakeHandler) Serve(ctx UserCtx, path string) (string, error) {
+	f.calls++
+	return path, ctx.Err()
+}
+
+func (f *fakeHandler) Limited(ctx UserCtx) error {
+	f.calls++
+	return ctx.Err()
+}
+
+// TestCtxOfItsOwnType: a first parameter that is a context.Context of
+// another type is the call's ctx: a cancelled caller's call is not a
+// failure (threshold=1 would trip on one), a wait for a token ends at the
+// caller's deadline, and a nil one is an error naming it, not a panic.
+func TestCtxOfItsOwnType(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeHandler{}
+		reg := newRegistry()
+		w := NewHandlerBreaker(f, reg)
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		_, err := w.Serve(userCtx{ctx}, "/")
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, runtime.Closed, state(t, reg, "handler"), "the caller's cancel is not the upstream's failure")
+		got, err := w.Serve(userCtx{context.Background()}, "/a")
+		require.NoError(t, err)
+		assert.Equal(t, "/a", got)
+
+		_, err = w.Serve(nil, "/")
+		require.ErrorIs(t, err, breakerimpl.ErrNilArg)
+		assert.EqualError(t, err, "breaker: Handler.Serve called with a nil UserCtx (ctx), which gives the call its ctx")
+		assert.Equal(t, 2, f.calls, "a nil ctx reaches no upstream")
+
+		require.NoError(t, w.Limited(userCtx{context.Background()}))
+		// Burst 1 is spent and the next token is 1s away: the caller's
+		// deadline, 10ms away, comes first.
+		dctx, dcancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		defer dcancel()
+		start := time.Now()
+		err = w.Limited(userCtx{dctx})
+		assert.ErrorIs(t, err, runtime.ErrRateLimited)
+		assert.Less(t, time.Since(start), 10*time.Millisecond, "no wait past the caller's deadline")
+		assert.Equal(t, 3, f.calls)
+	})
+}

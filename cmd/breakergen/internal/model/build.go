@@ -393,10 +393,18 @@ func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
 	}
 }
 
-// ctxParam returns 1 + the index of the first parameter whose type has a
-// method Context() context.Context (0 for none), and whether that type
-// also has WithContext(context.Context) returning the same type.
-func ctxParam(sig *types.Signature) (int, bool) {
+// ctxParam returns 1 + the index of the parameter that gives a method
+// without a context.Context first parameter its ctx (0 for none), whether
+// that parameter's type has WithContext(context.Context) returning the
+// same type, and whether the parameter is itself a context.Context (see
+// Method.CtxSelf). A first parameter whose type implements
+// context.Context (an interface embedding it, a *gin.Context) is the ctx;
+// otherwise the first parameter whose type has a method Context()
+// context.Context (an *http.Request) gives it.
+func ctxParam(sig *types.Signature) (from int, with, self bool) {
+	if sig.Params().Len() > 0 && implementsContext(sig.Params().At(0).Type()) {
+		return 1, false, true
+	}
 	for i := range sig.Params().Len() {
 		t := sig.Params().At(i).Type()
 		f := methodOf(t, "Context")
@@ -413,9 +421,45 @@ func ctxParam(sig *types.Signature) (int, bool) {
 			with = ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
 				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t)
 		}
-		return i + 1, with
+		return i + 1, with, false
 	}
-	return 0, false
+	return 0, false, false
+}
+
+// implementsContext reports whether t implements context.Context, whose
+// Deadline() (time.Time, bool) it must have: time.Time is taken from that
+// method, since the package declaring t need not import context or time.
+func implementsContext(t types.Type) bool {
+	d := methodOf(t, "Deadline")
+	if d == nil {
+		return false
+	}
+	res := d.Type().(*types.Signature).Results()
+	if res.Len() != 2 {
+		return false
+	}
+	tm, ok := types.Unalias(res.At(0).Type()).(*types.Named)
+	if !ok || tm.Obj().Pkg() == nil || tm.Obj().Pkg().Path() != "time" || tm.Obj().Name() != "Time" {
+		return false
+	}
+	return types.Implements(t, contextInterface(tm))
+}
+
+// contextInterface is context.Context spelled in go/types, with tm as
+// time.Time.
+func contextInterface(tm types.Type) *types.Interface {
+	none := types.NewTuple()
+	one := func(t types.Type) *types.Tuple { return types.NewTuple(types.NewParam(0, nil, "", t)) }
+	anyType := types.Universe.Lookup("any").Type()
+	method := func(name string, params, results *types.Tuple) *types.Func {
+		return types.NewFunc(0, nil, name, types.NewSignatureType(nil, nil, nil, params, results, false))
+	}
+	return types.NewInterfaceType([]*types.Func{
+		method("Deadline", none, types.NewTuple(types.NewParam(0, nil, "", tm), types.NewParam(0, nil, "", types.Typ[types.Bool]))),
+		method("Done", none, one(types.NewChan(types.RecvOnly, types.NewStruct(nil, nil)))),
+		method("Err", none, one(errorType)),
+		method("Value", one(anyType), one(anyType)),
+	}, nil).Complete()
 }
 
 // methodOf returns the method called name of t's method set, or nil.

@@ -383,7 +383,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	sig := m.Type().(*types.Signature)
 	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig)}
 	if !mm.Ctx {
-		mm.CtxFrom, mm.CtxWith = ctxParam(sig)
+		mm.CtxFrom, mm.CtxWith, mm.CtxSelf = ctxParam(sig)
 	}
 	in.Methods = append(in.Methods, mm)
 	switch {
@@ -421,7 +421,11 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.Route = r
 		in.Routes = append(in.Routes, r)
 		if o, ok := ml.Get("timeout"); ok && !mm.Ctx && !mm.CtxWith {
-			b.errorf(o.Pos, "%s.%s: timeout: the method has no context.Context first parameter to carry a deadline", in.Name, m.Name())
+			why := "the method has no context.Context first parameter to carry a deadline"
+			if mm.CtxSelf {
+				why = selfCtx(mm, in, "a deadline cannot be put into")
+			}
+			b.errorf(o.Pos, "%s.%s: timeout: %s", in.Name, m.Name(), why)
 		}
 	case base != nil:
 		mm.Route = base.route
@@ -458,8 +462,22 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		if mpos.Filename != src {
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
-		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: the method has no context.Context first parameter", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name)
+		why := "the method has no context.Context first parameter"
+		if mm.CtxSelf {
+			why = selfCtx(mm, in, "a deadline cannot be put into")
+		}
+		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, why)
 	}
+}
+
+// selfCtx says, for a method whose first parameter is a context.Context
+// of another type (Method.CtxSelf), that it is one, of which type, and
+// what the wrapper cannot do with it: it passes the caller's value on
+// as it is, having no way to make one of that type around a ctx of its
+// own.
+func selfCtx(mm *Method, in *Interface, cannot string) string {
+	t := types.TypeString(mm.Sig.Params().At(0).Type(), pkgQualifier(in.Obj.Pkg()))
+	return fmt.Sprintf("the first parameter is a context.Context of type %s, which %s", t, cannot)
 }
 
 // ctxBound says why mm's result outlives the call bound to the call's ctx,
@@ -686,6 +704,8 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	// needs a ctx to cancel a loser with.
 	var why string
 	switch {
+	case mm.CtxSelf:
+		why = selfCtx(mm, in, "the ctx that cancels a losing source cannot be put into")
 	case !mm.Ctx && (mm.Request == 0 || mm.CtxFrom != mm.Request || !mm.CtxWith):
 		why = "the method has no context.Context first parameter to cancel a losing source with"
 	case requests(mm.Sig) > 1:

@@ -85,9 +85,15 @@ type Method struct {
 	// Context() context.Context (an *http.Request): that ctx drives the
 	// breaker, limiter, timeout and budget. 0 for none. CtxWith reports
 	// whether its type also has WithContext(context.Context) returning
-	// the same type, so that a timeout's ctx can go on with it.
+	// the same type, so that a timeout's ctx can go on with it. CtxSelf
+	// reports that the parameter (then the first) is itself a
+	// context.Context of another type, one that implements it (an
+	// interface embedding it, a *gin.Context): the ctx is the parameter
+	// converted to context.Context, not its Context(), and no deadline can
+	// be put into it, as with a type without WithContext.
 	CtxFrom int
 	CtxWith bool
+	CtxSelf bool
 	// Carrier describes the last result when the method has no error
 	// result and that result carries its error (Err() error, as go-redis
 	// commands and *sql.Row do); nil otherwise.

@@ -174,12 +174,16 @@ func (g *gen) qualifier() types.Qualifier {
 }
 
 // ctxFromDoc says where the ctx of a method without a context.Context
-// first parameter comes from, when a parameter gives it; "" otherwise.
+// first parameter comes from, when a parameter gives it (or is one, of
+// another type); "" otherwise.
 func ctxFromDoc(m *model.Method, names []string) string {
 	if m.CtxFrom == 0 {
 		return ""
 	}
 	p := names[m.CtxFrom-1]
+	if m.CtxSelf {
+		return fmt.Sprintf(", with %s as its context.Context", p)
+	}
 	s := fmt.Sprintf(", with the ctx of %s.Context()", p)
 	if m.UseTimeout {
 		s += fmt.Sprintf(" (%s goes on with the timeout's ctx, through WithContext)", p)

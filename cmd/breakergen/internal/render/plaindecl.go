@@ -451,7 +451,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 	}
 	pb := plainBody{pre: g.plainCtx(in, m, ctx, errName, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 		ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
-		rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
+		rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0, convert: m.CtxSelf}
 	if m.UseTimeout && m.CtxFrom > 0 {
 		pb.ctxFrom = names[m.CtxFrom-1]
 	}
@@ -461,7 +461,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 		return false
 	}
 	g.use(ImplPath)
-	if pb.background {
+	if pb.background || pb.convert {
 		g.use("context")
 	}
 	commentText(b, m.Name+" calls "+impl+"."+m.Name+" through breaker "+strconv.Quote(r.Name)+ctxFromDoc(m, names)+".")

@@ -42,6 +42,7 @@ type plainBody struct {
 	timeout               bool
 	ctxFrom               string // the parameter a timeout's ctx goes back into, or ""
 	background            bool   // pre is ctx := context.Background()
+	convert               bool   // pre is ctx := context.Context(p)
 }
 
 // textBody writes b as text and returns the marker statement that stands
@@ -59,6 +60,9 @@ func (g *gen) textBody(b plainBody, a *alloc) jen.Code {
 	if b.background {
 		uses = append(uses, jen.Qual("context", "Background"))
 	}
+	if b.convert {
+		uses = append(uses, jen.Qual("context", "Context"))
+	}
 	return jen.Id(bodyMarker + strconv.Itoa(len(g.bodies)-1)).Call(uses...)
 }
 
@@ -70,7 +74,7 @@ func (g *gen) plainText(b plainBody, a *alloc) (string, bool) {
 	done := b.cal + ".Done(" + b.ctx + ", " + b.err + ", " + b.err + " == " + impl + ".PanicGuard && " + b.cal + ".Unreturned(" + b.ctx + ", recover()))"
 	// gofmt keeps a func literal on one line while "func() " and its
 	// body take at most 100 columns (go/printer's funcBody).
-	usesCtx := b.background
+	usesCtx := b.background || b.convert
 	if !textBodies || impl == "" || !b.timeout && len("func() ")+len(done) > 100 || usesCtx && ctx == "" {
 		return "", false
 	}
@@ -175,6 +179,9 @@ func (g *gen) plainCtx(in *model.Interface, m *model.Method, ctx, errName string
 		return ""
 	case m.CtxFrom > 0:
 		line := ctx + " := " + names[m.CtxFrom-1] + ".Context()"
+		if m.CtxSelf {
+			line = ctx + " := " + g.im.names["context"] + ".Context(" + names[0] + ")"
+		}
 		if p, typ, ok := g.nilCtxFrom(m, names); ok {
 			line = "if " + p + " == nil {\n\t\t" + errName + " = " + g.qualText(ImplPath, "NilArg") + "(" +
 				strconv.Quote(in.Name+"."+m.Name) + ", " + strconv.Quote(p) + ", " + strconv.Quote(typ) + ")\n\t\treturn\n\t}\n\t" + line
@@ -185,7 +192,7 @@ func (g *gen) plainCtx(in *model.Interface, m *model.Method, ctx, errName string
 }
 
 // nilCtxFrom reports whether the parameter that gives method m its ctx
-// (an *http.Request) can be nil, with its name and its type as the
+// (an *http.Request, or a context.Context of another type) can be nil, with its name and its type as the
 // caller's package writes it: the wrapper then answers a nil one with
 // breakerimpl.NilArg, in the method's error result, before the ctx line
 // would panic on it. A method whose result carries its error (go-redis,

@@ -880,7 +880,13 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 				jen.Return(),
 			))
 		}
-		body = append(body, jen.Id(ctx).Op(":=").Id(names[m.CtxFrom-1]).Dot("Context").Call())
+		from := jen.Id(names[m.CtxFrom-1]).Dot("Context").Call()
+		if m.CtxSelf {
+			// The parameter is a context.Context of another type:
+			// converted once, not at every use.
+			from = jen.Qual("context", "Context").Call(jen.Id(names[0]))
+		}
+		body = append(body, jen.Id(ctx).Op(":=").Add(from))
 	default:
 		ctx = a.fresh("ctx")
 		body = append(body, jen.Id(ctx).Op(":=").Qual("context", "Background").Call())
@@ -909,7 +915,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	if m.Key == nil && (!m.UseTimeout || m.Response == 0) && !clientShaped(m) {
 		pb := plainBody{pre: g.plainCtx(in, m, ctx, errName, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
-			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0}
+			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0, convert: m.CtxSelf}
 		if m.UseTimeout && m.CtxFrom > 0 {
 			pb.ctxFrom = names[m.CtxFrom-1]
 		}
