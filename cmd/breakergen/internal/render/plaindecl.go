@@ -241,13 +241,7 @@ func (g *gen) ifaceText(in *model.Interface) (string, bool) {
 			reserved[n] = true
 		}
 	}
-	recvAlloc := newAlloc(reserved)
-	for _, m := range in.Methods {
-		for v := range m.Sig.Params().Variables() {
-			recvAlloc.taken[v.Name()] = true
-		}
-	}
-	recv := recvAlloc.fresh("w")
+	recv := receiverAlloc(in, reserved).fresh("w")
 	next := g.typeText(in.Obj.Type())
 	if next == "" {
 		return "", false
@@ -283,7 +277,7 @@ func (g *gen) ifaceText(in *model.Interface) (string, bool) {
 	b.WriteString("}\n\n")
 
 	// The constructor.
-	ca := newAlloc(reserved)
+	ca := pkgAlloc(in, reserved)
 	nextName, regName := ca.fresh("next"), ca.fresh("reg")
 	registry := g.qualText(RuntimePath, "Registry")
 	if registry == "" {

@@ -308,12 +308,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 		}
 	}
 	// One receiver name for every method.
-	recvAlloc := newAlloc(reserved)
-	for _, m := range in.Methods {
-		for v := range m.Sig.Params().Variables() {
-			recvAlloc.taken[v.Name()] = true
-		}
-	}
+	recvAlloc := receiverAlloc(in, reserved)
 	recv := recvAlloc.fresh("w")
 
 	// The type.
@@ -335,7 +330,7 @@ func (g *gen) iface(f *jen.File, in *model.Interface) {
 	f.Line()
 
 	// The constructor.
-	ca := newAlloc(reserved)
+	ca := pkgAlloc(in, reserved)
 	nextName, regName := ca.fresh("next"), ca.fresh("reg")
 	comment(f, fmt.Sprintf("%s wraps %s; breakers and limiters come from %s, or from runtime.Default() when %s is nil.", in.Ctor, nextName, regName, regName))
 	var vals []jen.Code
@@ -444,7 +439,7 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	f.Type().Id(in.ChainType).Types(decl...).Struct(fields...)
 	f.Line()
 
-	ca := newAlloc(reserved)
+	ca := pkgAlloc(in, reserved)
 	primary, reg, fallbacks := ca.fresh("primary"), ca.fresh("reg"), ca.fresh("fallbacks")
 	c, fb := ca.fresh("c"), ca.fresh("fb")
 	then, what := "", " and limiters"
@@ -1228,6 +1223,34 @@ func shortWhy(w string) string {
 
 // alloc hands out identifiers that are unique within one function.
 type alloc struct{ taken map[string]bool }
+
+// pkgAlloc is an allocator for the names of a declaration's own (a
+// constructor's parameters and locals) that keeps clear of reserved and
+// of every name declared in in's package: the declaration may spell one (a
+// stale cache's key or value type, the wrapped interface), and a
+// parameter or a receiver of that name would hide it (GENERATOR-CASES 15).
+func pkgAlloc(in *model.Interface, reserved map[string]bool) *alloc {
+	a := newAlloc(reserved)
+	for _, n := range in.Obj.Pkg().Scope().Names() {
+		a.taken[n] = true
+	}
+	return a
+}
+
+// receiverAlloc is the allocator of the receiver's name, one for every
+// method of in's wrapper and chain: a pkgAlloc that keeps clear of every
+// parameter's name too. A method's body may name any type of its
+// package (a zero value, a stale key), which a receiver of the same name
+// would hide from the whole body.
+func receiverAlloc(in *model.Interface, reserved map[string]bool) *alloc {
+	a := pkgAlloc(in, reserved)
+	for _, m := range in.Methods {
+		for v := range m.Sig.Params().Variables() {
+			a.taken[v.Name()] = true
+		}
+	}
+	return a
+}
 
 func newAlloc(reserved map[string]bool) *alloc {
 	a := &alloc{taken: map[string]bool{}}
