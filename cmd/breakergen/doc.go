@@ -412,8 +412,11 @@
 // keys, skip with other keys or on an interface, conflicting settings of a
 // name, methods patterns matching nothing, constraint interfaces,
 // interfaces declared inside functions, methods that cannot be
-// implemented outside their package, a -type naming nothing and a pattern
-// matching no package. Command-line mistakes exit with status 2.
+// implemented outside their package, methods using a type the wrapper's
+// package cannot name (unexported, or of an internal package it may not
+// import: an embedded interface of another module can have them; an
+// exported alias of the type is written as the alias), a -type naming
+// nothing and a pattern matching no package. Command-line mistakes exit with status 2.
 //
 // # Warnings
 //

@@ -244,6 +244,9 @@ func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[st
 		if bad := foreignUnexported(m.Type(), pkg); bad != "" {
 			b.errorf(in.Pos, "%s: method %s uses %s, which is unexported in its package: the wrapper cannot name it", in.Name, m.Name(), bad)
 			ok = false
+		} else if bad := foreignInternal(m.Type(), pkg); bad != "" {
+			b.errorf(in.Pos, "%s: method %s uses %s, of an internal package that %s may not import: the wrapper cannot name it; declare %s in %s itself, spelling the type through an exported alias of it, or annotate a narrower interface without it", in.Name, m.Name(), bad, pkg.Path(), m.Name(), in.Name)
+			ok = false
 		}
 		if invalid(m.Type()) {
 			b.errorf(in.Pos, "%s: method %s has an invalid type; fix the package's type errors first", in.Name, m.Name())

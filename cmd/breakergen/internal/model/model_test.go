@@ -27,3 +27,28 @@ func TestParsePos(t *testing.T) {
 		assert.False(t, p.IsValid(), s)
 	}
 }
+
+func TestImportable(t *testing.T) {
+	for _, c := range []struct {
+		from, to string
+		want     bool
+	}{
+		{"example.com/b", "example.com/a/api", true},
+		{"example.com/b", "example.com/a/internal/types", false},
+		{"example.com/a", "example.com/a/internal/types", true},
+		{"example.com/a/api/v2", "example.com/a/internal/types", true},
+		{"example.com/ab", "example.com/a/internal/types", false}, // a prefix, not a parent
+		{"example.com/a_test", "example.com/a/internal/types", true},
+		{"example.com/a", "example.com/a/internal", true},
+		{"example.com/b", "example.com/a/internal", false},
+		// The last internal element decides.
+		{"example.com/a/x", "example.com/a/internal/t/internal/u", false},
+		{"example.com/a/internal/t/y", "example.com/a/internal/t/internal/u", true},
+		// An internal at the root: the standard library's.
+		{"net/http", "internal/abi", true},
+		{"example.com/b", "internal/abi", false},
+		{"example.com/b", "example.com/internals/x", true},
+	} {
+		assert.Equal(t, c.want, importable(c.from, c.to), "%s imports %s", c.from, c.to)
+	}
+}

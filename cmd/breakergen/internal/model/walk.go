@@ -1,6 +1,9 @@
 package model
 
-import "go/types"
+import (
+	"go/types"
+	"strings"
+)
 
 // Walk calls fn for t and every type it is built from, stopping at named
 // types and aliases (whose insides the wrapper never spells out) except for
@@ -81,6 +84,43 @@ func foreignUnexported(t types.Type, pkg *types.Package) string {
 		}
 	})
 	return bad
+}
+
+// foreignInternal names the first type of t that pkg cannot spell because
+// it is declared in an internal package pkg may not import (an embedded
+// interface of another module whose methods use its internal types), or
+// returns "". An alias is spelled as itself (its target is not looked at).
+func foreignInternal(t types.Type, pkg *types.Package) string {
+	bad := ""
+	Walk(t, func(t types.Type) {
+		if obj := TypeName(t); bad == "" && obj != nil && obj.Pkg() != nil && obj.Pkg() != pkg && !importable(pkg.Path(), obj.Pkg().Path()) {
+			bad = obj.Pkg().Path() + "." + obj.Name()
+		}
+	})
+	return bad
+}
+
+// importable reports whether the package at path from may import the
+// package at path to by Go's rule for internal packages: a path with an
+// element internal is importable only from within the tree rooted at the
+// parent of its last such element (an internal at the root, only from the
+// standard library). An external test package (path_test) imports as its
+// package does.
+func importable(from, to string) bool {
+	var parent string
+	switch {
+	case strings.HasSuffix(to, "/internal"):
+		parent = strings.TrimSuffix(to, "/internal")
+	case strings.Contains(to, "/internal/"):
+		parent = to[:strings.LastIndex(to, "/internal/")]
+	case to == "internal" || strings.HasPrefix(to, "internal/"):
+		first, _, _ := strings.Cut(from, "/")
+		return !strings.Contains(first, ".") // the standard library's
+	default:
+		return true
+	}
+	from = strings.TrimSuffix(from, "_test")
+	return from == parent || strings.HasPrefix(from, parent+"/")
 }
 
 // invalid reports whether t contains an invalid type (from type errors).
