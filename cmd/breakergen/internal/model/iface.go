@@ -172,7 +172,7 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		return nil, nil
 	}
 	if a, ok := obj.Type().(*types.Alias); ok && a.TypeParams().Len() > 0 {
-		b.errorf(pos, "%s is a generic alias: annotate the interface it stands for", name)
+		b.errorf(pos, "%s is a generic alias: %s", name, genericAliasFix(a, obj.Pkg()))
 		return nil, nil
 	}
 	in := &Interface{
@@ -192,6 +192,28 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		in.TypeParams = n.TypeParams()
 	}
 	return in, it
+}
+
+// genericAliasFix says what to annotate instead of the generic alias a,
+// declared in pkg: the interface it stands for when pkg declares it;
+// otherwise (another package's, or an interface literal) a generic
+// interface of a's name and type parameters that embeds the target, or
+// is the literal, which generates as any interface does.
+func genericAliasFix(a *types.Alias, pkg *types.Package) string {
+	rhs := a.Rhs()
+	if obj := TypeName(rhs); obj != nil && obj.Pkg() == pkg {
+		return "annotate the interface it stands for"
+	}
+	qual := pkgQualifier(pkg)
+	var tps []string
+	for tp := range a.TypeParams().TypeParams() {
+		tps = append(tps, tp.Obj().Name()+" "+types.TypeString(tp.Constraint(), qual))
+	}
+	decl := "type " + a.Obj().Name() + "[" + strings.Join(tps, ", ") + "] "
+	if _, lit := rhs.(*types.Interface); lit {
+		return "declare it as a generic interface instead, and annotate that: " + decl + types.TypeString(rhs, qual)
+	}
+	return "its interface is declared in another package, so declare " + a.Obj().Name() + " as a generic interface that embeds it instead, and annotate that: " + decl + "interface{ " + types.TypeString(rhs, qual) + " }"
 }
 
 // reserveNames claims the package-level names generated for in (the
