@@ -81,6 +81,17 @@ func fraction(f float64) float64 {
 // fault; each draw comes from the registry's source ([WithRand]), the
 // latency's first, and is made only when the setting is on.
 func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
+	w, _, err := b.injectStaged(ctx, w)
+	return w, err
+}
+
+// injectStaged is inject that also says how a call it failed is to be
+// recorded: as the breaker counted it. A delay cut short by ctx is
+// settled as ctx's error, so a deadline is a failure (core.Failed, class
+// "failure") and the caller's cancel is neither (core.Refused, class
+// "canceled"), as the breaker's classifier has it; an injected fault is
+// core.Refused with its error (class "injected").
+func (b *Breaker) injectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
 	in := b.injector
 	if in.latency > 0 && b.reg.draw() < in.latencyRate {
 		if ctx == nil {
@@ -88,8 +99,11 @@ func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
 		}
 		if !core.Sleep(ctx, in.latency, b.reg.clock.AfterFunc) {
 			err := ctx.Err()
-			(*ops)(b).Settle(ctx, w, err)
-			return 0, err
+			stage := stageOf(b.settle(ctx, w, err))
+			if stage == core.Ignored {
+				stage = core.Refused // the upstream was not called: the wait was cut
+			}
+			return 0, stage, err
 		}
 	}
 	if in.fault > 0 && b.reg.draw() < in.fault {
@@ -97,15 +111,19 @@ func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
 		// them the other way round: see injectStats.
 		b.injected.Add(1)
 		b.finish(w, Failure, in.err)
-		return 0, in.err
+		return 0, core.Refused, in.err
 	}
-	return w, nil
+	return w, core.Refused, nil
 }
 
 func (o *ops) Injecting() bool { return o.injector != nil }
 
 func (o *ops) Inject(ctx context.Context, w uint64) (uint64, error) {
 	return o.b().inject(ctx, w)
+}
+
+func (o *ops) InjectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
+	return o.b().injectStaged(ctx, w)
 }
 
 // injectStats adds the injection figures to st, whose Failures were read

@@ -143,8 +143,16 @@ func (o *ops) Load(ctx context.Context, w uint64, maxWait time.Duration) (uint64
 	return o.b().enterLoad(ctx, w, maxWait)
 }
 
-func (o *ops) Settle(ctx context.Context, w uint64, err error) {
-	b := o.b()
+func (o *ops) Settle(ctx context.Context, w uint64, err error) { o.b().settle(ctx, w, err) }
+
+func (o *ops) Settled(ctx context.Context, w uint64, err error) core.Stage {
+	return stageOf(o.b().settle(ctx, w, err))
+}
+
+// settle ends the call admitted as w whose error is err, as the breaker
+// classifies it, and returns that verdict (not what in-flight timing made
+// of the call: see outcomeAs).
+func (b *Breaker) settle(ctx context.Context, w uint64, err error) Outcome {
 	var out Outcome
 	if b.class != nil && err != nil {
 		out = b.classifyAdmitted(ctx, w, err)
@@ -154,6 +162,7 @@ func (o *ops) Settle(ctx context.Context, w uint64, err error) {
 	if counted, ok := b.finishAs(w, out, err); ok && counted == Ignored {
 		b.canceled.Add(1) // not for a call counted already: Canceled is within Ignored
 	}
+	return out
 }
 
 // classifyAdmitted is Classify for the call admitted as w. A classifier

@@ -30,9 +30,9 @@ const RecordBufferCapacity = 8192
 
 // The outcome classes of a recording's lines, in the order of their codes.
 var recordClasses = [...]string{
-	"success",       // the upstream answered without error (or with an excluded one)
-	"failure",       // the upstream failed, or panicked
-	"ignored",       // the upstream's error counted as neither (the caller's cancel, a classifier)
+	"success",       // the breaker counted a success: no error, an excluded one, a classifier's verdict
+	"failure",       // the breaker counted a failure: the upstream's error, a panic, a deadline (one that cut injected latency short included)
+	"ignored",       // the upstream's error counted as neither (the caller's cancel, a classifier, a hedge's loser)
 	"invalid",       // the upstream answered data its valid func rejected
 	"injected",      // fault injection failed the call; the upstream was not called
 	"rejected",      // the breaker refused the call (OPEN, HALF_OPEN full, ISOLATED)
@@ -40,7 +40,7 @@ var recordClasses = [...]string{
 	"throttled",     // the adaptive throttle refused it
 	"bulkhead_full", // no concurrency slot came free in time
 	"budget",        // the retry budget was spent
-	"canceled",      // the caller's ctx ended a wait before the upstream
+	"canceled",      // the caller's ctx ended a wait before the upstream, counted as neither
 }
 
 // RecordClasses returns the outcome classes a recording's lines use, in a
@@ -128,15 +128,17 @@ func (rc *recorder) Now() int64 {
 }
 
 // Record queues the line of one call of b; see core.Recorder.
-func (rc *recorder) Record(b any, ctx context.Context, start int64, stage core.Stage, err error) {
-	rc.addErr(b.(*Breaker), start, classOf(b.(*Breaker), ctx, stage, err), err)
+func (rc *recorder) Record(b any, start int64, stage core.Stage, err error) {
+	rc.record(b.(*Breaker), start, stage, err)
 }
 
-// addErr is add for a call that ended with err: a failure whose error
-// asks for a cooldown (a RetryAfter method, see [Config]) records it.
-func (rc *recorder) addErr(b *Breaker, start int64, class uint8, err error) {
+// record queues the line of a call of b that ended at stage with err: a
+// failure whose error asks for a cooldown (a RetryAfter method, see
+// [Config]) records it.
+func (rc *recorder) record(b *Breaker, start int64, stage core.Stage, err error) {
+	class := classOf(stage, err)
 	var retry time.Duration
-	if class == 1 && err != nil {
+	if class == classFailure && err != nil {
 		if d, _ := retryAfter(err); d > 0 {
 			retry = min(d, MaxCooldown)
 		}
@@ -146,8 +148,6 @@ func (rc *recorder) addErr(b *Breaker, start int64, class uint8, err error) {
 
 // Drop counts a call that is not recorded; see core.Recorder.
 func (rc *recorder) Drop() { rc.dropped.Add(1) }
-
-func (rc *recorder) add(b *Breaker, start int64, class uint8) { rc.line(b, start, class, 0) }
 
 func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Duration) {
 	end := rc.Now()
@@ -163,24 +163,41 @@ func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Durati
 	}
 }
 
-// classOf returns the class code of a call of b that ended at stage with
-// err (see recordClasses).
-func classOf(b *Breaker, ctx context.Context, stage core.Stage, err error) uint8 {
+// The class codes that classOf names (see recordClasses).
+const (
+	classSuccess  = 0
+	classFailure  = 1
+	classIgnored  = 2
+	classInvalid  = 3
+	classCanceled = 10
+)
+
+// stageOf returns the stage a call is recorded at when its breaker
+// counted it as o.
+func stageOf(o Outcome) core.Stage {
+	switch o {
+	case Success:
+		return core.Succeeded
+	case Failure:
+		return core.Failed
+	}
+	return core.Ignored
+}
+
+// classOf returns the class code of a call that ended at stage with err
+// (see recordClasses). The stage is the outcome the breaker applied, so
+// that the class is what the live breaker counted and `breakergen sim`
+// replays that; only a refusal (core.Refused) is told by its error.
+func classOf(stage core.Stage, err error) uint8 {
 	switch stage {
+	case core.Succeeded:
+		return classSuccess
+	case core.Failed, core.Panicked:
+		return classFailure
+	case core.Ignored, core.Gone:
+		return classIgnored
 	case core.Invalid:
-		return 3
-	case core.Panicked:
-		return 1
-	case core.Gone:
-		return 2
-	case core.Done:
-		switch b.Classify(ctx, err) {
-		case Success:
-			return 0
-		case Failure:
-			return 1
-		}
-		return 2
+		return classInvalid
 	}
 	switch {
 	case errors.Is(err, ErrInjected):
@@ -196,7 +213,7 @@ func classOf(b *Breaker, ctx context.Context, stage core.Stage, err error) uint8
 	case errors.Is(err, ErrBudget):
 		return 9
 	}
-	return 10
+	return classCanceled
 }
 
 // run writes the header, then every queued line, flushing whenever the
@@ -314,22 +331,23 @@ func (b *Breaker) doRecorded(ctx context.Context, bud *core.Budget, fn func(cont
 	rc := b.reg.rec
 	start := rc.Now()
 	if !bud.Available() {
-		rc.addErr(b, start, classOf(b, ctx, core.Refused, ErrBudget), ErrBudget)
+		rc.record(b, start, core.Refused, ErrBudget)
 		return ErrBudget
 	}
 	t, err := b.Acquire(ctx)
 	if err != nil {
-		rc.addErr(b, start, classOf(b, ctx, core.Refused, err), err)
+		rc.record(b, start, core.Refused, err)
 		return err
 	}
 	if !bud.Spend() { // see Do
 		b.Record(t, Ignored, nil)
-		rc.addErr(b, start, classOf(b, ctx, core.Refused, ErrBudget), ErrBudget)
+		rc.record(b, start, core.Refused, ErrBudget)
 		return ErrBudget
 	}
 	if b.injector != nil {
-		if t.word, err = b.inject(ctx, t.word); err != nil {
-			rc.add(b, start, classOf(b, ctx, core.Refused, err))
+		var stage core.Stage
+		if t.word, stage, err = b.injectStaged(ctx, t.word); err != nil {
+			rc.record(b, start, stage, err)
 			return err
 		}
 	}
@@ -341,21 +359,28 @@ func (b *Breaker) doRecorded(ctx context.Context, bud *core.Budget, fn func(cont
 // exitRecorded is exit for doRecorded. It must be called directly by
 // defer, so that its recover sees a panic.
 func (b *Breaker) exitRecorded(t Token, errp *error, start int64) {
+	rc := b.reg.rec
 	if *errp == core.PanicGuard {
 		v := recover()
-		class := uint8(1) // a panic is a failure
+		stage := core.Panicked // a panic is a failure
 		if v == nil {
-			class = 2 // the goroutine exited: neither
+			stage = core.Gone // the goroutine exited: neither
 		}
-		b.reg.rec.add(b, start, class)
+		rc.record(b, start, stage, nil)
 		b.core.Unreturned(t.word, v)
 		return
 	}
-	// Released before it is recorded, as a generated wrapper's call is: the
-	// record asks the classifier too, and one that panics must find the
-	// call finished (see classifyAdmitted).
-	b.core.Release(t.ctx, t.word, *errp)
-	b.reg.rec.Record(b, t.ctx, start, core.Done, *errp)
+	err := *errp
+	if err == nil {
+		b.core.Release(t.ctx, t.word, nil)
+		rc.record(b, start, core.Succeeded, nil)
+		return
+	}
+	// Recorded as the breaker settled it; a classifier that panics ends
+	// the call as a failure (classifyAdmitted), and so it is recorded.
+	stage := core.Panicked
+	defer func() { rc.record(b, start, stage, err) }()
+	stage = (*ops)(b).Settled(t.ctx, t.word, err)
 }
 
 func init() {

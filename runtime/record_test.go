@@ -116,3 +116,107 @@ func TestNoRecorderNoRecording(t *testing.T) {
 	require.NoError(t, err)
 	assert.NotContains(t, string(js), "recording")
 }
+
+// verdictOf returns how a recorded class counts for a breaker: what the
+// live breaker must have counted for a line of that class.
+func verdictOf(class string) string {
+	switch class {
+	case "success":
+		return "success"
+	case "failure", "injected":
+		return "failure"
+	}
+	return "neither"
+}
+
+// verdict returns how the call that moved b's counts from before to now
+// counted.
+func verdict(before, now runtime.Stats) string {
+	switch {
+	case now.Successes > before.Successes:
+		return "success"
+	case now.Failures > before.Failures:
+		return "failure"
+	case now.Ignored > before.Ignored:
+		return "neither"
+	}
+	return "nothing"
+}
+
+// TestRecordedClassIsTheLiveVerdict makes calls of Breaker.Do that end
+// every way the breaker decides the outcome of (a deadline, a cancel,
+// injected latency cut short by either, a classifier's verdicts) and
+// checks that each line's class is what the breaker counted: sim replays
+// the class, so it must be what happened.
+func TestRecordedClassIsTheLiveVerdict(t *testing.T) {
+	errOK, errSkip := errors.New("classified a success"), errors.New("classified neither")
+	classify := func(ctx context.Context, err error) runtime.Outcome {
+		switch {
+		case errors.Is(err, errOK):
+			return runtime.Success
+		case errors.Is(err, errSkip), errors.Is(err, context.DeadlineExceeded):
+			return runtime.Ignored
+		case errors.Is(err, context.Canceled):
+			return runtime.Failure // this breaker's owner counts a cancel
+		}
+		return runtime.Failure
+	}
+	upstream := func(err error) func(context.Context) error {
+		return func(ctx context.Context) error {
+			if err != nil {
+				return err
+			}
+			<-ctx.Done() // until the deadline or the cancel
+			return ctx.Err()
+		}
+	}
+	deadline := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 50*time.Millisecond)
+	}
+	canceled := func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		return ctx, cancel
+	}
+	for _, tc := range []struct {
+		name    string
+		breaker string // plain, lat (injected latency), cls (a classifier), clslat (both)
+		ctx     func() (context.Context, context.CancelFunc)
+		err     error // nil: the upstream waits for ctx to end
+		class   string
+	}{
+		{"the upstream's deadline", "plain", deadline, nil, "failure"},
+		{"the caller's cancel", "plain", canceled, nil, "ignored"},
+		{"injected latency cut by the deadline", "lat", deadline, nil, "failure"},
+		{"injected latency cut by a cancel", "lat", canceled, nil, "canceled"},
+		{"a classifier's success", "cls", deadline, errOK, "success"},
+		{"a classifier's neither", "cls", deadline, errSkip, "ignored"},
+		{"a classifier's cancel counted as a failure", "cls", canceled, nil, "failure"},
+		{"a classifier's deadline counted as neither", "cls", deadline, nil, "ignored"},
+		{"injected latency cut by a deadline a classifier ignores", "clslat", deadline, nil, "canceled"},
+		{"injected latency cut by a cancel a classifier counts", "clslat", canceled, nil, "failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var out bytes.Buffer
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out),
+					runtime.WithConfig(runtime.Config{Name: "lat", Latency: time.Second}),
+					runtime.WithConfig(runtime.Config{Name: "clslat", Latency: time.Second}),
+					runtime.WithClassifier("cls", classify), runtime.WithClassifier("clslat", classify))
+				b := reg.Breaker(runtime.Config{Name: tc.breaker})
+				before := b.Stats()
+				ctx, cancel := tc.ctx()
+				_ = b.Do(ctx, upstream(tc.err))
+				cancel()
+				live := verdict(before, b.Stats())
+				require.NoError(t, reg.Close())
+				lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+				require.Len(t, lines, 3, out.String())
+				f := strings.Fields(lines[1])
+				require.Len(t, f, 4, lines[1])
+				assert.Equal(t, tc.class, f[2], lines[1])
+				assert.Equal(t, live, verdictOf(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
+			})
+		})
+	}
+}

@@ -159,7 +159,7 @@ func (c Call) Unsent(ctx context.Context, err error) error {
 		c = c.provEnd(ctx, err, true) // not in a chain, whose Start holds the record
 	}
 	if c.route.recOf != nil {
-		c.recorded(ctx, core.Refused, err) // record.go
+		c.recorded(core.Refused, err) // record.go
 	}
 	c.route.core.Ignore(c.word)
 	return err

@@ -80,6 +80,10 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 	rr.clone = func() *Route {
 		c := buildRoute(reg, impl, cfg, b, l)
 		c.recOf = rr
+		if c.inject != nil {
+			c.recInject = &recInjector{in: c.inject}
+			c.inject = c.recInject
+		}
 		return c
 	}
 	rt.rec = rr
@@ -98,7 +102,11 @@ func (rr *routeRec) enter(ctx context.Context, kind tryKind) (Call, error) {
 	start := rr.rec.Now()
 	call, err := c.enterTry(ctx, kind)
 	if err != nil {
-		rr.rec.Record(c.breaker, ctx, start, core.Refused, err)
+		stage := core.Refused
+		if ri := c.recInject; ri != nil {
+			stage, ri.stage = ri.stage, core.Refused // as injection settled the call, if it did
+		}
+		rr.rec.Record(c.breaker, start, stage, err)
 		rr.put(c)
 		return call, err
 	}
@@ -106,19 +114,53 @@ func (rr *routeRec) enter(ctx context.Context, kind tryKind) (Call, error) {
 	return call, nil
 }
 
-// recordDone records the call settled by exitSlow with err, and frees
-// its clone.
-func (c Call) recordDone(ctx context.Context, err error) {
-	if c.route.excluded(err) {
-		err = nil
+// recInjector is the injection step of a recording clone: it keeps how
+// the call it failed was settled (a deadline that cut an injected delay
+// short is a failure, the caller's cancel neither), for enter to record.
+// A clone serves one call at a time, and so does its recInjector.
+type recInjector struct {
+	in    core.Injector
+	stage core.Stage // of the call Inject failed last; Refused otherwise
+}
+
+func (ri *recInjector) Injecting() bool { return true }
+
+func (ri *recInjector) Inject(ctx context.Context, w uint64) (uint64, error) {
+	w, stage, err := ri.in.InjectStaged(ctx, w)
+	if err != nil {
+		ri.stage = stage
 	}
-	c.recorded(ctx, core.Done, err)
+	return w, err
+}
+
+func (ri *recInjector) InjectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
+	return ri.in.InjectStaged(ctx, w)
+}
+
+// exitRecorded is exitSlow on a recording clone: it settles the call and
+// records it as the breaker counted it, and frees the clone. An excluded
+// error is a success, a hedge's loser neither, any other error what the
+// breaker's classifier says; a classifier that panics ends the call as a
+// failure (see runtime's classifyAdmitted), and so it is recorded.
+func (c Call) exitRecorded(ctx context.Context, err error) {
+	stage := core.Panicked
+	defer func() { c.recorded(stage, err) }()
+	switch {
+	case err == nil || c.route.excluded(err):
+		c.route.core.Release(ctx, c.word, nil)
+		stage = core.Succeeded
+	case lostRace(ctx):
+		c.route.core.Ignore(c.word)
+		stage = core.Ignored
+	default:
+		stage = c.route.core.Settled(ctx, c.word, err)
+	}
 }
 
 // recordInvalid records a call whose answer its valid func rejected.
 func (c Call) recordInvalid(ctx context.Context) {
 	if c.route.recOf != nil {
-		c.recorded(ctx, core.Invalid, nil)
+		c.recorded(core.Invalid, nil)
 	}
 }
 
@@ -136,14 +178,14 @@ func (c Call) recordUnreturned(v any) {
 		return
 	}
 	if v == nil {
-		c.recorded(context.Background(), core.Gone, nil)
+		c.recorded(core.Gone, nil)
 		return
 	}
-	c.recorded(context.Background(), core.Panicked, nil)
+	c.recorded(core.Panicked, nil)
 }
 
-func (c Call) recorded(ctx context.Context, stage core.Stage, err error) {
+func (c Call) recorded(stage core.Stage, err error) {
 	rt := c.route
-	rt.recOf.rec.Record(rt.breaker, ctx, rt.recStart, stage, err)
+	rt.recOf.rec.Record(rt.breaker, rt.recStart, stage, err)
 	rt.recOf.put(rt)
 }

@@ -79,9 +79,10 @@ type Route struct {
 	live      *atomic.Uint64            // this name's live answers; nil unless counted
 	inject    core.Injector             // nil unless the breaker injects faults or latency
 
-	rec      *routeRec // nil unless the registry records calls (record.go)
-	recOf    *routeRec // on a recording clone of a route: its route's
-	recStart int64     // on a recording clone: when its call started
+	rec       *routeRec    // nil unless the registry records calls (record.go)
+	recOf     *routeRec    // on a recording clone of a route: its route's
+	recStart  int64        // on a recording clone: when its call started
+	recInject *recInjector // on a recording clone of a route that injects: its inject
 
 	// The words a call's fast path reads (EnterFast, Done); a call on a
 	// family's key reads them from the key's cell instead (Keyed).
@@ -595,7 +596,8 @@ func (c Call) ExitValid(ctx context.Context, errp *error, valid *bool) {
 // race (its ctx cancelled by [Race]) as neither.
 func (c Call) exitSlow(ctx context.Context, err error) {
 	if c.route.recOf != nil {
-		defer c.recordDone(ctx, err) // record.go
+		c.exitRecorded(ctx, err) // record.go
+		return
 	}
 	if err != nil {
 		if c.route.excluded(err) {

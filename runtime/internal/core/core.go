@@ -77,6 +77,10 @@ type Ops interface {
 	// Settle counts the outcome of the call admitted as w whose error is
 	// err (nil for a success), as the breaker classifies it.
 	Settle(ctx context.Context, w uint64, err error)
+	// Settled is Settle that returns how the breaker counted the call,
+	// for its record: Succeeded, Failed or Ignored (whatever in-flight
+	// timing later made of it; see runtime's recorder).
+	Settled(ctx context.Context, w uint64, err error) Stage
 	// Failed is Settle for a plain CLOSED admission w (no flag of
 	// FastMask) whose non-nil err is not excluded, made with a ctx that has
 	// not ended: an error the breaker counts as a failure unless its

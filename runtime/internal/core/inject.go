@@ -17,6 +17,11 @@ type Injector interface {
 	// (matching runtime.ErrInjected), counted as a failure, or ctx's
 	// error when it ended the wait, settled as that error.
 	Inject(ctx context.Context, w uint64) (uint64, error)
+	// InjectStaged is Inject for a recorded call: with the error, it
+	// also returns how the call is to be recorded, as it was settled
+	// (Failed for a delay that ctx's deadline cut short, Refused for an
+	// injected fault or a caller's cancel, ...).
+	InjectStaged(ctx context.Context, w uint64) (uint64, Stage, error)
 }
 
 // InjectorOf returns b's Injector when its breaker injects, else nil.

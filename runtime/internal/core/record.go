@@ -1,20 +1,28 @@
 package core
 
-import "context"
-
-// Stage says how far a recorded call got (see [Recorder]).
+// Stage says how a recorded call ended (see [Recorder]): the outcome its
+// breaker applied to it, or how far it got, so that a recording holds
+// what the breaker did rather than a second opinion on the call's error.
 type Stage uint8
 
 const (
-	// Refused: a step before the upstream refused the call, or injection
-	// failed it; the error says which.
+	// Refused: a step before the upstream refused the call, injection
+	// failed it, or the caller's ctx ended a wait (counted as neither);
+	// the error says which.
 	Refused Stage = iota
-	// Done: the upstream answered with the error (nil for a success).
-	Done
+	// Succeeded: the breaker counted the call a success (no error, an
+	// excluded one, or its classifier's verdict).
+	Succeeded
+	// Failed: the breaker counted the call a failure; the error (for
+	// the cooldown it asks for) is the call's.
+	Failed
+	// Ignored: the upstream answered and the breaker counted the call
+	// as neither (the caller's cancel, a classifier, a hedge's loser).
+	Ignored
 	// Invalid: the upstream answered data that the route's valid func
 	// rejected.
 	Invalid
-	// Panicked: the upstream panicked.
+	// Panicked: the upstream panicked (or a classifier did).
 	Panicked
 	// Gone: the upstream's goroutine exited without returning.
 	Gone
@@ -27,7 +35,7 @@ type Recorder interface {
 	Now() int64
 	// Record queues one call of breaker b (a *runtime.Breaker) that
 	// started at start (from Now) and ends now; it never blocks.
-	Record(b any, ctx context.Context, start int64, stage Stage, err error)
+	Record(b any, start int64, stage Stage, err error)
 	// Drop counts a call that is not recorded.
 	Drop()
 }

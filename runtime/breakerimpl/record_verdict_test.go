@@ -1,0 +1,125 @@
+package breakerimpl_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
+)
+
+// verdictOf returns how a recorded class counts for a breaker.
+func verdictOf(class string) string {
+	switch class {
+	case "success":
+		return "success"
+	case "failure", "injected":
+		return "failure"
+	}
+	return "neither"
+}
+
+// liveVerdict returns how the one call that moved a breaker's counts from
+// before to now counted.
+func liveVerdict(before, now runtime.Stats) string {
+	switch {
+	case now.Successes > before.Successes:
+		return "success"
+	case now.Failures > before.Failures:
+		return "failure"
+	case now.Ignored > before.Ignored:
+		return "neither"
+	}
+	return "nothing"
+}
+
+// TestRouteRecordsTheLiveVerdict makes generated routes' calls end every
+// way whose outcome the breaker decides (a deadline, a cancel, injected
+// latency cut short, an excluded error, a classifier, a hedge's loser
+// that answers an error of its own once cancelled) and checks that each
+// recorded class is what the breaker counted: sim replays the class.
+func TestRouteRecordsTheLiveVerdict(t *testing.T) {
+	errReset := errors.New("connection reset by peer")
+	classify := func(ctx context.Context, err error) runtime.Outcome {
+		if errors.Is(err, errRoute) {
+			return runtime.Ignored
+		}
+		return runtime.Failure
+	}
+	waitCtx := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
+	deadline := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.Background(), 50*time.Millisecond)
+	}
+	canceled := func() (context.Context, context.CancelFunc) {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		return ctx, cancel
+	}
+	type routeCall struct {
+		name  string
+		cfg   breakerimpl.RouteConfig
+		ctx   func() (context.Context, context.CancelFunc)
+		fn    func(ctx context.Context) error
+		class string
+	}
+	for _, tc := range []routeCall{
+		{"the upstream's deadline", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "plain"}}, deadline, waitCtx, "failure"},
+		{"the caller's cancel", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "plain"}}, canceled, waitCtx, "ignored"},
+		{"an excluded error", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "plain"}, Exclude: []error{errNotFound}},
+			deadline, func(context.Context) error { return errNotFound }, "success"},
+		{"injected latency cut by the deadline", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "lat"}}, deadline, waitCtx, "failure"},
+		{"injected latency cut by a cancel", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "lat"}}, canceled, waitCtx, "canceled"},
+		{"a classifier's neither", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "cls"}},
+			deadline, func(context.Context) error { return errRoute }, "ignored"},
+		{"a classifier's failure on a cancel", breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "cls"}}, canceled, waitCtx, "failure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var out bytes.Buffer
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out),
+					runtime.WithConfig(runtime.Config{Name: "lat", Latency: time.Second}),
+					runtime.WithClassifier("cls", classify))
+				rt := breakerimpl.NewRoute(reg, struct{}{}, tc.cfg)
+				before := rt.Breaker().Stats()
+				ctx, cancel := tc.ctx()
+				_ = callFn(ctx, rt, func() error { return tc.fn(ctx) })
+				cancel()
+				live := liveVerdict(before, rt.Breaker().Stats())
+				require.NoError(t, reg.Close())
+				lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+				require.Len(t, lines, 3, out.String())
+				f := strings.Fields(lines[1])
+				require.Len(t, f, 4, lines[1])
+				assert.Equal(t, tc.class, f[2], lines[1])
+				assert.Equal(t, live, verdictOf(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
+			})
+		})
+	}
+	t.Run("a hedge's loser", func(t *testing.T) {
+		synctest.Test(t, func(t *testing.T) {
+			var out bytes.Buffer
+			reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out))
+			em := &source{name: "eastmoney", delay: 3 * d / 2, v: 1}
+			sina := &source{name: "sina", delay: time.Hour, v: 2, lateErr: errReset} // answers an error of its own when cancelled
+			h := newHedgedChainOn(reg, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+			before := stats(h, "fallback:sina")
+			v, err := h.call(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 1, v)
+			synctest.Wait()
+			live := liveVerdict(before, stats(h, "fallback:sina"))
+			require.NoError(t, reg.Close())
+			assert.Equal(t, "neither", live, "a hedge's loser counts as neither")
+			assert.Contains(t, out.String(), " 150000000 success eastmoney\n")
+			assert.Contains(t, out.String(), " 50000000 ignored fallback:sina\n", "recorded as the breaker counted it")
+		})
+	})
+}
