@@ -50,8 +50,10 @@ var recordClasses = [...]string{
 func RecordClasses() []string { return recordClasses[:] }
 
 // WithRecorder records every call of the registry's breakers to w: one
-// line per call with its start (from the recording's start), its
-// duration, its outcome class and its breaker's name, after a header line
+// line per call with its start (from the recording's start; for a call
+// that took a concurrency slot, when it held it, as [Config].InFlight and
+// SlowCall time it), its duration, its outcome class (as the breaker
+// counted the call) and its breaker's name, after a header line
 // with the format's version and the start time; the format is documented
 // in docs/rehearse.md and read by `breakergen sim`. Calls of generated
 // wrappers and chains and of [Breaker.Do] are recorded; Acquire and
@@ -338,6 +340,12 @@ func (b *Breaker) doRecorded(ctx context.Context, bud *core.Budget, fn func(cont
 	if err != nil {
 		rc.record(b, start, core.Refused, err)
 		return err
+	}
+	if t.word&core.LoadFlag != 0 {
+		// It holds its concurrency slot from now (or passed the
+		// throttle): the breaker times it from now (see Config.InFlight),
+		// and so does the recording.
+		start = rc.Now()
 	}
 	if !bud.Spend() { // see Do
 		b.Record(t, Ignored, nil)

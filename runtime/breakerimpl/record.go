@@ -99,18 +99,21 @@ func (rr *routeRec) enter(ctx context.Context, kind tryKind) (Call, error) {
 		rr.rec.Drop()
 		return rr.plain.enterTry(ctx, kind)
 	}
-	start := rr.rec.Now()
+	// When the call began; Route.enter moves it on to when the call holds
+	// its concurrency slot, if it takes one: the breaker times such a
+	// call (SlowCall, InFlight) from then, and a recording replays its
+	// duration against those rules.
+	c.recStart = rr.rec.Now()
 	call, err := c.enterTry(ctx, kind)
 	if err != nil {
 		stage := core.Refused
 		if ri := c.recInject; ri != nil {
 			stage, ri.stage = ri.stage, core.Refused // as injection settled the call, if it did
 		}
-		rr.rec.Record(c.breaker, start, stage, err)
+		rr.rec.Record(c.breaker, c.recStart, stage, err)
 		rr.put(c)
 		return call, err
 	}
-	c.recStart = start
 	return call, nil
 }
 

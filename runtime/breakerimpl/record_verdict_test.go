@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -121,5 +123,44 @@ func TestRouteRecordsTheLiveVerdict(t *testing.T) {
 			assert.Contains(t, out.String(), " 150000000 success eastmoney\n")
 			assert.Contains(t, out.String(), " 50000000 ignored fallback:sina\n", "recorded as the breaker counted it")
 		})
+	})
+}
+
+// TestRouteRecordsACallFromItsSlot: a call that waited for a concurrency
+// slot is recorded from when it held it, as the breaker times it for
+// SlowCall and InFlight (a generated route's and Breaker.Do's); a
+// recording that counted the wait made sim see slow calls the live
+// breaker never saw.
+func TestRouteRecordsACallFromItsSlot(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var out bytes.Buffer
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&out))
+		cfg := runtime.Config{Name: "tdx", Concurrency: 1, WindowCalls: 10, MinimumCalls: 1, SlowCall: 150 * time.Millisecond, SlowRate: 0.01}
+		rt := breakerimpl.NewRoute(reg, struct{}{}, breakerimpl.RouteConfig{Breaker: cfg, MaxWait: time.Second})
+		b := reg.Breaker(runtime.Config{Name: "do", Concurrency: 1})
+		var wg sync.WaitGroup
+		route := func() { assert.NoError(t, call(context.Background(), rt, 100*time.Millisecond, nil)) }
+		do := func() {
+			assert.NoError(t, b.Do(context.Background(), func(context.Context) error { time.Sleep(100 * time.Millisecond); return nil }))
+		}
+		wg.Go(route)
+		wg.Go(do)
+		time.Sleep(30 * time.Millisecond)
+		wg.Go(route) // waits 70ms for the slot
+		wg.Go(do)    // so does this one
+		wg.Wait()
+		st := rt.Breaker().Stats()
+		assert.Equal(t, runtime.Closed, st.State)
+		assert.Zero(t, st.WindowSlow, "the live breaker saw no slow call")
+		require.NoError(t, reg.Close())
+		lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+		slices.Sort(lines[1:]) // the calls of one instant end in any order
+		assert.Equal(t, []string{
+			"# end calls=4 dropped=0",
+			"0 100000000 success do",
+			"0 100000000 success tdx",
+			"100000000 100000000 success do",
+			"100000000 100000000 success tdx",
+		}, lines[1:])
 	})
 }

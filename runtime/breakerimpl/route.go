@@ -377,6 +377,9 @@ func (rt *Route) enter(ctx context.Context, st *core.CallState) (Call, error) {
 				return Call{}, err
 			}
 		}
+		if rt.recOf != nil {
+			rt.recStart = rt.recOf.rec.Now() // record.go: timed from its slot, as the breaker times it
+		}
 	}
 	if !bud.Spend() { // a sibling call spent the last try meanwhile
 		b.Ignore(w)
