@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -157,10 +156,13 @@ func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Durati
 		rc.dropped.Add(1)
 		return
 	}
+	// Counted before it is sent: the writer may lose it (see lose), and
+	// must find it counted.
+	rc.queued.Add(1)
 	select {
 	case rc.lines <- callLine{name: b.cfg().Name, start: start, dur: max(end-start, 0), class: class, retry: int64(retry)}:
-		rc.queued.Add(1)
 	default:
+		rc.queued.Add(^uint64(0))
 		rc.dropped.Add(1)
 	}
 }
@@ -218,26 +220,50 @@ func classOf(stage core.Stage, err error) uint8 {
 	return classCanceled
 }
 
-// run writes the header, then every queued line, flushing whenever the
-// buffer is empty, until Close; then the trailer.
+// recordFlushSize is how many bytes of lines the recorder's goroutine
+// gathers before it writes them; it writes sooner whenever the buffer of
+// queued calls runs empty.
+const recordFlushSize = 64 << 10
+
+// run writes the header, then every queued line, writing whenever the
+// buffer is empty or recordFlushSize bytes are gathered, until Close;
+// then the trailer. A write that fails ends the recording: the lines it
+// did not write whole, and every line after it, are dropped, not
+// recorded (lose).
 func (rc *recorder) run(w io.Writer) {
 	defer close(rc.done)
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	fmt.Fprintf(bw, "%s v%d start=%s unit=ns sample=1\n", RecordingHeader, RecordingVersion, rc.start.UTC().Format(time.RFC3339Nano))
-	write := func(l callLine) {
-		if rc.err != nil {
-			rc.dropped.Add(1)
+	buf := make([]byte, 0, recordFlushSize+256)
+	var ends []int // where each call's line in buf ends
+	buf = fmt.Appendf(buf, "%s v%d start=%s unit=ns sample=1\n", RecordingHeader, RecordingVersion, rc.start.UTC().Format(time.RFC3339Nano))
+	flush := func() {
+		if rc.err != nil || len(buf) == 0 {
 			return
 		}
-		buf = appendLine(buf[:0], l)
-		if _, err := bw.Write(buf); err != nil {
-			rc.err = err
+		n, err := w.Write(buf)
+		if err == nil && n < len(buf) {
+			err = io.ErrShortWrite
 		}
+		if err != nil {
+			rc.err = err
+			lost := 0
+			for _, e := range ends {
+				if e > n {
+					lost++ // not written whole
+				}
+			}
+			rc.lose(lost)
+		}
+		buf, ends = buf[:0], ends[:0]
 	}
-	flush := func() {
-		if rc.err == nil && bw.Buffered() > 0 {
-			rc.err = bw.Flush()
+	write := func(l callLine) {
+		if rc.err != nil {
+			rc.lose(1)
+			return
+		}
+		buf = appendLine(buf, l)
+		ends = append(ends, len(buf))
+		if len(buf) >= recordFlushSize {
+			flush()
 		}
 	}
 	for {
@@ -262,11 +288,22 @@ func (rc *recorder) run(w io.Writer) {
 				break
 			}
 			if rc.err == nil {
-				fmt.Fprintf(bw, "# end calls=%d dropped=%d\n", rc.queued.Load(), rc.dropped.Load())
+				// Written only if every line before it is: a trailer in
+				// the recording vouches for its counts.
+				buf = fmt.Appendf(buf, "# end calls=%d dropped=%d\n", rc.queued.Load(), rc.dropped.Load())
 			}
 			flush()
 			return
 		}
+	}
+}
+
+// lose moves n calls that were queued, and so counted as recorded, to the
+// dropped ones: a failed write lost their lines.
+func (rc *recorder) lose(n int) {
+	if n > 0 {
+		rc.dropped.Add(uint64(n))
+		rc.queued.Add(^uint64(n - 1))
 	}
 }
 
@@ -312,10 +349,14 @@ func (r *Registry) Close() error {
 
 // RecordingHealth is the state of a registry's recording ([WithRecorder]).
 type RecordingHealth struct {
-	// Calls counts the calls recorded (queued for the writer).
+	// Calls counts the calls recorded (queued for the writer, or
+	// written).
 	Calls uint64 `json:"calls"`
 	// Dropped counts the calls not recorded: the buffer was full, a
-	// write failed, or the recording had ended ([Registry.Close]).
+	// write failed (the lines it did not write whole, and every call
+	// after it, move from Calls to Dropped), or the recording had ended
+	// ([Registry.Close]). Calls + Dropped is every call the registry's
+	// breakers made (as a snapshot, it may lag by the calls being counted).
 	Dropped uint64 `json:"dropped"`
 }
 

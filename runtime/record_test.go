@@ -220,3 +220,51 @@ func TestRecordedClassIsTheLiveVerdict(t *testing.T) {
 		})
 	}
 }
+
+// limitWriter writes its first limit bytes, then fails.
+type limitWriter struct {
+	limit int
+	buf   bytes.Buffer
+}
+
+func (w *limitWriter) Write(p []byte) (int, error) {
+	n := min(len(p), w.limit-w.buf.Len())
+	w.buf.Write(p[:n])
+	if n < len(p) {
+		return n, errors.New("disk full")
+	}
+	return n, nil
+}
+
+// TestRecorderCountsLinesAFailedWriteLost: a line that a failed write did
+// not write whole is dropped, not recorded, and so is every call after
+// it; each call is counted once.
+func TestRecorderCountsLinesAFailedWriteLost(t *testing.T) {
+	const header = "breakergen-recording v1 start=2000-01-01T00:00:00Z unit=ns sample=1\n"
+	const line = "0 0 success tdx\n"
+	for _, tc := range []struct {
+		name           string
+		limit          int // bytes the writer takes
+		calls, dropped uint64
+	}{
+		{"every write fails", 0, 0, 10},
+		{"the third line is cut", len(header) + 2*len(line) + 5, 2, 8},
+		{"the trailer is cut", len(header) + 10*len(line) + 5, 10, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				w := &limitWriter{limit: tc.limit}
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(w))
+				b := reg.Breaker(runtime.Config{Name: "tdx"})
+				for range 10 {
+					require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+					synctest.Wait() // written, one write a call
+				}
+				assert.EqualError(t, reg.Close(), "disk full")
+				assert.Equal(t, &runtime.RecordingHealth{Calls: tc.calls, Dropped: tc.dropped}, reg.Health().Recording)
+				assert.Equal(t, int(tc.calls), strings.Count(w.buf.String(), line), "the lines written whole")
+				assert.NotContains(t, w.buf.String(), "dropped=", "no whole trailer vouches for a recording a write cut")
+			})
+		})
+	}
+}
