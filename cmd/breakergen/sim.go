@@ -26,7 +26,10 @@ replays the defaults). Keys left out take the runtime's defaults, not the
 recorded breaker's settings. Replayed keys: threshold, reset, jitter,
 halfopen, successes, window, failrate, minimum, slow, slowrate, inflight.
 -sets FILE reads one candidate a line (blank lines and # comments
-skipped), after the -set ones. RECORDING "-" is the standard input.
+skipped), after the -set ones. RECORDING "-" is the standard input. A
+recording cut short (no end line) is replayed as far as it goes; a last
+line without its line break, cut as it was written, is ignored, and the
+report says so.
 
 Replay: every call of the candidate's breaker starts at its recorded
 offset and ends after its recorded duration (at one instant, ends before

@@ -61,21 +61,51 @@ type Recording struct {
 	// Dropped is what the recording's last line says the recorder dropped;
 	// -1 when the recording has no last line (it was cut short).
 	Dropped int64
+	// CutLine is the number of a last line that has no line break (the
+	// process was killed as it wrote it), which Read ignored; 0 for none.
+	CutLine int
 }
 
+// maxLine bounds a recording's line.
+const maxLine = 1 << 20
+
 // Read parses a recording. Errors name the line: "recording:LINE: ...".
+// A last line without its line break was cut short as it was written
+// (the process died): Read ignores it and says so in CutLine. A
+// malformed line anywhere else is an error.
 func Read(r io.Reader) (*Recording, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	br := bufio.NewReaderSize(r, 64<<10)
 	rec := &Recording{Dropped: -1}
 	names := map[string]int{}
 	n := 0
 	errf := func(format string, args ...any) error {
 		return fmt.Errorf("recording:%d: %s", n, fmt.Sprintf(format, args...))
 	}
-	for sc.Scan() {
+	var long []byte // a line longer than br's buffer, so far
+	for {
+		part, err := br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			if long = append(long, part...); len(long) > maxLine {
+				return nil, fmt.Errorf("recording:%d: a line longer than %d bytes", n+1, maxLine)
+			}
+			continue
+		}
+		if err != nil && err != io.EOF {
+			return nil, fmt.Errorf("recording:%d: %w", n+1, err)
+		}
+		if long != nil {
+			part, long = append(long, part...), nil
+		}
+		if len(part) == 0 { // the end
+			break
+		}
 		n++
-		line := sc.Text()
+		line, whole := strings.CutSuffix(string(part), "\n")
+		if !whole && n > 1 {
+			rec.CutLine = n // cut short as it was written
+			break
+		}
+		line = strings.TrimSuffix(line, "\r")
 		if n == 1 {
 			if err := rec.header(line); err != nil {
 				return nil, errf("%v", err)
@@ -111,9 +141,6 @@ func Read(r io.Reader) (*Recording, error) {
 		}
 		c.Name, c.Line = i, n
 		rec.Calls = append(rec.Calls, c)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("recording:%d: %w", n+1, err)
 	}
 	if n == 0 {
 		return nil, fmt.Errorf("recording: empty: want a first line %q", runtime.RecordingHeader+" v1 start=...")

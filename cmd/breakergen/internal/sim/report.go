@@ -22,6 +22,9 @@ func WriteText(w io.Writer, rec *Recording, outage int, results []Result) error 
 	case rec.Dropped > 0:
 		dropped = fmt.Sprintf("the recorder dropped %d calls: the replay lacks them", rec.Dropped)
 	}
+	if rec.CutLine > 0 {
+		dropped += fmt.Sprintf("; its last line (%d) was cut mid-write and is ignored", rec.CutLine)
+	}
 	breakers := "breakers"
 	if len(rec.Names) == 1 {
 		breakers = "breaker"

@@ -229,3 +229,26 @@ func BenchmarkReplay1M(b *testing.B) {
 		}
 	}
 }
+
+// TestReadIgnoresALastLineCutMidWrite: a process killed as it wrote a
+// line leaves it without its line break; the complete lines are
+// replayed and the report says the last one was ignored. A malformed
+// line before the last stays an error.
+func TestReadIgnoresALastLineCutMidWrite(t *testing.T) {
+	text := strings.TrimSuffix(recording("sf"), "# end calls=2 dropped=0\n") + "10524082230"
+	rec := mustRead(t, text)
+	assert.Len(t, rec.Calls, 2)
+	assert.Equal(t, 4, rec.CutLine)
+	assert.Equal(t, int64(-1), rec.Dropped)
+	var out bytes.Buffer
+	require.NoError(t, WriteText(&out, rec, 5, []Result{Replay(rec, mustCandidate(t, "tdx:"), Options{Outage: 5})}))
+	assert.Contains(t, out.String(), "no end line: the recording was cut short; its last line (4) was cut mid-write and is ignored\n")
+
+	rec = mustRead(t, strings.TrimSuffix(recording("sf"), "# end calls=2 dropped=0\n")+"20000000 1000000 success td")
+	assert.Len(t, rec.Calls, 2, "a cut line that parses is cut all the same: its name may be cut")
+
+	_, err := Read(strings.NewReader(head + "10524082230\n" + "0 1 success tdx\n"))
+	assert.ErrorContains(t, err, "recording:2: want START DURATION CLASS NAME")
+	_, err = Read(strings.NewReader(head + "10524082230\n" + "0 1 success tdx"))
+	assert.ErrorContains(t, err, "recording:2: want START DURATION CLASS NAME", "a malformed line before a cut one")
+}
