@@ -56,7 +56,8 @@ Columns, per candidate:
     to trip   for each outage, its calls from its first to the trip, the
               tripping call included ("none": no trip before the next
               outage; "open": not CLOSED when it began); past six outages,
-              their median (least-most) and how many did not trip
+              their median (least-most), how many did not trip ("N not")
+              and how many began while it was not CLOSED ("N open")
     first trip  the first trip's reason, as the runtime words it
 
 -html FILE also writes a page with each candidate's state over time.

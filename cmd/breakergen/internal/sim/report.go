@@ -52,9 +52,11 @@ func WriteText(w io.Writer, rec *Recording, outage int, results []Result) error 
 // round rounds d to the millisecond for the report.
 func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
 
-// toTripText lists the calls to trip of each outage ("-": no trip, "open":
-// not CLOSED when it began), or past six outages their median, least and
-// most among those that tripped, and how many did not.
+// toTripText lists the calls to trip of each outage ("none": no trip,
+// "open": not CLOSED when it began), or past six outages the median,
+// least and most among those that tripped, how many did not ("N not")
+// and how many began while the breaker was not CLOSED ("N open": they
+// were protected, not missed).
 func toTripText(v []int) string {
 	if len(v) == 0 {
 		return "-"
@@ -76,20 +78,32 @@ func toTripText(v []int) string {
 		return strings.Join(out, ",")
 	}
 	var tripped []int
+	not, open := 0, 0
 	for _, n := range v {
-		if n > 0 {
+		switch {
+		case n > 0:
 			tripped = append(tripped, n)
+		case n == 0:
+			open++
+		default:
+			not++
 		}
 	}
-	if len(tripped) == 0 {
+	if not == len(v) {
 		return "none"
 	}
-	slices.Sort(tripped)
-	s := fmt.Sprintf("median %d (%d–%d)", tripped[len(tripped)/2], tripped[0], tripped[len(tripped)-1])
-	if n := len(v) - len(tripped); n > 0 {
-		s += fmt.Sprintf(", %d not", n)
+	var parts []string
+	if len(tripped) > 0 {
+		slices.Sort(tripped)
+		parts = append(parts, fmt.Sprintf("median %d (%d–%d)", tripped[len(tripped)/2], tripped[0], tripped[len(tripped)-1]))
 	}
-	return s
+	if not > 0 {
+		parts = append(parts, fmt.Sprintf("%d not", not))
+	}
+	if open > 0 {
+		parts = append(parts, fmt.Sprintf("%d open", open))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // The bands follow the dashboard's state band (templates/dashboard.html,

@@ -200,6 +200,11 @@ func TestToTripText(t *testing.T) {
 	assert.Equal(t, "-", toTripText(nil))
 	assert.Equal(t, "5,none,open", toTripText([]int{5, -1, 0}))
 	assert.Equal(t, "median 5 (3–9), 1 not", toTripText([]int{3, 5, 9, 5, 4, 6, -1}))
+	assert.Equal(t, "median 1 (1–1), 6 open", toTripText([]int{1, 0, 0, 0, 0, 0, 0}), "an outage that began OPEN was protected, not missed")
+	assert.Equal(t, "median 5 (3–5), 2 not, 3 open", toTripText([]int{3, -1, 0, 5, 0, -1, 0}))
+	assert.Equal(t, "7 open", toTripText([]int{0, 0, 0, 0, 0, 0, 0}))
+	assert.Equal(t, "3 not, 4 open", toTripText([]int{-1, 0, -1, 0, -1, 0, 0}))
+	assert.Equal(t, "none", toTripText([]int{-1, -1, -1, -1, -1, -1, -1}))
 }
 
 // BenchmarkReplay1M reads and replays a recording of a million calls (one
