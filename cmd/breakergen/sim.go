@@ -134,6 +134,9 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		defer f.Close()
 		in = f
 	}
+	if *htmlFile != "" && isFile(in, *htmlFile) {
+		return usage("-html %s: that is the recording; give the page another file", *htmlFile)
+	}
 	rec, err := sim.Read(in)
 	if err != nil {
 		return fmt.Errorf("sim: %s: %w", fs.Arg(0), err)
@@ -167,4 +170,19 @@ func recorded(rec *sim.Recording, name string) bool {
 		}
 	}
 	return false
+}
+
+// isFile reports whether in is an open file that is the file named name
+// (os.SameFile), so that -html does not write over the recording.
+func isFile(in io.Reader, name string) bool {
+	f, ok := in.(*os.File)
+	if !ok {
+		return false
+	}
+	a, err := f.Stat()
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(name)
+	return err == nil && os.SameFile(a, b)
 }

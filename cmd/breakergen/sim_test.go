@@ -80,3 +80,20 @@ func TestSimBadUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestSimRefusesToWriteThePageOverTheRecording: -html naming the
+// recording (by any path) would overwrite it.
+func TestSimRefusesToWriteThePageOverTheRecording(t *testing.T) {
+	rec := writeTemp(t, "calls.rec", simRecording)
+	link := filepath.Join(t.TempDir(), "link.rec")
+	require.NoError(t, os.Symlink(rec, link))
+	for _, page := range []string{rec, link} {
+		var out, errs bytes.Buffer
+		err := run([]string{"sim", "-set", "tdx:", "-html", page, rec}, &out, &errs)
+		require.Error(t, err, page)
+		assert.Contains(t, errs.String(), "-html "+page+": that is the recording")
+		text, err := os.ReadFile(rec)
+		require.NoError(t, err)
+		assert.Equal(t, simRecording, string(text), "the recording is untouched")
+	}
+}
