@@ -110,6 +110,7 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		}
 		cands = append(cands, c)
 	}
+
 	if *setsFile != "" {
 		f, err := os.Open(*setsFile)
 		if err != nil {
@@ -124,6 +125,11 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	}
 	if len(cands) == 0 {
 		return usage("no candidate: give -set or -sets")
+	}
+	for _, c := range cands {
+		for _, w := range c.Warnings { // what the generator would warn of in these keys
+			fmt.Fprintf(stderr, "breakergen sim: %s\n", w)
+		}
 	}
 	in := stdin
 	if name := fs.Arg(0); name != "-" {

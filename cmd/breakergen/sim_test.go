@@ -97,3 +97,15 @@ func TestSimRefusesToWriteThePageOverTheRecording(t *testing.T) {
 		assert.Equal(t, simRecording, string(text), "the recording is untouched")
 	}
 }
+
+// TestSimPrintsTheGeneratorsWarnings: a candidate the generator would warn
+// about is replayed, with the generator's warning on stderr.
+func TestSimPrintsTheGeneratorsWarnings(t *testing.T) {
+	rec := writeTemp(t, "calls.rec", simRecording)
+	var out, errs bytes.Buffer
+	require.NoError(t, run([]string{"sim", "-set", "tdx:window=100 minimum=500", "-set", "tdx:window=100 slowrate=50%", rec}, &out, &errs))
+	assert.Equal(t, `breakergen sim: -set: tdx: warning: minimum=500 of breaker "tdx" is above window=100, which holds at most 100 calls: the rates apply once it holds 100; give minimum=100 or less
+breakergen sim: -set: tdx: warning: slowrate of breaker "tdx" has no effect without slow=D, the duration past which a call is slow; give slow=D too
+`, errs.String())
+	assert.Contains(t, out.String(), "window=100 minimum=500")
+}

@@ -227,9 +227,6 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 	}
 }
 
-// windowKeys are the name keys that need a window for their name.
-var windowKeys = []string{"failrate", "minimum", "slow", "slowrate"}
-
 // resolve fills in every route's name-level settings from its package,
 // and checks the keys that need another key of their name.
 func (b *builder) resolve() {
@@ -247,22 +244,9 @@ func (b *builder) resolve() {
 		if k.pkg == "" {
 			continue // the run's: checked per package
 		}
-		if w, ok := ni.given["window"]; ok || ni.invalid["window"] {
-			if m, ok := ni.given["minimum"]; ok && w.Value.Count > 0 && m.Value.Count > w.Value.Count {
-				b.warnf(m.Pos, "minimum=%d of breaker %q is above window=%d, which holds at most %d calls: the rates apply once it holds %d; give minimum=%d or less", m.Value.Count, name, w.Value.Count, w.Value.Count, w.Value.Count, w.Value.Count)
-			}
-			if r, ok := ni.given["slowrate"]; ok {
-				if _, ok := ni.given["slow"]; !ok && !ni.invalid["slow"] {
-					b.warnf(r.Pos, "slowrate of breaker %q has no effect without slow=D, the duration past which a call is slow; give slow=D too", name)
-				}
-			}
-			continue
-		}
-		for _, k := range windowKeys {
-			if o, ok := ni.given[k]; ok {
-				b.errorf(o.Pos, "%s: breaker %q has no window to apply it to; give window=N (calls) or window=D (a duration) for it too", k, name)
-			}
-		}
+		errs, warnings := annotation.CheckWindowKeys(name, ni.given, ni.invalid)
+		b.run.Errors = append(b.run.Errors, errs...)
+		b.run.Warnings = append(b.run.Warnings, warnings...)
 	}
 }
 

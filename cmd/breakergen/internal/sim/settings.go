@@ -18,6 +18,10 @@ type Candidate struct {
 	Name   string // the breaker whose calls it replays
 	Keys   string // the keys as written, for the report
 	Config runtime.Config
+	// Warnings are what the generator would warn of in these keys, as
+	// annotations of one name (a minimum above a count window, a
+	// slowrate without slow): "WHERE: NAME: warning: ...".
+	Warnings []string
 }
 
 // Replayed are the keys a candidate may give: those that decide when a
@@ -27,16 +31,13 @@ type Candidate struct {
 var Replayed = []string{"threshold", "reset", "jitter", "halfopen", "successes",
 	"window", "failrate", "minimum", "slow", "slowrate", "inflight"}
 
-// windowKeys are the keys that need a window in the same candidate (SPEC
-// §8), as the generator requires of a name's annotations: without one the
-// runtime would drop them and the replay would be of the defaults, under
-// the label of the keys.
-var windowKeys = []string{"failrate", "minimum", "slow", "slowrate"}
-
 // ParseCandidate parses "NAME:key=value ..." (-set); where names the text's
-// origin in errors ("-set" or "FILE:LINE"). A key that needs a window
-// (failrate, minimum, slow, slowrate) in a candidate without one is an
-// error, in the generator's words.
+// origin in errors ("-set" or "FILE:LINE"). The keys that need another
+// key are checked as the generator checks a name's annotations: a key
+// that needs a window (failrate, minimum, slow, slowrate) in a candidate
+// without one is an error, and the generator's warnings (a minimum above
+// a count window, a slowrate without slow) are the candidate's Warnings,
+// in the generator's words.
 func ParseCandidate(text, where string) (Candidate, error) {
 	name, keys, ok := splitCandidate(text)
 	if !ok || name == "" {
@@ -82,16 +83,27 @@ func ParseCandidate(text, where string) (Candidate, error) {
 			cfg.InFlight = v.Duration
 		}
 	}
-	if !line.Has("window") {
-		var msgs []string
-		for _, o := range line.Options {
-			if slices.Contains(windowKeys, o.Key) {
-				msgs = append(msgs, fmt.Sprintf("%s: breaker %q has no window to apply it to; give window=N (calls) or window=D (a duration) for it too", o.Key, name))
-			}
+	// The keys that need another key of the name, checked as the
+	// generator checks a name's annotations (annotation.CheckWindowKeys):
+	// a key that needs a window without one is an error (the runtime
+	// would drop it, and the replay would be of the defaults under the
+	// label of the keys); the generator's warnings are the candidate's.
+	given := map[string]annotation.Option{}
+	for _, o := range line.Options {
+		if _, ok := given[o.Key]; !ok {
+			given[o.Key] = o
 		}
-		if len(msgs) > 0 {
-			return Candidate{}, fmt.Errorf("%s: %s: %s", where, name, strings.Join(msgs, "; "))
+	}
+	errs, warnings := annotation.CheckWindowKeys(name, given, nil)
+	if len(errs) > 0 {
+		msgs := make([]string, len(errs))
+		for i, e := range errs {
+			msgs[i] = e.Msg
 		}
+		return Candidate{}, fmt.Errorf("%s: %s: %s", where, name, strings.Join(msgs, "; "))
+	}
+	for _, w := range warnings {
+		c.Warnings = append(c.Warnings, fmt.Sprintf("%s: %s: %s", where, name, w.Msg))
 	}
 	return c, nil
 }

@@ -54,9 +54,22 @@ func TestWindowKeysAreTheKeyTables(t *testing.T) {
 	}
 	require.NotEmpty(t, need)
 	slices.Sort(need)
-	got := slices.Sorted(slices.Values(windowKeys))
+	got := slices.Sorted(slices.Values(annotation.WindowKeys))
 	assert.Equal(t, need, got)
-	for _, k := range windowKeys {
+	for _, k := range annotation.WindowKeys {
 		assert.Contains(t, Replayed, k)
 	}
+}
+
+// TestParseCandidateWarnsAsTheGeneratorDoes: a minimum above a count
+// window and a slowrate without slow are warnings of the generator's
+// (and Registry.Update refuses both); a candidate carries them, in the
+// generator's words, so sim prints them rather than replay them
+// silently.
+func TestParseCandidateWarnsAsTheGeneratorDoes(t *testing.T) {
+	c := mustCandidate(t, "tdx:window=100 minimum=500")
+	assert.Equal(t, []string{`-set: tdx: warning: minimum=500 of breaker "tdx" is above window=100, which holds at most 100 calls: the rates apply once it holds 100; give minimum=100 or less`}, c.Warnings)
+	c = mustCandidate(t, "tdx:window=100 slowrate=50%")
+	assert.Equal(t, []string{`-set: tdx: warning: slowrate of breaker "tdx" has no effect without slow=D, the duration past which a call is slow; give slow=D too`}, c.Warnings)
+	assert.Empty(t, mustCandidate(t, "tdx:window=100 minimum=50 slow=1s slowrate=50%").Warnings)
 }
