@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/sim"
@@ -150,7 +151,7 @@ func runSim(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var results []sim.Result
 	for _, c := range cands {
 		if !recorded(rec, c.Name) {
-			return fmt.Errorf("sim: %s: no call of breaker %q in the recording (it has %s)", fs.Arg(0), c.Name, strings.Join(rec.Names, ", "))
+			return fmt.Errorf("sim: %s: no call of breaker %q in the recording (%s)", fs.Arg(0), c.Name, hasNames(rec.Names))
 		}
 		results = append(results, sim.Replay(rec, c, sim.Options{Outage: *outage, CarryLast: *carry}))
 	}
@@ -191,4 +192,17 @@ func isFile(in io.Reader, name string) bool {
 	}
 	b, err := os.Stat(name)
 	return err == nil && os.SameFile(a, b)
+}
+
+// hasNames says which breakers a recording has calls of, for the error
+// of a candidate it has none of.
+func hasNames(names []string) string {
+	if len(names) == 0 {
+		return "it has no calls"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return "it has calls of " + strings.Join(q, ", ")
 }

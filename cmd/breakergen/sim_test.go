@@ -65,13 +65,15 @@ func TestSimHelpIsTheManual(t *testing.T) {
 
 func TestSimBadUsage(t *testing.T) {
 	rec := writeTemp(t, "calls.rec", simRecording)
+	empty := writeTemp(t, "empty.rec", strings.SplitAfter(simRecording, "\n")[0])
 	for args, want := range map[string]string{
-		"":                             "want one recording",
-		rec:                            "no candidate",
-		"-set tdx:bogus=1 " + rec:      "unknown key",
-		"-set sina:threshold=1 " + rec: `no call of breaker "sina" in the recording (it has tdx)`,
-		"-outage 0 -set tdx: " + rec:   "-outage 0: want at least 1",
-		"-set tdx: /nonexistent":       "no such file",
+		"":                               "want one recording",
+		rec:                              "no candidate",
+		"-set tdx:bogus=1 " + rec:        "unknown key",
+		"-set sina:threshold=1 " + rec:   `no call of breaker "sina" in the recording (it has calls of "tdx")`,
+		"-set sina:threshold=1 " + empty: `no call of breaker "sina" in the recording (it has no calls)`,
+		"-outage 0 -set tdx: " + rec:     "-outage 0: want at least 1",
+		"-set tdx: /nonexistent":         "no such file",
 	} {
 		var out, errs bytes.Buffer
 		err := run(append([]string{"sim"}, strings.Fields(args)...), &out, &errs)

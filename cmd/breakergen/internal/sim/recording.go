@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/breakergen/breakergen/runtime"
 )
@@ -200,7 +201,7 @@ func parseLine(line string) (Call, string, error) {
 		rest = strings.TrimLeft(rest, " ")
 		i := strings.IndexByte(rest, ' ')
 		if i < 0 {
-			return c, "", fmt.Errorf("want START DURATION CLASS NAME, got %q", line)
+			return c, "", fmt.Errorf("want START DURATION CLASS NAME, got %s", quote(line))
 		}
 		f = append(f, rest[:i])
 		rest = rest[i+1:]
@@ -208,22 +209,22 @@ func parseLine(line string) (Call, string, error) {
 	start, err1 := strconv.ParseInt(f[0], 10, 64)
 	dur, err2 := strconv.ParseInt(f[1], 10, 64)
 	if err1 != nil || err2 != nil || start < 0 || dur < 0 {
-		return c, "", fmt.Errorf("want a start and a duration in ns, got %q %q", f[0], f[1])
+		return c, "", fmt.Errorf("want a start and a duration in ns, got %s %s", quote(f[0]), quote(f[1]))
 	}
 	if start > math.MaxInt64-dur {
-		return c, "", fmt.Errorf("the call ends past the last instant a recording can hold (%d ns after its start), got %q %q", int64(math.MaxInt64), f[0], f[1])
+		return c, "", fmt.Errorf("the call ends past the last instant a recording can hold (%d ns after its start), got %s %s", int64(math.MaxInt64), quote(f[0]), quote(f[1]))
 	}
 	c.Start, c.Dur = time.Duration(start), time.Duration(dur)
 	cls, retry, hasRetry := strings.Cut(f[2], "/")
 	i := slices.Index(classNames, cls)
 	if i < 0 {
-		return c, "", fmt.Errorf("unknown class %q; want one of %s", cls, strings.Join(classNames, ", "))
+		return c, "", fmt.Errorf("unknown class %s; want one of %s", quote(cls), strings.Join(classNames, ", "))
 	}
 	c.Class = Class(i)
 	if hasRetry {
 		r, err := strconv.ParseInt(retry, 10, 64)
 		if err != nil || r <= 0 || c.Class != Failure {
-			return c, "", fmt.Errorf("bad cooldown %q: only a failure carries one, in ns", f[2])
+			return c, "", fmt.Errorf("bad cooldown %s: only a failure carries one, in ns", quote(f[2]))
 		}
 		c.Retry = time.Duration(r)
 	}
@@ -231,13 +232,29 @@ func parseLine(line string) (Call, string, error) {
 	if strings.HasPrefix(name, `"`) {
 		var err error
 		if name, err = strconv.Unquote(name); err != nil {
-			return c, "", fmt.Errorf("bad quoted name %s", rest)
+			return c, "", fmt.Errorf("bad quoted name %s", quote(rest))
 		}
 	}
 	if name == "" {
 		return c, "", fmt.Errorf("no breaker name")
 	}
 	return c, name, nil
+}
+
+// maxQuoted is how much of a malformed line an error echoes.
+const maxQuoted = 100
+
+// quote quotes s for an error, cut to its first maxQuoted bytes (on a
+// rune boundary) when longer, saying so: a malformed line may be long.
+func quote(s string) string {
+	if len(s) <= maxQuoted {
+		return strconv.Quote(s)
+	}
+	n := maxQuoted
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (%d bytes in all)", strconv.Quote(s[:n]), len(s))
 }
 
 // End returns when the recording's last call ended.

@@ -64,12 +64,13 @@ func TestReadParsesEveryField(t *testing.T) {
 
 func TestReadErrorsNameTheLine(t *testing.T) {
 	for text, want := range map[string]string{
-		"":                                  "recording: empty",
-		"hello\n":                           "recording:1: not a recording",
-		"breakergen-recording v2 start=x\n": "recording:1: recording format v2: this breakergen reads v1",
-		head + "1 2 success\n":              "recording:2: want START DURATION CLASS NAME",
-		head + "1 -2 success tdx\n":         "recording:2: want a start and a duration in ns",
-		head + "1 2 sucess tdx\n":           `recording:2: unknown class "sucess"`,
+		"":                                     "recording: empty",
+		"hello\n":                              "recording:1: not a recording",
+		"breakergen-recording v2 start=x\n":    "recording:1: recording format v2: this breakergen reads v1",
+		head + "1 2 success\n":                 "recording:2: want START DURATION CLASS NAME",
+		head + strings.Repeat("7", 300) + "\n": `recording:2: want START DURATION CLASS NAME, got "` + strings.Repeat("7", 100) + `"... (300 bytes in all)`,
+		head + "1 -2 success tdx\n":            "recording:2: want a start and a duration in ns",
+		head + "1 2 sucess tdx\n":              `recording:2: unknown class "sucess"`,
 		head + "9223372036854775806 2 success tdx\n":                      "recording:2: the call ends past the last instant",
 		head + "1 2 success/5 tdx\n":                                      "recording:2: bad cooldown",
 		head + "# end dropped=x\n":                                        `recording:2: bad dropped count "x"`,
