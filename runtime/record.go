@@ -334,7 +334,19 @@ func appendLine(b []byte, l callLine) []byte {
 // recorder's goroutine and returns the first write error. The breakers
 // keep working; calls made after Close are not recorded. Close may be
 // called more than once; without a recorder it does nothing.
-func (r *Registry) Close() error {
+//
+// Close waits for the writer as long as it takes: a Write that blocks (a
+// hung network file system, a pipe nobody reads) blocks Close, and a
+// shutdown that calls it. Give the wait a bound with [Registry.CloseContext].
+func (r *Registry) Close() error { return r.CloseContext(context.Background()) }
+
+// CloseContext is [Registry.Close] that waits for the writer only until
+// ctx is done, and then returns an error matching ctx.Err(): the
+// recording is not finished (no last line), and its goroutine returns
+// once the Write it is blocked in does (closing the writer's file or pipe
+// usually makes it). Calls made after it are not recorded either way; a
+// later Close or CloseContext waits again.
+func (r *Registry) CloseContext(ctx context.Context) error {
 	rc := r.rec
 	if rc == nil {
 		return nil
@@ -343,8 +355,12 @@ func (r *Registry) Close() error {
 		rc.closed.Store(true)
 		close(rc.stop)
 	})
-	<-rc.done
-	return rc.err
+	select {
+	case <-rc.done:
+		return rc.err
+	case <-ctx.Done():
+		return fmt.Errorf("breaker: the recording's writer did not finish: %w", context.Cause(ctx))
+	}
 }
 
 // RecordingHealth is the state of a registry's recording ([WithRecorder]).

@@ -268,3 +268,23 @@ func TestRecorderCountsLinesAFailedWriteLost(t *testing.T) {
 		})
 	}
 }
+
+// TestCloseContextBoundsTheWaitForAWriter: a writer that blocks (a hung
+// file system, a pipe nobody reads) holds Close; CloseContext gives up
+// when its ctx ends, and a later Close finishes once the writer returns.
+func TestCloseContextBoundsTheWaitForAWriter(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		w := &blockingWriter{release: make(chan struct{})}
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(w))
+		require.NoError(t, reg.Breaker(runtime.Config{Name: "tdx"}).Do(context.Background(), func(context.Context) error { return nil }))
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		begin := time.Now()
+		err := reg.CloseContext(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Equal(t, time.Second, time.Since(begin))
+		close(w.release)
+		require.NoError(t, reg.Close())
+		assert.True(t, strings.HasSuffix(w.buf.String(), "0 0 success tdx\n# end calls=1 dropped=0\n"), w.buf.String())
+	})
+}
