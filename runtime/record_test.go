@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/internal/testkit"
 )
 
 var errRecorded = errors.New("upstream down")
@@ -117,32 +118,6 @@ func TestNoRecorderNoRecording(t *testing.T) {
 	assert.NotContains(t, string(js), "recording")
 }
 
-// verdictOf returns how a recorded class counts for a breaker: what the
-// live breaker must have counted for a line of that class.
-func verdictOf(class string) string {
-	switch class {
-	case "success":
-		return "success"
-	case "failure", "injected":
-		return "failure"
-	}
-	return "neither"
-}
-
-// verdict returns how the call that moved b's counts from before to now
-// counted.
-func verdict(before, now runtime.Stats) string {
-	switch {
-	case now.Successes > before.Successes:
-		return "success"
-	case now.Failures > before.Failures:
-		return "failure"
-	case now.Ignored > before.Ignored:
-		return "neither"
-	}
-	return "nothing"
-}
-
 // TestRecordedClassIsTheLiveVerdict makes calls of Breaker.Do that end
 // every way the breaker decides the outcome of (a deadline, a cancel,
 // injected latency cut short by either, a classifier's verdicts) and
@@ -208,14 +183,14 @@ func TestRecordedClassIsTheLiveVerdict(t *testing.T) {
 				ctx, cancel := tc.ctx()
 				_ = b.Do(ctx, upstream(tc.err))
 				cancel()
-				live := verdict(before, b.Stats())
+				live := testkit.Verdict(before, b.Stats())
 				require.NoError(t, reg.Close())
 				lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 				require.Len(t, lines, 3, out.String())
 				f := strings.Fields(lines[1])
 				require.Len(t, f, 4, lines[1])
 				assert.Equal(t, tc.class, f[2], lines[1])
-				assert.Equal(t, live, verdictOf(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
+				assert.Equal(t, live, testkit.ClassVerdict(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
 			})
 		})
 	}

@@ -16,32 +16,8 @@ import (
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/breakerimpl"
+	"github.com/breakergen/breakergen/runtime/internal/testkit"
 )
-
-// verdictOf returns how a recorded class counts for a breaker.
-func verdictOf(class string) string {
-	switch class {
-	case "success":
-		return "success"
-	case "failure", "injected":
-		return "failure"
-	}
-	return "neither"
-}
-
-// liveVerdict returns how the one call that moved a breaker's counts from
-// before to now counted.
-func liveVerdict(before, now runtime.Stats) string {
-	switch {
-	case now.Successes > before.Successes:
-		return "success"
-	case now.Failures > before.Failures:
-		return "failure"
-	case now.Ignored > before.Ignored:
-		return "neither"
-	}
-	return "nothing"
-}
 
 // TestRouteRecordsTheLiveVerdict makes generated routes' calls end every
 // way whose outcome the breaker decides (a deadline, a cancel, injected
@@ -94,14 +70,14 @@ func TestRouteRecordsTheLiveVerdict(t *testing.T) {
 				ctx, cancel := tc.ctx()
 				_ = callFn(ctx, rt, func() error { return tc.fn(ctx) })
 				cancel()
-				live := liveVerdict(before, rt.Breaker().Stats())
+				live := testkit.Verdict(before, rt.Breaker().Stats())
 				require.NoError(t, reg.Close())
 				lines := strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
 				require.Len(t, lines, 3, out.String())
 				f := strings.Fields(lines[1])
 				require.Len(t, f, 4, lines[1])
 				assert.Equal(t, tc.class, f[2], lines[1])
-				assert.Equal(t, live, verdictOf(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
+				assert.Equal(t, live, testkit.ClassVerdict(f[2]), "the live breaker counted %s; the recording says %s", live, f[2])
 			})
 		})
 	}
@@ -117,7 +93,7 @@ func TestRouteRecordsTheLiveVerdict(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, 1, v)
 			synctest.Wait()
-			live := liveVerdict(before, stats(h, "fallback:sina"))
+			live := testkit.Verdict(before, stats(h, "fallback:sina"))
 			require.NoError(t, reg.Close())
 			assert.Equal(t, "neither", live, "a hedge's loser counts as neither")
 			assert.Contains(t, out.String(), " 150000000 success eastmoney\n")
