@@ -4,10 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
@@ -18,7 +15,6 @@ import (
 	"github.com/breakergen/breakergen/exporters/prometheus"
 	"github.com/breakergen/breakergen/runtime"
 	prom "github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -362,15 +358,7 @@ func TestCollectorCleansLabelValues(t *testing.T) {
 	_, err = r.Gather()
 	require.NoError(t, err)
 
-	srv := httptest.NewServer(promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
-	defer srv.Close()
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	scrape := string(body)
+	scrape := scrapeOf(t, r)
 	for _, line := range []string{
 		"breakergen_breaker_state{breaker=\"bad\uFFFD\",state=\"closed\"} 1",
 		"breakergen_breaker_state{breaker=\"users/caf\uFFFD\",state=\"closed\"} 1",

@@ -78,16 +78,7 @@ func TestScrapePassesPromtoolCheckMetrics(t *testing.T) {
 	_, c := fullRegistry(t)
 	r := prom.NewRegistry()
 	r.MustRegister(c)
-	srv := httptest.NewServer(promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
-	defer srv.Close()
-
-	resp, err := http.Get(srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	require.Equal(t, http.StatusOK, resp.StatusCode)
-	body, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	scrape := string(body)
+	scrape := scrapeOf(t, r)
 	for _, line := range []string{
 		`breakergen_breaker_state{breaker="tdx",state="open"} 1`,
 		`breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"} 1`,
@@ -134,4 +125,19 @@ func TestRulesTestsCoverEveryAlert(t *testing.T) {
 	for _, a := range alerts {
 		assert.Contains(t, string(tests), "alertname: "+a+"\n", "rules_test.yml tests %s", a)
 	}
+}
+
+// scrapeOf returns what a Prometheus server scraping r reads: r served by
+// promhttp over HTTP, which must answer 200.
+func scrapeOf(t *testing.T, r *prom.Registry) string {
+	t.Helper()
+	srv := httptest.NewServer(promhttp.HandlerFor(r, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	return string(body)
 }
