@@ -62,8 +62,10 @@
 //		of them is not an annotated interface): each of those files gets
 //		the wrappers of every annotated interface declared beside the
 //		named one, since they share it. Every annotated interface is still
-//		checked and its settings shared by name, as in a full run. No
-//		output is removed.
+//		checked and its settings shared by name, as in a full run, but
+//		only the warnings of the files it writes are printed (and count
+//		for -strict): the others are their own runs'. No output is
+//		removed.
 //	-tags TAGS
 //		build tags to load the packages with, as for go build.
 //	-check

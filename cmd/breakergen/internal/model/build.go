@@ -139,6 +139,18 @@ func Build(res *load.Result, opts Options) *Run {
 	}
 	slices.SortFunc(b.run.Files, func(x, y *File) int { return cmp.Compare(x.Path, y.Path) })
 	annotation.SortErrors(b.run.Errors)
+	if len(opts.Types) > 0 {
+		// A -type run speaks for the files it writes: another file's
+		// interfaces are their own go:generate line's, warnings and all
+		// (-strict -type C must not fail on A's).
+		written := map[string]bool{}
+		for _, f := range b.run.Files {
+			written[f.Source] = true
+		}
+		b.run.Warnings = slices.DeleteFunc(b.run.Warnings, func(w *annotation.Error) bool {
+			return w.Pos.Filename != "" && !written[w.Pos.Filename]
+		})
+	}
 	annotation.SortErrors(b.run.Warnings)
 	b.run.Errors = slices.CompactFunc(b.run.Errors, func(x, y *annotation.Error) bool { return x.Error() == y.Error() })
 	b.run.Errors = foldStale(b.run.Errors)
