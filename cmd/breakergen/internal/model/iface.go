@@ -447,8 +447,8 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		in.Routes = append(in.Routes, r)
 		if o, ok := ml.Get("timeout"); ok && !mm.Ctx && !mm.CtxWith {
 			why := "the method has no context.Context first parameter to carry a deadline"
-			if mm.CtxSelf {
-				why = selfCtx(mm, in, "a deadline cannot be put into")
+			if mm.CtxSelf || mm.CtxFrom > 0 {
+				why = ctxLacks(mm, in, "a deadline")
 			}
 			b.errorf(o.Pos, "%s.%s: timeout: %s", in.Name, m.Name(), why)
 		}
@@ -488,11 +488,28 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
 		why := "the method has no context.Context first parameter"
-		if mm.CtxSelf {
-			why = selfCtx(mm, in, "a deadline cannot be put into")
+		if mm.CtxSelf || mm.CtxFrom > 0 {
+			why = ctxLacks(mm, in, "a deadline")
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, why)
 	}
+}
+
+// ctxLacks says why the wrapper of mm, whose ctx comes from a parameter
+// (Method.CtxSelf, or CtxFrom without CtxWith), cannot give the wrapped
+// method a ctx of its own carrying what (a deadline, say): the
+// parameter's type has no way to take one.
+func ctxLacks(mm *Method, in *Interface, what string) string {
+	if mm.CtxSelf {
+		return selfCtx(mm, in, what+" cannot be put into")
+	}
+	p := mm.Sig.Params().At(mm.CtxFrom - 1)
+	t := types.TypeString(p.Type(), pkgQualifier(in.Obj.Pkg()))
+	name := p.Name()
+	if name == "" || name == "_" {
+		name = "its " + t + " parameter"
+	}
+	return fmt.Sprintf("the method's ctx is %s.Context(), and %s has no method WithContext(context.Context) %s to carry %s", name, t, t, what)
 }
 
 // selfCtx says, for a method whose first parameter is a context.Context
@@ -729,8 +746,8 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	// needs a ctx to cancel a loser with.
 	var why string
 	switch {
-	case mm.CtxSelf:
-		why = selfCtx(mm, in, "the ctx that cancels a losing source cannot be put into")
+	case mm.CtxSelf || mm.CtxFrom > 0 && !mm.CtxWith:
+		why = ctxLacks(mm, in, "the ctx that cancels a losing source")
 	case !mm.Ctx && (mm.Request == 0 || mm.CtxFrom != mm.Request || !mm.CtxWith):
 		why = "the method has no context.Context first parameter to cancel a losing source with"
 	case requests(mm.Sig) > 1:
