@@ -383,10 +383,14 @@
     const el = f("fleet");
     if (!fl || typeof fl !== "object") { el.hidden = true; return; }
     const up = fl.redis === "ok", n = Number(fl.members) || 0;
-    el.dataset.level = up ? "ok" : "down";
-    setText(el, "fleet-sym", up ? "✓" : "✕");
+    // Another member with this process's origin: each drops the other's
+    // news as its own (redisstate's duplicate_origin).
+    const twin = typeof fl.duplicate_origin === "string" ? fl.duplicate_origin : "";
+    el.dataset.level = !up ? "down" : twin ? "degraded" : "ok";
+    setText(el, "fleet-sym", !up ? "✕" : twin ? "⚠" : "✓");
     setText(el, "fleet-word", "Fleet: Redis " + (up ? "ok" : "down") + ", " + (n === 1 ? "1 member" : n + " members") +
-      (up ? "" : "; each process on its own breakers"));
+      (up ? "" : "; each process on its own breakers") +
+      (twin ? "; another member is also " + twin + ": neither follows the other's trips (give each its own WithOrigin)" : ""));
     el.hidden = false;
   }
 

@@ -397,8 +397,17 @@ func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 	p.noSideScroll()
 	p.screenshot("dashboard-load-fields-phone.png")
 
+	// Another member of this process's origin: a warning on the line.
+	s := strings.Replace(*answer.Load(), `"fleet": {"redis": "down", "members": 1},`,
+		`"fleet": {"redis": "ok", "members": 2, "duplicate_origin": "vm:5726"},`, 1)
+	answer.Store(&s)
+	p.waitFor("the twin's warning", fleet+`.textContent.includes("vm:5726")`)
+	assert.Equal(t, "⚠ Fleet: Redis ok, 2 members; another member is also vm:5726: neither follows the other's trips (give each its own WithOrigin)",
+		eval[string](p, fleet+`.textContent`))
+	assert.Equal(t, "degraded", eval[string](p, fleet+`.dataset.level`))
+
 	// Without a fleet the line goes away.
-	s := strings.Replace(*answer.Load(), `"fleet": {"redis": "down", "members": 1},`, "", 1)
+	s = strings.Replace(*answer.Load(), `"fleet": {"redis": "ok", "members": 2, "duplicate_origin": "vm:5726"},`, "", 1)
 	answer.Store(&s)
 	p.waitFor("no fleet line", fleet+`.hidden`)
 
