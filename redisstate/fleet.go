@@ -86,9 +86,12 @@ func WithLocalShare(f float64) Option { return func(o *options) { o.share = f } 
 // Each member of the fleet must have its own origin: a process drops
 // every message of its own origin as its own news, so two members of one
 // origin would never follow each other. [Attach] refuses an origin that
-// another live member uses (one whose heartbeat is under 2s old: a
-// process restarted that soon after a crash under the same origin is
-// refused until its old heartbeat has run out). When Redis does not answer
+// another live member uses (one whose heartbeat is under 2s old). A
+// process restarted soon after a crash under the same origin (a container
+// restarted in place keeps its host name, and its pid is 1 again) finds
+// the claim of its former self, which no heartbeat renews: Attach then
+// waits once for that claim to run out (at most 2.2s) before it decides.
+// When Redis does not answer
 // Attach, the heartbeats find the clash later: both members log it and
 // report it in Health ([runtime.FleetHealth].DuplicateOrigin).
 func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
@@ -192,7 +195,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		return nil, fmt.Errorf("redisstate: %w", err)
 	}
 	f.stop = stop
-	if f.beat(true) && f.twins.Load() > 0 {
+	if f.beat(true) && f.twins.Load() > 0 && f.beatAfterLapse() && f.twins.Load() > 0 {
 		f.stop()
 		f.cancel()
 		return nil, fmt.Errorf("redisstate: origin %q is in use by another live member of the fleet; "+
@@ -397,6 +400,18 @@ redis.call('ZADD', KEYS[1], now + tonumber(ARGV[2]), ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return others
 `)
+
+// beatAfterLapse is the attaching beat again once every claim of the
+// origin that no heartbeat renews has run out (memberTTL, and a tenth for
+// the two clocks): a process that crashed and restarted at once finds
+// its former self's claim at the first beat and not at this one, while a
+// live member has renewed its claim meanwhile.
+func (f *Fleet) beatAfterLapse() bool {
+	t := time.NewTimer(memberTTL + memberTTL/10)
+	defer t.Stop()
+	<-t.C
+	return f.beat(true)
+}
 
 // beat runs one heartbeat and reports whether Redis answered. It first
 // claims the origin: attaching, the claim fails when another live member

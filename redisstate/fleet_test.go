@@ -440,6 +440,28 @@ func TestAttachRefusesAnOriginInUse(t *testing.T) {
 	assert.NoError(t, f.Close())
 }
 
+// TestAttachAfterACrash: a process that crashed left the claim of its
+// origin with up to 2s to run, and restarts at once under the same origin
+// (a container restarted in place: same host name, pid 1 again). Its
+// Attach finds that claim, which no heartbeat renews, waits for it to run
+// out, and attaches, where a live member's claim would still be held.
+func TestAttachAfterACrash(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	ctx := context.Background()
+	now, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	key := "breakergen:origin:vm:1"
+	require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(1500 * time.Millisecond).UnixMilli()), Member: "the crashed Attach"}).Err())
+	require.NoError(t, rdb.PExpire(ctx, key, 2*time.Second).Err())
+
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("vm:1"), redisstate.WithTimeout(time.Second))
+	require.NoError(t, err, "the crashed process's claim ran out")
+	assert.Empty(t, reg.Health().Fleet.DuplicateOrigin)
+	assert.NoError(t, f.Close())
+}
+
 // TestTwinOriginsShowInHealth: two members that came to share an origin
 // where Attach could not see it (Redis stalled while the second attached)
 // are found by their heartbeats: both log it and report it in Health, and
