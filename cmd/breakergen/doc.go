@@ -271,17 +271,22 @@
 // rejection: they are delegated unguarded, and the generated comment says
 // so, unless that result carries its error (below). Methods whose first
 // parameter is a context.Context pass it to the breaker, the limiter and
-// the per-call timeout. A first parameter of another type that implements
-// context.Context (an interface embedding it, a *gin.Context) is the ctx
-// too, for all but the timeout: the wrapper cannot put a deadline into a
-// value of that type, so a timeout that reaches the method draws a warning
-// (an error on the method's own line), and a nil one is answered with an
-// error matching breakerimpl.ErrNilArg. A method without either whose
-// parameter has a method Context() context.Context (an *http.Request)
-// takes that ctx instead, and a timeout's ctx goes on with the parameter's
-// WithContext; the others use context.Background(), and a timeout that
-// reaches them draws a warning (an error when it is on the method's own
-// line). Method lines are read only
+// the per-call timeout. A method with a parameter that has a method
+// Context() context.Context and a WithContext taking one back (an
+// *http.Request) takes that ctx instead, and a timeout's ctx goes on with
+// the parameter's WithContext. Otherwise a first parameter of another
+// type that implements context.Context (an interface embedding it, a
+// *gin.Context, a type parameter) is the ctx, for all but the timeout:
+// the wrapper cannot put a deadline into a value of that type, so a
+// timeout that reaches the method draws a warning (an error on the
+// method's own line), and a nil pointer or interface is answered with an
+// error matching breakerimpl.ErrNilArg (a type parameter is not checked).
+// A struct value holding a context.Context is not taken (a zero one would
+// panic in the breaker's hands): a warning says so. A parameter with
+// Context() alone gives the ctx, without a timeout; the others use
+// context.Background(), and a timeout that reaches them draws a warning
+// (an error when it is on the method's own line). Method lines are read
+// only
 // on methods written in the interface literal itself; embedded methods are
 // routed by the interface's lines (a line on an embedded method draws a
 // warning: declare the method beside the embedding, with its line).

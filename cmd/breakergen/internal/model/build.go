@@ -409,14 +409,15 @@ func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
 // without a context.Context first parameter its ctx (0 for none), whether
 // that parameter's type has WithContext(context.Context) returning the
 // same type, and whether the parameter is itself a context.Context (see
-// Method.CtxSelf). A first parameter whose type implements
-// context.Context (an interface embedding it, a *gin.Context) is the ctx;
-// otherwise the first parameter whose type has a method Context()
-// context.Context (an *http.Request) gives it.
+// Method.CtxSelf). The first parameter whose type has a method Context()
+// context.Context and that WithContext (an *http.Request) gives it: the
+// wrapper can hand a deadline, or a hedge's cancel, back through it.
+// Otherwise a first parameter whose type implements context.Context (an
+// interface embedding it, a *gin.Context) is the ctx, when it can be
+// checked for nil (a pointer, an interface or a type parameter: a struct
+// that embeds a nil context.Context would panic in the breaker's own
+// hands); otherwise the first parameter with Context() gives it.
 func ctxParam(sig *types.Signature) (from int, with, self bool) {
-	if sig.Params().Len() > 0 && implementsContext(sig.Params().At(0).Type()) {
-		return 1, false, true
-	}
 	for i := range sig.Params().Len() {
 		t := sig.Params().At(i).Type()
 		f := methodOf(t, "Context")
@@ -427,15 +428,38 @@ func ctxParam(sig *types.Signature) (from int, with, self bool) {
 		if s.Params().Len() != 0 || s.Results().Len() != 1 || !IsContext(s.Results().At(0).Type()) {
 			continue
 		}
-		with := false
 		if w := methodOf(t, "WithContext"); w != nil {
 			ws := w.Type().(*types.Signature)
 			with = ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
 				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t)
 		}
-		return i + 1, with, false
+		from = i + 1
+		break
 	}
-	return 0, false, false
+	if with {
+		return from, true, false
+	}
+	if sig.Params().Len() > 0 && selfContext(sig.Params().At(0).Type()) {
+		return 1, false, true
+	}
+	return from, false, false
+}
+
+// selfContext reports whether t, a parameter's type, is a context.Context
+// of its own type that the wrapper can use as the call's ctx: it
+// implements context.Context, and a nil one can be told (see ctxParam).
+func selfContext(t types.Type) bool {
+	if !implementsContext(t) {
+		return false
+	}
+	if _, ok := types.Unalias(t).(*types.TypeParam); ok {
+		return true
+	}
+	switch t.Underlying().(type) {
+	case *types.Pointer, *types.Interface:
+		return true
+	}
+	return false
 }
 
 // implementsContext reports whether t implements context.Context, whose

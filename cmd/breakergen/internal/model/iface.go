@@ -411,6 +411,15 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		mm.CtxFrom, mm.CtxWith, mm.CtxSelf = ctxParam(sig)
 	}
 	in.Methods = append(in.Methods, mm)
+	defer func() {
+		// A context.Context held in a struct value is not the call's ctx
+		// (ctxParam): say so rather than count a caller's cancel as a
+		// failure without a word.
+		if mm.Route != nil && valueContext(mm) {
+			t := types.TypeString(sig.Params().At(0).Type(), pkgQualifier(in.Obj.Pkg()))
+			b.warnf(b.methodPos(in, m, ml, src), "%s.%s: its first parameter, of type %s, is a context.Context in a struct value, which the breaker does not take as the call's ctx (a zero one would panic in its hands): a caller's cancel counts as a failure, and no wait ends with it; take a *%s, or a context.Context first", in.Name, m.Name(), t, t)
+		}
+	}()
 	switch {
 	case ml != nil && ml.Skip():
 		mm.Why = "skip"
@@ -447,7 +456,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		in.Routes = append(in.Routes, r)
 		if o, ok := ml.Get("timeout"); ok && !mm.Ctx && !mm.CtxWith {
 			why := "the method has no context.Context first parameter to carry a deadline"
-			if mm.CtxSelf || mm.CtxFrom > 0 {
+			if mm.CtxSelf || mm.CtxFrom > 0 || valueContext(mm) {
 				why = ctxLacks(mm, in, "a deadline")
 			}
 			b.errorf(o.Pos, "%s.%s: timeout: %s", in.Name, m.Name(), why)
@@ -488,7 +497,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			mpos = in.Pos // an embedded method declared elsewhere
 		}
 		why := "the method has no context.Context first parameter"
-		if mm.CtxSelf || mm.CtxFrom > 0 {
+		if mm.CtxSelf || mm.CtxFrom > 0 || valueContext(mm) {
 			why = ctxLacks(mm, in, "a deadline")
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, why)
@@ -503,6 +512,10 @@ func ctxLacks(mm *Method, in *Interface, what string) string {
 	if mm.CtxSelf {
 		return selfCtx(mm, in, what+" cannot be put into")
 	}
+	if valueContext(mm) {
+		t := types.TypeString(mm.Sig.Params().At(0).Type(), pkgQualifier(in.Obj.Pkg()))
+		return fmt.Sprintf("its first parameter, of type %s, is a context.Context in a struct value, which the breaker does not take as the call's ctx", t)
+	}
 	p := mm.Sig.Params().At(mm.CtxFrom - 1)
 	t := types.TypeString(p.Type(), pkgQualifier(in.Obj.Pkg()))
 	name := p.Name()
@@ -510,6 +523,13 @@ func ctxLacks(mm *Method, in *Interface, what string) string {
 		name = "its " + t + " parameter"
 	}
 	return fmt.Sprintf("the method's ctx is %s.Context(), and %s has no method WithContext(context.Context) %s to carry %s", name, t, t, what)
+}
+
+// valueContext reports whether mm's first parameter is a context.Context
+// in a struct value, which ctxParam does not take as the call's ctx, and
+// no other parameter gives one.
+func valueContext(mm *Method) bool {
+	return !mm.Ctx && mm.CtxFrom == 0 && mm.Sig.Params().Len() > 0 && implementsContext(mm.Sig.Params().At(0).Type())
 }
 
 // selfCtx says, for a method whose first parameter is a context.Context
