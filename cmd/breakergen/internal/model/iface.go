@@ -172,7 +172,7 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		return nil, nil
 	}
 	if a, ok := obj.Type().(*types.Alias); ok && a.TypeParams().Len() > 0 {
-		b.errorf(pos, "%s is a generic alias: %s", name, genericAliasFix(a, obj.Pkg()))
+		b.errorf(pos, "%s is a generic alias: %s", name, genericAliasFix(a, obj.Pkg(), fileQualifier(p, ts)))
 		return nil, nil
 	}
 	in := &Interface{
@@ -199,12 +199,13 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 // otherwise (another package's, or an interface literal) a generic
 // interface of a's name and type parameters that embeds the target, or
 // is the literal, which generates as any interface does.
-func genericAliasFix(a *types.Alias, pkg *types.Package) string {
+func genericAliasFix(a *types.Alias, pkg *types.Package, qual types.Qualifier) string {
 	rhs := a.Rhs()
-	if obj := TypeName(rhs); obj != nil && obj.Pkg() == pkg {
+	// Through aliases: an alias of this package's alias of another
+	// package's interface has no interface here to annotate.
+	if obj := TypeName(types.Unalias(rhs)); obj != nil && obj.Pkg() == pkg {
 		return "annotate the interface it stands for"
 	}
-	qual := pkgQualifier(pkg)
 	var tps []string
 	for tp := range a.TypeParams().TypeParams() {
 		tps = append(tps, tp.Obj().Name()+" "+types.TypeString(tp.Constraint(), qual))
@@ -214,6 +215,34 @@ func genericAliasFix(a *types.Alias, pkg *types.Package) string {
 		return "declare it as a generic interface instead, and annotate that: " + decl + types.TypeString(rhs, qual)
 	}
 	return "its interface is declared in another package, so declare " + a.Obj().Name() + " as a generic interface that embeds it instead, and annotate that: " + decl + "interface{ " + types.TypeString(rhs, qual) + " }"
+}
+
+// fileQualifier names packages as the file declaring ts imports them (an
+// import's own name, else the package's), so that code suggested in a
+// message can be pasted into that file.
+func fileQualifier(p *packages.Package, ts *ast.TypeSpec) types.Qualifier {
+	names := map[string]string{}
+	for _, f := range p.Syntax {
+		if f.Pos() > ts.Pos() || ts.End() > f.End() {
+			continue
+		}
+		for _, imp := range f.Imports {
+			if imp.Name != nil {
+				if path, err := strconv.Unquote(imp.Path.Value); err == nil {
+					names[path] = imp.Name.Name
+				}
+			}
+		}
+	}
+	return func(q *types.Package) string {
+		if q == p.Types {
+			return ""
+		}
+		if n, ok := names[q.Path()]; ok {
+			return n
+		}
+		return q.Name()
+	}
 }
 
 // reserveNames claims the package-level names generated for in (the
