@@ -88,6 +88,10 @@ type recorder struct {
 	stop  chan struct{}
 	done  chan struct{}
 
+	// sending is held for reading while a call checks closed and sends
+	// its line, and for writing while Close sets closed: once Close has
+	// it, no line is sent that the writer's last drain would miss.
+	sending  sync.RWMutex
 	closed   atomic.Bool
 	queued   atomic.Uint64 // lines taken into the buffer
 	dropped  atomic.Uint64 // calls not recorded: a full buffer, a write error, after Close
@@ -152,7 +156,9 @@ func (rc *recorder) Drop() { rc.dropped.Add(1) }
 
 func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Duration) {
 	end := rc.Now()
+	rc.sending.RLock()
 	if rc.closed.Load() {
+		rc.sending.RUnlock()
 		rc.dropped.Add(1)
 		return
 	}
@@ -165,6 +171,7 @@ func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Durati
 		rc.queued.Add(^uint64(0))
 		rc.dropped.Add(1)
 	}
+	rc.sending.RUnlock()
 }
 
 // The class codes that classOf names (see recordClasses).
@@ -352,7 +359,9 @@ func (r *Registry) CloseContext(ctx context.Context) error {
 		return nil
 	}
 	rc.stopOnce.Do(func() {
+		rc.sending.Lock() // no call is between its check of closed and its send
 		rc.closed.Store(true)
+		rc.sending.Unlock()
 		close(rc.stop)
 	})
 	select {

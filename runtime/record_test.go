@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -262,4 +264,66 @@ func TestCloseContextBoundsTheWaitForAWriter(t *testing.T) {
 		require.NoError(t, reg.Close())
 		assert.True(t, strings.HasSuffix(w.buf.String(), "0 0 success tdx\n# end calls=1 dropped=0\n"), w.buf.String())
 	})
+}
+
+// lockedBuffer is a bytes.Buffer safe to write from the recorder's
+// goroutine while the test reads it after Close.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestRecorderCloseUnderLoad: calls made while Close runs are either in
+// the recording or counted as dropped, never counted as recorded without
+// their line: the file's lines, Health's calls and the end line's calls
+// agree, and with the drops they add up to the calls made. make test runs
+// it many times under -race.
+func TestRecorderCloseUnderLoad(t *testing.T) {
+	for round := range 50 {
+		var w lockedBuffer
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&w))
+		b := reg.Breaker(runtime.Config{Name: "x"})
+		var made atomic.Uint64
+		var warm, wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 4 {
+			warm.Add(1)
+			wg.Go(func() {
+				for i := 0; ; i++ {
+					if i == 50 {
+						warm.Done() // calls are flowing: Close among them
+					}
+					select {
+					case <-stop: // closed once every worker is warm
+						return
+					default:
+					}
+					_ = b.Do(context.Background(), func(context.Context) error { return nil })
+					made.Add(1)
+				}
+			})
+		}
+		warm.Wait()
+		require.NoError(t, reg.Close())
+		close(stop)
+		wg.Wait()
+		out := w.String()
+		lines := uint64(strings.Count(out, " success x\n"))
+		h := reg.Health().Recording
+		require.Equal(t, lines, h.Calls, "round %d: the lines written are the calls recorded", round)
+		require.Equal(t, made.Load(), h.Calls+h.Dropped, "round %d: every call is recorded or dropped", round)
+		require.Contains(t, out, "# end calls="+strconv.FormatUint(lines, 10)+" ", "round %d", round)
+	}
 }
