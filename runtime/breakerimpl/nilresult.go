@@ -34,7 +34,8 @@ func (e *nilResult) Is(target error) bool { return target == ErrNilResult }
 var ErrNilArg = errors.New("breaker: nil argument")
 
 // NilArg returns the error of a call of method (Interface.Method) whose
-// parameter param, of type typ, was nil (see [ErrNilArg]).
+// parameter param ("" for one the interface leaves unnamed), of type
+// typ, was nil (see [ErrNilArg]).
 func NilArg(method, param, typ string) error {
 	return &nilArg{method: method, param: param, typ: typ}
 }
@@ -42,7 +43,11 @@ func NilArg(method, param, typ string) error {
 type nilArg struct{ method, param, typ string }
 
 func (e *nilArg) Error() string {
-	return "breaker: " + e.method + " called with a nil " + e.typ + " (" + e.param + "), which gives the call its ctx"
+	param := ""
+	if e.param != "" {
+		param = " (" + e.param + ")"
+	}
+	return "breaker: " + e.method + " called with a nil " + e.typ + param + ", which gives the call its ctx"
 }
 
 func (e *nilArg) Is(target error) bool { return target == ErrNilArg }

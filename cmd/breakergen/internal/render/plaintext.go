@@ -184,7 +184,7 @@ func (g *gen) plainCtx(in *model.Interface, m *model.Method, ctx, errName string
 		}
 		if p, typ, ok := g.nilCtxFrom(m, names); ok {
 			line = "if " + p + " == nil {\n\t\t" + errName + " = " + g.qualText(ImplPath, "NilArg") + "(" +
-				strconv.Quote(in.Name+"."+m.Name) + ", " + strconv.Quote(p) + ", " + strconv.Quote(typ) + ")\n\t\treturn\n\t}\n\t" + line
+				strconv.Quote(in.Name+"."+m.Name) + ", " + strconv.Quote(userParam(m, m.CtxFrom-1, p)) + ", " + strconv.Quote(typ) + ")\n\t\treturn\n\t}\n\t" + line
 		}
 		return line
 	}
@@ -214,4 +214,13 @@ func (g *gen) nilCtxFrom(m *model.Method, names []string) (param, typ string, ok
 		return names[m.CtxFrom-1], types.TypeString(t, g.qualifier()), true
 	}
 	return "", "", false
+}
+
+// userParam is the name a message gives the parameter the wrapper calls
+// name: "" when the interface left it unnamed (name is the wrapper's own).
+func userParam(m *model.Method, i int, name string) string {
+	if n := m.Sig.Params().At(i).Name(); n == "" || n == "_" {
+		return ""
+	}
+	return name
 }

@@ -871,7 +871,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		ctx = a.fresh("ctx")
 		if p, typ, ok := g.nilCtxFrom(m, names); ok {
 			body = append(body, jen.If(jen.Id(p).Op("==").Nil()).Block(
-				jen.Id(errName).Op("=").Add(g.impl("NilArg")).Call(jen.Lit(in.Name+"."+m.Name), jen.Lit(p), jen.Lit(typ)),
+				jen.Id(errName).Op("=").Add(g.impl("NilArg")).Call(jen.Lit(in.Name+"."+m.Name), jen.Lit(userParam(m, m.CtxFrom-1, p)), jen.Lit(typ)),
 				jen.Return(),
 			))
 		}
