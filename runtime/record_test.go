@@ -266,25 +266,6 @@ func TestCloseContextBoundsTheWaitForAWriter(t *testing.T) {
 	})
 }
 
-// lockedBuffer is a bytes.Buffer safe to write from the recorder's
-// goroutine while the test reads it after Close.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // TestRecorderCloseUnderLoad: calls made while Close runs are either in
 // the recording or counted as dropped, never counted as recorded without
 // their line: the file's lines, Health's calls and the end line's calls
@@ -292,7 +273,7 @@ func (b *lockedBuffer) String() string {
 // it many times under -race.
 func TestRecorderCloseUnderLoad(t *testing.T) {
 	for round := range 50 {
-		var w lockedBuffer
+		var w logBuffer // written by the recorder, read after Close
 		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()), runtime.WithRecorder(&w))
 		b := reg.Breaker(runtime.Config{Name: "x"})
 		var made atomic.Uint64
