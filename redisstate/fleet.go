@@ -91,9 +91,9 @@ func WithLocalShare(f float64) Option { return func(o *options) { o.share = f } 
 // restarted in place keeps its host name, and its pid is 1 again) finds
 // the claim of its former self, which no heartbeat renews: Attach then
 // waits once for that claim to run out (at most 2.2s) before it decides.
-// When Redis does not answer
-// Attach, the heartbeats find the clash later: both members log it and
-// report it in Health ([runtime.FleetHealth].DuplicateOrigin).
+// When Redis does not answer Attach, the heartbeats find the clash later:
+// both members log it and report it in Health
+// ([runtime.FleetHealth].DuplicateOrigin).
 func WithOrigin(origin string) Option { return func(o *options) { o.origin = origin } }
 
 // WithLogger sets where the fleet logs Redis going away and coming back,
@@ -147,7 +147,8 @@ type Fleet struct {
 // for bad arguments (a nil registry, a nil client, a typed nil such as a
 // nil *redis.Client included, or a bad option), starting nothing then,
 // when reg is attached already, or when another live member of the fleet
-// uses its origin (see [WithOrigin]).
+// uses its origin (see [WithOrigin]; a claim no heartbeat renews, a
+// crashed process's, is waited out first, up to 2.2s).
 func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*Fleet, error) {
 	switch {
 	case reg == nil:
