@@ -122,6 +122,10 @@ type Breaker struct {
 	reclaimAt    time.Time // HALF_OPEN: when timer reclaims, the earliest probe deadline
 
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
+	// famTrip is set, under mu, when the family has counted this
+	// breaker's trip already (Family.mayTrip), for the transition that
+	// follows at once not to count it again.
+	famTrip bool
 }
 
 // newBreakerIn returns a new breaker, made in room (a zero Breaker never
@@ -250,7 +254,11 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	b.startPeriodLocked(cur, to, now, window)
 	b.reg.ready(n)
 	if b.fam != nil {
-		b.fam.moved(from, to)
+		if b.famTrip {
+			b.famTrip = false // counted as its trip was allowed
+		} else {
+			b.fam.moved(from, to)
+		}
 	}
 	b.stateChanges++
 	b.transitions[from][to]++

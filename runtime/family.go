@@ -1154,20 +1154,31 @@ func (f *Family) moved(from, to State) {
 	}
 }
 
-// mayTrip reports whether a member may leave CLOSED now under MaxOpen, and
-// if not, why; b.mu is held.
-func (f *Family) mayTrip() (bool, string) {
+// mayTrip reports whether member b may leave CLOSED now under MaxOpen,
+// and if not, why; b.mu is held. A trip it allows is counted in notClosed
+// at once, in the one step that checks the count (b.famTrip tells
+// transitionLocked not to count it again): members trip under locks of
+// their own, and a count made only at the transition let every key of a
+// family that failed at the same moment pass the check, each before the
+// others were counted.
+func (f *Family) mayTrip(b *Breaker) (bool, string) {
 	if f.maxOpen == 0 {
 		return true, ""
 	}
 	live := f.live.Load()
 	allowed := max(live*int64(f.maxOpen)/100, 1)
-	if n := f.notClosed.Load(); n+1 > allowed {
-		f.refused.Add(1)
-		return false, fmt.Sprintf("would trip, but maxopen %d%% allows %d of %d keys OPEN or HALF_OPEN and %d are; stays CLOSED",
-			f.maxOpen, allowed, live, n)
+	for {
+		n := f.notClosed.Load()
+		if n+1 > allowed {
+			f.refused.Add(1)
+			return false, fmt.Sprintf("would trip, but maxopen %d%% allows %d of %d keys OPEN or HALF_OPEN and %d are; stays CLOSED",
+				f.maxOpen, allowed, live, n)
+		}
+		if f.notClosed.CompareAndSwap(n, n+1) {
+			b.famTrip = true
+			return true, ""
+		}
 	}
-	return true, ""
 }
 
 // reconfigure makes next the settings of the keys made from now on, and
@@ -1244,7 +1255,7 @@ func (r *Registry) familiesNamed(name string) []*Family {
 // CLOSED period instead, and an Event from CLOSED to CLOSED (in the log,
 // not the hooks: nothing changed) says why; b.mu is held.
 func (b *Breaker) keptClosedLocked(reason string) bool {
-	ok, why := b.fam.mayTrip()
+	ok, why := b.fam.mayTrip(b)
 	if ok {
 		return false
 	}

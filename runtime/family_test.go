@@ -132,6 +132,42 @@ func TestFamilyMaxOpen(t *testing.T) {
 	})
 }
 
+// TestFamilyMaxOpenWhenKeysFailAtOnce: every key of a family fails at the
+// same moment, the outage maxopen is for, each on a goroutine of its own:
+// no more keys than maxopen allows go OPEN, and the family's counts agree
+// with the keys' states.
+func TestFamilyMaxOpenWhenKeysFailAtOnce(t *testing.T) {
+	const keys, allowed = 100, 10 // maxopen 10% of 100 keys
+	for round := range 20 {
+		reg := quietRegistry()
+		f := reg.Family(br.Config{Name: "f", FailureThreshold: 1}, br.FamilyConfig{Keys: keys, MaxOpen: 10})
+		bs := make([]*br.Breaker, keys)
+		for i := range bs {
+			bs[i] = f.Breaker(strconv.Itoa(i))
+		}
+		var start, wg sync.WaitGroup
+		start.Add(1)
+		for _, b := range bs {
+			wg.Go(func() {
+				start.Wait()
+				failOn(b)
+			})
+		}
+		start.Done()
+		wg.Wait()
+		open := 0
+		for _, b := range bs {
+			if b.State() == br.Open {
+				open++
+			}
+		}
+		h := f.Health()
+		require.Equal(t, allowed, open, "round %d: keys OPEN", round)
+		require.Equal(t, open, h.Open, "round %d: the family's count", round)
+		require.Equal(t, uint64(keys-allowed), h.KeptShut, "round %d: trips kept CLOSED", round)
+	}
+}
+
 func TestFamilyMaxOpenLetsTheFirstKeyTrip(t *testing.T) {
 	reg := quietRegistry()
 	f := reg.Family(br.Config{Name: "f", FailureThreshold: 1}, br.FamilyConfig{MaxOpen: 10})
