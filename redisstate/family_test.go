@@ -53,6 +53,22 @@ func TestKeyTripReachesPeers(t *testing.T) {
 	}
 }
 
+// TestEmptyKeyTripReachesPeers: the key "" (a request without a host,
+// an empty tenant), whose breaker is "<family>/", is a key like any
+// other: its trip opens it in a peer that has the family.
+func TestEmptyKeyTripReachesPeers(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fa, fb := a.family(3), b.family(3)
+	tripBy(t, fa.Breaker(""))
+	require.Eventually(t, func() bool {
+		k, ok := fb.Lookup("")
+		return ok && k.State() == runtime.Open
+	}, within, time.Millisecond)
+	assert.NotContains(t, b.log.String(), "ignored a note")
+}
+
 // TestKeyNotesUnderTheBound: a peer's notes cannot push a family past its
 // bound with OPEN keys: once every live key is out of CLOSED and the
 // family is full, a note for a new key is logged and ignored; a note for

@@ -27,7 +27,8 @@ func (r *Registry) Families() []*Family {
 // FamilyOf returns the family whose key breaker the breaker called name
 // would be, "<family>/<key>", and the key; nil when no family of the
 // registry has such a name (the longest family name wins when several
-// match). The key need not be live.
+// match). The key need not be live, and may be "" ("<family>/", the key
+// of a request without a host, say).
 func (r *Registry) FamilyOf(name string) (*Family, string) {
 	if strings.IndexByte(name, '/') < 0 {
 		return nil, ""
@@ -36,7 +37,7 @@ func (r *Registry) FamilyOf(name string) (*Family, string) {
 	defer r.mu.RUnlock()
 	var best *Family
 	for _, f := range r.families {
-		if len(name) > len(f.name)+1 && name[len(f.name)] == '/' && strings.HasPrefix(name, f.name) &&
+		if len(name) > len(f.name) && name[len(f.name)] == '/' && strings.HasPrefix(name, f.name) &&
 			(best == nil || len(f.name) > len(best.name)) {
 			best = f
 		}
@@ -69,7 +70,7 @@ func (r *Registry) PlainBreakers() []*Breaker {
 
 // keyOf reports whether name is "<family>/<key>" for a family in fams.
 func keyOf(fams map[string]bool, name string) bool {
-	for i := range len(name) - 1 {
+	for i := range len(name) { // "<family>/" is the key ""
 		if name[i] == '/' && fams[name[:i]] {
 			return true
 		}

@@ -30,7 +30,8 @@ func TestFamilyViews(t *testing.T) {
 		"quote/a":      {q, "a"},
 		"api/x/y":      {api, "x/y"},
 		"quote":        {nil, ""},
-		"quote/":       {nil, ""},
+		"quote/":       {q, ""},  // the key "": a request without a host, say
+		"quote/a/":     {qa, ""}, // the longest family name wins
 		"quotes/1":     {nil, ""},
 		"plain":        {nil, ""},
 	} {
@@ -41,6 +42,7 @@ func TestFamilyViews(t *testing.T) {
 
 	reg.Breaker(br.Config{Name: "plain/x"})
 	qa.Breaker("k")
+	api.Breaker("") // "api/", a key too
 	api.Breaker("h/1")
 	var plain []string
 	for _, b := range reg.PlainBreakers() {
