@@ -27,9 +27,11 @@ type Provenance struct {
 	// Tries counts the upstream tries the call spent.
 	Tries int
 	// Hedged reports a call of a chain route with `hedge` that asked a
-	// source while another was still in flight; Source is the one whose
-	// answer won (the primary's, too, can win the race), and the sources
-	// still in flight then are in Skipped as "slow".
+	// source while another was still in flight, whether a source then
+	// answered or not (a stale answer or every source failing); when one
+	// did, Source is the one whose answer won (the primary's, too, can win
+	// the race), and the sources still in flight then are in Skipped as
+	// "slow".
 	Hedged bool
 	// Skipped lists the sources passed over before Source, in order.
 	Skipped []Skip

@@ -658,6 +658,9 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 	}
 	run.won = end.won
 	run.tries = int(r.share.tries.Load())
+	if p := run.prov(); p != nil {
+		p.Hedged = r.hedged // whether a source answers or not
+	}
 	if !end.won {
 		return zero, nil
 	}
@@ -680,7 +683,7 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 		rt.answers.Add(name, core.AnswerFallback)
 	}
 	if p := run.prov(); p != nil {
-		p.Hedged, p.Tries = r.hedged, run.tries
+		p.Tries = run.tries
 	}
 	return r.keep(&w, end.a.v), end.a.err
 }

@@ -2,6 +2,7 @@ package breakerimpl_test
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"testing"
 	"testing/synctest"
@@ -141,6 +142,24 @@ func TestRaceArgsHedgeGetsTheArguments(t *testing.T) {
 			em.mu.Unlock()
 		})
 	}
+}
+
+// TestHedgedWhenNoSourceAnswers: a call that asked a source while another
+// was in flight is Hedged in its provenance whether or not one answered:
+// here both fail, the hedge asked at d while the primary ran.
+func TestHedgedWhenNoSourceAnswers(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em := &source{name: "eastmoney", delay: 2 * d, err: errors.New("em down")}
+		sina := &source{name: "sina", delay: d / 2, err: errors.New("sina down")}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Hedge: d}, em, sina)
+		ctx, p := runtime.WithProvenance(context.Background())
+		_, err := h.call(ctx)
+		var ce *runtime.ChainError
+		require.ErrorAs(t, err, &ce)
+		assert.Equal(t, []time.Duration{d}, sina.askedAt(), "sina asked as a hedge, the primary in flight")
+		assert.True(t, p.Hedged)
+		assert.Empty(t, p.Source)
+	})
 }
 
 // firedClock is a clock whose timers have always just fired when they are
