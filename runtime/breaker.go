@@ -199,6 +199,11 @@ func init() {
 		return b, l
 	}
 	core.Detached = func(reg, cfg any) any { return newBreakerIn(nil, nil, reg.(*Registry), cfg.(Config), nil) }
+	core.WarnOnce = func(reg any, kind, key, msg string) {
+		if r := reg.(*Registry); r.warnOnce(kind, key) {
+			r.log().Warn(msg)
+		}
+	}
 	core.Family = func(reg, cfg, fc, km any) any {
 		return reg.(*Registry).family(cfg.(Config), fc.(FamilyConfig), km.(*core.KeyMaker[Breaker]))
 	}

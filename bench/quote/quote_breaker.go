@@ -4,7 +4,6 @@ package quote
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -83,7 +82,7 @@ type CmdQuoterChain struct {
 func NewCmdQuoterChain(primary CmdQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[CmdQuoter]) *CmdQuoterChain {
 	c := &CmdQuoterChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		cmds: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "cmds", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),
@@ -217,7 +216,7 @@ type HedgedQuoterChain struct {
 func NewHedgedQuoterChain(primary HedgedQuoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[HedgedQuoter]) *HedgedQuoterChain {
 	c := &HedgedQuoterChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		hedged: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "hedged", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Hedge:   time.Hour,
@@ -457,7 +456,7 @@ type QuoterChain struct {
 func NewQuoterChain(primary Quoter, reg *runtime.Registry, fallbacks ...runtime.Fallback[Quoter]) *QuoterChain {
 	c := &QuoterChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		quotes: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "quotes", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),

@@ -5,7 +5,6 @@ package quote
 import (
 	"context"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -86,7 +85,7 @@ type HedgedTransportChain struct {
 func NewHedgedTransportChain(primary HedgedTransport, reg *runtime.Registry, fallbacks ...runtime.Fallback[HedgedTransport]) *HedgedTransportChain {
 	c := &HedgedTransportChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		hedgedtransport: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "hedgedtransport", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Hedge:   time.Hour,
@@ -268,7 +267,7 @@ type TransportChain struct {
 func NewTransportChain(primary Transport, reg *runtime.Registry, fallbacks ...runtime.Fallback[Transport]) *TransportChain {
 	c := &TransportChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		transport: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "transport", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 		}),

@@ -6,7 +6,6 @@ import (
 	"context"
 	"database/sql"
 	"net/http"
-	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -16972,7 +16971,7 @@ type MirroredTransportChain struct {
 func NewMirroredTransportChain(primary MirroredTransport, reg *runtime.Registry, fallbacks ...runtime.Fallback[MirroredTransport]) *MirroredTransportChain {
 	c := &MirroredTransportChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		mirrored: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "mirrored", FailureThreshold: 3, ResetTimeout: 10 * time.Second},
 			Hedge:   50 * time.Millisecond,
@@ -17233,7 +17232,7 @@ type ReplicasChain struct {
 func NewReplicasChain(primary Replicas, reg *runtime.Registry, fallbacks ...runtime.Fallback[Replicas]) *ReplicasChain {
 	c := &ReplicasChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		redisprimary: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "redisprimary", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
 		}),

@@ -4,7 +4,6 @@ package marketdata
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -107,7 +106,7 @@ type FundFlowSourceChain struct {
 func NewFundFlowSourceChain(primary FundFlowSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[FundFlowSource]) *FundFlowSourceChain {
 	c := &FundFlowSourceChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker:  runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:     1.5,

@@ -4,7 +4,6 @@ package readme
 
 import (
 	"context"
-	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -94,7 +93,7 @@ type QuoteSourceChain struct {
 func NewQuoteSourceChain(primary QuoteSource, reg *runtime.Registry, fallbacks ...runtime.Fallback[QuoteSource]) *QuoteSourceChain {
 	c := &QuoteSourceChain{
 		primary:   primary,
-		fallbacks: slices.Clone(fallbacks),
+		fallbacks: breakerimpl.Fallbacks(reg, fallbacks),
 		eastmoney: breakerimpl.NewRoute(reg, primary, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "eastmoney", FailureThreshold: 5, ResetTimeout: 30 * time.Second},
 			Rate:    1.5,

@@ -3,6 +3,8 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/breakergen/breakergen/runtime"
@@ -11,6 +13,33 @@ import (
 
 // FallbackName returns the breaker name of the fallback called name.
 func FallbackName(name string) string { return "fallback:" + name }
+
+// Fallbacks returns a copy of a chain's fallbacks (the caller's slice may
+// change, the chain's routes would not), warning through reg ([runtime.Default]
+// when nil) of two that share a Name: they go through one breaker,
+// "fallback:<Name>", so that one failing opens the other. (Chains of one
+// registry share a fallback's breaker by its Name on purpose: they call
+// one upstream. One chain calling two by one Name is a slip.)
+func Fallbacks[X any](reg *runtime.Registry, fallbacks []runtime.Fallback[X]) []runtime.Fallback[X] {
+	out := slices.Clone(fallbacks)
+	for i, fb := range out {
+		if fb.Name == "" { // the registry warns of the nameless when it makes their breaker
+			continue
+		}
+		for _, before := range out[:i] {
+			if before.Name == fb.Name {
+				if reg == nil {
+					reg = runtime.Default()
+				}
+				core.WarnOnce(reg, "fallback twice", fb.Name, fmt.Sprintf(
+					"breaker: a chain has two runtime.Fallbacks named %q: they share the breaker %q, so one failing opens the other; give each its own Name",
+					fb.Name, FallbackName(fb.Name)))
+				break
+			}
+		}
+	}
+	return out
+}
 
 // Chain runs one call of a generated chain: the primary, the fallbacks in
 // order, then the stale cache. Generated code keeps it on the stack; it is

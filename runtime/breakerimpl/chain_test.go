@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
+	"strings"
 	"testing"
 	"time"
 
@@ -276,4 +278,23 @@ func TestChainIsolatedSource(t *testing.T) {
 	assert.Equal(t, 100, v)
 	assert.Equal(t, "live", p.String(), "a bypassed source is asked as usual")
 	assert.Equal(t, 1, emCalls)
+}
+
+// TestFallbacksOfOneName: a chain's fallbacks are copied, and two of one
+// Name, which share a breaker, are warned of once; nameless ones are the
+// registry's to warn of, and distinct names say nothing.
+func TestFallbacksOfOneName(t *testing.T) {
+	var logs strings.Builder
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	fbs := []runtime.Fallback[int]{{Name: "sina", Impl: 1}, {Name: "tdx", Impl: 2}, {Name: "sina", Impl: 3}, {Impl: 4}, {Impl: 5}}
+	for range 2 {
+		got := breakerimpl.Fallbacks(reg, fbs)
+		require.Equal(t, fbs, got)
+		got[0].Name = "changed"
+		require.Equal(t, "sina", fbs[0].Name, "a copy")
+	}
+	assert.Equal(t, 1, strings.Count(logs.String(), `a chain has two runtime.Fallbacks named \"sina\": they share the breaker \"fallback:sina\"`), logs.String())
+	assert.NotContains(t, logs.String(), "tdx")
+	assert.NotContains(t, logs.String(), `named \"\"`)
+	assert.Empty(t, breakerimpl.Fallbacks[int](nil, nil))
 }

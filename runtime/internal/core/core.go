@@ -210,6 +210,10 @@ var IsRealClock func(c any) bool
 // runtime sets it in its init.
 var Attach func(reg, cfg any, rate float64, burst int) (breaker, limiter any)
 
+// WarnOnce logs msg as a warning through the *runtime.Registry reg's
+// logger, once for each kind and key. Package runtime sets it in its init.
+var WarnOnce func(reg any, kind, key, msg string)
+
 // Detached returns a new *runtime.Breaker of reg with the settings cfg (a
 // runtime.Config) that the registry does not hold: no lookup, Health or
 // event sees it. A family of a nil implementation names its refusals

@@ -452,8 +452,9 @@ func (g *gen) chain(f *jen.File, in *model.Interface, decl, use []jen.Code, next
 	}
 	vals := []jen.Code{
 		jen.Id(in.PrimaryField).Op(":").Id(primary),
-		// A copy: the caller's slice may change, its routes would not.
-		jen.Id(in.FallbacksField).Op(":").Qual("slices", "Clone").Call(jen.Id(fallbacks)),
+		// A copy (the caller's slice may change, its routes would not),
+		// and a warning of two fallbacks of one Name.
+		jen.Id(in.FallbacksField).Op(":").Add(g.impl("Fallbacks")).Call(jen.Id(reg), jen.Id(fallbacks)),
 	}
 	for _, r := range in.Routes {
 		switch {
