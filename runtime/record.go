@@ -176,11 +176,17 @@ func (rc *recorder) line(b *Breaker, start int64, class uint8, retry time.Durati
 
 // The class codes that classOf names (see recordClasses).
 const (
-	classSuccess  = 0
-	classFailure  = 1
-	classIgnored  = 2
-	classInvalid  = 3
-	classCanceled = 10
+	classSuccess = iota
+	classFailure
+	classIgnored
+	classInvalid
+	classInjected
+	classRejected
+	classRateLimited
+	classThrottled
+	classBulkheadFull
+	classBudget
+	classCanceled
 )
 
 // stageOf returns the stage a call is recorded at when its breaker
@@ -212,17 +218,17 @@ func classOf(stage core.Stage, err error) uint8 {
 	}
 	switch {
 	case errors.Is(err, ErrInjected):
-		return 4
+		return classInjected
 	case errors.Is(err, ErrOpen):
-		return 5
+		return classRejected
 	case errors.Is(err, ErrRateLimited):
-		return 6
+		return classRateLimited
 	case errors.Is(err, ErrThrottled):
-		return 7
+		return classThrottled
 	case errors.Is(err, ErrBulkheadFull):
-		return 8
+		return classBulkheadFull
 	case errors.Is(err, ErrBudget):
-		return 9
+		return classBudget
 	}
 	return classCanceled
 }
