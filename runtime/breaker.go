@@ -321,6 +321,9 @@ func (b *Breaker) Reset() {
 	}
 	b.failedProbes = 0
 	b.startPeriodLocked(cur, to, b.reg.clock.Now(), 0)
+	if b.fam != nil {
+		b.fam.moved(State(cur&stateMask), to) // an OPEN key gives its maxopen share back
+	}
 	b.stateChanges = 0
 	b.transitions = [5][5]uint64{}
 	b.openedAt = time.Time{}

@@ -168,6 +168,20 @@ func TestFamilyMaxOpenWhenKeysFailAtOnce(t *testing.T) {
 	}
 }
 
+// TestFamilyMaxOpenAfterReset: a key reset while OPEN gives its share of
+// maxopen back, so that another key may trip.
+func TestFamilyMaxOpenAfterReset(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f", FailureThreshold: 1}, br.FamilyConfig{Keys: 10, MaxOpen: 10})
+	a, b := f.Breaker("a"), f.Breaker("b")
+	failOn(a)
+	require.Equal(t, br.Open, a.State())
+	a.Reset()
+	assert.Zero(t, f.Health().Open, "a is CLOSED again")
+	failOn(b)
+	assert.Equal(t, br.Open, b.State(), "a's share is b's to take")
+}
+
 func TestFamilyMaxOpenLetsTheFirstKeyTrip(t *testing.T) {
 	reg := quietRegistry()
 	f := reg.Family(br.Config{Name: "f", FailureThreshold: 1}, br.FamilyConfig{MaxOpen: 10})
