@@ -1191,7 +1191,15 @@ func (f *Family) reconfigure(next Config) []*Breaker {
 	return f.breakers()
 }
 
-// breakers returns the breaker of every live key.
+// liveBreakers is breakers, for a caller that does not hold f.wmu: keys
+// are dropped meanwhile.
+func (f *Family) liveBreakers() []*Breaker {
+	f.wmu.Lock()
+	defer f.wmu.Unlock()
+	return f.breakers()
+}
+
+// breakers returns the breaker of every live key; f.wmu is held.
 func (f *Family) breakers() []*Breaker {
 	var out []*Breaker
 	f.each(func(e *famEntry) { out = append(out, e.Cold.Load().B) })

@@ -182,6 +182,34 @@ func TestFamilyMaxOpenAfterReset(t *testing.T) {
 	assert.Equal(t, br.Open, b.State(), "a's share is b's to take")
 }
 
+// TestFamilyUpdateWhileKeysDrop: Update reads a family's live keys while
+// calls make new keys and drop old ones past the bound: it neither panics
+// nor races.
+func TestFamilyUpdateWhileKeysDrop(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f", FailureThreshold: 5}, br.FamilyConfig{Keys: 8})
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for g := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				_ = f.Breaker(strconv.Itoa(g*1_000_000+i)).Do(context.Background(), func(context.Context) error { return nil })
+			}
+		})
+	}
+	for i := range 4000 { // a drop's window is narrow: many Updates, under -race
+		require.NoError(t, reg.Update(br.Config{Name: "f", FailureThreshold: 5 + i%2}))
+	}
+	close(stop)
+	wg.Wait()
+	assert.Equal(t, 6, f.Config().FailureThreshold)
+}
+
 func TestFamilyMaxOpenLetsTheFirstKeyTrip(t *testing.T) {
 	reg := quietRegistry()
 	f := reg.Family(br.Config{Name: "f", FailureThreshold: 1}, br.FamilyConfig{MaxOpen: 10})

@@ -147,7 +147,7 @@ func (r *Registry) Update(cfgs ...Config) error {
 				j = len(fams)
 				famIndex[f] = j
 				fc := &famChange{f: f, next: f.Config(), seen: map[*Breaker]bool{}}
-				for _, kb := range f.breakers() {
+				for _, kb := range f.liveBreakers() {
 					fc.seen[kb] = true
 				}
 				fams = append(fams, fc)
