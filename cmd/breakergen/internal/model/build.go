@@ -410,7 +410,7 @@ func (b *builder) strayLines(doc *ast.CommentGroup, what string) {
 // that parameter's type has WithContext(context.Context) returning the
 // same type, and whether the parameter is itself a context.Context (see
 // Method.CtxSelf). The first parameter whose type has a method Context()
-// context.Context and that WithContext (an *http.Request) gives it: the
+// context.Context and a WithContext (an *http.Request) gives it: the
 // wrapper can hand a deadline, or a hedge's cancel, back through it.
 // Otherwise a first parameter whose type implements context.Context (an
 // interface embedding it, a *gin.Context) is the ctx, when it can be
@@ -430,14 +430,14 @@ func ctxParam(sig *types.Signature) (from int, with, self bool) {
 		}
 		if w := methodOf(t, "WithContext"); w != nil {
 			ws := w.Type().(*types.Signature)
-			with = ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
-				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t)
+			if ws.Params().Len() == 1 && IsContext(ws.Params().At(0).Type()) && !ws.Variadic() &&
+				ws.Results().Len() == 1 && types.Identical(ws.Results().At(0).Type(), t) {
+				return i + 1, true, false
+			}
 		}
-		from = i + 1
-		break
-	}
-	if with {
-		return from, true, false
+		if from == 0 {
+			from = i + 1 // the first with Context() alone, unless one takes a ctx back
+		}
 	}
 	if sig.Params().Len() > 0 && selfContext(sig.Params().At(0).Type()) {
 		return 1, false, true
