@@ -147,14 +147,7 @@ func TestRecordedClassIsTheLiveVerdict(t *testing.T) {
 			return ctx.Err()
 		}
 	}
-	deadline := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.Background(), 50*time.Millisecond)
-	}
-	canceled := func() (context.Context, context.CancelFunc) {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		return ctx, cancel
-	}
+	deadline, canceled := testkit.Deadline, testkit.Canceled
 	for _, tc := range []struct {
 		name    string
 		breaker string // plain, lat (injected latency), cls (a classifier), clslat (both)

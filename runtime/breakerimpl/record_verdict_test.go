@@ -33,14 +33,7 @@ func TestRouteRecordsTheLiveVerdict(t *testing.T) {
 		return runtime.Failure
 	}
 	waitCtx := func(ctx context.Context) error { <-ctx.Done(); return ctx.Err() }
-	deadline := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.Background(), 50*time.Millisecond)
-	}
-	canceled := func() (context.Context, context.CancelFunc) {
-		ctx, cancel := context.WithCancel(context.Background())
-		time.AfterFunc(50*time.Millisecond, cancel)
-		return ctx, cancel
-	}
+	deadline, canceled := testkit.Deadline, testkit.Canceled
 	type routeCall struct {
 		name  string
 		cfg   breakerimpl.RouteConfig

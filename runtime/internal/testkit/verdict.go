@@ -1,6 +1,11 @@
 package testkit
 
-import "github.com/breakergen/breakergen/runtime"
+import (
+	"context"
+	"time"
+
+	"github.com/breakergen/breakergen/runtime"
+)
 
 // ClassVerdict returns how a call recorded with class (a recording's
 // outcome class, SPEC §13) counts for its breaker: "success", "failure"
@@ -28,4 +33,18 @@ func Verdict(before, now runtime.Stats) string {
 		return "neither"
 	}
 	return "nothing"
+}
+
+// Deadline ends a call at its ctx's deadline, 50ms after it begins: a
+// failure unless a classifier says otherwise.
+func Deadline() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 50*time.Millisecond)
+}
+
+// Canceled ends a call by its caller's cancel, 50ms after it begins:
+// counted as neither unless a classifier says otherwise.
+func Canceled() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	return ctx, cancel
 }
