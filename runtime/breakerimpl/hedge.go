@@ -658,7 +658,8 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 	}
 	run.won = end.won
 	run.tries = int(r.share.tries.Load())
-	if p := run.prov(); p != nil {
+	p := run.prov()
+	if p != nil {
 		p.Hedged = r.hedged // whether a source answers or not
 	}
 	if !end.won {
@@ -682,7 +683,7 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 	default:
 		rt.answers.Add(name, core.AnswerFallback)
 	}
-	if p := run.prov(); p != nil {
+	if p != nil {
 		p.Tries = run.tries
 	}
 	return r.keep(&w, end.a.v), end.a.err
