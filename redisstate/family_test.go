@@ -69,6 +69,37 @@ func TestEmptyKeyTripReachesPeers(t *testing.T) {
 	assert.NotContains(t, b.log.String(), "ignored a note")
 }
 
+// TestKeyNotesUnderMaxOpen: a peer's trips open a family's keys only as
+// far as the family's own maxopen allows (SPEC §15): several peers each
+// within their cap must not open every key of a process. The notes past
+// the cap leave their keys CLOSED, and the log says why.
+func TestKeyNotesUnderMaxOpen(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fa := a.family(10)
+	fb := b.reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: 10, MaxOpen: 20})
+	for i := range 10 {
+		fb.Breaker(fmt.Sprint("k", i))
+	}
+	for i := range 4 {
+		tripBy(t, fa.Breaker(fmt.Sprint("k", i)))
+	}
+	require.Eventually(t, func() bool { return fb.Health().KeptShut == 2 }, within, time.Millisecond)
+	h := fb.Health()
+	assert.Equal(t, 2, h.Open, "20% of 10 keys")
+	assert.Equal(t, 10, h.Keys)
+	open := 0
+	for i := range 10 {
+		if k, _ := fb.Lookup(fmt.Sprint("k", i)); k.State() == runtime.Open {
+			open++
+		}
+	}
+	assert.Equal(t, 2, open)
+	assert.Contains(t, b.reg.Events(1)[0].Reason, "maxopen 20%")
+}
+
 // TestKeyNotesUnderTheBound: a peer's notes cannot push a family past its
 // bound with OPEN keys: once every live key is out of CLOSED and the
 // family is full, a note for a new key is logged and ignored; a note for

@@ -182,6 +182,36 @@ func TestFamilyMaxOpenAfterReset(t *testing.T) {
 	assert.Equal(t, br.Open, b.State(), "a's share is b's to take")
 }
 
+// TestFamilyMaxOpenHoldsForPeerNotes: a fleet's trip notes open a family's
+// keys under the same maxopen as their own trips (SPEC §15): a note for a
+// key past the family's share leaves it CLOSED, with its own counts, and
+// the log says why.
+func TestFamilyMaxOpenHoldsForPeerNotes(t *testing.T) {
+	reg := quietRegistry()
+	f := reg.Family(br.Config{Name: "f", FailureThreshold: 3}, br.FamilyConfig{Keys: 10, MaxOpen: 20})
+	for i := range 10 {
+		f.Breaker(strconv.Itoa(i))
+	}
+	require.True(t, f.Breaker("0").PeerOpen("peer-1", "boom", time.Minute))
+	require.True(t, f.Breaker("1").PeerOpen("peer-1", "boom", time.Minute))
+	two := f.Breaker("2")
+	require.Error(t, two.Do(context.Background(), func(context.Context) error { return errors.New("down") }))
+	assert.False(t, two.PeerOpen("peer-1", "boom", time.Minute), "20% of 10 keys: two may be OPEN")
+	assert.Equal(t, br.Closed, two.State())
+	assert.Equal(t, 1, two.Stats().ConsecutiveFailures, "its own count is kept")
+	ev := reg.Events(1)[0]
+	assert.Equal(t, "f/2", ev.Source)
+	assert.Equal(t, br.Closed, ev.To)
+	assert.Contains(t, ev.Reason, "maxopen 20%")
+	assert.Contains(t, ev.Reason, "peer peer-1: boom")
+	h := f.Health()
+	assert.Equal(t, 2, h.Open)
+	assert.Equal(t, uint64(1), h.KeptShut)
+	f.Breaker("0").PeerClose("peer-1", "probe ok")
+	assert.True(t, two.PeerOpen("peer-1", "boom", time.Minute), "0's share is 2's to take")
+	assert.Equal(t, 2, f.Health().Open)
+}
+
 // TestFamilyUpdateWhileKeysDrop: Update reads a family's live keys while
 // calls make new keys and drop old ones past the bound: it neither panics
 // nor races.

@@ -144,9 +144,12 @@ func (b *Breaker) gated(s uint64) bool {
 // (origin names it, reason is its reason); the event's reason is "peer
 // <origin>: <reason>". It can open the breaker or lengthen its OPEN
 // window up to d from now, never shorten it nor close the breaker, and
-// leaves a breaker in an operator's mode alone; d is capped at [MaxCooldown] and a d <= 0 does nothing. It reports whether
-// the breaker changed. The transition is not passed back to the
-// [Sharer]. For fleet integrations such as package redisstate.
+// leaves a breaker in an operator's mode alone; d is capped at
+// [MaxCooldown] and a d <= 0 does nothing. A key of a [Family] whose
+// share of keys OPEN (FamilyConfig.MaxOpen) is taken stays CLOSED, as for
+// a trip of its own, and an Event says why. It reports whether the
+// breaker changed. The transition is not passed back to the [Sharer]. For
+// fleet integrations such as package redisstate.
 func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 	if d <= 0 {
 		return false
@@ -169,6 +172,16 @@ func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 		b.startPeriodLocked(cur, Open, now, d) // a longer window, no new event
 		b.openedAt, b.stateChanges = opened, changes
 	default:
+		if State(cur&stateMask) == Closed && b.fam != nil {
+			if ok, why := b.fam.mayTrip(b); !ok {
+				// The family's share of keys OPEN is taken here: the key
+				// stays CLOSED, its own counts kept, and the log says why.
+				b.reg.events.add(Event{Time: now, Source: b.cfg().Name, From: Closed, To: Closed,
+					Reason: truncate(foldSpace(why+": "+reason), reasonMax)})
+				changed = false
+				break
+			}
+		}
 		b.peerMove = true
 		b.transitionLocked(Open, reason, d)
 		b.peerMove = false
