@@ -33,7 +33,10 @@ type Provenance struct {
 	// the race), and the sources still in flight then are in Skipped as
 	// "slow".
 	Hedged bool
-	// Skipped lists the sources passed over before Source, in order.
+	// Skipped lists the sources passed over before Source, in the order
+	// they were passed over: in a chain, the sources' order; in a hedged
+	// race, the order their failures came, then the sources still in
+	// flight when one answered ("slow"), in the sources' order.
 	Skipped []Skip
 }
 
