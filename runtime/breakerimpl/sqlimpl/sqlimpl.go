@@ -39,7 +39,8 @@ type errKey struct{}
 // Row returns a *sql.Row whose Err() and Scan return err. err must not be
 // nil. An err matching driver.ErrBadConn, which database/sql would retry
 // and replace, is wrapped so that it does not match it (the refusals of
-// the runtime never do).
+// the runtime never do), while errors.Is and errors.As still find every
+// other error in it.
 func Row(err error) *sql.Row {
 	if err == nil {
 		err = errors.New("sqlimpl: Row of a nil error")
@@ -65,10 +66,20 @@ func Drop(row *sql.Row) {
 	_ = row.Scan()
 }
 
-// badConn hides driver.ErrBadConn in an error's chain.
+// badConn hides driver.ErrBadConn in an error's chain, and only that:
+// errors.Is and errors.As see the rest of it (a *runtime.ChainError, a
+// refusal's *runtime.OpenError, the sources' own errors). It has no
+// Unwrap, which would let errors.Is, and so database/sql, reach
+// ErrBadConn.
 type badConn struct{ err error }
 
 func (e badConn) Error() string { return e.err.Error() }
+
+func (e badConn) Is(target error) bool {
+	return target != driver.ErrBadConn && errors.Is(e.err, target)
+}
+
+func (e badConn) As(target any) bool { return errors.As(e.err, target) }
 
 // connector never connects: Connect returns the error ctx carries.
 type connector struct{}

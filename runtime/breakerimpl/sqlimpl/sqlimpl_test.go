@@ -35,6 +35,23 @@ func TestRowNeverRetriesABadConn(t *testing.T) {
 	assert.Equal(t, err.Error(), row.Err().Error())
 }
 
+// TestRowKeepsAChainErrorWithABadConn: a chain whose sources each failed
+// with driver.ErrBadConn returns its *runtime.ChainError in the row: the
+// row hides ErrBadConn alone, and errors.As and errors.Is find the rest.
+func TestRowKeepsAChainErrorWithABadConn(t *testing.T) {
+	cause := errors.New("refused")
+	err := &runtime.ChainError{Sources: []runtime.Skip{
+		{Source: "db", Why: "error", Err: driver.ErrBadConn},
+		{Source: "fallback:replica", Why: "error", Err: errors.Join(cause, driver.ErrBadConn)},
+	}}
+	row := sqlimpl.Row(err)
+	var ce *runtime.ChainError
+	require.ErrorAs(t, row.Err(), &ce)
+	assert.Same(t, err, ce)
+	assert.ErrorIs(t, row.Err(), cause)
+	assert.NotErrorIs(t, row.Err(), driver.ErrBadConn)
+}
+
 func TestRowOfNil(t *testing.T) {
 	assert.Error(t, sqlimpl.Row(nil).Err(), "a Row of nil still reports an error, never a row to scan")
 }
