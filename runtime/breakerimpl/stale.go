@@ -1,6 +1,7 @@
 package breakerimpl
 
 import (
+	"math"
 	"sync"
 	"time"
 
@@ -20,9 +21,11 @@ type StaleCache[K comparable, V any] struct {
 	clock runtime.Clock
 	ttl   time.Duration
 
+	size int // the most entries kept
+
 	mu    sync.Mutex // guards the fields below
 	index map[K]int32
-	nodes []staleNode[K, V] // fixed size; a doubly linked LRU list by index
+	nodes []staleNode[K, V] // at most size; a doubly linked LRU list by index
 	head  int32             // most recently used, -1 when empty
 	tail  int32             // least recently used
 }
@@ -35,7 +38,9 @@ type staleNode[K comparable, V any] struct {
 }
 
 // NewStaleCache returns a cache of at most size entries (DefaultStaleSize
-// when size < 1) that serves entries younger than ttl, on reg's clock.
+// when size < 1, and at most [math.MaxInt32]) that serves entries younger
+// than ttl, on reg's clock. Its memory grows with the entries it holds,
+// up to size: a large size reserves nothing.
 func NewStaleCache[K comparable, V any](reg *runtime.Registry, ttl time.Duration, size int) *StaleCache[K, V] {
 	if reg == nil {
 		reg = runtime.Default()
@@ -43,9 +48,16 @@ func NewStaleCache[K comparable, V any](reg *runtime.Registry, ttl time.Duration
 	if size < 1 {
 		size = DefaultStaleSize
 	}
-	return &StaleCache[K, V]{clock: reg.Clock(), ttl: ttl, index: make(map[K]int32, size),
-		nodes: make([]staleNode[K, V], 0, size), head: -1, tail: -1}
+	size = min(size, math.MaxInt32) // nodes are indexed by int32
+	first := min(size, staleFirst)
+	return &StaleCache[K, V]{clock: reg.Clock(), ttl: ttl, size: size, index: make(map[K]int32, first),
+		nodes: make([]staleNode[K, V], 0, first), head: -1, tail: -1}
 }
+
+// staleFirst is the most entries a new StaleCache makes room for before
+// it holds any: a `stalesize` is a bound, not a reservation (a wrapper's
+// constructor made every method's cache whole, 2 GB for stalesize=10000000).
+const staleFirst = 64
 
 // Put stores v as the latest valid result for key. A key that cannot be
 // hashed (an interface-typed argument holding a slice, say) is not stored.
@@ -58,7 +70,7 @@ func (c *StaleCache[K, V]) Put(key K, v V) {
 	i, ok := c.index[key]
 	switch {
 	case ok:
-	case len(c.nodes) < cap(c.nodes):
+	case len(c.nodes) < c.size:
 		c.nodes = append(c.nodes, staleNode[K, V]{key: key, prev: -1, next: -1})
 		i = int32(len(c.nodes) - 1)
 		c.index[key] = i

@@ -1,6 +1,9 @@
 package breakerimpl_test
 
 import (
+	"fmt"
+	"math"
+	goruntime "runtime"
 	"sync"
 	"testing"
 	"time"
@@ -33,6 +36,39 @@ func TestStaleCacheLRUAndAge(t *testing.T) {
 	assert.NotPanics(t, func() { ic.Put([]int{1}, 1) }, "an unhashable key is simply not cached")
 	_, _, ok = ic.Get([]int{1})
 	assert.False(t, ok)
+}
+
+// TestStaleCacheSizeIsABound: a stalesize is the most entries kept, not
+// a reservation: a cache of 10,000,000 entries (a wrapper's constructor
+// made one per method) or of math.MaxInt (it panicked: makeslice) takes
+// next to no memory until it holds entries, and a cache past its first
+// room still evicts at its bound.
+func TestStaleCacheSizeIsABound(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	big := breakerimpl.NewStaleCache[string, int](reg, time.Minute, 10_000_000)
+	goruntime.ReadMemStats(&after)
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "bytes allocated by the constructor")
+	big.Put("a", 1)
+	_, _, ok := big.Get("a")
+	assert.True(t, ok)
+
+	var huge *breakerimpl.StaleCache[string, int]
+	require.NotPanics(t, func() { huge = breakerimpl.NewStaleCache[string, int](reg, time.Minute, math.MaxInt) })
+	huge.Put("a", 1)
+	assert.Equal(t, 1, huge.Len())
+
+	c := breakerimpl.NewStaleCache[string, int](reg, time.Minute, 100)
+	for i := range 150 {
+		c.Put(fmt.Sprint(i), i)
+	}
+	assert.Equal(t, 100, c.Len())
+	_, _, ok = c.Get("49")
+	assert.False(t, ok, "the least recently used went first")
+	v, _, ok := c.Get("50")
+	assert.True(t, ok)
+	assert.Equal(t, 50, v)
 }
 
 func TestStaleCacheUpdateAllocatesNothing(t *testing.T) {
