@@ -48,8 +48,9 @@
 //
 // The packages are go command patterns (default "."), matched as the go
 // command matches them: "..." is a wildcard anywhere (./svc_... names
-// ./svc_a and ./svc_b; x/... names x too), in directory and import path
-// forms alike. They are packages, not files: a Go file given in place of
+// ./svc_a and ./svc_b; x/... names x too, but no directory that go.mod's
+// ignore directives name), in directory and import path forms alike. They
+// are packages, not files: a Go file given in place of
 // one (mockgen's $GOFILE) is a usage error that says what to write, "." for
 // the package of the directory and -type to select its interfaces. Every
 // package is loaded with one go/packages call. Test files are loaded when one of them

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/mod/modfile"
 	"golang.org/x/tools/go/packages"
 )
 
@@ -145,7 +146,8 @@ func (lp *localPattern) matches(dir string) bool {
 // localDirs returns the directories that local patterns (".", "./x",
 // "./x/...", "./svc_...", absolute paths) can name, walking wildcards the
 // way the go command does (skipping testdata, hidden and _ directories,
-// and nested modules). ok is false when a pattern is not local.
+// the directories the module's go.mod ignores, and nested modules). ok is
+// false when a pattern is not local.
 func localDirs(base string, patterns []string) (dirs []string, ok bool) {
 	if base == "" {
 		var err error
@@ -165,6 +167,7 @@ func localDirs(base string, patterns []string) (dirs []string, ok bool) {
 			continue
 		}
 		vendor := strings.Contains(pat, "vendor")
+		ign := moduleIgnores(lp.walk)
 		err := filepath.WalkDir(lp.walk, func(path string, d os.DirEntry, err error) error {
 			if err != nil || !d.IsDir() {
 				return nil
@@ -175,6 +178,9 @@ func localDirs(base string, patterns []string) (dirs []string, ok bool) {
 			}
 			if elem != "." && elem != ".." && (strings.HasPrefix(elem, ".") || strings.HasPrefix(elem, "_")) || elem == "testdata" {
 				return filepath.SkipDir
+			}
+			if ign.skips(path) {
+				return filepath.SkipDir // its start included, as for the go command
 			}
 			if path != lp.walk {
 				if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil {
@@ -194,6 +200,94 @@ func localDirs(base string, patterns []string) (dirs []string, ok bool) {
 		}
 	}
 	return dirs, true
+}
+
+// ignores are the ignore directives of a module's go.mod (Go 1.25), which
+// take directories out of the go command's "..." patterns (a directory
+// named without a wildcard is still a package). They are read as the go
+// command reads them (cmd/go/internal/search.IgnorePatterns): "./x" ignores
+// the tree x at the module's root, "x" every tree whose path in the module
+// ends in x ("node_modules" anywhere); no wildcards.
+type ignores struct {
+	root     string   // the module's root, absolute
+	rooted   []string // "./x" as "/x/"
+	anywhere []string // "x" as "/x/"
+}
+
+// moduleIgnores returns the ignore directives of the module dir lies in
+// (the first go.mod at or above it); nil when there are none, its go.mod
+// does not parse (the go command then ignores nothing either), or modules
+// are off.
+func moduleIgnores(dir string) *ignores {
+	if os.Getenv("GO111MODULE") == "off" {
+		return nil
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	for d := abs; ; d = filepath.Dir(d) {
+		data, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			f, err := modfile.Parse("go.mod", data, nil)
+			if err != nil || len(f.Ignore) == 0 {
+				return nil
+			}
+			ign := &ignores{root: d}
+			for _, i := range f.Ignore {
+				if p, ok := strings.CutPrefix(i.Path, "./"); ok {
+					ign.rooted = append(ign.rooted, slashed(p))
+				} else {
+					ign.anywhere = append(ign.anywhere, slashed(p))
+				}
+			}
+			return ign
+		}
+		if filepath.Dir(d) == d {
+			return nil
+		}
+	}
+}
+
+// skips reports whether the go command's walk of a "..." pattern leaves
+// out the directory dir, and the tree below it.
+func (ign *ignores) skips(dir string) bool {
+	if ign == nil {
+		return false
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false
+	}
+	r, err := filepath.Rel(ign.root, abs)
+	if err != nil || r == ".." || strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+		return false // not in the module
+	}
+	r = slashed(r)
+	for _, p := range ign.rooted {
+		if strings.HasPrefix(r, p) {
+			return true
+		}
+	}
+	for _, p := range ign.anywhere {
+		if strings.Contains(r, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// slashed writes a relative path with slashes, one in front and one at
+// the end, so that prefixes and substrings match whole elements.
+func slashed(path string) string {
+	path = filepath.ToSlash(path)
+	if !strings.HasPrefix(path, "/") {
+		path = "/" + path
+	}
+	if !strings.HasSuffix(path, "/") {
+		path += "/"
+	}
+	return path
 }
 
 // matchesAny reports whether pattern matched one of the listed packages

@@ -87,7 +87,9 @@ func TestMatchesAny(t *testing.T) {
 }
 
 // TestLocalDirs: the directories with Go files that a local pattern names
-// are those the go command lists for it.
+// are those the go command lists for it, the go.mod's ignore directives
+// (Go 1.25) included: "./gen" leaves out the tree at the module's root,
+// "node_modules" every tree of that name, from "..." patterns only.
 func TestLocalDirs(t *testing.T) {
 	dir := t.TempDir()
 	for _, name := range []string{
@@ -95,6 +97,7 @@ func TestLocalDirs(t *testing.T) {
 		"x/api/api.go", "x/y/api/api.go", "vendor/v.go", "x/vendor/v/v.go",
 		"svc_c/testdata/t.go", "svc_c/_skip/s.go", "svc_c/.hidden/h.go", "svc_c/c.go",
 		"svc_d/nested/go.mod", "svc_d/nested/n.go", "svc_d/d.go",
+		"gen/g.go", "gen/sub/s.go", "x/gen/g.go", "node_modules/n.go", "x/node_modules/m/m.go",
 	} {
 		p := filepath.Join(dir, filepath.FromSlash(name))
 		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -102,10 +105,14 @@ func TestLocalDirs(t *testing.T) {
 		if name == "go.mod" || strings.HasSuffix(name, "/go.mod") {
 			src = "module example.com/" + strings.TrimSuffix("m/"+name, "/go.mod") + "\n\ngo 1.25.0\n"
 		}
+		if name == "go.mod" {
+			src += "\nignore ./gen\nignore node_modules\n"
+		}
 		require.NoError(t, os.WriteFile(p, []byte(src), 0o644))
 	}
 	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	for _, pattern := range []string{"./...", "./svc_...", "./svc_b...", "./.../api", "./x/...", "./vendor/...", "./svc_c/...", "./svc_d/...", dir + "/svc_...", "./svc"} {
+	for _, pattern := range []string{"./...", "./svc_...", "./svc_b...", "./.../api", "./x/...", "./vendor/...", "./svc_c/...", "./svc_d/...", dir + "/svc_...", "./svc",
+		"./gen/...", "./gen/sub/...", "./gen", "./x/gen/...", "./node_modules/...", "./x/node_modules/...", "./x/node_modules/m", dir + "/x/..."} {
 		pattern = filepath.FromSlash(pattern)
 		dirs, ok := localDirs(dir, []string{pattern})
 		require.True(t, ok, pattern)
