@@ -332,7 +332,16 @@ func generate(o *options, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "breakergen: %s in the way of generated files; breakergen writes nothing until each is renamed or its interfaces move\n", plural(len(inTheWay), "file"))
 		}
 		if len(changes) > 0 {
-			fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate\n", len(changes))
+			// go generate writes nothing while a file is in the way.
+			when := ""
+			switch len(inTheWay) {
+			case 0:
+			case 1:
+				when = " once the file in the way is renamed or its interfaces move"
+			default:
+				when = fmt.Sprintf(" once the %d files in the way are renamed or their interfaces move", len(inTheWay))
+			}
+			fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate%s\n", len(changes), when)
 			// go generate does nothing in a package with no go:generate
 			// line that runs breakergen: say so, or the advice loops.
 			seen := map[string]bool{}
