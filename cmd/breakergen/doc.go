@@ -51,8 +51,9 @@
 // ./svc_a and ./svc_b; x/... names x too, but no directory that go.mod's
 // ignore directives name), in directory and import path forms alike. They
 // are packages, not files: a Go file given in place of
-// one (mockgen's $GOFILE) is a usage error that says what to write, "." for
-// the package of the directory and -type to select its interfaces. Every
+// one (mockgen's $GOFILE), or one that does not exist, is a usage error
+// that says what to write, "." for the package of the directory and -type
+// to select its interfaces. Every
 // package is loaded with one go/packages call. Test files are loaded when one of them
 // contains "breaker:" (every annotation does) or an earlier
 // f_breaker_test.go is there; otherwise, however many other generators'

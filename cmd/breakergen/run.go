@@ -8,6 +8,7 @@ import (
 	"go/parser"
 	"go/token"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -166,26 +167,38 @@ func run(args []string, stdout, stderr io.Writer) error {
 // fileArgs reports arguments that name Go files rather than packages
 // (mockgen's habit of //go:generate mockgen -source=$GOFILE, carried
 // over): a usage error that says what to write instead. As for the go
-// command, an argument is a file when it ends in ".go" and names one.
+// command, an argument is a file when it ends in ".go" and names one. One
+// that names nothing is a file that does not exist (a //go:generate line
+// naming a file renamed since) when it is a local path, or when the
+// directory it would be in exists; else it is an import path
+// (github.com/nats-io/nats.go), left to the go command.
 func fileArgs(o *options, stderr io.Writer) error {
-	var files, dirs, types []string
+	var files, dirs, types, missing, missingDirs []string
 	for _, arg := range o.patterns {
 		path := arg
 		if !filepath.IsAbs(path) && o.dir != "" {
 			path = filepath.Join(o.dir, path)
 		}
-		if !strings.HasSuffix(arg, ".go") {
+		if !strings.HasSuffix(arg, ".go") || strings.Contains(arg, "...") {
 			continue
 		}
-		if fi, err := os.Stat(path); err != nil || fi.IsDir() {
+		fi, err := os.Stat(path)
+		if err != nil {
+			local := strings.HasPrefix(arg, "./") || strings.HasPrefix(arg, "../") || filepath.IsAbs(arg)
+			if !errors.Is(err, fs.ErrNotExist) || !local && !isDir(filepath.Dir(path)) {
+				continue // an import path that ends in .go
+			}
+			missing = append(missing, arg)
+			if dir := argDir(arg); !slices.Contains(missingDirs, dir) {
+				missingDirs = append(missingDirs, dir)
+			}
+			continue
+		}
+		if fi.IsDir() {
 			continue // a pattern that ends in .go
 		}
 		files = append(files, arg)
-		dir := filepath.ToSlash(filepath.Dir(arg))
-		if dir != "." && dir != ".." && !filepath.IsAbs(arg) && !strings.HasPrefix(dir, "../") {
-			dir = "./" + dir
-		}
-		if !slices.Contains(dirs, dir) {
+		if dir := argDir(arg); !slices.Contains(dirs, dir) {
 			dirs = append(dirs, dir)
 		}
 		for _, t := range annotatedTypes(path) {
@@ -194,23 +207,51 @@ func fileArgs(o *options, stderr io.Writer) error {
 			}
 		}
 	}
-	if len(files) == 0 {
+	if len(files) == 0 && len(missing) == 0 {
 		return nil
 	}
-	pkgs := strings.Join(dirs, " ")
-	what := "its package"
-	if len(dirs) > 1 {
-		what = "their packages"
+	if len(files) > 0 {
+		pkgs := strings.Join(dirs, " ")
+		what := "its package"
+		if len(dirs) > 1 {
+			what = "their packages"
+		}
+		only := "and -type A,B to select interfaces"
+		if len(types) > 0 {
+			only = fmt.Sprintf("or, for the wrappers of the interfaces in %s only, -type %s %s", strings.Join(files, ", "), strings.Join(types, ","), pkgs)
+		}
+		fmt.Fprintf(stderr, "breakergen: %s: breakergen takes packages, not files: write %s (%s), %s\n", strings.Join(files, ", "), pkgs, what, only)
+		if gofile := o.getenv("GOFILE"); gofile != "" && slices.Contains(files, gofile) {
+			fmt.Fprintln(stderr, "breakergen: in the //go:generate line, write . in place of $GOFILE")
+		}
 	}
-	only := "and -type A,B to select interfaces"
-	if len(types) > 0 {
-		only = fmt.Sprintf("or, for the wrappers of the interfaces in %s only, -type %s %s", strings.Join(files, ", "), strings.Join(types, ","), pkgs)
-	}
-	fmt.Fprintf(stderr, "breakergen: %s: breakergen takes packages, not files: write %s (%s), %s\n", strings.Join(files, ", "), pkgs, what, only)
-	if gofile := o.getenv("GOFILE"); gofile != "" && slices.Contains(files, gofile) {
-		fmt.Fprintln(stderr, "breakergen: in the //go:generate line, write . in place of $GOFILE")
+	if len(missing) > 0 {
+		such, what := "no such file", "the package of its directory"
+		switch {
+		case len(missingDirs) > 1:
+			such, what = "no such files", "the packages of their directories"
+		case len(missing) > 1:
+			such, what = "no such files", "the package of their directory"
+		}
+		fmt.Fprintf(stderr, "breakergen: %s: %s; breakergen takes packages, not files: write %s (%s), and -type A,B to select interfaces\n", strings.Join(missing, ", "), such, strings.Join(missingDirs, " "), what)
 	}
 	return errUsage
+}
+
+// argDir returns the package pattern of the directory of the file arg
+// names: "." for s.go, ./x for x/s.go, ../x for ../x/s.go.
+func argDir(arg string) string {
+	dir := filepath.ToSlash(filepath.Dir(arg))
+	if dir != "." && dir != ".." && !filepath.IsAbs(arg) && !strings.HasPrefix(dir, "../") {
+		dir = "./" + dir
+	}
+	return dir
+}
+
+// isDir reports whether path names a directory.
+func isDir(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // annotatedTypes returns the names of the types of the Go file whose doc

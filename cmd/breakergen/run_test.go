@@ -77,9 +77,10 @@ func TestBrokenOwnOutputs(t *testing.T) {
 	assert.NoFileExists(t, filepath.Join(dir, "gone_breaker.go"))
 }
 
-// TestFileArgs: a Go file given for a package (mockgen's $GOFILE habit)
-// is a usage error that says what to write; a directory or a pattern that
-// merely ends in .go is a package pattern, as for the go command.
+// TestFileArgs: a Go file given for a package (mockgen's $GOFILE habit),
+// or one that does not exist, is a usage error that says what to write; a
+// directory or a pattern that merely ends in .go is a package pattern, as
+// for the go command.
 func TestFileArgs(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "s.go"), []byte("package x\n\n//breaker:name=a\ntype A interface{ M() error }\n\n// B.\ntype (\n\t//breaker:name=b\n\tB interface{ M() error }\n\tC interface{ M() error }\n)\n"), 0o644))
@@ -94,11 +95,24 @@ func TestFileArgs(t *testing.T) {
 	assert.Empty(t, stdout.String())
 
 	stderr.Reset()
-	err = fileArgs(&options{patterns: []string{"./sub/t.go", "sub/p.go", "missing.go"}, dir: dir}, &stderr)
+	err = fileArgs(&options{patterns: []string{"./sub/t.go", "sub/p.go"}, dir: dir}, &stderr)
 	assert.ErrorIs(t, err, errUsage)
 	assert.Equal(t, "breakergen: ./sub/t.go: breakergen takes packages, not files: write ./sub (its package), and -type A,B to select interfaces\n", stderr.String())
 
+	// A Go file that does not exist, in a directory that does (or named as
+	// a local path), is one too; an import path ending in .go is a pattern.
 	stderr.Reset()
-	assert.NoError(t, fileArgs(&options{patterns: []string{"sub/p.go", "missing.go", "./..."}, dir: dir}, &stderr))
+	err = generate(&options{patterns: []string{"missing.go"}, dir: dir}, &stdout, &stderr)
+	assert.Equal(t, 2, exitCode(err))
+	assert.Equal(t, "breakergen: missing.go: no such file; breakergen takes packages, not files: write . (the package of its directory), and -type A,B to select interfaces\n", stderr.String())
+
+	stderr.Reset()
+	err = fileArgs(&options{patterns: []string{"s.go", "sub/gone.go", "./new/x.go", "sub/p.go"}, dir: dir}, &stderr)
+	assert.ErrorIs(t, err, errUsage)
+	assert.Equal(t, "breakergen: s.go: breakergen takes packages, not files: write . (its package), or, for the wrappers of the interfaces in s.go only, -type A,B .\n"+
+		"breakergen: sub/gone.go, ./new/x.go: no such files; breakergen takes packages, not files: write ./sub ./new (the packages of their directories), and -type A,B to select interfaces\n", stderr.String())
+
+	stderr.Reset()
+	assert.NoError(t, fileArgs(&options{patterns: []string{"sub/p.go", "./...", "./....go", "github.com/nats-io/nats.go", "example.com/m/sub/x.go"}, dir: dir}, &stderr))
 	assert.Empty(t, stderr.String())
 }
