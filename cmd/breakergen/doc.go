@@ -248,7 +248,8 @@
 // routes, and may not be generic. An answer for which it returns false is
 // "no data": neither success nor failure for the breaker, passed over by a
 // chain, never kept. stale keeps the last valid result per method and
-// argument values (ctx aside; they must be comparable) for that long;
+// argument values (the ctx aside, a context of another type such as a
+// *gin.Context included; they must be comparable) for that long;
 // stalesize needs stale. A method line clears inherited keys with valid=-
 // and stale=0.
 //

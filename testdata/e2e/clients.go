@@ -95,4 +95,6 @@ type Handler interface {
 	Serve(ctx UserCtx, path string) (string, error)
 	//breaker:name=handlerlimited ratelimit=1/1
 	Limited(ctx UserCtx) error
+	//breaker:name=handlerstale stale=1h
+	Cached(ctx UserCtx, path string) (string, error)
 }

@@ -227,8 +227,11 @@ type userCtx struct{ context.Context }
 func (userCtx) User() string { return "u" }
 
 // fakeHandler answers its ctx's error, as an upstream that sees its
-// caller go away does.
-type fakeHandler struct{ calls int }
+// caller go away does; Cached fails with err when it is set.
+type fakeHandler struct {
+	calls int
+	err   error
+}
 
 func (f *fakeHandler) Serve(ctx UserCtx, path string) (string, error) {
 	f.calls++
@@ -238,6 +241,14 @@ func (f *fakeHandler) Serve(ctx UserCtx, path string) (string, error) {
 func (f *fakeHandler) Limited(ctx UserCtx) error {
 	f.calls++
 	return ctx.Err()
+}
+
+func (f *fakeHandler) Cached(ctx UserCtx, path string) (string, error) {
+	f.calls++
+	if f.err != nil {
+		return "", f.err
+	}
+	return path, ctx.Err()
 }
 
 // TestCtxOfItsOwnType: a first parameter that is a context.Context of
@@ -273,5 +284,29 @@ func TestCtxOfItsOwnType(t *testing.T) {
 		assert.ErrorIs(t, err, runtime.ErrRateLimited)
 		assert.Less(t, time.Since(start), 10*time.Millisecond, "no wait past the caller's deadline")
 		assert.Equal(t, 3, f.calls)
+	})
+}
+
+// TestStaleOfACtxOfItsOwnType: the stale cache of a method whose ctx is a
+// context.Context of another type is keyed by its other arguments, the
+// ctx left out: a call with the ctx of another request finds the answer
+// kept for the same path.
+func TestStaleOfACtxOfItsOwnType(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := &fakeHandler{}
+		w := NewHandlerBreaker(f, newRegistry())
+		type key struct{}
+		got, err := w.Cached(userCtx{context.WithValue(context.Background(), key{}, 1)}, "/a")
+		require.NoError(t, err)
+		assert.Equal(t, "/a", got)
+
+		f.err = errDown
+		ctx, p := runtime.WithProvenance(context.WithValue(context.Background(), key{}, 2))
+		got, err = w.Cached(userCtx{ctx}, "/a")
+		require.NoError(t, err)
+		assert.Equal(t, "/a", got, "the answer kept for /a, from another request's ctx")
+		assert.Equal(t, "stale 0s (handlerstale error)", p.String())
+		_, err = w.Cached(userCtx{ctx}, "/b")
+		assert.ErrorIs(t, err, errDown, "nothing kept for /b")
 	})
 }

@@ -163,6 +163,11 @@ const (
 	CarrySQLRow
 )
 
+// CtxFirst reports whether the first parameter is the call's ctx: a
+// context.Context, or a context of another type (CtxSelf). It is no
+// argument of the call's own, and the stale cache's key leaves it out.
+func (m *Method) CtxFirst() bool { return m.Ctx || m.CtxSelf }
+
 // Judged reports whether the method's outcome is not simply its error
 // result: its result carries the error, or a failure func judges answers.
 // Such a method keeps its outcome in a local of its own.

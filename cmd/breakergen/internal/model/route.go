@@ -539,7 +539,7 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		}
 		for i := range m.Sig.Params().Len() {
 			v := m.Sig.Params().At(i)
-			if i == 0 && m.Ctx {
+			if i == 0 && m.CtxFirst() {
 				continue
 			}
 			if !types.Comparable(v.Type()) {
@@ -553,7 +553,7 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		}
 		for i := range m.Sig.Params().Len() {
 			v := m.Sig.Params().At(i)
-			if _, ptr := v.Type().Underlying().(*types.Pointer); !ptr || i == 0 && m.Ctx || m.Request == i+1 {
+			if _, ptr := v.Type().Underlying().(*types.Pointer); !ptr || i == 0 && m.CtxFirst() || m.Request == i+1 {
 				continue
 			}
 			// A request built for each call (a gRPC or SDK request is a

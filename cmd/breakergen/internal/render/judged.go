@@ -303,7 +303,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	if m.StaleField != "" {
 		st = &tries{m: m, names: j.names, rnames: rnames}
 		g.stale(st)
-		if len(j.names) > 2 || len(j.names) == 2 && !m.Ctx {
+		if len(j.names) > 2 || len(j.names) == 2 && !m.CtxFirst() {
 			// A struct of the arguments: spelled once.
 			key := a.fresh("key")
 			body = append(body, jen.Id(key).Op(":=").Add(st.keyExpr))

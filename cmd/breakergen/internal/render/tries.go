@@ -60,15 +60,16 @@ func (t *tries) outcomeName() string {
 }
 
 // staleTypes returns the key and value types of m's stale cache: the
-// arguments (ctx aside) and the results it keeps (see kept), each as itself when
-// there is one and as an anonymous struct otherwise, with the field names
-// of that struct (nil for a single one). They depend on the signature only.
+// arguments (the ctx aside, of whichever type: Method.CtxFirst) and the
+// results it keeps (see kept), each as itself when there is one and as an
+// anonymous struct otherwise, with the field names of that struct (nil
+// for a single one). They depend on the signature only.
 func (g *gen) staleTypes(m *model.Method) (k, v jen.Code, kf, vf []string) {
 	sig := m.Sig
 	var ktypes, vtypes []jen.Code
 	a := newAlloc(nil)
 	for i := range sig.Params().Len() {
-		if i == 0 && m.Ctx {
+		if i == 0 && m.CtxFirst() {
 			continue
 		}
 		p := sig.Params().At(i)
@@ -112,7 +113,7 @@ func packedType(names []string, types []jen.Code) (jen.Code, []string) {
 func (g *gen) stale(t *tries) {
 	var keys, vals []jen.Code
 	for i, n := range t.names {
-		if i == 0 && t.m.Ctx {
+		if i == 0 && t.m.CtxFirst() {
 			continue
 		}
 		keys = append(keys, jen.Id(n))
@@ -168,7 +169,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	stale := m.StaleField != ""
 	if stale {
 		g.stale(t)
-		if len(t.names) > 2 || len(t.names) == 2 && !m.Ctx {
+		if len(t.names) > 2 || len(t.names) == 2 && !m.CtxFirst() {
 			// A struct of the arguments: spelled once.
 			key := a.fresh("key")
 			body = append(body, jen.Id(key).Op(":=").Add(t.keyExpr))
