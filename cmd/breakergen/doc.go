@@ -243,7 +243,8 @@
 // them (ErrNotFound, io.EOF); each must exist and implement error.
 //
 // valid names a package-level func (F, or pkg.F of an imported package)
-// taking the method's non-error results and returning bool; it is resolved
+// taking the method's non-error results and returning bool (or a named
+// bool type, which the wrapper converts); it is resolved
 // and type-checked at generation time, must fit every method its line
 // routes, and may not be generic. An answer for which it returns false is
 // "no data": neither success nor failure for the breaker, passed over by a

@@ -221,7 +221,10 @@ type Route struct {
 	Backoff  annotation.Backoff
 	Budget   int
 	// Valid is the func judging a result (the valid key), or nil.
-	Valid *Ref
+	// ValidNamed says that it returns a named type whose underlying type
+	// is bool (type Ok bool): its call is converted to bool.
+	Valid      *Ref
+	ValidNamed bool
 	// Failure is the func telling a failure answer (the failure key), or
 	// nil.
 	Failure *Ref

@@ -110,7 +110,7 @@ func (r *Route) inheritLineKeys(from *Route) {
 	r.Name = from.Name
 	r.Timeout, r.MaxWait, r.maxwaitOpt, r.Exclude = from.Timeout, from.MaxWait, from.maxwaitOpt, from.Exclude
 	r.Attempts, r.Backoff, r.Budget = from.Attempts, from.Backoff, from.Budget
-	r.Valid, r.validFunc, r.validOpt = from.Valid, from.validFunc, from.validOpt
+	r.Valid, r.ValidNamed, r.validFunc, r.validOpt = from.Valid, from.ValidNamed, from.validFunc, from.validOpt
 	r.Failure, r.failFunc, r.failOpt = from.Failure, from.failFunc, from.failOpt
 	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
 	r.Hedge, r.Hedges = from.Hedge, from.Hedges
@@ -177,7 +177,7 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 	case "budget":
 		r.Budget = o.Value.Count
 	case "valid":
-		r.Valid, r.validFunc, r.validOpt = nil, nil, nil
+		r.Valid, r.ValidNamed, r.validFunc, r.validOpt = nil, false, nil, nil
 		if o.Value.Name == "-" {
 			if l.Where == annotation.OnInterface {
 				b.errorf(o.Pos, "valid: - clears a valid func a method inherits; on an interface line, leave valid out")
@@ -188,6 +188,10 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 		if f := b.resolveValid(o, rs); f != nil {
 			r.validFunc = f
 			r.Valid = &Ref{Path: f.Pkg().Path(), Name: f.Name(), Text: o.Raw}
+			// A func returning a named bool (checkResults takes any whose
+			// underlying type is bool) is converted where it is called.
+			res := f.Type().(*types.Signature).Results()
+			r.ValidNamed = res.Len() == 1 && !types.Identical(res.At(0).Type(), types.Typ[types.Bool])
 		}
 	case "failure":
 		r.Failure, r.failFunc, r.failOpt = nil, nil, nil

@@ -584,7 +584,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		if c != nil {
 			answers = append(answers, jen.Id(last))
 		}
-		tbody = append(tbody, jen.Id(valid).Op("=").Id(outcome).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(answers...))
+		tbody = append(tbody, jen.Id(valid).Op("=").Id(outcome).Op("!=").Nil().Op("||").Add(g.validCall(r, answers...)))
 	}
 	tbody = append(tbody, jen.Return())
 	f.Line()

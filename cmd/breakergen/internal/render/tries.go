@@ -438,7 +438,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		tbody = append(tbody, g.timeout(t)...)
 		tbody = append(tbody,
 			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
-			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.ref(r.Valid)).Call(vargs...),
+			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.validCall(r, vargs...)),
 			jen.Return(),
 		)
 	} else {
@@ -483,6 +483,17 @@ func (g *gen) ref(r *model.Ref) *jen.Statement {
 		return jen.Id(r.Name)
 	}
 	return jen.Qual(r.Path, r.Name)
+}
+
+// validCall renders the call of r's valid func on args, converted to bool
+// when the func returns a named bool type (type Ok bool), which a bool
+// variable does not take.
+func (g *gen) validCall(r *model.Route, args ...jen.Code) *jen.Statement {
+	call := g.ref(r.Valid).Call(args...)
+	if r.ValidNamed {
+		return jen.Bool().Parens(call)
+	}
+	return call
 }
 
 // race renders the body of a hedged chain method after the chain's start:
