@@ -35,8 +35,10 @@ func ownMethods(ts *ast.TypeSpec) map[string]bool {
 // leaves unguarded, from the model's decisions (a method is guarded when
 // it has a route; a skipped one was asked for): an interface that guards
 // no method at all (and the keys that therefore do nothing); else its
-// methods delegated unguarded (count and first names), and each interface
-// line that guards none of the methods it routes. A run with errors writes
+// methods delegated unguarded (count and first names), each interface
+// line that guards none of the methods it routes, and each whose breaker
+// name no method takes (every method it guards names its own), so that
+// the name's settings do nothing. A run with errors writes
 // nothing and gets none of these: its routes are not the fixed ones.
 func (b *builder) guardWarnings() {
 	if len(b.run.Errors) > 0 {
@@ -95,6 +97,18 @@ func (b *builder) guardWarnings() {
 				}
 			}
 			if guards {
+				// Every method it guards may name a breaker of its own:
+				// they keep the line's line keys, but not its name.
+				if keys := idleNameKeys(md.pkg, used, il); len(keys) > 0 {
+					var own []string
+					for _, m := range routed {
+						if m.Route != nil {
+							own = append(own, m.Name+": name="+m.Route.Name)
+						}
+					}
+					b.warnf(il.l.Pos, "%s: no method takes this line's breaker %q: every method it guards names its own (%s)%s; remove the line's name and its settings, or the name= of a method's line", in.Name,
+						il.route.Name, firstOf(own), doNothing(keys))
+				}
 				continue
 			}
 			idle := doNothing(idleKeys(md.pkg, used, il))
@@ -132,6 +146,30 @@ func idleKeys(pkg string, used map[nameKey]bool, ls ...*ifaceLine) []string {
 		}
 	}
 	return out
+}
+
+// idleNameKeys lists, as written, the keys of the line il (of package pkg)
+// that belong to its breaker's name (maxwait included: it bounds that
+// name's waits), when no method of the package takes that name, or nil.
+func idleNameKeys(pkg string, used map[nameKey]bool, il *ifaceLine) []string {
+	if used[nameKey{pkg, il.route.Name}] {
+		return nil
+	}
+	var out []string
+	for _, o := range il.l.Options {
+		if o.Key == "name" || o.Key == "maxwait" || annotation.KeyScope(o.Key) == annotation.NameScope {
+			out = append(out, o.Key+"="+o.Raw)
+		}
+	}
+	return out
+}
+
+// firstOf shows the first three of ss, and how many more.
+func firstOf(ss []string) string {
+	if len(ss) > 3 {
+		return strings.Join(ss[:3], ", ") + fmt.Sprintf(" and %d more", len(ss)-3)
+	}
+	return strings.Join(ss, ", ")
 }
 
 // doNothing says that the keys have no effect, as the timeout and hedge
