@@ -114,10 +114,11 @@
 //	                                 fleet's probes spread out
 //	halfopen     int >= 1            concurrent probes admitted in HALF_OPEN         1
 //	successes    int >= 1            consecutive probe successes that close it       1
-//	ratelimit    R/B                 token bucket: R tokens per second, burst B      none
-//	window       N >= 10 or D >= 1s  trip on rates over the last N calls or the      none
-//	                                 last D (ten buckets of D/10); with it,
-//	                                 threshold applies only when given
+//	ratelimit    R/B                 token bucket: R tokens per second (at most      none
+//	                                 1e9), burst B
+//	window       N >= 10 or D >= 1s  trip on rates over the last N calls (at most    none
+//	                                 1048576) or the last D (ten buckets of D/10);
+//	                                 with it, threshold applies only when given
 //	failrate     1%..100%            trip when the window holds minimum calls and    50%
 //	                                 failures/calls reaches this; needs window
 //	minimum      int >= 1            calls the window must hold before a rate        20, at most N
@@ -131,7 +132,7 @@
 //	concurrency  int >= 1            most calls of the name in flight; one more      none
 //	                                 waits for a slot up to maxwait or the ctx
 //	                                 deadline, then fails with ErrBulkheadFull
-//	throttle     float >= 1          adaptive throttling: with R calls and A         none
+//	throttle     float in 1..1e6     adaptive throttling: with R calls and A         none
 //	                                 accepted in the last 2 minutes, refuse a call
 //	                                 with ErrThrottled with probability max(0,
 //	                                 (R-K*A)/(R+1))

@@ -9,16 +9,19 @@ import (
 	"strings"
 )
 
-// Parse parses "R/B": R tokens per second (a number > 0, at most 1e9) with
-// a burst of B (a whole number >= 1).
+// MaxRate is the largest rate Parse takes, in tokens per second.
+const MaxRate = 1e9
+
+// Parse parses "R/B": R tokens per second (a number > 0, at most MaxRate)
+// with a burst of B (a whole number >= 1).
 func Parse(s string) (rate float64, burst int, err error) {
 	rs, bs, ok := strings.Cut(strings.TrimSpace(s), "/")
 	if !ok {
 		return 0, 0, fmt.Errorf("want RATE/BURST, such as 1.5/3")
 	}
 	rate, err = strconv.ParseFloat(rs, 64)
-	if err != nil || !(rate > 0) || rate > 1e9 {
-		return 0, 0, fmt.Errorf("rate %q: want a number > 0", rs)
+	if err != nil || !(rate > 0) || rate > MaxRate {
+		return 0, 0, fmt.Errorf("rate %q: want a number > 0, at most 1e9", rs)
 	}
 	burst, err = strconv.Atoi(bs)
 	if err != nil || burst < 1 {

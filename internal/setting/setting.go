@@ -71,11 +71,15 @@ func Percent(s string, fraction bool) (float64, error) {
 	return max(f, 0.01), nil
 }
 
-// Throttle parses K of adaptive throttling: a number >= 1 (at most 1e6).
+// MaxThrottle is the largest K of adaptive throttling Throttle takes.
+const MaxThrottle = 1e6
+
+// Throttle parses K of adaptive throttling: a number >= 1 (at most
+// MaxThrottle).
 func Throttle(s string) (float64, error) {
 	k, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
-	if err != nil || !(k >= 1) || k > 1e6 {
-		return 0, fmt.Errorf("want a number >= 1, like 2 or 1.5")
+	if err != nil || !(k >= 1) || k > MaxThrottle {
+		return 0, fmt.Errorf("want a number >= 1, at most 1e6, like 2 or 1.5")
 	}
 	return k, nil
 }

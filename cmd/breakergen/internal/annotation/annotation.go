@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"go/ast"
 	"go/token"
+	"math"
 	"path"
 	"regexp"
 	"slices"
@@ -547,6 +548,9 @@ func parseName(s string, v *Value) string {
 
 func parseCount(s string, v *Value) string {
 	n, err := strconv.Atoi(s)
+	if tooLarge(s, err) {
+		return fmt.Sprintf("%q is above the largest integer, %d", s, math.MaxInt)
+	}
 	if err != nil || n < 1 {
 		return fmt.Sprintf("%q is not an integer >= 1", s)
 	}
@@ -554,8 +558,26 @@ func parseCount(s string, v *Value) string {
 	return ""
 }
 
+// tooLarge reports whether s, which strconv.Atoi refused with err, is a
+// whole number above the largest int.
+func tooLarge(s string, err error) bool {
+	return errors.Is(err, strconv.ErrRange) && !strings.HasPrefix(s, "-")
+}
+
+// short writes a cap as the docs do: 1e9, not 1e+09.
+func short(x float64) string {
+	return strings.Replace(strconv.FormatFloat(x, 'g', -1, 64), "e+0", "e", 1)
+}
+
+// durationRE matches what time.ParseDuration reads, save the sign: a value
+// it matches but that ParseDuration refuses is too long.
+var durationRE = regexp.MustCompile(`^\+?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:ns|us|µs|μs|ms|s|m|h))+$`)
+
 func parseDuration(s string, v *Value) string {
 	d, err := time.ParseDuration(s)
+	if err != nil && durationRE.MatchString(s) {
+		return fmt.Sprintf("%q is above the longest Go duration, %s", s, time.Duration(math.MaxInt64))
+	}
 	if err != nil || d <= 0 {
 		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
 			return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean %ss?", s, s)
@@ -646,6 +668,16 @@ func parseStale(s string, v *Value) string {
 // so that an annotation accepts exactly what BREAKER_<NAME>_RATELIMIT accepts.
 func parseRate(s string, v *Value) string {
 	per, burst, err := ratelimit.Parse(s)
+	if err != nil && s == strings.TrimSpace(s) {
+		// Name the cap a value is above rather than the form it has.
+		rs, bs, _ := strings.Cut(s, "/")
+		if r, err := strconv.ParseFloat(rs, 64); err == nil && r > ratelimit.MaxRate {
+			return fmt.Sprintf("%q: rate %s is above the largest rate, %s tokens per second", s, rs, short(ratelimit.MaxRate))
+		}
+		if _, err := strconv.Atoi(bs); tooLarge(bs, err) {
+			return fmt.Sprintf("%q: burst %s is above the largest integer, %d", s, bs, math.MaxInt)
+		}
+	}
 	if err != nil || s != strings.TrimSpace(s) {
 		return fmt.Sprintf("%q is not R/B (tokens per second > 0, burst >= 1), like 1.5/3", s)
 	}
@@ -657,6 +689,9 @@ func parseRate(s string, v *Value) string {
 // uses for BREAKER_<NAME>_WINDOW.
 func parseWindow(s string, v *Value) string {
 	n, d, err := setting.Window(s)
+	if _, aerr := strconv.Atoi(s); tooLarge(s, aerr) {
+		n, err = setting.MaxWindowCalls+1, nil // refused below, as too large
+	}
 	if err != nil || s != strings.TrimSpace(s) {
 		return fmt.Sprintf("%q is not a window: want a number of calls >= %d or a Go duration >= %s, like 100 or 1m", s, setting.MinWindowCalls, setting.MinWindowPeriod)
 	}
@@ -715,6 +750,9 @@ func parsePercent(s string, v *Value) string {
 // parseThrottle reads K of adaptive throttling, a number >= 1.
 func parseThrottle(s string, v *Value) string {
 	k, err := setting.Throttle(s)
+	if f, ferr := strconv.ParseFloat(s, 64); ferr == nil && f > setting.MaxThrottle {
+		return fmt.Sprintf("%q is above the largest K, %s", s, short(setting.MaxThrottle))
+	}
 	if err != nil || s != strings.TrimSpace(s) {
 		return fmt.Sprintf("%q is not a number >= 1, like 2 or 1.5", s)
 	}
