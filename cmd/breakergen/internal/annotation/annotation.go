@@ -538,6 +538,10 @@ func distance(a, b string) int {
 
 var nameRE = regexp.MustCompile(`^[a-z0-9_.:-]+$`)
 
+// ValidName reports whether s fits the grammar of a breaker name, as a
+// name= value must.
+func ValidName(s string) bool { return nameRE.MatchString(s) }
+
 func parseName(s string, v *Value) string {
 	if !nameRE.MatchString(s) {
 		return fmt.Sprintf("%q is not a valid name (lower-case letters, digits and _ . : -)", s)

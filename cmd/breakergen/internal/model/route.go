@@ -75,6 +75,12 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 	if inherit != nil {
 		r.inheritLineKeys(inherit)
 	}
+	if _, ok := l.Get("name"); !ok && inherit == nil && !slices.Contains(l.Invalid, "name") && !annotation.ValidName(defaultName) {
+		// The interface's name lower-cased is the default (SPEC §2), but
+		// only a name of the grammar can be one: letters outside ASCII
+		// need a name= of their own.
+		b.errorf(l.Pos, "name: the default name %q, the interface's name lower-cased, is not a valid name (lower-case letters, digits and _ . : -); give this line a name=", defaultName)
+	}
 	if o, ok := l.Get("name"); ok {
 		if o.Value.Name != r.Name {
 			// An inherited maxwait bounded the waits for the other
