@@ -241,7 +241,8 @@
 // Routes without these keys make one try per call, with no loop.
 //
 // exclude names package-level error values as the interface's file sees
-// them (ErrNotFound, io.EOF); each must exist and implement error.
+// them (ErrNotFound, io.EOF, or EOF where the file dot-imports io); each
+// must exist and implement error.
 //
 // valid names a package-level func (F, or pkg.F of an imported package)
 // taking the method's non-error results and returning bool (or a named

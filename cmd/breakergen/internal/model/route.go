@@ -325,8 +325,9 @@ func fileScope(p *packages.Package, f *ast.File) *types.Scope {
 }
 
 // object resolves id, a package-level name of the package (what: "value",
-// "func") or pkg.Name of a package the file imports. It returns the
-// object, or a problem to report after "key: ".
+// "func"), one of a package the file dot-imports, or pkg.Name of a package
+// the file imports. It returns the object, or a problem to report after
+// "key: ".
 func (rs resolver) object(id, what string) (types.Object, string) {
 	if q, sel, ok := strings.Cut(id, "."); ok {
 		pn, _ := lookup(rs.scope, q).(*types.PkgName)
@@ -342,6 +343,9 @@ func (rs resolver) object(id, what string) (types.Object, string) {
 	obj := lookup(rs.scope, id)
 	if obj == nil {
 		return nil, id + ": undefined" + nearName(rs.pkg.Scope(), id, what, false, "")
+	}
+	if p := obj.Pkg(); p != nil && p != rs.pkg && obj.Parent() == p.Scope() {
+		return obj, "" // dot-imported: the file sees it bare
 	}
 	if obj.Parent() != rs.pkg.Scope() {
 		return nil, id + ": not a package-level " + what + " of " + rs.pkg.Name()
