@@ -1178,6 +1178,12 @@ func wrapperDoc(in *model.Interface) []string {
 	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
 		article = "an"
 	}
+	create := wrap(fmt.Sprintf("Create it with %s; the zero value is not usable. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))
+	if len(in.Methods) == 0 {
+		// No list to introduce: an empty one reads as a doc cut short.
+		lines := wrap(fmt.Sprintf("%s is %s %s, an interface with no methods to guard.", in.Wrapper, article, in.Name))
+		return append(append(lines, ""), create...)
+	}
 	lines := wrap(fmt.Sprintf("%s is %s %s whose methods go through circuit breakers:", in.Wrapper, article, in.Name))
 	// One item per way through: the methods that share a breaker and its
 	// settings are listed together, in method order.
@@ -1206,8 +1212,7 @@ func wrapperDoc(in *model.Interface) []string {
 		lines = append(lines, bullet(strings.Join(byKey[k], ", ")+": "+k)...)
 	}
 	lines = append(lines, "")
-	lines = append(lines, wrap(fmt.Sprintf("Create it with %s; the zero value is not usable. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))...)
-	return lines
+	return append(lines, create...)
 }
 
 func shortWhy(w string) string {
