@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 
@@ -526,10 +528,7 @@ func defaultSettings(in *model.Interface) string {
 }
 
 func chainDoc(in *model.Interface) []string {
-	article := "a"
-	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
-		article = "an"
-	}
+	article := articleFor(in.Name)
 	then := ""
 	if hasStale(in) {
 		then = ", then the stale cache of the methods that keep one"
@@ -1174,10 +1173,7 @@ func routeExtras(r *model.Route, m *model.Method) string {
 }
 
 func wrapperDoc(in *model.Interface) []string {
-	article := "a"
-	if strings.ContainsRune("AEIOU", rune(in.Name[0])) {
-		article = "an"
-	}
+	article := articleFor(in.Name)
 	create := wrap(fmt.Sprintf("Create it with %s; the zero value is not usable. It is safe for concurrent use when the wrapped %s is.", in.Ctor, in.Name))
 	if len(in.Methods) == 0 {
 		// No list to introduce: an empty one reads as a doc cut short.
@@ -1213,6 +1209,26 @@ func wrapperDoc(in *model.Interface) []string {
 	}
 	lines = append(lines, "")
 	return append(lines, create...)
+}
+
+// articleFor returns "an" or "a" for name, as a reader says it: a name of
+// one letter, or one that starts with an upper-case letter followed by
+// another or a digit (an initialism: HTTPSource, S3Store), is read letter
+// by letter, and takes "an" when that letter's name starts with a vowel
+// sound (A E F H I L M N O R S X: an F, an HTTPSource, a URLSource); any
+// other name takes "an" when it starts with a vowel (an Item, a Quote).
+// It is a simple rule: a word such as User or Hour is not told apart.
+func articleFor(name string) string {
+	first, n := utf8.DecodeRuneInString(name)
+	second, _ := utf8.DecodeRuneInString(name[n:])
+	vowels := "AEIOU"
+	if n == len(name) || unicode.IsUpper(first) && (unicode.IsUpper(second) || unicode.IsDigit(second)) {
+		vowels = "AEFHILMNORSX"
+	}
+	if strings.ContainsRune(vowels, unicode.ToUpper(first)) {
+		return "an"
+	}
+	return "a"
 }
 
 func shortWhy(w string) string {

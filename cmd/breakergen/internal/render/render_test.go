@@ -47,6 +47,17 @@ func TestDuration(t *testing.T) {
 	}
 }
 
+func TestArticle(t *testing.T) {
+	for name, want := range map[string]string{
+		"F": "an", "H": "an", "R": "an", "X": "an", "A": "an", "Q": "a", "B": "a", "U": "a",
+		"HTTPSource": "an", "S3Store": "an", "RPC": "an", "URLSource": "a", "KVStore": "a",
+		"Item": "an", "Order": "an", "Quote": "a", "Finance": "a", "Source": "a",
+		"apiSource": "an", "quotes": "a", "ýx": "a", "行情": "a",
+	} {
+		assert.Equal(t, want, articleFor(name), name)
+	}
+}
+
 func TestWrap(t *testing.T) {
 	lines := wrap("one two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen")
 	for _, l := range lines {
