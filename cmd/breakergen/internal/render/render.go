@@ -1216,14 +1216,23 @@ func wrapperDoc(in *model.Interface) []string {
 // another or a digit (an initialism: HTTPSource, S3Store), is read letter
 // by letter, and takes "an" when that letter's name starts with a vowel
 // sound (A E F H I L M N O R S X: an F, an HTTPSource, a URLSource); any
-// other name takes "an" when it starts with a vowel (an Item, a Quote).
-// It is a simple rule: a word such as User or Hour is not told apart.
+// other name takes "an" when it starts with a vowel (an Item, a Quote),
+// but for the common words read with a consonant first (a User, a
+// Unit, a Utility, a Euro, a OneShot). It is a simple rule: a word such
+// as Hour is not told apart.
 func articleFor(name string) string {
 	first, n := utf8.DecodeRuneInString(name)
 	second, _ := utf8.DecodeRuneInString(name[n:])
 	vowels := "AEIOU"
 	if n == len(name) || unicode.IsUpper(first) && (unicode.IsUpper(second) || unicode.IsDigit(second)) {
 		vowels = "AEFHILMNORSX"
+	} else {
+		low := strings.ToLower(name)
+		for _, p := range []string{"us", "uni", "uti", "ura", "uro", "eu", "one", "once"} {
+			if strings.HasPrefix(low, p) {
+				return "a"
+			}
+		}
 	}
 	if strings.ContainsRune(vowels, unicode.ToUpper(first)) {
 		return "an"

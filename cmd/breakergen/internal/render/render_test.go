@@ -53,6 +53,8 @@ func TestArticle(t *testing.T) {
 		"HTTPSource": "an", "S3Store": "an", "RPC": "an", "URLSource": "a", "KVStore": "a",
 		"Item": "an", "Order": "an", "Quote": "a", "Finance": "a", "Source": "a",
 		"apiSource": "an", "quotes": "a", "ýx": "a", "行情": "a",
+		"UserStore": "a", "Upstream": "an", "UnitSource": "a", "Update": "an", "UtilityAPI": "a",
+		"EuroRates": "a", "OneShot": "a", "Order2": "an", "USStocks": "a",
 	} {
 		assert.Equal(t, want, articleFor(name), name)
 	}
