@@ -41,6 +41,15 @@ var (
 	// ErrThrottled matches a call refused locally by adaptive throttling
 	// (Config.Throttle): the upstream was not called.
 	ErrThrottled = errors.New("breaker: throttled")
+
+	// ErrUnrewindable matches why a generated wrapper did not send a
+	// reader again: a method's io.Reader argument (or another argument
+	// with Read) was read by an earlier try or source, and it is no
+	// io.Seeker, or seeking it back failed. A retry then stops with the
+	// last try's answer, and a chain passes its next sources over as
+	// "unsent" (see [Skip]). Pass an io.ReadSeeker (a *strings.Reader, a
+	// *bytes.Reader, a file) or a []byte to have every try send it.
+	ErrUnrewindable = errors.New("breaker: the reader was read by an earlier try, and it cannot be sought back to read it again")
 )
 
 // OpenError is the error of a rejected call. It matches [ErrOpen]. The

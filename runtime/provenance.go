@@ -50,7 +50,8 @@ type Skip struct {
 	// "throttled" (ErrThrottled), "bulkhead" (ErrBulkheadFull),
 	// "canceled", "unsent" (not asked: the call's *http.Request body was
 	// read by an earlier source and cannot be read again, see
-	// httpguard.Rewind), or "slow" (a hedged call's source still in
+	// httpguard.Rewind, or so was an io.Reader argument, see
+	// [ErrUnrewindable]), or "slow" (a hedged call's source still in
 	// flight when another answered: its ctx was cancelled, which is not
 	// its failure).
 	Why string

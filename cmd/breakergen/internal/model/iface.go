@@ -435,7 +435,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig), Readers: readerParams(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith, mm.CtxSelf = ctxParam(sig)
 	}
@@ -502,6 +502,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	b.methodKey(in, mm)
 	b.checkResults(in, mm)
 	b.hedgeMethod(in, mm, ml, m, src)
+	b.readerMethod(in, mm, m, ml, src)
 	if mm.Route.Timeout == 0 {
 		return
 	}
@@ -785,7 +786,10 @@ func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mline
 // something open (an *http.Response, a *sql.Row or *sql.Rows) is
 // released by the race (render's drop), and each source sends a request
 // of its own (httpguard.Take). A hedge that reaches any other method
-// draws a warning (an error when the line is on that method itself).
+// draws a warning (an error when the line is on that method itself); one
+// taking a reader (Method.Readers) is asked as a chain without hedge,
+// one source at a time, which a warning says even on its own line: its
+// sources are still all asked, in order.
 func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
 	r := mm.Route
 	if r.Hedge == 0 || !in.Chain {
@@ -801,11 +805,16 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 		why = "the method has no context.Context first parameter to cancel a losing source with"
 	case requests(mm.Sig) > 1:
 		why = "the method takes more than one *http.Request: only the first is given to each racing source as its own, so the sources would read the others' bodies at once"
+	case len(mm.Readers) > 0:
+		// A request's body is given to each source as its own through
+		// GetBody; a reader has no such copy, and two sources reading it
+		// at once would each send a part of it.
+		why = fmt.Sprintf("its argument %s is a reader, which two sources cannot read at once, and which has no copy to give each (as a request's GetBody gives): the chain asks its sources one at a time; pass a []byte to hedge it", paramName(mm.Sig, mm.Readers[0]))
 	}
 	switch {
 	case why == "":
 		mm.Hedged = true
-	case ml != nil && ml.Has("hedge"):
+	case ml != nil && ml.Has("hedge") && len(mm.Readers) == 0:
 		o, _ := ml.Get("hedge")
 		b.errorf(o.Pos, "%s.%s: hedge: %s", in.Name, m.Name(), why)
 	default:
@@ -842,3 +851,59 @@ func (b *builder) place(in *Interface, pkg *types.Package, f *ast.File, src stri
 	}
 	file.Interfaces = append(file.Interfaces, in)
 }
+
+// readerParams returns the indexes of sig's parameters that are readers
+// (see Method.Readers).
+func readerParams(sig *types.Signature) []int {
+	var is []int
+	for i := range sig.Params().Len() {
+		t := sig.Params().At(i).Type()
+		switch t.Underlying().(type) {
+		case *types.Pointer, *types.Interface:
+		default:
+			continue
+		}
+		if isReader(t) && !randomSource(t) {
+			is = append(is, i)
+		}
+	}
+	return is
+}
+
+// randomSource reports whether t is a generator of math/rand or
+// math/rand/v2 (its Read fills a buffer with random bytes): no body
+// that a try sends, and one that any try may read on from where the
+// last stopped.
+func randomSource(t types.Type) bool {
+	return isNamedPtr(t, "math/rand", "Rand") || isNamedPtr(t, "math/rand/v2", "ChaCha8")
+}
+
+// paramName names parameter i of sig in a message: its name, or
+// "argument i+1".
+func paramName(sig *types.Signature, i int) string {
+	if n := sig.Params().At(i).Name(); n != "" && n != "_" {
+		return n
+	}
+	return "argument " + strconv.Itoa(i+1)
+}
+
+// readerMethod warns of m's reader arguments that a later try could not
+// send again (see Method.Readers): one that is no io.Seeker, when the
+// method retries or has a chain.
+func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *annotation.Line, src string) {
+	if !mm.Route.Retries() && !in.Chain {
+		return
+	}
+	for _, i := range mm.Readers {
+		t := mm.Sig.Params().At(i).Type()
+		if types.Implements(t, seekerType) {
+			continue
+		}
+		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: one that is no io.Seeker (or whose Seek fails) is sent once, so a retry stops with the first try's answer and each fallback is passed over as unsent; pass an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, a file) or a []byte",
+			in.Name, m.Name(), paramName(mm.Sig, i), types.TypeString(t, pkgQualifier(in.Obj.Pkg())))
+	}
+}
+
+// seekerType is io.Seeker, spelled in go/types.
+var seekerType = ioInterface("Seek", types.NewTuple(types.NewParam(0, nil, "offset", types.Typ[types.Int64]), types.NewParam(0, nil, "whence", types.Typ[types.Int])),
+	types.NewTuple(types.NewParam(0, nil, "", types.Typ[types.Int64]), types.NewParam(0, nil, "", errorType)))

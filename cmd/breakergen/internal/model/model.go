@@ -123,6 +123,15 @@ type Method struct {
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).
 	Request int
+	// Readers are the indexes of the parameters that a try reads: each a
+	// pointer or an interface with Read([]byte) (int, error) (an
+	// io.Reader, an *os.File, a net.Conn), other than a random source of
+	// math/rand (*rand.Rand). A retry or a chain's next source seeks each
+	// back to where it was before the first try (breakerimpl.Mark), and
+	// sends nothing again when one cannot be (no io.Seeker, or its Seek
+	// fails). Such a method is never hedged: two sources cannot read one
+	// reader at once.
+	Readers []int
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
 	// Try names the unexported method making one try of a guarded method:

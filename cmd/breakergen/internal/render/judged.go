@@ -323,7 +323,13 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		)
 	}
 	hedged := j.chain && m.Hedged // a wrapper asks its one source
+	var marks []string
 	if !hedged {
+		var code []jen.Code
+		if j.chain || r.Retries() {
+			marks, code = markReaders(a, m, j.names)
+		}
+		body = append(body, code...)
 		body = append(body, jen.Id(retry).Op(":=").Add(route()).Dot("Retry").Call())
 	}
 	// A race's outcome is read only by the cache, and by a carrier that
@@ -422,9 +428,9 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		jen.If(jen.Op("!").Id(retry).Dot("Again").Call(jen.Id(j.ctx), jen.Id(outcome))).Block(leave),
 	)
 	unsent := ""
-	if m.Request > 0 {
+	if m.Request > 0 || len(marks) > 0 {
 		unsent = a.fresh("unsent")
-		loop = append(loop, rewind(m, j.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+		loop = append(loop, rewind(m, j.names, marks, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
 	}
 	if !hedged {
 		body = append(body, jen.For().Block(loop...))
@@ -508,7 +514,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, jen.If(mark("Primary", route(), jen.Id(retry).Dot("Tries").Call())).Block(answered...))
 		body = append(body, discard...)
 		callName = call // the fallback's try
-		before, fbBody, asked, end := resend(a, m, j.names, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
+		before, fbBody, asked, end := resend(a, m, j.names, marks, unsent, run, fbRoute, jen.Id(retry).Dot("Tries").Call())
 		sentEnd = end
 		body = append(body, before...)
 		fbBody = append(fbBody,

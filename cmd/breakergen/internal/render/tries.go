@@ -39,6 +39,10 @@ type tries struct {
 	// unread says the race's outcome is not read after it (a judged
 	// method with an error result and no cache): it goes to _.
 	unread bool
+	// marks are the locals holding where each of the method's reader
+	// arguments was before the first try (breakerimpl.Mark), one per
+	// model.Method.Readers; nil when no try after the first reads them.
+	marks []string
 }
 
 // answers is how many of t.rnames make a source's answer in a race: the
@@ -211,8 +215,12 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	// One name serves every ok of the method: each lives in its own block.
 	// So does unsent, the error of a request that cannot be sent again.
 	ok := a.fresh("ok")
+	var marks []jen.Code
+	if !hedged && (t.chain || r.Retries()) {
+		t.marks, marks = markReaders(a, m, t.names)
+	}
 	unsent := ""
-	if m.Request > 0 {
+	if m.Request > 0 || len(t.marks) > 0 {
 		unsent = a.fresh("unsent")
 	}
 	run := ""
@@ -259,6 +267,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 	// Success/breakergen-chain).
 	once := t.chain && !hedged && !r.Retries()
 	tries := jen.Id(t.retry).Dot("Tries").Call()
+	body = append(body, marks...)
 	switch {
 	case once:
 		n := a.fresh("tries")
@@ -286,8 +295,8 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			tryCall(t.call, jen.Id(t.recv).Dot(t.impl)),
 			jen.If(jen.Op("!").Id(t.retry).Dot("Again").Call(jen.Id(t.ctx), jen.Id(t.err))).Block(leave),
 		)
-		if m.Request > 0 {
-			loop = append(loop, rewind(m, t.names, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
+		if unsent != "" {
+			loop = append(loop, rewind(m, t.names, t.marks, unsent, leave.Clone().Comment("its body cannot be sent again: the last answer stands"))...)
 		}
 		body = append(body,
 			jen.Id(t.retry).Op(":=").Add(route()).Dot("Retry").Call(),
@@ -341,7 +350,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		fbRoute := jen.Id(t.recv).Dot(r.FallbackField).Index(jen.Id(i))
 		body = append(body, jen.If(outcome("Primary", route(), tries)).Block(answered()...))
 		body = append(body, discard...)
-		before, fbBody, asked, end := resend(t.a, m, t.names, unsent, run, fbRoute, tries)
+		before, fbBody, asked, end := resend(t.a, m, t.names, t.marks, unsent, run, fbRoute, tries)
 		body = append(body, before...)
 		fbBody = append(fbBody,
 			jen.List(jen.Id(call), jen.Id(ok)).Op(":=").Id(run).Dot("Fallback").Call(fbRoute),
@@ -718,23 +727,55 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 }
 
 // rewind renders the resend of m's requests (every *http.Request
-// parameter, in the locals names) before another try or source, which an
-// earlier one may have read the bodies of: each becomes a copy with its
-// body read again (httpguard.Rewind), and when one cannot be, unsent (a
-// local of the block) holds why and the block runs then.
-func rewind(m *model.Method, names []string, unsent string, then ...jen.Code) []jen.Code {
-	code := []jen.Code{jen.Var().Id(unsent).Error()}
-	for n, i := range m.Requests() {
-		block := then
-		if n > 0 {
-			block = cloneAll(then) // rendered once more
+// parameter, in the locals names) and readers (the marks, see
+// markReaders) before another try or source, which an earlier one may
+// have read: each request becomes a copy with its body read again
+// (httpguard.Rewind), each reader is sought back (breakerimpl.Reader's
+// Rewind), and when one cannot be, unsent (a local of the block) holds
+// why and the block runs then.
+func rewind(m *model.Method, names, marks []string, unsent string, then ...jen.Code) []jen.Code {
+	var code []jen.Code
+	reqs := m.Requests()
+	if len(reqs) > 0 {
+		code = append(code, jen.Var().Id(unsent).Error())
+	}
+	n := 0
+	block := func() []jen.Code {
+		if n++; n > 1 {
+			return cloneAll(then) // rendered once more
 		}
+		return then
+	}
+	for _, i := range reqs {
 		code = append(code, jen.If(
 			jen.List(jen.Id(names[i]), jen.Id(unsent)).Op("=").Qual(HTTPGuardPath, "Rewind").Call(jen.Id(names[i])),
 			jen.Id(unsent).Op("!=").Nil(),
-		).Block(block...))
+		).Block(block()...))
+	}
+	op := ":=" // a local of each if, without a request's
+	if len(reqs) > 0 {
+		op = "="
+	}
+	for _, mark := range marks {
+		code = append(code, jen.If(
+			jen.Id(unsent).Op(op).Id(mark).Dot("Rewind").Call(),
+			jen.Id(unsent).Op("!=").Nil(),
+		).Block(block()...))
 	}
 	return code
+}
+
+// markReaders renders, for m's reader arguments (model.Method.Readers, in
+// the locals names), the locals noting where each is before the first
+// try (breakerimpl.Mark), so that a later try or source reads it again
+// from there (rewind), and returns their names.
+func markReaders(a *alloc, m *model.Method, names []string) (marks []string, code []jen.Code) {
+	for _, i := range m.Readers {
+		mark := a.fresh("mark")
+		marks = append(marks, mark)
+		code = append(code, jen.Id(mark).Op(":=").Qual(ImplPath, "Mark").Call(jen.Id(names[i])).Comment("where "+names[i]+" is, for a later try to read it again from there"))
+	}
+	return marks, code
 }
 
 // cloneAll returns copies of code's statements, to render them twice.
@@ -750,18 +791,20 @@ func cloneAll(code []jen.Code) []jen.Code {
 	return out
 }
 
-// resend renders, for a chain's method taking a *http.Request, the local
-// sent, saying whether the request was sent (by the primary's tries, then
-// by a fallback's), declared before the fallbacks, and the start of each
-// fallback's turn: once the request was sent, its body is rewound, and a
-// request that cannot be sent again passes the fallback over as unsent.
+// resend renders, for a chain's method taking a *http.Request or readers
+// (marks, see markReaders), the local sent, saying whether the request was
+// sent (by the primary's tries, then by a fallback's), declared before
+// the fallbacks, and the start of each fallback's turn: once the request
+// was sent, its body is rewound and its readers sought back, and a
+// request or reader that cannot be sent again passes the fallback over
+// as unsent.
 // tries is the primary's count of tries (one that fault injection failed
 // counts, though it sent nothing: a rehearsal may then pass over a
 // fallback it could have asked). A fallback that is asked sets sent
 // (asked). end, at the chain's end, closes the body of a client's request
 // that no source sent (closeBody). Nothing for another method.
-func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRoute, tries jen.Code) (before, start, asked, end []jen.Code) {
-	if m.Request == 0 {
+func resend(a *alloc, m *model.Method, names, marks []string, unsent, run string, fbRoute, tries jen.Code) (before, start, asked, end []jen.Code) {
+	if m.Request == 0 && len(marks) == 0 {
 		return nil, nil, nil, nil
 	}
 	sent := a.fresh("sent")
@@ -770,9 +813,16 @@ func resend(a *alloc, m *model.Method, names []string, unsent, run string, fbRou
 		// chain's to close.
 		end = []jen.Code{jen.If(jen.Op("!").Id(sent)).Block(closeBody(m, names)...)}
 	}
-	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read the request's body")}
+	what := "the request's body"
+	if m.Request == 0 {
+		what = "the readers"
+		if len(marks) == 1 {
+			what = names[m.Readers[0]]
+		}
+	}
+	before = []jen.Code{jen.Id(sent).Op(":=").Add(tries).Op(">").Lit(0).Comment("the primary's tries read " + what)}
 	start = []jen.Code{jen.If(jen.Id(sent)).Block(
-		rewind(m, names, unsent,
+		rewind(m, names, marks, unsent,
 			jen.Id(run).Dot("Unsent").Call(fbRoute, jen.Id(unsent)),
 			jen.Continue(),
 		)...,

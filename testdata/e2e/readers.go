@@ -1,0 +1,43 @@
+package e2e
+
+import (
+	"context"
+	"io"
+	"net/http"
+
+	"github.com/breakergen/breakergen/runtime/httpguard"
+)
+
+var _ = httpguard.Failure // Poster's failure func
+
+// Store puts objects whose body a retry must send whole again: each
+// try after the first reads it from where the first began.
+//
+//breaker:name=store threshold=5 reset=1m attempts=3 backoff=1ms
+type Store interface {
+	Put(ctx context.Context, key string, body io.Reader) error
+}
+
+// Poster is http.Client's Post, judged by httpguard.Failure: a 503 is
+// retried, with its body sent whole again.
+//
+//breaker:name=poster threshold=5 reset=1m attempts=2 backoff=1ms failure=httpguard.Failure
+type Poster interface {
+	Post(url, contentType string, body io.Reader) (*http.Response, error)
+}
+
+// Replicas puts an object on a primary, then on each mirror in turn:
+// each source reads the body from where the call found it.
+//
+//breaker:name=replicas threshold=5 reset=1m chain
+type Replicas interface {
+	Put(ctx context.Context, key string, body io.Reader) error
+}
+
+// RacedStore has a hedge that a reader's method cannot use: two sources
+// cannot read one body at once, so its sources are asked one at a time.
+//
+//breaker:name=racedstore threshold=5 reset=1m hedge=10ms chain
+type RacedStore interface {
+	Put(ctx context.Context, key string, body io.Reader) error
+}

@@ -1,0 +1,167 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// putStore records the body each Put read in full, and fails the Puts
+// that errs lists. With delay, a Put waits that long, or for its ctx,
+// before it reads the body.
+type putStore struct {
+	delay time.Duration
+	errs  []error
+
+	mu     sync.Mutex // guards bodies, reading
+	bodies []string
+	// reading counts the Puts reading the body at once; most is the
+	// most seen.
+	reading, most int
+}
+
+func (s *putStore) Put(ctx context.Context, _ string, body io.Reader) error {
+	if s.delay > 0 {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	s.mu.Lock()
+	i := len(s.bodies)
+	s.reading++
+	s.most = max(s.most, s.reading)
+	s.mu.Unlock()
+	b, err := io.ReadAll(body)
+	s.mu.Lock()
+	s.reading--
+	s.bodies = append(s.bodies, string(b))
+	s.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if i < len(s.errs) {
+		return s.errs[i]
+	}
+	return nil
+}
+
+func (s *putStore) got() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.bodies...)
+}
+
+// unseekable is a reader that is no io.Seeker, as a pipe or a
+// network stream is.
+func unseekable(s string) io.Reader { return io.MultiReader(strings.NewReader(s)) }
+
+// TestReaderRetriedWhole: a retry sends a seekable body whole again,
+// from where the call found it; one that is no io.Seeker is sent once,
+// and the call returns the first try's error.
+func TestReaderRetriedWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reset := errors.New("reset by peer")
+		s := &putStore{errs: []error{reset, reset}}
+		w := NewStoreBreaker(s, newRegistry())
+		body := strings.NewReader("--object")
+		_, _ = body.Seek(2, io.SeekStart) // the caller's position, not the start
+		require.NoError(t, w.Put(context.Background(), "k", body))
+		assert.Equal(t, []string{"object", "object", "object"}, s.got(), "every try reads the whole body")
+
+		s = &putStore{errs: []error{reset, nil}}
+		w = NewStoreBreaker(s, newRegistry())
+		err := w.Put(context.Background(), "k", unseekable("object"))
+		assert.ErrorIs(t, err, reset, "the first try's error: no try sent an empty body")
+		assert.Equal(t, []string{"object"}, s.got(), "one try")
+	})
+}
+
+// postFunc adapts a func to Poster.
+type postFunc func(url, contentType string, body io.Reader) (*http.Response, error)
+
+func (f postFunc) Post(url, contentType string, body io.Reader) (*http.Response, error) {
+	return f(url, contentType, body)
+}
+
+// TestPosterRetriedWhole: a judged method's retry (a 503, a failure by
+// httpguard.Failure) sends the body whole again.
+func TestPosterRetriedWhole(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var bodies []string
+		p := NewPosterBreaker(postFunc(func(_, _ string, body io.Reader) (*http.Response, error) {
+			b, _ := io.ReadAll(body)
+			bodies = append(bodies, string(b))
+			code := http.StatusServiceUnavailable
+			if len(bodies) > 1 {
+				code = http.StatusOK
+			}
+			return &http.Response{StatusCode: code, Body: http.NoBody}, nil
+		}), newRegistry())
+		resp, err := p.Post("http://x", "text/plain", strings.NewReader("form"))
+		require.NoError(t, err)
+		assert.Equal(t, http.StatusOK, resp.StatusCode)
+		assert.Equal(t, []string{"form", "form"}, bodies)
+
+		bodies = nil
+		resp, err = p.Post("http://x", "text/plain", unseekable("form"))
+		require.NoError(t, err, "a 503 is an answer")
+		assert.Equal(t, http.StatusServiceUnavailable, resp.StatusCode, "the first try's answer stands")
+		assert.Equal(t, []string{"form"}, bodies)
+	})
+}
+
+// TestReaderChain: a chain's fallback reads the body whole again; one
+// that cannot be read again passes the fallback over as unsent.
+func TestReaderChain(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := errors.New("down")
+		primary, mirror := &putStore{errs: []error{down, down}}, &putStore{}
+		c := NewReplicasChain(primary, newRegistry(), runtime.Fallback[Replicas]{Name: "mirror", Impl: mirror})
+		ctx, p := runtime.WithProvenance(context.Background())
+		require.NoError(t, c.Put(ctx, "k", strings.NewReader("object")))
+		assert.Equal(t, []string{"object"}, primary.got())
+		assert.Equal(t, []string{"object"}, mirror.got(), "the fallback read the whole body")
+		assert.Equal(t, "fallback:mirror", p.Source)
+
+		ctx, p = runtime.WithProvenance(context.Background())
+		err := c.Put(ctx, "k", unseekable("object"))
+		assert.ErrorIs(t, err, down)
+		assert.Equal(t, []string{"object"}, mirror.got(), "the mirror was not asked")
+		require.Len(t, p.Skipped, 2)
+		assert.Equal(t, "fallback:mirror", p.Skipped[1].Source)
+		assert.Equal(t, "unsent", p.Skipped[1].Why)
+		assert.ErrorIs(t, p.Skipped[1].Err, runtime.ErrUnrewindable)
+	})
+}
+
+// TestReaderNotHedged: a hedged chain's method taking a reader asks its
+// sources one at a time, whatever the hedge delay: no two read the body
+// at once (the test runs under -race), and each reads it whole.
+func TestReaderNotHedged(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		slow := &putStore{delay: time.Second, errs: []error{errors.New("down")}}
+		mirror := &putStore{}
+		c := NewRacedStoreChain(slow, newRegistry(), runtime.Fallback[RacedStore]{Name: "mirror", Impl: mirror})
+		ctx, p := runtime.WithProvenance(context.Background())
+		start := time.Now()
+		require.NoError(t, c.Put(ctx, "k", strings.NewReader("object")))
+		assert.Equal(t, time.Second, time.Since(start), "the mirror was asked once the primary failed, not at the hedge delay")
+		assert.Equal(t, []string{"object"}, slow.got())
+		assert.Equal(t, []string{"object"}, mirror.got())
+		assert.False(t, p.Hedged)
+		assert.Equal(t, "fallback:mirror", p.Source)
+	})
+}
