@@ -67,7 +67,8 @@ func snapshot(t testing.TB, dir string) map[string]string {
 
 // TestGolden runs every testdata/cases/*.txtar (fixtures): the files of the archive
 // are written to a temporary module, breakergen runs on it (with the
-// arguments of an "args" file, default "./..."), and the results must match
+// arguments of an "args" file, default "./..."; a "gomod" file's lines
+// are added to its go.mod), and the results must match
 // the want/ files: want/stderr is the whole of stderr (an error is expected
 // when it has a line that is not a warning, and then nothing may change);
 // want/NAME is the content of NAME after the run, and every file carrying
@@ -97,6 +98,13 @@ func runGolden(t *testing.T, file string) {
 		switch {
 		case f.Name == "args":
 			args = strings.Fields(string(f.Data))
+		case f.Name == "gomod":
+			// Lines for the module's go.mod: a stand-in module of a
+			// client's import path, replaced by a directory of the case.
+			p := filepath.Join(dir, "go.mod")
+			mod, err := os.ReadFile(p)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(p, append(mod, f.Data...), 0o644))
 		case strings.HasPrefix(f.Name, "want/"):
 			want[strings.TrimPrefix(f.Name, "want/")] = string(f.Data)
 		default:

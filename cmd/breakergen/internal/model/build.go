@@ -520,6 +520,26 @@ func sqlHandles(sig *types.Signature) []Handle {
 	return hs
 }
 
+// redisConns returns the indexes of sig's results that hold a
+// connection of go-redis (see Method.Conns).
+func redisConns(sig *types.Signature) []int {
+	var is []int
+	for i := range sig.Results().Len() {
+		t := sig.Results().At(i).Type()
+		for _, path := range redisPaths {
+			if isNamedPtr(t, path, "PubSub") || isNamedPtr(t, path, "Conn") {
+				is = append(is, i)
+				break
+			}
+		}
+	}
+	return is
+}
+
+// redisPaths are the import paths of go-redis whose *PubSub and *Conn
+// hold a connection until closed.
+var redisPaths = []string{"github.com/redis/go-redis/v9", "github.com/go-redis/redis/v8"}
+
 // sqlHandleTypes are database/sql's types of Method.Handles, and how each
 // is released.
 var sqlHandleTypes = []Handle{{Type: "Rows", Release: "Close"}, {Type: "Conn", Release: "Close"}, {Type: "Stmt", Release: "Close"}, {Type: "Tx", Release: "Rollback"}}

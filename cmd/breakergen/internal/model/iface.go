@@ -435,7 +435,7 @@ func quoteAll(ss []string) string {
 func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *annotation.Line, rs resolver, src string) {
 	base := ils.lineFor(m.Name())
 	sig := m.Type().(*types.Signature)
-	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig), Readers: readerParams(sig)}
+	mm := &Method{Name: m.Name(), Sig: sig, Ctx: firstIsContext(sig), Response: responseResult(sig), Handles: sqlHandles(sig), Conns: redisConns(sig), Streams: streamResults(sig), FieldStreams: fieldStreams(sig), Request: requestParam(sig), Readers: readerParams(sig)}
 	if !mm.Ctx {
 		mm.CtxFrom, mm.CtxWith, mm.CtxSelf = ctxParam(sig)
 	}

@@ -108,6 +108,12 @@ type Method struct {
 	// a source it passes over, a retry those of the try it replaces, and a
 	// race its losers'.
 	Handles []Handle
+	// Conns are the indexes of the results that hold a connection of
+	// go-redis until closed: a *redis.PubSub (subscribed until Close) or
+	// a *redis.Conn. They are released as Handles are. Other results with
+	// a Close method are not: nothing says they are not shared, and they
+	// are the caller's to handle.
+	Conns []int
 	// Streams are the indexes of the results that are streams read after
 	// the call, each a pointer or an interface with Read([]byte) (int,
 	// error) and Close() error (an io.ReadCloser, an *os.File, a

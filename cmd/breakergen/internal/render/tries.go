@@ -848,7 +848,8 @@ type held struct {
 
 // heldResults lists m's results that hold something open (see held): an
 // *http.Response, database/sql's handles (*sql.Rows, *sql.Conn, *sql.Stmt,
-// *sql.Tx: model.Method.Handles), streams (an io.ReadCloser, an *os.File:
+// *sql.Tx: model.Method.Handles), go-redis's connections (*redis.PubSub,
+// *redis.Conn: model.Method.Conns), streams (an io.ReadCloser, an *os.File:
 // model.Method.Streams), and a *sql.Row that carries the
 // method's error. A *sql.Row that failed holds nothing, so only a race, which
 // drops the answers of its losers, releases one.
@@ -868,6 +869,16 @@ func heldResults(m *model.Method) []held {
 			idx: h.Index,
 			release: func(v jen.Code, why string) jen.Code {
 				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot(h.Release).Call(), why))
+			},
+		})
+	}
+	for _, i := range m.Conns {
+		hs = append(hs, held{
+			idx: i,
+			release: func(v jen.Code, why string) jen.Code {
+				// A go-redis connection (a *redis.PubSub subscribed, a
+				// *redis.Conn) goes back to its pool, or is closed.
+				return jen.If(jen.Add(v).Op("!=").Nil()).Block(commented(jen.Id("_").Op("=").Add(v).Dot("Close").Call(), why))
 			},
 		})
 	}
@@ -935,7 +946,7 @@ func (g *gen) keep(t *tries, val jen.Code, n int) jen.Code {
 // later (a stream, a reader, an iterator, anything behind an interface
 // or a func) keeps the winner's ctx until the caller's ends.
 func answered(m *model.Method) bool {
-	if len(m.Handles) > 0 || len(m.Streams) > 0 || len(m.FieldStreams) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
+	if len(m.Handles) > 0 || len(m.Conns) > 0 || len(m.Streams) > 0 || len(m.FieldStreams) > 0 || m.Carrier != nil && m.Carrier.Refuse == model.CarrySQLRow {
 		return false
 	}
 	res := m.Sig.Results()
