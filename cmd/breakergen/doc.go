@@ -309,8 +309,11 @@
 // A result with an Err() but neither way is an error at generation time:
 // skip the method or annotate a narrower interface. context.Context's Err
 // is its own state, not an outcome: a method returning one is delegated.
-// go-redis's redis.Nil (a missing key) is an answer, not a failure; exclude
-// works as for any error. A *sql.Row is read after the call returns, so a
+// go-redis's redis.Nil (a missing key) is an answer, not a failure, in a
+// command's Err() and in the error result of a go-redis method (one whose
+// signature spells a go-redis type: Pipelined, TxPipelined, Process),
+// whose route excludes it as if its line's exclude named it; exclude works
+// as for any error. A *sql.Row is read after the call returns, so a
 // timeout does not apply to it (a warning). With attempts, each try is
 // judged on its own; a refusal after a try leaves the last answer. valid
 // takes the carrier too; stale keeps it as returned (an error for a

@@ -14,7 +14,7 @@ import (
 // fakeRedis answers Get with one command made beforehand: what is left
 // is the cost of the call itself, direct or guarded.
 type fakeRedis struct {
-	redis.Cmdable // every other command: not called
+	clients.Cache // every other command: not called
 	get           *redis.StringCmd
 }
 

@@ -20,12 +20,16 @@ import (
 
 // Cache is go-redis's every command. *redis.Client implements it. Each
 // command's Err() is its outcome, redis.Nil (a missing key) counts as an
-// answer, and a refusal comes back as a command whose Err() is the
-// refusal.
+// answer, also when Pipelined, TxPipelined or Process return it, and a
+// refusal comes back as a command whose Err() is the refusal.
 //
 //breaker:name=redis threshold=3 reset=5s
 type Cache interface {
 	redis.Cmdable
+
+	// Process sends a command built by hand (redis.NewStringCmd); its
+	// error is the command's, redis.Nil for a missing key.
+	Process(ctx context.Context, cmd redis.Cmder) error
 
 	// A pipeline is a batch built locally, not a call to Redis: the
 	// commands it sends through Exec are what can fail.

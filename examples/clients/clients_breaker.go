@@ -81,25 +81,25 @@ import (
 //     MSetNX, MemoryUsage, Migrate, ModuleLoadex, Move, ObjectEncoding,
 //     ObjectFreq, ObjectIdleTime, ObjectRefCount, PExpire, PExpireAt,
 //     PExpireTime, PFAdd, PFCount, PFMerge, PTTL, Persist, Ping, Pipelined,
-//     PubSubChannels, PubSubNumPat, PubSubNumSub, PubSubShardChannels,
-//     PubSubShardNumSub, Publish, Quit, RPop, RPopCount, RPopLPush, RPush,
-//     RPushX, RandomKey, ReadOnly, ReadWrite, Rename, RenameNX, ReplicaOf,
-//     Restore, RestoreReplace, SAdd, SCard, SDiff, SDiffCard, SDiffStore,
-//     SInter, SInterCard, SInterStore, SIsMember, SMIsMember, SMembers,
-//     SMembersMap, SMove, SPop, SPopN, SPublish, SRandMember, SRandMemberN,
-//     SRem, SScan, SUnion, SUnionCard, SUnionStore, Save, Scan, ScanType,
-//     ScriptExists, ScriptFlush, ScriptKill, ScriptLoad, Set, SetArgs, SetBit,
-//     SetEx, SetFromBuffer, SetIFDEQ, SetIFDEQGet, SetIFDNE, SetIFDNEGet,
-//     SetIFEQ, SetIFEQGet, SetIFNE, SetIFNEGet, SetNX, SetRange, SetXX,
-//     Shutdown, ShutdownNoSave, ShutdownSave, SlaveOf, SlowLogGet, SlowLogLen,
-//     SlowLogReset, Sort, SortInterfaces, SortRO, SortStore, StrLen,
-//     TDigestAdd, TDigestByRank, TDigestByRevRank, TDigestCDF, TDigestCreate,
-//     TDigestCreateWithCompression, TDigestInfo, TDigestMax, TDigestMerge,
-//     TDigestMin, TDigestQuantile, TDigestRank, TDigestReset, TDigestRevRank,
-//     TDigestTrimmedMean, TSAdd, TSAddWithArgs, TSAlter, TSCreate,
-//     TSCreateRule, TSCreateRuleWithArgs, TSCreateWithArgs, TSDecrBy,
-//     TSDecrByWithArgs, TSDel, TSDeleteRule, TSGet, TSGetWithArgs, TSIncrBy,
-//     TSIncrByWithArgs, TSInfo, TSInfoWithArgs, TSMAdd, TSMGet,
+//     Process, PubSubChannels, PubSubNumPat, PubSubNumSub,
+//     PubSubShardChannels, PubSubShardNumSub, Publish, Quit, RPop, RPopCount,
+//     RPopLPush, RPush, RPushX, RandomKey, ReadOnly, ReadWrite, Rename,
+//     RenameNX, ReplicaOf, Restore, RestoreReplace, SAdd, SCard, SDiff,
+//     SDiffCard, SDiffStore, SInter, SInterCard, SInterStore, SIsMember,
+//     SMIsMember, SMembers, SMembersMap, SMove, SPop, SPopN, SPublish,
+//     SRandMember, SRandMemberN, SRem, SScan, SUnion, SUnionCard, SUnionStore,
+//     Save, Scan, ScanType, ScriptExists, ScriptFlush, ScriptKill, ScriptLoad,
+//     Set, SetArgs, SetBit, SetEx, SetFromBuffer, SetIFDEQ, SetIFDEQGet,
+//     SetIFDNE, SetIFDNEGet, SetIFEQ, SetIFEQGet, SetIFNE, SetIFNEGet, SetNX,
+//     SetRange, SetXX, Shutdown, ShutdownNoSave, ShutdownSave, SlaveOf,
+//     SlowLogGet, SlowLogLen, SlowLogReset, Sort, SortInterfaces, SortRO,
+//     SortStore, StrLen, TDigestAdd, TDigestByRank, TDigestByRevRank,
+//     TDigestCDF, TDigestCreate, TDigestCreateWithCompression, TDigestInfo,
+//     TDigestMax, TDigestMerge, TDigestMin, TDigestQuantile, TDigestRank,
+//     TDigestReset, TDigestRevRank, TDigestTrimmedMean, TSAdd, TSAddWithArgs,
+//     TSAlter, TSCreate, TSCreateRule, TSCreateRuleWithArgs, TSCreateWithArgs,
+//     TSDecrBy, TSDecrByWithArgs, TSDel, TSDeleteRule, TSGet, TSGetWithArgs,
+//     TSIncrBy, TSIncrByWithArgs, TSInfo, TSInfoWithArgs, TSMAdd, TSMGet,
 //     TSMGetWithArgs, TSMRange, TSMRangeWithArgs, TSMRevRange,
 //     TSMRevRangeWithArgs, TSNRange, TSNRangeWithArgs, TSNRevRange,
 //     TSNRevRangeWithArgs, TSQueryIndex, TSQueryLabelValues, TSQueryLabels,
@@ -129,7 +129,7 @@ import (
 //     ZRankWithScore, ZRem, ZRemRangeByLex, ZRemRangeByRank, ZRemRangeByScore,
 //     ZRevRange, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores,
 //     ZRevRangeWithScores, ZRevRank, ZRevRankWithScore, ZScan, ZScore, ZUnion,
-//     ZUnionStore, ZUnionWithScores: breaker "redis"
+//     ZUnionStore, ZUnionWithScores: breaker "redis" (excluding redis.Nil)
 //   - Pipeline, TxPipeline: unguarded (skip)
 //
 // Create it with NewCacheBreaker; the zero value is not usable. It is safe for
@@ -146,6 +146,7 @@ func NewCacheBreaker(next Cache, reg *runtime.Registry) *CacheBreaker {
 		next: next,
 		redis: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "redis", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
+			Exclude: []error{redis.Nil},
 		}),
 	}
 }
@@ -9799,7 +9800,8 @@ func (w *CacheBreaker) Pipeline() redis.Pipeliner {
 	return w.next.Pipeline()
 }
 
-// Pipelined calls next.Pipelined through breaker "redis".
+// Pipelined calls next.Pipelined through breaker "redis". An error matching
+// redis.Nil (a missing key) is an answer, not a failure.
 func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
@@ -9813,6 +9815,23 @@ func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) e
 	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	return w.next.Pipelined(ctx, fn)
+}
+
+// Process calls next.Process through breaker "redis". An error matching
+// redis.Nil (a missing key) is an answer, not a failure.
+func (w *CacheBreaker) Process(ctx context.Context, cmd redis.Cmder) (err error) {
+	call, ok := w.redis.EnterFast()
+	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
+		if call, err = w.redis.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Process(ctx, cmd)
 }
 
 // PubSubChannels calls next.PubSubChannels through breaker "redis". The
@@ -13670,7 +13689,8 @@ func (w *CacheBreaker) TxPipeline() redis.Pipeliner {
 	return w.next.TxPipeline()
 }
 
-// TxPipelined calls next.TxPipelined through breaker "redis".
+// TxPipelined calls next.TxPipelined through breaker "redis". An error
+// matching redis.Nil (a missing key) is an answer, not a failure.
 func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {

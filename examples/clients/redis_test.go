@@ -191,3 +191,33 @@ func TestRedisRefusalZeroValue(t *testing.T) {
 	assert.Zero(t, n.Val())
 	assert.Contains(t, n.String(), "circuit open")
 }
+
+// TestRedisPipelineMissIsAnAnswer: a pipeline whose GET misses returns
+// redis.Nil from Pipelined and TxPipelined, and Process returns it for a
+// command that misses: answers of a healthy server, which never trip the
+// breaker (threshold=3).
+func TestRedisPipelineMissIsAnAnswer(t *testing.T) {
+	srv := startRedis(t)
+	var dials atomic.Int64
+	reg := newRegistry(newClock())
+	cache := clients.NewCacheBreaker(countingClient(t, srv.Addr, &dials), reg)
+	b, ok := reg.Lookup("redis")
+	require.True(t, ok)
+	ctx := context.Background()
+
+	miss := func(p redis.Pipeliner) error {
+		p.Get(ctx, "missing")
+		return nil
+	}
+	for range 5 {
+		_, err := cache.Pipelined(ctx, miss)
+		assert.ErrorIs(t, err, redis.Nil, "Pipelined")
+		_, err = cache.TxPipelined(ctx, miss)
+		assert.ErrorIs(t, err, redis.Nil, "TxPipelined")
+		cmd := redis.NewStringCmd(ctx, "get", "missing")
+		assert.ErrorIs(t, cache.Process(ctx, cmd), redis.Nil, "Process")
+		assert.ErrorIs(t, cmd.Err(), redis.Nil)
+	}
+	assert.Equal(t, runtime.Closed, b.State(), "a miss is an answer")
+	assert.Zero(t, b.Stats().Failures)
+}

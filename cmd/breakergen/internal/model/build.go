@@ -591,6 +591,84 @@ func isNamedPtr(t types.Type, path, name string) bool {
 // go-redis's redis.Nil is a missing key, an answer.
 var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
 
+// answers are the errors of known clients that a method with a plain
+// error result returns for an answer of a healthy server, by the path of
+// the client's package (see Method.Answers). go-redis's Pipelined and
+// TxPipelined return the first failed command's error, and Process the
+// command's: redis.Nil when a GET missed.
+var answers = map[string][]answer{"github.com/redis/go-redis/v9": {
+	{"Nil", "a missing key"},
+}}
+
+type answer struct{ name, what string }
+
+// clientAnswers returns the answers (see Method.Answers) of a method of
+// signature sig with a plain error result: those of the first known
+// client whose package declares a type sig spells, in a parameter or a
+// result, or inside one (a func's parameters, a slice's elements).
+func clientAnswers(sig *types.Signature) []Answer {
+	pkg := clientPackage(sig, map[types.Type]bool{})
+	if pkg == nil {
+		return nil
+	}
+	var out []Answer
+	for _, a := range answers[pkg.Path()] {
+		switch v := pkg.Scope().Lookup(a.name).(type) {
+		case *types.Var, *types.Const:
+			out = append(out, Answer{Ref: Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}, What: a.what})
+		}
+	}
+	return out
+}
+
+// clientPackage returns the package of answers that declares a named
+// type t spells (not the types that type is made of), or nil.
+func clientPackage(t types.Type, seen map[types.Type]bool) *types.Package {
+	if seen[t] {
+		return nil
+	}
+	seen[t] = true
+	switch u := types.Unalias(t).(type) {
+	case *types.Named:
+		if p := u.Obj().Pkg(); p != nil && answers[p.Path()] != nil {
+			return p
+		}
+		for a := range u.TypeArgs().Types() {
+			if p := clientPackage(a, seen); p != nil {
+				return p
+			}
+		}
+	case *types.Pointer:
+		return clientPackage(u.Elem(), seen)
+	case *types.Slice:
+		return clientPackage(u.Elem(), seen)
+	case *types.Array:
+		return clientPackage(u.Elem(), seen)
+	case *types.Map:
+		if p := clientPackage(u.Key(), seen); p != nil {
+			return p
+		}
+		return clientPackage(u.Elem(), seen)
+	case *types.Chan:
+		return clientPackage(u.Elem(), seen)
+	case *types.Signature:
+		for _, tup := range []*types.Tuple{u.Params(), u.Results()} {
+			for v := range tup.Variables() {
+				if p := clientPackage(v.Type(), seen); p != nil {
+					return p
+				}
+			}
+		}
+	case *types.Struct:
+		for f := range u.Fields() {
+			if p := clientPackage(f.Type(), seen); p != nil {
+				return p
+			}
+		}
+	}
+	return nil
+}
+
 // carrier returns how the last result of sig carries the call's error,
 // or nil: nil with no problem when it has no method Err() error (or is a
 // context.Context, whose Err is its own state), nil with a problem when it

@@ -41,6 +41,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	for _, m := range methods {
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
+	b.answerRoutes(in)
 	if !in.Chain {
 		b.hedgeNeedsChain(in, lines, mlines)
 	}
@@ -51,6 +52,46 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	b.fieldNames(in)
 	if emit {
 		b.place(in, p.Types, f, src)
+	}
+}
+
+// answerRoutes makes the route of each guarded method of in that has a
+// plain error result and is a known client's (Method.Answers) exclude
+// the client's answers, as if its line's exclude named them too (an
+// exclude that names one already keeps it once): the route itself when
+// each method it guards is the client's, when it is the method's own
+// line's, or when it is keyed (a family of breakers is made with one
+// line's settings); otherwise a route of the same line and breaker, for
+// those methods alone, so that the line's other methods keep their
+// errors failures.
+func (b *builder) answerRoutes(in *Interface) {
+	derived := map[*Route]*Route{} // the route for the client's methods, by the line's
+	for _, m := range in.Methods {
+		if m.Route == nil || m.Carrier != nil {
+			continue
+		}
+		m.Answers = clientAnswers(m.Sig)
+		r := m.Route
+		var missing []Ref
+		for _, a := range m.Answers {
+			if !slices.ContainsFunc(r.Exclude, func(e Ref) bool { return e.Path == a.Path && e.Name == a.Name }) {
+				missing = append(missing, a.Ref)
+			}
+		}
+		switch {
+		case len(missing) == 0:
+		case derived[r] != nil:
+			m.Route = derived[r]
+		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && clientPackage(o.Sig, map[types.Type]bool{}) == nil }):
+			r.Exclude = slices.Concat(r.Exclude, missing)
+		default:
+			d := *r
+			d.Exclude = slices.Concat(r.Exclude, missing)
+			derived[r] = &d
+			b.routes = append(b.routes, &d)
+			in.Routes = append(in.Routes, &d)
+			m.Route = &d
+		}
 	}
 }
 

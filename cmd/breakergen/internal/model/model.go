@@ -154,6 +154,19 @@ type Method struct {
 	// route has hedge, the interface a chain, and the method a ctx to
 	// cancel a losing source with.
 	Hedged bool
+	// Answers are the errors of a client's own that its plain error
+	// result may hold and that are answers of a healthy server, not
+	// failures (go-redis's redis.Nil: a missing key), when the method
+	// is the client's: a parameter or result type of its signature is of
+	// the client's package. Its route excludes them, as if the line's
+	// exclude named them.
+	Answers []Answer
+}
+
+// Answer is an error a client returns for an answer (see Method.Answers).
+type Answer struct {
+	Ref
+	What string // what it answers: "a missing key"
 }
 
 // Carrier is a result that carries the call's error: the wrapper reads

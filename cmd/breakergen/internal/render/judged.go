@@ -154,6 +154,7 @@ func judgedTail(g *gen, j judgedMethod, chain bool) string {
 			s += "; a refusal is returned as a *sql.Row whose Err() (and Scan) is the refusal"
 		}
 	}
+	s += answersDoc(m)
 	if r.Failure != nil {
 		s += fmt.Sprintf(". An answer for which %s returns an error counts as that failure, and still reaches the caller unchanged", r.Failure.Text)
 	}

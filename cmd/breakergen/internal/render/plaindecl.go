@@ -458,7 +458,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 	if pb.background || pb.convert {
 		g.use("context")
 	}
-	commentText(b, m.Name+" calls "+impl+"."+m.Name+" through breaker "+strconv.Quote(r.Name)+ctxFromDoc(m, names)+".")
+	commentText(b, m.Name+" calls "+impl+"."+m.Name+" through breaker "+strconv.Quote(r.Name)+ctxFromDoc(m, names)+answersDoc(m)+".")
 	b.WriteString(head + results + " {\n" + body + "}\n")
 	return true
 }

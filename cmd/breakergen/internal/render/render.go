@@ -915,7 +915,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 			pb.ctxFrom = names[m.CtxFrom-1]
 		}
 		if mark := g.textBody(pb, a); mark != nil { // the same body, as text
-			comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names)))
+			comment(f, fmt.Sprintf("%s calls %s.%s through breaker %q%s%s.", m.Name, impl, m.Name, r.Name, ctxFromDoc(m, names), answersDoc(m)))
 			f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(mark))
 			return
 		}
@@ -971,8 +971,24 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	}
 	body = append(body, jen.Return(call))
 	// The route's settings are listed in the type's doc, once.
-	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names)))
+	comment(f, fmt.Sprintf("%s calls %s.%s through %s%s%s.", m.Name, impl, m.Name, breakerDoc(m, names), ctxFromDoc(m, names), answersDoc(m)))
 	f.Add(decl.Add(g.tr.results(sig.Results(), rnames)).Block(body...))
+}
+
+// answersDoc says which errors of m, a client's method, are answers, not
+// failures (model.Method.Answers), or "".
+func answersDoc(m *model.Method) string {
+	var as []string
+	for _, a := range m.Answers {
+		as = append(as, a.Text+" ("+a.What+")")
+	}
+	if len(as) == 0 {
+		return ""
+	}
+	if len(as) > 1 {
+		as = []string{strings.Join(as[:len(as)-1], ", ") + " or " + as[len(as)-1]}
+	}
+	return ". An error matching " + as[0] + " is an answer, not a failure"
 }
 
 // methodNames allocates the names of a method's parameters in an

@@ -405,9 +405,9 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 			}
 			hedge = fmt.Sprintf("; when the source asked last has not answered within %s, %s, and the first valid answer wins", r.Hedge, extra)
 		}
-		comment(f, fmt.Sprintf("%s asks %s.%s through %s%s, then each fallback%s%s.", m.Name, t.impl, m.Name, breakerDoc(m, t.names), routeExtras(r, m), then, hedge))
+		comment(f, fmt.Sprintf("%s asks %s.%s through %s%s, then each fallback%s%s%s.", m.Name, t.impl, m.Name, breakerDoc(m, t.names), routeExtras(r, m), then, hedge, answersDoc(m)))
 	} else {
-		comment(f, fmt.Sprintf("%s calls %s.%s through %s%s.", m.Name, t.impl, m.Name, breakerDoc(m, t.names), ctxFromDoc(m, t.names)))
+		comment(f, fmt.Sprintf("%s calls %s.%s through %s%s%s.", m.Name, t.impl, m.Name, breakerDoc(m, t.names), ctxFromDoc(m, t.names), answersDoc(m)))
 	}
 	f.Add(decl.Add(g.tr.results(res, t.rnames)).Block(body...))
 
