@@ -310,9 +310,10 @@
 // skip the method or annotate a narrower interface. context.Context's Err
 // is its own state, not an outcome: a method returning one is delegated.
 // go-redis's redis.Nil (a missing key) is an answer, not a failure, in a
-// command's Err() and in the error result of a go-redis method (one whose
-// signature spells a go-redis type: Pipelined, TxPipelined, Process),
-// whose route excludes it as if its line's exclude named it; exclude works
+// command's Err(); so are redis.Nil and redis.TxFailedErr (a watched key
+// changed) in the error result of a go-redis method (one whose signature
+// spells a go-redis type: Pipelined, TxPipelined, Process, Watch), whose
+// route excludes them as if its line's exclude named them; exclude works
 // as for any error. A *sql.Row is read after the call returns, so a
 // timeout does not apply to it (a warning). With attempts, each try is
 // judged on its own; a refusal after a try leaves the last answer. valid

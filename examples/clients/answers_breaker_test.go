@@ -13,7 +13,7 @@ import (
 
 // ExplicitBreaker is an Explicit whose methods go through circuit breakers:
 //
-//   - Process: breaker "explicit" (excluding redis.Nil)
+//   - Process: breaker "explicit" (excluding redis.Nil, redis.TxFailedErr)
 //
 // Create it with NewExplicitBreaker; the zero value is not usable. It is safe
 // for concurrent use when the wrapped Explicit is.
@@ -29,7 +29,7 @@ func NewExplicitBreaker(next Explicit, reg *runtime.Registry) *ExplicitBreaker {
 		next: next,
 		explicit: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "explicit", FailureThreshold: 2, ResetTimeout: 5 * time.Second},
-			Exclude: []error{redis.Nil},
+			Exclude: []error{redis.Nil, redis.TxFailedErr},
 		}),
 	}
 }
@@ -37,7 +37,8 @@ func NewExplicitBreaker(next Explicit, reg *runtime.Registry) *ExplicitBreaker {
 var _ Explicit = (*ExplicitBreaker)(nil)
 
 // Process calls next.Process through breaker "explicit". An error matching
-// redis.Nil (a missing key) is an answer, not a failure.
+// redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
+// answer, not a failure.
 func (w *ExplicitBreaker) Process(ctx context.Context, cmd redis.Cmder) (err error) {
 	call, ok := w.explicit.EnterFast()
 	if !ok {
@@ -56,7 +57,7 @@ func (w *ExplicitBreaker) Process(ctx context.Context, cmd redis.Cmder) (err err
 // StoreBreaker is a Store whose methods go through circuit breakers:
 //
 //   - Load: breaker "store"
-//   - Pipelined: breaker "store" (excluding redis.Nil)
+//   - Pipelined: breaker "store" (excluding redis.Nil, redis.TxFailedErr)
 //
 // Create it with NewStoreBreaker; the zero value is not usable. It is safe for
 // concurrent use when the wrapped Store is.
@@ -76,7 +77,7 @@ func NewStoreBreaker(next Store, reg *runtime.Registry) *StoreBreaker {
 		}),
 		store2: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "store", FailureThreshold: 2, ResetTimeout: 5 * time.Second},
-			Exclude: []error{redis.Nil},
+			Exclude: []error{redis.Nil, redis.TxFailedErr},
 		}),
 	}
 }
@@ -100,7 +101,8 @@ func (w *StoreBreaker) Load(ctx context.Context, key string) (_ string, err erro
 }
 
 // Pipelined calls next.Pipelined through breaker "store". An error matching
-// redis.Nil (a missing key) is an answer, not a failure.
+// redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
+// answer, not a failure.
 func (w *StoreBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.store2.EnterFast()
 	if !ok {

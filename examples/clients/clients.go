@@ -20,8 +20,9 @@ import (
 
 // Cache is go-redis's every command. *redis.Client implements it. Each
 // command's Err() is its outcome, redis.Nil (a missing key) counts as an
-// answer, also when Pipelined, TxPipelined or Process return it, and a
-// refusal comes back as a command whose Err() is the refusal.
+// answer, also when Pipelined, TxPipelined or Process return it, and so
+// does Watch's redis.TxFailedErr (a watched key changed); a refusal comes
+// back as a command whose Err() is the refusal.
 //
 //breaker:name=redis threshold=3 reset=5s
 type Cache interface {
@@ -30,6 +31,9 @@ type Cache interface {
 	// Process sends a command built by hand (redis.NewStringCmd); its
 	// error is the command's, redis.Nil for a missing key.
 	Process(ctx context.Context, cmd redis.Cmder) error
+	// Watch runs fn in an optimistic transaction on keys; its error is
+	// redis.TxFailedErr when a watched key changed before EXEC.
+	Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) error
 
 	// A pipeline is a batch built locally, not a call to Redis: the
 	// commands it sends through Exec are what can fail.

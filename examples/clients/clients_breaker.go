@@ -111,9 +111,9 @@ import (
 //     VIsMember, VLinks, VLinksWithScores, VRandMember, VRandMemberCount,
 //     VRange, VRem, VSetAttr, VSim, VSimWithArgs, VSimWithArgsWithAttribs,
 //     VSimWithArgsWithScores, VSimWithArgsWithScoresWithAttribs,
-//     VSimWithScores, XAck, XAckDel, XAdd, XAutoClaim, XAutoClaimJustID,
-//     XAutoClaimWithDeleted, XCfgSet, XClaim, XClaimJustID, XDel, XDelEx,
-//     XGroupCreate, XGroupCreateConsumer, XGroupCreateMkStream,
+//     VSimWithScores, Watch, XAck, XAckDel, XAdd, XAutoClaim,
+//     XAutoClaimJustID, XAutoClaimWithDeleted, XCfgSet, XClaim, XClaimJustID,
+//     XDel, XDelEx, XGroupCreate, XGroupCreateConsumer, XGroupCreateMkStream,
 //     XGroupDelConsumer, XGroupDestroy, XGroupSetID, XInfoConsumers,
 //     XInfoGroups, XInfoStream, XInfoStreamFull, XLen, XNack, XPending,
 //     XPendingExt, XRange, XRangeN, XRead, XReadGroup, XReadStreams,
@@ -129,7 +129,8 @@ import (
 //     ZRankWithScore, ZRem, ZRemRangeByLex, ZRemRangeByRank, ZRemRangeByScore,
 //     ZRevRange, ZRevRangeByLex, ZRevRangeByScore, ZRevRangeByScoreWithScores,
 //     ZRevRangeWithScores, ZRevRank, ZRevRankWithScore, ZScan, ZScore, ZUnion,
-//     ZUnionStore, ZUnionWithScores: breaker "redis" (excluding redis.Nil)
+//     ZUnionStore, ZUnionWithScores: breaker "redis" (excluding redis.Nil,
+//     redis.TxFailedErr)
 //   - Pipeline, TxPipeline: unguarded (skip)
 //
 // Create it with NewCacheBreaker; the zero value is not usable. It is safe for
@@ -146,7 +147,7 @@ func NewCacheBreaker(next Cache, reg *runtime.Registry) *CacheBreaker {
 		next: next,
 		redis: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
 			Breaker: runtime.Config{Name: "redis", FailureThreshold: 3, ResetTimeout: 5 * time.Second},
-			Exclude: []error{redis.Nil},
+			Exclude: []error{redis.Nil, redis.TxFailedErr},
 		}),
 	}
 }
@@ -9801,7 +9802,8 @@ func (w *CacheBreaker) Pipeline() redis.Pipeliner {
 }
 
 // Pipelined calls next.Pipelined through breaker "redis". An error matching
-// redis.Nil (a missing key) is an answer, not a failure.
+// redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
+// answer, not a failure.
 func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
@@ -9818,7 +9820,8 @@ func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) e
 }
 
 // Process calls next.Process through breaker "redis". An error matching
-// redis.Nil (a missing key) is an answer, not a failure.
+// redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
+// answer, not a failure.
 func (w *CacheBreaker) Process(ctx context.Context, cmd redis.Cmder) (err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
@@ -13690,7 +13693,8 @@ func (w *CacheBreaker) TxPipeline() redis.Pipeliner {
 }
 
 // TxPipelined calls next.TxPipelined through breaker "redis". An error
-// matching redis.Nil (a missing key) is an answer, not a failure.
+// matching redis.Nil (a missing key) or redis.TxFailedErr (a watched key
+// changed) is an answer, not a failure.
 func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
@@ -14357,6 +14361,24 @@ func (w *CacheBreaker) VSimWithScores(ctx context.Context, key string, val redis
 		err = nil // a miss is an answer, not a failure
 	}
 	return
+}
+
+// Watch calls next.Watch through breaker "redis". An error matching redis.Nil
+// (a missing key) or redis.TxFailedErr (a watched key changed) is an answer,
+// not a failure.
+func (w *CacheBreaker) Watch(ctx context.Context, fn func(*redis.Tx) error, keys ...string) (err error) {
+	call, ok := w.redis.EnterFast()
+	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
+		if call, err = w.redis.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Watch(ctx, fn, keys...)
 }
 
 // XAck calls next.XAck through breaker "redis". The *redis.IntCmd it returns

@@ -221,3 +221,32 @@ func TestRedisPipelineMissIsAnAnswer(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State(), "a miss is an answer")
 	assert.Zero(t, b.Stats().Failures)
 }
+
+// TestRedisWatchConflictIsAnAnswer: a transaction whose watched key
+// another client changed fails with redis.TxFailedErr, the optimistic
+// lock's answer from a healthy server, which never trips the breaker
+// (threshold=3).
+func TestRedisWatchConflictIsAnAnswer(t *testing.T) {
+	srv := startRedis(t)
+	var dials atomic.Int64
+	reg := newRegistry(newClock())
+	cache := clients.NewCacheBreaker(countingClient(t, srv.Addr, &dials), reg)
+	other := countingClient(t, srv.Addr, &dials)
+	b, ok := reg.Lookup("redis")
+	require.True(t, ok)
+	ctx := context.Background()
+
+	for range 5 {
+		err := cache.Watch(ctx, func(tx *redis.Tx) error {
+			require.NoError(t, other.Incr(ctx, "n").Err()) // the watched key changes
+			_, err := tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+				p.Incr(ctx, "n")
+				return nil
+			})
+			return err
+		}, "n")
+		assert.ErrorIs(t, err, redis.TxFailedErr)
+	}
+	assert.Equal(t, runtime.Closed, b.State(), "a lost optimistic lock is an answer")
+	assert.Zero(t, b.Stats().Failures)
+}

@@ -595,9 +595,15 @@ var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
 // error result returns for an answer of a healthy server, by the path of
 // the client's package (see Method.Answers). go-redis's Pipelined and
 // TxPipelined return the first failed command's error, and Process the
-// command's: redis.Nil when a GET missed.
+// command's: redis.Nil when a GET missed; Watch returns
+// redis.TxFailedErr when a watched key changed before EXEC (an
+// optimistic lock lost), and so do TxPipelined and a Pipeliner's Exec
+// inside it. A command's Err() never holds TxFailedErr when the command
+// returns: only the commands queued in a transaction get it, at EXEC, so
+// a command's Miss stays redis.Nil alone.
 var answers = map[string][]answer{"github.com/redis/go-redis/v9": {
 	{"Nil", "a missing key"},
+	{"TxFailedErr", "a watched key changed"},
 }}
 
 type answer struct{ name, what string }
