@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"go/ast"
+	"slices"
 	"strings"
 
 	"github.com/breakergen/breakergen/cmd/breakergen/internal/annotation"
@@ -79,6 +80,7 @@ func (b *builder) guardWarnings() {
 				reasons(append(unguarded, skipped...)), doNothing(idle), nothingFix(unguarded))
 			continue
 		}
+		b.guardedClose(md)
 		if len(unguarded) > 0 {
 			b.warnf(in.Pos, "%s: %d of its %s %s delegated unguarded (%s), so no breaker sees %s failures; %s", in.Name,
 				len(unguarded), count(len(in.Methods), "method"), pick(len(unguarded), "is", "are"), reasons(unguarded),
@@ -123,6 +125,34 @@ func (b *builder) guardWarnings() {
 			}
 		}
 	}
+}
+
+// guardedClose warns of a guarded method of md's interface of io.Closer's
+// shape, Close() error, without a line of its own: closing a client is
+// local, not a call to the upstream, yet an OPEN breaker would refuse it
+// and leave the client (its pool, its connections) open, as a shutdown
+// during an outage does. An embedded one is declared again beside the
+// embedding, which Go allows, to take //breaker:skip.
+func (b *builder) guardedClose(md *modelled) {
+	in := md.in
+	i := slices.IndexFunc(in.Methods, func(m *Method) bool { return m.Name == "Close" })
+	if i < 0 {
+		return
+	}
+	m := in.Methods[i]
+	if m.Route == nil || m.Route.Method != "" || m.Sig.Params().Len() != 0 || m.Sig.Results().Len() != 1 || !lastIsError(m.Sig) {
+		return
+	}
+	fix := "write //breaker:skip on the line above it"
+	pos := in.Pos
+	if md.own["Close"] {
+		if f := methodOf(in.Obj.Type(), "Close"); f != nil {
+			pos = b.fset.Position(f.Pos())
+		}
+	} else {
+		fix = "declare it in " + in.Name + "'s interface, below what embeds it, as the two lines //breaker:skip and Close() error (Go allows an embedded method to be declared again with its signature)"
+	}
+	b.warnf(pos, "%s.Close: it goes through breaker %q, so an OPEN breaker would refuse Close() and leave the client open (its pool, its connections), as a shutdown during an outage does: closing is local, not a call to the upstream; %s", in.Name, m.Route.Name, fix)
 }
 
 // idleKeys lists, as written, the keys of the lines ls (of package pkg)
