@@ -463,6 +463,12 @@
 //     another type (at the method; an error on the method's own line),
 //     and a hedge that reaches one in a chain. A timeout on a line that
 //     guards nothing is among that line's keys that have no effect.
+//   - guarded methods that return an iterator beside their error
+//     ((iter.Seq2[K, V], error), iter.Seq, a func(yield ...)): once per
+//     interface, with their names; only the call is guarded, and the
+//     errors the iterator yields after it returns are not counted. Fix:
+//     return the items in a slice, or fetch each page through a guarded
+//     method.
 //   - a guarded Close() error (io.Closer's shape) without a line of its
 //     own: an OPEN breaker would refuse it and leave the client open.
 //     Fix: //breaker:skip above it; an embedded Close (a

@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"go/ast"
+	"go/types"
 	"slices"
 	"strings"
 
@@ -81,6 +82,7 @@ func (b *builder) guardWarnings() {
 			continue
 		}
 		b.guardedClose(md)
+		b.iteratorsWithError(in)
 		if len(unguarded) > 0 {
 			b.warnf(in.Pos, "%s: %d of its %s %s delegated unguarded (%s), so no breaker sees %s failures; %s", in.Name,
 				len(unguarded), count(len(in.Methods), "method"), pick(len(unguarded), "is", "are"), reasons(unguarded),
@@ -153,6 +155,45 @@ func (b *builder) guardedClose(md *modelled) {
 		fix = "declare it in " + in.Name + "'s interface, below what embeds it, as the two lines //breaker:skip and Close() error (Go allows an embedded method to be declared again with its signature)"
 	}
 	b.warnf(pos, "%s.Close: it goes through breaker %q, so an OPEN breaker would refuse Close() and leave the client open (its pool, its connections), as a shutdown during an outage does: closing is local, not a call to the upstream; %s", in.Name, m.Route.Name, fix)
+}
+
+// iteratorsWithError warns, once for in, of its guarded methods that
+// return an iterator beside their error ((iter.Seq2[K, V], error), an
+// iter.Seq, a func(yield func(...) bool) of its own): the breaker judges
+// the call that returns it, and the iteration runs after the call has
+// returned, so the errors the iterator yields, and the failures of the
+// calls it makes, are never counted; a method that returns an iterator
+// alone is delegated unguarded, and warned of as such.
+func (b *builder) iteratorsWithError(in *Interface) {
+	var ms []*Method
+	for _, m := range in.Methods {
+		if m.Route == nil || m.Carrier != nil || !lastIsError(m.Sig) {
+			continue
+		}
+		for i := range m.Sig.Results().Len() - 1 {
+			if isIterator(m.Sig.Results().At(i).Type()) {
+				ms = append(ms, m)
+				break
+			}
+		}
+	}
+	if len(ms) == 0 {
+		return
+	}
+	b.warnf(in.Pos, "%s: %d of its %s %s an iterator beside %s error (%s), so no breaker sees the errors the iterator yields after the call returns, nor the failures of the calls it makes: only the call that returns it is guarded; return the items themselves (a slice and an error), or have the iterator fetch each page through a guarded method", in.Name,
+		len(ms), count(len(in.Methods), "method"), pick(len(ms), "returns", "return"), pick(len(ms), "its", "their"), firstNames(ms))
+}
+
+// isIterator reports whether t is a range-over-func iterator:
+// func(yield func(...) bool), as iter.Seq and iter.Seq2 are.
+func isIterator(t types.Type) bool {
+	sig, ok := t.Underlying().(*types.Signature)
+	if !ok || sig.Params().Len() != 1 || sig.Results().Len() != 0 || sig.Variadic() {
+		return false
+	}
+	yield, ok := sig.Params().At(0).Type().Underlying().(*types.Signature)
+	return ok && yield.Params().Len() <= 2 && !yield.Variadic() && yield.Results().Len() == 1 &&
+		types.Identical(yield.Results().At(0).Type(), types.Typ[types.Bool])
 }
 
 // idleKeys lists, as written, the keys of the lines ls (of package pkg)
