@@ -552,12 +552,20 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		// it when its ctx ends, so a deadline cancelled then would end it
 		// under the caller.
 		pos := b.methodPos(in, m, ml, src)
-		if ml != nil {
-			if o, ok := ml.Get("timeout"); ok {
-				pos = o.Pos
-			}
+		fix := "; give the caller's ctx a deadline that covers the result's use instead"
+		if ml != nil && ml.Has("timeout") {
+			o, _ := ml.Get("timeout")
+			pos = o.Pos
+			fix = "; remove timeout= from the method's line, and give the caller's ctx a deadline that covers the result's use instead"
+		} else {
+			// A method's own line takes the line keys of the route it
+			// refines, the timeout included, and timeout=0 is no
+			// duration: only a line of the interface without timeout,
+			// matched first, routes the method without it.
+			fix += fmt.Sprintf(", and route %s through a line without timeout to end this warning: %sname=%s methods=%s, above %s's line that gives timeout=%s (a method's own //breaker: line would take that timeout again, and timeout=0 is not accepted)",
+				m.Name(), annotation.Prefix, mm.Route.Name, m.Name(), in.Name, mm.Route.Timeout)
 		}
-		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what)
+		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s%s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what, fix)
 		return
 	}
 	if mm.Ctx || mm.CtxWith {
@@ -640,7 +648,7 @@ func ctxBound(mm *Method) string {
 			// HTTP body, an object store's reader, a gRPC stream, a
 			// channel a goroutine fills, an iterator. Those made from
 			// the ctx end with it.
-			return fmt.Sprintf("the %s (%s) is used after the call returns, and the deadline, cancelled then, would end it; pass a ctx whose deadline covers its use instead", types.TypeString(t, func(p *types.Package) string { return p.Name() }), what)
+			return fmt.Sprintf("the %s (%s) is used after the call returns, and the deadline, cancelled then, would end it", types.TypeString(t, func(p *types.Package) string { return p.Name() }), what)
 		}
 	}
 	return ""
