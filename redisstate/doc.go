@@ -67,11 +67,15 @@
 // [WithLocalShare] of the limiter's current rate (a
 // [runtime.Registry.UpdateRateLimit] applies to it as to the limiter: the
 // tokens it holds stay, cut to a smaller burst). A heartbeat notices when
-// Redis answers again: the process re-reads the notes, and publishes again
-// its own trips whose window still runs (made while Redis was away, or
-// lost with a restarted Redis). [runtime.Health] reports "fleet":
-// {"redis": "ok" | "down", "members": N}, and "duplicate_origin" while
-// another live member uses this one's origin ([WithOrigin]).
+// Redis answers again: the process subscribes again, re-reads the notes,
+// and publishes again its own trips whose window still runs (made while
+// Redis was away, or lost with a restarted Redis). A subscription that
+// delivers nothing, not even the process's own heartbeat, for 1.5 s while
+// commands answer (a hung master, a Sentinel failover) is made anew.
+// [runtime.Health] reports "fleet": {"redis": "ok" | "down", "members":
+// N}, "down" also while the subscription is deaf past that bound, and
+// "duplicate_origin" while another live member uses this one's origin
+// ([WithOrigin]).
 //
 // # Cluster and Sentinel
 //

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -178,4 +179,33 @@ func TestTripsMadeWhileAwayGoOutOnReturn(t *testing.T) {
 		"a publishes its trip again when Redis is back")
 	assert.Equal(t, "peer a: 403 banned", b.reg.Events(1)[0].Reason)
 	assert.WithinDuration(t, a.tdx().Stats().NextProbe, b.tdx().Stats().NextProbe, time.Second, "what is left of it")
+}
+
+// TestDeafSubscriptionIsMadeAnew: a's subscription stops delivering
+// without its connection failing (a hung master, or a Sentinel failover,
+// which moves the commands and not the subscription), while its commands
+// go on. It subscribes again within deafAfter (1.5 s), reads the note of
+// b's trip made meanwhile, and hears b's later news; Health does not say
+// "ok" while it is deaf past the bound.
+func TestDeafSubscriptionIsMadeAnew(t *testing.T) {
+	s := startServer(t, "")
+	p := startProxy(t, s.addr())
+	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
+	t.Cleanup(func() { _ = viaProxy.Close() })
+	a := attach(t, viaProxy, "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	require.Eventually(t, func() bool { return p.stallSubscriptions() > 0 }, within, time.Millisecond)
+	stalled := time.Now()
+
+	tripBy(t, b.tdx())
+	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, 2*time.Second+within, time.Millisecond,
+		"a subscribes again and reads b's note")
+	t.Logf("a followed b's trip %s after its subscription stalled", time.Since(stalled).Round(time.Millisecond))
+	assert.Contains(t, a.log.String(), "the subscription delivers nothing")
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Redis == "ok" }, within, time.Millisecond)
+
+	// The new subscription carries messages: b's operator isolates.
+	b.tdx().Isolate("maintenance")
+	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Isolated }, within, time.Millisecond,
+		"b's news reaches a on its new subscription")
 }

@@ -31,12 +31,14 @@ const (
 const minTimeout = time.Millisecond
 
 // How often a process says it is alive, and how long a silent one counts
-// as a member; how long the subscriber waits before it tries again.
+// as a member; how long the subscriber waits before it tries again; how
+// long a subscription may stay silent (each heartbeat publishes on the
+// process's own beat channel) before it counts as deaf and is made anew.
 const (
-	heartbeat   = 500 * time.Millisecond
-	memberTTL   = 2 * time.Second
-	receiveWait = time.Second
-	redialWait  = 100 * time.Millisecond
+	heartbeat  = 500 * time.Millisecond
+	memberTTL  = 2 * time.Second
+	redialWait = 100 * time.Millisecond
+	deafAfter  = 3 * heartbeat
 )
 
 // Option configures [Attach].
@@ -114,8 +116,13 @@ type Fleet struct {
 	cancel context.CancelFunc
 	stop   func() // detaches from the registry
 	wg     sync.WaitGroup
-	pubsub *redis.PubSub
 	out    chan outgoing // to the publisher
+
+	subMu  sync.Mutex    // guards pubsub
+	pubsub *redis.PubSub // the subscription; the subscriber makes it anew when it goes deaf
+	kicked atomic.Bool   // the heartbeat closed pubsub for the subscriber to make it anew
+	born   time.Time     // Attach's time, from which heard counts
+	heard  atomic.Int64  // when the subscription last delivered anything, since born
 
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
@@ -190,6 +197,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	f.ctx, f.cancel = context.WithCancel(context.Background())
 	f.up.Store(true)
+	f.born = time.Now()
 	stop, err := reg.Share((*sharer)(f))
 	if err != nil {
 		f.cancel()
@@ -206,6 +214,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	// the timeout, so that no message published after Attach is missed,
 	// then read the notes published before.
 	f.pubsub = rdb.Subscribe(f.ctx)
+	f.hear()
 	f.ready = make(chan struct{})
 	f.wg.Add(3)
 	go f.subscriber()
@@ -256,7 +265,9 @@ func (f *Fleet) Close() error {
 	f.closed.Do(func() {
 		f.stop()
 		f.cancel()
+		f.subMu.Lock()
 		_ = f.pubsub.Close()
+		f.subMu.Unlock()
 		f.wg.Wait()
 		_ = f.doIn(context.Background(), func(ctx context.Context) error {
 			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -292,10 +303,12 @@ func (s *sharer) SharedLimits() []string {
 }
 
 // Health reports whether Redis answers and how many processes are
-// attached (see [runtime.Health].Fleet).
+// attached (see [runtime.Health].Fleet). Redis is "down" too while the
+// subscription has been deaf for longer than deafAfter, though commands
+// answer: the process hears none of its peers' news then.
 func (f *Fleet) Health() runtime.FleetHealth {
 	h := runtime.FleetHealth{Redis: "down", Members: int(f.members.Load())}
-	if f.up.Load() {
+	if f.up.Load() && !f.deaf() {
 		h.Redis = "ok"
 	}
 	if f.twins.Load() > 0 {
@@ -364,12 +377,59 @@ func (f *Fleet) heartbeats() {
 		case <-t.C:
 		}
 		was := f.up.Load()
-		if f.beat(false) && !was {
+		if !f.beat(false) {
+			continue
+		}
+		if !was {
+			// The subscription may be on a connection that no longer
+			// delivers (a hung master that the sentinels replaced): make
+			// it anew, which reads the notes again once subscribed.
 			f.opt.logger.Info("redisstate: Redis is back; re-syncing", "origin", f.opt.origin)
+			f.kick()
 			f.resync()
 			f.republish()
 		}
+		// What the subscription must hear within deafAfter.
+		_ = f.do(func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), "").Err() })
 	}
+}
+
+// beatChannel is where this Attach's heartbeat publishes, for its own
+// subscription alone to hear: proof that the subscription delivers what
+// is published on the server the commands reach.
+func (f *Fleet) beatChannel() string { return f.opt.prefix + "beat:" + f.instance }
+
+// hear records that the subscription delivered something.
+func (f *Fleet) hear() { f.heard.Store(int64(time.Since(f.born))) }
+
+// silent is how long the subscription has delivered nothing.
+func (f *Fleet) silent() time.Duration { return time.Since(f.born) - time.Duration(f.heard.Load()) }
+
+// deaf reports whether the subscription has delivered nothing, not even
+// the process's own heartbeat, for longer than deafAfter.
+func (f *Fleet) deaf() bool { return f.silent() > deafAfter }
+
+// kick closes the subscription for the subscriber to make it anew.
+func (f *Fleet) kick() {
+	f.subMu.Lock()
+	defer f.subMu.Unlock()
+	f.kicked.Store(true)
+	_ = f.pubsub.Close()
+}
+
+// resubscribe closes old and makes a new subscription (connecting at its
+// first use), unless Close is under way; it returns the subscription the
+// subscriber is to use.
+func (f *Fleet) resubscribe(old *redis.PubSub) *redis.PubSub {
+	f.subMu.Lock()
+	defer f.subMu.Unlock()
+	_ = old.Close()
+	if f.ctx.Err() != nil {
+		return old
+	}
+	f.kicked.Store(false)
+	f.pubsub = f.rdb.Subscribe(f.ctx)
+	return f.pubsub
 }
 
 // membersScript adds this process to the members set until now+ttl (on
@@ -451,30 +511,61 @@ func (f *Fleet) beat(attaching bool) bool {
 
 // subscriber applies peers' messages. Every (re)subscription re-reads
 // the open notes: what was published while it was away is in them.
+//
+// go-redis reconnects a subscription whose connection fails, not one
+// that goes silent: a master that hangs (SIGSTOP, a host gone without a
+// reset) keeps the connection open, and a Sentinel failover moves the
+// commands to the new master but not the subscription. So the
+// subscriber makes the subscription anew when it has delivered nothing,
+// not even the process's own heartbeat, for deafAfter, and when the
+// heartbeat finds Redis back (kick).
 func (f *Fleet) subscriber() {
 	defer f.wg.Done()
-	// The channel is kept even when this fails; Receive (re)connects and
-	// (re)subscribes.
-	_ = f.pubsub.Subscribe(f.ctx, f.channel)
+	f.subMu.Lock()
+	ps := f.pubsub
+	f.subMu.Unlock()
 	first := true
 	for f.ctx.Err() == nil {
-		msg, err := f.pubsub.ReceiveTimeout(f.ctx, receiveWait)
-		if err != nil {
-			if !isTimeout(err) {
-				f.pause(f.redial())
+		// The channels are kept even when this fails; Receive
+		// (re)connects and (re)subscribes.
+		_ = ps.Subscribe(f.ctx, f.channel, f.beatChannel())
+		since := time.Now()
+		for f.ctx.Err() == nil {
+			msg, err := ps.ReceiveTimeout(f.ctx, heartbeat)
+			if err != nil {
+				if f.kicked.Load() {
+					break
+				}
+				// While commands fail too, the heartbeat kicks once they
+				// answer again.
+				if f.up.Load() && time.Since(since) > deafAfter && f.deaf() {
+					f.opt.logger.Warn("redisstate: the subscription delivers nothing; subscribing again",
+						"origin", f.opt.origin, "silent", f.silent().Round(time.Millisecond))
+					break
+				}
+				if !isTimeout(err) {
+					f.pause(f.redial())
+				}
+				continue
 			}
-			continue
-		}
-		switch m := msg.(type) {
-		case *redis.Subscription:
-			if first {
-				close(f.ready)
-				first = false
+			f.hear()
+			switch m := msg.(type) {
+			case *redis.Subscription:
+				if m.Channel != f.channel {
+					continue
+				}
+				if first {
+					close(f.ready)
+					first = false
+				}
+				f.resync() // Attach reads them too: it may have stopped waiting
+			case *redis.Message:
+				if m.Channel == f.channel {
+					f.apply(m.Payload)
+				}
 			}
-			f.resync() // Attach reads them too: it may have stopped waiting
-		case *redis.Message:
-			f.apply(m.Payload)
 		}
+		ps = f.resubscribe(ps)
 	}
 }
 

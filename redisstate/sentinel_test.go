@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -419,4 +420,64 @@ func absDiff(a, b time.Time) time.Duration {
 		return a.Sub(b)
 	}
 	return b.Sub(a)
+}
+
+// TestSentinelHungMaster stops the master of a Sentinel set (SIGSTOP: no
+// reset reaches the clients, as with a crashed host or a partition) and
+// lets the sentinels promote the replica. go-redis moves the commands to
+// the new master, not the subscriptions: each process makes its own anew
+// once Redis answers again, so trips, modes and an operator's Resume made
+// after the promotion reach every process.
+func TestSentinelHungMaster(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a master, a replica and three sentinels, and fails over (about 5s)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	fo, err := redistest.StartFailover(ctx)
+	if errors.Is(err, redistest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(fo.Stop)
+	var ms []member
+	for _, name := range []string{"a", "b", "c"} {
+		rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: fo.MasterName, SentinelAddrs: fo.SentinelAddrs})
+		t.Cleanup(func() { _ = rdb.Close() })
+		ms = append(ms, attach(t, rdb, name, 10*time.Second, redisstate.WithTimeout(timeout)))
+	}
+	a, b, c := ms[0], ms[1], ms[2]
+
+	require.NoError(t, fo.Master.Process().Signal(syscall.SIGSTOP))
+	t.Cleanup(func() { _ = fo.Master.Process().Signal(syscall.SIGCONT) })
+	require.Eventually(t, func() bool {
+		addr, err := fo.MasterAddr(ctx)
+		return err == nil && addr == fo.Replica.Addr
+	}, 20*time.Second, 5*time.Millisecond, "the sentinels promote the replica")
+	for _, m := range ms {
+		require.Eventually(t, func() bool { return m.reg.Health().Fleet.Redis == "ok" }, 10*time.Second, time.Millisecond,
+			"%s comes back after the promotion", m.fleet.Origin())
+	}
+	newMaster := redis.NewClient(&redis.Options{Addr: fo.Replica.Addr})
+	t.Cleanup(func() { _ = newMaster.Close() })
+	require.Eventually(t, func() bool {
+		n, err := newMaster.PubSubNumSub(ctx, redisstate.DefaultPrefix+"events").Result()
+		return err == nil && n[redisstate.DefaultPrefix+"events"] == 3
+	}, within, time.Millisecond, "every process subscribes on the new master")
+
+	tripBy(t, a.tdx())
+	for _, m := range []member{b, c} {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, within, time.Millisecond,
+			"a's trip reaches %s", m.fleet.Origin())
+	}
+	b.tdx().Isolate("maintenance")
+	for _, m := range []member{a, c} {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Isolated }, within, time.Millisecond,
+			"b's isolate reaches %s", m.fleet.Origin())
+	}
+	c.tdx().Resume("done")
+	for _, m := range []member{a, b} {
+		require.Eventually(t, func() bool { return m.tdx().Mode() != runtime.Isolated }, within, time.Millisecond,
+			"c's resume reaches %s", m.fleet.Origin())
+	}
 }
