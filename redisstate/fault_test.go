@@ -209,3 +209,45 @@ func TestDeafSubscriptionIsMadeAnew(t *testing.T) {
 	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Isolated }, within, time.Millisecond,
 		"b's news reaches a on its new subscription")
 }
+
+// TestLateTripMessageOpensForTheNoteLeft: a's subscription stalls while
+// b trips for 10 s; the note's expiry is cut to 1 s (as if the message
+// had been held most of its window) before the stall heals and a gets the
+// message, which asks for the whole 10 s. a opens only for what is left
+// of the note; a message whose note is gone opens nothing.
+func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
+	s := startServer(t, "")
+	p := startProxy(t, s.addr())
+	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
+	t.Cleanup(func() { _ = viaProxy.Close() })
+	a := attach(t, viaProxy, "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	gone := runtime.Config{Name: "gone", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	for _, m := range []member{a, b} {
+		m.reg.Breaker(gone)
+		m.reg.Breaker(after)
+	}
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool { return p.stallSubscriptions() > 0 }, within, time.Millisecond)
+
+	tripBy(t, b.tdx())
+	goneB, _ := b.reg.Lookup("gone")
+	tripBy(t, goneB)
+	ctx := context.Background()
+	require.Eventually(t, func() bool { return rdb.Exists(ctx, noteKey("tdx"), noteKey("gone")).Val() == 2 },
+		within, time.Millisecond)
+	require.NoError(t, rdb.PExpire(ctx, noteKey("tdx"), time.Second).Err())
+	require.NoError(t, rdb.Del(ctx, noteKey("gone")).Err())
+	p.heal()
+
+	afterB, _ := b.reg.Lookup("after")
+	tripBy(t, afterB) // after the others on the one connection: a has applied them when it follows this
+	afterA, _ := a.reg.Lookup("after")
+	require.Eventually(t, func() bool { return afterA.State() == runtime.Open }, within, time.Millisecond)
+	require.Equal(t, runtime.Open, a.tdx().State())
+	assert.WithinDuration(t, time.Now().Add(time.Second), a.tdx().Stats().NextProbe, time.Second,
+		"opened for what is left of the note, not the message's 10s")
+	goneA, _ := a.reg.Lookup("gone")
+	assert.Equal(t, runtime.Closed, goneA.State(), "the note is gone")
+}

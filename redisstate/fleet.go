@@ -615,12 +615,35 @@ func (f *Fleet) apply(payload string) {
 	}
 	switch m.Kind {
 	case kindOpen:
-		b.PeerOpen(m.Origin, m.Reason, time.Duration(m.MS)*time.Millisecond)
+		if window, ok := f.noteLeft(m); ok {
+			b.PeerOpen(m.Origin, m.Reason, window)
+		}
 	case kindClose:
 		b.PeerClose(m.Origin, m.Reason)
 	case kindMode:
 		f.applyMode(b, m)
 	}
+}
+
+// noteLeft is the window a trip message opens a breaker for: what it
+// asked for when sent, cut to what is left of its note. Redis and TCP
+// hold messages while the subscription stalls and deliver them when it
+// heals, so the message's window may have run out meanwhile; the note's
+// expiry, read now on the server, cannot have (no clocks compared). No
+// note, or Redis not answering (the heartbeat re-reads the notes when it
+// answers again), and the message opens nothing: a note never keeps a
+// breaker open past itself.
+func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
+	var left time.Duration
+	err := f.do(func(ctx context.Context) error {
+		var err error
+		left, err = f.rdb.PTTL(ctx, f.noteKey(m.Name)).Result()
+		return err
+	})
+	if err != nil || left <= 0 { // -2: no note; -1: not a note of ours, with no expiry
+		return 0, false
+	}
+	return min(left, time.Duration(m.MS)*time.Millisecond), true
 }
 
 // keyBreaker makes the breaker of a family's key that a peer's trip names,

@@ -321,6 +321,8 @@ func TestUntrustedNotesAreIgnored(t *testing.T) {
 		require.NoError(t, rdb.Publish(ctx, "breakergen:events", payload).Err())
 	}
 	// Messages arrive in order: once this one is applied, so are those.
+	// Its note is there, as a peer writes it before it publishes.
+	require.NoError(t, rdb.Set(ctx, "breakergen:open:em", `{"v":1,"origin":"x","reason":"r"}`, time.Minute).Err())
 	require.NoError(t, rdb.Publish(ctx, "breakergen:events",
 		`{"v":1,"kind":"open","name":"em","origin":"x","reason":"r","ms":60000}`).Err())
 	require.Eventually(t, func() bool { return em.State() == runtime.Open }, within, time.Millisecond)

@@ -135,6 +135,7 @@ func TestProbeLease(t *testing.T) {
 		// b tripped the fleet; its probe's success message was lost, but
 		// its closed mark is there when a's window ends.
 		m := attach(t, newClient(t, s), "a", reset, redisstate.WithPrefix("late:"))
+		require.NoError(t, rdb.Set(ctx, "late:open:tdx", `{"v":1,"origin":"b","reason":"banned"}`, 300*time.Millisecond).Err())
 		require.NoError(t, rdb.Publish(ctx, "late:events",
 			`{"v":1,"kind":"open","name":"tdx","origin":"b","reason":"banned","ms":300}`).Err())
 		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, within, time.Millisecond)
