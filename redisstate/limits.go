@@ -105,8 +105,15 @@ func (s *sharer) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Dura
 		}
 	}
 	if f.up.Load() {
-		if wait, err := f.reserve(l.Name(), r, burst, bound); err == nil {
+		start := time.Now()
+		wait, err := f.reserve(l.Name(), r, burst, bound)
+		if err == nil {
 			if wait < 0 {
+				return true, runtime.ErrRateLimited
+			}
+			if bound >= 0 && wait > bound-time.Since(start) {
+				// A slow answer: the wait would end past the bound.
+				go func() { _ = f.refund(l.Name(), r) }()
 				return true, runtime.ErrRateLimited
 			}
 			if !sleep(ctx, wait) {
@@ -114,6 +121,13 @@ func (s *sharer) Wait(ctx context.Context, l *runtime.Limiter, maxWait time.Dura
 				return true, ctx.Err()
 			}
 			return true, nil
+		}
+		// Redis did not answer, up to the timeout: that time counts
+		// against maxWait and the deadline.
+		if bound >= 0 {
+			if bound -= time.Since(start); bound < 0 {
+				return true, runtime.ErrRateLimited
+			}
 		}
 	}
 	return true, lim.wait(ctx, r*f.opt.share, burst, bound)

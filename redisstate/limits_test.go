@@ -2,6 +2,7 @@ package redisstate_test
 
 import (
 	"context"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,4 +197,34 @@ func TestSharedLimitNamesMatchALimiter(t *testing.T) {
 	assert.Equal(t, []string{`"eastmony"`}, m.reg.Health().Unmatched, "the typo")
 	m.reg.Limiter("eastmony", 1, 1)
 	assert.Empty(t, m.reg.Unmatched())
+}
+
+// TestStalledRedisCountsAgainstMaxWait: Redis stalls (SIGSTOP) while the
+// process still counts it up; the shared bucket's reservation waits the
+// fleet's timeout before the local bucket is asked, and that time counts
+// against maxWait: a local token that maxWait would have covered from the
+// start of the wait, but not after the timeout, is refused, not waited
+// for past maxWait.
+func TestStalledRedisCountsAgainstMaxWait(t *testing.T) {
+	const stall = 150 * time.Millisecond
+	s := startServer(t, "")
+	m := attach(t, newClient(t, s), "a", time.Minute, redisstate.WithSharedLimits("em"), redisstate.WithTimeout(stall))
+	lim := m.reg.Limiter("em", 0.2, 1) // a token every 5s
+	ctx := context.Background()
+
+	// Take the local bucket's burst: its next token is 5s away.
+	s.signal(syscall.SIGSTOP)
+	require.NoError(t, lim.Wait(ctx, 0))
+	due := time.Now().Add(5 * time.Second)
+	s.signal(syscall.SIGCONT)
+	require.Eventually(t, func() bool { return m.reg.Health().Fleet.Redis == "ok" }, within, time.Millisecond)
+
+	s.signal(syscall.SIGSTOP)
+	defer s.signal(syscall.SIGCONT)
+	maxWait := time.Until(due) - stall/2 // covers the local token from now, not after the stall
+	start := time.Now()
+	err := lim.Wait(ctx, maxWait)
+	took := time.Since(start)
+	require.ErrorIs(t, err, runtime.ErrRateLimited, "took %s, maxWait %s", took, maxWait)
+	assert.Less(t, took, maxWait)
 }
