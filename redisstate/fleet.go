@@ -204,11 +204,18 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		return nil, fmt.Errorf("redisstate: %w", err)
 	}
 	f.stop = stop
-	if f.beat(true) && f.twins.Load() > 0 && f.beatAfterLapse() && f.twins.Load() > 0 {
-		f.stop()
-		f.cancel()
-		return nil, fmt.Errorf("redisstate: origin %q is in use by another live member of the fleet; "+
-			"give each process its own WithOrigin (each would drop the other's news as its own)", o.origin)
+	if f.beat(true) && f.twins.Load() > 0 {
+		if !f.beatAfterLapse() {
+			// Redis went away meanwhile: the first beat's count may be a
+			// crashed process's claim. The heartbeats count again once
+			// Redis answers.
+			f.twins.Store(0)
+		} else if f.twins.Load() > 0 {
+			f.stop()
+			f.cancel()
+			return nil, fmt.Errorf("redisstate: origin %q is in use by another live member of the fleet; "+
+				"give each process its own WithOrigin (each would drop the other's news as its own)", o.origin)
+		}
 	}
 	// The subscriber subscribes (a dial may block): wait for it at most
 	// the timeout, so that no message published after Attach is missed,

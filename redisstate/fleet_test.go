@@ -498,3 +498,59 @@ func TestAttachRefusesATimeoutUnder1ms(t *testing.T) {
 	require.NoError(t, err, "1ms is a timeout")
 	assert.NoError(t, f.Close())
 }
+
+// firstScript signals once a script of the client has answered.
+type firstScript struct {
+	once sync.Once
+	done chan struct{}
+}
+
+func (h *firstScript) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *firstScript) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if (cmd.Name() == "evalsha" || cmd.Name() == "eval") && err == nil {
+			h.once.Do(func() { close(h.done) })
+		}
+		return err
+	}
+}
+
+func (h *firstScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// TestAttachAfterACrashWithRedisGone: as in TestAttachAfterACrash, Attach
+// finds a crashed process's claim of its origin and waits for it to run
+// out, but Redis goes away meanwhile. Attach cannot tell, so attaches,
+// and does not report the crashed claim as a live twin: the heartbeats
+// count again once Redis answers.
+func TestAttachAfterACrashWithRedisGone(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	ctx := context.Background()
+	now, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	key := "breakergen:origin:vm:1"
+	require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(1500 * time.Millisecond).UnixMilli()), Member: "the crashed Attach"}).Err())
+	require.NoError(t, rdb.PExpire(ctx, key, 2*time.Second).Err())
+	hook := &firstScript{done: make(chan struct{})}
+	rdb.AddHook(hook)
+
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		<-hook.done // Attach's first beat found the claim
+		assert.NoError(t, s.srv.Process().Kill())
+	}()
+	logs := &syncBuffer{}
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("vm:1"), redisstate.WithTimeout(200*time.Millisecond),
+		redisstate.WithLogger(slog.New(slog.NewTextHandler(logs, nil))))
+	<-killed
+	require.NoError(t, err)
+	assert.Empty(t, reg.Health().Fleet.DuplicateOrigin, "no live member uses the origin as far as anyone knows")
+	assert.NotContains(t, logs.String(), "another live member uses this origin")
+	assert.NoError(t, f.Close())
+}
