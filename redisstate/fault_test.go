@@ -251,3 +251,17 @@ func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
 	goneA, _ := a.reg.Lookup("gone")
 	assert.Equal(t, runtime.Closed, goneA.State(), "the note is gone")
 }
+
+// TestMembersWhileRedisIsAway: members counts the processes that sent a
+// heartbeat in the last two seconds; with Redis away for longer, a
+// process knows of none and says 0, not the last count.
+func TestMembersWhileRedisIsAway(t *testing.T) {
+	s := startServer(t, "")
+	a := faultMember(t, s, "a")
+	faultMember(t, s, "b")
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 2 }, within, time.Millisecond)
+	s.kill()
+	require.Eventually(t, func() bool { return a.reg.Health().Fleet.Members == 0 }, 2*time.Second+within, time.Millisecond,
+		"the last count expires with the heartbeat it came from")
+	assert.Equal(t, "down", a.reg.Health().Fleet.Redis)
+}

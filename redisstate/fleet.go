@@ -141,6 +141,7 @@ type Fleet struct {
 
 	up      atomic.Bool  // the last Redis operation answered in time
 	members atomic.Int64 // processes attached, as of the last heartbeat
+	beaten  atomic.Int64 // when a heartbeat last answered, since born
 	twins   atomic.Int64 // other live members of this origin, as of the last heartbeat
 	dropped atomic.Uint64
 	closed  sync.Once
@@ -312,9 +313,15 @@ func (s *sharer) SharedLimits() []string {
 // Health reports whether Redis answers and how many processes are
 // attached (see [runtime.Health].Fleet). Redis is "down" too while the
 // subscription has been deaf for longer than deafAfter, though commands
-// answer: the process hears none of its peers' news then.
+// answer: the process hears none of its peers' news then. Members is
+// the count of the last heartbeat that answered, for memberTTL (the time
+// a member counts without a heartbeat), 0 after it: with Redis away for
+// longer, this process knows of no member, as no heartbeat reaches it.
 func (f *Fleet) Health() runtime.FleetHealth {
-	h := runtime.FleetHealth{Redis: "down", Members: int(f.members.Load())}
+	h := runtime.FleetHealth{Redis: "down"}
+	if time.Since(f.born)-time.Duration(f.beaten.Load()) <= memberTTL {
+		h.Members = int(f.members.Load())
+	}
 	if f.up.Load() && !f.deaf() {
 		h.Redis = "ok"
 	}
@@ -512,6 +519,7 @@ func (f *Fleet) beat(attaching bool) bool {
 		f.opt.logger.Info("redisstate: no other live member uses this origin now", "origin", f.opt.origin)
 	}
 	f.members.Store(n)
+	f.beaten.Store(int64(time.Since(f.born)))
 	f.up.Store(true)
 	return true
 }

@@ -57,7 +57,9 @@ type LimitSharer interface {
 
 // FleetHealth is whether a registry's shared state is live, in
 // [Health].Fleet: Redis "ok" or "down", and how many processes of the
-// fleet are attached.
+// fleet are attached: those that sent a heartbeat in the two seconds
+// before this process's last answered one, and 0 once that is more than
+// two seconds old (Redis away: the process knows of no member).
 type FleetHealth struct {
 	Redis   string `json:"redis"`
 	Members int    `json:"members"`

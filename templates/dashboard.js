@@ -388,7 +388,10 @@
     const twin = typeof fl.duplicate_origin === "string" ? fl.duplicate_origin : "";
     el.dataset.level = !up ? "down" : twin ? "degraded" : "ok";
     setText(el, "fleet-sym", !up ? "✕" : twin ? "⚠" : "✓");
-    setText(el, "fleet-word", "Fleet: Redis " + (up ? "ok" : "down") + ", " + (n === 1 ? "1 member" : n + " members") +
+    // While Redis has been away for longer than a member's two seconds,
+    // members is 0: no count is known, so none is shown.
+    const count = !up && n === 0 ? "" : ", " + (n === 1 ? "1 member" : n + " members");
+    setText(el, "fleet-word", "Fleet: Redis " + (up ? "ok" : "down") + count +
       (up ? "" : "; each process on its own breakers") +
       (twin ? "; another member is also " + twin + ": neither follows the other's trips (give each its own WithOrigin)" : ""));
     el.hidden = false;
