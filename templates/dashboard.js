@@ -379,6 +379,7 @@
     for (const band of document.querySelectorAll('[data-f="band"][data-pointed]')) if (band !== here) unpoint(band);
   }
 
+  // renderFleet mirrors httphealth's fleetText.
   function renderFleet(fl) {
     const el = f("fleet");
     if (!fl || typeof fl !== "object") { el.hidden = true; return; }

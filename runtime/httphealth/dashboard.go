@@ -76,6 +76,7 @@ type (
 		Summary     string
 		Injecting   string // the "fault injection on" badge's words; "" when off
 		Unmatched   string // the names of the unmatched-settings notice; "" when none
+		Fleet       fleetView
 		Pager       pagerView
 		EmptyText   string
 		Cards       []cardView
@@ -88,6 +89,13 @@ type (
 		Config      scriptConfig
 		CSS         template.CSS
 		Script      template.JS
+	}
+	// fleetView is the fleet line, Health's Fleet as the script shows it;
+	// all "" (the line hidden) without a fleet.
+	fleetView struct {
+		Level  runtime.Level
+		Symbol string
+		Word   string
 	}
 	pagerView struct {
 		Show        bool // more than one page, or a search
@@ -274,6 +282,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 		Summary:     summaryText(health),
 		Injecting:   injectingText(health.Injecting),
 		Unmatched:   strings.Join(health.Unmatched, ", "),
+		Fleet:       fleetText(health.Fleet),
 		Pager: pagerView{
 			Show:  health.Pages > 1 || health.Query != "",
 			Query: health.Query,
@@ -331,6 +340,44 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 
 // summaryText counts the breakers by level, and the transitions the event
 // queue dropped, for people; the page's script has a copy.
+// fleetText is the fleet line of fl, the script's renderFleet in Go:
+// Redis up or down, the members, and a warning while another member uses
+// this process's origin (each then drops the other's news as its own).
+func fleetText(fl *runtime.FleetHealth) fleetView {
+	if fl == nil {
+		return fleetView{}
+	}
+	up := fl.Redis == "ok"
+	v := fleetView{Level: runtime.LevelOK, Symbol: "✓"}
+	switch {
+	case !up:
+		v.Level, v.Symbol = runtime.LevelDown, "✕"
+	case fl.DuplicateOrigin != "":
+		v.Level, v.Symbol = runtime.LevelDegraded, "⚠"
+	}
+	var b strings.Builder
+	b.WriteString("Fleet: Redis ")
+	if up {
+		b.WriteString("ok, ")
+	} else {
+		b.WriteString("down, ")
+	}
+	if fl.Members == 1 {
+		b.WriteString("1 member")
+	} else {
+		b.WriteString(strconv.Itoa(fl.Members) + " members")
+	}
+	if !up {
+		b.WriteString("; each process on its own breakers")
+	}
+	if fl.DuplicateOrigin != "" {
+		b.WriteString("; another member is also " + fl.DuplicateOrigin +
+			": neither follows the other's trips (give each its own WithOrigin)")
+	}
+	v.Word = b.String()
+	return v
+}
+
 func summaryText(p breakerPage) string {
 	if p.Total == 0 {
 		return ""

@@ -319,7 +319,7 @@ const fixtureJSON = `{
 // windows, in-flight counts, throttling and a fleet, as the branches that
 // build them will fill it in, and checks that the page shows each rate
 // beside its threshold, the calls in flight against the limit and the
-// fleet line.
+// fleet line, in place of the one the server rendered.
 func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 	bctx, cancel := browserTest(t)
 
@@ -327,6 +327,13 @@ func TestDashboardLoadFieldsInBrowser(t *testing.T) {
 	f.reg.Breaker(runtime.Config{Name: "eastmoney"})
 	f.reg.Breaker(runtime.Config{Name: "sina", Throttle: 2})
 	f.reg.Breaker(runtime.Config{Name: "tdx"})
+	// The server renders the fleet line as the registry's fleet has it
+	// (TestDashboardFleetLine); the script then shows the answer's.
+	var served stillFleet
+	served.set(runtime.FleetHealth{Redis: "down", Members: 1, DuplicateOrigin: "vm:1"})
+	stop, err := f.reg.Share(&served)
+	require.NoError(t, err)
+	t.Cleanup(stop)
 	var answer atomic.Pointer[string]
 	set := func(redis string, members, failures, throttled int) {
 		s := fmt.Sprintf(fixtureJSON, redis, members, failures, throttled)
