@@ -358,14 +358,18 @@ func fleetText(fl *runtime.FleetHealth) fleetView {
 	var b strings.Builder
 	b.WriteString("Fleet: Redis ")
 	if up {
-		b.WriteString("ok, ")
+		b.WriteString("ok")
 	} else {
-		b.WriteString("down, ")
+		b.WriteString("down")
 	}
-	if fl.Members == 1 {
-		b.WriteString("1 member")
-	} else {
-		b.WriteString(strconv.Itoa(fl.Members) + " members")
+	// While Redis has been away for longer than a member's two seconds,
+	// members is 0: no count is known, so none is shown.
+	switch {
+	case !up && fl.Members == 0:
+	case fl.Members == 1:
+		b.WriteString(", 1 member")
+	default:
+		b.WriteString(", " + strconv.Itoa(fl.Members) + " members")
 	}
 	if !up {
 		b.WriteString("; each process on its own breakers")

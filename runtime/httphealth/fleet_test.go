@@ -61,6 +61,8 @@ func TestDashboardFleetLine(t *testing.T) {
 	}{
 		{runtime.FleetHealth{Redis: "down", Members: 3},
 			`<p class="fleet" data-f="fleet" data-level="down"><span class="sym" aria-hidden="true" data-f="fleet-sym">✕</span> <span data-f="fleet-word">Fleet: Redis down, 3 members; each process on its own breakers</span></p>`},
+		{runtime.FleetHealth{Redis: "down", Members: 0},
+			`<span data-f="fleet-word">Fleet: Redis down; each process on its own breakers</span>`},
 		{runtime.FleetHealth{Redis: "ok", Members: 1},
 			`<p class="fleet" data-f="fleet" data-level="ok"><span class="sym" aria-hidden="true" data-f="fleet-sym">✓</span> <span data-f="fleet-word">Fleet: Redis ok, 1 member</span></p>`},
 		{runtime.FleetHealth{Redis: "ok", Members: 2, DuplicateOrigin: "vm:5726"},
