@@ -102,7 +102,12 @@ func (b *builder) guardWarnings() {
 			}
 			if guards {
 				// Every method it guards may name a breaker of its own:
-				// they keep the line's line keys, but not its name.
+				// they keep the line's line keys, but not its name. A
+				// chain's default line still gives its settings to the
+				// fallbacks' breakers (SPEC §6).
+				if il == md.ils.dflt && in.Chain {
+					continue
+				}
 				if keys := idleNameKeys(md.pkg, used, il); len(keys) > 0 {
 					var own []string
 					for _, m := range routed {
