@@ -1244,7 +1244,7 @@ func articleFor(name string) string {
 		vowels = "AEFHILMNORSX"
 	} else {
 		low := strings.ToLower(name)
-		for _, p := range []string{"us", "uni", "uti", "ura", "uro", "eu", "one", "once"} {
+		for _, p := range []string{"us", "unit", "uniq", "univ", "unif", "unio", "unic", "uti", "ura", "uro", "eu", "one", "once"} {
 			if strings.HasPrefix(low, p) {
 				return "a"
 			}

@@ -54,7 +54,7 @@ func TestArticle(t *testing.T) {
 		"Item": "an", "Order": "an", "Quote": "a", "Finance": "a", "Source": "a",
 		"apiSource": "an", "quotes": "a", "ýx": "a", "行情": "a",
 		"UserStore": "a", "Upstream": "an", "UnitSource": "a", "Update": "an", "UtilityAPI": "a",
-		"EuroRates": "a", "OneShot": "a", "Order2": "an", "USStocks": "a",
+		"EuroRates": "a", "OneShot": "a", "UnimplementedStore": "an", "UniformSource": "a", "UnicodeNames": "a", "Order2": "an", "USStocks": "a",
 	} {
 		assert.Equal(t, want, articleFor(name), name)
 	}
