@@ -69,7 +69,7 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 		if w, ok := b.admitProbe(s, hold); ok {
 			return w, nil
 		}
-		if b.state.Load() == s { // the period ran out of probe ids
+		if b.state.Load() == s { // the period ran out of probe ids, or its lease of time for one
 			return 0, b.rejected()
 		}
 		s = b.state.Load()
@@ -91,23 +91,25 @@ func (b *Breaker) setReject(e *OpenError) {
 
 // admitProbe registers a probe whose slot was claimed in state word s. It
 // fails when the period ended in between (the claimed slot went with it),
-// or when the period has given out every probe id (the slot is freed).
+// or when the period has given out every probe id or, on a Sharer's
+// lease, the probe could outlive the lease (the slot is freed).
 func (b *Breaker) admitProbe(s uint64, hold time.Duration) (uint64, bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.state.Load() != s {
 		return 0, false
 	}
-	if b.probeSeq >= probeMask>>probeShift {
+	now := b.reg.clock.Now()
+	window := max(b.cfg().ResetTimeout, hold)
+	// A Sharer's lease must outlive every probe it admits (LeaseSharer).
+	if b.probeSeq >= probeMask>>probeShift || !b.leaseEnd.IsZero() && now.Add(window).After(b.leaseEnd) {
 		b.probes.Add(^uint64(0))
 		return 0, false
 	}
 	if b.count {
 		b.calls.Add(1)
 	}
-	now := b.reg.clock.Now()
 	b.probeSeq++
-	window := max(b.cfg().ResetTimeout, hold)
 	b.inflight = append(b.inflight, probe{id: b.probeSeq, deadline: now.Add(window), window: window})
 	// An Update may have shortened the window since an earlier probe
 	// armed the timer: the earliest deadline must fire first.

@@ -120,9 +120,10 @@ type Breaker struct {
 	reclaimed    []uint64 // admissions of the latest reclaimed probes
 	probeSeq     uint64
 	timer        Timer     // OPEN: the move to HALF_OPEN; HALF_OPEN: probe reclaim
-	peerMove     bool      // the transition under way is a fleet peer's (see fleet.go)
+	peerMove     bool      // the transition under way is not news for the fleet: a peer's, or a lease's lapse (see fleet.go)
 	failedProbes int       // failed probes in a row since the last close (see backoff.go)
 	reclaimAt    time.Time // HALF_OPEN: when timer reclaims, the earliest probe deadline
+	leaseEnd     time.Time // HALF_OPEN on a Sharer's lease: when the lease ends (see LeaseSharer); else zero
 
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
 	// famTrip is set, under mu, when the family has counted this
@@ -298,6 +299,7 @@ func (b *Breaker) startPeriodLocked(cur uint64, to State, now time.Time, window 
 		b.timer = nil
 	}
 	b.nextProbe = time.Time{}
+	b.leaseEnd = time.Time{}
 	switch to {
 	case Open:
 		b.openedAt = now

@@ -45,6 +45,23 @@ type TokenRefunder interface {
 	RefundToken(l *Limiter) (handled bool)
 }
 
+// LeaseSharer is a [Sharer] whose grant of a probe is a lease that runs
+// out, so that a holder with no call to probe with cannot keep it: the
+// runtime calls ProbeLease instead of Probe. lease is how long the grant
+// holds from just before the call (0 for a grant that is no lease, such
+// as one made with the fleet away); Package redisstate leases twice
+// [Breaker.ProbeWindow]. A breaker moved to HALF_OPEN by a lease admits
+// only probes whose slot is reclaimed (ProbeWindow) before the lease
+// ends; once no more can be admitted and none is in flight, it goes back
+// to OPEN, with an [Event] but no Transition (its peers have nothing to
+// follow), calls LeaseLapsed to give the lease back (it may block
+// briefly), and asks again a little after the lease would have ended.
+// It is a separate interface so that existing Sharers keep compiling.
+type LeaseSharer interface {
+	ProbeLease(b *Breaker) (probe bool, lease, retry time.Duration)
+	LeaseLapsed(b *Breaker)
+}
+
 // LimitSharer is a [Sharer] that takes over the waits of limiters by
 // name: SharedLimits returns those names, and [Registry.Unmatched] lists
 // each one that no limiter of the registry has (yet), as it lists a
@@ -120,26 +137,56 @@ func (b *Breaker) sharedLocked(ev Event, window time.Duration) {
 
 // gated asks the Sharer whether OPEN state word s may move to HALF_OPEN;
 // when it may not, it re-arms the period's timer for the Sharer's retry
-// and reports true; it reports true without asking when s has ended.
-// Called on the timer's goroutine, with no lock held.
-func (b *Breaker) gated(s uint64) bool {
+// and reports wait true; it reports wait true without asking when s has
+// ended. end is when the Sharer's lease on the probe ends (see
+// [LeaseSharer]), zero for a grant that is no lease. Called on the
+// timer's goroutine, with no lock held.
+func (b *Breaker) gated(s uint64) (wait bool, end time.Time) {
 	sh := b.reg.sharer()
 	if sh == nil {
-		return false
+		return false, time.Time{}
 	}
 	if b.state.Load() != s {
-		return true // a timer that fired as its period ended: asking would take a lease for nothing
+		return true, time.Time{} // a timer that fired as its period ended: asking would take a lease for nothing
 	}
-	probe, retry := sh.Probe(b)
+	var probe bool
+	var lease, retry time.Duration
+	if ls, ok := sh.(LeaseSharer); ok {
+		asked := b.reg.clock.Now() // before the lease is taken: it ends no sooner than this says
+		if probe, lease, retry = ls.ProbeLease(b); probe && lease > 0 {
+			end = asked.Add(lease)
+		}
+	} else {
+		probe, retry = sh.Probe(b)
+	}
 	if probe {
-		return false
+		return false, end
 	}
 	b.mu.Lock()
 	if b.state.Load() == s {
 		b.timer = b.reg.clock.AfterFunc(max(retry, time.Millisecond), func() { b.openElapsed(s) })
 	}
 	b.mu.Unlock()
-	return true
+	return true, time.Time{}
+}
+
+// leaseLapsedLocked moves HALF_OPEN back to OPEN when the Sharer's lease
+// on the probe can admit no more probes and none is in flight (see
+// [LeaseSharer]): its own news, not the fleet's, so not passed to the
+// Sharer and not a failed probe (the backoff is left as it was). The new
+// window ends a little after the lease would have: a peer whose wait
+// ends with the lease asks first, and this process, which had no call to
+// probe with, asks after it. b.mu is held; the caller gives the lease
+// back once it is released.
+func (b *Breaker) leaseLapsedLocked(now time.Time) {
+	w := b.ProbeWindow()
+	next := max(b.leaseEnd.Sub(now), 0) + max(w/8, 10*time.Millisecond)
+	failed := b.failedProbes
+	b.peerMove = true
+	b.transitionLocked(Open, fmt.Sprintf("no call to probe with while holding the fleet's probe lease, given back; asking again in %s",
+		next.Round(time.Millisecond)), next)
+	b.peerMove = false
+	b.failedProbes = failed
 }
 
 // PeerOpen opens the breaker for d because a peer of the fleet did

@@ -3,8 +3,10 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -285,4 +287,145 @@ func TestUnmatchedListsSharedLimitsNoLimiterHas(t *testing.T) {
 	require.NoError(t, err)
 	defer stop()
 	assert.Nil(t, plain.Unmatched())
+}
+
+// leaseSharer is a fakeSharer whose grant of a probe is a lease of lease
+// (runtime.LeaseSharer), and which counts the leases given back.
+type leaseSharer struct {
+	fakeSharer
+	lease  time.Duration // ProbeLease's lease when it grants
+	lapsed int
+}
+
+func (s *leaseSharer) ProbeLease(b *runtime.Breaker) (bool, time.Duration, time.Duration) {
+	probe, retry := s.Probe(b)
+	return probe, s.lease, retry
+}
+
+func (s *leaseSharer) LeaseLapsed(b *runtime.Breaker) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.lapsed++
+}
+
+func (s *leaseSharer) counts() (probes, lapsed int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.probes, s.lapsed
+}
+
+// TestLeaseLapsesWithNoCallToProbe: a breaker moved to HALF_OPEN by a
+// lease of two windows that has no call to probe with goes back to OPEN
+// after one window, quietly for the fleet (no Transition, no failed probe
+// in the backoff), gives the lease back, and asks again a little after
+// the lease would have ended; a probe admitted just before the lapse
+// finishes inside the lease and its success is shared as usual, and no
+// probe that could outlive the lease is admitted.
+func TestLeaseLapsesWithNoCallToProbe(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := &leaseSharer{fakeSharer: fakeSharer{allow: true}, lease: 2 * time.Second}
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		stop, err := reg.Share(s)
+		require.NoError(t, err)
+		defer stop()
+		b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second,
+			ResetMax: 8 * time.Second, HalfOpenMax: 2})
+		fail := func(context.Context) error { return errors.New("down") }
+		require.Error(t, b.Do(context.Background(), fail))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, runtime.HalfOpen, b.State(), "the lease is ours")
+
+		time.Sleep(time.Second) // one window, no call
+		synctest.Wait()
+		require.Equal(t, runtime.Open, b.State(), "the lease lapsed")
+		probes, lapsed := s.counts()
+		assert.Equal(t, 1, probes)
+		assert.Equal(t, 1, lapsed, "the lease is given back")
+		moves, _ := s.snapshot()
+		assert.Equal(t, []string{"tdx CLOSED→OPEN 1s", "tdx OPEN→HALF_OPEN 0s"}, moves, "the lapse is not news for the fleet")
+		ev := reg.Events(1)[0]
+		assert.Equal(t, runtime.HalfOpen, ev.From)
+		assert.Equal(t, runtime.Open, ev.To)
+		assert.Contains(t, ev.Reason, "probe lease")
+		assert.Equal(t, time.Now().Add(time.Second+125*time.Millisecond), b.Stats().NextProbe,
+			"asks again a window/8 after the lease's end")
+
+		time.Sleep(time.Second + 124*time.Millisecond)
+		synctest.Wait()
+		probes, _ = s.counts()
+		assert.Equal(t, 1, probes, "not before the lease would have ended")
+		time.Sleep(time.Millisecond)
+		synctest.Wait()
+		probes, _ = s.counts()
+		assert.Equal(t, 2, probes, "asks again")
+		require.Equal(t, runtime.HalfOpen, b.State(), "a second lease")
+
+		// A probe admitted just before the lapse holds the lease to its end.
+		time.Sleep(time.Second - time.Millisecond)
+		done := make(chan error)
+		go func() {
+			done <- b.Do(context.Background(), func(context.Context) error {
+				time.Sleep(900 * time.Millisecond)
+				return nil
+			})
+		}()
+		synctest.Wait()
+		time.Sleep(500 * time.Millisecond)
+		synctest.Wait()
+		assert.Equal(t, runtime.HalfOpen, b.State(), "no lapse with a probe in flight")
+		err = b.Do(context.Background(), func(context.Context) error { return nil })
+		assert.ErrorIs(t, err, runtime.ErrOpen, "a probe that could outlive the lease is not admitted, a slot free or not")
+		require.NoError(t, <-done)
+		assert.Equal(t, runtime.Closed, b.State())
+		moves, _ = s.snapshot()
+		assert.Equal(t, "tdx HALF_OPEN→CLOSED 0s", moves[len(moves)-1], "the probe's success is shared")
+		_, lapsed = s.counts()
+		assert.Equal(t, 1, lapsed)
+
+		// The lapse was no failed probe: the next failed one is the first.
+		require.Error(t, b.Do(context.Background(), fail))
+		time.Sleep(time.Second)
+		synctest.Wait()
+		require.Equal(t, runtime.HalfOpen, b.State())
+		require.Error(t, b.Do(context.Background(), fail))
+		assert.Contains(t, reg.Events(1)[0].Reason, "(1st in a row)")
+	})
+}
+
+// TestHalfOpenHasNoIdleTimeoutWithoutALease: without a Sharer, with one
+// that is no LeaseSharer, and with a LeaseSharer's grant that is no lease
+// (lease 0: the fleet away), HALF_OPEN waits for its probe as long as it
+// takes (SPEC §4).
+func TestHalfOpenHasNoIdleTimeoutWithoutALease(t *testing.T) {
+	for name, s := range map[string]runtime.Sharer{
+		"no sharer":      nil,
+		"plain sharer":   &fakeSharer{allow: true},
+		"grant no lease": &leaseSharer{fakeSharer: fakeSharer{allow: true}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+				if s != nil {
+					stop, err := reg.Share(s)
+					require.NoError(t, err)
+					defer stop()
+				}
+				b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: time.Second})
+				require.Error(t, b.Do(context.Background(), func(context.Context) error { return errors.New("down") }))
+				time.Sleep(time.Second)
+				synctest.Wait()
+				require.Equal(t, runtime.HalfOpen, b.State())
+				time.Sleep(time.Hour)
+				synctest.Wait()
+				assert.Equal(t, runtime.HalfOpen, b.State(), "no idle timeout")
+				if ls, ok := s.(*leaseSharer); ok {
+					_, lapsed := ls.counts()
+					assert.Zero(t, lapsed)
+				}
+				require.NoError(t, b.Do(context.Background(), func(context.Context) error { return nil }))
+				assert.Equal(t, runtime.Closed, b.State())
+			})
+		})
+	}
 }
