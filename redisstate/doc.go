@@ -28,12 +28,17 @@
 //     every live key out of CLOSED, or there is no such family, the note is
 //     logged and ignored.
 //   - A probe. When a window ends, only the process that takes the lease
-//     <prefix>probe:{<name>} (SET NX PX, for the reset window) moves to
-//     HALF_OPEN and probes, as its breaker's settings say; the others stay
-//     OPEN, rejecting, until its result comes: a success closes every
-//     process's breaker (the only message that closes one, with an
-//     operator's Resume), a failure opens them all for the new window. A holder that dies loses the lease
-//     when it expires, and another process probes.
+//     <prefix>probe:{<name>} (SET NX PX, for twice the probe window: the
+//     reset window, or a route's longer timeout) moves to HALF_OPEN and
+//     probes, as its breaker's settings say; the others stay OPEN,
+//     rejecting, until its result comes: a success closes every process's
+//     breaker (the only message that closes one, with an operator's
+//     Resume), a failure opens them all for the new window. A holder with
+//     no call to probe with in the first window goes back to OPEN and gives
+//     the lease back, for another process to take; every probe it admits
+//     ends inside the lease, so no two processes probe at once. A holder
+//     that dies loses the lease when it expires, and another process
+//     probes.
 //   - A limit. [WithSharedLimits] makes the token bucket of each name one
 //     GCRA bucket in Redis (a Lua script on the server's TIME), so that
 //     ratelimit=1.5/3 holds for the fleet. Waits honour maxwait and the

@@ -299,6 +299,7 @@ type sharer Fleet
 func (s *sharer) Health() runtime.FleetHealth { return (*Fleet)(s).Health() }
 
 var _ runtime.LimitSharer = (*sharer)(nil)
+var _ runtime.LeaseSharer = (*sharer)(nil)
 
 // SharedLimits returns the names of [WithSharedLimits], for the registry
 // to list those that no limiter has among its unmatched settings.

@@ -303,6 +303,71 @@ func TestProbeResultsReachPeers(t *testing.T) {
 	assert.Equal(t, int32(1), probes.Load())
 }
 
+// TestOneProbeUnderSparseTraffic: with no call for several windows, the
+// lease passes from member to member, each going back to OPEN when its
+// share ends with no call to probe with, and never are two HALF_OPEN at
+// once; a lease that ran out under a holder still HALF_OPEN let every
+// member end HALF_OPEN, and one call on each made three probes. Then one
+// call on each member at once reaches the upstream once, and its success
+// closes every member.
+func TestOneProbeUnderSparseTraffic(t *testing.T) {
+	s := startServer(t, "")
+	const reset = 300 * time.Millisecond
+	ms := []member{attach(t, newClient(t, s), "a", reset), attach(t, newClient(t, s), "b", reset),
+		attach(t, newClient(t, s), "c", reset)}
+	tripBy(t, ms[0].tdx())
+	for _, m := range ms[1:] {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, within, time.Millisecond)
+	}
+	lapses := func() (n int) {
+		for _, m := range ms {
+			for _, ev := range m.reg.Events(100) {
+				if ev.From == runtime.HalfOpen && ev.To == runtime.Open && strings.Contains(ev.Reason, "probe lease") {
+					n++
+				}
+			}
+		}
+		return n
+	}
+	halfOpen := func() (n int, one *runtime.Breaker) {
+		for _, m := range ms {
+			if m.tdx().State() == runtime.HalfOpen {
+				n, one = n+1, m.tdx()
+			}
+		}
+		return n, one
+	}
+	most := 0
+	require.Eventually(t, func() bool {
+		n, _ := halfOpen()
+		most = max(most, n)
+		return lapses() >= 2
+	}, within, time.Millisecond, "the lease lapses, with no call")
+	assert.LessOrEqual(t, most, 1, "never two members HALF_OPEN at once")
+
+	// One call on each member at once, when one holds the lease.
+	var upstream atomic.Int32
+	require.Eventually(t, func() bool {
+		if n, _ := halfOpen(); n == 0 {
+			return false
+		}
+		var wg sync.WaitGroup
+		for _, m := range ms {
+			wg.Go(func() {
+				_ = m.tdx().Do(context.Background(), func(context.Context) error { upstream.Add(1); return nil })
+			})
+		}
+		wg.Wait()
+		require.LessOrEqual(t, upstream.Load(), int32(1), "one probe per fleet")
+		return upstream.Load() == 1 // 0: the holder's share ended just before the calls
+	}, within, time.Millisecond)
+	for _, m := range ms {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Closed }, within, time.Millisecond,
+			"the probe's success closes every member")
+	}
+	assert.Equal(t, int32(1), upstream.Load())
+}
+
 func TestUntrustedNotesAreIgnored(t *testing.T) {
 	s := startServer(t, "")
 	m := attach(t, newClient(t, s), "a", 10*time.Second)

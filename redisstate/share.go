@@ -129,45 +129,93 @@ end
 return redis.call('PTTL', KEYS[1])
 `)
 
-// Probe decides who probes when b's OPEN period ends: the process that
-// takes the lease, held as long as the probe may run (b.ProbeWindow: the
-// reset window, or a route's longer timeout). The others wait for its
-// result, asking again when its lease runs out (a holder that died). With
-// Redis away, every process probes for itself.
+// Probe is ProbeLease without the lease's length; the runtime calls
+// ProbeLease.
 func (s *sharer) Probe(b *runtime.Breaker) (probe bool, retry time.Duration) {
+	probe, _, retry = s.ProbeLease(b)
+	return probe, retry
+}
+
+// ProbeLease decides who probes when b's OPEN period ends: the process
+// that takes the lease, held for twice the longest a probe may run
+// (b.ProbeWindow: the reset window, or a route's longer timeout). The
+// holder admits probes for one such window and goes back to OPEN when it
+// had no call to probe with (LeaseLapsed), so that every probe it admits
+// ends inside the lease: a lease that ran out under a holder still
+// HALF_OPEN let the next process take it and probe too. The others wait
+// for its result, asking again when the holder stops admitting probes
+// (and gives the lease back, if it had no call) and when its lease runs
+// out (a holder that died). With Redis away, every process probes for
+// itself, with no lease.
+func (s *sharer) ProbeLease(b *runtime.Breaker) (probe bool, lease, retry time.Duration) {
 	f := (*Fleet)(s)
 	name := b.Name()
 	if !f.up.Load() {
 		f.probesAlone(name)
-		return true, 0
+		return true, 0, 0
 	}
 	hold := b.ProbeWindow() // the reset window, or a longer route timeout
+	lease = 2 * hold
 	var res any
 	err := f.do(func(ctx context.Context) error {
 		var err error
 		res, err = leaseScript.Run(ctx, f.rdb, []string{f.leaseKey(name), f.closedKey(name)},
-			f.opt.origin, max(hold.Milliseconds(), 1)).Result()
+			f.opt.origin, max(lease.Milliseconds(), 1)).Result()
 		return err
 	})
 	if err != nil {
 		f.probesAlone(name)
-		return true, 0
+		return true, 0, 0
 	}
 	switch v := res.(type) {
 	case string: // recovered while our window ran
 		b.PeerClose(cut(v), "probe succeeded, recovered")
-		return false, hold
+		return false, 0, hold
 	case int64:
 		if v == -1 {
 			f.opt.logger.Debug("redisstate: took the probe lease", "origin", f.opt.origin, "breaker", name,
-				"hold", hold)
-			return true, 0
+				"lease", lease)
+			return true, lease, 0
 		}
 		if v >= 0 {
-			return false, time.Duration(v)*time.Millisecond + 5*time.Millisecond
+			return false, 0, retryAfter(time.Duration(v)*time.Millisecond, hold)
 		}
 	}
-	return false, hold // a lease with no expiry is not ours: ask again later
+	return false, 0, hold // a lease with no expiry is not ours: ask again later
+}
+
+// retryAfter is when to ask again for a lease that another process holds
+// for left: a little after the holder stops admitting probes, one hold
+// before the lease ends, as it gives the lease back then if it had no
+// call to probe with; or, past that, a little after the lease ends.
+func retryAfter(left, hold time.Duration) time.Duration {
+	if left > hold {
+		return left - hold + max(hold/8, 10*time.Millisecond)
+	}
+	return left + 5*time.Millisecond
+}
+
+// releaseScript deletes the probe lease if it is still ours.
+var releaseScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// LeaseLapsed gives back the probe lease of b, which went back to OPEN
+// with no call to probe with, so that a process whose window ends before
+// the lease would have may take it at once. A lease that Redis does not
+// release now runs out by itself.
+func (s *sharer) LeaseLapsed(b *runtime.Breaker) {
+	f := (*Fleet)(s)
+	if !f.up.Load() {
+		return
+	}
+	name := b.Name()
+	_ = f.do(func(ctx context.Context) error {
+		return releaseScript.Run(ctx, f.rdb, []string{f.leaseKey(name)}, f.opt.origin).Err()
+	})
+	f.opt.logger.Debug("redisstate: gave the probe lease back, no call to probe with", "origin", f.opt.origin,
+		"breaker", name)
 }
 
 // probesAlone logs a probe this process decides on alone, Redis away.
