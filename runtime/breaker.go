@@ -98,10 +98,7 @@ type Breaker struct {
 	hold        atomic.Int64  // the longest timeout of a route through it (see ProbeWindow)
 	_           [64]byte
 
-	// Written on every call only when counting is on (WithCallCounts);
-	// rejections on every refusal, counting or not: no CLOSED call
-	// writes this line then, so a refusal's add contends only with
-	// other refusals.
+	// Written on every call only when counting is on (WithCallCounts).
 	calls       atomic.Uint64
 	successes   atomic.Uint64
 	rejections  atomic.Uint64
@@ -165,7 +162,7 @@ func newBreakerIn(room *Breaker, words *core.Words, reg *Registry, cfg Config, c
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: b.state, Fails: b.fails, Reject: &b.reject, Rejections: &b.rejections, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: b.state, Fails: b.fails, Reject: &b.reject, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
 	b.setFastLocked(b.win.Load())
 	return b
 }

@@ -699,7 +699,6 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		var call Call
 		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
-			rt.rejected.Add(1)
 			err := *rt.reject.Load()
 			run.skip(rt.breaker.Name(), core.Why(r.ctx, err, false), err)
 			continue

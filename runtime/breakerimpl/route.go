@@ -55,9 +55,8 @@ type RouteConfig struct {
 // the breaker has them), then the call. Get one from [NewRoute]. A
 // Route is safe for concurrent use.
 type Route struct {
-	reject   *atomic.Pointer[error] // the breaker's rejection
-	rejected *atomic.Uint64         // the breaker's count of them (core.Breaker.Rejections)
-	timed    uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
+	reject *atomic.Pointer[error] // the breaker's rejection
+	timed  uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
 
 	core    core.Breaker // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
@@ -123,17 +122,16 @@ func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Bre
 func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
 	c := core.BreakerOf(b)
 	*rt = Route{
-		fails:    &wordsOf(c).fails,
-		reject:   c.Reject,
-		rejected: c.Rejections,
-		slow:     core.FastMask,
-		timed:    core.FastMask,
-		core:     *c,
-		breaker:  b,
-		maxWait:  max(cfg.MaxWait, 0),
-		timeout:  max(cfg.Timeout, 0),
-		exclude:  cfg.Exclude,
-		clock:    reg.Clock(),
+		fails:   &wordsOf(c).fails,
+		reject:  c.Reject,
+		slow:    core.FastMask,
+		timed:   core.FastMask,
+		core:    *c,
+		breaker: b,
+		maxWait: max(cfg.MaxWait, 0),
+		timeout: max(cfg.Timeout, 0),
+		exclude: cfg.Exclude,
+		clock:   reg.Clock(),
 
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
@@ -154,7 +152,7 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if impl == nil {
 		// Every call is refused as if the breaker were OPEN, with
 		// ErrNilImpl: no test on the paths of the other routes.
-		rt.fails, rt.reject, rt.rejected = &nilImpl.state.fails, &nilImpl.reject, &nilImpl.rejected
+		rt.fails, rt.reject = &nilImpl.state.fails, &nilImpl.reject
 	}
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
@@ -210,12 +208,10 @@ var PanicGuard = core.PanicGuard
 var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
 
 // nilImpl is the state of the routes of a nil implementation: a word that
-// is always OPEN, a rejection that is always ErrNilImpl, and a count of
-// those refusals that no breaker's Stats reads.
+// is always OPEN and a rejection that is always ErrNilImpl.
 var nilImpl struct {
-	state    words // never admits a call
-	reject   atomic.Pointer[error]
-	rejected atomic.Uint64
+	state  words // never admits a call
+	reject atomic.Pointer[error]
 }
 
 func init() {
@@ -248,14 +244,11 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // and nil otherwise, when [Route.Enter] decides. It inlines, so that a
 // rejected call of a generated wrapper returns without a call out of it:
 // the rejection path reads the state word once and the rejection once,
-// as Enter would, counts the refusal (runtime.Stats.Rejections, one
-// atomic add on a line no CLOSED call writes), and nothing else (no lock,
-// clock or budget). Once the
+// as Enter would, and nothing else (no lock, clock or budget). Once the
 // program has made a budget or provenance record (core.InUse), it leaves
 // the rejection to Enter, which writes it in the ctx's provenance record.
 func (c Call) Refusal() error {
 	if c.word&core.FastMask == core.Open && core.InUse.Load() == 0 {
-		c.route.rejected.Add(1)
 		return *c.route.reject.Load()
 	}
 	return nil
@@ -308,7 +301,6 @@ const (
 func (rt *Route) enterTry(ctx context.Context, kind tryKind) (Call, error) {
 	w := rt.stateWord().Load()
 	if w&core.FastMask == core.Open {
-		rt.rejected.Add(1)
 		err := *rt.reject.Load() // the rejection path: no lock, clock or budget
 		if core.InUse.Load() != 0 && kind == firstTry {
 			rt.provUncalled(ctx, core.From(ctx), err, true, false) // prov.go
