@@ -43,8 +43,8 @@ var (
 	ErrThrottled = errors.New("breaker: throttled")
 
 	// ErrUnrewindable matches why a generated wrapper did not send a
-	// reader again: a method's io.Reader argument (or another argument
-	// with Read) was read by an earlier try or source, and it is no
+	// reader again: a method's io.Reader argument (or another body, see
+	// docs/clients.md) was read by an earlier try or source, and it is no
 	// io.Seeker, or seeking it back failed. A retry then stops with the
 	// last try's answer, and a chain passes its next sources over as
 	// "unsent" (see [Skip]). Pass an io.ReadSeeker (a *strings.Reader, a

@@ -76,9 +76,10 @@ func TestEndToEnd(t *testing.T) {
 	// unguarded path is tested): a warning is about it. Pages.Page and
 	// Cache.Ask keep answers keyed by a request pointer, which their
 	// tests pass again (a service would make a new one per call): a
-	// warning each. Each method of readers.go takes an io.Reader, which
-	// a later try sends again only when it is an io.Seeker: a warning
-	// each, and one more for RacedStore's hedge, which it cannot use.
+	// warning each. Each method of readers.go but Signer's takes an
+	// io.Reader body, which a later try sends again only when it is an
+	// io.Seeker: a warning each, and one more for RacedStore's hedge,
+	// which it cannot use. Signer's arguments with Read are no bodies.
 	require.Regexp(t, `^clients\.go:\d+:\d+: warning: stale: Pages\.Page: argument req of type \*Request keys the cache by its address[^\n]*\n`+
 		`judged\.go:\d+:\d+: warning: stale: Cache\.Ask: argument req of type \*Request keys the cache by its address[^\n]*\n`+
 		`readers\.go:\d+:\d+: warning: Store\.Put: body, of type io\.Reader, is sent again by a later try or fallback only when it can be sought back[^\n]*\n`+

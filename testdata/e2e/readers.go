@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"io"
 	"net/http"
@@ -40,4 +41,14 @@ type Replicas interface {
 //breaker:name=racedstore threshold=5 reset=1m hedge=10ms chain
 type RacedStore interface {
 	Put(ctx context.Context, key string, body io.Reader) error
+}
+
+// Signer's arguments with Read are no bodies: Get fills the caller's
+// buffer, and Sign reads entropy (crypto.Signer's rand), which every
+// try reads on from. A retry and a fallback are made as for any method.
+//
+//breaker:name=signer threshold=5 reset=1m attempts=3 backoff=1ms chain
+type Signer interface {
+	Get(ctx context.Context, key string, dst *bytes.Buffer) error
+	Sign(ctx context.Context, rand io.Reader, digest []byte) ([]byte, error)
 }

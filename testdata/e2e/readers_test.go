@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"io"
 	"net/http"
@@ -163,5 +165,62 @@ func TestReaderNotHedged(t *testing.T) {
 		assert.Equal(t, []string{"object"}, mirror.got())
 		assert.False(t, p.Hedged)
 		assert.Equal(t, "fallback:mirror", p.Source)
+	})
+}
+
+// signerImpl fails its first fails calls of each method.
+type signerImpl struct {
+	fails       int
+	gets, signs int
+	down        error
+}
+
+func (f *signerImpl) Get(_ context.Context, key string, dst *bytes.Buffer) error {
+	if f.gets++; f.gets <= f.fails {
+		return f.down
+	}
+	dst.WriteString("value of " + key)
+	return nil
+}
+
+func (f *signerImpl) Sign(_ context.Context, rand io.Reader, digest []byte) ([]byte, error) {
+	if f.signs++; f.signs <= f.fails {
+		return nil, f.down
+	}
+	b := make([]byte, 4)
+	if _, err := io.ReadFull(rand, b); err != nil {
+		return nil, err
+	}
+	return append(b, digest...), nil
+}
+
+// TestNoBodyRetried: an argument with Read that is no body (a buffer
+// the method fills, an entropy source named rand) neither stops a retry
+// nor passes a fallback over, as before readers were sought back.
+func TestNoBodyRetried(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		down := errors.New("down")
+		primary := &signerImpl{fails: 2, down: down}
+		w := NewSignerBreaker(primary, newRegistry())
+		var dst bytes.Buffer
+		require.NoError(t, w.Get(context.Background(), "k", &dst), "the third try answers")
+		assert.Equal(t, "value of k", dst.String())
+		assert.Equal(t, 3, primary.gets)
+		sig, err := w.Sign(context.Background(), rand.Reader, []byte("d"))
+		require.NoError(t, err, "the third try answers")
+		assert.Len(t, sig, 5)
+		assert.Equal(t, 3, primary.signs)
+
+		primary, mirror := &signerImpl{fails: 3, down: down}, &signerImpl{}
+		c := NewSignerChain(primary, newRegistry(), runtime.Fallback[Signer]{Name: "mirror", Impl: mirror})
+		ctx, p := runtime.WithProvenance(context.Background())
+		dst.Reset()
+		require.NoError(t, c.Get(ctx, "k", &dst))
+		assert.Equal(t, "value of k", dst.String())
+		assert.Equal(t, "fallback:mirror", p.Source, "the mirror was asked")
+		ctx, p = runtime.WithProvenance(context.Background())
+		_, err = c.Sign(ctx, rand.Reader, []byte("d"))
+		require.NoError(t, err)
+		assert.Equal(t, "fallback:mirror", p.Source, "the mirror was asked")
 	})
 }

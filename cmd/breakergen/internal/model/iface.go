@@ -901,30 +901,68 @@ func (b *builder) place(in *Interface, pkg *types.Package, f *ast.File, src stri
 	file.Interfaces = append(file.Interfaces, in)
 }
 
-// readerParams returns the indexes of sig's parameters that are readers
-// (see Method.Readers).
+// readerParams returns the indexes of sig's parameters that are bodies
+// a try reads (see Method.Readers and isBody).
 func readerParams(sig *types.Signature) []int {
 	var is []int
 	for i := range sig.Params().Len() {
-		t := sig.Params().At(i).Type()
-		switch t.Underlying().(type) {
-		case *types.Pointer, *types.Interface:
-		default:
-			continue
-		}
-		if isReader(t) && !randomSource(t) {
+		if p := sig.Params().At(i); isBody(p.Name(), p.Type()) {
 			is = append(is, i)
 		}
 	}
 	return is
 }
 
-// randomSource reports whether t is a generator of math/rand or
-// math/rand/v2 (its Read fills a buffer with random bytes): no body
-// that a try sends, and one that any try may read on from where the
-// last stopped.
-func randomSource(t types.Type) bool {
-	return isNamedPtr(t, "math/rand", "Rand") || isNamedPtr(t, "math/rand/v2", "ChaCha8")
+// isBody reports whether a parameter named name, of type t, is a body
+// that a try reads and a later try must read again from the start:
+//
+//   - an interface (or a type parameter's constraint) with Read whose
+//     every other method is one a read-only body has (bodyMethods):
+//     io.Reader, io.ReadCloser, io.ReadSeeker, io.ReadSeekCloser, an
+//     interface{ io.Reader; Len() int };
+//   - or a pointer to one of bodyTypes: *strings.Reader, *bytes.Reader,
+//     *io.SectionReader, *io.LimitedReader, *bufio.Reader,
+//     *io.PipeReader and *os.File (which has Write too, but an *os.File
+//     argument is most often a file to upload).
+//
+// Anything with Write is not (a *bytes.Buffer to fill, a net.Conn, an
+// io.ReadWriter, a *bufio.ReadWriter): a later try is given it as the
+// try before left it, as before readers were sought back. Neither is a
+// parameter named rand or random, crypto's name for a source of entropy
+// (crypto.Signer's Sign(rand io.Reader, ...)) that every try reads on
+// from, nor any other pointer with Read (a *rand.Rand).
+func isBody(name string, t types.Type) bool {
+	if name == "rand" || name == "random" || !isReader(t) {
+		return false
+	}
+	if p, ok := types.Unalias(t).(*types.Pointer); ok {
+		n, ok := types.Unalias(p.Elem()).(*types.Named)
+		return ok && n.Obj().Pkg() != nil && slices.Contains(bodyTypes[n.Obj().Pkg().Path()], n.Obj().Name())
+	}
+	it, ok := t.Underlying().(*types.Interface)
+	if !ok {
+		return false
+	}
+	for f := range it.Methods() {
+		if !slices.Contains(bodyMethods, f.Name()) {
+			return false
+		}
+	}
+	return true
+}
+
+// bodyMethods are the methods an interface argument taken for a body
+// may have: Read, and those of a read-only body.
+var bodyMethods = []string{"Read", "Close", "Seek", "ReadAt", "WriteTo", "Len", "Size"}
+
+// bodyTypes are the types, by package path, a pointer to which is taken
+// for a body (see isBody).
+var bodyTypes = map[string][]string{
+	"strings": {"Reader"},
+	"bytes":   {"Reader"},
+	"bufio":   {"Reader"},
+	"io":      {"SectionReader", "LimitedReader", "PipeReader"},
+	"os":      {"File"},
 }
 
 // paramName names parameter i of sig in a message: its name, or
@@ -948,9 +986,19 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 		if types.Implements(t, seekerType) {
 			continue
 		}
-		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: one that is no io.Seeker (or whose Seek fails) is sent once, so a retry stops with the first try's answer and each fallback is passed over as unsent; pass an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, a file) or a []byte",
-			in.Name, m.Name(), paramName(mm.Sig, i), types.TypeString(t, pkgQualifier(in.Obj.Pkg())))
+		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: %s, so a retry stops with the first try's answer and each fallback is passed over as unsent; take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every try send it whole",
+			in.Name, m.Name(), paramName(mm.Sig, i), types.TypeString(t, pkgQualifier(in.Obj.Pkg())), unseekableWhy(t))
 	}
+}
+
+// unseekableWhy says when a body of type t, no io.Seeker, is sent once:
+// always for a concrete type; for an interface, when the reader passed
+// is no io.Seeker either.
+func unseekableWhy(t types.Type) string {
+	if types.IsInterface(t) {
+		return "a reader passed that is no io.Seeker (or whose Seek fails) is sent once"
+	}
+	return "it cannot be, and is sent once"
 }
 
 // seekerType is io.Seeker, spelled in go/types.

@@ -129,14 +129,18 @@ type Method struct {
 	// 0 for none: a retry or a chain's next source sends it again with
 	// its body rewound (httpguard.Rewind).
 	Request int
-	// Readers are the indexes of the parameters that a try reads: each a
-	// pointer or an interface with Read([]byte) (int, error) (an
-	// io.Reader, an *os.File, a net.Conn), other than a random source of
-	// math/rand (*rand.Rand). A retry or a chain's next source seeks each
-	// back to where it was before the first try (breakerimpl.Mark), and
-	// sends nothing again when one cannot be (no io.Seeker, or its Seek
-	// fails). Such a method is never hedged: two sources cannot read one
-	// reader at once.
+	// Readers are the indexes of the parameters that are bodies a try
+	// reads (see isBody): an interface with Read and otherwise only a
+	// read-only body's methods (an io.Reader, an io.ReadSeekCloser), or
+	// a pointer to a strings.Reader, bytes.Reader, bufio.Reader,
+	// io.SectionReader, io.LimitedReader, io.PipeReader or os.File; not
+	// one with Write (a *bytes.Buffer, a net.Conn), nor one named rand or
+	// random (an entropy source). Only a parameter that is itself a
+	// body: not a variadic ...io.Reader, nor a reader in a struct. A
+	// retry or a chain's next source seeks each back to where it was
+	// before the first try (breakerimpl.Mark), and sends nothing again
+	// when one cannot be (no io.Seeker, or its Seek fails). Such a method
+	// is never hedged: two sources cannot read one reader at once.
 	Readers []int
 	// UseTimeout reports whether the body adds the route's timeout to ctx.
 	UseTimeout bool
