@@ -37,6 +37,10 @@ type builder struct {
 	keyErrs   map[token.Position]bool              // key options already reported
 	ifaces    []*modelled                          // for the warnings about what is guarded
 	sources   map[string][]string                  // lines of files read for embedded methods' lines
+	// chainBodies are the bodies no io.Seeker that the methods of the
+	// interface being modelled take in a chain without retries, as
+	// "Method's name (type)": one warning says them all (chainReaders).
+	chainBodies []string
 }
 
 // scan returns the //breaker: lines of cg (see [annotation.Scan]) and

@@ -38,9 +38,11 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	b.embeddedLines(in, ts, methods, lines)
 	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
 	ils := b.routeLines(in, lines, methods, rs)
+	b.chainBodies = nil
 	for _, m := range methods {
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
+	b.chainReaders(in)
 	b.answerRoutes(in)
 	if !in.Chain {
 		b.hedgeNeedsChain(in, lines, mlines)
@@ -542,8 +544,8 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	}
 	b.methodKey(in, mm)
 	b.checkResults(in, mm)
-	b.hedgeMethod(in, mm, ml, m, src)
-	b.readerMethod(in, mm, m, ml, src)
+	readers := b.hedgeMethod(in, mm, ml, m, src)
+	b.readerMethod(in, mm, m, ml, src, readers)
 	if mm.Route.Timeout == 0 {
 		return
 	}
@@ -838,15 +840,17 @@ func (b *builder) hedgeNeedsChain(in *Interface, lines []*annotation.Line, mline
 // draws a warning (an error when the line is on that method itself); one
 // taking a reader (Method.Readers) is asked as a chain without hedge,
 // one source at a time, which a warning says even on its own line: its
-// sources are still all asked, in order.
-func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) {
+// sources are still all asked, in order: that warning's text is returned
+// (readersWhy), for readerMethod to say it with what it says of them.
+func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m *types.Func, src string) (readersWhy string) {
 	r := mm.Route
 	if r.Hedge == 0 || !in.Chain {
-		return
+		return ""
 	}
 	// A race asks several sources at once and cancels the losers: it
 	// needs a ctx to cancel a loser with.
 	var why string
+	readers := false // why is the method's readers
 	switch {
 	case mm.CtxSelf || mm.CtxFrom > 0 && !mm.CtxWith:
 		why = ctxLacks(mm, in, "the ctx that cancels a losing source")
@@ -855,6 +859,7 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	case requests(mm.Sig) > 1:
 		why = "the method takes more than one *http.Request: only the first is given to each racing source as its own, so the sources would read the others' bodies at once"
 	case len(mm.Readers) > 0:
+		readers = true
 		// A request's body is given to each source as its own through
 		// GetBody; a reader has no such copy, and two sources reading it
 		// at once would each send a part of it.
@@ -863,6 +868,9 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 	switch {
 	case why == "":
 		mm.Hedged = true
+	case readers:
+		// One warning says it with what readerMethod says of them.
+		return fmt.Sprintf("hedge=%s of breaker %q has no effect: %s", r.Hedge, r.Name, why)
 	case ml != nil && ml.Has("hedge") && len(mm.Readers) == 0:
 		o, _ := ml.Get("hedge")
 		b.errorf(o.Pos, "%s.%s: hedge: %s", in.Name, m.Name(), why)
@@ -873,6 +881,7 @@ func (b *builder) hedgeMethod(in *Interface, mm *Method, ml *annotation.Line, m 
 		}
 		b.warnf(mpos, "%s.%s: hedge=%s of breaker %q has no effect: %s", in.Name, m.Name(), r.Hedge, r.Name, why)
 	}
+	return ""
 }
 
 // place adds in to the output file of src, creating it on first use.
@@ -974,21 +983,53 @@ func paramName(sig *types.Signature, i int) string {
 	return "argument " + strconv.Itoa(i+1)
 }
 
-// readerMethod warns of m's reader arguments that a later try could not
-// send again (see Method.Readers): one that is no io.Seeker, when the
-// method retries or has a chain.
-func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *annotation.Line, src string) {
+// readerMethod warns of m's bodies that a later try could not send
+// again (see Method.Readers): each that is no io.Seeker, when the method
+// retries, in one warning at the method. hedged is hedgeMethod's warning
+// that the method's readers stop its hedge: said in the same warning,
+// first, so that one method draws one warning, worded alike for all. A
+// chain's method without retries leaves its bodies to chainReaders: the
+// interface's one warning names them all.
+func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *annotation.Line, src, hedged string) {
 	if !mm.Route.Retries() && !in.Chain {
 		return
 	}
+	q := pkgQualifier(in.Obj.Pkg())
+	var says, names []string
 	for _, i := range mm.Readers {
 		t := mm.Sig.Params().At(i).Type()
 		if types.Implements(t, seekerType) {
 			continue
 		}
-		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: %s, so a retry stops with the first try's answer and each fallback is passed over as unsent; take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every try send it whole",
-			in.Name, m.Name(), paramName(mm.Sig, i), types.TypeString(t, pkgQualifier(in.Obj.Pkg())), unseekableWhy(t))
+		says = append(says, fmt.Sprintf("%s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: %s, so a retry stops with the first try's answer and each fallback is passed over as unsent",
+			paramName(mm.Sig, i), types.TypeString(t, q), unseekableWhy(t)))
+		names = append(names, fmt.Sprintf("%s's %s (%s)", m.Name(), paramName(mm.Sig, i), types.TypeString(t, q)))
 	}
+	const advice = "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every try send it whole"
+	switch {
+	case hedged != "":
+		if len(says) > 0 {
+			hedged += "; and " + strings.Join(says, "; and ") + "; " + advice
+		}
+		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s", in.Name, m.Name(), hedged)
+	case len(says) == 0:
+	case mm.Route.Retries():
+		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s; %s", in.Name, m.Name(), strings.Join(says, "; and "), advice)
+	default:
+		b.chainBodies = append(b.chainBodies, names...)
+	}
+}
+
+// chainReaders warns once of the bodies no io.Seeker that in's chain
+// methods without retries take (builder.chainBodies): a primary that
+// read one and failed leaves the chain's fallbacks passed over.
+func (b *builder) chainReaders(in *Interface) {
+	if len(b.chainBodies) == 0 {
+		return
+	}
+	b.warnf(in.Pos, "%s: the chain sends a fallback a body the primary read only when it can be sought back to where the call found it, and these are no io.Seeker: %s; a reader passed to one that is no io.Seeker (or whose Seek fails) is sent once, and the fallbacks are passed over as unsent; take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every source send it whole",
+		in.Name, strings.Join(b.chainBodies, ", "))
+	b.chainBodies = nil
 }
 
 // unseekableWhy says when a body of type t, no io.Seeker, is sent once:
