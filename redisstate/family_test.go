@@ -98,6 +98,15 @@ func TestKeyNotesUnderMaxOpen(t *testing.T) {
 	}
 	assert.Equal(t, 2, open)
 	assert.Contains(t, b.reg.Events(1)[0].Reason, "maxopen 20%")
+
+	// A note for a key b does not have makes it there, and opens it only
+	// within the cap too.
+	tripBy(t, fa.Breaker("new"))
+	require.Eventually(t, func() bool { return fb.Health().KeptShut >= 3 }, within, time.Millisecond)
+	k, ok := fb.Lookup("new")
+	require.True(t, ok)
+	assert.Equal(t, runtime.Closed, k.State())
+	assert.Equal(t, 2, fb.Health().Open)
 }
 
 // TestKeyNotesUnderTheBound: a peer's notes cannot push a family past its

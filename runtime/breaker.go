@@ -123,6 +123,11 @@ type Breaker struct {
 	leaseEnd     time.Time // HALF_OPEN on a Sharer's lease: when the lease ends (see LeaseSharer); else zero
 
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
+	// joining is, under mu, the family a new key's breaker is being made
+	// for until the family takes it in (Family.insert): a peer's note read
+	// as it is made ([Sharer.Created]) opens it within the family's
+	// MaxOpen too.
+	joining *Family
 	// famTrip is set, under mu, when the family has counted this
 	// breaker's trip already (Family.mayTrip), for the transition that
 	// follows at once not to count it again.

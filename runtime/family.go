@@ -727,7 +727,7 @@ func (f *Family) makeKey(e *famEntry, name string) (b *Breaker, val any) {
 			room, inRoom = km.Room()
 		}
 	}
-	b = f.reg.breakerIn(cfg, room, &e.Words)
+	b = f.reg.breakerIn(cfg, room, &e.Words, f)
 	if room != nil && b == room {
 		attach = inRoom // the key's breaker is new, made in the room
 	}
@@ -817,6 +817,14 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 		return e
 	}
 	if got, ok := f.reg.Lookup(b.Name()); !ok || got != b {
+		b.mu.Lock()
+		if b.famTrip && b.fam == nil {
+			// A note opened it as it was made (PeerOpen, joining): the
+			// family counted that trip, and b will never be its key.
+			b.famTrip = false
+			f.notClosed.Add(-1)
+		}
+		b.mu.Unlock()
 		f.wmu.Unlock()
 		return nil
 	}
@@ -828,10 +836,16 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 	e.Inflight.Store(1)
 	e.Used.Store(uint32(f.tick.Load()))
 	b.mu.Lock()
-	b.fam = f
-	if tripped(State(b.state.Load() & stateMask)) {
+	b.fam, b.joining = f, nil
+	// A note that opened it as it was made, within MaxOpen, was counted
+	// then (mayTrip); a move back before now was not (no family yet).
+	switch now := tripped(State(b.state.Load() & stateMask)); {
+	case b.famTrip && !now:
+		f.notClosed.Add(-1)
+	case !b.famTrip && now:
 		f.notClosed.Add(1)
 	}
+	b.famTrip = false
 	b.mu.Unlock()
 	f.linkLocked(e, true)
 	chunkOf(e).live |= 1 << e.Slot
@@ -1166,6 +1180,9 @@ func (f *Family) mayTrip(b *Breaker) (bool, string) {
 		return true, ""
 	}
 	live := f.live.Load()
+	if b.fam == nil {
+		live++ // a key's breaker being made (joining): live once it is in
+	}
 	allowed := max(live*int64(f.maxOpen)/100, 1)
 	for {
 		n := f.notClosed.Load()

@@ -221,8 +221,12 @@ func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 		b.startPeriodLocked(cur, Open, now, d) // a longer window, no new event
 		b.openedAt, b.stateChanges = opened, changes
 	default:
-		if State(cur&stateMask) == Closed && b.fam != nil {
-			if ok, why := b.fam.mayTrip(b); !ok {
+		fam := b.fam
+		if fam == nil {
+			fam = b.joining // a new key's breaker, reading a note as it is made
+		}
+		if State(cur&stateMask) == Closed && fam != nil {
+			if ok, why := fam.mayTrip(b); !ok {
 				// The family's share of keys OPEN is taken here: the key
 				// stays CLOSED, its own counts kept, and the log says why.
 				b.reg.events.add(Event{Time: now, Source: b.cfg().Name, From: Closed, To: Closed,

@@ -429,3 +429,25 @@ func TestHalfOpenHasNoIdleTimeoutWithoutALease(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerNoteAtAKeysMakingWithinMaxOpen: a key's new breaker reads its
+// fleet's note as it is made (Sharer.Created), before its family takes it
+// in; the note opens it only within the family's MaxOpen (SPEC §15), as
+// for a live key, and the family's count of keys OPEN is exact.
+func TestPeerNoteAtAKeysMakingWithinMaxOpen(t *testing.T) {
+	s := &fakeSharer{onNew: func(b *runtime.Breaker) { b.PeerOpen("peer-1", "503", time.Minute) }}
+	reg, _ := shared(t, s)
+	f := reg.Family(runtime.Config{Name: "quote", FailureThreshold: 3, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: 10, MaxOpen: 20})
+	open := 0
+	for i := range 10 {
+		if f.Breaker(string(rune('a'+i))).State() == runtime.Open {
+			open++
+		}
+	}
+	h := f.Health()
+	assert.Equal(t, 10, h.Keys)
+	assert.Equal(t, 2, open, "20% of 10 keys")
+	assert.Equal(t, 2, h.Open, "the family's count")
+	assert.NotZero(t, h.KeptShut)
+}

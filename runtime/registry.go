@@ -202,7 +202,7 @@ func (r *Registry) Breaker(cfg Config) *Breaker {
 
 // breaker returns the breaker called cfg.Name, creating it with cfg, final
 // settings, if it does not exist yet; see [Registry.Breaker].
-func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil, nil) }
+func (r *Registry) breaker(cfg Config) *Breaker { return r.breakerIn(cfg, nil, nil, nil) }
 
 // classifierLocked returns the classifier of the breaker called name: its
 // own, or for a family's key ("<family>/<key>") its family's; r.mu held.
@@ -234,7 +234,7 @@ func (r *Registry) keyFamilyLocked(name string) string {
 // fails words in words when that is not nil (a family key's cell). The
 // breaker it returns is room only when it made it there, and uses words
 // only when it made it.
-func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Breaker {
+func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words, fam *Family) *Breaker {
 	r.mu.RLock()
 	b, ok := r.breakers[cfg.Name]
 	r.mu.RUnlock()
@@ -243,6 +243,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words) *Brea
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
 			b = newBreakerIn(room, words, r, cfg, r.classifierLocked(cfg.Name))
+			b.joining = fam                                     // no other goroutine has b yet
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
