@@ -345,6 +345,17 @@ func (f *Fleet) do(op func(ctx context.Context) error) error { return f.doIn(f.c
 // doIn is do within parent (Close's last operation runs after the
 // fleet's own context has ended).
 func (f *Fleet) doIn(parent context.Context, op func(ctx context.Context) error) error {
+	err := f.bounded(parent, op)
+	if err != nil {
+		f.down(err)
+	}
+	return err
+}
+
+// bounded runs op within the fleet's timeout and parent, returning its
+// error (redis.Nil is none) or errTimeout, and leaves the fleet's state
+// alone: for a read whose failure says nothing of Redis as a whole.
+func (f *Fleet) bounded(parent context.Context, op func(ctx context.Context) error) error {
 	ctx, cancel := context.WithTimeout(parent, f.opt.timeout)
 	done := make(chan error, 1)
 	go func() {
@@ -362,7 +373,6 @@ func (f *Fleet) doIn(parent context.Context, op func(ctx context.Context) error)
 		}
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
-		f.down(err)
 		return err
 	}
 	return nil
@@ -646,20 +656,26 @@ func (f *Fleet) apply(payload string) {
 // hold messages while the subscription stalls and deliver them when it
 // heals, so the message's window may have run out meanwhile; the note's
 // expiry, read now on the server, cannot have (no clocks compared). No
-// note, or Redis not answering (the heartbeat re-reads the notes when it
-// answers again), and the message opens nothing: a note never keeps a
-// breaker open past itself.
+// note, and the message opens nothing: a note never keeps a breaker open
+// past itself. A read that fails or takes longer than the fleet's timeout
+// leaves the message's own window, as before the check, and does not
+// count Redis as away: one slow read is not an outage, and a peer's trip
+// is not to be dropped for it.
 func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
+	window := time.Duration(m.MS) * time.Millisecond
 	var left time.Duration
-	err := f.do(func(ctx context.Context) error {
+	err := f.bounded(f.ctx, func(ctx context.Context) error {
 		var err error
 		left, err = f.rdb.PTTL(ctx, f.noteKey(m.Name)).Result()
 		return err
 	})
-	if err != nil || left <= 0 { // -2: no note; -1: not a note of ours, with no expiry
+	switch {
+	case err != nil:
+		return window, true
+	case left <= 0: // -2: no note; -1: not a note of ours, with no expiry
 		return 0, false
 	}
-	return min(left, time.Duration(m.MS)*time.Millisecond), true
+	return min(left, window), true
 }
 
 // keyBreaker makes the breaker of a family's key that a peer's trip names,
