@@ -1179,10 +1179,20 @@ func (f *Family) mayTrip(b *Breaker) (bool, string) {
 	if f.maxOpen == 0 {
 		return true, ""
 	}
+	if b.fam == nil && b.famTrip {
+		// A key's breaker being made (joining), opened again before the
+		// family took it in: it is counted once already, and insert
+		// reconciles the count with its state then.
+		return true, ""
+	}
 	live := f.live.Load()
 	if b.fam == nil {
-		live++ // a key's breaker being made (joining): live once it is in
+		live++ // being made (joining): live once it is in
 	}
+	// At the bound a new key takes the place of one dropped for it, and a
+	// key made while another is dropped is counted before the drop: the
+	// live keys at rest are at most the bound.
+	live = min(live, int64(f.limit))
 	allowed := max(live*int64(f.maxOpen)/100, 1)
 	for {
 		n := f.notClosed.Load()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -450,4 +451,48 @@ func TestPeerNoteAtAKeysMakingWithinMaxOpen(t *testing.T) {
 	assert.Equal(t, 2, open, "20% of 10 keys")
 	assert.Equal(t, 2, h.Open, "the family's count")
 	assert.NotZero(t, h.KeptShut)
+}
+
+// TestPeerNotesAtAKeysMakingCountOnce: a key's breaker opened by a note as
+// it is made, closed and opened again before its family takes it in,
+// counts once among the family's keys OPEN; and at the family's bound a
+// new key takes the place of a dropped one, so the cap is that of the
+// bound, not of one key more.
+func TestPeerNotesAtAKeysMakingCountOnce(t *testing.T) {
+	s := &fakeSharer{}
+	reg, _ := shared(t, s)
+	f := reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: 10, MaxOpen: 20})
+	for i := range 9 {
+		f.Breaker(fmt.Sprint("k", i))
+	}
+	s.mu.Lock()
+	s.onNew = func(b *runtime.Breaker) {
+		b.PeerOpen("p", "503", time.Minute)
+		b.PeerClose("p", "probe ok")
+		b.PeerOpen("p", "503", time.Minute)
+	}
+	s.mu.Unlock()
+	require.Equal(t, runtime.Open, f.Breaker("x").State())
+	assert.Equal(t, 1, f.Health().Open)
+	f.Breaker("x").PeerClose("p", "probe ok")
+	assert.Zero(t, f.Health().Open, "no key OPEN, none counted")
+
+	s.mu.Lock()
+	s.onNew = nil
+	s.mu.Unlock()
+	g := reg.Family(runtime.Config{Name: "bound", FailureThreshold: 1, ResetTimeout: time.Minute},
+		runtime.FamilyConfig{Keys: 9, MaxOpen: 20})
+	for i := range 9 {
+		g.Breaker(fmt.Sprint("k", i))
+	}
+	_ = g.Breaker("k0").Do(context.Background(), func(context.Context) error { return errors.New("down") })
+	require.Equal(t, 1, g.Health().Open, "20% of 9 keys: one")
+	s.mu.Lock()
+	s.onNew = func(b *runtime.Breaker) { b.PeerOpen("p", "503", time.Minute) }
+	s.mu.Unlock()
+	assert.Equal(t, runtime.Closed, g.Breaker("new").State(), "at the bound it takes a dropped key's place: still 9 keys")
+	h := g.Health()
+	assert.Equal(t, 9, h.Keys)
+	assert.Equal(t, 1, h.Open)
 }
