@@ -670,6 +670,8 @@ func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
 		return err
 	})
 	switch {
+	case err != nil && f.ctx.Err() != nil:
+		return 0, false // closing: the fleet applies no more news
 	case err != nil:
 		return window, true
 	case left <= 0: // -2: no note; -1: not a note of ours, with no expiry
