@@ -515,12 +515,7 @@ func TestAttachRefusesAnOriginInUse(t *testing.T) {
 func TestAttachAfterACrash(t *testing.T) {
 	s := startServer(t, "")
 	rdb := newClient(t, s)
-	ctx := context.Background()
-	now, err := rdb.Time(ctx).Result()
-	require.NoError(t, err)
-	key := "breakergen:origin:vm:1"
-	require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(1500 * time.Millisecond).UnixMilli()), Member: "the crashed Attach"}).Err())
-	require.NoError(t, rdb.PExpire(ctx, key, 2*time.Second).Err())
+	plantCrashedClaim(t, rdb, "vm:1")
 
 	reg := runtime.NewRegistry(runtime.WithoutEnv())
 	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("vm:1"), redisstate.WithTimeout(time.Second))
@@ -594,12 +589,7 @@ func (h *firstScript) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 func TestAttachAfterACrashWithRedisGone(t *testing.T) {
 	s := startServer(t, "")
 	rdb := newClient(t, s)
-	ctx := context.Background()
-	now, err := rdb.Time(ctx).Result()
-	require.NoError(t, err)
-	key := "breakergen:origin:vm:1"
-	require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(1500 * time.Millisecond).UnixMilli()), Member: "the crashed Attach"}).Err())
-	require.NoError(t, rdb.PExpire(ctx, key, 2*time.Second).Err())
+	plantCrashedClaim(t, rdb, "vm:1")
 	hook := &firstScript{done: make(chan struct{})}
 	rdb.AddHook(hook)
 
@@ -618,4 +608,17 @@ func TestAttachAfterACrashWithRedisGone(t *testing.T) {
 	assert.Empty(t, reg.Health().Fleet.DuplicateOrigin, "no live member uses the origin as far as anyone knows")
 	assert.NotContains(t, logs.String(), "another live member uses this origin")
 	assert.NoError(t, f.Close())
+}
+
+// plantCrashedClaim leaves in Redis the claim of origin that a process
+// which crashed during its Attach would have left: 1.5 s to run on the
+// server's clock, which no heartbeat renews.
+func plantCrashedClaim(t *testing.T, rdb *redis.Client, origin string) {
+	t.Helper()
+	ctx := context.Background()
+	now, err := rdb.Time(ctx).Result()
+	require.NoError(t, err)
+	key := "breakergen:origin:" + origin
+	require.NoError(t, rdb.ZAdd(ctx, key, redis.Z{Score: float64(now.Add(1500 * time.Millisecond).UnixMilli()), Member: "the crashed Attach"}).Err())
+	require.NoError(t, rdb.PExpire(ctx, key, 2*time.Second).Err())
 }

@@ -233,12 +233,7 @@ func TestSentinelFailover(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fo, err := redistest.StartFailover(ctx)
-	if errors.Is(err, redistest.ErrNotInstalled) {
-		t.Skip(err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(fo.Stop)
+	fo := startFailover(ctx, t)
 
 	var ms []*haMember
 	for _, name := range []string{"a", "b", "c"} {
@@ -434,12 +429,7 @@ func TestSentinelHungMaster(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	fo, err := redistest.StartFailover(ctx)
-	if errors.Is(err, redistest.ErrNotInstalled) {
-		t.Skip(err)
-	}
-	require.NoError(t, err)
-	t.Cleanup(fo.Stop)
+	fo := startFailover(ctx, t)
 	var ms []member
 	for _, name := range []string{"a", "b", "c"} {
 		rdb := redis.NewFailoverClient(&redis.FailoverOptions{MasterName: fo.MasterName, SentinelAddrs: fo.SentinelAddrs})
@@ -480,4 +470,19 @@ func TestSentinelHungMaster(t *testing.T) {
 		require.Eventually(t, func() bool { return m.tdx().Mode() != runtime.Isolated }, within, time.Millisecond,
 			"c's resume reaches %s", m.fleet.Origin())
 	}
+}
+
+// startFailover starts a Sentinel set for the test (a master, a replica
+// and three sentinels) and stops it when the test ends; the test is
+// skipped, saying how to install them, when redis-server or
+// redis-sentinel is missing.
+func startFailover(ctx context.Context, t *testing.T) *redistest.Failover {
+	t.Helper()
+	fo, err := redistest.StartFailover(ctx)
+	if errors.Is(err, redistest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(fo.Stop)
+	return fo
 }
