@@ -214,13 +214,15 @@ func TestDeafSubscriptionIsMadeAnew(t *testing.T) {
 // b trips for 10 s; the note's expiry is cut to 1 s (as if the message
 // had been held most of its window) before the stall heals and a gets the
 // message, which asks for the whole 10 s. a opens only for what is left
-// of the note; a message whose note is gone opens nothing.
+// of the note; a message whose note is gone opens nothing. The stall is
+// short, so a is told to take no message at its word (WithFreshFor(0)):
+// one delivered long after a's last heartbeat is read the same way.
 func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
 	s := startServer(t, "")
 	p := startProxy(t, s.addr())
 	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
 	t.Cleanup(func() { _ = viaProxy.Close() })
-	a := attach(t, viaProxy, "a", 10*time.Second)
+	a := attach(t, viaProxy, "a", 10*time.Second, redisstate.WithFreshFor(0))
 	b := attach(t, newClient(t, s), "b", 10*time.Second)
 	gone := runtime.Config{Name: "gone", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
 	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
@@ -250,6 +252,65 @@ func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
 		"opened for what is left of the note, not the message's 10s")
 	goneA, _ := a.reg.Lookup("gone")
 	assert.Equal(t, runtime.Closed, goneA.State(), "the note is gone")
+}
+
+// holdReads is a go-redis hook that holds every PTTL command until the
+// test ends, counting them.
+type holdReads struct {
+	held    atomic.Int32
+	release chan struct{}
+}
+
+func (h *holdReads) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *holdReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+func (h *holdReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if cmd.Name() == "pttl" {
+			h.held.Add(1)
+			select {
+			case <-h.release:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// TestCurrentTripMessageNeedsNoRead: a trip message delivered while the
+// subscription is current opens the peer at once, whatever a read of
+// its note would cost: here a's reads never answer (within a timeout of
+// a minute), and a follows b's trip all the same, having read nothing.
+// WithFreshFor(time.Hour) keeps a current under any load; that a
+// heartbeat keeps it current is TestHeartbeatKeepsTheSubscriptionCurrent.
+func TestCurrentTripMessageNeedsNoRead(t *testing.T) {
+	s := startServer(t, "")
+	hold := &holdReads{release: make(chan struct{})}
+	t.Cleanup(func() { close(hold.release) })
+	rdb := newClient(t, s)
+	rdb.AddHook(hold)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute), redisstate.WithFreshFor(time.Hour))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+
+	tripBy(t, b.tdx())
+	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, within, time.Millisecond)
+	assert.Zero(t, hold.held.Load(), "no read of the note")
+	assert.WithinDuration(t, time.Now().Add(10*time.Second), a.tdx().Stats().NextProbe, time.Second,
+		"the message's window")
+}
+
+// TestHeartbeatKeepsTheSubscriptionCurrent: each heartbeat says when it
+// was sent, and the subscription that delivers it records so.
+func TestHeartbeatKeepsTheSubscriptionCurrent(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	attached := time.Now()
+	require.Eventually(t, func() bool { return a.fleet.HeardBeatSince(attached) }, within, time.Millisecond,
+		"a heartbeat sent after Attach returned, delivered")
 }
 
 // TestMembersWhileRedisIsAway: members counts the processes that sent a

@@ -10,6 +10,7 @@ import (
 	"os"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -33,12 +34,15 @@ const minTimeout = time.Millisecond
 // How often a process says it is alive, and how long a silent one counts
 // as a member; how long the subscriber waits before it tries again; how
 // long a subscription may stay silent (each heartbeat publishes on the
-// process's own beat channel) before it counts as deaf and is made anew.
+// process's own beat channel) before it counts as deaf and is made anew;
+// how soon after this process sent its own last heartbeat heard a peer's
+// trip message is taken at its word (see [Fleet.noteLeft]).
 const (
 	heartbeat  = 500 * time.Millisecond
 	memberTTL  = 2 * time.Second
 	redialWait = 100 * time.Millisecond
 	deafAfter  = 3 * heartbeat
+	freshFor   = heartbeat + heartbeat/2
 )
 
 // Option configures [Attach].
@@ -51,6 +55,8 @@ type options struct {
 	share   float64
 	origin  string
 	logger  *slog.Logger
+
+	freshFor time.Duration // freshFor, but for tests (export_test.go)
 }
 
 // WithPrefix sets the prefix of every key and of the channel. Default
@@ -123,6 +129,7 @@ type Fleet struct {
 	kicked atomic.Bool   // the heartbeat closed pubsub for the subscriber to make it anew
 	born   time.Time     // Attach's time, from which heard counts
 	heard  atomic.Int64  // when the subscription last delivered anything, since born
+	sent   atomic.Int64  // when the last heartbeat the subscription delivered was sent, since born
 
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
@@ -166,7 +173,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	case isNil(rdb):
 		return nil, fmt.Errorf("redisstate: Attach needs a client, got a nil %T", rdb)
 	}
-	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1}
+	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1, freshFor: freshFor}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -414,8 +421,10 @@ func (f *Fleet) heartbeats() {
 			f.resync()
 			f.republish()
 		}
-		// What the subscription must hear within deafAfter.
-		_ = f.do(func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), "").Err() })
+		// What the subscription must hear within deafAfter, saying when
+		// it was sent (see noteLeft).
+		sent := strconv.FormatInt(int64(time.Since(f.born)), 10)
+		_ = f.do(func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), sent).Err() })
 	}
 }
 
@@ -426,6 +435,21 @@ func (f *Fleet) beatChannel() string { return f.opt.prefix + "beat:" + f.instanc
 
 // hear records that the subscription delivered something.
 func (f *Fleet) hear() { f.heard.Store(int64(time.Since(f.born))) }
+
+// heardSent records that the subscription delivered a heartbeat sent at
+// sent (since born), or confirmed a subscription asked for then: what it
+// delivers next was published after that.
+func (f *Fleet) heardSent(sent time.Duration) {
+	if int64(sent) > f.sent.Load() { // one writer, the subscriber
+		f.sent.Store(int64(sent))
+	}
+}
+
+// current reports whether what the subscription delivers now was
+// published within freshFor (see noteLeft).
+func (f *Fleet) current() bool {
+	return time.Since(f.born)-time.Duration(f.sent.Load()) <= f.opt.freshFor
+}
 
 // silent is how long the subscription has delivered nothing.
 func (f *Fleet) silent() time.Duration { return time.Since(f.born) - time.Duration(f.heard.Load()) }
@@ -577,6 +601,7 @@ func (f *Fleet) subscriber() {
 			f.hear()
 			switch m := msg.(type) {
 			case *redis.Subscription:
+				f.heardSent(since.Sub(f.born))
 				if m.Channel != f.channel {
 					continue
 				}
@@ -586,8 +611,13 @@ func (f *Fleet) subscriber() {
 				}
 				f.resync() // Attach reads them too: it may have stopped waiting
 			case *redis.Message:
-				if m.Channel == f.channel {
+				switch m.Channel {
+				case f.channel:
 					f.apply(m.Payload)
+				case f.beatChannel():
+					if sent, err := strconv.ParseInt(m.Payload, 10, 64); err == nil {
+						f.heardSent(time.Duration(sent))
+					}
 				}
 			}
 		}
@@ -651,18 +681,30 @@ func (f *Fleet) apply(payload string) {
 	}
 }
 
-// noteLeft is the window a trip message opens a breaker for: what it
-// asked for when sent, cut to what is left of its note. Redis and TCP
-// hold messages while the subscription stalls and deliver them when it
-// heals, so the message's window may have run out meanwhile; the note's
-// expiry, read now on the server, cannot have (no clocks compared). No
-// note, and the message opens nothing: a note never keeps a breaker open
-// past itself. A read that fails or takes longer than the fleet's timeout
-// leaves the message's own window, as before the check, and does not
-// count Redis as away: one slow read is not an outage, and a peer's trip
-// is not to be dropped for it.
+// noteLeft is the window a trip message opens a breaker for. Redis and
+// TCP hold messages while the subscription stalls and deliver them when
+// it heals, so a message's window, what was left when it was sent, may
+// have run out meanwhile; a note never keeps a breaker open past itself.
+//
+// The subscription delivers in the order the server publishes, so a
+// message delivered after this process's own heartbeat was published
+// after that heartbeat was sent: it is at most now - sent old, on this
+// process's clock alone. Within freshFor of it (the ordinary case, each
+// heartbeat sent half a second after the last), the message is taken at
+// its word and applied at once, with no round trip to Redis: a trip
+// reaches the peers in one hop, whatever a read would cost. Otherwise
+// (the subscription was behind, or has heard no heartbeat since it was
+// made) the note's time left is read on the server (PTTL; no clocks
+// compared) and the message opens for the lesser; no note, and it opens
+// nothing. A read that fails or takes longer than the fleet's timeout
+// leaves the message's own window and does not count Redis as away: one
+// slow read is not an outage, and a peer's trip is not to be dropped for
+// it.
 func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
 	window := time.Duration(m.MS) * time.Millisecond
+	if f.current() {
+		return window, true
+	}
 	var left time.Duration
 	err := f.bounded(f.ctx, func(ctx context.Context) error {
 		var err error

@@ -1,0 +1,14 @@
+package redisstate
+
+import "time"
+
+// WithFreshFor sets how soon after this process's own last heartbeat a
+// trip message is taken at its word (freshFor): 0 reads every message's
+// note, for the tests of late messages.
+func WithFreshFor(d time.Duration) Option { return func(o *options) { o.freshFor = d } }
+
+// HeardBeatSince reports whether the subscription has delivered a
+// heartbeat sent after t.
+func (f *Fleet) HeardBeatSince(t time.Time) bool {
+	return time.Duration(f.sent.Load()) > t.Sub(f.born)
+}
