@@ -76,10 +76,10 @@ func (b *Breaker) admitSlow(hold time.Duration) (uint64, error) {
 	}
 }
 
+// rejected counts a refusal, with or without call counting (SPEC §4: it
+// costs the CLOSED success path nothing), and returns the rejection.
 func (b *Breaker) rejected() error {
-	if b.count {
-		b.rejections.Add(1)
-	}
+	b.rejections.Add()
 	return *b.reject.Load()
 }
 

@@ -99,9 +99,12 @@ type Breaker struct {
 	_           [64]byte
 
 	// Written on every call only when counting is on (WithCallCounts).
+	// rejections is written on every refusal, counting or not, on
+	// lines of its own once the breaker has left CLOSED (core.Tally), so
+	// that refusals on several CPUs share no line.
 	calls       atomic.Uint64
 	successes   atomic.Uint64
-	rejections  atomic.Uint64
+	rejections  core.Tally
 	lastSuccess atomic.Int64 // a stamp, like lastFailure
 	_           [64]byte
 
@@ -167,7 +170,7 @@ func newBreakerIn(room *Breaker, words *core.Words, reg *Registry, cfg Config, c
 	b.probes.Store(periodOne)
 	b.inflight = make([]probe, 0, min(cfg.HalfOpenMax, 64)) // grows past 64 probes at once
 	b.reclaimed = make([]uint64, 0, 16)
-	b.core = core.Breaker{State: b.state, Fails: b.fails, Reject: &b.reject, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
+	b.core = core.Breaker{State: b.state, Fails: b.fails, Reject: &b.reject, Rejections: &b.rejections, Slots: b.bareSlots(), Win: &b.fast, Ops: (*ops)(b)}
 	b.setFastLocked(b.win.Load())
 	return b
 }
@@ -262,6 +265,9 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	// they read the new state, and run in the log's order.
 	n := b.reg.reserve(ev, false)
 	b.backoffLocked(from, to)
+	if to != Closed {
+		b.rejections.Spread() // refusals from now on, perhaps on every CPU
+	}
 	b.startPeriodLocked(cur, to, now, window)
 	b.reg.ready(n)
 	if b.fam != nil {
@@ -334,9 +340,10 @@ func (b *Breaker) Reset() {
 	b.stateChanges = 0
 	b.transitions = [5][5]uint64{}
 	b.openedAt = time.Time{}
-	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.injected, &b.calls, &b.successes, &b.rejections} {
+	for _, c := range []*atomic.Uint64{&b.failures, &b.ignored, &b.limited, &b.canceled, &b.injected, &b.calls, &b.successes} {
 		c.Store(0)
 	}
+	b.rejections.Reset()
 	b.resetLoad()
 	b.lastFailure.Store(0)
 	b.lastSuccess.Store(0)

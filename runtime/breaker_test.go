@@ -407,6 +407,35 @@ func TestCallCounts(t *testing.T) {
 	assertTime(t, t0.Add(time.Second), st.LastFailure)
 }
 
+// TestRejectionsCountedWithoutCallCounts: a registry that does not count
+// every call still counts the calls its breakers refuse, OPEN and
+// ISOLATED alike (SPEC §4: counting them costs the CLOSED success path
+// nothing), in Stats and in the Health JSON; Reset clears them.
+func TestRejectionsCountedWithoutCallCounts(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "r", FailureThreshold: 1})
+	m := breakerJSON(t, b)
+	assert.EqualValues(t, 0, m["rejections"], "there at zero")
+	trip(t, b)
+	for range 5 {
+		require.ErrorIs(t, b.Do(context.Background(), func(context.Context) error { return nil }), runtime.ErrOpen)
+	}
+	b.Isolate("maintenance")
+	require.ErrorIs(t, b.Do(context.Background(), func(context.Context) error { return nil }), runtime.ErrOpen)
+	_, err := b.Acquire(context.Background())
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	st := b.Stats()
+	assert.False(t, st.Counted)
+	assert.Equal(t, uint64(7), st.Rejections)
+	assert.Zero(t, st.Calls, "calls and successes still need call counting")
+	assert.Zero(t, st.Successes)
+	m = breakerJSON(t, b)
+	assert.EqualValues(t, 7, m["rejections"])
+	assert.NotContains(t, m, "calls")
+	b.Reset()
+	assert.Zero(t, b.Stats().Rejections)
+}
+
 func assertTime(t *testing.T, want, got time.Time, msg ...any) {
 	t.Helper()
 	assert.True(t, want.Equal(got), "want %s, got %s %v", want, got, fmt.Sprint(msg...))

@@ -135,8 +135,8 @@ type FamilyTotals struct {
 	// state s (ByState[Open] is the count of OPEN keys).
 	Keys    int
 	ByState [5]int
-	// Counted is whether calls are counted ([WithCallCounts]); Calls,
-	// Successes and Rejections are zero without it.
+	// Counted is whether calls are counted ([WithCallCounts]); Calls and
+	// Successes are zero without it.
 	Counted                                  bool
 	Calls, Successes, Rejections             uint64
 	Failures, Ignored, Canceled, RateLimited uint64

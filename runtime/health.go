@@ -47,6 +47,10 @@ type Stats struct {
 	// RateLimited counts calls the limiter refused after the breaker
 	// admitted them; they are also in Ignored.
 	RateLimited uint64 `json:"rate_limited"`
+	// Rejections counts calls the breaker refused (OPEN, HALF_OPEN with
+	// every probe slot taken, ISOLATED: [ErrOpen]). It needs no
+	// [WithCallCounts]: a refusal's count costs no CLOSED call anything.
+	Rejections uint64 `json:"rejections"`
 	// Canceled counts calls whose error the breaker classified as ignored
 	// (see [Breaker.Release]): the caller's own cancel under the default
 	// rule, or a [WithClassifier] verdict. They are also in Ignored, which
@@ -88,13 +92,12 @@ type Stats struct {
 	NextProbe time.Time `json:"next_probe,omitzero"`
 
 	// Counted reports whether the registry counts every call
-	// ([WithCallCounts]); without it the four fields below are zero. In
-	// the JSON "counted" is there only when true (then so are calls,
-	// successes and rejections, also at zero).
+	// ([WithCallCounts]); without it the three fields below are zero. In
+	// the JSON "counted" is there only when true (then so are calls and
+	// successes, also at zero).
 	Counted     bool      `json:"counted,omitempty"`
 	Calls       uint64    `json:"calls,omitempty"`
 	Successes   uint64    `json:"successes,omitempty"`
-	Rejections  uint64    `json:"rejections,omitempty"`
 	LastSuccess time.Time `json:"last_success,omitzero"`
 
 	// Window names the breaker's window ("100 calls" or "1m0s") when it has
@@ -229,7 +232,6 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		ProbesInFlight       *int     `json:"probes_in_flight,omitempty"`
 		Calls                *uint64  `json:"calls,omitempty"`
 		Successes            *uint64  `json:"successes,omitempty"`
-		Rejections           *uint64  `json:"rejections,omitempty"`
 		Window               string   `json:"window,omitempty"`
 		WindowCalls          *int     `json:"window_calls,omitempty"`
 		WindowFailures       *int     `json:"window_failures,omitempty"`
@@ -248,7 +250,7 @@ func (s Stats) MarshalJSON() ([]byte, error) {
 		out.ConsecutiveSuccesses, out.ProbesInFlight = &s.ConsecutiveSuccesses, &s.ProbesInFlight
 	}
 	if s.Counted {
-		out.Calls, out.Successes, out.Rejections = &s.Calls, &s.Successes, &s.Rejections
+		out.Calls, out.Successes = &s.Calls, &s.Successes
 	}
 	if s.Window != "" {
 		out.WindowCalls, out.WindowFailures, out.WindowSlow = &s.WindowCalls, &s.WindowFailures, &s.WindowSlow

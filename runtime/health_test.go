@@ -82,11 +82,12 @@ func TestHealthJSONLeavesOutWhatDoesNotApply(t *testing.T) {
 	b := reg.Breaker(runtime.Config{Name: "b", FailureThreshold: 1, ResetTimeout: time.Minute})
 	m = breakerJSON(t, b)
 	assert.EqualValues(t, 1, m["failure_threshold"])
-	for _, k := range []string{"opened_at", "next_probe", "counted", "calls", "successes", "rejections",
+	for _, k := range []string{"opened_at", "next_probe", "counted", "calls", "successes",
 		"consecutive_successes", "probes_in_flight", "window", "in_flight"} {
 		assert.NotContains(t, m, k, "a new CLOSED breaker without call counts")
 	}
 	assert.Contains(t, m, "consecutive_failures")
+	assert.Contains(t, m, "rejections", "counted with or without call counts")
 
 	trip(t, b)
 	m = breakerJSON(t, b)

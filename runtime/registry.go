@@ -136,12 +136,12 @@ func WithClassifier(name string, c func(ctx context.Context, err error) Outcome)
 }
 
 // WithCallCounts turns on exact counting of every call: Stats.Calls,
-// Successes, Rejections and LastSuccess. It is off by default because it
+// Successes and LastSuccess. It is off by default because it
 // costs the hot paths one shared atomic write per call (and a clock read per
 // success), which stops the CLOSED success path from scaling across cores:
 // see runtime/breakerimpl's BenchmarkRouteSuccessParallel and its Counted
-// twin. Failures, state changes, consecutive counts and failure and
-// transition times are always exact.
+// twin. Failures, rejections, state changes, consecutive counts and
+// failure and transition times are always exact.
 func WithCallCounts() Option {
 	return func(r *Registry) { r.countCalls = true }
 }

@@ -109,7 +109,7 @@
     setRow(card, "changes", String(b.state_changes || 0), true);
     setRow(card, "calls", String(b.calls || 0), counted);
     setRow(card, "successes", String(b.successes || 0), counted);
-    setRow(card, "rejections", String(b.rejections || 0), counted);
+    setRow(card, "rejections", String(b.rejections || 0), true);
     setRow(card, "ignored", String(b.ignored || 0), true);
     setRow(card, "rate_limited", String(b.rate_limited || 0), true);
     // The rows of loadRows in httphealth: windows, in flight, throttle.

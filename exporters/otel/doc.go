@@ -51,9 +51,9 @@
 // read at one instant): it is the most that difference has been since the
 // breaker was created or reset, so it never goes back between resets and
 // never below 0. A measurement the runtime does not count is left out,
-// not observed as 0: success and rejected need call counting
+// not observed as 0: success needs call counting
 // ([runtime.WithCallCounts], off by default because it costs the success
-// path a shared write per call), failure_rate a window, in_flight a
+// path a shared write per call; rejected is always there), failure_rate a window, in_flight a
 // concurrency limit or an inflight bound, throttled a throttle,
 // bulkhead_full a concurrency limit and injected fault injection.
 package otel

@@ -113,7 +113,7 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		metric.WithDescription("The breaker's state: 1 for the current state (circuitbreaker.state closed, half_open, open, or an operator's isolated or bypassed), 0 for the others."))
 	add(err)
 	in.calls, err = m.Int64ObservableCounter("breakergen.breaker.calls", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls by breakergen.outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel."))
+		metric.WithDescription("Calls by breakergen.outcome since the breaker was created or reset: success only with call counting (runtime.WithCallCounts); ignored is the caller's cancel."))
 	add(err)
 	in.transitions, err = m.Int64ObservableCounter("breakergen.breaker.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("State transitions by breakergen.from_state and breakergen.to_state since the breaker was created or reset."))
@@ -131,7 +131,7 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		metric.WithDescription("Answers of generated chains by breakergen.chain.source (breaker name, or stale) and breakergen.chain.kind (live, fallback, stale, hedged, none)."))
 	add(err)
 	in.famCalls, err = m.Int64ObservableCounter("breakergen.family.calls", metric.WithUnit("{call}"),
-		metric.WithDescription("Calls by breakergen.outcome summed over the family's keys, dropped keys included: success and rejected only with call counting (runtime.WithCallCounts)."))
+		metric.WithDescription("Calls by breakergen.outcome summed over the family's keys, dropped keys included: success only with call counting (runtime.WithCallCounts)."))
 	add(err)
 	in.famTransitions, err = m.Int64ObservableCounter("breakergen.family.transitions", metric.WithUnit("{transition}"),
 		metric.WithDescription("State transitions by breakergen.from_state and breakergen.to_state summed over the family's keys, dropped keys included."))
@@ -277,10 +277,10 @@ func observeCounts(o metric.Observer, calls, transitions metric.Int64Observable,
 	}
 	if c.counted {
 		call("success", c.successes)
-		call("rejected", c.rejections)
 	}
 	call("failure", c.failures) // outcomes are disjoint: an injected fault is "injected"
 	call("ignored", c.canceled)
+	call("rejected", c.rejections)
 	call("rate_limited", c.rateLimited)
 	if cfg.Throttle > 0 || c.throttled > 0 {
 		call("throttled", c.throttled)

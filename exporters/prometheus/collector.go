@@ -15,7 +15,7 @@ var (
 		"The breaker's state: 1 for the current state, 0 for the others of closed, half_open and open; an operator's isolated or bypassed is a series only while the breaker is in it.",
 		[]string{"breaker", "state"}, nil)
 	callsDesc = prom.NewDesc("breakergen_breaker_calls_total",
-		"Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.",
+		"Calls by outcome since the breaker was created or reset: success only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.",
 		[]string{"breaker", "outcome"}, nil)
 	transitionsDesc = prom.NewDesc("breakergen_breaker_transitions_total",
 		"State transitions by from/to state since the breaker was created or reset.",
@@ -36,7 +36,7 @@ var (
 	// A family of per-key breakers (runtime.Family) as one: its keys'
 	// totals, those of dropped keys included, and gauges of its keys.
 	familyCallsDesc = prom.NewDesc("breakergen_family_calls_total",
-		"Calls by outcome summed over the family's keys, dropped keys included: success and rejected only with call counting (runtime.WithCallCounts).",
+		"Calls by outcome summed over the family's keys, dropped keys included: success only with call counting (runtime.WithCallCounts).",
 		[]string{"family", "outcome"}, nil)
 	familyTransitionsDesc = prom.NewDesc("breakergen_family_transitions_total",
 		"State transitions by from/to state summed over the family's keys, dropped keys included.",
@@ -156,7 +156,7 @@ func (c *Collector) Describe(ch chan<- *prom.Desc) {
 
 // Collect reads every breaker's [runtime.Stats] and the chains' answers
 // and sends them as metrics. A series the runtime does not count is left
-// out rather than reported as 0: success and rejected without
+// out rather than reported as 0: success without
 // [runtime.WithCallCounts], failure_rate without a window, in_flight
 // without a concurrency limit or an inflight bound, throttled without a
 // throttle and bulkhead_full without a concurrency limit.
@@ -244,9 +244,7 @@ func collectBreaker(ch chan<- prom.Metric, name string, st runtime.Stats, cfg ru
 	}
 	calls(outcomeFailure, failures) // outcomes are disjoint: an injected fault is "injected"
 	calls(outcomeIgnored, st.Canceled)
-	if st.Counted {
-		calls(outcomeRejected, st.Rejections)
-	}
+	calls(outcomeRejected, st.Rejections)
 	calls(outcomeRateLimited, st.RateLimited)
 	if cfg.Throttle > 0 || st.Throttled > 0 {
 		calls(outcomeThrottled, st.Throttled)
@@ -291,9 +289,7 @@ func collectFamily(ch chan<- prom.Metric, name string, f *runtime.Family, t runt
 	}
 	calls(outcomeFailure, failures)
 	calls(outcomeIgnored, t.Canceled)
-	if t.Counted {
-		calls(outcomeRejected, t.Rejections)
-	}
+	calls(outcomeRejected, t.Rejections)
 	calls(outcomeRateLimited, t.RateLimited)
 	if cfg.Throttle > 0 || t.Throttled > 0 {
 		calls(outcomeThrottled, t.Throttled)

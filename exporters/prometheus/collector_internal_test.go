@@ -36,12 +36,13 @@ breakergen_breaker_transitions_total{breaker="tdx",from="half_open",to="closed"}
 breakergen_breaker_transitions_total{breaker="tdx",from="half_open",to="open"} 0
 breakergen_breaker_transitions_total{breaker="tdx",from="open",to="closed"} 1
 breakergen_breaker_transitions_total{breaker="tdx",from="open",to="half_open"} 0
-# HELP breakergen_breaker_calls_total Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.
+# HELP breakergen_breaker_calls_total Calls by outcome since the breaker was created or reset: success only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.
 # TYPE breakergen_breaker_calls_total counter
 breakergen_breaker_calls_total{breaker="tdx",outcome="bulkhead_full"} 3
 breakergen_breaker_calls_total{breaker="tdx",outcome="failure"} 0
 breakergen_breaker_calls_total{breaker="tdx",outcome="ignored"} 0
 breakergen_breaker_calls_total{breaker="tdx",outcome="rate_limited"} 0
+breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"} 0
 breakergen_breaker_calls_total{breaker="tdx",outcome="throttled"} 2
 `
 	require.NoError(t, testutil.CollectAndCompare(statsCollector{st: st}, strings.NewReader(want),

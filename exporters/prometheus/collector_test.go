@@ -54,7 +54,7 @@ func gather(t *testing.T, c prom.Collector) map[string]float64 {
 }
 
 const help = `
-# HELP breakergen_breaker_calls_total Calls by outcome since the breaker was created or reset: success and rejected only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.
+# HELP breakergen_breaker_calls_total Calls by outcome since the breaker was created or reset: success only with call counting (runtime.WithCallCounts); ignored is the caller's cancel.
 # TYPE breakergen_breaker_calls_total counter
 # HELP breakergen_breaker_consecutive_failures Consecutive failures towards the breaker's threshold (0 unless CLOSED).
 # TYPE breakergen_breaker_consecutive_failures gauge
@@ -140,7 +140,7 @@ func TestCollectorLeavesOutWhatTheRuntimeDoesNotCount(t *testing.T) {
 	has := func(series string) bool { _, ok := got[series]; return ok }
 	for _, name := range []string{"plain", "windowed", "bulkhead", "hung", "throttled"} {
 		assert.False(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="success"}`), name)
-		assert.False(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="rejected"}`), name)
+		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="rejected"}`), "%s: refusals are always counted", name)
 		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="failure"}`), name)
 		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="ignored"}`), name)
 		assert.True(t, has(`breakergen_breaker_calls_total{breaker="`+name+`",outcome="rate_limited"}`), name)
@@ -154,6 +154,38 @@ func TestCollectorLeavesOutWhatTheRuntimeDoesNotCount(t *testing.T) {
 	for series := range got {
 		assert.False(t, strings.HasPrefix(series, "breakergen_chain_answers_total"), "no chain has answered")
 	}
+}
+
+// TestCollectorRejectedWithoutCallCounts: on a registry that does not
+// count every call, the calls an OPEN breaker refused are reported all
+// the same, for the breaker and its family (SPEC §10: only success needs
+// call counting), and the scrape passes promtool's check.
+func TestCollectorRejectedWithoutCallCounts(t *testing.T) {
+	reg := newRegistry() // no call counting
+	ctx := context.Background()
+	tdx := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1})
+	require.ErrorIs(t, tdx.Do(ctx, fail), errDown)
+	for range 5 {
+		require.ErrorIs(t, tdx.Do(ctx, succeed), runtime.ErrOpen)
+	}
+	fam := reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1}, runtime.FamilyConfig{})
+	require.ErrorIs(t, fam.Breaker("600519").Do(ctx, fail), errDown)
+	for range 2 {
+		require.ErrorIs(t, fam.Breaker("600519").Do(ctx, succeed), runtime.ErrOpen)
+	}
+	c := prometheus.NewCollector(reg)
+	got := gather(t, c)
+	assert.Equal(t, 5.0, got[`breakergen_breaker_calls_total{breaker="tdx",outcome="rejected"}`])
+	assert.Equal(t, 1.0, got[`breakergen_breaker_calls_total{breaker="tdx",outcome="failure"}`])
+	assert.NotContains(t, got, `breakergen_breaker_calls_total{breaker="tdx",outcome="success"}`, "success needs call counting")
+	assert.Equal(t, 2.0, got[`breakergen_family_calls_total{family="quote",outcome="rejected"}`])
+	assert.NotContains(t, got, `breakergen_family_calls_total{family="quote",outcome="success"}`)
+
+	r := prom.NewRegistry()
+	r.MustRegister(c)
+	out, ok := promtool(t, strings.NewReader(scrapeOf(t, r)), "check", "metrics")
+	assert.True(t, ok, "promtool check metrics:\n%s", out)
+	assert.Empty(t, strings.TrimSpace(out), "no lint problems")
 }
 
 func TestCollectorSeesBreakersCreatedLater(t *testing.T) {

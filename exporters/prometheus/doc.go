@@ -53,10 +53,11 @@
 // ([runtime.Stats].Ignored counts them all).
 //
 // A series the runtime does not count is left out, not reported as 0:
-// success and rejected need call counting ([runtime.WithCallCounts], off by
-// default because it costs the success path a shared write per call);
-// failure_rate needs a window, in_flight a concurrency limit or an inflight
-// bound, throttled a throttle and bulkhead_full a concurrency limit. The
+// success needs call counting ([runtime.WithCallCounts], off by default
+// because it costs the success path a shared write per call; rejected is
+// always there); failure_rate needs a window, in_flight a concurrency
+// limit or an inflight bound, throttled a throttle and bulkhead_full a
+// concurrency limit. The
 // transitions a breaker makes by itself (closed→open, open→half_open,
 // half_open→closed, half_open→open) are reported from the start, at 0.
 //

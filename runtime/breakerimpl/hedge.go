@@ -699,6 +699,7 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 		var call Call
 		if i == 0 && rt.stateWord().Load()&core.FastMask == core.Open {
 			// Rejected as its tries would be, without a goroutine.
+			rt.rejected.Add()
 			err := *rt.reject.Load()
 			run.skip(rt.breaker.Name(), core.Why(r.ctx, err, false), err)
 			continue

@@ -451,6 +451,7 @@ func hedgeOpenPrimary(t *testing.T, counted bool) {
 		assert.Equal(t, d/2, took, "the fallback was asked at once")
 		assert.Equal(t, "fallback:sina (eastmoney open)", p.String())
 		assert.Equal(t, 1, p.Tries, "the rejection cost nothing")
+		assert.Equal(t, uint64(1), h.primary.Breaker().Stats().Rejections, "the primary's refusal is counted")
 		assert.Empty(t, em.askedAt())
 		assert.Equal(t, []runtime.ChainAnswer{{Source: "fallback:sina", Kind: "fallback", Count: 1}},
 			h.reg.ChainAnswers(), "counted as the fallback's answer")

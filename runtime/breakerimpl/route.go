@@ -55,8 +55,9 @@ type RouteConfig struct {
 // the breaker has them), then the call. Get one from [NewRoute]. A
 // Route is safe for concurrent use.
 type Route struct {
-	reject *atomic.Pointer[error] // the breaker's rejection
-	timed  uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
+	reject   *atomic.Pointer[error] // the breaker's rejection
+	rejected *core.Tally            // the breaker's count of them (core.Breaker.Rejections)
+	timed    uint64                 // FastMask, or 0 on a route whose Enter must not take Ops.AdmitTimed
 
 	core    core.Breaker // a copy: one load less on the way to its words
 	breaker *runtime.Breaker
@@ -122,16 +123,17 @@ func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Bre
 func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
 	c := core.BreakerOf(b)
 	*rt = Route{
-		fails:   &wordsOf(c).fails,
-		reject:  c.Reject,
-		slow:    core.FastMask,
-		timed:   core.FastMask,
-		core:    *c,
-		breaker: b,
-		maxWait: max(cfg.MaxWait, 0),
-		timeout: max(cfg.Timeout, 0),
-		exclude: cfg.Exclude,
-		clock:   reg.Clock(),
+		fails:    &wordsOf(c).fails,
+		reject:   c.Reject,
+		rejected: c.Rejections,
+		slow:     core.FastMask,
+		timed:    core.FastMask,
+		core:     *c,
+		breaker:  b,
+		maxWait:  max(cfg.MaxWait, 0),
+		timeout:  max(cfg.Timeout, 0),
+		exclude:  cfg.Exclude,
+		clock:    reg.Clock(),
 
 		attempts:   max(cfg.Attempts, 1),
 		backoff:    cfg.Backoff,
@@ -152,7 +154,7 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 	if impl == nil {
 		// Every call is refused as if the breaker were OPEN, with
 		// ErrNilImpl: no test on the paths of the other routes.
-		rt.fails, rt.reject = &nilImpl.state.fails, &nilImpl.reject
+		rt.fails, rt.reject, rt.rejected = &nilImpl.state.fails, &nilImpl.reject, &nilImpl.rejected
 	}
 	if rt.timeout > 0 {
 		c.Hold(rt.timeout) // a probe on this route may run this long
@@ -208,14 +210,17 @@ var PanicGuard = core.PanicGuard
 var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
 
 // nilImpl is the state of the routes of a nil implementation: a word that
-// is always OPEN and a rejection that is always ErrNilImpl.
+// is always OPEN, a rejection that is always ErrNilImpl, and a count of
+// those refusals that no breaker's Stats reads.
 var nilImpl struct {
-	state  words // never admits a call
-	reject atomic.Pointer[error]
+	state    words // never admits a call
+	reject   atomic.Pointer[error]
+	rejected core.Tally
 }
 
 func init() {
 	nilImpl.state.state.Store(core.PeriodOne | core.Open)
+	nilImpl.rejected.Spread()
 	nilImpl.reject.Store(&ErrNilImpl)
 }
 
@@ -244,11 +249,14 @@ func (rt *Route) EnterFast() (c Call, ok bool) {
 // and nil otherwise, when [Route.Enter] decides. It inlines, so that a
 // rejected call of a generated wrapper returns without a call out of it:
 // the rejection path reads the state word once and the rejection once,
-// as Enter would, and nothing else (no lock, clock or budget). Once the
+// as Enter would, counts the refusal (runtime.Stats.Rejections: one
+// atomic add on a line that refusals on other CPUs seldom share, see
+// core.Tally), and nothing else (no lock, clock or budget). Once the
 // program has made a budget or provenance record (core.InUse), it leaves
 // the rejection to Enter, which writes it in the ctx's provenance record.
 func (c Call) Refusal() error {
 	if c.word&core.FastMask == core.Open && core.InUse.Load() == 0 {
+		c.route.rejected.Add()
 		return *c.route.reject.Load()
 	}
 	return nil
@@ -301,6 +309,7 @@ const (
 func (rt *Route) enterTry(ctx context.Context, kind tryKind) (Call, error) {
 	w := rt.stateWord().Load()
 	if w&core.FastMask == core.Open {
+		rt.rejected.Add()
 		err := *rt.reject.Load() // the rejection path: no lock, clock or budget
 		if core.InUse.Load() != 0 && kind == firstTry {
 			rt.provUncalled(ctx, core.From(ctx), err, true, false) // prov.go

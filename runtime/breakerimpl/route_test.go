@@ -91,6 +91,38 @@ func TestEnterFastInlines(t *testing.T) {
 	}
 }
 
+// TestRouteCountsRejections: without call counting, a route's refusals
+// are counted in the breaker's Stats whichever way the wrapper meets the
+// OPEN breaker: EnterFast then Refusal (a generated wrapper's rejection
+// path), Enter, and Enter with a provenance record in play; the route of
+// a nil implementation counts nothing against any breaker.
+func TestRouteCountsRejections(t *testing.T) {
+	defer breakerimpl.ForgetCallStates()()
+	reg, _ := newTestRegistry(t)
+	rt := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "r", FailureThreshold: 1}})
+	q := &guarded{next: &upstream{}, route: rt}
+	ctx := context.Background()
+	trip(t, rt.Breaker())
+	for range 5 {
+		_, err := q.Quote(ctx, "600519")
+		require.ErrorIs(t, err, runtime.ErrOpen)
+	}
+	assert.Equal(t, uint64(5), rt.Breaker().Stats().Rejections, "EnterFast, Refusal")
+	_, err := rt.Enter(ctx)
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	assert.Equal(t, uint64(6), rt.Breaker().Stats().Rejections, "Enter")
+	pctx, _ := runtime.WithProvenance(ctx)
+	_, err = rt.Enter(pctx)
+	require.ErrorIs(t, err, runtime.ErrOpen)
+	assert.Equal(t, uint64(7), rt.Breaker().Stats().Rejections, "Enter, a provenance record in play")
+
+	nilRoute := breakerimpl.NewRoute(reg, nil, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "n"}})
+	_, err = (&guarded{next: &upstream{}, route: nilRoute}).Quote(ctx, "600519")
+	require.ErrorIs(t, err, breakerimpl.ErrNilImpl)
+	assert.Zero(t, nilRoute.Breaker().Stats().Rejections, "a nil implementation is not the breaker's refusal")
+	assert.False(t, rt.Breaker().Stats().Counted)
+}
+
 // TestDoneOutcomes: the plain wrapper's deferred Done (the guarded test
 // wrapper has its shape) counts a success, a failure and a panic, which it
 // re-raises, frees a probe's slot on each, and counts a Goexit as neither.

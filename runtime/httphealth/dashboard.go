@@ -453,7 +453,7 @@ func (h *Handler) card(b runtime.Stats, now time.Time) cardView {
 		{Key: "changes", Label: "State changes", Value: utoa(b.StateChanges)},
 		{Key: "calls", Label: "Calls", Value: utoa(b.Calls), Hidden: !b.Counted},
 		{Key: "successes", Label: "Successes", Value: utoa(b.Successes), Hidden: !b.Counted},
-		{Key: "rejections", Label: "Rejections", Value: utoa(b.Rejections), Hidden: !b.Counted},
+		{Key: "rejections", Label: "Rejections", Value: utoa(b.Rejections)},
 		{Key: "ignored", Label: "Ignored", Value: utoa(b.Ignored)},
 		{Key: "rate_limited", Label: "Rate-limited", Value: utoa(b.RateLimited)},
 	}

@@ -1,6 +1,7 @@
 package httphealth_test
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"net/http"
@@ -55,6 +56,7 @@ func TestDashboardCards(t *testing.T) {
 	f.clock.Add(10 * time.Second)
 	require.Equal(t, runtime.HalfOpen, tdx.State())
 	fail(t, em, 2, "403 Forbidden")
+	require.ErrorIs(t, em.Do(context.Background(), func(context.Context) error { return nil }), runtime.ErrOpen)
 	f.clock.Add(4*time.Second + 500*time.Millisecond)
 
 	page := f.dashboard(t)
@@ -71,6 +73,8 @@ func TestDashboardCards(t *testing.T) {
 	assert.Contains(t, c, `<dd data-f="changes">1</dd>`)
 	assert.Contains(t, c, `<dd data-f="opened">2026-10-06 09:30:10 UTC</dd>`)
 	assert.Contains(t, c, `<div data-row="calls" hidden>`, "not counted without WithCallCounts")
+	assert.Contains(t, c, `<div data-row="rejections"><dt>Rejections</dt><dd data-f="rejections">1</dd></div>`,
+		"refusals are counted without WithCallCounts")
 
 	c = card(t, page, "tdx")
 	assert.Contains(t, c, `data-state="HALF_OPEN"`)

@@ -38,6 +38,7 @@
 //	      "failures": 2,
 //	      "ignored": 0,
 //	      "rate_limited": 0,
+//	      "rejections": 0,
 //	      "state_changes": 1,
 //	      "consecutive_failures": 0,
 //	      "last_failure": "2026-10-06T09:30:00Z",
@@ -53,6 +54,7 @@
 //	      "failures": 0,
 //	      "ignored": 0,
 //	      "rate_limited": 0,
+//	      "rejections": 0,
 //	      "state_changes": 0,
 //	      "consecutive_failures": 0,
 //	      "status": "ok"
@@ -61,7 +63,8 @@
 //	}
 //
 // With [runtime.WithCallCounts] on the registry, each breaker also reports
-// "counted": true, calls, successes, rejections and last_success.
+// "counted": true, calls, successes and last_success; rejections, the
+// calls the breaker refused, are there with or without it.
 //
 // dropped_events, present once it is not zero, counts the state changes
 // whose log line and hook calls the registry skipped because its event

@@ -92,6 +92,7 @@ func ExampleNew() {
 	//       "failures": 0,
 	//       "ignored": 0,
 	//       "rate_limited": 0,
+	//       "rejections": 0,
 	//       "state_changes": 0,
 	//       "consecutive_failures": 0,
 	//       "status": "ok"

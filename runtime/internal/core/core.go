@@ -131,6 +131,11 @@ type Breaker struct {
 	State  *atomic.Uint64         // period<<32 | flags | state
 	Fails  *atomic.Uint64         // period<<32 | consecutive failures in CLOSED
 	Reject *atomic.Pointer[error] // the rejection of an OPEN or HALF_OPEN period
+	// Rejections counts the calls the breaker refused (runtime's
+	// Stats.Rejections): a caller that refuses a call itself on seeing
+	// an OPEN state word adds one, as Ops.Admit does for the refusals it
+	// makes.
+	Rejections *Tally
 	// Slots are the concurrency slots of a breaker that has them and no
 	// throttle, so that a call can take and free one without Ops; nil
 	// otherwise (calls then go through Ops.Load).

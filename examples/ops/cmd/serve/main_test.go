@@ -95,6 +95,8 @@ func TestMainServesMetrics(t *testing.T) {
 	assert.Contains(t, metrics, `breakergen_breaker_state{breaker="tdx",state="closed"} 1`+"\n")
 	assert.Regexp(t, `(?m)^breakergen_breaker_calls_total\{breaker="tdx",outcome="failure"\} [1-9]`, metrics)
 	assert.NotContains(t, metrics, `outcome="success"`, "the demo does not count every call")
+	assert.Regexp(t, `(?m)^breakergen_breaker_calls_total\{breaker="tdx",outcome="rejected"\} [1-9]`, metrics,
+		"the calls OPEN tdx refused, counted all the same")
 	assert.Contains(t, get(t, "http://"+addr+"/health/datasources"), `"name": "tdx"`)
 
 	cancel()
