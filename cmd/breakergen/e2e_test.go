@@ -84,7 +84,7 @@ func TestEndToEnd(t *testing.T) {
 	// no bodies.
 	require.Regexp(t, `^clients\.go:\d+:\d+: warning: stale: Pages\.Page: argument req of type \*Request keys the cache by its address[^\n]*\n`+
 		`judged\.go:\d+:\d+: warning: stale: Cache\.Ask: argument req of type \*Request keys the cache by its address[^\n]*\n`+
-		`readers\.go:\d+:\d+: warning: Store\.Put: body, of type io\.Reader, is sent again by a later try or fallback only when it can be sought back[^\n]*\n`+
+		`readers\.go:\d+:\d+: warning: Store\.Put: body, of type io\.Reader, is sent again by a later try only when it can be sought back[^\n]*\n`+
 		`readers\.go:\d+:\d+: warning: Poster\.Post: body, of type io\.Reader, is sent again[^\n]*\n`+
 		`readers\.go:\d+:\d+: warning: Replicas: the chain sends a fallback a body the primary read only when it can be sought back[^\n]*: Put's body \(io\.Reader\);[^\n]*\n`+
 		`readers\.go:\d+:\d+: warning: RacedStore\.Put: hedge=10ms of breaker "racedstore" has no effect: its argument body is a reader, which two sources cannot read at once[^\n]*; and body, of type io\.Reader, is sent again[^\n]*\n`+

@@ -995,14 +995,23 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 		return
 	}
 	q := pkgQualifier(in.Obj.Pkg())
+	// What would send it again, and what happens instead: a hedged chain
+	// method without retries has no retry to stop.
+	again, instead := "a later try or fallback", "a retry stops with the first try's answer and each fallback is passed over as unsent"
+	switch {
+	case !in.Chain:
+		again, instead = "a later try", "a retry stops with the first try's answer"
+	case !mm.Route.Retries():
+		again, instead = "a fallback", "each fallback is passed over as unsent"
+	}
 	var says, names []string
 	for _, i := range mm.Readers {
 		t := mm.Sig.Params().At(i).Type()
 		if types.Implements(t, seekerType) {
 			continue
 		}
-		says = append(says, fmt.Sprintf("%s, of type %s, is sent again by a later try or fallback only when it can be sought back to where the call found it: %s, so a retry stops with the first try's answer and each fallback is passed over as unsent",
-			paramName(mm.Sig, i), types.TypeString(t, q), unseekableWhy(t)))
+		says = append(says, fmt.Sprintf("%s, of type %s, is sent again by %s only when it can be sought back to where the call found it: %s, so %s",
+			paramName(mm.Sig, i), types.TypeString(t, q), again, unseekableWhy(t), instead))
 		names = append(names, fmt.Sprintf("%s's %s (%s)", m.Name(), paramName(mm.Sig, i), types.TypeString(t, q)))
 	}
 	const advice = "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every try send it whole"
