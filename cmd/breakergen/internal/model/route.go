@@ -567,14 +567,22 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 		}
 		for i := range m.Sig.Params().Len() {
 			v := m.Sig.Params().At(i)
-			if _, ptr := v.Type().Underlying().(*types.Pointer); !ptr || i == 0 && m.CtxFirst() || m.Request == i+1 {
+			_, ptr := v.Type().Underlying().(*types.Pointer)
+			body := slices.Contains(m.Readers, i)
+			if !ptr && !body || i == 0 && m.CtxFirst() || m.Request == i+1 {
 				continue
 			}
 			// A request built for each call (a gRPC or SDK request is a
 			// pointer) is a new key each time: the cache never answers.
+			// So is a body: an io.Reader is compared as the reader it
+			// holds, never by what it would read.
 			what := "argument " + strconv.Itoa(i+1)
 			if v.Name() != "" && v.Name() != "_" {
 				what = "argument " + v.Name()
+			}
+			if body {
+				b.warnf(r.staleOpt.Pos, "stale: %s.%s: %s of type %s keys the cache by the reader it is given, never by what it reads, so a call with a new reader never finds the kept answer; key by values (a method taking them), or give the method a line with stale=0", in.Name, m.Name, what, types.TypeString(v.Type(), qual))
+				return
 			}
 			b.warnf(r.staleOpt.Pos, "stale: %s.%s: %s of type %s keys the cache by its address, so a new %s with the same fields never finds the kept answer; key by values (a method taking them), or give the method a line with stale=0", in.Name, m.Name, what, types.TypeString(v.Type(), qual), types.TypeString(v.Type(), qual))
 			return
