@@ -20,8 +20,9 @@
 //     the reason "peer <origin>: <reason>". Durations cross the wire, never
 //     clock readings. A note can open a breaker, never close one, and
 //     keeps it open past the note by 750ms at most (a message held up to
-//     that long is taken at its word; one that may have been held longer
-//     is checked against the note's time left). A process that attaches late, reconnects, or
+//     that long is taken at its word; one that may have been held longer,
+//     and every one on a Redis Cluster, is checked against the note's
+//     time left, waiting 100ms at most). A process that attaches late, reconnects, or
 //     creates a breaker later reads the notes at once.
 //   - A key. A family's key breaker (runtime.Family, "<family>/<key>")
 //     is shared like any breaker. A trip note for a key that is not live

@@ -303,6 +303,26 @@ func TestCurrentTripMessageNeedsNoRead(t *testing.T) {
 		"the message's window")
 }
 
+// TestSlowNoteReadHoldsNoTrip: a message that is not known to be current
+// waits for its note's time left at most noteRead (100ms), whatever the
+// fleet's timeout, then opens for its own window: a's reads never answer
+// within its timeout of a minute, and a follows b's trip all the same.
+func TestSlowNoteReadHoldsNoTrip(t *testing.T) {
+	s := startServer(t, "")
+	hold := &holdReads{release: make(chan struct{})}
+	t.Cleanup(func() { close(hold.release) })
+	rdb := newClient(t, s)
+	rdb.AddHook(hold)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute), redisstate.WithFreshFor(0))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+
+	tripBy(t, b.tdx())
+	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, within, time.Millisecond)
+	assert.GreaterOrEqual(t, hold.held.Load(), int32(1), "a read the note, and gave up on it")
+	assert.WithinDuration(t, time.Now().Add(10*time.Second), a.tdx().Stats().NextProbe, time.Second,
+		"the message's window")
+}
+
 // TestHeartbeatKeepsTheSubscriptionCurrent: each heartbeat says when it
 // was sent, and the subscription that delivers it records so.
 func TestHeartbeatKeepsTheSubscriptionCurrent(t *testing.T) {

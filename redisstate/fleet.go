@@ -36,13 +36,15 @@ const minTimeout = time.Millisecond
 // long a subscription may stay silent (each heartbeat publishes on the
 // process's own beat channel) before it counts as deaf and is made anew;
 // how soon after this process sent its own last heartbeat heard a peer's
-// trip message is taken at its word (see [Fleet.noteLeft]).
+// trip message is taken at its word, and how long one that is not waits
+// for its note's time left at most (see [Fleet.noteLeft]).
 const (
 	heartbeat  = 500 * time.Millisecond
 	memberTTL  = 2 * time.Second
 	redialWait = 100 * time.Millisecond
 	deafAfter  = 3 * heartbeat
 	freshFor   = heartbeat + heartbeat/2
+	noteRead   = 100 * time.Millisecond
 )
 
 // Option configures [Attach].
@@ -130,6 +132,7 @@ type Fleet struct {
 	born   time.Time     // Attach's time, from which heard counts
 	heard  atomic.Int64  // when the subscription last delivered anything, since born
 	sent   atomic.Int64  // when the last heartbeat the subscription delivered was sent, since born
+	order  bool          // one server publishes everything the subscription hears (ordered)
 
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
@@ -197,7 +200,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	f := &Fleet{reg: reg, rdb: rdb, opt: o, instance: rand.Text(), channel: o.prefix + "events",
+	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: o.prefix + "events",
 		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{},
 		modes: map[string]knownMode{}}
 	for _, n := range o.limits {
@@ -363,7 +366,12 @@ func (f *Fleet) doIn(parent context.Context, op func(ctx context.Context) error)
 // error (redis.Nil is none) or errTimeout, and leaves the fleet's state
 // alone: for a read whose failure says nothing of Redis as a whole.
 func (f *Fleet) bounded(parent context.Context, op func(ctx context.Context) error) error {
-	ctx, cancel := context.WithTimeout(parent, f.opt.timeout)
+	return f.boundedFor(parent, f.opt.timeout, op)
+}
+
+// boundedFor is bounded within d.
+func (f *Fleet) boundedFor(parent context.Context, d time.Duration, op func(ctx context.Context) error) error {
+	ctx, cancel := context.WithTimeout(parent, d)
 	done := make(chan error, 1)
 	go func() {
 		defer cancel()
@@ -448,7 +456,18 @@ func (f *Fleet) heardSent(sent time.Duration) {
 // current reports whether what the subscription delivers now was
 // published within freshFor (see noteLeft).
 func (f *Fleet) current() bool {
-	return time.Since(f.born)-time.Duration(f.sent.Load()) <= f.opt.freshFor
+	return f.order && time.Since(f.born)-time.Duration(f.sent.Load()) <= f.opt.freshFor
+}
+
+// ordered reports whether rdb's subscription hears every message in the
+// order one server published them: a *redis.Client (one server, or the
+// master a Sentinel names). A Redis Cluster's node passes on what other
+// nodes publish over a link from each, so a message held on one link
+// comes after newer ones on another; a Ring or another implementation is
+// not known to order.
+func ordered(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.Client)
+	return ok
 }
 
 // silent is how long the subscription has delivered nothing.
@@ -686,27 +705,28 @@ func (f *Fleet) apply(payload string) {
 // it heals, so a message's window, what was left when it was sent, may
 // have run out meanwhile; a note never keeps a breaker open past itself.
 //
-// The subscription delivers in the order the server publishes, so a
-// message delivered after this process's own heartbeat was published
-// after that heartbeat was sent: it is at most now - sent old, on this
-// process's clock alone. Within freshFor of it (the ordinary case, each
-// heartbeat sent half a second after the last), the message is taken at
-// its word and applied at once, with no round trip to Redis: a trip
-// reaches the peers in one hop, whatever a read would cost. Otherwise
-// (the subscription was behind, or has heard no heartbeat since it was
-// made) the note's time left is read on the server (PTTL; no clocks
-// compared) and the message opens for the lesser; no note, and it opens
-// nothing. A read that fails or takes longer than the fleet's timeout
+// On one server (see ordered) the subscription delivers in the order the
+// server publishes, so a message delivered after this process's own
+// heartbeat was published after that heartbeat was sent: it is at most
+// now - sent old, on this process's clock alone. Within freshFor of it
+// (the ordinary case, each heartbeat sent half a second after the last),
+// the message is taken at its word and applied at once, with no round
+// trip to Redis: a trip reaches the peers in one hop, whatever a read
+// would cost. Otherwise (the subscription was behind, has heard no
+// heartbeat since it was made, or is on a Redis Cluster) the note's time
+// left is read on the server (PTTL; no clocks compared) and the message
+// opens for the lesser; no note, and it opens nothing. A read that fails
+// or takes longer than noteRead (or the fleet's timeout, if shorter)
 // leaves the message's own window and does not count Redis as away: one
-// slow read is not an outage, and a peer's trip is not to be dropped for
-// it.
+// slow read is not an outage, a peer's trip is not to be dropped for it,
+// nor held up long.
 func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
 	window := time.Duration(m.MS) * time.Millisecond
 	if f.current() {
 		return window, true
 	}
 	var left time.Duration
-	err := f.bounded(f.ctx, func(ctx context.Context) error {
+	err := f.boundedFor(f.ctx, min(f.opt.timeout, noteRead), func(ctx context.Context) error {
 		var err error
 		left, err = f.rdb.PTTL(ctx, f.noteKey(m.Name)).Result()
 		return err
