@@ -12,3 +12,7 @@ func WithFreshFor(d time.Duration) Option { return func(o *options) { o.freshFor
 func (f *Fleet) HeardBeatSince(t time.Time) bool {
 	return time.Duration(f.sent.Load()) > t.Sub(f.born)
 }
+
+// WithNoteRead sets how long a trip message waits for its note's time
+// left (noteRead), for a test whose reads go through a loaded proxy.
+func WithNoteRead(d time.Duration) Option { return func(o *options) { o.noteRead = d } }

@@ -216,13 +216,15 @@ func TestDeafSubscriptionIsMadeAnew(t *testing.T) {
 // message, which asks for the whole 10 s. a opens only for what is left
 // of the note; a message whose note is gone opens nothing. The stall is
 // short, so a is told to take no message at its word (WithFreshFor(0)):
-// one delivered long after a's last heartbeat is read the same way.
+// one delivered long after a's last heartbeat is read the same way
+// (TestHeldTripMessageIsChecked). Its reads go through the proxy, which
+// a loaded machine may hold longer than noteRead.
 func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
 	s := startServer(t, "")
 	p := startProxy(t, s.addr())
 	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
 	t.Cleanup(func() { _ = viaProxy.Close() })
-	a := attach(t, viaProxy, "a", 10*time.Second, redisstate.WithFreshFor(0))
+	a := attach(t, viaProxy, "a", 10*time.Second, redisstate.WithFreshFor(0), redisstate.WithNoteRead(time.Minute))
 	b := attach(t, newClient(t, s), "b", 10*time.Second)
 	gone := runtime.Config{Name: "gone", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
 	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
@@ -252,6 +254,42 @@ func TestLateTripMessageOpensForTheNoteLeft(t *testing.T) {
 		"opened for what is left of the note, not the message's 10s")
 	goneA, _ := a.reg.Lookup("gone")
 	assert.Equal(t, runtime.Closed, goneA.State(), "the note is gone")
+}
+
+// TestHeldTripMessageIsChecked: with the default settings, a message
+// the subscription held for a second (past freshFor, 750ms) is checked
+// against its note: a opens for what is left of the note (3s), not the
+// message's 10s. (Should the stall outlast deafAfter, a subscribes anew
+// and reads the note: the same window.)
+func TestHeldTripMessageIsChecked(t *testing.T) {
+	s := startServer(t, "")
+	p := startProxy(t, s.addr())
+	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
+	t.Cleanup(func() { _ = viaProxy.Close() })
+	a := attach(t, viaProxy, "a", 10*time.Second, redisstate.WithNoteRead(time.Minute))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	a.reg.Breaker(after)
+	b.reg.Breaker(after)
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool { return p.stallSubscriptions() > 0 }, within, time.Millisecond)
+
+	tripBy(t, b.tdx())
+	ctx := context.Background()
+	require.Eventually(t, func() bool { return rdb.Exists(ctx, noteKey("tdx")).Val() == 1 }, within, time.Millisecond)
+	require.NoError(t, rdb.PExpire(ctx, noteKey("tdx"), 3*time.Second).Err())
+	pauseFor(time.Second) // the outage: a's subscription hears nothing
+	p.heal()
+	healed := time.Now()
+
+	afterB, _ := b.reg.Lookup("after")
+	tripBy(t, afterB)
+	afterA, _ := a.reg.Lookup("after")
+	require.Eventually(t, func() bool { return afterA.State() == runtime.Open }, within, time.Millisecond)
+	require.Equal(t, runtime.Open, a.tdx().State())
+	assert.True(t, a.tdx().Stats().NextProbe.Before(healed.Add(3*time.Second)),
+		"opened for what is left of the note (at most 3s), not the message's 10s: next probe %s after the heal",
+		a.tdx().Stats().NextProbe.Sub(healed))
 }
 
 // holdReads is a go-redis hook that holds every PTTL command until the

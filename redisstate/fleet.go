@@ -58,7 +58,8 @@ type options struct {
 	origin  string
 	logger  *slog.Logger
 
-	freshFor time.Duration // freshFor, but for tests (export_test.go)
+	freshFor time.Duration // freshFor and noteRead, but for tests (export_test.go)
+	noteRead time.Duration
 }
 
 // WithPrefix sets the prefix of every key and of the channel. Default
@@ -132,6 +133,7 @@ type Fleet struct {
 	born   time.Time     // Attach's time, from which heard counts
 	heard  atomic.Int64  // when the subscription last delivered anything, since born
 	sent   atomic.Int64  // when the last heartbeat the subscription delivered was sent, since born
+	sentAt atomic.Int64  // the same on the wall clock (Unix ns), which counts a host's suspend
 	order  bool          // one server publishes everything the subscription hears (ordered)
 
 	ownMu sync.Mutex          // guards own
@@ -176,7 +178,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	case isNil(rdb):
 		return nil, fmt.Errorf("redisstate: Attach needs a client, got a nil %T", rdb)
 	}
-	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1, freshFor: freshFor}
+	o := options{prefix: DefaultPrefix, timeout: DefaultTimeout, share: 1, freshFor: freshFor, noteRead: noteRead}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
@@ -431,7 +433,8 @@ func (f *Fleet) heartbeats() {
 		}
 		// What the subscription must hear within deafAfter, saying when
 		// it was sent (see noteLeft).
-		sent := strconv.FormatInt(int64(time.Since(f.born)), 10)
+		now := time.Now()
+		sent := strconv.FormatInt(int64(now.Sub(f.born)), 10) + " " + strconv.FormatInt(now.UnixNano(), 10)
 		_ = f.do(func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), sent).Err() })
 	}
 }
@@ -447,16 +450,32 @@ func (f *Fleet) hear() { f.heard.Store(int64(time.Since(f.born))) }
 // heardSent records that the subscription delivered a heartbeat sent at
 // sent (since born), or confirmed a subscription asked for then: what it
 // delivers next was published after that.
-func (f *Fleet) heardSent(sent time.Duration) {
+func (f *Fleet) heardSent(sent time.Duration, wall int64) {
 	if int64(sent) > f.sent.Load() { // one writer, the subscriber
 		f.sent.Store(int64(sent))
+		f.sentAt.Store(wall)
+	}
+}
+
+// heardBeat records the heartbeat whose payload is p ("<since born, ns>
+// <Unix ns>", see heartbeats).
+func (f *Fleet) heardBeat(p string) {
+	mono, wall, _ := strings.Cut(p, " ")
+	sent, err1 := strconv.ParseInt(mono, 10, 64)
+	at, err2 := strconv.ParseInt(wall, 10, 64)
+	if err1 == nil && err2 == nil {
+		f.heardSent(time.Duration(sent), at)
 	}
 }
 
 // current reports whether what the subscription delivers now was
-// published within freshFor (see noteLeft).
+// published within freshFor (see noteLeft), on both clocks: the
+// monotonic one does not count the time a host spends suspended (or a
+// VM frozen), while messages wait; the wall clock does.
 func (f *Fleet) current() bool {
-	return f.order && time.Since(f.born)-time.Duration(f.sent.Load()) <= f.opt.freshFor
+	now := time.Now()
+	return f.order && now.Sub(f.born)-time.Duration(f.sent.Load()) <= f.opt.freshFor &&
+		time.Duration(now.UnixNano()-f.sentAt.Load()) <= f.opt.freshFor
 }
 
 // ordered reports whether rdb's subscription hears every message in the
@@ -597,8 +616,8 @@ func (f *Fleet) subscriber() {
 	for f.ctx.Err() == nil {
 		// The channels are kept even when this fails; Receive
 		// (re)connects and (re)subscribes.
+		since := time.Now() // what the subscription delivers was published after
 		_ = ps.Subscribe(f.ctx, f.channel, f.beatChannel())
-		since := time.Now()
 		for f.ctx.Err() == nil {
 			msg, err := ps.ReceiveTimeout(f.ctx, heartbeat)
 			if err != nil {
@@ -620,7 +639,7 @@ func (f *Fleet) subscriber() {
 			f.hear()
 			switch m := msg.(type) {
 			case *redis.Subscription:
-				f.heardSent(since.Sub(f.born))
+				f.heardSent(since.Sub(f.born), since.UnixNano())
 				if m.Channel != f.channel {
 					continue
 				}
@@ -634,9 +653,7 @@ func (f *Fleet) subscriber() {
 				case f.channel:
 					f.apply(m.Payload)
 				case f.beatChannel():
-					if sent, err := strconv.ParseInt(m.Payload, 10, 64); err == nil {
-						f.heardSent(time.Duration(sent))
-					}
+					f.heardBeat(m.Payload)
 				}
 			}
 		}
@@ -703,7 +720,8 @@ func (f *Fleet) apply(payload string) {
 // noteLeft is the window a trip message opens a breaker for. Redis and
 // TCP hold messages while the subscription stalls and deliver them when
 // it heals, so a message's window, what was left when it was sent, may
-// have run out meanwhile; a note never keeps a breaker open past itself.
+// have run out meanwhile; a note keeps a breaker open past itself by
+// freshFor at most (unless the read of its note fails).
 //
 // On one server (see ordered) the subscription delivers in the order the
 // server publishes, so a message delivered after this process's own
@@ -726,7 +744,7 @@ func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
 		return window, true
 	}
 	var left time.Duration
-	err := f.boundedFor(f.ctx, min(f.opt.timeout, noteRead), func(ctx context.Context) error {
+	err := f.boundedFor(f.ctx, min(f.opt.timeout, f.opt.noteRead), func(ctx context.Context) error {
 		var err error
 		left, err = f.rdb.PTTL(ctx, f.noteKey(m.Name)).Result()
 		return err
