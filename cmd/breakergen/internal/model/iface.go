@@ -997,12 +997,12 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 	q := pkgQualifier(in.Obj.Pkg())
 	// What would send it again, and what happens instead: a hedged chain
 	// method without retries has no retry to stop.
-	again, instead := "a later try or fallback", "a retry stops with the first try's answer and each fallback is passed over as unsent"
+	again, instead, every := "a later try or fallback", "a retry stops with the first try's answer and each fallback is passed over as unsent", "every try and source"
 	switch {
 	case !in.Chain:
-		again, instead = "a later try", "a retry stops with the first try's answer"
+		again, instead, every = "a later try", "a retry stops with the first try's answer", "every try"
 	case !mm.Route.Retries():
-		again, instead = "a fallback", "each fallback is passed over as unsent"
+		again, instead, every = "a fallback", "each fallback is passed over as unsent", "every source"
 	}
 	var says, names []string
 	for _, i := range mm.Readers {
@@ -1014,7 +1014,7 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 			paramName(mm.Sig, i), types.TypeString(t, q), again, unseekableWhy(t), instead))
 		names = append(names, fmt.Sprintf("%s's %s (%s)", m.Name(), paramName(mm.Sig, i), types.TypeString(t, q)))
 	}
-	const advice = "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every try send it whole"
+	advice := "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have " + every + " send it whole"
 	switch {
 	case hedged != "":
 		if len(says) > 0 {

@@ -451,7 +451,7 @@ func (b *builder) checkResults(in *Interface, m *Method) {
 	for i := range n {
 		want = append(want, res.At(i).Type())
 	}
-	qual := types.RelativeTo(in.Obj.Pkg())
+	qual := pkgQualifier(in.Obj.Pkg())
 	// A type parameter of the interface is in scope in the whole wrapper:
 	// a local func of its name could not be called there.
 	for _, ref := range []struct {
