@@ -535,8 +535,12 @@ func TestTwinOriginsShowInHealth(t *testing.T) {
 	b := attach(t, newClient(t, s), "same", time.Minute, redisstate.WithTimeout(redisstate.DefaultTimeout))
 	s.signal(syscall.SIGCONT)
 	for _, m := range []member{a, b} {
-		require.Eventually(t, func() bool { return m.reg.Health().Fleet.DuplicateOrigin == "same" }, within, time.Millisecond)
-		assert.Contains(t, m.log.String(), `another live member uses this origin`)
+		// The heartbeat records the twin, which Health shows, and then
+		// logs it: wait for both.
+		require.Eventually(t, func() bool {
+			return m.reg.Health().Fleet.DuplicateOrigin == "same" &&
+				strings.Contains(m.log.String(), `another live member uses this origin`)
+		}, within, time.Millisecond, "Health and the log say so")
 	}
 	require.NoError(t, b.fleet.Close())
 	require.Eventually(t, func() bool { return a.reg.Health().Fleet.DuplicateOrigin == "" }, within, time.Millisecond)
