@@ -415,6 +415,11 @@ func TestOperatorsMatchModel(t *testing.T) {
 				case 2:
 					u.Off |= runtime.SettingConcurrency
 				}
+				if u.ResetTimeout > 0 && u.ResetMax == 0 && m.cfg.ResetMax > 0 && u.ResetTimeout >= m.cfg.ResetMax {
+					// A reset at the backoff's cap turns backoff off, which
+					// Update wants said (TestUpdateResetPastTheBackoffCap).
+					u.Off |= runtime.SettingBackoff
+				}
 				if err := reg.Update(u); err != nil {
 					rt.Fatalf("Update(%+v): %v", u, err)
 				}
@@ -448,6 +453,9 @@ func TestOperatorsMatchModel(t *testing.T) {
 				}
 				if u.ResetMax > 0 {
 					next.ResetMax = u.ResetMax
+				}
+				if u.Off&runtime.SettingBackoff != 0 {
+					next.ResetMax = 0
 				}
 				if next.ResetMax <= next.ResetTimeout {
 					next.ResetMax = 0

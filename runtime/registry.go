@@ -37,6 +37,7 @@ type Registry struct {
 	rec         *recorder               // the call recorder, nil when not recording (record.go)
 
 	mu       sync.RWMutex // guards breakers, limiters
+	updateMu sync.Mutex   // one Update at a time (see Update)
 	breakers map[string]*Breaker
 	limiters map[string]*Limiter
 	families []*Family // guarded by mu (see family.go)

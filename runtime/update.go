@@ -71,9 +71,12 @@ import (
 // both kinds at once, a rate or a minimum or SlowCall without a window, a
 // MinimumCalls above a count window's size, a SlowRate without SlowCall, a
 // Throttle below 1, a ResetMax below the ResetTimeout it would apply to,
-// an Off bit beside the field it turns off, fault injection (set when the
+// a ResetTimeout moved to or past the breaker's ResetMax without a new
+// ResetMax or Off SettingBackoff (backoff would go unsaid), an Off bit
+// beside the field it turns off, fault injection (set when the
 // breaker is created) and a Name the registry has no breaker of are
-// errors. Two Configs of one name apply in order.
+// errors. Two Configs of one name apply in order, and Updates made at
+// once apply one after the other, each to the settings the other left.
 //
 // A breaker keeps its state: an OPEN breaker keeps its window (a new
 // ResetTimeout applies from its next OPEN period), and a CLOSED one keeps
@@ -96,6 +99,14 @@ import (
 // long as it lives: a key dropped and made again starts from the family's
 // settings. When a name is both a breaker's and a family's, both change.
 func (r *Registry) Update(cfgs ...Config) error {
+	// One Update at a time: each layers its fields on the settings as it
+	// reads them and stores the whole result, so two at once would each
+	// store the other's fields as they were before it, and one operator's
+	// change would be undone without a word. The events are delivered
+	// (hooks run) once the lock is let go, so that a hook may Update.
+	r.updateMu.Lock()
+	defer r.flush()
+	defer r.updateMu.Unlock()
 	type change struct {
 		b    *Breaker
 		next Config
@@ -195,6 +206,11 @@ func layer(cur, c Config) (Config, error) {
 	next.Name = cur.Name
 	if err := checkNext(c, next); err != nil {
 		return cur, err
+	}
+	if c.ResetTimeout > 0 && c.ResetMax == 0 && next.ResetMax > 0 && next.ResetMax <= next.ResetTimeout {
+		// The backoff's cap would go without a word (withDefaults drops a
+		// ResetMax not above the reset): the operator says so, or raises it.
+		return cur, fmt.Errorf("ResetTimeout %s is not below the backoff's cap ResetMax %s, which would turn backoff off: give a ResetMax above it, or Off: SettingBackoff", c.ResetTimeout, next.ResetMax)
 	}
 	next = next.withDefaults()
 	if c.ResetMax > 0 && next.ResetMax == 0 {
@@ -410,7 +426,8 @@ func (b *Breaker) holdsSlot(w uint64) bool {
 }
 
 // reconfigure stores next as the breaker's settings and records the
-// Event that says what changed; nothing when nothing did.
+// Event that says what changed; nothing when nothing did. Under the
+// registry's updateMu.
 func (b *Breaker) reconfigure(next Config) {
 	b.mu.Lock()
 	cur := b.cfg()
@@ -425,7 +442,7 @@ func (b *Breaker) reconfigure(next Config) {
 	b.reg.record(Event{Time: b.reg.clock.Now(), Source: next.Name, From: st, To: st,
 		Reason: truncate(foldSpace("reconfigured: "+diff), reasonMax)})
 	b.mu.Unlock()
-	b.reg.flush()
+	// Update delivers the event (flush) once it has let go of updateMu.
 }
 
 // configDiff says what changed from cur to next, in the words of the

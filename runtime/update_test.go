@@ -555,3 +555,62 @@ func TestSettingString(t *testing.T) {
 	assert.Equal(t, "window|concurrency", (runtime.SettingConcurrency | runtime.SettingWindow).String())
 	assert.Equal(t, "reset..max|Setting(256)", (runtime.SettingBackoff | 1<<8).String())
 }
+
+// TestConcurrentUpdatesLoseNothing: two operators' Updates at once, one
+// raising the threshold and one the reset, both hold: neither stores the
+// other's field as it was before (each layered its own on the settings
+// it read, and stored the whole).
+func TestConcurrentUpdatesLoseNothing(t *testing.T) {
+	for run := range 100 {
+		reg := runtime.NewRegistry(runtime.WithoutEnv())
+		b := reg.Breaker(runtime.Config{Name: "up", FailureThreshold: 3, ResetTimeout: time.Second})
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, c := range []runtime.Config{{Name: "up", FailureThreshold: 8}, {Name: "up", ResetTimeout: time.Minute}} {
+			wg.Go(func() {
+				<-start
+				assert.NoError(t, reg.Update(c))
+			})
+		}
+		close(start)
+		wg.Wait()
+		cfg := b.Config()
+		require.Equal(t, 8, cfg.FailureThreshold, "run %d: %v", run, reg.Events(0))
+		require.Equal(t, time.Minute, cfg.ResetTimeout, "run %d: %v", run, reg.Events(0))
+	}
+}
+
+// TestHookMayUpdate: a hook that calls Update on the event of an Update
+// runs, and its change holds: Update delivers its events once it has let
+// go of what makes Updates one at a time.
+func TestHookMayUpdate(t *testing.T) {
+	var reg *runtime.Registry
+	var once sync.Once
+	reg = runtime.NewRegistry(runtime.WithoutEnv(), runtime.OnStateChange(func(ev runtime.Event) {
+		once.Do(func() { assert.NoError(t, reg.Update(runtime.Config{Name: "up", HalfOpenMax: 2})) })
+	}))
+	b := reg.Breaker(runtime.Config{Name: "up", FailureThreshold: 3})
+	require.NoError(t, reg.Update(runtime.Config{Name: "up", FailureThreshold: 4}))
+	require.Eventually(t, func() bool { return b.Config().HalfOpenMax == 2 }, 5*time.Second, time.Millisecond)
+	assert.Equal(t, 4, b.Config().FailureThreshold)
+}
+
+// TestUpdateResetPastTheBackoffCap: a ResetTimeout at or past the
+// breaker's backoff cap would turn backoff off without a word: an error
+// that says how to say so; with Off: SettingBackoff, or a ResetMax above
+// it, the change holds.
+func TestUpdateResetPastTheBackoffCap(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	b := reg.Breaker(runtime.Config{Name: "up", ResetTimeout: time.Second, ResetMax: 10 * time.Minute})
+	for _, d := range []time.Duration{10 * time.Minute, 20 * time.Minute} {
+		err := reg.Update(runtime.Config{Name: "up", ResetTimeout: d})
+		require.ErrorContains(t, err, "is not below the backoff's cap ResetMax 10m0s")
+		assert.Equal(t, 10*time.Minute, b.Config().ResetMax, "nothing changed")
+		assert.Equal(t, time.Second, b.Config().ResetTimeout)
+	}
+	require.NoError(t, reg.Update(runtime.Config{Name: "up", ResetTimeout: 20 * time.Minute, ResetMax: time.Hour}))
+	assert.Equal(t, time.Hour, b.Config().ResetMax)
+	require.NoError(t, reg.Update(runtime.Config{Name: "up", ResetTimeout: 2 * time.Hour, Off: runtime.SettingBackoff}))
+	assert.Zero(t, b.Config().ResetMax, "backoff off, as asked")
+	require.NoError(t, reg.Update(runtime.Config{Name: "up", ResetTimeout: 3 * time.Hour}), "no cap left to pass")
+}
