@@ -460,3 +460,30 @@ func TestHandMadeBreakerWithAKeysName(t *testing.T) {
 		t.Errorf("a key of its own is warned of:\n%s", logs.String())
 	}
 }
+
+// TestEnvEmptyIsUnset: a variable set to nothing (a script exports one it
+// leaves empty) is no variable: no warning, and the lower layer's value
+// stays. An unknown key is still warned of, empty or not.
+func TestEnvEmptyIsUnset(t *testing.T) {
+	env := []string{"BREAKER_TDX_FAULT=", "BREAKER_TDX_THRESHOLD= ", "BREAKER_TDX_MODE=", "BREAKER_TDX_TRESHOLD="}
+	restore := runtime.SetEnviron(env)
+	defer restore()
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	b := reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 3})
+	out := logs.String()
+	for _, v := range []string{"FAULT", "THRESHOLD=", "MODE"} {
+		if strings.Contains(out, "BREAKER_TDX_"+v) {
+			t.Errorf("a warning of the empty BREAKER_TDX_%s:\n%s", v, out)
+		}
+	}
+	if !strings.Contains(out, "BREAKER_TDX_TRESHOLD") {
+		t.Errorf("no warning of the unknown key BREAKER_TDX_TRESHOLD:\n%s", out)
+	}
+	if got := b.Config().FailureThreshold; got != 3 {
+		t.Errorf("threshold %d, want the Config's 3", got)
+	}
+	if got := b.State(); got != runtime.Closed {
+		t.Errorf("state %s: an empty MODE put the breaker in a mode", got)
+	}
+}

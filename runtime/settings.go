@@ -194,7 +194,7 @@ var envSuffixes = []string{
 
 // readEnv parses the BREAKER_<NAME>_<KEY> variables of environ. A malformed
 // value or an unknown key is logged once as a warning naming the variable,
-// and the lower layer's value stays.
+// and the lower layer's value stays; an empty value is no variable.
 func (r *Registry) readEnv(environ []string) {
 	suffixes := envSuffixes
 	for _, kv := range environ {
@@ -209,6 +209,9 @@ func (r *Registry) readEnv(environ []string) {
 				name, suffix = n, s
 				break
 			}
+		}
+		if suffix != "" && strings.TrimSpace(val) == "" {
+			continue // set to nothing, as scripts export a variable they leave empty: unset
 		}
 		var err error
 		o := r.env[name]
