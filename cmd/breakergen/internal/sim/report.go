@@ -49,8 +49,14 @@ func WriteText(w io.Writer, rec *Recording, outage int, results []Result) error 
 	return tw.Flush()
 }
 
-// round rounds d to the millisecond for the report.
-func round(d time.Duration) string { return d.Round(time.Millisecond).String() }
+// round rounds d to the millisecond for the report, a d under one to the
+// microsecond.
+func round(d time.Duration) string {
+	if d > 0 && d < time.Millisecond {
+		return d.Round(time.Microsecond).String() // a recording of a few fast calls: not "0s"
+	}
+	return d.Round(time.Millisecond).String()
+}
 
 // toTripText lists the calls to trip of each outage ("none": no trip,
 // "open": not CLOSED when it began), or past six outages the median,

@@ -258,3 +258,19 @@ func TestReadIgnoresALastLineCutMidWrite(t *testing.T) {
 	_, err = Read(strings.NewReader(head + "10524082230\n" + "0 1 success tdx"))
 	assert.ErrorContains(t, err, "recording:2: want START DURATION CLASS NAME", "a malformed line before a cut one")
 }
+
+// TestRoundKeepsShortSpans: a recording of a few fast calls spans less
+// than a millisecond, and the report says how long, not "0s".
+func TestRoundKeepsShortSpans(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		0:                                    "0s",
+		303 * time.Microsecond:               "303µs",
+		303_400 * time.Nanosecond:            "303µs",
+		1500 * time.Millisecond:              "1.5s",
+		2*time.Minute + 400*time.Microsecond: "2m0s",
+	} {
+		if got := round(d); got != want {
+			t.Errorf("round(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
