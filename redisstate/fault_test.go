@@ -319,6 +319,21 @@ func (h *holdReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
+// heldReads attaches a, whose reads of notes hold until the test ends
+// (within a timeout of a minute) and which takes a message at its word
+// within freshFor, and b, on one server.
+func heldReads(t *testing.T, freshFor time.Duration) (a, b member, hold *holdReads) {
+	t.Helper()
+	s := startServer(t, "")
+	hold = &holdReads{release: make(chan struct{})}
+	t.Cleanup(func() { close(hold.release) })
+	rdb := newClient(t, s)
+	rdb.AddHook(hold)
+	a = attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute), redisstate.WithFreshFor(freshFor))
+	b = attach(t, newClient(t, s), "b", 10*time.Second)
+	return a, b, hold
+}
+
 // TestCurrentTripMessageNeedsNoRead: a trip message delivered while the
 // subscription is current opens the peer at once, whatever a read of
 // its note would cost: here a's reads never answer (within a timeout of
@@ -326,13 +341,7 @@ func (h *holdReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // WithFreshFor(time.Hour) keeps a current under any load; that a
 // heartbeat keeps it current is TestHeartbeatKeepsTheSubscriptionCurrent.
 func TestCurrentTripMessageNeedsNoRead(t *testing.T) {
-	s := startServer(t, "")
-	hold := &holdReads{release: make(chan struct{})}
-	t.Cleanup(func() { close(hold.release) })
-	rdb := newClient(t, s)
-	rdb.AddHook(hold)
-	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute), redisstate.WithFreshFor(time.Hour))
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b, hold := heldReads(t, time.Hour)
 
 	tripBy(t, b.tdx())
 	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, within, time.Millisecond)
@@ -346,13 +355,7 @@ func TestCurrentTripMessageNeedsNoRead(t *testing.T) {
 // fleet's timeout, then opens for its own window: a's reads never answer
 // within its timeout of a minute, and a follows b's trip all the same.
 func TestSlowNoteReadHoldsNoTrip(t *testing.T) {
-	s := startServer(t, "")
-	hold := &holdReads{release: make(chan struct{})}
-	t.Cleanup(func() { close(hold.release) })
-	rdb := newClient(t, s)
-	rdb.AddHook(hold)
-	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute), redisstate.WithFreshFor(0))
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b, hold := heldReads(t, 0)
 
 	tripBy(t, b.tdx())
 	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, within, time.Millisecond)
