@@ -419,6 +419,16 @@ func (f *Fleet) heartbeats() {
 		case <-t.C:
 		}
 		was := f.up.Load()
+		if was {
+			// What the subscription must hear within deafAfter, saying
+			// when it was sent (see noteLeft). First, so that a slow
+			// server's scripts below do not space the heartbeats out past
+			// freshFor; a lost one is for the deaf check to judge, and
+			// leaves Redis's state to the scripts.
+			now := time.Now()
+			sent := strconv.FormatInt(int64(now.Sub(f.born)), 10) + " " + strconv.FormatInt(now.UnixNano(), 10)
+			_ = f.bounded(f.ctx, func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), sent).Err() })
+		}
 		if !f.beat(false) {
 			continue
 		}
@@ -431,11 +441,6 @@ func (f *Fleet) heartbeats() {
 			f.resync()
 			f.republish()
 		}
-		// What the subscription must hear within deafAfter, saying when
-		// it was sent (see noteLeft).
-		now := time.Now()
-		sent := strconv.FormatInt(int64(now.Sub(f.born)), 10) + " " + strconv.FormatInt(now.UnixNano(), 10)
-		_ = f.do(func(ctx context.Context) error { return f.rdb.Publish(ctx, f.beatChannel(), sent).Err() })
 	}
 }
 
