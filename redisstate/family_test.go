@@ -1,14 +1,17 @@
 package redisstate_test
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/breakergen/breakergen/redisstate"
 	"github.com/breakergen/breakergen/runtime"
 )
 
@@ -159,4 +162,36 @@ func TestLateJoinerOpensAKeyAtItsFirstCall(t *testing.T) {
 	assert.Equal(t, runtime.Open, k.State(), "its first use finds it OPEN")
 	assert.Equal(t, "peer a: 403 banned", late.reg.Events(1)[0].Reason)
 	assert.Equal(t, runtime.Closed, fam.Breaker("000001").State())
+}
+
+// TestGoneKeyNoteMakesNoKey: a trip message for a key that is not live
+// here, whose note is gone by the time it is read, makes no key (where a
+// family at its bound would drop a live key for it): b's subscription
+// stalls while a trips k1, the note goes, and b, checking every message
+// (WithFreshFor(0)), reads that it is gone before it makes anything.
+func TestGoneKeyNoteMakesNoKey(t *testing.T) {
+	s := startServer(t, "")
+	p := startProxy(t, s.addr())
+	viaProxy := redis.NewClient(&redis.Options{Addr: p.addr()})
+	t.Cleanup(func() { _ = viaProxy.Close() })
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, viaProxy, "b", 10*time.Second, redisstate.WithFreshFor(0), redisstate.WithNoteRead(time.Minute))
+	fa, fb := a.family(100), b.family(100)
+	after := runtime.Config{Name: "after", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	a.reg.Breaker(after)
+	b.reg.Breaker(after)
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool { return p.stallSubscriptions() > 0 }, within, time.Millisecond)
+
+	tripBy(t, fa.Breaker("k1"))
+	ctx := context.Background()
+	require.Eventually(t, func() bool { return rdb.Exists(ctx, noteKey("quote/k1")).Val() == 1 }, within, time.Millisecond)
+	require.NoError(t, rdb.Del(ctx, noteKey("quote/k1")).Err())
+	p.heal()
+
+	afterA, _ := a.reg.Lookup("after")
+	tripBy(t, afterA) // after k1's on the one connection: b has applied it when it follows this
+	afterB, _ := b.reg.Lookup("after")
+	require.Eventually(t, func() bool { return afterB.State() == runtime.Open }, within, time.Millisecond)
+	assert.Zero(t, fb.Len(), "no key made for a note that is gone")
 }

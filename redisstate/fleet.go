@@ -703,8 +703,16 @@ func (f *Fleet) apply(payload string) {
 		return // our own
 	}
 	b, ok := f.reg.Lookup(m.Name)
-	if !ok && m.Kind == kindOpen {
-		b, ok = f.keyBreaker(m.Name)
+	if fam, _ := f.reg.FamilyOf(m.Name); !ok && m.Kind == kindOpen && fam != nil {
+		// A family's key: what is left of its note first, so that a
+		// message whose note is gone makes no key (and drops no live
+		// one to make room for it).
+		if window, live := f.noteLeft(m); live {
+			if b, ok := f.keyBreaker(m.Name); ok {
+				b.PeerOpen(m.Origin, m.Reason, window)
+			}
+		}
+		return
 	}
 	if !ok {
 		f.ignore(errors.New("note names an unknown breaker"), "breaker", m.Name)
@@ -767,7 +775,7 @@ func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
 
 // keyBreaker makes the breaker of a family's key that a peer's trip names,
 // "<family>/<key>", when this process has that family and the key is not
-// live here: the family creates it within its keys bound, as for a call
+// live here (apply has found the note live first): the family creates it within its keys bound, as for a call
 // (dropping its least recently used CLOSED key if need be; the new
 // breaker reads the note, so it starts OPEN). When every live key is out
 // of CLOSED and the family is at its bound, so that nothing could make
