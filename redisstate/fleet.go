@@ -703,16 +703,18 @@ func (f *Fleet) apply(payload string) {
 		return // our own
 	}
 	b, ok := f.reg.Lookup(m.Name)
-	if fam, _ := f.reg.FamilyOf(m.Name); !ok && m.Kind == kindOpen && fam != nil {
-		// A family's key: what is left of its note first, so that a
-		// message whose note is gone makes no key (and drops no live
-		// one to make room for it).
-		if window, live := f.noteLeft(m); live {
-			if b, ok := f.keyBreaker(m.Name); ok {
-				b.PeerOpen(m.Origin, m.Reason, window)
+	if !ok && m.Kind == kindOpen {
+		if fam, _ := f.reg.FamilyOf(m.Name); fam != nil {
+			// A family's key: what is left of its note first, so that a
+			// message whose note is gone makes no key (and drops no live
+			// one to make room for it).
+			if window, live := f.noteLeft(m); live {
+				if b, ok := f.keyBreaker(m.Name); ok {
+					b.PeerOpen(m.Origin, m.Reason, window)
+				}
 			}
+			return
 		}
-		return
 	}
 	if !ok {
 		f.ignore(errors.New("note names an unknown breaker"), "breaker", m.Name)
