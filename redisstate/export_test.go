@@ -16,3 +16,10 @@ func (f *Fleet) HeardBeatSince(t time.Time) bool {
 // WithNoteRead sets how long a trip message waits for its note's time
 // left (noteRead), for a test whose reads go through a loaded proxy.
 func WithNoteRead(d time.Duration) Option { return func(o *options) { o.noteRead = d } }
+
+// Waiting is how many messages wait in the inbox for the applier.
+func (f *Fleet) Waiting() int {
+	f.inMu.Lock()
+	defer f.inMu.Unlock()
+	return len(f.inbox)
+}

@@ -2,6 +2,7 @@ package redisstate_test
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -292,30 +293,49 @@ func TestHeldTripMessageIsChecked(t *testing.T) {
 		a.tdx().Stats().NextProbe.Sub(healed))
 }
 
-// holdReads is a go-redis hook that holds every PTTL command until the
-// test ends, counting them.
+// holdReads is a go-redis hook that holds every round trip of PTTL
+// commands alone (a fleet's reads of notes' time left) until release is
+// closed, counting the round trips and the commands.
 type holdReads struct {
-	held    atomic.Int32
+	held    atomic.Int32 // round trips
+	reads   atomic.Int32 // PTTL commands in them
 	release chan struct{}
 }
 
 func (h *holdReads) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h *holdReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return next
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if err := h.hold(ctx, cmds...); err != nil {
+			return err
+		}
+		return next(ctx, cmds)
+	}
 }
 
 func (h *holdReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
-		if cmd.Name() == "pttl" {
-			h.held.Add(1)
-			select {
-			case <-h.release:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+		if err := h.hold(ctx, cmd); err != nil {
+			return err
 		}
 		return next(ctx, cmd)
+	}
+}
+
+// hold holds cmds when they are all PTTL commands.
+func (h *holdReads) hold(ctx context.Context, cmds ...redis.Cmder) error {
+	for _, c := range cmds {
+		if c.Name() != "pttl" {
+			return nil
+		}
+	}
+	h.held.Add(1)
+	h.reads.Add(int32(len(cmds)))
+	select {
+	case <-h.release:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 
@@ -362,6 +382,44 @@ func TestSlowNoteReadHoldsNoTrip(t *testing.T) {
 	assert.GreaterOrEqual(t, hold.held.Load(), int32(1), "a read the note, and gave up on it")
 	assert.WithinDuration(t, time.Now().Add(10*time.Second), a.tdx().Stats().NextProbe, time.Second,
 		"the message's window")
+}
+
+// TestTripMessagesAreReadTogether: the trip messages that wait while a
+// note is read are read together, in one round trip, and none of them
+// waits for a read of its own: here a reads every message's note
+// (WithFreshFor(0), as on a Redis Cluster), the read of the first trip's
+// is held until 49 more trips wait, and a follows all 50 in two round
+// trips.
+func TestTripMessagesAreReadTogether(t *testing.T) {
+	s := startServer(t, "")
+	hold := &holdReads{release: make(chan struct{})}
+	rdb := newClient(t, s)
+	rdb.AddHook(hold)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
+		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	var as, bs []*runtime.Breaker
+	for i := range 50 {
+		cfg := runtime.Config{Name: fmt.Sprintf("t%d", i), FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+		as = append(as, a.reg.Breaker(cfg))
+		bs = append(bs, b.reg.Breaker(cfg))
+	}
+
+	tripBy(t, bs[0])
+	require.Eventually(t, func() bool { return hold.held.Load() == 1 }, within, time.Millisecond, "a reads t0's note")
+	for _, br := range bs[1:] {
+		tripBy(t, br)
+	}
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == 49 }, within, time.Millisecond,
+		"the other trips wait while t0's note is read")
+	close(hold.release)
+	for _, br := range as {
+		require.Eventually(t, func() bool { return br.State() == runtime.Open }, within, time.Millisecond, br.Name())
+	}
+	assert.EqualValues(t, 2, hold.held.Load(), "round trips")
+	assert.EqualValues(t, 50, hold.reads.Load(), "notes read")
+	assert.WithinDuration(t, time.Now().Add(10*time.Second), as[49].Stats().NextProbe, time.Second,
+		"the note's window")
 }
 
 // TestHeartbeatKeepsTheSubscriptionCurrent: each heartbeat says when it

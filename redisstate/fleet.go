@@ -136,6 +136,10 @@ type Fleet struct {
 	sentAt atomic.Int64  // the same on the wall clock (Unix ns), which counts a host's suspend
 	order  bool          // one server publishes everything the subscription hears (ordered)
 
+	inMu  sync.Mutex    // guards inbox
+	inbox []delivered   // what the subscriber heard, for the applier (inbox.go)
+	wake  chan struct{} // the inbox has news
+
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
 
@@ -204,7 +208,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: o.prefix + "events",
 		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{},
-		modes: map[string]knownMode{}}
+		modes: map[string]knownMode{}, wake: make(chan struct{}, 1)}
 	for _, n := range o.limits {
 		f.limits[n] = &limit{}
 	}
@@ -236,8 +240,9 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	f.pubsub = rdb.Subscribe(f.ctx)
 	f.hear()
 	f.ready = make(chan struct{})
-	f.wg.Add(3)
+	f.wg.Add(4)
 	go f.subscriber()
+	go f.applier()
 	go f.publisher()
 	go f.heartbeats()
 	t := time.NewTimer(o.timeout)
@@ -652,11 +657,11 @@ func (f *Fleet) subscriber() {
 					close(f.ready)
 					first = false
 				}
-				f.resync() // Attach reads them too: it may have stopped waiting
+				f.enqueue(delivered{resync: true}) // Attach reads them too: it may have stopped waiting
 			case *redis.Message:
 				switch m.Channel {
 				case f.channel:
-					f.apply(m.Payload)
+					f.enqueue(delivered{payload: m.Payload, current: f.current()})
 				case f.beatChannel():
 					f.heardBeat(m.Payload)
 				}
@@ -690,15 +695,10 @@ func (f *Fleet) pause(d time.Duration) {
 	}
 }
 
-// apply acts on one peer's message; one that does not parse, asks for
-// too long a window or names no breaker of the registry is logged and
-// ignored.
-func (f *Fleet) apply(payload string) {
-	m, err := parseMessage(payload)
-	if err != nil {
-		f.ignore(err, "payload", cut(payload))
-		return
-	}
+// apply acts on one peer's message, delivered when current said, with
+// what the read of its note found when it needed one (applyAll); one that
+// names no breaker of the registry is logged and ignored.
+func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
 	if m.Origin == f.opt.origin {
 		return // our own
 	}
@@ -708,7 +708,7 @@ func (f *Fleet) apply(payload string) {
 			// A family's key: what is left of its note first, so that a
 			// message whose note is gone makes no key (and drops no live
 			// one to make room for it).
-			if window, live := f.noteLeft(m); live {
+			if window, live := f.noteLeft(m, current, read); live {
 				if b, ok := f.keyBreaker(m.Name); ok {
 					b.PeerOpen(m.Origin, m.Reason, window)
 				}
@@ -722,7 +722,7 @@ func (f *Fleet) apply(payload string) {
 	}
 	switch m.Kind {
 	case kindOpen:
-		if window, ok := f.noteLeft(m); ok {
+		if window, ok := f.noteLeft(m, current, read); ok {
 			b.PeerOpen(m.Origin, m.Reason, window)
 		}
 	case kindClose:
@@ -747,29 +747,24 @@ func (f *Fleet) apply(payload string) {
 // trip to Redis: a trip reaches the peers in one hop, whatever a read
 // would cost. Otherwise (the subscription was behind, has heard no
 // heartbeat since it was made, or is on a Redis Cluster) the note's time
-// left is read on the server (PTTL; no clocks compared) and the message
-// opens for the lesser; no note, and it opens nothing. A read that fails
-// or takes longer than noteRead (or the fleet's timeout, if shorter)
-// leaves the message's own window and does not count Redis as away: one
-// slow read is not an outage, a peer's trip is not to be dropped for it,
-// nor held up long.
-func (f *Fleet) noteLeft(m message) (time.Duration, bool) {
+// left was read on the server (PTTL; no clocks compared; readNotes, with
+// the other messages of its batch) and the message opens for the lesser;
+// no note, and it opens nothing. A read that fails or takes longer than
+// noteRead (or the fleet's timeout, if shorter) leaves the message's own
+// window and does not count Redis as away: one slow read is not an
+// outage, a peer's trip is not to be dropped for it, nor held up long.
+func (f *Fleet) noteLeft(m message, current bool, read noteLeftRead) (time.Duration, bool) {
 	window := time.Duration(m.MS) * time.Millisecond
-	if f.current() {
+	if current {
 		return window, true
 	}
-	var left time.Duration
-	err := f.boundedFor(f.ctx, min(f.opt.timeout, f.opt.noteRead), func(ctx context.Context) error {
-		var err error
-		left, err = f.rdb.PTTL(ctx, f.noteKey(m.Name)).Result()
-		return err
-	})
+	left := read.left - time.Since(read.at) // the batch's messages before it took that long
 	switch {
-	case err != nil && f.ctx.Err() != nil:
+	case read.err != nil && f.ctx.Err() != nil:
 		return 0, false // closing: the fleet applies no more news
-	case err != nil:
+	case read.err != nil:
 		return window, true
-	case left <= 0: // -2: no note; -1: not a note of ours, with no expiry
+	case read.left < 0 || left <= 0: // -2: no note; -1: not a note of ours, with no expiry
 		return 0, false
 	}
 	return min(left, window), true
