@@ -148,11 +148,12 @@ type Fleet struct {
 	ready  chan struct{}        // closed at the first subscription
 
 	// follow makes following a peer's mode one step: the check against
-	// modes and the breaker's move. The subscriber's resync, Attach's and
-	// the messages run on different goroutines: without it one could skip
-	// a mode another had recorded but not yet applied (Attach returning
-	// before the breaker is in it), or apply an older mode after a newer.
-	// Taken before a breaker's lock, never under it.
+	// modes and the breaker's move. The applier's resyncs and messages,
+	// Attach's resync and the heartbeat's run on different goroutines:
+	// without it one could skip a mode another had recorded but not yet
+	// applied (Attach returning before the breaker is in it), or apply an
+	// older mode after a newer. Taken before a breaker's lock, never
+	// under it.
 	follow sync.Mutex
 
 	up      atomic.Bool  // the last Redis operation answered in time
@@ -607,7 +608,8 @@ func (f *Fleet) beat(attaching bool) bool {
 	return true
 }
 
-// subscriber applies peers' messages. Every (re)subscription re-reads
+// subscriber hears peers' messages and hands them to the applier
+// (inbox.go), in order. Every (re)subscription has the applier re-read
 // the open notes: what was published while it was away is in them.
 //
 // go-redis reconnects a subscription whose connection fails, not one
@@ -661,7 +663,7 @@ func (f *Fleet) subscriber() {
 			case *redis.Message:
 				switch m.Channel {
 				case f.channel:
-					f.enqueue(delivered{payload: m.Payload, current: f.current()})
+					f.enqueue(delivered{payload: m.Payload, at: time.Now(), current: f.current()})
 				case f.beatChannel():
 					f.heardBeat(m.Payload)
 				}
@@ -695,10 +697,10 @@ func (f *Fleet) pause(d time.Duration) {
 	}
 }
 
-// apply acts on one peer's message, delivered when current said, with
-// what the read of its note found when it needed one (applyAll); one that
-// names no breaker of the registry is logged and ignored.
-func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
+// apply acts on one peer's message m, as d delivered it, with what the
+// read of its note found when it needed one (applyAll); one that names
+// no breaker of the registry is logged and ignored.
+func (f *Fleet) apply(m message, d delivered, read noteLeftRead) {
 	if m.Origin == f.opt.origin {
 		return // our own
 	}
@@ -708,7 +710,7 @@ func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
 			// A family's key: what is left of its note first, so that a
 			// message whose note is gone makes no key (and drops no live
 			// one to make room for it).
-			if window, live := f.noteLeft(m, current, read); live {
+			if window, live := f.noteLeft(m, d, read); live {
 				if b, ok := f.keyBreaker(m.Name); ok {
 					b.PeerOpen(m.Origin, m.Reason, window)
 				}
@@ -722,7 +724,7 @@ func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
 	}
 	switch m.Kind {
 	case kindOpen:
-		if window, ok := f.noteLeft(m, current, read); ok {
+		if window, ok := f.noteLeft(m, d, read); ok {
 			b.PeerOpen(m.Origin, m.Reason, window)
 		}
 	case kindClose:
@@ -743,9 +745,9 @@ func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
 // heartbeat was published after that heartbeat was sent: it is at most
 // now - sent old, on this process's clock alone. Within freshFor of it
 // (the ordinary case, each heartbeat sent half a second after the last),
-// the message is taken at its word and applied at once, with no round
-// trip to Redis: a trip reaches the peers in one hop, whatever a read
-// would cost. Otherwise (the subscription was behind, has heard no
+// the message is taken at its word, less what it then waited for the
+// applier, with no round trip to Redis: a trip reaches the peers in one
+// hop, whatever a read would cost. Otherwise (the subscription was behind, has heard no
 // heartbeat since it was made, or is on a Redis Cluster) the note's time
 // left was read on the server (PTTL; no clocks compared; readNotes, with
 // the other messages of its batch) and the message opens for the lesser;
@@ -753,9 +755,13 @@ func (f *Fleet) apply(m message, current bool, read noteLeftRead) {
 // noteRead (or the fleet's timeout, if shorter) leaves the message's own
 // window and does not count Redis as away: one slow read is not an
 // outage, a peer's trip is not to be dropped for it, nor held up long.
-func (f *Fleet) noteLeft(m message, current bool, read noteLeftRead) (time.Duration, bool) {
-	window := time.Duration(m.MS) * time.Millisecond
-	if current {
+func (f *Fleet) noteLeft(m message, d delivered, read noteLeftRead) (time.Duration, bool) {
+	// What the message waited for the applier counts as its age too.
+	window := time.Duration(m.MS)*time.Millisecond - d.waited()
+	if window <= 0 {
+		return 0, false
+	}
+	if d.current {
 		return window, true
 	}
 	left := read.left - time.Since(read.at) // the batch's messages before it took that long

@@ -2,6 +2,8 @@ package redisstate
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -27,8 +29,16 @@ const (
 // fleet's channel, or a resync.
 type delivered struct {
 	payload string
-	current bool // delivered within freshFor of this process's own heartbeat (see noteLeft)
-	resync  bool // the subscription was made: read every note and mode
+	at      time.Time // when the subscriber heard it (both clocks)
+	current bool      // delivered within freshFor of this process's own heartbeat (see noteLeft)
+	resync  bool      // the subscription was made: read every note and mode
+}
+
+// waited is how long d has waited for the applier, on the longer of the
+// two clocks (the wall clock counts a host's suspend).
+func (d delivered) waited() time.Duration {
+	now := time.Now()
+	return max(now.Sub(d.at), now.Round(0).Sub(d.at.Round(0)))
 }
 
 // enqueue hands d to the applier. Past inboxCap waiting (an applier that
@@ -63,7 +73,7 @@ func (f *Fleet) applier() {
 			return
 		case <-f.wake:
 		}
-		for f.ctx.Err() == nil {
+		for {
 			f.inMu.Lock()
 			batch, f.inbox = f.inbox, batch[:0]
 			f.inMu.Unlock()
@@ -76,12 +86,14 @@ func (f *Fleet) applier() {
 	}
 }
 
-// applyAll acts on batch in order, having read the notes of the trip
-// messages that need it together first.
+// applyAll acts on batch in order until Close. A message that needs no
+// read is applied without waiting for the reads of those behind it; at
+// the first one that does, the notes of it and of the next ones that do
+// (noteBatch in all) are read together.
 func (f *Fleet) applyAll(batch []delivered) {
 	ms := make([]message, len(batch))
 	errs := make([]error, len(batch))
-	var reads []int // the trip messages whose notes are read
+	var reads []int // the trip messages whose notes are read, in order
 	for i, d := range batch {
 		if d.resync {
 			continue
@@ -91,15 +103,23 @@ func (f *Fleet) applyAll(batch []delivered) {
 			reads = append(reads, i)
 		}
 	}
-	left := f.readNotes(ms, reads)
+	left := make([]noteLeftRead, len(batch))
 	for i, d := range batch {
+		if f.ctx.Err() != nil {
+			return // closing: the fleet applies no more news
+		}
+		if len(reads) > 0 && reads[0] == i {
+			n := min(len(reads), noteBatch)
+			f.readNotes(ms, reads[:n], left)
+			reads = reads[n:]
+		}
 		switch {
 		case d.resync:
 			f.resync()
 		case errs[i] != nil:
 			f.ignore(errs[i], "payload", cut(d.payload))
 		default:
-			f.apply(ms[i], d.current, left[i])
+			f.apply(ms[i], d, left[i])
 		}
 	}
 }
@@ -126,33 +146,32 @@ type noteLeftRead struct {
 }
 
 // readNotes reads the time left of the notes of ms[i] for each i of
-// reads, noteBatch to a round trip, each round trip waiting noteRead at
-// most (or the fleet's timeout, if shorter); the result is by index of
-// ms. A read that fails does not count Redis as away (see noteLeft).
-func (f *Fleet) readNotes(ms []message, reads []int) []noteLeftRead {
-	out := make([]noteLeftRead, len(ms))
-	for len(reads) > 0 {
-		n := min(len(reads), noteBatch)
-		chunk := reads[:n]
-		reads = reads[n:]
-		cmds := make([]*redis.DurationCmd, n)
-		err := f.boundedFor(f.ctx, min(f.opt.timeout, f.opt.noteRead), func(ctx context.Context) error {
-			_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-				for j, i := range chunk {
-					cmds[j] = p.PTTL(ctx, f.noteKey(ms[i].Name))
-				}
-				return nil
-			})
-			return err
-		})
-		at := time.Now()
-		for j, i := range chunk {
-			r := noteLeftRead{at: at, err: err}
-			if err == nil { // else the round trip may still be under way, writing cmds
-				r.left, r.err = cmds[j].Result()
+// reads, in one round trip that waits noteRead at most (or the fleet's
+// timeout, if shorter), into out[i]. A read that fails does not count
+// Redis as away (see noteLeft), nor does it leave the other reads
+// unanswered: a Cluster node failing over fails its own commands alone.
+func (f *Fleet) readNotes(ms []message, reads []int, out []noteLeftRead) {
+	cmds := make([]*redis.DurationCmd, len(reads))
+	err := f.boundedFor(f.ctx, min(f.opt.timeout, f.opt.noteRead), func(ctx context.Context) error {
+		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for j, i := range reads {
+				cmds[j] = p.PTTL(ctx, f.noteKey(ms[i].Name))
 			}
-			out[i] = r
+			return nil
+		})
+		return err
+	})
+	at := time.Now()
+	// Each command's own answer, when the round trip ended (else it may
+	// still be under way, writing cmds) and failed, if it did, in some
+	// commands (one Cluster node's) rather than as a whole (a command
+	// that no error names was answered then).
+	each := err == nil || !errors.Is(err, errTimeout) && slices.ContainsFunc(cmds, func(c *redis.DurationCmd) bool { return c != nil && c.Err() != nil })
+	for j, i := range reads {
+		r := noteLeftRead{at: at, err: err}
+		if each && cmds[j] != nil {
+			r.left, r.err = cmds[j].Result()
 		}
+		out[i] = r
 	}
-	return out
 }

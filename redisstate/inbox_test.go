@@ -1,0 +1,197 @@
+package redisstate_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/redisstate"
+	"github.com/breakergen/breakergen/runtime"
+)
+
+// TestMessageAgesWhileItWaits: a message current when it was delivered
+// that then waits for the applier has aged by that wait: here a's
+// applier is held (by a hook on the event of tdx's trip) until "short"'s
+// note of 1s has run out, and short's message, waiting behind it, opens
+// nothing; "marker"'s, behind it, opens for what is left of its 10s.
+func TestMessageAgesWhileItWaits(t *testing.T) {
+	s := startServer(t, "")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(ev runtime.Event) {
+		if ev.Source == "tdx" && ev.To == runtime.Open {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	}
+	short := runtime.Config{Name: "short", FailureThreshold: 1, ResetTimeout: time.Second}
+	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.OnStateChange(hook))
+	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	shortA, markerA := reg.Breaker(short), reg.Breaker(marker)
+	a, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithOrigin("a"), redisstate.WithTimeout(time.Second),
+		redisstate.WithFreshFor(time.Hour)) // every message current when delivered
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, a.Close()) })
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) }) // before Close, which waits for the applier
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+
+	tripBy(t, b.tdx())
+	select {
+	case <-entered:
+	case <-time.After(within):
+		t.Fatal("a did not follow tdx's trip")
+	}
+	tripBy(t, b.reg.Breaker(short))
+	require.Eventually(t, func() bool { return a.Waiting() == 1 }, within, time.Millisecond, "short's message waits")
+	rdb := newClient(t, s)
+	require.Eventually(t, func() bool { return rdb.Exists(context.Background(), noteKey("short")).Val() == 0 },
+		within, time.Millisecond, "short's note runs out")
+	tripBy(t, b.reg.Breaker(marker))
+	require.Eventually(t, func() bool { return a.Waiting() == 2 }, within, time.Millisecond, "marker's message waits")
+	released.Do(func() { close(release) })
+
+	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, runtime.Closed, shortA.State(), "short's message, older than its window, opens nothing")
+}
+
+// failLast is a go-redis hook: the first round trip of PTTL commands alone
+// is held until release; in a later one of two or more, the last command
+// fails, as a Redis Cluster node's part of a pipeline does while the node
+// fails over (TRYAGAIN, CLUSTERDOWN), and the others answer.
+type failLast struct {
+	trips   atomic.Int32
+	release chan struct{}
+}
+
+func (h *failLast) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *failLast) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *failLast) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() != "pttl" {
+				return next(ctx, cmds)
+			}
+		}
+		if h.trips.Add(1) == 1 {
+			<-h.release
+			return next(ctx, cmds)
+		}
+		err := next(ctx, cmds)
+		if len(cmds) >= 2 {
+			err = errors.New("TRYAGAIN: one node of the pipeline")
+			cmds[len(cmds)-1].SetErr(err)
+		}
+		return err
+	}
+}
+
+// TestOneFailedReadFailsItsMessageAlone: of the reads of a batch, one
+// that fails leaves its own message to open for its window, and the
+// others are followed as read: "gone"'s note was deleted while its
+// message waited, its read answers that, and it opens nothing, while
+// "other"'s read fails and it opens all the same.
+func TestOneFailedReadFailsItsMessageAlone(t *testing.T) {
+	s := startServer(t, "")
+	hook := &failLast{release: make(chan struct{})}
+	t.Cleanup(func() {
+		select {
+		case <-hook.release:
+		default:
+			close(hook.release)
+		}
+	})
+	rdb := newClient(t, s)
+	rdb.AddHook(hook)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
+		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	var as, bs []*runtime.Breaker
+	for _, n := range []string{"first", "gone", "other"} {
+		cfg := runtime.Config{Name: n, FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+		as = append(as, a.reg.Breaker(cfg))
+		bs = append(bs, b.reg.Breaker(cfg))
+	}
+	direct := newClient(t, s)
+	ctx := context.Background()
+
+	tripBy(t, bs[0])
+	require.Eventually(t, func() bool { return hook.trips.Load() == 1 }, within, time.Millisecond, "first's read")
+	tripBy(t, bs[1])
+	require.Eventually(t, func() bool { return direct.Exists(ctx, noteKey("gone")).Val() == 1 }, within, time.Millisecond)
+	require.NoError(t, direct.Del(ctx, noteKey("gone")).Err()) // as if it ran out while its message waited
+	tripBy(t, bs[2])
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == 2 }, within, time.Millisecond)
+	close(hook.release)
+
+	require.Eventually(t, func() bool { return as[2].State() == runtime.Open }, within, time.Millisecond,
+		"other's read failed: it opens for its message's window")
+	assert.EqualValues(t, 2, hook.trips.Load(), "gone's and other's notes read together")
+	assert.Equal(t, runtime.Closed, as[1].State(), "gone's read answered that it has no note")
+}
+
+// stepReads holds the n-th round trip of PTTL commands alone until
+// gates[n] is closed.
+type stepReads struct {
+	n     atomic.Int32
+	gates []chan struct{}
+}
+
+func (h *stepReads) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *stepReads) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *stepReads) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			if c.Name() != "pttl" {
+				return next(ctx, cmds)
+			}
+		}
+		if i := int(h.n.Add(1)) - 1; i < len(h.gates) {
+			<-h.gates[i]
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestMessageAheadOfAReadWaitsForNone: a message that needs no read is
+// applied as soon as the applier reaches it, whatever the reads of the
+// messages behind it cost: b's Isolate of tdx, queued ahead of t1's trip,
+// reaches a while t1's note is still being read.
+func TestMessageAheadOfAReadWaitsForNone(t *testing.T) {
+	s := startServer(t, "")
+	hook := &stepReads{gates: []chan struct{}{make(chan struct{}), make(chan struct{})}}
+	t.Cleanup(func() { close(hook.gates[1]) })
+	rdb := newClient(t, s)
+	rdb.AddHook(hook)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
+		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	var bs []*runtime.Breaker
+	for _, n := range []string{"t0", "t1"} {
+		cfg := runtime.Config{Name: n, FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+		a.reg.Breaker(cfg)
+		bs = append(bs, b.reg.Breaker(cfg))
+	}
+
+	tripBy(t, bs[0])
+	require.Eventually(t, func() bool { return hook.n.Load() == 1 }, within, time.Millisecond, "t0's read")
+	b.tdx().Isolate("maintenance")
+	tripBy(t, bs[1])
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == 2 }, within, time.Millisecond)
+	close(hook.gates[0])
+	require.Eventually(t, func() bool { return hook.n.Load() == 2 }, within, time.Millisecond, "t1's read, held")
+	require.Eventually(t, func() bool { return a.tdx().Mode() == runtime.Isolated }, within, time.Millisecond,
+		"the Isolate, ahead of t1, waits for no read")
+}
