@@ -18,12 +18,33 @@ import (
 // returns is not its failure ([Call.Exit] counts it as neither).
 var errLost = errors.New("breaker: another source answered first")
 
-// lostRace reports whether ctx is the ctx of a source that lost a race.
+// lostRace reports whether ctx is the ctx of a source that lost a race
+// and, for the primary, whose try ends before its own deadline: what such
+// a try returns is not its failure. A primary's try that runs to its
+// deadline (the route's timeout, or the caller's), the race lost or not,
+// failed as it would have without the race: a primary that ignores its
+// ctx's cancellation (go-redis does) and times out, or never answers, is
+// not let off by losing. (Only the primary's ctx is a raceCtx, where
+// WithTimeout can note the deadline.)
 func lostRace(ctx context.Context) bool {
 	if c, ok := ctx.(*raceCtx); ok {
-		return c.lost()
+		if !c.lost() {
+			return false
+		}
+		due := c.due.Load()
+		return due == 0 || time.Now().UnixNano() < due
 	}
 	return ctx != nil && ctx.Err() != nil && context.Cause(ctx) == errLost
+}
+
+// noteDue records, on a race's ctx, the deadline of a try made on it (see
+// lostRace).
+func noteDue(parent, ctx context.Context) {
+	if c, ok := parent.(*raceCtx); ok {
+		if t, ok := ctx.Deadline(); ok {
+			c.due.Store(t.UnixNano())
+		}
+	}
 }
 
 // Race runs one call of a chain route with `hedge` ([RouteConfig].Hedge):
@@ -896,6 +917,7 @@ func (r *race[X, T, A]) tryReplacing(ctx context.Context, call Call, pv T) (v T,
 type raceCtx struct {
 	parent context.Context
 	st     atomic.Pointer[raceState] // made when Done is first asked for, or at the cancel
+	due    atomic.Int64              // the deadline of the source's latest try, Unix ns (WithTimeout); 0: none
 }
 
 // raceState is a raceCtx's own end. A primary that answers first, and never

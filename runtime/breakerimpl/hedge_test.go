@@ -368,6 +368,59 @@ func TestHedgeLoserErrorIsNotAFailure(t *testing.T) {
 	})
 }
 
+// TestHedgeLoserPastItsTimeoutFails: a loser that ignores the race's
+// cancellation (go-redis does) and runs to its route's own timeout has
+// failed, as it would have without the race: a dead primary trips, where
+// before every call waited for it and counted nothing. One that ends at
+// the cancellation, timeout or not, is still let off.
+func TestHedgeLoserPastItsTimeoutFails(t *testing.T) {
+	for _, ignores := range []bool{true, false} {
+		t.Run(fmt.Sprintf("ignores cancellation %v", ignores), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				em, sina := &source{name: "eastmoney"}, &source{name: "sina", v: 2}
+				h := newHedgedChain(t, breakerimpl.RouteConfig{
+					Breaker: runtime.Config{FailureThreshold: 1}, Hedge: d, Timeout: 5 * d,
+				}, em, sina)
+				get := func(ctx context.Context, impl *source) (int, error) {
+					if impl == sina {
+						return sina.v, nil
+					}
+					dl, _ := ctx.Deadline()
+					if ignores {
+						<-time.After(time.Until(dl)) // deaf to the cancellation, as go-redis is
+						return 0, context.DeadlineExceeded
+					}
+					<-ctx.Done()
+					return 0, ctx.Err()
+				}
+				var run breakerimpl.Chain
+				if run.Start(context.Background(), h.primary) {
+					defer run.Done()
+				}
+				v, err := breakerimpl.Race(&run, em, h.fallbacks, h.routes,
+					func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
+						defer call.Exit(ctx, &err)
+						ctx, cancel := breakerimpl.WithTimeout(ctx, h.primary.Timeout())
+						defer cancel()
+						err = breakerimpl.PanicGuard
+						return get(ctx, impl)
+					})
+				require.True(t, run.Won())
+				require.NoError(t, err)
+				assert.Equal(t, 2, v)
+				st := stats(h, "eastmoney")
+				if ignores {
+					assert.Equal(t, uint64(1), st.Failures, "ran to its own timeout")
+					assert.Equal(t, runtime.Open, st.State)
+				} else {
+					assert.Zero(t, st.Failures, "ended at the cancellation")
+					assert.Equal(t, runtime.Closed, st.State)
+				}
+			})
+		})
+	}
+}
+
 func TestHedgeCallersCancelIsNotALoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", delay: time.Hour, lateErr: errUpstream}

@@ -194,7 +194,9 @@ func WithTimeout(ctx context.Context, d time.Duration) (context.Context, context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	return context.WithTimeout(ctx, d)
+	tctx, cancel := context.WithTimeout(ctx, d)
+	noteDue(ctx, tctx) // hedge.go
+	return tctx, cancel
 }
 
 // PanicGuard is the value generated code gives a guarded method's error
