@@ -151,6 +151,18 @@ type RaceHooks[T, A any] struct {
 	// until that ends, which under a long-lived ctx (a worker's,
 	// signal.NotifyContext's) grew with every call.
 	Answered bool
+	// Held reports that the answer holds its source's ctx until the
+	// caller releases it, through a ctx derived from it (database/sql
+	// derives one for a *sql.Row until Scan, for *sql.Rows until Close,
+	// for a *sql.Tx until Commit or Rollback; net/http for a body until
+	// it is closed or read to its end; gRPC for a stream until it ends),
+	// in place of Keep for an answer the race cannot wrap: the winner's
+	// ctx is not ended, and lets go of the caller's ctx once no ctx
+	// derived from it is left (as the race returns, when none is),
+	// rather than staying registered with it until it ends. An answer
+	// whose reader watches the ctx's Done itself, without deriving a
+	// ctx, no longer hears of the caller's cancel once the race returned.
+	Held bool
 	// Unsent reports why args cannot be sent by another try (a request
 	// whose one body a try sent, httpguard.Unsent), nil when they can:
 	// a try it refuses is not admitted, and its source is passed over as
@@ -204,6 +216,7 @@ type racer struct {
 	done   bool
 	slow   bool                    // still in flight when an answer won
 	cancel context.CancelCauseFunc // nil for the primary run by the caller (pctx)
+	ctx    *raceCtx                // its ctx, in a race with Held; nil otherwise, and for pctx
 }
 
 // raceShare is what a race's primary shares with the sources' goroutines:
@@ -518,7 +531,7 @@ func (r *race[X, T, A]) primaryWon(run *Chain, a *answer[T]) (T, error) {
 		p.Hedged, p.Tries = false, run.tries
 	}
 	v, err := a.v, a.err
-	if r.hooks.Keep != nil || r.hooks.Answered {
+	if r.hooks.Keep != nil || r.hooks.Answered || r.hooks.Held {
 		v = r.keep(&r.racers[0], v)
 	}
 	r.recycle()
@@ -660,6 +673,14 @@ func (r *race[X, T, A]) keep(w *racer, v T) T {
 		r.endCtx(w, errAnswered)
 		return v
 	}
+	if r.hooks.Held {
+		if c := w.ctx; c != nil {
+			c.hold()
+		} else if w.cancel == nil {
+			r.pctx.hold()
+		}
+		return v
+	}
 	if r.hooks.Keep == nil {
 		return v
 	}
@@ -740,9 +761,20 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 				continue
 			}
 		}
-		ctx, cancel := context.WithCancelCause(r.ctx)
+		var ctx context.Context
+		var cancel context.CancelCauseFunc
+		var held *raceCtx
+		if r.hooks.Held {
+			// A ctx that can let go of the call's without ending (see
+			// raceCtx.hold): a context.WithCancelCause one stays
+			// registered with it until one of them ends.
+			held = &raceCtx{parent: r.ctx}
+			ctx, cancel = held, held.cancel
+		} else {
+			ctx, cancel = context.WithCancelCause(r.ctx)
+		}
 		src := len(r.racers)
-		r.racers = append(r.racers, racer{route: rt, hedged: hedge, cancel: cancel})
+		r.racers = append(r.racers, racer{route: rt, hedged: hedge, cancel: cancel, ctx: held})
 		r.inflight++
 		r.hedged = r.hedged || hedge
 		go r.settle(ctx, src, i == 0, call, impl)
@@ -930,6 +962,11 @@ type raceState struct {
 	cause error       // why: errLost, or the parent's cause
 	stop  func() bool // stops the watch of the parent; nil when none
 	after []*func()   // the funcs AfterFunc registered, run at the cancel
+	// held: the ctx is the winner's of a race with [RaceHooks].Held, whose
+	// answer the caller holds: the watch of the parent stops once no
+	// func registered with AfterFunc (a derived ctx) is left, and gone
+	// is set then: the parent is not watched again (see hold).
+	held, gone bool
 }
 
 // state returns c's state, making it on the first call.
@@ -954,7 +991,7 @@ func (c *raceCtx) Done() <-chan struct{} {
 			close(s.done)
 		}
 	}
-	if s.stop == nil && s.err == nil && c.parent.Done() != nil {
+	if s.stop == nil && s.err == nil && !s.gone && c.parent.Done() != nil {
 		s.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
 	}
 	return s.done
@@ -1022,14 +1059,54 @@ func (c *raceCtx) AfterFunc(f func()) func() bool {
 	s.mu.Unlock()
 	return func() bool {
 		s.mu.Lock()
-		defer s.mu.Unlock()
 		i := slices.Index(s.after, p)
 		if i < 0 {
+			s.mu.Unlock()
 			return false // it ran, or was stopped
 		}
 		s.after = slices.Delete(s.after, i, i+1)
+		stop := s.letGoLocked()
+		s.mu.Unlock()
+		if stop != nil {
+			stop()
+		}
 		return true
 	}
+}
+
+// hold makes c the ctx of an answer that the caller now holds (see
+// [RaceHooks].Held): c is not ended, and stops watching its parent as
+// soon as no func registered with AfterFunc is left, now or when the
+// last is stopped (a ctx derived from c registers one, and stops it when
+// it ends: database/sql's for a *sql.Rows when they are closed). Until
+// then the parent's end still ends c, and what was derived from it.
+// Once let go, c does not watch its parent again: a Done asked for after
+// the answer was released (database/sql's goroutine that closes the
+// rows, when it starts late) would otherwise stay registered with the
+// parent until it ends; Err still reports the parent's end.
+func (c *raceCtx) hold() {
+	s := c.state() // a ctx nobody watched yet may be derived from later
+	s.mu.Lock()
+	s.held = true
+	stop := s.letGoLocked()
+	s.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+}
+
+// letGoLocked returns the func that stops the watch of the parent, and
+// forgets it, when the ctx is held and nothing is registered with it any
+// more; nil otherwise. The caller calls it once s.mu is unlocked: the
+// parent's lock is taken by it, and by the parent's end, which runs
+// cancel.
+func (s *raceState) letGoLocked() func() bool {
+	if !s.held || len(s.after) > 0 || s.err != nil || s.stop == nil {
+		return nil
+	}
+	stop := s.stop
+	s.stop, s.gone = nil, true
+	return stop
 }
 
 // lost reports whether the race cancelled the ctx because another source
