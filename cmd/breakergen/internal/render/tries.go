@@ -3,6 +3,7 @@ package render
 import (
 	"fmt"
 	"go/types"
+	"slices"
 	"strconv"
 
 	"github.com/dave/jennifer/jen"
@@ -540,8 +541,8 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 	results = append(results, jen.Error())
 	// The race's hooks (breakerimpl.RaceHooks): Drop for answers that
 	// hold something open, Keep for a response read through its source's
-	// ctx (Answered for an answer read in full), Unsent for a request
-	// whose one body may be taken.
+	// ctx (Answered for an answer read in full, Held for one released by
+	// its reader), Unsent for a request whose one body may be taken.
 	hooks := jen.Dict{}
 	if drop := g.drop(t, val, n); drop != nil {
 		hooks[jen.Id("Drop")] = drop
@@ -555,6 +556,13 @@ func (g *gen) race(t *tries, recvType jen.Code, run string, put func() jen.Code,
 		hooks[jen.Id("Answered")] = jen.True()
 	} else if keep := g.keep(t, val, n); keep != nil {
 		hooks[jen.Id("Keep")] = keep
+	} else if releasedByReader(m) {
+		// Read through the winner's ctx until the caller releases it (a
+		// *sql.Row until Scan, *sql.Rows until Close, a stream until
+		// closed), and not to be wrapped: the winner's ctx lets go of
+		// the caller's once what was derived from it for the answer
+		// ended, rather than staying registered with it until it ends.
+		hooks[jen.Id("Held")] = jen.True()
 	}
 	// The arguments' struct: the receiver, then the method's arguments
 	// but ctx, each in a field of its own name.
@@ -956,6 +964,34 @@ func answered(m *model.Method) bool {
 			continue
 		}
 		if !inert(t, map[types.Type]bool{}) {
+			return false
+		}
+	}
+	return true
+}
+
+// releasedByReader reports whether m's results, besides plain data (see
+// inert) and the error, all hold something open that their reader
+// releases (see heldResults), and at least one does: database/sql's
+// handles and *sql.Row, go-redis's connections, streams. What such a
+// result reads through the ctx it was made with, it reads through a ctx
+// derived from it, which ends when the result is released (database/sql
+// derives one for rows and transactions, net/http for a body, gRPC for a
+// stream). A channel, a func or an interface that is no stream may be
+// fed by a goroutine watching the ctx itself, until the caller's ctx
+// ends: those keep the winner's ctx until then.
+func releasedByReader(m *model.Method) bool {
+	hs := heldResults(m)
+	if len(hs) == 0 {
+		return false
+	}
+	res := m.Sig.Results()
+	for i := range res.Len() {
+		t := res.At(i).Type()
+		if types.Identical(t, types.Universe.Lookup("error").Type()) || m.Carrier != nil && i == res.Len()-1 && m.Carrier.Refuse != model.CarrySQLRow {
+			continue
+		}
+		if !slices.ContainsFunc(hs, func(h held) bool { return h.idx == i }) && !inert(t, map[types.Type]bool{}) {
 			return false
 		}
 	}
