@@ -339,7 +339,8 @@
 // one a retry replaces, which no caller sees, is drained and closed
 // (httpguard.Discard).
 // With a timeout, a *http.Response's body keeps the timeout's ctx alive
-// until the caller closes it (httpguard.CancelOnClose). The generated
+// until the caller closes it (httpguard.CancelOnClose); a 101 Switching
+// Protocols is returned as it is, its body the writable connection. The generated
 // comment of each method says how it is guarded. See docs/clients.md.
 //
 // # Generated code

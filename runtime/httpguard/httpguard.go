@@ -131,11 +131,20 @@ func Host(req *http.Request) string {
 }
 
 // CancelOnClose is for generated code: it ties the cancel of a timeout's
-// ctx to resp's body, which the caller reads after the call returned. The
-// cancel runs when the body is closed or read to its end, or at once when
-// there is no body to read (resp or its Body nil). It returns resp.
+// ctx (or of a hedged race's winning source) to resp's body, which the
+// caller reads after the call returned. The cancel runs when the body is
+// closed or read to its end, or at once when there is no body to read
+// (resp or its Body nil). It returns resp.
+//
+// A 101 Switching Protocols (a WebSocket's, h2c's upgrade) is returned as
+// it is, its ctx cancelled at once: its Body is the connection itself, an
+// io.ReadWriteCloser that net/http hands over and that
+// httputil.ReverseProxy writes to (a read-only wrapper would make it
+// answer 502), and the call is over once the protocol switched. net/http
+// does not tie the upgraded connection to the request's ctx, so it lives
+// on past the cancel, and past the timeout's deadline.
 func CancelOnClose(resp *http.Response, cancel context.CancelFunc) *http.Response {
-	if resp == nil || resp.Body == nil || resp.Body == http.NoBody {
+	if resp == nil || resp.Body == nil || resp.Body == http.NoBody || resp.StatusCode == http.StatusSwitchingProtocols {
 		cancel()
 		return resp
 	}
