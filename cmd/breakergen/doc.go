@@ -280,7 +280,9 @@
 // the per-call timeout. A method with a parameter that has a method
 // Context() context.Context and a WithContext taking one back (an
 // *http.Request) takes that ctx instead, and a timeout's ctx goes on with
-// the parameter's WithContext. Otherwise a first parameter of another
+// the parameter's WithContext; so it does in the *http.Request of a
+// method with a context.Context first parameter (a Do(ctx, req)), when
+// the request was made on that ctx. Otherwise a first parameter of another
 // type that implements context.Context (an interface embedding it, a
 // *gin.Context, a type parameter) is the ctx, for all but the timeout:
 // the wrapper cannot put a deadline into a value of that type, so a

@@ -51,7 +51,8 @@ func goCmd(t testing.TB, dir string, name string, args ...string) string {
 // at the hedge delay, the second hedge at twice it, every result of the
 // winner, and the losers not failing; and SPEC §12 (clients.go): results
 // that carry their error, the ctx of a request, a ctx of its own type
-// and its stale cache, failure answers; and
+// and its stale cache, failure answers, a Do(ctx, req)'s timeout reaching
+// a request made on ctx against a hanging httptest server; and
 // SPEC §15 (keys.go): breakers per key of a string, integers, a
 // fmt.Stringer and an *http.Request's host against two httptest servers
 // (the 503 one trips alone), the family's bound and maxopen, and a chain

@@ -368,8 +368,9 @@ func Unshare(req *http.Request, sh *Shared) {
 // OnContext reports whether req was made on ctx (its Context is ctx):
 // a hedged Do(ctx, req) then sends each source's request on the source's
 // ctx, so that a loser is cancelled even when the source sends req as it
-// is; a request on a ctx of its own keeps it, with its deadline and
-// values. False for a nil req.
+// is, and a Do(ctx, req) with a timeout sends it on the timeout's ctx, so
+// that the timeout cuts such a source too; a request on a ctx of its own
+// keeps it, with its deadline and values. False for a nil req.
 func OnContext(req *http.Request, ctx context.Context) bool {
 	return req != nil && req.Context() == ctx
 }

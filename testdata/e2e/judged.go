@@ -107,6 +107,18 @@ type Doers interface {
 	Do(ctx context.Context, req *http.Request) (*http.Response, error)
 }
 
+// TimedDoer gives a Do(ctx, req), an *http.Client behind an interface, a
+// timeout: a req made on ctx goes on with the timeout's ctx too, so that
+// a client that sends req as it is (client.Do(req)) is cut at the
+// timeout. Do retries, Get makes one try.
+//
+//breaker:name=timeddoer threshold=5 reset=1m timeout=100ms failure=httpguard.Failure
+type TimedDoer interface {
+	//breaker:attempts=2 backoff=1ms
+	Do(ctx context.Context, req *http.Request) (*http.Response, error)
+	Get(ctx context.Context, req *http.Request) (*http.Response, error)
+}
+
 // RetriedRows retries a query whose rows its failure func judges: a try
 // that replaces rows closes them.
 //

@@ -20,9 +20,11 @@ const SQLImplPath = "github.com/breakergen/breakergen/runtime/breakerimpl/sqlimp
 
 // withTimeout renders the route's per-try timeout added to ctx. A ctx that
 // came from a parameter (an *http.Request) goes on with it, through its
-// WithContext. resp, if not "", names a *http.Response result: its body
-// holds the timeout's cancel until the caller closes it, since the body
-// is read after the call returns; otherwise the cancel is deferred.
+// WithContext; so does that of a method's context.Context first
+// parameter, in its *http.Request when the request was made on it
+// (onCtxRequest). resp, if not "", names a *http.Response result: its
+// body holds the timeout's cancel until the caller closes it, since the
+// body is read after the call returns; otherwise the cancel is deferred.
 func (g *gen) withTimeout(m *model.Method, a *alloc, recv string, r *model.Route, ctx string, names []string, resp string) []jen.Code {
 	cancel := a.fresh("cancel")
 	timeout := jen.Id(recv).Dot(r.Field).Dot("Timeout").Call()
@@ -31,9 +33,14 @@ func (g *gen) withTimeout(m *model.Method, a *alloc, recv string, r *model.Route
 		// does not hold the key's route.
 		timeout = jen.Add(g.duration(r.Timeout))
 	}
-	out := []jen.Code{
-		jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Add(g.impl("WithTimeout")).Call(jen.Id(ctx), timeout),
+	var out []jen.Code
+	req, onCtx := onCtxRequest(m, names), ""
+	if req != "" {
+		// Asked before ctx takes the timeout.
+		onCtx = a.fresh("onCtx")
+		out = append(out, jen.Id(onCtx).Op(":=").Qual(HTTPGuardPath, "OnContext").Call(jen.Id(req), jen.Id(ctx)).Comment(req+" made on "+ctx+" goes on with the timeout's"))
 	}
+	out = append(out, jen.List(jen.Id(ctx), jen.Id(cancel)).Op(":=").Add(g.impl("WithTimeout")).Call(jen.Id(ctx), timeout))
 	if resp == "" {
 		out = append(out, jen.Defer().Id(cancel).Call())
 	} else {
@@ -47,7 +54,26 @@ func (g *gen) withTimeout(m *model.Method, a *alloc, recv string, r *model.Route
 		p := names[m.CtxFrom-1]
 		out = append(out, jen.Id(p).Op("=").Id(p).Dot("WithContext").Call(jen.Id(ctx)))
 	}
+	if onCtx != "" {
+		out = append(out, jen.If(jen.Id(onCtx)).Block(
+			jen.Id(req).Op("=").Id(req).Dot("WithContext").Call(jen.Id(ctx)),
+		))
+	}
 	return out
+}
+
+// onCtxRequest names the *http.Request parameter of m, a method with a
+// context.Context first parameter, that a timeout's ctx goes on in when
+// the request was made on that ctx (httpguard.OnContext), as a hedged
+// race gives each source's ctx to it: a Do(ctx, req) that sends req as it
+// is (client.Do(req), ignoring ctx) would otherwise run on the caller's
+// ctx, past the timeout. A request on a ctx of its own keeps it, with its
+// deadline and values. "" for a method without one.
+func onCtxRequest(m *model.Method, names []string) string {
+	if !m.Ctx || m.Request == 0 {
+		return ""
+	}
+	return names[m.Request-1]
 }
 
 // judgedMethod is a guarded method whose outcome is not its error
@@ -176,9 +202,13 @@ func (g *gen) qualifier() types.Qualifier {
 
 // ctxFromDoc says where the ctx of a method without a context.Context
 // first parameter comes from, when a parameter gives it (or is one, of
-// another type); "" otherwise.
+// another type), or, for a method with one, that the timeout's ctx goes
+// on in its *http.Request too (onCtxRequest); "" otherwise.
 func ctxFromDoc(m *model.Method, names []string) string {
 	if m.CtxFrom == 0 {
+		if req := onCtxRequest(m, names); req != "" && m.UseTimeout {
+			return fmt.Sprintf(" (%s, when made on %s, goes on with the timeout's ctx, through WithContext)", req, names[0])
+		}
 		return ""
 	}
 	p := names[m.CtxFrom-1]
