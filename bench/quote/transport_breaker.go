@@ -57,6 +57,9 @@ func (w *HedgedTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("HedgedTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -189,6 +192,9 @@ func (c *HedgedTransportChain) tryRoundTrip(ctx context.Context, call breakerimp
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = impl.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("HedgedTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -239,6 +245,9 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("Transport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -355,6 +364,9 @@ func (c *TransportChain) tryRoundTrip(ctx context.Context, call breakerimpl.Call
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = impl.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("Transport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}

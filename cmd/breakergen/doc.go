@@ -339,7 +339,8 @@
 // response judged a failure is returned to the caller, who owns its body
 // as with any http.RoundTripper: the wrapper never reads or closes it;
 // one a retry replaces, which no caller sees, is drained and closed
-// (httpguard.Discard).
+// (httpguard.Discard). A nil *http.Response with a nil error is a
+// failure, returned as an error matching breakerimpl.ErrNilResult.
 // With a timeout, a *http.Response's body keeps the timeout's ctx alive
 // until the caller closes it (httpguard.CancelOnClose); a 101 Switching
 // Protocols is returned as it is, its body the writable connection. The generated

@@ -16934,6 +16934,9 @@ func (w *HostTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, 
 	}()
 	req = req.WithContext(ctx)
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("HostTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -16985,6 +16988,9 @@ func (w *MirroredTransportBreaker) RoundTrip(req *http.Request) (r0 *http.Respon
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("MirroredTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -17117,6 +17123,9 @@ func (c *MirroredTransportChain) tryRoundTrip(ctx context.Context, call breakeri
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = impl.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("MirroredTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -17418,6 +17427,9 @@ func (w *RetryingTransportBreaker) tryRoundTrip(ctx context.Context, call breake
 	defer call.Exit(ctx, &outcome)
 	outcome = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("RetryingTransport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}
@@ -17476,6 +17488,9 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	}()
 	req = req.WithContext(ctx)
 	r0, err = w.next.RoundTrip(req)
+	if err == nil && r0 == nil {
+		err = breakerimpl.NilAnswer("Transport.RoundTrip", "*http.Response") // neither an answer nor an error: a failure
+	}
 	if outcome = err; err == nil {
 		outcome = httpguard.Failure(r0) // a failure answer still reaches the caller
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/breakergen/breakergen/examples/clients"
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 	"github.com/breakergen/breakergen/runtime/httpguard"
 )
 
@@ -280,4 +281,47 @@ func TestHTTPRetrySendsTheBodyAgain(t *testing.T) {
 	require.NoError(t, resp.Body.Close())
 	assert.Equal(t, http.StatusBadGateway, resp.StatusCode, "not retried: the last answer stands")
 	assert.Equal(t, []string{"order=2"}, got)
+}
+
+// TestHTTPNilResponseIsAFailure: a transport answering (nil, nil),
+// neither a response nor an error, fails the try: the caller gets an
+// error matching breakerimpl.ErrNilResult (http.Client would refuse the
+// nil response itself), the breaker counts it and trips at its threshold.
+// A retry asks again, and a chain moves on to the next source, here a
+// real server.
+func TestHTTPNilResponseIsAFailure(t *testing.T) {
+	nothing := roundTripFunc(func(*http.Request) (*http.Response, error) { return nil, nil })
+	reg := realRegistry()
+	client := &http.Client{Transport: clients.NewTransportBreaker(nothing, reg)}
+	for range 3 {
+		_, err := client.Get("http://quotes.example/600519")
+		require.ErrorIs(t, err, breakerimpl.ErrNilResult)
+		assert.ErrorContains(t, err, "Transport.RoundTrip returned a nil *http.Response with a nil error")
+	}
+	b, _ := reg.Lookup("api")
+	assert.Equal(t, uint64(3), b.Stats().Failures)
+	_, err := client.Get("http://quotes.example/600519")
+	assert.ErrorIs(t, err, runtime.ErrOpen, "tripped at threshold=3")
+
+	srv := newServer(t)
+	var n atomic.Int64
+	once := roundTripFunc(func(req *http.Request) (*http.Response, error) {
+		if n.Add(1) == 1 {
+			return nil, nil
+		}
+		return srv.Client().Transport.RoundTrip(req)
+	})
+	reg = realRegistry()
+	client = &http.Client{Transport: clients.NewRetryingTransportBreaker(once, reg)}
+	code, err := get(t, client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, "the retry's answer")
+	b, _ = reg.Lookup("api")
+	assert.Equal(t, uint64(1), b.Stats().Failures, "the nil answer counted")
+
+	client = &http.Client{Transport: clients.NewMirroredTransportChain(nothing, realRegistry(),
+		runtime.Fallback[clients.MirroredTransport]{Name: "mirror", Impl: srv.Client().Transport})}
+	code, err = get(t, client, srv.URL)
+	require.NoError(t, err)
+	assert.Equal(t, http.StatusOK, code, "the mirror's answer")
 }

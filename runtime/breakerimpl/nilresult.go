@@ -7,7 +7,11 @@ import "errors"
 // *sql.Row): a mock with no Return configured, or a fake that answers
 // nothing. The generated wrapper counts it as a failure and returns it in
 // a new result of that type, where the caller would otherwise find a nil
-// to call Err() on.
+// to call Err() on. It is matched too by the error of a call whose method
+// returned a nil *http.Response with a nil error, neither an answer nor
+// an error (http.Client refuses it from a RoundTripper): when a failure
+// func judges its answers, the wrapper counts it as a failure and
+// returns it as the error.
 var ErrNilResult = errors.New("breaker: the method returned a nil result")
 
 // NilResult returns the error of a call of method (Interface.Method) whose
@@ -16,9 +20,22 @@ func NilResult(method, typ string) error {
 	return &nilResult{method: method, typ: typ}
 }
 
-type nilResult struct{ method, typ string }
+// NilAnswer returns the error of a call of method (Interface.Method) whose
+// answer of type typ (a *http.Response) was nil, and its error too (see
+// [ErrNilResult]).
+func NilAnswer(method, typ string) error {
+	return &nilResult{method: method, typ: typ, answer: true}
+}
+
+type nilResult struct {
+	method, typ string
+	answer      bool // the answer and the error were nil
+}
 
 func (e *nilResult) Error() string {
+	if e.answer {
+		return "breaker: " + e.method + " returned a nil " + e.typ + " with a nil error (a mock with no Return?)"
+	}
 	return "breaker: " + e.method + " returned a nil " + e.typ + ", which should carry its outcome (a mock with no Return?)"
 }
 

@@ -23,3 +23,15 @@ func TestNilArg(t *testing.T) {
 		}
 	}
 }
+
+// TestNilAnswer: the error of a nil answer with a nil error matches
+// ErrNilResult and names the method and the type.
+func TestNilAnswer(t *testing.T) {
+	err := breakerimpl.NilAnswer("T.RoundTrip", "*http.Response")
+	if !errors.Is(err, breakerimpl.ErrNilResult) {
+		t.Error("NilAnswer does not match ErrNilResult")
+	}
+	if want := "breaker: T.RoundTrip returned a nil *http.Response with a nil error (a mock with no Return?)"; err.Error() != want {
+		t.Errorf("NilAnswer = %q, want %q", err.Error(), want)
+	}
+}

@@ -287,6 +287,15 @@ func (g *gen) judge(j judgedMethod, rnames []string, errName, outcome string) []
 		}
 		return out
 	}
+	if m := j.m; m.Response > 0 {
+		// Neither an answer nor an error (http.Client refuses it from a
+		// RoundTripper): a failure, returned as the error.
+		resp := rnames[m.Response-1]
+		typ := types.TypeString(m.Sig.Results().At(m.Response-1).Type(), g.qualifier())
+		out = append(out, jen.If(jen.Id(errName).Op("==").Nil().Op("&&").Id(resp).Op("==").Nil()).Block(
+			jen.Id(errName).Op("=").Add(g.impl("NilAnswer")).Call(jen.Lit(j.in.Name+"."+m.Name), jen.Lit(typ)).Comment("neither an answer nor an error: a failure"),
+		))
+	}
 	return append(out, jen.If(jen.Id(outcome).Op("=").Id(errName), jen.Id(errName).Op("==").Nil()).Block(
 		jen.Id(outcome).Op("=").Add(g.ref(r.Failure)).Call(answers...).Comment("a failure answer still reaches the caller"),
 	))
