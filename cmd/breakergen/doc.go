@@ -356,9 +356,13 @@
 // disappears while it runs, it is emptied instead (its header, a note,
 // its //go:build line and its package clause), and -check accepts it; a
 // run outside go generate removes it. A guarded method returns
-// breakerimpl.ErrNilImpl when the wrapped value is nil (a method delegated
-// unguarded, skipped or with no error result, has no error to say it in,
-// and panics as a call of the nil interface would), the breaker's rejection
+// breakerimpl.ErrNilImpl when the wrapped value is nil, the nil interface
+// or a nil pointer, map, func, chan or slice in it (a var db *sql.DB never
+// assigned; tested once, by the constructor), without calling it (a
+// method delegated unguarded, skipped or with no error result, calls a
+// typed nil as it is, and answers the nil interface with ErrNilImpl when
+// it has an error result, else panics as a call of it would), the
+// breaker's rejection
 // (errors.Is(err, runtime.ErrOpen)) or the limiter's refusal
 // (runtime.ErrRateLimited) without calling the wrapped method, and
 // otherwise calls it and reports its outcome; a panic counts as a failure

@@ -12,6 +12,7 @@ import (
 
 	"github.com/breakergen/breakergen/examples/clients"
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/breakerimpl"
 )
 
 // openSQLite opens a database file of t's, with no busy wait: a locked
@@ -96,4 +97,24 @@ func countRows(t *testing.T, db *sql.DB) int {
 	var n int
 	require.NoError(t, db.QueryRow("SELECT count(*) FROM quotes").Scan(&n))
 	return n
+}
+
+// TestSQLNilDBRefused: a nil *sql.DB (a var never assigned) is refused as
+// the nil interface is, with breakerimpl.ErrNilImpl through the Row and
+// the error, rather than panicking inside database/sql at the first call,
+// where the panic would count as a failure of the shared breaker.
+func TestSQLNilDBRefused(t *testing.T) {
+	reg := newRegistry(newClock())
+	var db *sql.DB
+	guarded := clients.NewDBBreaker(db, reg)
+	ctx := context.Background()
+	var price float64
+	row := guarded.QueryRowContext(ctx, "SELECT price FROM quotes WHERE code = ?", "600519")
+	assert.ErrorIs(t, row.Err(), breakerimpl.ErrNilImpl)
+	assert.ErrorIs(t, row.Scan(&price), breakerimpl.ErrNilImpl)
+	_, err := guarded.ExecContext(ctx, "DELETE FROM quotes")
+	assert.ErrorIs(t, err, breakerimpl.ErrNilImpl)
+	b, _ := reg.Lookup("sqlite")
+	assert.Equal(t, runtime.Closed, b.State())
+	assert.Zero(t, b.Stats().Failures, "a refused nil counts nothing")
 }

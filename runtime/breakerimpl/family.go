@@ -128,11 +128,15 @@ func slowCode(s uint64) uint8 {
 // made by hand with the name before ([runtime.Registry.Family]) is the
 // family, its settings kept: its keys made from then on hold their routes
 // as any key does, and each Family makes a route for a key made before
-// it, once, on the key's first call. When impl is nil every call is
-// refused with [ErrNilImpl].
+// it, once, on the key's first call. When impl is nil, or holds a nil
+// pointer, map, func, chan or slice, every call is refused with
+// [ErrNilImpl].
 func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen int) *Family {
 	if reg == nil {
 		reg = runtime.Default()
+	}
+	if nilImplOf(impl) {
+		impl = nil
 	}
 	var f *runtime.Family
 	build := func(kr *keyRoute, b *runtime.Breaker) {

@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"errors"
+	"reflect"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -94,10 +95,14 @@ type Route struct {
 // NewRoute returns a route for calls to impl through the breaker and limiter
 // of reg named by cfg.Breaker.Name, creating them if needed. A nil reg is
 // [runtime.Default]. When impl is nil, every call on the route is refused
-// with [ErrNilImpl], so that a wrapper of nil does not panic.
+// with [ErrNilImpl], so that a wrapper of nil does not panic; so it is
+// when impl holds a nil pointer, map, func, chan or slice (see nilImplOf).
 func NewRoute(reg *runtime.Registry, impl any, cfg RouteConfig) *Route {
 	if reg == nil {
 		reg = runtime.Default()
+	}
+	if nilImplOf(impl) {
+		impl = nil
 	}
 	bv, lv := core.Attach(reg, cfg.Breaker, cfg.Rate, cfg.Burst)
 	l, _ := lv.(*runtime.Limiter)
@@ -210,6 +215,21 @@ var PanicGuard = core.PanicGuard
 // ErrNilImpl is returned by generated wrappers whose wrapped
 // implementation is nil, instead of panicking on the nil interface.
 var ErrNilImpl = errors.New("breaker: wrapped implementation is nil")
+
+// nilImplOf reports whether impl is nil: the nil interface, or an
+// interface holding a nil pointer, map, func, chan or slice (a var db
+// *sql.DB passed as the implementation). [NewRoute] and [NewFamily]
+// refuse every call of such an implementation with [ErrNilImpl], testing
+// it once, when the route is made (with reflection, never on a call's
+// path): a method of a typed nil most often panics inside the client
+// (database/sql's at the first call), and a panic counts as a failure of
+// a breaker that other wrappers may share by name, where the nil
+// interface's refusal touches no breaker. A type whose methods work on a
+// nil receiver is legal Go, but nothing tells it from one whose methods
+// panic before they are called: give the wrapper a non-nil value of it.
+func nilImplOf(impl any) bool {
+	return impl == nil || isNil(reflect.ValueOf(impl))
+}
 
 // nilImpl is the state of the routes of a nil implementation: a word that
 // is always OPEN, a rejection that is always ErrNilImpl, and a count of

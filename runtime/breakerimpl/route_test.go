@@ -475,3 +475,35 @@ func reasons(reg *runtime.Registry) []string {
 	}
 	return rs
 }
+
+// quoteFunc is an implementation of a func type: a nil one panics when
+// called.
+type quoteFunc func(ctx context.Context, code string) (int, error)
+
+func (f quoteFunc) Quote(ctx context.Context, code string) (int, error) { return f(ctx, code) }
+
+// TestTypedNilImplRefuses: an implementation that is a nil pointer (a var
+// db *sql.DB never assigned), func, map, chan or slice inside the
+// interface is refused with ErrNilImpl, as the nil interface is, by a
+// route and by a family, and never reaches the breaker; a non-nil value
+// of those kinds, and a zero struct, are called.
+func TestTypedNilImplRefuses(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	ctx := context.Background()
+	for i, impl := range []any{(*upstream)(nil), quoteFunc(nil), map[string]int(nil), (chan int)(nil), []int(nil)} {
+		name := fmt.Sprintf("typed%d", i)
+		rt := breakerimpl.NewRoute(reg, impl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: name}})
+		_, err := (&guarded{next: &upstream{}, route: rt}).Quote(ctx, "600519")
+		require.ErrorIs(t, err, breakerimpl.ErrNilImpl, "%T", impl)
+		assert.Zero(t, rt.Breaker().Stats().Rejections, "%T: not the breaker's refusal", impl)
+
+		f := breakerimpl.NewFamily(reg, impl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: name + "f"}}, 0, 0)
+		_, err = (&keyedGuarded{next: &upstream{}, family: f}).Quote(ctx, "k")
+		require.ErrorIs(t, err, breakerimpl.ErrNilImpl, "%T in a family", impl)
+	}
+	for i, impl := range []any{&upstream{}, quoteFunc(func(context.Context, string) (int, error) { return 1, nil }), map[string]int{}, struct{}{}, 0} {
+		rt := breakerimpl.NewRoute(reg, impl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: fmt.Sprintf("live%d", i)}})
+		_, err := (&guarded{next: &upstream{}, route: rt}).Quote(ctx, "600519")
+		require.NoError(t, err, "%T", impl)
+	}
+}
