@@ -634,49 +634,79 @@ func clientAnswers(sig *types.Signature) []Answer {
 // clientPackage returns the package of answers that declares a named
 // type t spells (not the types that type is made of), or nil.
 func clientPackage(t types.Type, seen map[types.Type]bool) *types.Package {
+	return spelledPackage(t, seen, func(p *types.Package) bool { return answers[p.Path()] != nil })
+}
+
+// spelledPackage returns the first package for which want is true that
+// declares a named type t spells (not the types that type is made of):
+// t itself, its type arguments, or a type inside it (a func's parameters,
+// a slice's elements); nil for none.
+func spelledPackage(t types.Type, seen map[types.Type]bool, want func(*types.Package) bool) *types.Package {
 	if seen[t] {
 		return nil
 	}
 	seen[t] = true
 	switch u := types.Unalias(t).(type) {
 	case *types.Named:
-		if p := u.Obj().Pkg(); p != nil && answers[p.Path()] != nil {
+		if p := u.Obj().Pkg(); p != nil && want(p) {
 			return p
 		}
 		for a := range u.TypeArgs().Types() {
-			if p := clientPackage(a, seen); p != nil {
+			if p := spelledPackage(a, seen, want); p != nil {
 				return p
 			}
 		}
 	case *types.Pointer:
-		return clientPackage(u.Elem(), seen)
+		return spelledPackage(u.Elem(), seen, want)
 	case *types.Slice:
-		return clientPackage(u.Elem(), seen)
+		return spelledPackage(u.Elem(), seen, want)
 	case *types.Array:
-		return clientPackage(u.Elem(), seen)
+		return spelledPackage(u.Elem(), seen, want)
 	case *types.Map:
-		if p := clientPackage(u.Key(), seen); p != nil {
+		if p := spelledPackage(u.Key(), seen, want); p != nil {
 			return p
 		}
-		return clientPackage(u.Elem(), seen)
+		return spelledPackage(u.Elem(), seen, want)
 	case *types.Chan:
-		return clientPackage(u.Elem(), seen)
+		return spelledPackage(u.Elem(), seen, want)
 	case *types.Signature:
 		for _, tup := range []*types.Tuple{u.Params(), u.Results()} {
 			for v := range tup.Variables() {
-				if p := clientPackage(v.Type(), seen); p != nil {
+				if p := spelledPackage(v.Type(), seen, want); p != nil {
 					return p
 				}
 			}
 		}
 	case *types.Struct:
 		for f := range u.Fields() {
-			if p := clientPackage(f.Type(), seen); p != nil {
+			if p := spelledPackage(f.Type(), seen, want); p != nil {
 				return p
 			}
 		}
 	}
 	return nil
+}
+
+// localMethod reports whether m, of signature sig, is a local method of
+// go-redis: one that go-redis declares (embedded from its interface), or
+// whose signature spells a type of go-redis, and that takes no ctx (no
+// parameter is or gives a context.Context). go-redis (v8 and v9) takes a
+// context.Context first in every method that sends a command to Redis;
+// one without builds or returns something locally (Pipeline, TxPipeline,
+// AutoPipeline, AsyncAutoPipeline: a pipeliner; PoolStats, AddHook), and
+// its error, when it has one, is the client's own answer (a *redis.Ring's
+// "AutoPipeline is not supported"), not Redis failing. Guarded, such a
+// method would count that answer as a failure of the breaker of every
+// command, and be refused by an OPEN one while nothing goes to Redis.
+func localMethod(m *types.Func, sig *types.Signature) bool {
+	for v := range sig.Params().Variables() {
+		t := v.Type()
+		if IsContext(t) || implementsContext(t) || methodOf(t, "Context") != nil {
+			return false
+		}
+	}
+	isRedis := func(p *types.Package) bool { return slices.Contains(redisPaths, p.Path()) }
+	return m.Pkg() != nil && isRedis(m.Pkg()) || spelledPackage(sig, map[types.Type]bool{}, isRedis) != nil
 }
 
 // carrier returns how the last result of sig carries the call's error,

@@ -300,6 +300,8 @@ func whyText(w string) string {
 		return "no error result"
 	case "noroute":
 		return "no line routes it"
+	case "local":
+		return "go-redis's, local: no ctx, nothing sent to Redis"
 	}
 	return w
 }
@@ -341,8 +343,10 @@ func nothingFix(unguarded []*Method) string {
 			return "route a method with an error result, or remove the annotation"
 		}
 	}
-	if len(unguarded) > 0 {
-		return "return an error from the methods to guard, or remove the annotation"
+	for _, m := range unguarded {
+		if m.Why == "noerror" {
+			return "return an error from the methods to guard, or remove the annotation"
+		}
 	}
 	return "remove the annotation"
 }

@@ -533,6 +533,11 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			}
 			b.errorf(o.Pos, "%s.%s: timeout: %s", in.Name, m.Name(), why)
 		}
+	case base != nil && localMethod(m, sig):
+		// go-redis's, without a ctx: built locally, nothing sent to
+		// Redis (a method's own line guards it all the same).
+		mm.Why = "local"
+		return
 	case base != nil:
 		mm.Route = base.route
 		if !slices.Contains(in.Routes, base.route) {

@@ -1126,6 +1126,8 @@ func why(w string) string {
 		return "it has no error result to report failures with"
 	case "noroute":
 		return "no //breaker: line routes it"
+	case "local":
+		return "it is go-redis's and takes no context.Context, so it sends nothing to Redis (it builds its answer locally), and its error, a client's that does not support it, is no failure of Redis"
 	}
 	return w
 }
@@ -1264,6 +1266,8 @@ func shortWhy(w string) string {
 		return "no error result"
 	case "noroute":
 		return "no route"
+	case "local":
+		return "go-redis's, local"
 	}
 	return w
 }
