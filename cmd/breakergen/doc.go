@@ -316,7 +316,11 @@
 // changed) in the error result of a go-redis method (one whose signature
 // spells a go-redis type: Pipelined, TxPipelined, Process, Watch), whose
 // route excludes them as if its line's exclude named them; exclude works
-// as for any error. A *sql.Row is read after the call returns, so a
+// as for any error. A method returning go-redis's []redis.Cmder beside
+// its error (Pipelined, TxPipelined, Exec) counts the first command's
+// error that is not redis.Nil (breakerimpl.FirstFailed), so that a miss
+// ahead of a failed command hides no failure; its caller gets go-redis's
+// error unchanged. A *sql.Row is read after the call returns, so a
 // timeout does not apply to it (a warning). With attempts, each try is
 // judged on its own; a refusal after a try leaves the last answer. valid
 // takes the carrier too; stale keeps it as returned (an error for a

@@ -102,18 +102,20 @@ func (w *StoreBreaker) Load(ctx context.Context, key string) (_ string, err erro
 
 // Pipelined calls next.Pipelined through breaker "store". An error matching
 // redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
-// answer, not a failure.
-func (w *StoreBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
+// answer, not a failure. The breaker counts the first error among the commands
+// it returns that is not redis.Nil, so that a miss ahead of a failed command
+// hides no failure; the error returned is the wrapped method's.
+func (w *StoreBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (r0 []redis.Cmder, err error) {
 	call, ok := w.store2.EnterFast()
 	if !ok {
-		if err = call.Refusal(); err != nil {
-			return
-		}
 		if call, err = w.store2.Enter(ctx); err != nil {
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
-	err = breakerimpl.PanicGuard // stays only if the call panics
-	return w.next.Pipelined(ctx, fn)
+	var outcome error // the breaker's: the first failed command's error (a miss is none), else err
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.Pipelined(ctx, fn)
+	outcome = breakerimpl.FirstFailed(r0, err, redis.Nil) // a miss is an answer: the caller still gets err
+	return
 }

@@ -9803,20 +9803,22 @@ func (w *CacheBreaker) Pipeline() redis.Pipeliner {
 
 // Pipelined calls next.Pipelined through breaker "redis". An error matching
 // redis.Nil (a missing key) or redis.TxFailedErr (a watched key changed) is an
-// answer, not a failure.
-func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
+// answer, not a failure. The breaker counts the first error among the commands
+// it returns that is not redis.Nil, so that a miss ahead of a failed command
+// hides no failure; the error returned is the wrapped method's.
+func (w *CacheBreaker) Pipelined(ctx context.Context, fn func(redis.Pipeliner) error) (r0 []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
-		if err = call.Refusal(); err != nil {
-			return
-		}
 		if call, err = w.redis.Enter(ctx); err != nil {
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
-	err = breakerimpl.PanicGuard // stays only if the call panics
-	return w.next.Pipelined(ctx, fn)
+	var outcome error // the breaker's: the first failed command's error (a miss is none), else err
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.Pipelined(ctx, fn)
+	outcome = breakerimpl.FirstFailed(r0, err, redis.Nil) // a miss is an answer: the caller still gets err
+	return
 }
 
 // Process calls next.Process through breaker "redis". An error matching
@@ -13694,20 +13696,23 @@ func (w *CacheBreaker) TxPipeline() redis.Pipeliner {
 
 // TxPipelined calls next.TxPipelined through breaker "redis". An error
 // matching redis.Nil (a missing key) or redis.TxFailedErr (a watched key
-// changed) is an answer, not a failure.
-func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) (_ []redis.Cmder, err error) {
+// changed) is an answer, not a failure. The breaker counts the first error
+// among the commands it returns that is not redis.Nil, so that a miss ahead of
+// a failed command hides no failure; the error returned is the wrapped
+// method's.
+func (w *CacheBreaker) TxPipelined(ctx context.Context, fn func(redis.Pipeliner) error) (r0 []redis.Cmder, err error) {
 	call, ok := w.redis.EnterFast()
 	if !ok {
-		if err = call.Refusal(); err != nil {
-			return
-		}
 		if call, err = w.redis.Enter(ctx); err != nil {
 			return
 		}
 	}
-	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
-	err = breakerimpl.PanicGuard // stays only if the call panics
-	return w.next.TxPipelined(ctx, fn)
+	var outcome error // the breaker's: the first failed command's error (a miss is none), else err
+	defer call.Exit(ctx, &outcome)
+	outcome = breakerimpl.PanicGuard // stays only if the call panics
+	r0, err = w.next.TxPipelined(ctx, fn)
+	outcome = breakerimpl.FirstFailed(r0, err, redis.Nil) // a miss is an answer: the caller still gets err
+	return
 }
 
 // Type calls next.Type through breaker "redis". The *redis.StatusCmd it

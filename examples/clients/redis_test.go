@@ -250,3 +250,40 @@ func TestRedisWatchConflictIsAnAnswer(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State(), "a lost optimistic lock is an answer")
 	assert.Zero(t, b.Stats().Failures)
 }
+
+// TestRedisPipelineFailureBehindAMiss: a pipeline whose GET misses before
+// an HGET of a string fails with WRONGTYPE returns redis.Nil from
+// Pipelined and TxPipelined (go-redis's first command's error), which the
+// caller still gets; the breaker counts the WRONGTYPE behind the miss, as
+// it counts that HGET sent alone, and threshold=3 such pipelines trip it.
+func TestRedisPipelineFailureBehindAMiss(t *testing.T) {
+	srv := startRedis(t)
+	var dials atomic.Int64
+	reg := newRegistry(newClock())
+	client := countingClient(t, srv.Addr, &dials)
+	cache := clients.NewCacheBreaker(client, reg)
+	b, ok := reg.Lookup("redis")
+	require.True(t, ok)
+	ctx := context.Background()
+	require.NoError(t, client.Set(ctx, "quote", "1688.5", 0).Err())
+
+	var hget *redis.StringCmd
+	missThenWrongType := func(p redis.Pipeliner) error {
+		p.Get(ctx, "missing")
+		hget = p.HGet(ctx, "quote", "price") // a string, not a hash
+		return nil
+	}
+	cmds, err := cache.Pipelined(ctx, missThenWrongType)
+	assert.ErrorIs(t, err, redis.Nil, "the caller gets go-redis's error, the first command's")
+	require.Len(t, cmds, 2)
+	assert.ErrorContains(t, hget.Err(), "WRONGTYPE")
+	_, err = cache.TxPipelined(ctx, missThenWrongType)
+	assert.ErrorIs(t, err, redis.Nil)
+	assert.ErrorContains(t, hget.Err(), "WRONGTYPE")
+	assert.Equal(t, uint64(2), b.Stats().Failures, "the WRONGTYPE behind each miss")
+	_, err = cache.Pipelined(ctx, missThenWrongType)
+	assert.ErrorIs(t, err, redis.Nil)
+	assert.Equal(t, runtime.Open, b.State(), "threshold=3")
+	_, err = cache.Pipelined(ctx, missThenWrongType)
+	assert.ErrorIs(t, err, runtime.ErrOpen)
+}

@@ -762,6 +762,47 @@ func carrier(sig *types.Signature, qual types.Qualifier) (*Carrier, string) {
 	return c, ""
 }
 
+// commandsResult returns the Commands of a method of signature sig with
+// a plain error result, or nil: its first result, but the error, that is
+// a slice of a known client's commands, a named type of a package of
+// misses with a method Err() error (go-redis's []redis.Cmder).
+func commandsResult(sig *types.Signature) *Commands {
+	n := sig.Results().Len()
+	if !lastIsError(sig) {
+		return nil
+	}
+	for i := range n - 1 {
+		sl, ok := types.Unalias(sig.Results().At(i).Type()).(*types.Slice)
+		if !ok {
+			continue
+		}
+		nt, ok := types.Unalias(sl.Elem()).(*types.Named)
+		if !ok || nt.Obj().Pkg() == nil || !hasErr(nt) {
+			continue
+		}
+		pkg := nt.Obj().Pkg()
+		name, ok := misses[pkg.Path()]
+		if !ok {
+			continue
+		}
+		switch v := pkg.Scope().Lookup(name).(type) {
+		case *types.Var, *types.Const:
+			return &Commands{Index: i, Miss: Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}}
+		}
+	}
+	return nil
+}
+
+// hasErr reports whether t has a method Err() error.
+func hasErr(t types.Type) bool {
+	f := methodOf(t, "Err")
+	if f == nil {
+		return false
+	}
+	fs := f.Type().(*types.Signature)
+	return fs.Params().Len() == 0 && fs.Results().Len() == 1 && types.Identical(fs.Results().At(0).Type(), types.Universe.Lookup("error").Type())
+}
+
 // pkgQualifier names the packages of types in messages: by name, and not
 // at all for local, the interface's own.
 func pkgQualifier(local *types.Package) types.Qualifier {

@@ -73,6 +73,7 @@ func (b *builder) answerRoutes(in *Interface) {
 			continue
 		}
 		m.Answers = clientAnswers(m.Sig)
+		m.Commands = commandsResult(m.Sig)
 		r := m.Route
 		var missing []Ref
 		for _, a := range m.Answers {

@@ -165,6 +165,20 @@ type Method struct {
 	// the client's package. Its route excludes them, as if the line's
 	// exclude named them.
 	Answers []Answer
+	// Commands, for a guarded method that returns go-redis's commands
+	// beside its error ([]redis.Cmder: Pipelined, TxPipelined, a
+	// Pipeliner's Exec), says which result they are and what miss their
+	// Err() may hold: the outcome is then the first command's error that
+	// is not the miss (breakerimpl.FirstFailed), not go-redis's error,
+	// which is the first command's, a miss ahead of a failure too. nil
+	// otherwise.
+	Commands *Commands
+}
+
+// Commands is a result of go-redis's commands (see Method.Commands).
+type Commands struct {
+	Index int // of the result
+	Miss  Ref // an Err() that is an answer: redis.Nil
 }
 
 // Answer is an error a client returns for an answer (see Method.Answers).
@@ -204,7 +218,7 @@ func (m *Method) CtxFirst() bool { return m.Ctx || m.CtxSelf }
 // result: its result carries the error, or a failure func judges answers.
 // Such a method keeps its outcome in a local of its own.
 func (m *Method) Judged() bool {
-	return m.Carrier != nil || m.Route != nil && m.Route.Failure != nil
+	return m.Carrier != nil || m.Route != nil && (m.Route.Failure != nil || m.Commands != nil)
 }
 
 // Settings are the name-level settings of a breaker name; zero fields are

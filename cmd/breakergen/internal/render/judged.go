@@ -137,7 +137,7 @@ func (g *gen) judged(f *jen.File, j judgedMethod, body []jen.Code) {
 	}
 	if c == nil {
 		outcome = a.fresh("outcome")
-		body = append(body, jen.Var().Id(outcome).Error().Comment("the breaker's: err, or what "+r.Failure.Text+" makes of the answer"))
+		body = append(body, jen.Var().Id(outcome).Error().Comment("the breaker's: "+outcomeNote(m)))
 	}
 	body = append(body, jen.Defer().Id(callName).Dot("Exit").Call(jen.Id(j.ctx), jen.Op("&").Id(outcome)))
 	body = append(body, g.panicGuard(outcome)) // before the timeout: a nil ctx panics in it
@@ -181,6 +181,9 @@ func judgedTail(g *gen, j judgedMethod, chain bool) string {
 		}
 	}
 	s += answersDoc(m)
+	if cs := m.Commands; cs != nil {
+		s += fmt.Sprintf(". The breaker counts the first error among the commands it returns that is not %s, so that a miss ahead of a failed command hides no failure; the error returned is the wrapped method's", cs.Miss.Text)
+	}
 	if r.Failure != nil {
 		s += fmt.Sprintf(". An answer for which %s returns an error counts as that failure, and still reaches the caller unchanged", r.Failure.Text)
 	}
@@ -296,9 +299,34 @@ func (g *gen) judge(j judgedMethod, rnames []string, errName, outcome string) []
 			jen.Id(errName).Op("=").Add(g.impl("NilAnswer")).Call(jen.Lit(j.in.Name+"."+m.Name), jen.Lit(typ)).Comment("neither an answer nor an error: a failure"),
 		))
 	}
+	if cs := j.m.Commands; cs != nil {
+		// The first failed command's error, not go-redis's, which is the
+		// first command's: a miss ahead of a failure would hide it.
+		out = append(out, jen.Id(outcome).Op("=").Add(g.impl("FirstFailed")).Call(jen.Id(rnames[cs.Index]), jen.Id(errName), g.ref(&cs.Miss)).
+			Comment("a miss is an answer: the caller still gets "+errName))
+		if r.Failure != nil {
+			out = append(out, jen.If(jen.Id(outcome).Op("==").Nil()).Block(
+				jen.Id(outcome).Op("=").Add(g.ref(r.Failure)).Call(answers...).Comment("a failure answer still reaches the caller"),
+			))
+		}
+		return out
+	}
 	return append(out, jen.If(jen.Id(outcome).Op("=").Id(errName), jen.Id(errName).Op("==").Nil()).Block(
 		jen.Id(outcome).Op("=").Add(g.ref(r.Failure)).Call(answers...).Comment("a failure answer still reaches the caller"),
 	))
+}
+
+// outcomeNote says what the outcome local of a judged method with an
+// error result holds.
+func outcomeNote(m *model.Method) string {
+	r := m.Route
+	switch {
+	case m.Commands != nil && r.Failure != nil:
+		return "the first failed command's error (a miss is none), or what " + r.Failure.Text + " makes of the answer"
+	case m.Commands != nil:
+		return "the first failed command's error (a miss is none), else err"
+	}
+	return "err, or what " + r.Failure.Text + " makes of the answer"
 }
 
 // judgedTries renders a judged method whose tries go through a helper
@@ -379,7 +407,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 	case c != nil:
 		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+last))
 	case !unread:
-		body = append(body, jen.Var().Id(outcome).Error().Comment("the last try's: err, or what "+r.Failure.Text+" makes of the answer"))
+		body = append(body, jen.Var().Id(outcome).Error().Comment("the last try's: "+outcomeNote(m)))
 	}
 	// A wrapper without a cache returns an invalid answer as it is: only
 	// a chain and a cache read valid, and a race reads it in its closure.
