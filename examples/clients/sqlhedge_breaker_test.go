@@ -180,7 +180,7 @@ func (c *HedgedReadsChain) QueryRowContext(ctx context.Context, query string, ar
 	ask := func(ctx context.Context, call breakerimpl.Call, impl HedgedReads, args2 raceArgs) (*sql.Row, error) {
 		return args2.c.tryQueryRowContext(ctx, call, impl, args2.query, args2.args...)
 	}
-	r0, err = breakerimpl.RaceArgsWith(&run, c.primary, c.fallbacks, c.hedgedreadsFallbacks, raceArgs{c, query, args}, ask, breakerimpl.RaceHooks[*sql.Row, raceArgs]{
+	r0, _ = breakerimpl.RaceArgsWith(&run, c.primary, c.fallbacks, c.hedgedreadsFallbacks, raceArgs{c, query, args}, ask, breakerimpl.RaceHooks[*sql.Row, raceArgs]{
 		Drop: sqlimpl.Drop,
 		Held: true,
 	})

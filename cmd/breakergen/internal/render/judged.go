@@ -400,9 +400,9 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		body = append(body, code...)
 		body = append(body, jen.Id(retry).Op(":=").Add(route()).Dot("Retry").Call())
 	}
-	// A race's outcome is read only by the cache, and by a carrier that
-	// returns the chain's error.
-	unread := hedged && c == nil && st == nil
+	// A race's outcome is read only by the cache: when no source
+	// answered, a carrier takes the chain's error (run.Err()), not it.
+	unread := hedged && st == nil
 	switch {
 	case c != nil:
 		body = append(body, jen.Var().Id(errName).Error().Comment("the outcome of the last try: the Err() of "+last))

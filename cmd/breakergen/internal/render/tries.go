@@ -38,7 +38,7 @@ type tries struct {
 	judged  bool
 	outcome string
 	// unread says the race's outcome is not read after it (a judged
-	// method with an error result and no cache): it goes to _.
+	// method without a cache): it goes to _.
 	unread bool
 	// marks are the locals holding where each of the method's reader
 	// arguments was before the first try (breakerimpl.Mark), one per
