@@ -24,27 +24,43 @@ var errLost = errors.New("breaker: another source answered first")
 // deadline (the route's timeout, or the caller's), the race lost or not,
 // failed as it would have without the race: a primary that ignores its
 // ctx's cancellation (go-redis does) and times out, or never answers, is
-// not let off by losing. (Only the primary's ctx is a raceCtx, where
-// WithTimeout can note the deadline.)
+// not let off by losing. The primary's ctx (raceCtx) holds its try's
+// deadline (due: the caller's from the start, each try's from
+// WithTimeout); another source's is let off whenever it lost (its due is
+// notDue, when its ctx is a raceCtx too: RaceHooks.Held).
 func lostRace(ctx context.Context) bool {
 	if c, ok := ctx.(*raceCtx); ok {
 		if !c.lost() {
 			return false
 		}
 		due := c.due.Load()
-		return due == 0 || time.Now().UnixNano() < due
+		return due <= 0 || time.Now().UnixNano() < due
 	}
 	return ctx != nil && ctx.Err() != nil && context.Cause(ctx) == errLost
 }
 
-// noteDue records, on a race's ctx, the deadline of a try made on it (see
-// lostRace).
+// notDue is the due of a raceCtx that is not a primary's: its deadline is
+// not recorded (lostRace).
+const notDue = -1
+
+// noteDue records, on a race's primary ctx, the deadline of a try made on
+// it (see lostRace).
 func noteDue(parent, ctx context.Context) {
-	if c, ok := parent.(*raceCtx); ok {
+	if c, ok := parent.(*raceCtx); ok && c.due.Load() != notDue {
 		if t, ok := ctx.Deadline(); ok {
 			c.due.Store(t.UnixNano())
 		}
 	}
+}
+
+// newPrimaryCtx returns the ctx of a race's primary, on parent, its due the
+// caller's deadline until a try's own (noteDue).
+func newPrimaryCtx(parent context.Context) *raceCtx {
+	c := &raceCtx{parent: parent}
+	if t, ok := parent.Deadline(); ok {
+		c.due.Store(t.UnixNano())
+	}
+	return c
 }
 
 // Race runs one call of a chain route with `hedge` ([RouteConfig].Hedge):
@@ -161,7 +177,9 @@ type RaceHooks[T, A any] struct {
 	// derived from it is left (as the race returns, when none is),
 	// rather than staying registered with it until it ends. An answer
 	// whose reader watches the ctx's Done itself, without deriving a
-	// ctx, no longer hears of the caller's cancel once the race returned.
+	// ctx, hears of the caller's cancel when it next asks (Done or Err
+	// then finds the caller's ctx ended), not while it waits on a Done
+	// it took before.
 	Held bool
 	// Unsent reports why args cannot be sent by another try (a request
 	// whose one body a try sent, httpguard.Unsent), nil when they can:
@@ -340,7 +358,7 @@ func newRace[X, T, A any](run *Chain, primary X, fallbacks []runtime.Fallback[X]
 	r.rt, r.ctx, r.primary, r.fallbacks, r.routes, r.args = rt, run.ctx, primary, fallbacks[:n], routes[:n], args
 	r.racers = r.inline[:0]
 	r.share = raceShare{budget: int64(rt.budget)}
-	r.pctx = &raceCtx{parent: run.ctx}
+	r.pctx = newPrimaryCtx(run.ctx)
 	r.caller = r.own.Load()
 	return r
 }
@@ -769,6 +787,7 @@ func (r *race[X, T, A]) launch(run *Chain, hedge bool) bool {
 			// raceCtx.hold): a context.WithCancelCause one stays
 			// registered with it until one of them ends.
 			held = &raceCtx{parent: r.ctx}
+			held.due.Store(notDue)
 			ctx, cancel = held, held.cancel
 		} else {
 			ctx, cancel = context.WithCancelCause(r.ctx)
@@ -949,7 +968,7 @@ func (r *race[X, T, A]) tryReplacing(ctx context.Context, call Call, pv T) (v T,
 type raceCtx struct {
 	parent context.Context
 	st     atomic.Pointer[raceState] // made when Done is first asked for, or at the cancel
-	due    atomic.Int64              // the deadline of the source's latest try, Unix ns (WithTimeout); 0: none
+	due    atomic.Int64              // the primary's: its latest try's deadline, Unix ns (see lostRace); 0: none; notDue: not a primary's
 }
 
 // raceState is a raceCtx's own end. A primary that answers first, and never
@@ -984,7 +1003,6 @@ func (c *raceCtx) Value(key any) any           { return c.parent.Value(key) }
 func (c *raceCtx) Done() <-chan struct{} {
 	s := c.state()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	if s.done == nil {
 		s.done = make(chan struct{})
 		if s.err != nil {
@@ -994,19 +1012,38 @@ func (c *raceCtx) Done() <-chan struct{} {
 	if s.stop == nil && s.err == nil && !s.gone && c.parent.Done() != nil {
 		s.stop = context.AfterFunc(c.parent, func() { c.cancel(context.Cause(c.parent)) })
 	}
-	return s.done
+	done, lapsed := s.done, s.gone && s.err == nil
+	s.mu.Unlock()
+	if lapsed && c.parent.Err() != nil {
+		c.cancel(context.Cause(c.parent)) // a ctx let go of ends when it finds the parent ended (see Err)
+	}
+	return done
 }
 
+// Err is the ctx's end, or its parent's. A ctx let go of (hold) that
+// finds its parent ended ends then, so that Done is closed whenever Err
+// says the ctx ended: it watches the parent no more, and would otherwise
+// report an end that its Done, and the ctxs derived from it, never see.
 func (c *raceCtx) Err() error {
-	if s := c.st.Load(); s != nil {
-		s.mu.Lock()
-		err := s.err
-		s.mu.Unlock()
-		if err != nil {
-			return err
-		}
+	s := c.st.Load()
+	if s == nil {
+		return c.parent.Err()
 	}
-	return c.parent.Err()
+	s.mu.Lock()
+	err, gone := s.err, s.gone
+	s.mu.Unlock()
+	switch {
+	case err != nil:
+		return err
+	case !gone:
+		return c.parent.Err()
+	case c.parent.Err() != nil:
+		c.cancel(context.Cause(c.parent))
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.err
+	}
+	return nil
 }
 
 // cancel ends the ctx with cause, if it has not ended yet, and stops its
@@ -1083,7 +1120,8 @@ func (c *raceCtx) AfterFunc(f func()) func() bool {
 // Once let go, c does not watch its parent again: a Done asked for after
 // the answer was released (database/sql's goroutine that closes the
 // rows, when it starts late) would otherwise stay registered with the
-// parent until it ends; Err still reports the parent's end.
+// parent until it ends. Err and Done still report the parent's end when
+// they find it (and c ends then, with what was derived from it since).
 func (c *raceCtx) hold() {
 	s := c.state() // a ctx nobody watched yet may be derived from later
 	s.mu.Lock()
@@ -1101,10 +1139,10 @@ func (c *raceCtx) hold() {
 // parent's lock is taken by it, and by the parent's end, which runs
 // cancel.
 func (s *raceState) letGoLocked() func() bool {
-	if !s.held || len(s.after) > 0 || s.err != nil || s.stop == nil {
+	if !s.held || len(s.after) > 0 || s.err != nil {
 		return nil
 	}
-	stop := s.stop
+	stop := s.stop // nil when nothing watched the parent yet: it is not watched from now on either
 	s.stop, s.gone = nil, true
 	return stop
 }

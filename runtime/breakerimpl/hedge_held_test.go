@@ -142,6 +142,24 @@ func (s *derivedStream) Read(p []byte) (int, error) {
 
 func (s *derivedStream) Close() error { s.cancel(); return nil }
 
+// lazyStream is a stream whose reader asks for its source's ctx's Done
+// only when it reads, after the call returned.
+type lazyStream struct {
+	io.Reader
+	ctx context.Context
+}
+
+func (s *lazyStream) Read(p []byte) (int, error) {
+	select {
+	case <-s.ctx.Done():
+		return 0, s.ctx.Err()
+	default:
+	}
+	return s.Reader.Read(p)
+}
+
+func (s *lazyStream) Close() error { return nil }
+
 // heldAnswer is one kind of answer that holds its source's ctx until the
 // caller releases it: what a source makes of its ctx, and how the caller
 // reads it before release (which fails once the caller's ctx ended), then
@@ -151,6 +169,9 @@ type heldAnswer struct {
 	ask     func(ctx context.Context, db *sql.DB) any
 	read    func(v any) error // reads part of it; errors once the caller's ctx ended
 	release func(v any) error
+	// unwatched: nothing of it watches the ctx when the call returns, so
+	// the race lets go of the caller's ctx at once.
+	unwatched bool
 }
 
 var heldAnswers = []heldAnswer{{
@@ -208,6 +229,17 @@ var heldAnswers = []heldAnswer{{
 		return io.NopCloser(strings.NewReader("data"))
 	},
 	release: func(v any) error { return v.(io.Closer).Close() },
+}, {
+	name: "stream whose reader asks for Done after the call",
+	ask: func(ctx context.Context, _ *sql.DB) any {
+		return &lazyStream{Reader: strings.NewReader("data"), ctx: ctx}
+	},
+	read: func(v any) error {
+		_, err := v.(io.Reader).Read(make([]byte, 1))
+		return err
+	},
+	release:   func(v any) error { return v.(io.Closer).Close() },
+	unwatched: true,
 }}
 
 // TestHedgeHeldLetsGoOfTheCallersCtx: a hedged race with the hook Held
@@ -271,7 +303,9 @@ func TestHedgeHeldLetsGoOfTheCallersCtx(t *testing.T) {
 					// Unreleased, the answer still hears of the caller's
 					// cancel.
 					v := call(parent)
-					assert.NotZero(t, parent.registered(), "an answer not yet released is let go of")
+					if !h.unwatched {
+						assert.NotZero(t, parent.registered(), "an answer not yet released is let go of")
+					}
 					require.NoError(t, h.read(v))
 					parent.cancel()
 					synctest.Wait()
@@ -285,4 +319,45 @@ func TestHedgeHeldLetsGoOfTheCallersCtx(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestHedgeHeldCtxEndsWhenItSaysSo: the winner's ctx of a Held race that
+// let go of the caller's (nothing watched it when the call returned)
+// keeps the context.Context contract once the caller's ctx ends: when
+// its Err says it ended, its Done is closed, and so is a ctx derived from
+// it then. Before, Err said Canceled and Done never closed.
+func TestHedgeHeldCtxEndsWhenItSaysSo(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+		rt := breakerimpl.NewRoute(reg, 0, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "primary"}, Hedge: time.Second})
+		fb := breakerimpl.NewRoute(reg, 1, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "backup"}})
+		parent, cancel := context.WithCancel(context.Background())
+		var run breakerimpl.Chain
+		if run.Start(parent, rt) {
+			defer run.Done()
+		}
+		src, err := breakerimpl.RaceArgsWith(&run, 0, []runtime.Fallback[int]{{Name: "backup", Impl: 1}}, []*breakerimpl.Route{fb}, 0,
+			func(ctx context.Context, call breakerimpl.Call, _ int, _ int) (_ context.Context, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				return ctx, nil // an answer that keeps its source's ctx
+			}, breakerimpl.RaceHooks[context.Context, int]{Held: true})
+		require.True(t, run.Won())
+		require.NoError(t, err)
+
+		cancel()
+		require.ErrorIs(t, src.Err(), context.Canceled)
+		select {
+		case <-src.Done():
+		default:
+			t.Fatal("Err says the ctx ended, and its Done is open")
+		}
+		derived, stop := context.WithCancel(src)
+		defer stop()
+		select {
+		case <-derived.Done():
+		default:
+			t.Fatal("a ctx derived from an ended ctx is live")
+		}
+	})
 }

@@ -421,6 +421,72 @@ func TestHedgeLoserPastItsTimeoutFails(t *testing.T) {
 	}
 }
 
+// TestHedgeLoserPastTheCallersDeadlineFails: a primary that loses the
+// race, ignores the cancellation and runs to the caller's deadline (the
+// route has no timeout) has failed, as it would have without the race.
+func TestHedgeLoserPastTheCallersDeadlineFails(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em, sina := &source{name: "eastmoney"}, &source{name: "sina", v: 2}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Breaker: runtime.Config{FailureThreshold: 1}, Hedge: d}, em, sina)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*d)
+		defer cancel()
+		var run breakerimpl.Chain
+		if run.Start(ctx, h.primary) {
+			defer run.Done()
+		}
+		v, err := breakerimpl.Race(&run, em, h.fallbacks, h.routes,
+			func(ctx context.Context, call breakerimpl.Call, impl *source) (_ int, err error) {
+				defer call.Exit(ctx, &err)
+				err = breakerimpl.PanicGuard
+				if impl == sina {
+					return sina.v, nil
+				}
+				dl, _ := ctx.Deadline()
+				<-time.After(time.Until(dl)) // deaf to the cancellation
+				return 0, context.DeadlineExceeded
+			})
+		require.True(t, run.Won())
+		require.NoError(t, err)
+		assert.Equal(t, 2, v)
+		assert.Equal(t, uint64(1), stats(h, "eastmoney").Failures, "ran to the caller's deadline")
+	})
+}
+
+// TestHedgeHeldFallbackPastItsTimeoutIsLetOff: in a race whose sources all
+// run on a raceCtx (RaceHooks.Held), a fallback that loses and runs to
+// its own timeout is let off, as every source but the primary is
+// (docs/hedge.md).
+func TestHedgeHeldFallbackPastItsTimeoutIsLetOff(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		em, sina := &source{name: "eastmoney"}, &source{name: "sina"}
+		h := newHedgedChain(t, breakerimpl.RouteConfig{Breaker: runtime.Config{FailureThreshold: 1}, Hedge: d, Timeout: 5 * d}, em, sina)
+		var run breakerimpl.Chain
+		if run.Start(context.Background(), h.primary) {
+			defer run.Done()
+		}
+		v, err := breakerimpl.RaceArgsWith(&run, em, h.fallbacks, h.routes, 0,
+			func(ctx context.Context, call breakerimpl.Call, impl *source, _ int) (_ int, err error) {
+				defer call.Exit(ctx, &err)
+				ctx, cancel := breakerimpl.WithTimeout(ctx, 5*d)
+				defer cancel()
+				err = breakerimpl.PanicGuard
+				if impl == em {
+					<-time.After(2 * d) // answers after the fallback was asked
+					return 1, nil
+				}
+				dl, _ := ctx.Deadline()
+				<-time.After(time.Until(dl)) // deaf to the cancellation
+				return 0, context.DeadlineExceeded
+			}, breakerimpl.RaceHooks[int, int]{Held: true})
+		require.True(t, run.Won())
+		require.NoError(t, err)
+		assert.Equal(t, 1, v)
+		st := stats(h, breakerimpl.FallbackName("sina"))
+		assert.Zero(t, st.Failures, "a fallback that lost is let off")
+		assert.Equal(t, uint64(1), st.Ignored)
+	})
+}
+
 func TestHedgeCallersCancelIsNotALoss(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		em := &source{name: "eastmoney", delay: time.Hour, lateErr: errUpstream}
