@@ -711,8 +711,13 @@ func (f *Fleet) apply(m message, d delivered, read noteLeftRead) {
 			// message whose note is gone makes no key (and drops no live
 			// one to make room for it).
 			if window, live := f.noteLeft(m, d, read); live {
+				start := time.Now()
+				// Making the key reads its note and mode (sharer.Created),
+				// a round trip that counts in the message's age.
 				if b, ok := f.keyBreaker(m.Name); ok {
-					b.PeerOpen(m.Origin, m.Reason, window)
+					if w := window - time.Since(start); w > 0 {
+						b.PeerOpen(m.Origin, m.Reason, w)
+					}
 				}
 			}
 			return

@@ -20,7 +20,8 @@ import (
 // that then waits for the applier has aged by that wait: here a's
 // applier is held (by a hook on the event of tdx's trip) until "short"'s
 // note of 1s has run out, and short's message, waiting behind it, opens
-// nothing; "marker"'s, behind it, opens for what is left of its 10s.
+// nothing (or for how late it was delivered, within 750 ms of the note);
+// "marker"'s, behind it, opens for what is left of its 10s.
 func TestMessageAgesWhileItWaits(t *testing.T) {
 	s := startServer(t, "")
 	entered, release := make(chan struct{}), make(chan struct{})
@@ -57,12 +58,20 @@ func TestMessageAgesWhileItWaits(t *testing.T) {
 	rdb := newClient(t, s)
 	require.Eventually(t, func() bool { return rdb.Exists(context.Background(), noteKey("short")).Val() == 0 },
 		within, time.Millisecond, "short's note runs out")
+	noteGone := time.Now()
 	tripBy(t, b.reg.Breaker(marker))
 	require.Eventually(t, func() bool { return a.Waiting() == 2 }, within, time.Millisecond, "marker's message waits")
 	released.Do(func() { close(release) })
 
 	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
-	assert.Equal(t, runtime.Closed, shortA.State(), "short's message, older than its window, opens nothing")
+	// Its overrun is at most how late it was delivered (a loaded machine
+	// may not schedule the subscriber at once), within the 750 ms bound;
+	// a message that kept its window from when the applier reached it
+	// would stay OPEN about a second past the note.
+	if shortA.State() == runtime.Open {
+		assert.WithinRange(t, shortA.Stats().NextProbe, noteGone.Add(-time.Second), noteGone.Add(750*time.Millisecond),
+			"short's message, older than its window, keeps it open past its note")
+	}
 }
 
 // failLast is a go-redis hook: the first round trip of PTTL commands alone
@@ -194,4 +203,55 @@ func TestMessageAheadOfAReadWaitsForNone(t *testing.T) {
 	require.Eventually(t, func() bool { return hook.n.Load() == 2 }, within, time.Millisecond, "t1's read, held")
 	require.Eventually(t, func() bool { return a.tdx().Mode() == runtime.Isolated }, within, time.Millisecond,
 		"the Isolate, ahead of t1, waits for no read")
+}
+
+// slowNoteGets holds, once armed, every round trip that reads notes'
+// values (readState: a resync, or a new breaker's first read) for delay.
+type slowNoteGets struct {
+	armed atomic.Bool
+	delay time.Duration
+}
+
+func (h *slowNoteGets) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *slowNoteGets) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *slowNoteGets) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if h.armed.Load() && len(cmds) > 0 && cmds[0].Name() == "get" {
+			pauseFor(h.delay) // a slow Redis
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestKeyTripCountsTheKeysFirstRead: a peer's trip for a family's key
+// that is not live here makes the key, whose first read of its note and
+// mode is a round trip (here 1.5s); the message's window counts it, so
+// the key is not held open past its note for that long.
+func TestKeyTripCountsTheKeysFirstRead(t *testing.T) {
+	s := startServer(t, "")
+	slow := &slowNoteGets{delay: 1500 * time.Millisecond}
+	rdb := newClient(t, s)
+	rdb.AddHook(slow)
+	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(3*time.Second))
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fa, fb := a.family(100), b.family(100)
+	direct := newClient(t, s)
+	ctx := context.Background()
+	slow.armed.Store(true)
+
+	tripBy(t, fb.Breaker("k1"))
+	var noteEnds time.Time
+	require.Eventually(t, func() bool {
+		d, err := direct.PTTL(ctx, noteKey("quote/k1")).Result()
+		noteEnds = time.Now().Add(d)
+		return err == nil && d > 0
+	}, within, time.Millisecond)
+	tripBy(t, b.tdx()) // after k1's message: a has applied that once it follows this
+	require.Eventually(t, func() bool { return a.tdx().State() == runtime.Open }, 2*within, time.Millisecond)
+	k, ok := fa.Lookup("k1")
+	require.True(t, ok, "a made the key")
+	require.Equal(t, runtime.Open, k.State())
+	over := k.Stats().NextProbe.Sub(noteEnds)
+	assert.LessOrEqual(t, over, 750*time.Millisecond, "the key stays OPEN %s past its note", over)
 }
