@@ -26,11 +26,13 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // MaxRetryAfter caps the wait a Retry-After header can ask for, as
@@ -371,8 +373,39 @@ func Unshare(req *http.Request, sh *Shared) {
 // is, and a Do(ctx, req) with a timeout sends it on the timeout's ctx, so
 // that the timeout cuts such a source too; a request on a ctx of its own
 // keeps it, with its deadline and values. False for a nil req.
+//
+// It never panics, where req.Context() == ctx does when both hold one
+// type that == cannot compare (a struct with a slice, carried by value):
+// such a ctx is req's only when req holds the very interface value ctx
+// is (the same dynamic type and data pointer), as when req was made on
+// the ctx variable the caller passes on.
 func OnContext(req *http.Request, ctx context.Context) bool {
-	return req != nil && req.Context() == ctx
+	if req == nil {
+		return false
+	}
+	c := req.Context()
+	x, y := *(*iface)(unsafe.Pointer(&c)), *(*iface)(unsafe.Pointer(&ctx))
+	// The same type and data words are the same value, decided without
+	// reflect (the common case: req made on the ctx passed on); two
+	// dynamic types are never equal.
+	return x.typ == y.typ && (x.data == y.data || equalContext(c, ctx))
+}
+
+// iface is the layout of an interface value: its type (or itab) word and
+// its data word.
+type iface struct{ typ, data unsafe.Pointer }
+
+// equalContext reports whether a == b, for a and b of one dynamic type
+// but two data words: false for two pointers (the data words are the
+// pointers: the usual ctx, a *cancelCtx made on another), and false,
+// without comparing, when the value cannot be compared (its type, or the
+// dynamic type of an interface inside it, is not comparable), where ==
+// would panic.
+func equalContext(a, b context.Context) bool {
+	if reflect.TypeOf(a).Kind() == reflect.Pointer {
+		return false
+	}
+	return reflect.ValueOf(a).Comparable() && a == b
 }
 
 // CloseBody closes req's body, if it has one: for a call refused before

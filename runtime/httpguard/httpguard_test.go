@@ -232,3 +232,85 @@ func TestDiscardStalledServer(t *testing.T) {
 	_, err = resp.Body.Read(make([]byte, 1))
 	assert.Error(t, err, "the body is closed")
 }
+
+// tagged is a caller's ctx carried by value with a slice in it: a legal
+// context.Context that == cannot compare (it panics).
+type tagged struct {
+	context.Context
+	tags []string
+}
+
+// wrapped is comparable, but == panics on it when its Context is a tagged.
+type wrapped struct{ context.Context }
+
+// numbered is comparable by value: two boxes of one numbered are ==.
+type numbered struct {
+	context.Context
+	n int
+}
+
+// TestOnContext: whether a request was made on a ctx is ==, and never
+// panics: a ctx of a type == cannot compare is the request's only when
+// it is the very interface value (a Do(ctx, req) with a timeout asks on
+// every try, and a panic there was counted as the breaker's failure).
+func TestOnContext(t *testing.T) {
+	bg := context.Background()
+	parent, cancel := context.WithCancel(bg)
+	defer cancel()
+	child, cancelChild := context.WithCancel(parent)
+	defer cancelChild()
+	on := func(ctx context.Context) *http.Request {
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com", nil)
+		require.NoError(t, err)
+		return req
+	}
+	tag := tagged{Context: bg, tags: []string{"a"}}
+	var tagCtx context.Context = tag // one interface value, passed on
+	wrap := wrapped{Context: tag}
+	var wrapCtx context.Context = wrap
+	for _, tc := range []struct {
+		name string
+		req  *http.Request
+		ctx  context.Context
+		want bool
+	}{
+		{"nil request", nil, bg, false},
+		{"made on ctx", on(parent), parent, true},
+		{"made on its parent", on(parent), child, false},
+		{"made on another type", on(parent), tagCtx, false},
+		{"background", on(bg), context.Background(), true},
+		{"comparable value, two boxes", on(numbered{bg, 1}), numbered{bg, 1}, true},
+		{"comparable value, another", on(numbered{bg, 1}), numbered{bg, 2}, false},
+		{"uncomparable, one interface value", on(tagCtx), tagCtx, true},
+		{"uncomparable, two boxes", on(tag), tag, false},
+		{"uncomparable inside, one interface value", on(wrapCtx), wrapCtx, true},
+		{"uncomparable inside, two boxes", on(wrap), wrap, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, httpguard.OnContext(tc.req, tc.ctx))
+		})
+	}
+}
+
+func BenchmarkOnContext(b *testing.B) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	other, cancelOther := context.WithCancel(ctx)
+	defer cancelOther()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, "http://example.com", nil)
+	require.NoError(b, err)
+	b.Run("same", func(b *testing.B) {
+		for b.Loop() {
+			if !httpguard.OnContext(req, ctx) {
+				b.Fatal("not on its ctx")
+			}
+		}
+	})
+	b.Run("other", func(b *testing.B) {
+		for b.Loop() {
+			if httpguard.OnContext(req, other) {
+				b.Fatal("on another ctx")
+			}
+		}
+	})
+}
