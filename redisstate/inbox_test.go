@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -254,4 +255,80 @@ func TestKeyTripCountsTheKeysFirstRead(t *testing.T) {
 	require.Equal(t, runtime.Open, k.State())
 	over := k.Stats().NextProbe.Sub(noteEnds)
 	assert.LessOrEqual(t, over, 750*time.Millisecond, "the key stays OPEN %s past its note", over)
+}
+
+// countNoteGets counts the round trips that read notes' values
+// (readState: a resync, or the first read of new breakers).
+type countNoteGets struct{ trips atomic.Int32 }
+
+func (h *countNoteGets) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h *countNoteGets) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h *countNoteGets) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "get" {
+			h.trips.Add(1)
+		}
+		return next(ctx, cmds)
+	}
+}
+
+// TestKeysMadeForTripsAreReadTogether: the keys a batch of peers' trips
+// makes (a family's keys not live here) read their notes and modes in one
+// round trip at the batch's end, not one each: here a's applier is held
+// (by a hook on the event of tdx's trip) while 40 key trips wait, and
+// following them takes one read.
+func TestKeysMadeForTripsAreReadTogether(t *testing.T) {
+	s := startServer(t, "")
+	entered, release := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	hook := func(ev runtime.Event) {
+		if ev.Source == "tdx" && ev.To == runtime.Open {
+			once.Do(func() {
+				close(entered)
+				<-release
+			})
+		}
+	}
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.OnStateChange(hook))
+	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
+	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	markerA := reg.Breaker(marker)
+	counted := &countNoteGets{}
+	rdb := newClient(t, s)
+	rdb.AddHook(counted)
+	a, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("a"), redisstate.WithTimeout(time.Second))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, a.Close()) })
+	var released sync.Once
+	t.Cleanup(func() { released.Do(func() { close(release) }) }) // before Close, which waits for the applier
+	fa := member{reg: reg, fleet: a}.family(100)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	fb := b.family(100)
+
+	tripBy(t, b.tdx())
+	select {
+	case <-entered:
+	case <-time.After(within):
+		t.Fatal("a did not follow tdx's trip")
+	}
+	const n = 40
+	for i := range n {
+		tripBy(t, fb.Breaker(fmt.Sprintf("k%d", i)))
+	}
+	require.Eventually(t, func() bool { return a.Waiting() == n }, within, time.Millisecond, "the key trips wait")
+	before := counted.trips.Load()
+	b.tdx().Isolate("maintenance") // behind them
+	require.Eventually(t, func() bool { return a.Waiting() == n+1 }, within, time.Millisecond)
+	released.Do(func() { close(release) })
+
+	require.Eventually(t, func() bool {
+		k, ok := fa.Lookup(fmt.Sprintf("k%d", n-1))
+		return ok && k.State() == runtime.Open
+	}, within, time.Millisecond)
+	require.Eventually(t, func() bool { b, _ := reg.Lookup("tdx"); return b.Mode() == runtime.Isolated }, within, time.Millisecond)
+	tripBy(t, b.reg.Breaker(marker)) // applied once the batch before it ended, its read made
+	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, n, fa.Len(), "every key followed")
+	assert.EqualValues(t, 1, counted.trips.Load()-before, "round trips reading the new keys' notes")
 }
