@@ -393,11 +393,7 @@ func TestSlowNoteReadHoldsNoTrip(t *testing.T) {
 func TestTripMessagesAreReadTogether(t *testing.T) {
 	s := startServer(t, "")
 	hold := &holdReads{release: make(chan struct{})}
-	rdb := newClient(t, s)
-	rdb.AddHook(hold)
-	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
-		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b := readsEveryNote(t, s, hold)
 	var as, bs []*runtime.Breaker
 	for i := range 50 {
 		cfg := runtime.Config{Name: fmt.Sprintf("t%d", i), FailureThreshold: 1, ResetTimeout: 10 * time.Second}

@@ -25,44 +25,21 @@ import (
 // "marker"'s, behind it, opens for what is left of its 10s.
 func TestMessageAgesWhileItWaits(t *testing.T) {
 	s := startServer(t, "")
-	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
-	hook := func(ev runtime.Event) {
-		if ev.Source == "tdx" && ev.To == runtime.Open {
-			once.Do(func() {
-				close(entered)
-				<-release
-			})
-		}
-	}
 	short := runtime.Config{Name: "short", FailureThreshold: 1, ResetTimeout: time.Second}
 	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
-	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.OnStateChange(hook))
-	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
-	shortA, markerA := reg.Breaker(short), reg.Breaker(marker)
-	a, err := redisstate.Attach(reg, newClient(t, s), redisstate.WithOrigin("a"), redisstate.WithTimeout(time.Second),
-		redisstate.WithFreshFor(time.Hour)) // every message current when delivered
-	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, a.Close()) })
-	var released sync.Once
-	t.Cleanup(func() { released.Do(func() { close(release) }) }) // before Close, which waits for the applier
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b := attachHeld(t, s, newClient(t, s), redisstate.WithFreshFor(time.Hour)) // every message current when delivered
+	shortA, markerA := a.reg.Breaker(short), a.reg.Breaker(marker)
 
-	tripBy(t, b.tdx())
-	select {
-	case <-entered:
-	case <-time.After(within):
-		t.Fatal("a did not follow tdx's trip")
-	}
+	a.hold(t)
 	tripBy(t, b.reg.Breaker(short))
-	require.Eventually(t, func() bool { return a.Waiting() == 1 }, within, time.Millisecond, "short's message waits")
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == 1 }, within, time.Millisecond, "short's message waits")
 	rdb := newClient(t, s)
 	require.Eventually(t, func() bool { return rdb.Exists(context.Background(), noteKey("short")).Val() == 0 },
 		within, time.Millisecond, "short's note runs out")
 	noteGone := time.Now()
 	tripBy(t, b.reg.Breaker(marker))
-	require.Eventually(t, func() bool { return a.Waiting() == 2 }, within, time.Millisecond, "marker's message waits")
-	released.Do(func() { close(release) })
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == 2 }, within, time.Millisecond, "marker's message waits")
+	a.release()
 
 	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
 	// Its overrun is at most how late it was delivered (a loaded machine
@@ -122,11 +99,7 @@ func TestOneFailedReadFailsItsMessageAlone(t *testing.T) {
 			close(hook.release)
 		}
 	})
-	rdb := newClient(t, s)
-	rdb.AddHook(hook)
-	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
-		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b := readsEveryNote(t, s, hook)
 	var as, bs []*runtime.Breaker
 	for _, n := range []string{"first", "gone", "other"} {
 		cfg := runtime.Config{Name: n, FailureThreshold: 1, ResetTimeout: 10 * time.Second}
@@ -183,11 +156,7 @@ func TestMessageAheadOfAReadWaitsForNone(t *testing.T) {
 	s := startServer(t, "")
 	hook := &stepReads{gates: []chan struct{}{make(chan struct{}), make(chan struct{})}}
 	t.Cleanup(func() { close(hook.gates[1]) })
-	rdb := newClient(t, s)
-	rdb.AddHook(hook)
-	a := attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
-		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	a, b := readsEveryNote(t, s, hook)
 	var bs []*runtime.Breaker
 	for _, n := range []string{"t0", "t1"} {
 		cfg := runtime.Config{Name: n, FailureThreshold: 1, ResetTimeout: 10 * time.Second}
@@ -280,8 +249,64 @@ func (h *countNoteGets) ProcessPipelineHook(next redis.ProcessPipelineHook) redi
 // following them takes one read.
 func TestKeysMadeForTripsAreReadTogether(t *testing.T) {
 	s := startServer(t, "")
+	counted := &countNoteGets{}
+	rdb := newClient(t, s)
+	rdb.AddHook(counted)
+	a, b := attachHeld(t, s, rdb)
+	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	markerA := a.reg.Breaker(marker)
+	fa, fb := a.family(100), b.family(100)
+
+	a.hold(t)
+	const n = 40
+	for i := range n {
+		tripBy(t, fb.Breaker(fmt.Sprintf("k%d", i)))
+	}
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == n }, within, time.Millisecond, "the key trips wait")
+	before := counted.trips.Load()
+	b.tdx().Isolate("maintenance") // behind them
+	require.Eventually(t, func() bool { return a.fleet.Waiting() == n+1 }, within, time.Millisecond)
+	a.release()
+
+	require.Eventually(t, func() bool {
+		k, ok := fa.Lookup(fmt.Sprintf("k%d", n-1))
+		return ok && k.State() == runtime.Open
+	}, within, time.Millisecond)
+	require.Eventually(t, func() bool { return a.tdx().Mode() == runtime.Isolated }, within, time.Millisecond)
+	tripBy(t, b.reg.Breaker(marker)) // applied once the batch before it ended, its read made
+	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, n, fa.Len(), "every key followed")
+	assert.EqualValues(t, 1, counted.trips.Load()-before, "round trips reading the new keys' notes")
+}
+
+// readsEveryNote attaches a, whose client has hook and which reads the
+// note of every trip message (WithFreshFor(0), as on a Redis Cluster),
+// each read waited for up to a minute, and b, on s.
+func readsEveryNote(t *testing.T, s *server, hook redis.Hook) (a, b member) {
+	t.Helper()
+	rdb := newClient(t, s)
+	rdb.AddHook(hook)
+	a = attach(t, rdb, "a", 10*time.Second, redisstate.WithTimeout(time.Minute),
+		redisstate.WithNoteRead(time.Minute), redisstate.WithFreshFor(0))
+	return a, attach(t, newClient(t, s), "b", 10*time.Second)
+}
+
+// heldMember is a member whose applier can be held: from the event of its
+// breaker tdx's trip until release (at the latest when the test ends,
+// before its Close, which waits for the applier).
+type heldMember struct {
+	member
+	b       member // the peer that trips tdx
+	entered chan struct{}
+	release func()
+}
+
+// attachHeld attaches a, through rdb with opts (origin "a", a timeout of
+// a second), whose applier hold holds, and b, on s.
+func attachHeld(t *testing.T, s *server, rdb *redis.Client, opts ...redisstate.Option) (a heldMember, b member) {
+	t.Helper()
 	entered, release := make(chan struct{}), make(chan struct{})
-	var once sync.Once
+	var once, released sync.Once
 	hook := func(ev runtime.Event) {
 		if ev.Source == "tdx" && ev.To == runtime.Open {
 			once.Do(func() {
@@ -292,43 +317,25 @@ func TestKeysMadeForTripsAreReadTogether(t *testing.T) {
 	}
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.OnStateChange(hook))
 	reg.Breaker(runtime.Config{Name: "tdx", FailureThreshold: 1, ResetTimeout: 10 * time.Second})
-	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
-	markerA := reg.Breaker(marker)
-	counted := &countNoteGets{}
-	rdb := newClient(t, s)
-	rdb.AddHook(counted)
-	a, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("a"), redisstate.WithTimeout(time.Second))
+	f, err := redisstate.Attach(reg, rdb, append([]redisstate.Option{redisstate.WithOrigin("a"),
+		redisstate.WithTimeout(time.Second)}, opts...)...)
 	require.NoError(t, err)
-	t.Cleanup(func() { assert.NoError(t, a.Close()) })
-	var released sync.Once
-	t.Cleanup(func() { released.Do(func() { close(release) }) }) // before Close, which waits for the applier
-	fa := member{reg: reg, fleet: a}.family(100)
-	b := attach(t, newClient(t, s), "b", 10*time.Second)
-	fb := b.family(100)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	a = heldMember{member: member{reg: reg, fleet: f}, entered: entered,
+		release: func() { released.Do(func() { close(release) }) }}
+	t.Cleanup(a.release) // runs before Close (cleanups run last first)
+	a.b = attach(t, newClient(t, s), "b", 10*time.Second)
+	return a, a.b
+}
 
-	tripBy(t, b.tdx())
+// hold holds a's applier: b trips tdx, and a's applier, following it,
+// holds until release.
+func (a heldMember) hold(t *testing.T) {
+	t.Helper()
+	tripBy(t, a.b.tdx())
 	select {
-	case <-entered:
+	case <-a.entered:
 	case <-time.After(within):
 		t.Fatal("a did not follow tdx's trip")
 	}
-	const n = 40
-	for i := range n {
-		tripBy(t, fb.Breaker(fmt.Sprintf("k%d", i)))
-	}
-	require.Eventually(t, func() bool { return a.Waiting() == n }, within, time.Millisecond, "the key trips wait")
-	before := counted.trips.Load()
-	b.tdx().Isolate("maintenance") // behind them
-	require.Eventually(t, func() bool { return a.Waiting() == n+1 }, within, time.Millisecond)
-	released.Do(func() { close(release) })
-
-	require.Eventually(t, func() bool {
-		k, ok := fa.Lookup(fmt.Sprintf("k%d", n-1))
-		return ok && k.State() == runtime.Open
-	}, within, time.Millisecond)
-	require.Eventually(t, func() bool { b, _ := reg.Lookup("tdx"); return b.Mode() == runtime.Isolated }, within, time.Millisecond)
-	tripBy(t, b.reg.Breaker(marker)) // applied once the batch before it ended, its read made
-	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
-	assert.Equal(t, n, fa.Len(), "every key followed")
-	assert.EqualValues(t, 1, counted.trips.Load()-before, "round trips reading the new keys' notes")
 }
