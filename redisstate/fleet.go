@@ -140,10 +140,6 @@ type Fleet struct {
 	inbox []delivered   // what the subscriber heard, for the applier (inbox.go)
 	wake  chan struct{} // the inbox has news
 
-	mkMu   sync.Mutex         // guards making and made
-	making string             // the key the applier is making for a peer's trip (keyBreaker)
-	made   []*runtime.Breaker // keys made so, whose notes and modes the applier reads together (readMade)
-
 	ownMu sync.Mutex          // guards own
 	own   map[string]outgoing // this process's trips, by name, for republish
 
@@ -716,9 +712,8 @@ func (f *Fleet) apply(m message, d delivered, read noteLeftRead) {
 			// one to make room for it).
 			if window, live := f.noteLeft(m, d, read); live {
 				start := time.Now()
-				// A key made for it reads its note and mode at the batch's
-				// end (readMade); what making it took counts in the
-				// message's age.
+				// Making the key reads its note and mode (sharer.Created),
+				// a round trip that counts in the message's age.
 				if b, ok := f.keyBreaker(m.Name); ok {
 					if w := window - time.Since(start); w > 0 {
 						b.PeerOpen(m.Origin, m.Reason, w)
@@ -805,28 +800,7 @@ func (f *Fleet) keyBreaker(name string) (*runtime.Breaker, bool) {
 		f.ignore(errors.New("family is full of keys out of CLOSED"), "breaker", name, "family", fam.Name(), "keys", h.Keys)
 		return nil, false
 	}
-	f.mkMu.Lock()
-	f.making = name
-	f.mkMu.Unlock()
-	defer func() {
-		f.mkMu.Lock()
-		f.making = ""
-		f.mkMu.Unlock()
-	}()
 	return fam.Breaker(key), true
-}
-
-// readMade reads the notes and modes of the keys made for peers' trips
-// since the last call, in one round trip, as each one's Created would
-// have read its own (see keyBreaker).
-func (f *Fleet) readMade() {
-	f.mkMu.Lock()
-	bs := f.made
-	f.made = nil
-	f.mkMu.Unlock()
-	if len(bs) > 0 && f.up.Load() {
-		f.readState(bs...)
-	}
 }
 
 func (f *Fleet) ignore(err error, attrs ...any) {
@@ -965,15 +939,6 @@ func checkPrefix(prefix string) error {
 // that the call waits on Redis at most the timeout.
 func (s *sharer) Created(b *runtime.Breaker) {
 	f := (*Fleet)(s)
-	f.mkMu.Lock()
-	if f.making != "" && f.making == b.Name() {
-		// A key the applier makes for a peer's trip: its read waits
-		// for the batch's end, one round trip for every key it made.
-		f.made = append(f.made, b)
-		f.mkMu.Unlock()
-		return
-	}
-	f.mkMu.Unlock()
 	if f.up.Load() {
 		f.readState(b)
 	}

@@ -104,7 +104,6 @@ func (f *Fleet) applyAll(batch []delivered) {
 		}
 	}
 	left := make([]noteLeftRead, len(batch))
-	defer f.readMade() // the keys made for peers' trips, in one round trip
 	for i, d := range batch {
 		if f.ctx.Err() != nil {
 			return // closing: the fleet applies no more news

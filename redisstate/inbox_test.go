@@ -3,7 +3,6 @@ package redisstate_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -224,59 +223,6 @@ func TestKeyTripCountsTheKeysFirstRead(t *testing.T) {
 	require.Equal(t, runtime.Open, k.State())
 	over := k.Stats().NextProbe.Sub(noteEnds)
 	assert.LessOrEqual(t, over, 750*time.Millisecond, "the key stays OPEN %s past its note", over)
-}
-
-// countNoteGets counts the round trips that read notes' values
-// (readState: a resync, or the first read of new breakers).
-type countNoteGets struct{ trips atomic.Int32 }
-
-func (h *countNoteGets) DialHook(next redis.DialHook) redis.DialHook          { return next }
-func (h *countNoteGets) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
-
-func (h *countNoteGets) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		if len(cmds) > 0 && cmds[0].Name() == "get" {
-			h.trips.Add(1)
-		}
-		return next(ctx, cmds)
-	}
-}
-
-// TestKeysMadeForTripsAreReadTogether: the keys a batch of peers' trips
-// makes (a family's keys not live here) read their notes and modes in one
-// round trip at the batch's end, not one each: here a's applier is held
-// (by a hook on the event of tdx's trip) while 40 key trips wait, and
-// following them takes one read.
-func TestKeysMadeForTripsAreReadTogether(t *testing.T) {
-	s := startServer(t, "")
-	counted := &countNoteGets{}
-	rdb := newClient(t, s)
-	rdb.AddHook(counted)
-	a, b := attachHeld(t, s, rdb)
-	marker := runtime.Config{Name: "marker", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
-	markerA := a.reg.Breaker(marker)
-	fa, fb := a.family(100), b.family(100)
-
-	a.hold(t)
-	const n = 40
-	for i := range n {
-		tripBy(t, fb.Breaker(fmt.Sprintf("k%d", i)))
-	}
-	require.Eventually(t, func() bool { return a.fleet.Waiting() == n }, within, time.Millisecond, "the key trips wait")
-	before := counted.trips.Load()
-	b.tdx().Isolate("maintenance") // behind them
-	require.Eventually(t, func() bool { return a.fleet.Waiting() == n+1 }, within, time.Millisecond)
-	a.release()
-
-	require.Eventually(t, func() bool {
-		k, ok := fa.Lookup(fmt.Sprintf("k%d", n-1))
-		return ok && k.State() == runtime.Open
-	}, within, time.Millisecond)
-	require.Eventually(t, func() bool { return a.tdx().Mode() == runtime.Isolated }, within, time.Millisecond)
-	tripBy(t, b.reg.Breaker(marker)) // applied once the batch before it ended, its read made
-	require.Eventually(t, func() bool { return markerA.State() == runtime.Open }, within, time.Millisecond)
-	assert.Equal(t, n, fa.Len(), "every key followed")
-	assert.EqualValues(t, 1, counted.trips.Load()-before, "round trips reading the new keys' notes")
 }
 
 // readsEveryNote attaches a, whose client has hook and which reads the
