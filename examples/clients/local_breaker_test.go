@@ -13,7 +13,7 @@ import (
 
 // ShardedBreaker is a Sharded whose methods go through circuit breakers:
 //
-//   - AsyncAutoPipeline, AutoPipeline: unguarded (go-redis's, local)
+//   - AsyncAutoPipeline, AutoPipeline: unguarded (skip)
 //   - Get: breaker "sharded"
 //
 // Create it with NewShardedBreaker; the zero value is not usable. It is safe
@@ -36,10 +36,8 @@ func NewShardedBreaker(next Sharded, reg *runtime.Registry) *ShardedBreaker {
 
 var _ Sharded = (*ShardedBreaker)(nil)
 
-// AsyncAutoPipeline calls next.AsyncAutoPipeline unguarded: it is go-redis's
-// and takes no context.Context, so it sends nothing to Redis (it builds its
-// answer locally), and its error, a client's that does not support it, is no
-// failure of Redis.
+// AsyncAutoPipeline calls next.AsyncAutoPipeline unguarded: //breaker:skip
+// says so.
 func (w *ShardedBreaker) AsyncAutoPipeline() (_ *redis.AutoPipeliner, err error) {
 	if w.next == nil {
 		err = breakerimpl.ErrNilImpl
@@ -48,10 +46,7 @@ func (w *ShardedBreaker) AsyncAutoPipeline() (_ *redis.AutoPipeliner, err error)
 	return w.next.AsyncAutoPipeline()
 }
 
-// AutoPipeline calls next.AutoPipeline unguarded: it is go-redis's and takes
-// no context.Context, so it sends nothing to Redis (it builds its answer
-// locally), and its error, a client's that does not support it, is no failure
-// of Redis.
+// AutoPipeline calls next.AutoPipeline unguarded: //breaker:skip says so.
 func (w *ShardedBreaker) AutoPipeline() (_ *redis.AutoPipeliner, err error) {
 	if w.next == nil {
 		err = breakerimpl.ErrNilImpl

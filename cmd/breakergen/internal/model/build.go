@@ -688,26 +688,26 @@ func spelledPackage(t types.Type, seen map[types.Type]bool, want func(*types.Pac
 }
 
 // localMethod reports whether m, of signature sig, is a local method of
-// go-redis: one that go-redis itself declares, and that takes no ctx (no
-// parameter is or gives a context.Context). go-redis (v8 and v9) takes a
-// context.Context first in every method that sends a command to Redis;
-// one of its own without builds or returns something locally (Pipeline,
-// TxPipeline, AutoPipeline, AsyncAutoPipeline: a pipeliner; PoolStats,
-// AddHook), and its error, when it has one, is the client's own answer (a
-// *redis.Ring's "AutoPipeline is not supported"), not Redis failing.
-// Guarded, such a method would count that answer as a failure of the
-// breaker of every command, and be refused by an OPEN one while nothing
-// goes to Redis.
+// go-redis: one that comes from an interface of go-redis embedded in the
+// user's (its *types.Func is go-redis's), and that takes no ctx (no
+// parameter is or gives a context.Context). go-redis's client interfaces
+// (v8 and v9) take a context.Context first in every method that sends a
+// command to Redis; one of their own without builds or returns something
+// locally (Pipeline, TxPipeline, AutoPipeline, AsyncAutoPipeline: a
+// pipeliner; PoolStats, AddHook), and its error, when it has one, is the
+// client's own answer (a *redis.Ring's "AutoPipeline is not supported"),
+// not Redis failing. Guarded, such a method would count that answer as a
+// failure of the breaker of every command, and be refused by an OPEN one
+// while nothing goes to Redis.
 //
-// go-redis declares m when m comes from an interface of go-redis embedded
-// in the user's, or when m redeclares one of go-redis's methods: a named
-// type of the go-redis package that m's signature spells has a method of
-// m's name and an identical signature (a narrower interface's
-// AutoPipeline() (*redis.AutoPipeliner, error)). A method that merely
-// spells go-redis's types is the user's, and guarded like any other: a
-// Get(key string) *redis.StringCmd of the user's, written over a client
-// with context.Background(), sends a command to Redis, and go-redis has
-// no Get without a ctx.
+// A method the user's interface declares is the user's, and guarded like
+// any other, whatever types it spells and whatever go-redis method it
+// looks like: a Get(key string) *redis.StringCmd over a client with
+// context.Background() sends a command, a search builder's Run() (which
+// keeps its ctx) sends one, a Result() of the user's may read Redis. A
+// user who redeclares a local method of go-redis's writes
+// //breaker:skip above it (the warning about methods delegated unguarded
+// says so).
 func localMethod(m *types.Func, sig *types.Signature) bool {
 	for v := range sig.Params().Variables() {
 		t := v.Type()
@@ -715,35 +715,7 @@ func localMethod(m *types.Func, sig *types.Signature) bool {
 			return false
 		}
 	}
-	if m.Pkg() != nil && isRedisPath(m.Pkg().Path()) {
-		return true
-	}
-	pkg := spelledPackage(sig, map[types.Type]bool{}, func(p *types.Package) bool { return isRedisPath(p.Path()) })
-	return pkg != nil && declaresMethod(pkg, m.Name(), sig)
-}
-
-// declaresMethod reports whether a named type of pkg (its value or pointer
-// method set) has an exported method name of signature sig.
-func declaresMethod(pkg *types.Package, name string, sig *types.Signature) bool {
-	scope := pkg.Scope()
-	for _, n := range scope.Names() {
-		tn, ok := scope.Lookup(n).(*types.TypeName)
-		if !ok || !tn.Exported() || tn.IsAlias() {
-			continue
-		}
-		t := tn.Type()
-		if nt, ok := t.(*types.Named); ok && nt.TypeParams().Len() > 0 {
-			continue
-		}
-		if !types.IsInterface(t) {
-			t = types.NewPointer(t)
-		}
-		sel := types.NewMethodSet(t).Lookup(pkg, name)
-		if sel != nil && types.Identical(sel.Obj().Type(), sig) {
-			return true
-		}
-	}
-	return false
+	return m.Pkg() != nil && isRedisPath(m.Pkg().Path())
 }
 
 // isRedisPath reports whether path is one of redisPaths or a package
