@@ -634,52 +634,44 @@ func clientAnswers(sig *types.Signature) []Answer {
 // clientPackage returns the package of answers that declares a named
 // type t spells (not the types that type is made of), or nil.
 func clientPackage(t types.Type, seen map[types.Type]bool) *types.Package {
-	return spelledPackage(t, seen, func(p *types.Package) bool { return answers[p.Path()] != nil })
-}
-
-// spelledPackage returns the first package for which want is true that
-// declares a named type t spells (not the types that type is made of):
-// t itself, its type arguments, or a type inside it (a func's parameters,
-// a slice's elements); nil for none.
-func spelledPackage(t types.Type, seen map[types.Type]bool, want func(*types.Package) bool) *types.Package {
 	if seen[t] {
 		return nil
 	}
 	seen[t] = true
 	switch u := types.Unalias(t).(type) {
 	case *types.Named:
-		if p := u.Obj().Pkg(); p != nil && want(p) {
+		if p := u.Obj().Pkg(); p != nil && answers[p.Path()] != nil {
 			return p
 		}
 		for a := range u.TypeArgs().Types() {
-			if p := spelledPackage(a, seen, want); p != nil {
+			if p := clientPackage(a, seen); p != nil {
 				return p
 			}
 		}
 	case *types.Pointer:
-		return spelledPackage(u.Elem(), seen, want)
+		return clientPackage(u.Elem(), seen)
 	case *types.Slice:
-		return spelledPackage(u.Elem(), seen, want)
+		return clientPackage(u.Elem(), seen)
 	case *types.Array:
-		return spelledPackage(u.Elem(), seen, want)
+		return clientPackage(u.Elem(), seen)
 	case *types.Map:
-		if p := spelledPackage(u.Key(), seen, want); p != nil {
+		if p := clientPackage(u.Key(), seen); p != nil {
 			return p
 		}
-		return spelledPackage(u.Elem(), seen, want)
+		return clientPackage(u.Elem(), seen)
 	case *types.Chan:
-		return spelledPackage(u.Elem(), seen, want)
+		return clientPackage(u.Elem(), seen)
 	case *types.Signature:
 		for _, tup := range []*types.Tuple{u.Params(), u.Results()} {
 			for v := range tup.Variables() {
-				if p := spelledPackage(v.Type(), seen, want); p != nil {
+				if p := clientPackage(v.Type(), seen); p != nil {
 					return p
 				}
 			}
 		}
 	case *types.Struct:
 		for f := range u.Fields() {
-			if p := spelledPackage(f.Type(), seen, want); p != nil {
+			if p := clientPackage(f.Type(), seen); p != nil {
 				return p
 			}
 		}
