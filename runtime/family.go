@@ -237,77 +237,77 @@ func chunkOf(e *famEntry) *famChunk {
 
 // The count of calls in flight on a key. The family may drop a key only
 // when no call is in flight on it, and a call must not enter a key once
-// it is dropped; counting each call with an atomic add and its end with
-// another (as the cell's Inflight alone would) costs a keyed call two
-// locked instructions, about 5 ns on a current x86, and writes the key's
-// cell on every call, so that a key called from two CPUs moves its line
-// between their caches on every call: a keyed wrapper then went slower on
-// 2 CPUs than on one (BenchmarkKeyedSuccessParallel).
+// it is dropped. Counting every call in the key's cell (its Inflight)
+// writes the cell on every call, so that a key called from two CPUs
+// moves its line between their caches on every call: a keyed wrapper then
+// went slower on 2 CPUs than on one (BenchmarkKeyedSuccessParallel).
 //
 // So a call counts itself in its P's lane of the key's chunk (famChunk's
-// lanes): a goroutine pinned to its P (core.ProcPin: no preemption, so no
-// other goroutine runs on that P meanwhile) is the only writer of the P's
-// lane, and adds one with a plain load and store, on a line no other CPU
-// writes. A call ends on the lane of the P it ends on, which need not be
-// the one it began on: a lane alone means nothing, the sum over the lanes
-// and the cell's Inflight (inFlight) does, modulo 2^32. A chunk has a
-// lane for each of the Ps the process ran when its first family was made
-// (famLaneN: GOMAXPROCS rounded up to 8, 16, 32 or 64). A P past those
-// (GOMAXPROCS raised later, or past 64), and every P where there is no
-// fence, counts in the cell's Inflight with atomic adds.
+// lanes), on a line no other P's calls write: it reads its P's number
+// (core.ProcPin, then at once core.ProcUnpin: only a hint of where it
+// runs) and adds one to that lane with an atomic add, and its end takes
+// one off the same lane, wherever it then runs (a goroutine moved to
+// another P meanwhile writes the first P's line once). The hold carries
+// the lane: hold returns the cell's address plus the lane's number plus
+// one (famTagN: at most 63 lanes, in the low bits of a cell's address,
+// which is on a 64-byte line), and countOut reads it back (untag). A P
+// past famTagN (GOMAXPROCS raised after the first family was made, or
+// past 63) counts in the cell's Inflight, the hold's tag 0; so does a
+// new key's first call (insert). Each lane and the cell then count
+// exactly the calls on them not yet ended, and the sum (inFlight) is the
+// calls in flight.
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
-// call writes its lane, then reads the cell's Dead; the family writes Dead,
-// then reads the lanes (foldDead). The call's plain store may still wait
-// in its CPU's store buffer when it reads Dead (a locked instruction would
-// have drained it); core.Fence, between the family's write and its reads,
-// makes every running thread drain its buffer, so at least one of the two
-// sees the other: the family sees the call's count and keeps the key, or
-// the call sees Dead and withdraws. A call withdraws on its own lane, still
-// pinned, so that what the family reads of the lanes is never less than the
-// calls in flight. TestFamilyCountIn takes the protocol step by step, and
-// TestFamilyCountsRaceTheDrop drives it from both sides at once.
+// call adds to its lane, then reads the cell's Dead; the family writes
+// Dead, then reads the lanes (foldDead). All four are atomic operations,
+// which Go orders as one sequence, so at least one of the two sees the
+// other: the family sees the call's count and keeps the key, or the call
+// sees Dead and withdraws, taking its one off the same lane. (A call
+// used to write its lane with plain stores, pinned to its P twice a call,
+// and the family fenced every thread with membarrier between its write
+// and its reads; one pin and two atomic adds cost less, docs/keys.md
+// "One pin instead of two".) TestFamilyCountIn takes the protocol step by
+// step, and TestFamilyCountsRaceTheDrop drives it from both sides at once.
 
-// famLaneN is how many lanes each chunk has: 0 where core.Fence does not
-// work (every call counts in its cell). Set once, before the first family
-// is made (Registry.family).
+// famLaneN is how many lanes each chunk has; famTagN how many of them a
+// hold's tag can name: 0 when the allocator does not put cells on lines
+// of their own (probed once: see Registry.family). Set once, before the
+// first family is made.
 var (
 	famLaneN     int
+	famTagN      int
 	famLanesOnce sync.Once
 )
 
 // hold counts a call in flight on e and marks its use (only when the
-// family's clock of uses moved: once a tick at most); it reports false,
-// counting nothing, when e is dropped or being dropped. The count and the
-// mark are one function, so that a lookup's hit makes one call.
-//
-//go:norace
-func (f *Family) hold(e *famEntry) bool {
+// family's clock of uses moved: once a tick at most); it returns the
+// hold (e tagged with the lane counted on, see above), or nil, counting
+// nothing, when e is dropped or being dropped. The count and the mark
+// are one function, so that a lookup's hit makes one call.
+func (f *Family) hold(e *famEntry) unsafe.Pointer {
 	if e.Dead.Load() != 0 {
-		return false
+		return nil
 	}
-	if famLaneN != 0 {
-		if p := core.ProcPin(); p < famLaneN {
-			n := laneOf(e, p)
-			*n++
-			if e.Dead.Load() != 0 {
-				*n-- // on the same lane: see above
-				core.ProcUnpin()
-				return false
-			}
-			core.ProcUnpin()
-			f.markUse(e)
-			return true
-		}
-		core.ProcUnpin()
+	n, tag := &e.Inflight, uintptr(0)
+	p := core.ProcPin()
+	core.ProcUnpin()
+	if p < famTagN {
+		n, tag = (*atomic.Int32)(unsafe.Pointer(laneOf(e, p))), uintptr(p)+1
 	}
-	e.Inflight.Add(1)
+	n.Add(1)
 	if e.Dead.Load() != 0 {
-		e.Inflight.Add(-1)
-		return false
+		n.Add(-1)
+		return nil
 	}
 	f.markUse(e)
-	return true
+	return unsafe.Add(unsafe.Pointer(e), tag)
+}
+
+// untag returns the cell of hold k (see above). A hold stays an
+// unsafe.Pointer: it points into the cell, where the garbage collector
+// keeps the cell for it, but is no *famEntry (checkptr says so).
+func untag(k unsafe.Pointer) *famEntry {
+	return (*famEntry)(unsafe.Pointer(uintptr(k) &^ 63))
 }
 
 // markUse sets e's use to the family's clock of uses, when it moved.
@@ -317,23 +317,19 @@ func (f *Family) markUse(e *famEntry) {
 	}
 }
 
-// countOut ends a call that hold counted.
-//
-//go:norace
-func countOut(e *famEntry) {
-	if famLaneN != 0 {
-		if p := core.ProcPin(); p < famLaneN {
-			*laneOf(e, p)--
-			core.ProcUnpin()
-			return
-		}
-		core.ProcUnpin()
+// countOut ends hold k, on the lane it counted on.
+func countOut(k unsafe.Pointer) {
+	tag := uintptr(k) & 63
+	e := untag(k)
+	if tag == 0 {
+		e.Inflight.Add(-1)
+		return
 	}
-	e.Inflight.Add(-1)
+	atomic.AddInt32(laneOf(e, int(tag-1)), -1)
 }
 
 // inFlight returns the count of calls in flight on e: exact once the
-// family set e's Dead and fenced (see above), a hint before.
+// family set e's Dead (see above), a hint before.
 func inFlight(e *famEntry) int32 {
 	n := e.Inflight.Load()
 	for p := range famLaneN {
@@ -438,8 +434,9 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 		}
 	}
 	famLanesOnce.Do(func() { // before any call on any family: see Family.hold
-		if core.StartFence() {
-			famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
+		famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
+		if ch := newFamChunk(famLaneN); uintptr(unsafe.Pointer(&ch.cells[0]))%64 == 0 {
+			famTagN = min(famLaneN, 63)
 		}
 	})
 	f.step = int64(max(f.limit/16, 1))
@@ -494,15 +491,15 @@ func (f *Family) Breaker(key string) *Breaker {
 
 // FamilyKey is one call's hold on a key of a [Family], and its breaker.
 // Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
-type FamilyKey struct{ e *famEntry }
+type FamilyKey struct{ h unsafe.Pointer } // a hold: see Family.hold
 
 // Breaker returns the key's breaker; nil for the zero FamilyKey. After
 // [FamilyKey.Done] it may be nil: the key may have been dropped since.
 func (k FamilyKey) Breaker() *Breaker {
-	if k.e == nil {
+	if k.h == nil {
 		return nil
 	}
-	if c := k.e.Cold.Load(); c != nil {
+	if c := untag(k.h).Cold.Load(); c != nil {
 		return c.B
 	}
 	return nil
@@ -511,8 +508,8 @@ func (k FamilyKey) Breaker() *Breaker {
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
 // the zero FamilyKey it does nothing.
 func (k FamilyKey) Done() {
-	if k.e != nil {
-		countOut(k.e)
+	if k.h != nil {
+		countOut(k.h)
 	}
 }
 
@@ -540,8 +537,10 @@ func (f *Family) Enter(key string) FamilyKey {
 		}
 		// A key of at most famWord bytes is its hash and its length
 		// (see hashString): no byte of it is compared.
-		if s.h.Load() == h && (len(key) <= famWord && int(e.Klen) == len(key) || len(key) > famWord && famIs(e, key)) && f.hold(e) {
-			return FamilyKey{e}
+		if s.h.Load() == h && (len(key) <= famWord && int(e.Klen) == len(key) || len(key) > famWord && famIs(e, key)) {
+			if k := f.hold(e); k != nil {
+				return FamilyKey{k}
+			}
 		}
 	}
 	return FamilyKey{f.slowEnter(key, 0, 0)}
@@ -569,8 +568,10 @@ func (f *Family) enterInt(key uint64, neg famFlag) FamilyKey {
 		if e == nil {
 			break
 		}
-		if s.h.Load() == h && e.Flags&famNeg == neg && f.hold(e) { // h is one to one: see hashInt
-			return FamilyKey{e}
+		if s.h.Load() == h && e.Flags&famNeg == neg { // h is one to one: see hashInt
+			if k := f.hold(e); k != nil {
+				return FamilyKey{k}
+			}
 		}
 	}
 	return FamilyKey{f.slowEnter("", key, famInInt|neg)}
@@ -678,7 +679,7 @@ func famIntForm(key string) (uint64, famFlag, bool) {
 // table, so that is where the slow path looks. The breaker and the
 // attached value are made with no family lock held, so that the
 // registry's hooks run with none.
-func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
+func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) unsafe.Pointer {
 	switch {
 	case flags&famInInt == 0:
 		key = strings.Clone(key) // own the bytes: key may be a caller's buffer
@@ -690,15 +691,17 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) *famEntry {
 	name := f.name + "/" + key
 	for {
 		f.wmu.Lock()
-		if e := f.find(key); e != nil && f.hold(e) {
-			f.wmu.Unlock()
-			return e
+		if e := f.find(key); e != nil {
+			if k := f.hold(e); k != nil {
+				f.wmu.Unlock()
+				return k
+			}
 		}
 		e := f.newCellLocked()
 		f.wmu.Unlock()
 		b, val := f.makeKey(e, name)
-		if e := f.insert(e, b, val, key); e != nil {
-			return e
+		if k := f.insert(e, b, val, key); k != nil {
+			return k
 		}
 		// b was dropped from the registry meanwhile: make the key's breaker again
 	}
@@ -809,12 +812,14 @@ func (f *Family) find(key string) *famEntry {
 // held, unless the key was made meanwhile (then that entry, held) or b was
 // dropped from the registry meanwhile (then nil: make it again). Past the
 // bound it evicts.
-func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry {
+func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Pointer {
 	f.wmu.Lock()
 	chunkOf(e).busy &^= 1 << e.Slot // in the tables below, or given up
-	if e := f.find(key); e != nil && f.hold(e) {
-		f.wmu.Unlock()
-		return e
+	if e := f.find(key); e != nil {
+		if k := f.hold(e); k != nil {
+			f.wmu.Unlock()
+			return k
+		}
 	}
 	if got, ok := f.reg.Lookup(b.Name()); !ok || got != b {
 		b.mu.Lock()
@@ -862,7 +867,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) *famEntry 
 	if over {
 		f.evict()
 	}
-	return e
+	return unsafe.Pointer(e) // held, in its cell (tag 0)
 }
 
 // tableOf returns e's table, string (str) or integer, and its hash there.

@@ -13,8 +13,8 @@ import (
 // slot it picks (slot); the lookup (hash, the table, the slot,
 // the cell's compare; find); the count in flight in and out on each key's
 // cell in turn, with no lookup (count); and Enter with Done, the lookup
-// with the count, in lanes (as on Linux) and in the cell with atomic adds
-// (as where there is no fence). What the keyed wrapper adds to the plain
+// with the count, in the P's lane and in the cell (as for a P past
+// famTagN), both with atomic adds. What the keyed wrapper adds to the plain
 // one is the last row and the glue of breakerimpl.Keyed. docs/keys.md
 // quotes it:
 //
@@ -71,8 +71,8 @@ func BenchmarkFamilyLookup(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d/count", n), func(b *testing.B) {
 			j := 0
 			loop(b, func(string) {
-				if e := inOrder[j]; f.hold(e) {
-					countOut(e)
+				if k := f.hold(inOrder[j]); k != nil {
+					countOut(k)
 				}
 				if j++; j == n {
 					j = 0
@@ -83,12 +83,12 @@ func BenchmarkFamilyLookup(b *testing.B) {
 			loop(b, func(key string) { f.Enter(key).Done() })
 		})
 		b.Run(fmt.Sprintf("keys=%d/enter-done-atomic", n), func(b *testing.B) {
-			lanes := famLaneN
-			if lanes == 0 {
+			tags := famTagN
+			if tags == 0 {
 				b.Skip("no lanes here: enter-done counts in the cell already")
 			}
-			famLaneN = 0 // no call is in flight: the counts stay exact
-			defer func() { famLaneN = lanes }()
+			famTagN = 0 // no call is in flight: the counts stay exact
+			defer func() { famTagN = tags }()
 			loop(b, func(key string) { f.Enter(key).Done() })
 		})
 		_ = sink

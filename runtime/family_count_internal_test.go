@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"sync/atomic"
 	"testing"
 	"unsafe"
 
@@ -8,21 +9,29 @@ import (
 )
 
 // TestFamilyCountIn: the count of calls in flight on a key's cell
-// (hold, countOut, inFlight), step by step: a call counts and ends; a
-// cell the family is deciding to drop (Dead set) refuses a call and its
-// count stays as it was; the family's tombstone, in no chunk, refuses a
-// call without reading a chunk; foldDead drops a cell only at zero and
-// leaves a refused drop's cell live.
+// (hold, countOut, inFlight), step by step: a call counts and ends, on
+// the lane its hold names or in the cell; a cell the family is deciding
+// to drop (Dead set) refuses a call and its count stays as it was; the
+// family's tombstone, in no chunk, refuses a call without reading a
+// chunk; foldDead drops a cell only at zero and leaves a refused drop's
+// cell live.
 func TestFamilyCountIn(t *testing.T) {
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "count"}, FamilyConfig{Keys: 4})
+	if want := min(famLaneN, 63); famTagN != want {
+		t.Errorf("holds name %d lanes of %d: the allocator put a chunk's cells off their lines", famTagN, famLaneN)
+	}
 	k := f.Enter("a")
-	e := k.e
+	e := untag(k.h)
 	if n := inFlight(e); n != 1 {
 		t.Fatalf("a held key counts %d in flight, want 1", n)
 	}
-	if !f.hold(e) {
+	h := f.hold(e)
+	if h == nil {
 		t.Fatal("a live key refused a second call")
+	}
+	if untag(h) != e {
+		t.Fatalf("a hold on cell %p names cell %p", e, untag(h))
 	}
 	if n := inFlight(e); n != 2 {
 		t.Fatalf("two calls count %d in flight", n)
@@ -33,14 +42,32 @@ func TestFamilyCountIn(t *testing.T) {
 	if e.Dead.Load() != 0 {
 		t.Fatal("a refused drop left the key dying")
 	}
-	countOut(e)
+	countOut(h)
 	k.Done()
 	if n := inFlight(e); n != 0 {
 		t.Fatalf("after both calls ended the key counts %d in flight", n)
 	}
 
+	// Each lane a hold can name, and the cell (tag 0): counted there and
+	// taken off there, whichever P the end runs on.
+	for tag := range famTagN + 1 {
+		h := unsafe.Add(unsafe.Pointer(e), tag)
+		n := &e.Inflight
+		if tag > 0 {
+			n = (*atomic.Int32)(unsafe.Pointer(laneOf(e, tag-1)))
+		}
+		n.Add(1)
+		if got := inFlight(e); got != 1 {
+			t.Fatalf("tag %d: a call counts %d in flight", tag, got)
+		}
+		countOut(h)
+		if got, lane := inFlight(e), n.Load(); got != 0 || lane != 0 {
+			t.Fatalf("tag %d: after the call's end %d in flight, %d on its lane", tag, got, lane)
+		}
+	}
+
 	e.Dead.Store(core.KeyDying)
-	if f.hold(e) {
+	if f.hold(e) != nil {
 		t.Fatal("a dying key admitted a call")
 	}
 	if n := inFlight(e); n != 0 {
@@ -48,7 +75,7 @@ func TestFamilyCountIn(t *testing.T) {
 	}
 	e.Dead.Store(0)
 
-	if f.hold(famTomb) {
+	if f.hold(famTomb) != nil {
 		t.Fatal("the tombstone admitted a call")
 	}
 
@@ -58,7 +85,7 @@ func TestFamilyCountIn(t *testing.T) {
 	if !dropped || e.Dead.Load() != core.KeyGone {
 		t.Fatalf("an idle key was not dropped (dead %d)", e.Dead.Load())
 	}
-	if f.hold(e) {
+	if f.hold(e) != nil {
 		t.Fatal("a dropped key admitted a call")
 	}
 }

@@ -180,12 +180,12 @@ func (f *Family) foldDead(e *famEntry) bool {
 	if inFlight(e) != 0 {
 		return false
 	}
-	// The exchange with the calls (see Family.hold): Dead, the fence, then the
-	// count. A call that finds e dying meanwhile looks the key up again
+	// The exchange with the calls (see Family.hold): Dead, then the count.
+	// A call that finds e dying meanwhile looks the key up again
 	// under the family's lock, which the caller holds, and so finds e as
 	// this decides.
 	e.Dead.Store(core.KeyDying)
-	if famLaneN != 0 && !core.Fence() || inFlight(e) != 0 {
+	if inFlight(e) != 0 {
 		e.Dead.Store(0)
 		return false
 	}

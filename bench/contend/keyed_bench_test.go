@@ -337,8 +337,10 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // the plain wrapper: how much of SPEC §15's 3x a family's own work may
 // take. Its rows: no count of calls in flight (count=false), atomic adds
 // in the cell (count=true, which a hot key on many CPUs cannot afford),
-// a family's per-P lanes with its checks (lanes, the floor of a family
-// that scales), one pin with atomic adds on the lane (pinned-adds), and
+// per-P lanes with a family's checks, pinned twice a call (lanes, a
+// family's way until df56863), one pin with atomic adds on the lane
+// (pinned-adds, a family's way since: the floor of a family that
+// scales), and
 // the P's slots of calls in flight (call-slots, see CallSlots), each with
 // the floor's 4-byte slots; then lanes again with a family's
 // 16-byte slots (lanes-family-slots) and with 4-byte slots over dense

@@ -25,15 +25,14 @@ import (
 //
 // The count in the cell is what a key called from several CPUs at once
 // cannot afford: every call writes the line that every other call reads
-// (docs/keys.md). Mode Lanes counts as a family does on Linux instead
-// (runtime's Family.hold): in its P's lane, pinned to the P, with a plain
-// load and store, and with what a family's fast path checks besides: the
-// key's length, the cell's dying mark before and after the count, and
-// the clock of uses, stamped when it moved. That is the least a family
-// that scales on a hot key costs. Mode PinnedAdds is the other way to
-// keep a hot key's cell unwritten: the P read once, pinned only for that
-// read, and an atomic add on its lane in and on the same lane out (no
-// fence needed), one pin instead of two but two locked instructions. Mode
+// (docs/keys.md). Mode Lanes counts as a family did until df56863: in
+// its P's lane, pinned to the P, with a plain load and store, and with
+// what a family's fast path checks besides: the key's length, the cell's
+// dying mark before and after the count, and the clock of uses, stamped
+// when it moved. Mode PinnedAdds counts as a family does since (runtime's
+// Family.hold): the P read once, pinned only for that read, and an
+// atomic add on its lane in and on the same lane out (no fence needed),
+// one pin instead of two but two locked instructions. Mode
 // CallSlots notes each call in one of its P's few slots of calls in
 // flight rather than in a line of its key's: one pin, a line that stays
 // in the P's caches, and an end that needs no pin (see CallSlots).

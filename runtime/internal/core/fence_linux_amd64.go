@@ -1,3 +1,0 @@
-package core
-
-const sysMembarrier = 324
