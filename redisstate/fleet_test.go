@@ -90,7 +90,8 @@ func newClient(t *testing.T, s *server) *redis.Client {
 }
 
 // within is how long the tests wait for news to cross Redis: generous,
-// for a loaded two-core machine; the three-process test holds the 300 ms.
+// for a loaded two-core machine (BenchmarkTripReachesPeer measures how
+// long it takes).
 const within = 3 * time.Second
 
 func TestAttachRefusesBadInput(t *testing.T) {

@@ -235,7 +235,10 @@ func threeProcesses(t *testing.T, p *fleetProcs) {
 		p.next("ready", func(l line) bool { return l.text == "ready" })
 	}
 
-	// A trip in one process is seen by the others within 300 ms.
+	// A trip in one process is followed by the others, from its message
+	// ("peer child-0: ..."). How soon is logged, not asserted: tests
+	// assert no wall time, and a loaded machine has delayed a peer by a
+	// second (BenchmarkTripReachesPeer measures it: about 0.1 ms here).
 	p.tell("fail", 0)
 	// A peer may print its line first: child 0 prints its own from a
 	// hook the registry runs after the trip has gone out.
@@ -255,9 +258,6 @@ func threeProcesses(t *testing.T, p *fleetProcs) {
 		seen[c] = l.at.Sub(tripped.at)
 	}
 	t.Logf("trip seen by the peers after %v", seen)
-	for c, d := range seen {
-		assert.Less(t, d, 300*time.Millisecond, "child %d", c)
-	}
 
 	// One probe per window across the fleet: two failing, one that closes
 	// every process.
