@@ -252,10 +252,14 @@ func chunkOf(e *famEntry) *famChunk {
 // one (famTagN: at most 63 lanes, in the low bits of a cell's address,
 // which is on a 64-byte line), and countOut reads it back (untag). A P
 // past famTagN (GOMAXPROCS raised after the first family was made, or
-// past 63) counts in the cell's Inflight, the hold's tag 0; so does a
-// new key's first call (insert). Each lane and the cell then count
-// exactly the calls on them not yet ended, and the sum (inFlight) is the
-// calls in flight.
+// past 63) counts in the cell's Inflight, the hold's tag 0; so do a new
+// key's first call (insert), and every call when the allocator does not
+// put cells on lines of their own (famTagN 0). Each counter (a lane, or
+// the cell) goes up and down by the same calls, so none is ever below
+// zero; the family reads them one by one (inFlight), not at one instant,
+// and a call in flight all the while keeps its counter at one or more
+// throughout, so the sum the family reads is at least one while any
+// call it must see is in flight.
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
 // call adds to its lane, then reads the cell's Dead; the family writes
@@ -437,6 +441,8 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 		famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
 		if ch := newFamChunk(famLaneN); uintptr(unsafe.Pointer(&ch.cells[0]))%64 == 0 {
 			famTagN = min(famLaneN, 63)
+		} else {
+			famLaneN = 0 // no hold could name a lane: every call counts in its cell
 		}
 	})
 	f.step = int64(max(f.limit/16, 1))

@@ -225,8 +225,9 @@ func (f *Family) keyedSlow(k runtime.FamilyKey) Keyed {
 func routeOf(k runtime.FamilyKey) *Route { return (*Route)(entryOf(k).Route) }
 
 // entryOf returns the entry of key k: a runtime.FamilyKey is one
-// pointer, into the key's cell, its low 6 bits the lane its call counts
-// on (runtime's Family.hold; TestRouteOf).
+// pointer, into the key's cell, its low 6 bits the number of the lane its
+// call counts on plus one, or 0 for the cell (runtime's Family.hold;
+// TestRouteOf).
 func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
 	return (*core.KeyEntry[runtime.Breaker])(unsafe.Pointer(uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&k))) &^ 63))
 }

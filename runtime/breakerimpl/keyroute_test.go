@@ -66,8 +66,9 @@ func TestKeyCellLine(t *testing.T) {
 	}
 }
 
-// TestRouteOf: a runtime.FamilyKey is one pointer, to the key's cell,
-// which routeOf reads.
+// TestRouteOf: a runtime.FamilyKey is one pointer, into the key's cell
+// (tagged with the lane its call counts on), which routeOf reads: on the
+// key's first call (counted in the cell) and on later ones (on a lane).
 func TestRouteOf(t *testing.T) {
 	if n := unsafe.Sizeof(runtime.FamilyKey{}); n != unsafe.Sizeof((*core.KeyEntry[runtime.Breaker])(nil)) {
 		t.Fatalf("runtime.FamilyKey is %d bytes: routeOf reads it as a pointer to the key's cell", n)
@@ -85,6 +86,14 @@ func TestRouteOf(t *testing.T) {
 	}
 	if k.Route.Breaker().Name() != "k/a" {
 		t.Errorf("the key's route is breaker %q's", k.Route.Breaker().Name())
+	}
+	// A later call on the live key holds it on a lane (a tagged pointer
+	// where lanes work here): the same cell and route.
+	k2 := f.Key("a")
+	defer k2.Done()
+	if entryOf(k2.key) != entryOf(k.key) || k2.Route != k.Route || routeOf(k2.key) != k.Route {
+		t.Errorf("a second call on the key finds cell %p and route %p, want %p and %p",
+			entryOf(k2.key), k2.Route, entryOf(k.key), k.Route)
 	}
 }
 
