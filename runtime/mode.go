@@ -34,11 +34,12 @@ func (b *Breaker) Isolate(reason string) { b.operate(Isolated, reason) }
 func (b *Breaker) Bypass(reason string) { b.operate(Bypassed, reason) }
 
 // Resume puts the breaker back to automatic: CLOSED, with fresh
-// consecutive counts and window (the totals stay), from a mode or from
-// OPEN or HALF_OPEN. It records an [Event] ("resumed by operator:
-// <reason>") and calls the hooks, unless the breaker was CLOSED already;
-// with a fleet attached it ends the mode in every process, also when this
-// process had not heard of it.
+// consecutive counts and window (the totals stay), from a mode, from OPEN
+// or HALF_OPEN, and from CLOSED too (calls admitted before it no longer
+// count). It records an [Event] ("resumed by operator: <reason>") and
+// calls the hooks, unless the breaker was CLOSED already (no transition:
+// it logs instead); with a fleet attached it ends the mode in every
+// process, also when this process had not heard of it.
 func (b *Breaker) Resume(reason string) { b.operate(Closed, reason) }
 
 // Mode returns the operator's mode the breaker is in: [Isolated],
@@ -105,12 +106,23 @@ func (b *Breaker) isolatedReason() string {
 func (b *Breaker) operate(to State, reason string) {
 	full := operatorReason(to, reason)
 	b.mu.Lock()
-	b.setModeLocked(to, full)
+	fresh := false
+	if !b.setModeLocked(to, full) && to == Closed {
+		// Resume of a CLOSED breaker: fresh counts all the same (SPEC
+		// §14), which an operator resuming "to start over" counts on.
+		cur := b.state.Load()
+		b.startPeriodLocked(cur, Closed, b.reg.clock.Now(), 0)
+		fresh = true
+	}
 	if ms, ok := b.reg.sharer().(ModeSharer); ok {
 		ms.Mode(b, to, full)
 	}
 	b.mu.Unlock()
 	b.reg.flush()
+	if fresh {
+		b.reg.log().Info(fmt.Sprintf("breaker[%s] resumed while CLOSED: counts start afresh", b.cfg().Name),
+			"breaker", b.cfg().Name, "reason", full)
+	}
 }
 
 // setModeLocked moves the breaker to mode to (Closed: out of any mode and

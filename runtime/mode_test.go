@@ -218,6 +218,36 @@ func TestResumeFromOpen(t *testing.T) {
 	assert.Len(t, reg.Events(0), 2, "a Resume of a CLOSED breaker records nothing")
 }
 
+// TestResumeClosedStartsAfresh: a Resume of a CLOSED breaker gives it
+// fresh counts (SPEC §14: "back to automatic, CLOSED, fresh counts"),
+// consecutive and windowed alike, and keeps the totals; it records no
+// Event, there being no transition.
+func TestResumeClosedStartsAfresh(t *testing.T) {
+	reg, _ := newTestRegistry(t)
+	down := func(context.Context) error { return errors.New("down") }
+	b := reg.Breaker(runtime.Config{Name: "x", FailureThreshold: 3})
+	for range 2 {
+		require.Error(t, b.Do(context.Background(), down))
+	}
+	require.Equal(t, 2, b.Stats().ConsecutiveFailures)
+	b.Resume("start over")
+	assert.Equal(t, 0, b.Stats().ConsecutiveFailures, "counts after Resume")
+	assert.Equal(t, uint64(2), b.Stats().Failures, "the totals stay")
+	require.Error(t, b.Do(context.Background(), down))
+	assert.Equal(t, runtime.Closed, b.State(), "one failure after Resume, threshold 3")
+	assert.Empty(t, reg.Events(0), "no transition, no Event")
+
+	w := reg.Breaker(runtime.Config{Name: "w", WindowCalls: 10, MinimumCalls: 5, FailureRate: 0.5})
+	for range 4 {
+		require.Error(t, w.Do(context.Background(), down))
+	}
+	require.Equal(t, 4, w.Stats().WindowFailures)
+	w.Resume("start over")
+	assert.Zero(t, w.Stats().WindowCalls, "window after Resume")
+	require.Error(t, w.Do(context.Background(), down))
+	assert.Equal(t, runtime.Closed, w.State(), "one failure in a fresh window of at least 5 calls")
+}
+
 // TestModeReasonCleaned: an operator's reason is cleaned as every reason:
 // one line, no control characters, no credentials, 200 characters.
 func TestModeReasonCleaned(t *testing.T) {

@@ -365,6 +365,13 @@ func TestOperatorsMatchModel(t *testing.T) {
 					b.Bypass("by hand")
 				default:
 					b.Resume("back")
+					if m.state == runtime.Closed {
+						// Fresh counts, with no transition (SPEC §14).
+						m.period++
+						m.fails, m.wins = 0, 0
+						m.probes = map[int]time.Time{}
+						m.newPeriod()
+					}
 				}
 				m.move(to, m.now)
 			},
