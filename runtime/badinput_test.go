@@ -201,6 +201,52 @@ func TestEnvDurationBelowNanosecond(t *testing.T) {
 	}
 }
 
+// TestResetAtMostADay: no OPEN period is longer than MaxCooldown (24h),
+// which is as long as a fleet's peers follow a trip (they ignore a note
+// that asks for more): a Config's longer ResetTimeout or ResetMax is cut
+// to it when the breaker is made, and the environment's is refused by
+// name, the annotation's (or the lower layer's) kept. A reset of 25h used
+// to trip the process alone, the peers logging "ignored a note".
+func TestResetAtMostADay(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+	cfg := reg.Breaker(runtime.Config{Name: "long", ResetTimeout: 25 * time.Hour}).Config()
+	if cfg.ResetTimeout != runtime.MaxCooldown {
+		t.Errorf("ResetTimeout 25h became %s, want MaxCooldown", cfg.ResetTimeout)
+	}
+	cfg = reg.Breaker(runtime.Config{Name: "backoff", ResetTimeout: time.Minute, ResetMax: 48 * time.Hour}).Config()
+	if cfg.ResetTimeout != time.Minute || cfg.ResetMax != runtime.MaxCooldown {
+		t.Errorf("reset 1m..48h became %s..%s, want 1m..MaxCooldown", cfg.ResetTimeout, cfg.ResetMax)
+	}
+
+	env := []string{
+		"BREAKER_LONGENV_RESET=25h",
+		"BREAKER_LONGENV2_RESET=1m..48h",
+		"BREAKER_LONGENV3_RESET=100000000000",
+	}
+	restore := runtime.SetEnviron(env)
+	defer restore()
+	var logs logBuffer
+	reg = runtime.NewRegistry(runtime.WithLogger(logs.logger()))
+	for _, name := range []string{"longenv", "longenv2", "longenv3"} {
+		got := reg.Settle(runtime.Config{Name: name, ResetTimeout: 5 * time.Second})
+		if got.ResetTimeout != 5*time.Second || got.ResetMax != 0 {
+			t.Errorf("%s: settled reset %s..%s, want the annotation's 5s", name, got.ResetTimeout, got.ResetMax)
+		}
+	}
+	out := logs.String()
+	for _, want := range []string{"25h0m0s is more than 24h0m0s", "the cap 48h0m0s is more than 24h0m0s", "100000000000 seconds is too long"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("no warning says %q:\n%s", want, out)
+		}
+	}
+	for _, kv := range env {
+		v, _, _ := strings.Cut(kv, "=")
+		if !strings.Contains(out, "variable="+v+"\n") {
+			t.Errorf("no warning names %s:\n%s", v, out)
+		}
+	}
+}
+
 // TestEventCapacityHuge: WithEventCapacity(math.MaxInt) makes a registry
 // whose log keeps everything, at the cost of what it holds. The log was
 // allocated whole at NewRegistry: math.MaxInt panicked (makeslice) and

@@ -26,7 +26,8 @@ const (
 	// [Registry.Events] and the state change itself is never lost.
 	EventQueueCapacity = 1024
 
-	// MaxCooldown caps the OPEN period an error's RetryAfter can ask for.
+	// MaxCooldown caps every OPEN period: the one an error's RetryAfter
+	// asks for, ResetTimeout and ResetMax.
 	MaxCooldown = 24 * time.Hour
 )
 
@@ -41,14 +42,16 @@ type Config struct {
 	// or WindowPeriod), 0 means no threshold: only the window's rates trip.
 	FailureThreshold int
 	// ResetTimeout is how long OPEN lasts before a probe is allowed.
-	// Default 30s.
+	// Default 30s; at most [MaxCooldown] (24h), the longest OPEN period
+	// (a fleet shares no longer one): a longer one is cut to it when the
+	// breaker is made, and refused by [Registry.Update].
 	ResetTimeout time.Duration
 	// ResetMax backs off a source that stays down (the `reset=30s..10m`
 	// key): each failed probe doubles the next OPEN period, from
 	// ResetTimeout up to ResetMax, and a close returns to ResetTimeout. A
 	// cooldown an error asks for (RetryAfter) still wins when it is
 	// longer. Default 0: every OPEN period is ResetTimeout; so is a value
-	// not above ResetTimeout.
+	// not above ResetTimeout. At most [MaxCooldown], as ResetTimeout.
 	ResetMax time.Duration
 	// ResetJitter (0..1, the `jitter=P%` key) draws each OPEN period made
 	// of ResetTimeout (doubled or not) uniformly in [d·(1−ResetJitter), d]
@@ -205,6 +208,10 @@ func (c Config) withDefaults() Config {
 	if c.ResetTimeout <= 0 {
 		c.ResetTimeout = DefaultResetTimeout
 	}
+	// No OPEN period is longer than MaxCooldown: a fleet's peers ignore a
+	// note that asks for more (SPEC §11), so a longer one would trip this
+	// process alone.
+	c.ResetTimeout, c.ResetMax = min(c.ResetTimeout, MaxCooldown), min(c.ResetMax, MaxCooldown)
 	if c.ResetMax <= c.ResetTimeout {
 		c.ResetMax = 0
 	}

@@ -314,6 +314,9 @@ func seconds(s string) (time.Duration, error) {
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil || d <= 0 {
+		if f, err := strconv.ParseFloat(s, 64); err == nil && f >= 1e9 {
+			return 0, fmt.Errorf("%s seconds is too long: want a duration such as 120s, or seconds", s)
+		}
 		return 0, fmt.Errorf("want a positive duration such as 120s, or seconds")
 	}
 	return d, nil

@@ -246,6 +246,10 @@ func checkUpdate(c Config) error {
 		}
 	}
 	switch {
+	case c.ResetTimeout > MaxCooldown:
+		return fmt.Errorf("ResetTimeout %s is above %s, the longest OPEN period (MaxCooldown)", c.ResetTimeout, MaxCooldown)
+	case c.ResetMax > MaxCooldown:
+		return fmt.Errorf("ResetMax %s is above %s, the longest OPEN period (MaxCooldown)", c.ResetMax, MaxCooldown)
 	case c.WindowCalls > 0 && c.WindowPeriod > 0:
 		return fmt.Errorf("WindowCalls %d and WindowPeriod %s are both set: a window counts calls or time, not both", c.WindowCalls, c.WindowPeriod)
 	case c.WindowCalls > 0 && c.WindowCalls < minWindowCalls:

@@ -128,6 +128,8 @@ func TestUpdateIsStrictAndAllOrNothing(t *testing.T) {
 		{runtime.Config{Name: "eastmoney", FailureRate: math.NaN()}, `Config 1 (Name "eastmoney"): FailureRate NaN is not a number`},
 		{runtime.Config{Name: "eastmoney", FailureRate: 50}, `Config 1 (Name "eastmoney"): FailureRate 50 is above 1`},
 		{runtime.Config{Name: "eastmoney", ResetJitter: -0.2}, `ResetJitter -0.2 is negative`},
+		{runtime.Config{Name: "eastmoney", ResetTimeout: 48 * time.Hour}, `Config 1 (Name "eastmoney"): ResetTimeout 48h0m0s is above 24h0m0s, the longest OPEN period (MaxCooldown)`},
+		{runtime.Config{Name: "eastmoney", ResetMax: 25 * time.Hour}, `ResetMax 25h0m0s is above 24h0m0s, the longest OPEN period`},
 		{runtime.Config{Name: "eastmony", FailureThreshold: 3}, `Config 1 (Name "eastmony"): the registry has no breaker called "eastmony"`},
 		{runtime.Config{Name: "eastmoney", WindowCalls: 5}, `Config 1 (Name "eastmoney"): WindowCalls 5 is below 10`},
 		{runtime.Config{Name: "eastmoney", WindowPeriod: time.Millisecond}, `WindowPeriod 1ms is below 1s`},

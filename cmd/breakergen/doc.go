@@ -108,7 +108,8 @@
 //	threshold    int >= 1            consecutive failures that trip CLOSED -> OPEN   5
 //	reset        D or D..MAX         how long OPEN lasts before a probe is allowed;  30s
 //	                                 with MAX, each failed probe doubles it up to
-//	                                 MAX, and a close returns to D
+//	                                 MAX, and a close returns to D; each at most
+//	                                 24h
 //	jitter       0%..100%            each OPEN period is drawn uniformly in          0%
 //	                                 [d*(1-P), d] from the registry's rand, so a
 //	                                 fleet's probes spread out

@@ -84,20 +84,30 @@ func Throttle(s string) (float64, error) {
 	return k, nil
 }
 
+// MaxPeriod is the longest OPEN period, runtime.MaxCooldown: a fleet's
+// peers ignore a note that asks for more.
+const MaxPeriod = 24 * time.Hour
+
 // Reset parses an OPEN period: a duration D, or D..MAX, an OPEN period
-// that doubles after each failed probe from D up to MAX (SPEC §14). Each
-// part is read by parse (a Go duration, or, for the environment, also
-// seconds); max is 0 without a range.
+// that doubles after each failed probe from D up to MAX (SPEC §14), each
+// at most MaxPeriod. Each part is read by parse (a Go duration, or, for
+// the environment, also seconds); max is 0 without a range.
 func Reset(s string, parse func(string) (time.Duration, error)) (d, max time.Duration, err error) {
 	lo, hi, ranged := strings.Cut(strings.TrimSpace(s), "..")
 	if d, err = parse(lo); err != nil {
 		return 0, 0, err
+	}
+	if d > MaxPeriod {
+		return 0, 0, fmt.Errorf("%s is more than %s, the longest OPEN period", d, MaxPeriod)
 	}
 	if !ranged {
 		return d, 0, nil
 	}
 	if max, err = parse(hi); err != nil {
 		return 0, 0, err
+	}
+	if max > MaxPeriod {
+		return 0, 0, fmt.Errorf("the cap %s is more than %s, the longest OPEN period", max, MaxPeriod)
 	}
 	if max < d {
 		return 0, 0, fmt.Errorf("the cap %s is below the first period %s", max, d)

@@ -98,6 +98,13 @@ func TestReset(t *testing.T) {
 	}
 	_, _, err := Reset("10m..30s", goDuration)
 	assert.EqualError(t, err, "the cap 30s is below the first period 10m0s")
+	_, _, err = Reset("25h", goDuration)
+	assert.EqualError(t, err, "25h0m0s is more than 24h0m0s, the longest OPEN period")
+	_, _, err = Reset("1m..48h", goDuration)
+	assert.EqualError(t, err, "the cap 48h0m0s is more than 24h0m0s, the longest OPEN period")
+	d, m, err := Reset("24h..24h", goDuration)
+	require.NoError(t, err)
+	assert.Equal(t, [2]time.Duration{24 * time.Hour, 24 * time.Hour}, [2]time.Duration{d, m})
 	for _, in := range []string{"", "..", "30s..", "..10m", "0s..1m", "x..1m", "30s..10m..1h"} {
 		_, _, err := Reset(in, goDuration)
 		assert.Error(t, err, in)

@@ -597,7 +597,13 @@ func parseDuration(s string, v *Value) string {
 // BREAKER_<NAME>_RESET. D is in Duration, MAX (or 0) in Backoff.Max.
 func parseReset(s string, v *Value) string {
 	if !strings.Contains(s, "..") {
-		return parseDuration(s, v)
+		if msg := parseDuration(s, v); msg != "" {
+			return msg
+		}
+		if v.Duration > setting.MaxPeriod {
+			return fmt.Sprintf("%q is more than %s, the longest OPEN period", s, setting.MaxPeriod)
+		}
+		return ""
 	}
 	d, m, err := setting.Reset(s, func(p string) (time.Duration, error) {
 		d, err := time.ParseDuration(p)
@@ -606,7 +612,7 @@ func parseReset(s string, v *Value) string {
 		}
 		return d, nil
 	})
-	if err != nil && strings.Contains(err.Error(), "below") {
+	if err != nil && (strings.Contains(err.Error(), "below") || strings.Contains(err.Error(), "longest")) {
 		return fmt.Sprintf("%q: %v", s, err)
 	}
 	if err != nil || s != strings.TrimSpace(s) {

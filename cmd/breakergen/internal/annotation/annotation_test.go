@@ -85,6 +85,8 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:halfopen=99999999999999999999", OnInterface, `11: halfopen: "99999999999999999999" is above the largest integer, 9223372036854775807`},
 		{"//breaker:window=99999999999999999999", OnInterface, `11: window: "99999999999999999999" is above the largest count window, 1048576 calls, which the runtime would use instead; for a longer memory give a time window, like 10m`},
 		{"//breaker:reset=9999999h", OnInterface, `11: reset: "9999999h" is above the longest Go duration, 2562047h47m16.854775807s`},
+		{"//breaker:reset=25h", OnInterface, `11: reset: "25h" is more than 24h0m0s, the longest OPEN period`},
+		{"//breaker:reset=1m..48h", OnInterface, `11: reset: "1m..48h": the cap 48h0m0s is more than 24h0m0s, the longest OPEN period`},
 		{"//breaker:windw=100", OnInterface, `11: unknown key "windw"; did you mean "window"?`},
 		{"//breaker:hedge=soon", OnInterface, `11: hedge: "soon" is not a positive Go duration (like 500ms, 30s, 2m)`},
 		{"//breaker:key=a.b", OnInterface, `11: key: "a.b" is not a parameter name (like code, or host for an *http.Request's URL.Host), or - for none`},

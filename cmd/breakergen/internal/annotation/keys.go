@@ -38,7 +38,7 @@ var keys = []Key{
 	{Name: "threshold", Arg: "N", Value: "int >= 1", Scope: NameScope, parse: parseCount,
 		Meaning: "consecutive failures that trip CLOSED -> OPEN", Default: "5"},
 	{Name: "reset", Arg: "D..MAX", Value: "`D` or `D..MAX`", Scope: NameScope, parse: parseReset,
-		Meaning: "how long OPEN lasts before a probe is allowed; with MAX, each failed probe doubles it up to MAX, and a close returns to D",
+		Meaning: "how long OPEN lasts before a probe is allowed; with MAX, each failed probe doubles it up to MAX, and a close returns to D; each at most 24h",
 		Default: "30s"},
 	{Name: "jitter", Arg: "P%", Value: "`0%`..`100%`", Scope: NameScope, parse: parseJitter,
 		Meaning: "each OPEN period is drawn uniformly in [d*(1-P), d] from the registry's rand, so a fleet's probes spread out",

@@ -166,7 +166,7 @@ func TestReplayCooldown(t *testing.T) {
 // they fired and were armed again without end.
 func TestReplayAtTheEndOfTime(t *testing.T) {
 	rec := mustRead(t, head+"0 1 failure tdx\n9223372036854775000 807 failure tdx\n")
-	res := Replay(rec, mustCandidate(t, "tdx:threshold=1 reset=1h..2562047h"), Options{Outage: 1})
+	res := Replay(rec, mustCandidate(t, "tdx:threshold=1 reset=1h..24h"), Options{Outage: 1})
 	assert.Equal(t, 2, res.Calls)
 	assert.Equal(t, []Band{
 		{0, runtime.Closed}, {1, runtime.Open}, {time.Hour + 1, runtime.HalfOpen},
