@@ -255,15 +255,16 @@ func (b *Breaker) transitionLocked(to State, reason string, window time.Duration
 	if from == to {
 		return
 	}
-	now := b.reg.clock.Now()
 	lasted := b.nextProbe.Sub(b.openedAt) // the OPEN period ending, if from is OPEN
 	if reason == "" {
 		reason = defaultReason(from, to, lasted)
 	}
-	ev := Event{Time: now, Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
+	ev := Event{Source: b.cfg().Name, From: from, To: to, Reason: truncate(foldSpace(reason), reasonMax)}
 	// In the log before the state shows, delivered to the hooks after:
-	// they read the new state, and run in the log's order.
-	n := b.reg.reserve(ev, false)
+	// they read the new state, and run in the log's order, whose times
+	// reserve stamps.
+	n, now := b.reg.reserve(ev, false)
+	ev.Time = now
 	b.backoffLocked(from, to)
 	if to != Closed {
 		b.rejections.Spread() // refusals from now on, perhaps on every CPU

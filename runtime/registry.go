@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
@@ -402,16 +403,21 @@ func (r *Registry) record(ev Event) {
 
 // reserve is record for a transition whose new state is not stored yet:
 // ev waits in the queue, and holds up the events behind it, until
-// [Registry.ready] is called with the number it returns.
-func (r *Registry) reserve(ev Event, ready bool) uint64 {
+// [Registry.ready] is called with the number it returns. It stamps ev's
+// Time under qmu and returns it: a time read before the lock could be
+// older than that of an event logged ahead of it by a goroutine that
+// overtook this one, and the log, newest first, would disagree with its
+// times (TestEventTimesFollowTheLog).
+func (r *Registry) reserve(ev Event, ready bool) (uint64, time.Time) {
 	r.qmu.Lock()
+	ev.Time = r.clock.Now()
 	r.events.add(ev)
 	n, dropped := r.queue.push(ev, ready)
 	if dropped {
 		r.dropped++
 	}
 	r.qmu.Unlock()
-	return n
+	return n, ev.Time
 }
 
 // ready lets the event reserve numbered n be delivered: its transition's
