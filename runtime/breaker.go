@@ -126,6 +126,11 @@ type Breaker struct {
 	leaseEnd     time.Time // HALF_OPEN on a Sharer's lease: when the lease ends (see LeaseSharer); else zero
 
 	fam *Family // guarded by mu: the family of a per-key breaker, else nil (see family.go)
+	// envMode is set while the breaker's mode is the one the environment
+	// gave it as it was made (BREAKER_<NAME>_MODE, of its name or its
+	// family's), cleared by any later mode: a family may drop such a key,
+	// which comes back in the same mode (see droppable).
+	envMode atomic.Bool
 	// joining is, under mu, the family a new key's breaker is being made
 	// for until the family takes it in (Family.insert): a peer's note read
 	// as it is made ([Sharer.Created]) opens it within the family's

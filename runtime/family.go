@@ -91,14 +91,33 @@ type Family struct {
 	drops     atomic.Uint64
 	refused   atomic.Uint64 // trips maxopen kept CLOSED
 
-	wmu       sync.Mutex  // guards every table's change, fresh, victims, cells and each entry's flags
+	// escapes counts moves of live keys to CLOSED or HALF_OPEN (moved):
+	// each may have made a key droppable that the last scan passed over.
+	escapes atomic.Uint64
+
+	wmu       sync.Mutex  // guards every table's change, fresh, made, starved, victims, cells and each entry's flags
 	fresh     int64       // new keys since the tick moved
+	made      int64       // new keys since the family was made
+	starved   famStarved  // the last scan that found nothing droppable
+	scans     int64       // scans for victims made (tests)
 	victims   []famVictim // the oldest droppable entries at the last scan, oldest last
 	cells     []famEntry  // the current chunk of cells (newCellLocked)
 	cellsUsed int
 	chunks    []*famChunk // the chunks with a live or busy cell, and the current one, oldest first (scanLocked)
 
 	fold familyFold // the dropped keys' counters (family_view.go)
+}
+
+// famStarved is the last scan for victims that found none: every live
+// key was OPEN, in an operator's mode or in use. Until until new keys have
+// been made (made), or a key has moved to CLOSED or HALF_OPEN since
+// (escapes, seen then), no scan looks again: a family past its bound in
+// an outage, every key OPEN, would otherwise scan every live key for
+// each new one (quadratic: 6 ms a new key at 15,000 live keys).
+type famStarved struct {
+	on    bool
+	until int64
+	seen  uint64
 }
 
 // famTables are a family's key tables.
@@ -791,6 +810,7 @@ func (f *Family) envMode(b *Breaker) {
 	b.mu.Lock()
 	if b.fam == nil && b.stateChanges == 0 && State(b.state.Load()&stateMask) == Closed {
 		b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+		b.envMode.Store(true)
 	}
 	b.mu.Unlock()
 	f.reg.flush()
@@ -868,6 +888,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 		f.fresh = 0
 		f.tick.Add(1)
 	}
+	f.made++
 	over := f.live.Add(1) > int64(f.limit)
 	f.wmu.Unlock()
 	if over {
@@ -997,11 +1018,19 @@ func (f *Family) evict() {
 
 // evictLocked drops victims while the family is over its bound; when no
 // CLOSED or HALF_OPEN one can go, it returns the idle OPEN ones' breakers for evict
-// to move on.
+// to move on. After a scan that found nothing it looks again only once
+// max(Keys, live)/16 more keys are made or a key has moved to CLOSED or
+// HALF_OPEN (famStarved), so that keys made in an outage cost a scan each
+// only that often.
 func (f *Family) evictLocked() []*Breaker {
 	for f.live.Load() > int64(f.limit) {
+		seen := f.escapes.Load()
+		if st := f.starved; st.on && f.made < st.until && seen == st.seen {
+			return nil
+		}
 		e := f.victimLocked()
 		if e == nil {
+			f.starved = famStarved{on: true, until: f.made + max(f.step, f.live.Load()/16), seen: seen}
 			var open []*Breaker
 			f.each(func(e *famEntry) {
 				if inFlight(e) == 0 && rawState(e) == Open {
@@ -1084,14 +1113,26 @@ type famVictim struct {
 
 // droppable reports whether e may be dropped now: no call in flight, and
 // CLOSED (or, when closedOnly is false, HALF_OPEN: its OPEN period ended).
-// OPEN and the operator's modes never.
+// OPEN never; an operator's mode never, but one the environment gave the
+// key as it was made (BREAKER_<NAME>_MODE of the family or the key): the
+// key comes back in it, so no decision is lost, and a family whose
+// variable isolates every key stays within its bound.
 func droppable(e *famEntry, closedOnly bool) bool {
-	return stateDroppable(rawState(e), closedOnly) && inFlight(e) == 0
+	return stateDroppable(e, rawState(e), closedOnly) && inFlight(e) == 0
 }
 
-// stateDroppable is droppable's test of the state alone.
-func stateDroppable(st State, closedOnly bool) bool {
-	return st == Closed || (!closedOnly && st == HalfOpen)
+// stateDroppable is droppable's test of e's state st alone.
+func stateDroppable(e *famEntry, st State, closedOnly bool) bool {
+	switch st {
+	case Closed:
+		return true
+	case HalfOpen:
+		return !closedOnly
+	case Isolated, Bypassed:
+		c := e.Cold.Load()
+		return c != nil && c.B != nil && c.B.envMode.Load()
+	}
+	return false
 }
 
 // scanLocked collects the oldest droppable entries, at most a sixteenth of
@@ -1103,6 +1144,7 @@ func stateDroppable(st State, closedOnly bool) bool {
 // busy cell, but the current one, is let go of here: its cells are never
 // used again.
 func (f *Family) scanLocked(closedOnly bool) {
+	f.scans++
 	all := f.victims[:0]
 	kept := f.chunks[:0]
 	for i, ch := range f.chunks {
@@ -1111,7 +1153,7 @@ func (f *Family) scanLocked(closedOnly bool) {
 		}
 		kept = append(kept, ch)
 		for live := ch.live; live != 0; live &= live - 1 {
-			if e := &ch.cells[bits.TrailingZeros32(live)]; stateDroppable(rawState(e), closedOnly) {
+			if e := &ch.cells[bits.TrailingZeros32(live)]; stateDroppable(e, rawState(e), closedOnly) {
 				all = append(all, famVictim{e, f.useOf(e)})
 			}
 		}
@@ -1171,6 +1213,9 @@ func (f *Family) dropLocked(e *famEntry) {
 
 // moved counts a transition of a member breaker; b.mu is held.
 func (f *Family) moved(from, to State) {
+	if to == Closed || to == HalfOpen {
+		f.escapes.Add(1) // perhaps droppable now: see famStarved
+	}
 	switch a, b := tripped(from), tripped(to); {
 	case !a && b:
 		f.notClosed.Add(1)

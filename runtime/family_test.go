@@ -737,3 +737,30 @@ func TestFamilyClassifier(t *testing.T) {
 	failOn(k)
 	assert.Equal(t, br.Closed, k.State(), "api/v1's classifier, not api's")
 }
+
+// TestFamilyEnvModeKeysStayBounded: BREAKER_<FAMILY>_MODE puts every new
+// key in the mode, and a key in a mode the environment gave it as it was
+// made may be dropped, since it comes back in the same mode: the family
+// stays within its bound (it grew without one: each key isolated, none
+// ever dropped). A mode set by hand is the operator's decision, and that
+// key is never dropped.
+func TestFamilyEnvModeKeysStayBounded(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_ENVQ_MODE=isolate"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()))
+	f := reg.Family(br.Config{Name: "envq"}, br.FamilyConfig{Keys: 50})
+	first := f.Breaker("first")
+	require.Equal(t, br.Isolated, first.State())
+	hand := f.Breaker("hand")
+	hand.Isolate("by hand")
+	for i := range 1000 {
+		require.Equal(t, br.Isolated, f.Breaker("k"+strconv.Itoa(i)).State())
+	}
+	assert.LessOrEqual(t, f.Len(), 50, "live keys")
+	assert.GreaterOrEqual(t, f.Health().Dropped, uint64(950), "drops")
+	got, ok := reg.Lookup("envq/hand")
+	assert.True(t, ok && got == hand, "the key isolated by hand stays")
+	_, ok = reg.Lookup("envq/first")
+	require.False(t, ok, "the first key, isolated by the environment, was dropped")
+	assert.Equal(t, br.Isolated, f.Breaker("first").State(), "and comes back isolated")
+}

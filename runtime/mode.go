@@ -106,6 +106,7 @@ func (b *Breaker) isolatedReason() string {
 func (b *Breaker) operate(to State, reason string) {
 	full := operatorReason(to, reason)
 	b.mu.Lock()
+	b.envMode.Store(false) // the operator's decision now: a family keeps the key
 	fresh := false
 	if !b.setModeLocked(to, full) && to == Closed {
 		// Resume of a CLOSED breaker: fresh counts all the same (SPEC
@@ -166,6 +167,7 @@ func (b *Breaker) PeerMode(origin string, mode State, reason string) bool {
 	changed := false
 	if mode.isMode() || State(b.state.Load()&stateMask).isMode() {
 		changed = b.setModeLocked(mode, reason)
+		b.envMode.Store(false) // an operator's decision, in a peer
 	}
 	b.mu.Unlock()
 	b.reg.flush()

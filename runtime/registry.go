@@ -249,6 +249,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words, fam *
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))
+				b.envMode.Store(true)
 				b.mu.Unlock()
 			}
 			r.breakers[cfg.Name] = b
