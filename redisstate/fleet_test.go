@@ -165,6 +165,37 @@ func TestTripReachesPeers(t *testing.T) {
 		"members, as of a's next heartbeat")
 }
 
+// TestRehearsalStaysLocal: a breaker that injects faults (a rehearsal in
+// one process, SPEC §13) trips there alone: its peers inject nothing and
+// would refuse a healthy upstream for a window. It used to publish its
+// trip like any, and every process opened. Its peers' trips still reach
+// it, and its own real trip too stays its own.
+func TestRehearsalStaysLocal(t *testing.T) {
+	s := startServer(t, "")
+	a := attach(t, newClient(t, s), "a", 10*time.Second)
+	b := attach(t, newClient(t, s), "b", 10*time.Second)
+	cfg := runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: 10 * time.Second}
+	peer := b.reg.Breaker(cfg)
+	cfg.Fault = 1
+	rehearsing := a.reg.Breaker(cfg)
+	err := rehearsing.Do(context.Background(), func(context.Context) error { return nil })
+	require.ErrorIs(t, err, runtime.ErrInjected)
+	require.Equal(t, runtime.Open, rehearsing.State())
+	// A trip of a's that is shared, after it: once b has it, b has heard
+	// everything a published before it.
+	tripBy(t, a.tdx())
+	require.Eventually(t, func() bool { return b.tdx().State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, runtime.Closed, peer.State(), "the rehearsal's trip reached the peer")
+	n, err := newClient(t, s).Exists(context.Background(), "breakergen:open:em").Result()
+	require.NoError(t, err)
+	assert.Zero(t, n, "a note for the rehearsal's trip")
+
+	// The other way: b's trip of em reaches the rehearsing breaker.
+	rehearsing.Reset()
+	tripBy(t, peer)
+	require.Eventually(t, func() bool { return rehearsing.State() == runtime.Open }, within, time.Millisecond)
+}
+
 func TestLateJoinersReadOpenNotes(t *testing.T) {
 	s := startServer(t, "")
 	a := attach(t, newClient(t, s), "a", 10*time.Second)

@@ -125,9 +125,14 @@ func (r *Registry) created(b *Breaker) {
 }
 
 // sharedLocked tells the Sharer of a transition b made on its own; b.mu
-// is held.
+// is held. A breaker that injects faults or latency (SPEC §13) tells it
+// nothing: a rehearsal in one process must not trip the fleet (its peers
+// inject nothing, and would refuse a healthy upstream for a window), so
+// its trips and probe results stay its own, and it probes without the
+// fleet's lease (gated); it still follows its peers' trips and modes, and
+// an operator's mode set on it is shared as any.
 func (b *Breaker) sharedLocked(ev Event, window time.Duration) {
-	if b.peerMove {
+	if b.peerMove || b.injector != nil {
 		return
 	}
 	if s := b.reg.sharer(); s != nil {
@@ -143,7 +148,7 @@ func (b *Breaker) sharedLocked(ev Event, window time.Duration) {
 // timer's goroutine, with no lock held.
 func (b *Breaker) gated(s uint64) (wait bool, end time.Time) {
 	sh := b.reg.sharer()
-	if sh == nil {
+	if sh == nil || b.injector != nil { // a rehearsal probes alone: see sharedLocked
 		return false, time.Time{}
 	}
 	if b.state.Load() != s {
