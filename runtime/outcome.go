@@ -263,9 +263,12 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 	switch o {
 	case Success:
 		b.probeWins++
-		if b.probeWins >= b.cfg().SuccessThreshold {
-			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)",
-				b.probeWins, b.cfg().SuccessThreshold), 0)
+		if need := b.cfg().SuccessThreshold; b.probeWins >= need {
+			reason := fmt.Sprintf("half-open probe succeeded (%d/%d)", b.probeWins, need)
+			if b.probeWins > need { // an Update lowered successes during the period
+				reason = fmt.Sprintf("half-open probes succeeded (%d; %d needed since an update)", b.probeWins, need)
+			}
+			b.transitionLocked(Closed, reason, 0)
 		}
 	case Failure:
 		reason, d := b.reopenLocked(reasonOf(err), err)

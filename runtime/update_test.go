@@ -616,3 +616,21 @@ func TestUpdateResetPastTheBackoffCap(t *testing.T) {
 	assert.Zero(t, b.Config().ResetMax, "backoff off, as asked")
 	require.NoError(t, reg.Update(runtime.Config{Name: "up", ResetTimeout: 3 * time.Hour}), "no cap left to pass")
 }
+
+// TestUpdateLowersSuccessesWhileHalfOpen: successes lowered while a
+// breaker is HALF_OPEN with wins already made closes it at the next win,
+// and the Event's reason says how many won and how many were needed (it
+// read "2/1").
+func TestUpdateLowersSuccessesWhileHalfOpen(t *testing.T) {
+	reg, clk := newTestRegistry(t)
+	b := reg.Breaker(runtime.Config{Name: "h", FailureThreshold: 1, ResetTimeout: time.Second, SuccessThreshold: 3})
+	ok := func(context.Context) error { return nil }
+	require.Error(t, b.Do(context.Background(), func(context.Context) error { return errors.New("down") }))
+	clk.Advance(time.Second)
+	require.NoError(t, b.Do(context.Background(), ok))
+	require.Equal(t, runtime.HalfOpen, b.State())
+	require.NoError(t, reg.Update(runtime.Config{Name: "h", SuccessThreshold: 1}))
+	require.NoError(t, b.Do(context.Background(), ok))
+	require.Equal(t, runtime.Closed, b.State())
+	assert.Equal(t, "half-open probes succeeded (2; 1 needed since an update)", reg.Events(1)[0].Reason)
+}

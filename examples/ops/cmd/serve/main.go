@@ -11,8 +11,9 @@
 // flags are the demo's (-reset, -v, -serve); without -serve it only plays
 // the scenario. The demo's registry does not count every call
 // (runtime.WithCallCounts is off), so the calls_total series have no
-// success and rejected outcomes. It serves with no authentication: give it
-// a loopback address.
+// success outcome; refusals (outcome="rejected") are counted all the
+// same, as a refusal costs no call anything. It serves with no
+// authentication: give it a loopback address.
 package main
 
 import (
