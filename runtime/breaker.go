@@ -131,6 +131,11 @@ type Breaker struct {
 	// family's), cleared by any later mode: a family may drop such a key,
 	// which comes back in the same mode (see droppable).
 	envMode atomic.Bool
+	// home is, under mu, the family that took this breaker in as a key's
+	// (Family.insert); unlike fam it stays once the key is dropped, so
+	// that an operator's mode set through a dropped *Breaker reaches the
+	// key's live breaker (Breaker.operate).
+	home *Family
 	// joining is, under mu, the family a new key's breaker is being made
 	// for until the family takes it in (Family.insert): a peer's note read
 	// as it is made ([Sharer.Created]) opens it within the family's

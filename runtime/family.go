@@ -506,7 +506,8 @@ func (f *Family) Limiter() *Limiter {
 // may be dropped at any time after: ask again for each call rather than
 // keeping the *Breaker (a dropped one still works but guards nothing the
 // key's next breaker sees), or hold the key with [Family.Enter] for the
-// length of a call.
+// length of a call. An operator's [Breaker.Isolate], Bypass or Resume on
+// a dropped one reaches the key's live breaker all the same.
 func (f *Family) Breaker(key string) *Breaker {
 	k := f.Enter(key)
 	b := k.Breaker()
@@ -868,6 +869,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 	e.Used.Store(uint32(f.tick.Load()))
 	b.mu.Lock()
 	b.fam, b.joining = f, nil
+	b.home = f // never cleared: see Breaker.operate
 	// A note that opened it as it was made, within MaxOpen, was counted
 	// then (mayTrip); a move back before now was not (no family yet).
 	switch now := tripped(State(b.state.Load() & stateMask)); {

@@ -23,6 +23,13 @@ import (
 // attached, every process follows. Calls admitted before it no longer
 // count. reason is cleaned like every reason (one line, control
 // characters replaced, at most 200 characters in all).
+//
+// On a [Family] key's breaker, Isolate, [Breaker.Bypass] and
+// [Breaker.Resume] act on the key's live breaker, the one its calls go
+// through: when the family dropped b since the caller got it, the key is
+// made again (if it is not live) and that breaker takes the mode, and
+// records the Event; b itself is left as it was. A key in a mode is never
+// dropped, so the operator's decision holds until Resume.
 func (b *Breaker) Isolate(reason string) { b.operate(Isolated, reason) }
 
 // Bypass puts the breaker in BYPASSED until [Breaker.Resume]: every call
@@ -103,7 +110,36 @@ func (b *Breaker) isolatedReason() string {
 }
 
 // operate sets the mode to (Closed for Resume) on the operator's behalf.
+// A family key's breaker passes it on to its key's live breaker, the one
+// calls on the key go through, which is another when b was dropped since
+// the caller got it: setting the mode on b then would report a decision
+// that no call sees (see Family.operateKey).
 func (b *Breaker) operate(to State, reason string) {
+	b.mu.Lock()
+	f := b.home
+	b.mu.Unlock()
+	if f != nil {
+		f.operateKey(b.cfg().Name[len(f.name)+1:], to, reason)
+		return
+	}
+	b.operateHere(to, reason)
+}
+
+// operateKey sets the mode of key's live breaker (Closed for Resume),
+// making the key when it is not live, so that the operator's decision is
+// never lost. It holds the key as a call does (Family.Enter) while it sets
+// the mode, so that the family cannot drop the key in between; once in a
+// mode the key is never dropped (a resumed one may go again). The Event and
+// the hooks name that breaker, which is b of operate when it is still the
+// key's.
+func (f *Family) operateKey(key string, to State, reason string) {
+	k := f.Enter(key)
+	defer k.Done()
+	k.Breaker().operateHere(to, reason)
+}
+
+// operateHere is operate on b itself.
+func (b *Breaker) operateHere(to State, reason string) {
 	full := operatorReason(to, reason)
 	b.mu.Lock()
 	b.envMode.Store(false) // the operator's decision now: a family keeps the key
