@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 
 	"github.com/breakergen/breakergen/runtime"
 )
@@ -29,6 +30,7 @@ const maxControlBody = 8 << 10
 type control struct {
 	authorize func(*http.Request) error
 	cop       *http.CrossOriginProtection
+	modeMu    sync.Mutex // held while a request puts a family's key in a mode (controlTarget)
 }
 
 // WithControl turns on the operator's controls (SPEC §14): POST
@@ -43,14 +45,25 @@ type control struct {
 // [http.CrossOriginProtection] decides from its Sec-Fetch-Site and Origin
 // headers (403); authorize must return nil (403 with its error's text
 // otherwise: check the caller's credentials there, the handler has none
-// of its own); the breaker must exist (404); the request must carry no
-// query parameter (400: a reason in the URL is not read) and a body of
-// type application/x-www-form-urlencoded or multipart/form-data (415
+// of its own); the request must carry no query parameter (400: a reason
+// in the URL is not read) and a body of type
+// application/x-www-form-urlencoded or multipart/form-data (415
 // otherwise) whose one field is reason (400 for another, as a GET endpoint
 // refuses a parameter it does not read; a query parameter or field whose
 // name starts with "_" is let through); the reason must not be empty once
 // cleaned as every reason is (one line, control characters replaced, at
-// most 200 characters; 400).
+// most 200 characters; 400); then the breaker must exist (404), looked up
+// once the body is read, so that a slow body cannot leave the request
+// acting on a family's key dropped meanwhile.
+//
+// A name "<family>/<key>" of a [runtime.Family] acts on the key's live
+// breaker, held meanwhile as a call holds it. isolate and bypass make a
+// key that is not live (an operator may isolate a key before its first
+// call), but a key in a mode is never dropped, so they are refused (409
+// Conflict) for a key not in a mode yet while the family holds as many
+// keys in a mode as its bound of live keys; resume of a key that is not
+// live answers 404.
+//
 // A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
 // the controls stay off.
@@ -98,34 +111,94 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 		h.writeError(w, r, http.StatusForbidden, "not authorized: "+runtime.CleanReason(err.Error()))
 		return
 	}
-	b, ok := h.registry().Lookup(name)
-	if !ok {
-		msg := fmt.Sprintf("no breaker called %q", name)
-		for _, f := range h.registry().Families() {
-			if f.Name() == name {
-				// The dashboard groups a family's keys under its name, a
-				// name an operator may take for a breaker's.
-				msg += fmt.Sprintf("; %q is a family of per-key breakers: control one key at %s/%s/<key>/%s", name, PathDatasources, name, action)
-				break
-			}
-		}
-		h.writeError(w, r, http.StatusNotFound, msg)
-		return
-	}
+	// The reason first: a slow client may take its time to send it, and
+	// a family's key looked up before could be dropped meanwhile.
 	reason, status, msg := readReason(w, r)
 	if msg != "" {
 		h.writeError(w, r, status, msg)
 		return
 	}
-	switch action {
-	case ActionIsolate:
-		b.Isolate(reason)
-	case ActionBypass:
-		b.Bypass(reason)
-	default:
-		b.Resume(reason)
+	b, release, status, msg := h.controlTarget(name, action)
+	if msg != "" {
+		h.writeError(w, r, status, msg)
+		return
 	}
-	h.writeJSON(w, r, http.StatusOK, b.Stats())
+	st := func() runtime.Stats {
+		defer release() // before the answer, which a slow client may take its time to read
+		switch action {
+		case ActionIsolate:
+			b.Isolate(reason)
+		case ActionBypass:
+			b.Bypass(reason)
+		default:
+			b.Resume(reason)
+		}
+		return b.Stats()
+	}()
+	h.writeJSON(w, r, http.StatusOK, st)
+}
+
+// controlTarget returns the breaker a control request called name acts
+// on, and what to call once it has acted and its Stats are read; or the
+// status and message of a refusal. A family's key is held as a call holds
+// it ([runtime.Family.Enter]) until release, so that the breaker acted on
+// and reported is the key's live one, which the family cannot drop
+// meanwhile. A key that is not live is made for isolate and bypass (resume
+// answers 404: a key made now would start as every new key does). Since
+// a key in a mode is never dropped, isolate and bypass are refused (409)
+// for a key not in a mode yet while its family holds as many keys in a
+// mode as its bound of live keys: else a client could fill the memory
+// with them, making keys or isolating live keys as traffic makes more.
+func (h *Handler) controlTarget(name, action string) (b *runtime.Breaker, release func(), status int, msg string) {
+	reg := h.registry()
+	f, key := reg.FamilyOf(name)
+	if f == nil {
+		b, ok := reg.Lookup(name)
+		if !ok {
+			msg := fmt.Sprintf("no breaker called %q", name)
+			for _, f := range reg.Families() {
+				if f.Name() == name {
+					// The dashboard groups a family's keys under its name,
+					// a name an operator may take for a breaker's.
+					msg += fmt.Sprintf("; %q is a family of per-key breakers: control one key at %s/%s/<key>/%s", name, PathDatasources, name, action)
+					break
+				}
+			}
+			return nil, nil, http.StatusNotFound, msg
+		}
+		return b, func() {}, 0, ""
+	}
+	cur, live := f.Lookup(key)
+	if !live && action == ActionResume {
+		if b, ok := reg.Lookup(name); ok {
+			return b, func() {}, 0, "" // made by hand with a key's name, or being made: Resume reaches the key's breaker
+		}
+		return nil, nil, http.StatusNotFound, fmt.Sprintf("no breaker called %q: key %q of family %q is not live, so there is nothing to resume (a key made later starts as every new key does)", name, key, f.Name())
+	}
+	if action == ActionResume || live && cur.Mode() != runtime.Closed {
+		k := f.Enter(key)
+		return k.Breaker(), k.Done, 0, ""
+	}
+	// A key going into a mode: one at a time, so that two requests cannot
+	// both pass the bound.
+	h.ctl.modeMu.Lock()
+	if n := keysInMode(f); n >= f.Limit() {
+		h.ctl.modeMu.Unlock()
+		return nil, nil, http.StatusConflict, fmt.Sprintf("family %q holds %d keys in a mode, as many as its bound of live keys, and keys in a mode are never dropped: resume some before you %s %q", f.Name(), n, action, name)
+	}
+	k := f.Enter(key)
+	return k.Breaker(), func() { k.Done(); h.ctl.modeMu.Unlock() }, 0, ""
+}
+
+// keysInMode returns how many of f's live keys are ISOLATED or BYPASSED.
+func keysInMode(f *runtime.Family) int {
+	n := 0
+	for _, b := range f.Breakers() {
+		if b.Mode() != runtime.Closed {
+			n++
+		}
+	}
+	return n
 }
 
 // sendReason says how a control request gives its reason, for the

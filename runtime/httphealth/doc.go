@@ -185,12 +185,14 @@
 // option these paths answer 404 and the dashboard shows no control. A
 // request must be a POST (405), must not come from another site
 // ([http.CrossOriginProtection]: 403), must pass the embedder's
-// authorize func (403) and must name a breaker (404); the reason is read
-// from the body only, a form of type application/x-www-form-urlencoded
-// or multipart/form-data (another type: 415), and a reason in the URL, a
-// query parameter or another form field is refused (400), as a GET
-// endpoint refuses a parameter it does not read; the answer is the
-// breaker's Stats:
+// authorize func (403); the reason is read from the body only, a form of
+// type application/x-www-form-urlencoded or multipart/form-data (another
+// type: 415), and a reason in the URL, a query parameter or another form
+// field is refused (400), as a GET endpoint refuses a parameter it does
+// not read; then the request must name a breaker (404), or a key of a
+// family, whose live breaker it acts on (isolate and bypass make a key
+// that is not live, within a bound: see [WithControl]); the answer is
+// the breaker's Stats:
 //
 //	curl -H 'Authorization: Bearer …' --data-urlencode 'reason=provider maintenance' \
 //	    https://svc.internal/health/datasources/eastmoney/isolate

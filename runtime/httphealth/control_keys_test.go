@@ -1,0 +1,141 @@
+package httphealth_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
+)
+
+// gatedBody is a request body whose first Read says so (reading) and then
+// waits until the test lets it go on (release): a slow client.
+type gatedBody struct {
+	r                io.Reader
+	reading, release chan struct{}
+	once             sync.Once
+}
+
+func newGatedBody(body string) *gatedBody {
+	return &gatedBody{r: strings.NewReader(body), reading: make(chan struct{}), release: make(chan struct{})}
+}
+
+func (g *gatedBody) Read(p []byte) (int, error) {
+	g.once.Do(func() {
+		close(g.reading)
+		<-g.release
+	})
+	return g.r.Read(p)
+}
+
+// stateOf returns the name and state of a control's answer.
+func stateOf(t *testing.T, rec *httptest.ResponseRecorder) (name, state string) {
+	t.Helper()
+	var st struct{ Name, State string }
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &st), rec.Body.String())
+	return st.Name, st.State
+}
+
+// callOn makes one call on key of fam and reports whether it went through.
+func callOn(fam *runtime.Family, key string) (called bool, err error) {
+	err = fam.Breaker(key).Do(context.Background(), func(context.Context) error { called = true; return nil })
+	return called, err
+}
+
+// TestControlKeyDroppedWhileTheBodyComes: a family's key dropped while a
+// slow client sends the body of its isolate request is isolated all the
+// same, as the key's live breaker (made again): the answer says ISOLATED
+// and calls on the key are refused, where the handler once looked the
+// breaker up before reading the body and isolated the dropped one.
+func TestControlKeyDroppedWhileTheBodyComes(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 100})
+	fam.Breaker("x")
+
+	body := newGatedBody("reason=maintenance")
+	req := httptest.NewRequest("POST", "/health/datasources/quote/x/isolate", body)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", token)
+	rec := httptest.NewRecorder()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		f.h.ServeHTTP(rec, req)
+	}()
+	<-body.reading
+	for i := range 1000 {
+		fam.Breaker("k" + strconv.Itoa(i))
+	}
+	_, ok := f.reg.Lookup("quote/x")
+	require.False(t, ok, "x was dropped while the body came")
+	close(body.release)
+	<-done
+
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	name, state := stateOf(t, rec)
+	assert.Equal(t, "quote/x", name)
+	assert.Equal(t, "ISOLATED", state)
+	live, ok := f.reg.Lookup("quote/x")
+	require.True(t, ok, "the key was made again to take the mode")
+	assert.Equal(t, runtime.Isolated, live.State())
+	called, err := callOn(fam, "x")
+	assert.ErrorIs(t, err, runtime.ErrOpen, "a call on the key is refused")
+	assert.False(t, called)
+	assert.Equal(t, "quote/x", f.reg.Events(1)[0].Source)
+}
+
+// TestControlMakesAKeyWithinABound: isolate and bypass of a family's key
+// that is not live make it, in the mode; resume of one answers 404. Keys
+// in a mode are never dropped, so a key goes into a mode only while the
+// family holds fewer keys in a mode than its bound (409 past it); a key
+// in a mode already may change its mode or reason.
+func TestControlMakesAKeyWithinABound(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 2})
+
+	rec := f.control("POST", "/health/datasources/quote/a/resume", ptr("nothing to resume"))
+	assert.Equal(t, http.StatusNotFound, rec.Code)
+	assert.Contains(t, errorOf(t, rec), `key "a" of family "quote" is not live`)
+	_, ok := fam.Lookup("a")
+	assert.False(t, ok, "a refused request makes no key")
+
+	rec = f.control("POST", "/health/datasources/quote/a/isolate", ptr("before its first call"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, state := stateOf(t, rec)
+	assert.Equal(t, "ISOLATED", state)
+	called, err := callOn(fam, "a")
+	assert.ErrorIs(t, err, runtime.ErrOpen)
+	assert.False(t, called)
+
+	fam.Breaker("b")
+	rec = f.control("POST", "/health/datasources/quote/b/bypass", ptr("a live key"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+
+	for _, key := range []string{"c", "d"} { // not live, and live
+		if key == "d" {
+			fam.Breaker("d")
+		}
+		rec = f.control("POST", "/health/datasources/quote/"+key+"/isolate", ptr("one too many"))
+		assert.Equal(t, http.StatusConflict, rec.Code, key)
+		assert.Contains(t, errorOf(t, rec), `family "quote" holds 2 keys in a mode`)
+		if b, ok := fam.Lookup(key); ok {
+			assert.Equal(t, runtime.Closed, b.State(), "nothing changed")
+		}
+	}
+	rec = f.control("POST", "/health/datasources/quote/a/bypass", ptr("a key in a mode may change it"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = f.control("POST", "/health/datasources/quote/b/resume", ptr("done"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	rec = f.control("POST", "/health/datasources/quote/c/isolate", ptr("room again"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
