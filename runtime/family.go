@@ -86,6 +86,8 @@ type Family struct {
 	_    [56]byte
 
 	conf      atomic.Pointer[Config] // the settings of a new key's breaker; Name is the family's
+	given     atomic.Pointer[Config] // conf as its layers give it, before defaults: what a key's own layers lay over (keyConfig)
+	keyLayers bool                   // a run-time layer may name one of its keys (keyConfig); set when it is made
 	live      atomic.Int64
 	notClosed atomic.Int64 // live breakers OPEN or HALF_OPEN
 	drops     atomic.Uint64
@@ -419,7 +421,9 @@ type FamilyConfig struct {
 // Family returns the family of breakers named cfg.Name, making it on the
 // first call: each key's breaker takes cfg's settings, with the run-time
 // settings ([WithConfig], BREAKER_<NAME>_* of the family's name) applied
-// once, here. Like [Registry.Breaker], the first settings of a name win: a
+// once, here, and a key's own ([WithConfig] and BREAKER_<NAME>_* of
+// "<family>/<key>") laid over them each time the key's breaker is made
+// (not its own rate limit: the keys share the family's limiter). Like [Registry.Breaker], the first settings of a name win: a
 // later call with that name returns the same family and logs a warning if
 // its settings differ.
 func (r *Registry) Family(cfg Config, fc FamilyConfig) *Family { return r.family(cfg, fc, nil) }
@@ -468,6 +472,9 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
 	c := s.cfg
 	f.conf.Store(&c)
+	given, keyed := r.familyLayers(cfg)
+	f.given.Store(&given)
+	f.keyLayers = keyed
 	ts := &f.tables
 	ts.str.Store(newFamTable(famMinSlots))
 	ts.ints.Store(newFamTable(famMinSlots))
@@ -746,6 +753,9 @@ func (f *Family) makeKey(e *famEntry, name string) (b *Breaker, val any) {
 		}
 	}()
 	cfg := *f.conf.Load()
+	if f.keyLayers {
+		cfg = f.keyConfig(name, cfg) // the key's own run-time settings
+	}
 	cfg.Name = name
 	var attach func(*Breaker, *famEntry) any
 	var room *Breaker
@@ -1273,6 +1283,7 @@ func (f *Family) reconfigure(next Config) []*Breaker {
 	defer f.wmu.Unlock()
 	next.Name = f.name
 	f.conf.Store(&next)
+	f.given.Store(&next) // an Update's settings are all given, as it lays them
 	return f.breakers()
 }
 

@@ -3,9 +3,11 @@ package runtime_test
 import (
 	"context"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -112,4 +114,74 @@ func TestFamilyIsolateRacesTheDrop(t *testing.T) {
 			t.Fatalf("round %d: Resume left the live breaker %s", i, live.State())
 		}
 	}
+}
+
+// TestFamilyKeyOwnSettings: settings given for one key of a family, by
+// WithConfig or by the environment, apply to its breaker each time it is
+// made (SPEC §5: a run-time setting is never silently ignored), over the
+// family's settings and any Update of them; a key's own rate limit
+// cannot apply (the keys share the family's limiter) and says so.
+func TestFamilyKeyOwnSettings(t *testing.T) {
+	restore := br.SetEnviron([]string{
+		"BREAKER_QUOTE/B_THRESHOLD=9",
+		"BREAKER_QUOTE/W_WINDOW=100",
+		"BREAKER_FEED/W_WINDOW=100",
+		"BREAKER_QUOTE/R_RATELIMIT=5/1",
+		"BREAKER_QUOTE/Z_THRESHOLD=2",  // a key not live
+		"BREAKER_QUOTES/Z_THRESHOLD=2", // no family's
+	})
+	defer restore()
+	var logs logBuffer
+	reg := br.NewRegistry(br.WithLogger(logs.logger()),
+		br.WithConfig(br.Config{Name: "quote/c", FailureThreshold: 11}),
+		br.WithConfig(br.Config{Name: "quote/b", ResetTimeout: time.Minute}))
+	f := reg.Family(br.Config{Name: "quote", FailureThreshold: 3}, br.FamilyConfig{Keys: 10})
+	check := func(when string) {
+		t.Helper()
+		b := f.Breaker("b")
+		assert.Equal(t, 9, b.Config().FailureThreshold, "%s: the key's variable", when)
+		assert.Equal(t, time.Minute, b.Config().ResetTimeout, "%s: and its WithConfig, field by field", when)
+		assert.Equal(t, 11, f.Breaker("c").Config().FailureThreshold, "%s: the key's WithConfig", when)
+		assert.Equal(t, 3, f.Breaker("a").Config().FailureThreshold, "%s: a key without its own: the family's", when)
+		assert.Equal(t, "quote/c", f.Breaker("c").Config().Name)
+	}
+	check("made")
+	for range 8 {
+		failOn(f.Breaker("b"))
+	}
+	assert.Equal(t, br.Closed, f.Breaker("b").State(), "8 failures of the key's 9")
+	failOn(f.Breaker("b"))
+	assert.Equal(t, br.Open, f.Breaker("b").State(), "the key's own threshold trips it")
+	f.Breaker("b").Resume("droppable again")
+
+	for i := range 30 {
+		f.Breaker("k" + strconv.Itoa(i))
+	}
+	for _, k := range []string{"a", "b", "c"} {
+		_, ok := f.Lookup(k)
+		require.False(t, ok, "%s was dropped", k)
+	}
+	check("made again")
+
+	w := f.Breaker("w").Config()
+	assert.Equal(t, 100, w.WindowCalls, "a key's window")
+	assert.Equal(t, 3, w.FailureThreshold, "beside the threshold the family gave")
+	feed := reg.Family(br.Config{Name: "feed"}, br.FamilyConfig{})
+	w = feed.Breaker("w").Config()
+	assert.Equal(t, 100, w.WindowCalls)
+	assert.Zero(t, w.FailureThreshold, "a window alone, as for any breaker: no default threshold")
+
+	require.NoError(t, reg.Update(br.Config{Name: "quote", FailureThreshold: 4, HalfOpenMax: 2}))
+	for i := range 30 {
+		f.Breaker("u" + strconv.Itoa(i))
+	}
+	c := f.Breaker("c").Config()
+	assert.Equal(t, 11, c.FailureThreshold, "made after an Update of the family: the key's own still wins")
+	assert.Equal(t, 2, c.HalfOpenMax, "over the family's settings as updated")
+	assert.Equal(t, 4, f.Breaker("a").Config().FailureThreshold)
+
+	f.Breaker("r")
+	f.Breaker("r")
+	assert.Equal(t, 1, strings.Count(logs.String(), "breaker[quote/r]: ignoring its own rate limit"), logs.String())
+	assert.Equal(t, []string{"BREAKER_QUOTES/Z_*"}, reg.Unmatched(), "a key's own settings match its family, live or not")
 }

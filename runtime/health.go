@@ -361,7 +361,13 @@ func (r *Registry) Unmatched() []string {
 		}
 	}
 	for _, f := range r.families {
-		delete(pending, envName(f.name))
+		e := envName(f.name)
+		delete(pending, e)
+		for n := range pending {
+			if strings.HasPrefix(n, e+"/") { // a key's own variables match its family, as its WithConfig does
+				delete(pending, n)
+			}
+		}
 	}
 	for n := range r.limiters {
 		delete(pending, envName(n))

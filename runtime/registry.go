@@ -256,7 +256,7 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words, fam *
 		}
 		r.mu.Unlock()
 		if !ok {
-			if words == nil && !cfg.windowed() { // a family key's variables are its family's, warned of when it was made
+			if words == nil && !cfg.windowed() { // a family key's: its family's warned of when it was made, its own by keyConfig
 				r.warnWindowless(cfg.Name)
 			}
 			r.flush()

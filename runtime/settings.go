@@ -409,3 +409,48 @@ func (r *Registry) settingsOf(name string, cfg Config, rate float64, burst int) 
 
 // environ is replaced in tests.
 var environ = os.Environ
+
+// familyLayers returns the settings of a family made with cfg (the
+// annotation's) as its run-time layers give them, before defaults (what a
+// key's own layers lay over), and whether any layer may name one of its
+// keys, "<family>/<key>": WithConfig or WithRateLimit by that name, or
+// BREAKER_<FAMILY>/<KEY>_*. The registry's layers are fixed once it is
+// made, so a family without such a layer never looks for one.
+func (r *Registry) familyLayers(cfg Config) (given Config, keyLayers bool) {
+	cfg.Name = cmp.Or(cfg.Name, "default")
+	given, _, _ = lay(cfg, 0, 0, []override{r.env[envName(cfg.Name)], r.code[cfg.Name]})
+	for n := range r.code {
+		keyLayers = keyLayers || strings.HasPrefix(n, cfg.Name+"/")
+	}
+	for n := range r.env {
+		keyLayers = keyLayers || strings.HasPrefix(n, envName(cfg.Name)+"/")
+	}
+	return given, keyLayers
+}
+
+// keyConfig returns the settings of a new breaker of the family's key
+// called name: the family's settings (cfg) with the key's own run-time
+// layers, its BREAKER_<NAME>_* variables and then its WithConfig, laid
+// over the family's settings as given (f.given) as resolve lays every
+// name's, defaults last, so that a key's own settings mean what they mean
+// for any breaker (its window alone leaves the threshold to the family's,
+// if the family gave one). cfg itself when the key has none. It is called
+// each time the key's breaker is made, so a key dropped and made again
+// gets them again. A key's own rate limit cannot apply: the family's keys
+// share its limiter; it is logged once as a warning, by name.
+func (f *Family) keyConfig(name string, cfg Config) Config {
+	r := f.reg
+	env, code := r.env[envName(name)], r.code[name]
+	if (env.rate > 0 || code.rate > 0) && r.warnOnce("key rate", name) {
+		r.log().Warn(fmt.Sprintf("breaker[%s]: ignoring its own rate limit (BREAKER_%s_RATELIMIT or WithRateLimit): the keys of family %q share the family's limiter; set it by the family's name", name, envName(name), f.name),
+			"breaker", name, "family", f.name)
+	}
+	if env.cfg == (Config{}) && !env.noFault && code.cfg == (Config{}) && !code.noFault {
+		return cfg
+	}
+	cfg = resolve(*f.given.Load(), 0, 0, env, code).cfg
+	if !cfg.windowed() {
+		r.warnWindowless(name)
+	}
+	return cfg
+}
