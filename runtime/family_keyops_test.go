@@ -185,3 +185,33 @@ func TestFamilyKeyOwnSettings(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(logs.String(), "breaker[quote/r]: ignoring its own rate limit"), logs.String())
 	assert.Equal(t, []string{"BREAKER_QUOTES/Z_*"}, reg.Unmatched(), "a key's own settings match its family, live or not")
 }
+
+// BenchmarkFamilyNewKeySettings is BenchmarkFamilyNewKeyChurn (every
+// call makes a key and drops one) on registries with no setting of a
+// key (none), with settings of other keys only (other: the family looks
+// for the key's own and finds none), and with a WithConfig of every key
+// it makes (own): what a key's own settings cost a new key.
+func BenchmarkFamilyNewKeySettings(b *testing.B) {
+	const keys = 2000 // twice the bound: each call makes a key
+	own := make([]br.Option, 0, keys)
+	for i := range keys {
+		own = append(own, br.WithConfig(br.Config{Name: "f/" + strconv.Itoa(i), FailureThreshold: 9}))
+	}
+	for _, c := range []struct {
+		name string
+		opts []br.Option
+	}{
+		{"none", nil},
+		{"other", []br.Option{br.WithConfig(br.Config{Name: "f/other", FailureThreshold: 9})}},
+		{"own", own},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			f := quietRegistry(c.opts...).Family(br.Config{Name: "f"}, br.FamilyConfig{Keys: 1000})
+			var i int64
+			for b.Loop() {
+				f.EnterInt(i % keys).Done()
+				i++
+			}
+		})
+	}
+}
