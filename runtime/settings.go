@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/breakergen/breakergen/internal/ratelimit"
 	"github.com/breakergen/breakergen/internal/setting"
@@ -440,7 +441,7 @@ func (r *Registry) familyLayers(cfg Config) (given Config, keyLayers bool) {
 // share its limiter; it is logged once as a warning, by name.
 func (f *Family) keyConfig(name string, cfg Config) Config {
 	r := f.reg
-	env, code := r.env[envName(name)], r.code[name]
+	env, code := r.envOf(name), r.code[name]
 	if (env.rate > 0 || code.rate > 0) && r.warnOnce("key rate", name) {
 		r.log().Warn(fmt.Sprintf("breaker[%s]: ignoring its own rate limit (BREAKER_%s_RATELIMIT or WithRateLimit): the keys of family %q share the family's limiter; set it by the family's name", name, envName(name), f.name),
 			"breaker", name, "family", f.name)
@@ -449,8 +450,31 @@ func (f *Family) keyConfig(name string, cfg Config) Config {
 		return cfg
 	}
 	cfg = resolve(*f.given.Load(), 0, 0, env, code).cfg
-	if !cfg.windowed() {
+	if e := env.cfg; !cfg.windowed() && (e.FailureRate > 0 || e.MinimumCalls > 0 || e.SlowCall > 0 || e.SlowRate > 0) {
 		r.warnWindowless(name)
 	}
 	return cfg
+}
+
+// envOf returns the environment's layer of the breaker called name,
+// r.env[envName(name)], without allocating for a name of up to 64 ASCII
+// bytes (a new key's, on the path that makes it).
+func (r *Registry) envOf(name string) override {
+	var buf [64]byte
+	if len(name) > len(buf) {
+		return r.env[envName(name)]
+	}
+	for i := range len(name) {
+		c := name[i]
+		switch {
+		case c >= utf8.RuneSelf:
+			return r.env[envName(name)] // strings.ToUpper's rules
+		case 'a' <= c && c <= 'z':
+			c -= 'a' - 'A'
+		case c == '.' || c == '-' || c == ':':
+			c = '_'
+		}
+		buf[i] = c
+	}
+	return r.env[string(buf[:len(name)])]
 }
