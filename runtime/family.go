@@ -102,6 +102,7 @@ type Family struct {
 	made      int64       // new keys since the family was made
 	starved   famStarved  // the last scan that found nothing droppable
 	scans     int64       // scans for victims made (tests)
+	busy      []*famEntry // entries the last scan found droppable but for a call in flight
 	victims   []famVictim // the oldest droppable entries at the last scan, oldest last
 	cells     []famEntry  // the current chunk of cells (newCellLocked)
 	cellsUsed int
@@ -901,6 +902,9 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 		f.tick.Add(1)
 	}
 	f.made++
+	if f.starved.on {
+		f.busy = append(f.busy, e) // no scan will see it before its call ends: watch it
+	}
 	over := f.live.Add(1) > int64(f.limit)
 	f.wmu.Unlock()
 	if over {
@@ -1037,7 +1041,7 @@ func (f *Family) evict() {
 func (f *Family) evictLocked() []*Breaker {
 	for f.live.Load() > int64(f.limit) {
 		seen := f.escapes.Load()
-		if st := f.starved; st.on && f.made < st.until && seen == st.seen {
+		if st := f.starved; st.on && f.made < st.until && seen == st.seen && !f.busyEndedLocked() {
 			return nil
 		}
 		e := f.victimLocked()
@@ -1051,9 +1055,30 @@ func (f *Family) evictLocked() []*Breaker {
 			})
 			return open
 		}
+		f.starved.on = false // a victim: no longer starved
 		f.dropLocked(e)
 	}
 	return nil
+}
+
+// busyEndedLocked reports whether a key that no scan could take for its
+// calls in flight (the last scan's busy ones, and those made since) may
+// go now. An idle one that may not (OPEN, or in an operator's mode)
+// leaves the list: a later move to CLOSED or HALF_OPEN counts in escapes.
+func (f *Family) busyEndedLocked() bool {
+	kept := f.busy[:0]
+	defer func() { clear(f.busy[len(kept):]); f.busy = kept }()
+	for i, e := range f.busy {
+		switch {
+		case e.Cold.Load() == nil: // dropped
+		case inFlight(e) != 0:
+			kept = append(kept, e)
+		case stateDroppable(e, rawState(e), false):
+			kept = append(kept, f.busy[i:]...)
+			return true
+		}
+	}
+	return false
 }
 
 // each calls fn for every live entry (each is in the string table).
@@ -1157,6 +1182,7 @@ func stateDroppable(e *famEntry, st State, closedOnly bool) bool {
 // used again.
 func (f *Family) scanLocked(closedOnly bool) {
 	f.scans++
+	f.busy = f.busy[:0]
 	all := f.victims[:0]
 	kept := f.chunks[:0]
 	for i, ch := range f.chunks {
@@ -1182,6 +1208,8 @@ func (f *Family) scanLocked(closedOnly bool) {
 		if inFlight(v.e) == 0 {
 			all[k] = v
 			k++
+		} else {
+			f.busy = append(f.busy, v.e)
 		}
 	}
 	all = all[:k]

@@ -386,11 +386,12 @@ func TestFamilyCountsRaceTheDrop(t *testing.T) {
 // the evictions that new keys cause, and checks after every step that no
 // breaker was dropped while it was OPEN (its OPEN period not over), in an
 // operator's mode or with a call in flight, and that the family is within
-// its bound whenever a CLOSED idle key could have gone. It runs 200
-// sequences of up to 100 steps by default, like TestOperatorsMatchModel
-// (-rapid.checks and -rapid.steps to change).
+// its bound whenever a CLOSED idle key could have gone, with bounds of 1
+// to 6 keys and of 32 to 34 (where scans for victims are skipped after
+// one found none). It runs 200 sequences of up to 300 steps by default,
+// like TestOperatorsMatchModel (-rapid.checks and -rapid.steps to change).
 func TestFamilyPropertyNoOpenKeyDropped(t *testing.T) {
-	for name, n := range map[string]string{"rapid.checks": "200", "rapid.steps": "100"} {
+	for name, n := range map[string]string{"rapid.checks": "200", "rapid.steps": "300"} {
 		if f := flag.Lookup(name); f != nil && f.Value.String() == f.DefValue {
 			_ = f.Value.Set(n)
 			defer func() { _ = f.Value.Set(f.DefValue) }()
@@ -399,7 +400,14 @@ func TestFamilyPropertyNoOpenKeyDropped(t *testing.T) {
 	rapid.Check(t, func(rt *rapid.T) {
 		clock := newFakeClock()
 		reg := quietRegistry(br.WithClock(clock))
-		limit := rapid.IntRange(1, 6).Draw(rt, "keys")
+		// Small bounds, or bounds past 31, where the family skips scans for
+		// victims after one that found none (famStarved) and the clock of
+		// uses moves every other new key.
+		large := rapid.Bool().Draw(rt, "large")
+		limit, keys, tick := rapid.IntRange(1, 6).Draw(rt, "keys"), 12, 2*time.Second
+		if large {
+			limit, keys, tick = rapid.IntRange(32, 34).Draw(rt, "keys"), 70, time.Millisecond
+		}
 		maxOpen := rapid.SampledFrom([]int{0, 50, 100}).Draw(rt, "maxopen")
 		f := reg.Family(br.Config{Name: "f", FailureThreshold: rapid.IntRange(1, 2).Draw(rt, "threshold"),
 			ResetTimeout: 10 * time.Second}, br.FamilyConfig{Keys: limit, MaxOpen: maxOpen})
@@ -409,7 +417,7 @@ func TestFamilyPropertyNoOpenKeyDropped(t *testing.T) {
 			tok br.Token
 		}
 		var inflight []held
-		key := func(rt *rapid.T) string { return strconv.Itoa(rapid.IntRange(0, 12).Draw(rt, "key")) }
+		key := func(rt *rapid.T) string { return strconv.Itoa(rapid.IntRange(0, keys).Draw(rt, "key")) }
 		last := "" // the key of the last call when it made the key (and evicted), in flight meanwhile
 		enter := func(rt *rapid.T) br.FamilyKey {
 			k := key(rt)
@@ -490,7 +498,7 @@ func TestFamilyPropertyNoOpenKeyDropped(t *testing.T) {
 				check(rt)
 			},
 			"time": func(rt *rapid.T) {
-				clock.Advance(time.Duration(rapid.IntRange(1, 6).Draw(rt, "dt")) * 2 * time.Second)
+				clock.Advance(time.Duration(rapid.IntRange(1, 6).Draw(rt, "dt")) * tick)
 				last = ""
 				check(rt)
 			},
@@ -763,4 +771,30 @@ func TestFamilyEnvModeKeysStayBounded(t *testing.T) {
 	_, ok = reg.Lookup("envq/first")
 	require.False(t, ok, "the first key, isolated by the environment, was dropped")
 	assert.Equal(t, br.Isolated, f.Breaker("first").State(), "and comes back isolated")
+}
+
+// TestFamilyBusyKeysGoOnceIdle: when every key had a call in flight as
+// the family passed its bound, its scan for victims found none; once the
+// calls end, the next new key drops idle CLOSED keys down to the bound,
+// although no key moved (the family, skipping scans after one that found
+// nothing, held up to max(Keys, live)/16 keys too many: 1,062 at a bound
+// of 1,000).
+func TestFamilyBusyKeysGoOnceIdle(t *testing.T) {
+	for _, limit := range []int{6, 64, 1000} {
+		reg := quietRegistry()
+		f := reg.Family(br.Config{Name: "busy"}, br.FamilyConfig{Keys: limit})
+		var held []br.FamilyKey
+		for i := range limit + 1 {
+			held = append(held, f.Enter("k"+strconv.Itoa(i)))
+		}
+		for _, k := range held {
+			k.Done()
+		}
+		for i := range max(limit/16, 2) {
+			f.Breaker("new" + strconv.Itoa(i))
+			if n := f.Len(); n > limit {
+				t.Fatalf("bound %d: %d keys live after new key %d, with idle CLOSED keys to drop", limit, n, i+1)
+			}
+		}
+	}
 }
