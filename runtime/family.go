@@ -1393,7 +1393,7 @@ func (b *Breaker) keptClosedLocked(reason string) bool {
 	}
 	now := b.reg.clock.Now()
 	b.startPeriodLocked(b.state.Load(), Closed, now, 0)
-	b.reg.events.add(Event{Time: now, Source: b.cfg().Name, From: Closed, To: Closed,
+	b.reg.logOnly(Event{Source: b.cfg().Name, From: Closed, To: Closed,
 		Reason: truncate(foldSpace(why+": "+reason), reasonMax)})
 	return true
 }

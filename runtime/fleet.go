@@ -234,7 +234,7 @@ func (b *Breaker) PeerOpen(origin, reason string, d time.Duration) bool {
 			if ok, why := fam.mayTrip(b); !ok {
 				// The family's share of keys OPEN is taken here: the key
 				// stays CLOSED, its own counts kept, and the log says why.
-				b.reg.events.add(Event{Time: now, Source: b.cfg().Name, From: Closed, To: Closed,
+				b.reg.logOnly(Event{Source: b.cfg().Name, From: Closed, To: Closed,
 					Reason: truncate(foldSpace(why+": "+reason), reasonMax)})
 				changed = false
 				break

@@ -421,6 +421,15 @@ func (r *Registry) reserve(ev Event, ready bool) (uint64, time.Time) {
 	return n, ev.Time
 }
 
+// logOnly adds ev to the log alone (no hooks: nothing changed), stamped
+// under qmu as reserve stamps transitions.
+func (r *Registry) logOnly(ev Event) {
+	r.qmu.Lock()
+	ev.Time = r.clock.Now()
+	r.events.add(ev)
+	r.qmu.Unlock()
+}
+
 // ready lets the event reserve numbered n be delivered: its transition's
 // state is stored. Its breaker's caller flushes after.
 func (r *Registry) ready(n uint64) {
