@@ -264,11 +264,9 @@ func (b *Breaker) probeDone(s, id uint64, o Outcome, err error) bool {
 	case Success:
 		b.probeWins++
 		if need := b.cfg().SuccessThreshold; b.probeWins >= need {
-			reason := fmt.Sprintf("half-open probe succeeded (%d/%d)", b.probeWins, need)
-			if b.probeWins > need { // an Update lowered successes during the period
-				reason = fmt.Sprintf("half-open probes succeeded (%d; %d needed since an update)", b.probeWins, need)
-			}
-			b.transitionLocked(Closed, reason, 0)
+			// SPEC §4's "(n/m)", n at most m: an Update may have lowered
+			// successes below the wins of the period.
+			b.transitionLocked(Closed, fmt.Sprintf("half-open probe succeeded (%d/%d)", min(b.probeWins, need), need), 0)
 		}
 	case Failure:
 		reason, d := b.reopenLocked(reasonOf(err), err)

@@ -619,8 +619,8 @@ func TestUpdateResetPastTheBackoffCap(t *testing.T) {
 
 // TestUpdateLowersSuccessesWhileHalfOpen: successes lowered while a
 // breaker is HALF_OPEN with wins already made closes it at the next win,
-// and the Event's reason says how many won and how many were needed (it
-// read "2/1").
+// and the Event's reason keeps SPEC §4's form "(n/m)" with n at most m
+// (it read "2/1").
 func TestUpdateLowersSuccessesWhileHalfOpen(t *testing.T) {
 	reg, clk := newTestRegistry(t)
 	b := reg.Breaker(runtime.Config{Name: "h", FailureThreshold: 1, ResetTimeout: time.Second, SuccessThreshold: 3})
@@ -632,5 +632,5 @@ func TestUpdateLowersSuccessesWhileHalfOpen(t *testing.T) {
 	require.NoError(t, reg.Update(runtime.Config{Name: "h", SuccessThreshold: 1}))
 	require.NoError(t, b.Do(context.Background(), ok))
 	require.Equal(t, runtime.Closed, b.State())
-	assert.Equal(t, "half-open probes succeeded (2; 1 needed since an update)", reg.Events(1)[0].Reason)
+	assert.Equal(t, "half-open probe succeeded (1/1)", reg.Events(1)[0].Reason, "SPEC §4's form, never more wins than needed")
 }
