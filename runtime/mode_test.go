@@ -124,9 +124,9 @@ func TestIsolateTakesNoToken(t *testing.T) {
 		require.ErrorIs(t, err, runtime.ErrOpen)
 	}
 	b.Resume("unbanned")
-	ctx, cancel := context.WithTimeout(context.Background(), time.Millisecond)
-	defer cancel()
-	require.NoError(t, l.Wait(ctx, 0), "the one token is still there")
+	// Allow takes a token only if one is there now: a wait bounded by a
+	// real 1 ms deadline failed under load, before the limiter looked.
+	require.True(t, l.Allow(), "the one token is still there")
 }
 
 // TestBypassAdmitsAndNeverTrips: BYPASSED admits every call, counts every
