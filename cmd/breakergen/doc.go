@@ -423,7 +423,9 @@
 // an error when the hedge is on its own line). A route without hedge
 // starts no goroutine.
 //
-// A file is written only when its bytes change. Our outputs whose source
+// A file is written only when its bytes change; an output that differs
+// only in "\r\n" line endings (git's core.autocrlf checks files out so on
+// Windows) is up to date, for -check too. Our outputs whose source
 // no longer has annotated interfaces (or no longer exists) are removed;
 // only files starting with the header above are ever removed or
 // overwritten. Another file where an output goes (a hand-written

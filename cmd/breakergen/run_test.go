@@ -116,3 +116,63 @@ func TestFileArgs(t *testing.T) {
 	assert.NoError(t, fileArgs(&options{patterns: []string{"sub/p.go", "./...", "./....go", "github.com/nats-io/nats.go", "example.com/m/sub/x.go"}, dir: dir}, &stderr))
 	assert.Empty(t, stderr.String())
 }
+
+// TestCRLFOutputs: our outputs as git checks them out on Windows with
+// core.autocrlf ("\r\n" line endings) are still ours: hidden from the type
+// checker, up to date for -check and a run when only their line endings
+// differ, rewritten (with "\n") when more does, and removed when their
+// source's annotations go.
+func TestCRLFOutputs(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the go command")
+	}
+	dir := t.TempDir()
+	writeModule(t, dir)
+	src := "package x\n\nimport \"context\"\n\n//breaker:name=s\ntype Source interface {\n\tGet(ctx context.Context) error\n}\n"
+	write := func(name, data string) {
+		t.Helper()
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644))
+	}
+	read := func(name string) string {
+		t.Helper()
+		data, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		return string(data)
+	}
+	gen := func(check bool) (string, error) {
+		var stdout, stderr strings.Builder
+		err := generate(&options{patterns: []string{"."}, check: check, dir: dir, env: goEnv()}, &stdout, &stderr)
+		return stderr.String(), err
+	}
+	write("a.go", src)
+	stderr, err := gen(false)
+	require.NoError(t, err, stderr)
+	lf := read("a_breaker.go")
+	crlf := strings.ReplaceAll(lf, "\n", "\r\n")
+	write("a_breaker.go", crlf)
+
+	stderr, err = gen(true)
+	assert.NoError(t, err, "-check on an output with CRLF line endings")
+	assert.Empty(t, stderr)
+	stderr, err = gen(false)
+	assert.NoError(t, err, "a run over an output with CRLF line endings")
+	assert.Empty(t, stderr)
+	assert.Equal(t, crlf, read("a_breaker.go"), "an output up to date but for its line endings is left as it is")
+
+	// A change is written, with "\n" line endings.
+	write("a.go", strings.Replace(src, "Get(", "Put(", 1))
+	stderr, err = gen(true)
+	assert.Error(t, err)
+	assert.Contains(t, stderr, "a_breaker.go: would be written\n")
+	stderr, err = gen(false)
+	require.NoError(t, err, stderr)
+	assert.Equal(t, strings.ReplaceAll(lf, "Get", "Put"), read("a_breaker.go"))
+
+	// An output with CRLF line endings whose source lost its annotation
+	// is removed.
+	write("a_breaker.go", strings.ReplaceAll(read("a_breaker.go"), "\n", "\r\n"))
+	write("a.go", strings.Replace(src, "//breaker:name=s\n", "", 1))
+	stderr, err = gen(false)
+	require.NoError(t, err, stderr)
+	assert.NoFileExists(t, filepath.Join(dir, "a_breaker.go"))
+}

@@ -83,9 +83,12 @@ type Result struct {
 // tests.
 var loads, parsed atomic.Int32
 
-// IsOutput reports whether src (a file's first bytes) carries our header.
+// IsOutput reports whether src (a file's first bytes) carries our header,
+// ended by "\n" or, as git checks it out on Windows with core.autocrlf,
+// "\r\n".
 func IsOutput(src []byte) bool {
-	return bytes.HasPrefix(src, []byte(Header+"\n"))
+	rest, ok := bytes.CutPrefix(src, []byte(Header))
+	return ok && (bytes.HasPrefix(rest, []byte("\n")) || bytes.HasPrefix(rest, []byte("\r\n")))
 }
 
 // Load lists the packages, finds our earlier outputs in their directories,

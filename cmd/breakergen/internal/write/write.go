@@ -27,6 +27,11 @@ type Change struct {
 // nothing, or when its source is gone. With keep set (a -type run), no
 // output is removed but those of an old name, which move (see below).
 //
+// An output on disk that differs from its rendering only in "\r\n" line
+// endings (git's core.autocrlf checks text files out that way on Windows,
+// and normalises them again on commit) is up to date: no change, so that
+// -check passes on such a checkout.
+//
 // blocked are the outputs, sorted, whose path holds a file that breakergen
 // did not write, which is never overwritten: they are in no change, and a
 // run that has any must write nothing (no partial output), while a -check
@@ -37,7 +42,7 @@ func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep boo
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
-		if err == nil && bytes.Equal(old, data) {
+		if err == nil && sameText(old, data) {
 			continue
 		}
 		if err == nil && !load.IsOutput(old) {
@@ -84,6 +89,17 @@ func Plan(outputs map[string][]byte, existing, sources map[string]bool, keep boo
 	}
 	slices.SortFunc(changes, func(a, b Change) int { return strings.Compare(a.Path, b.Path) })
 	return changes, blocked, nil
+}
+
+// sameText reports whether old holds data, byte for byte or with "\r\n"
+// in place of its line endings.
+func sameText(old, data []byte) bool {
+	return bytes.Equal(old, data) || bytes.Contains(old, []byte("\r\n")) && bytes.Equal(lf(old), data)
+}
+
+// lf returns data with each "\r\n" made "\n".
+func lf(data []byte) []byte {
+	return bytes.ReplaceAll(data, []byte("\r\n"), []byte("\n"))
 }
 
 func exists(path string) bool {
@@ -140,10 +156,11 @@ const emptiedNote = `// Nothing is annotated for this file any more. go generate
 // Emptied returns what the output old (one of ours) becomes when it must
 // go while go generate runs: our header, a note, its //go:build line if it
 // has one (so that the package builds on the platforms it did), and its
-// package clause; false when old has no package clause.
+// package clause; false when old has no package clause. Old's line
+// endings may be "\r\n"; the result's are "\n".
 func Emptied(old []byte) ([]byte, bool) {
 	build := ""
-	for line := range strings.Lines(string(old)) {
+	for line := range strings.Lines(string(lf(old))) {
 		switch {
 		case strings.HasPrefix(line, "//go:build ") && build == "":
 			build = strings.TrimRight(line, "\n") + "\n\n"
@@ -154,10 +171,11 @@ func Emptied(old []byte) ([]byte, bool) {
 	return nil, false
 }
 
-// IsEmptied reports whether data is an output Emptied made.
+// IsEmptied reports whether data is an output Emptied made (with "\n"
+// or "\r\n" line endings).
 func IsEmptied(data []byte) bool {
 	e, ok := Emptied(data)
-	return ok && bytes.Equal(e, data)
+	return ok && sameText(data, e)
 }
 
 // UnderGenerate adjusts changes for a run under go generate (generate): an

@@ -3,6 +3,7 @@ package write
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -85,4 +86,41 @@ func TestPlanBlocked(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []string{p("a_breaker.go"), p("b_breaker.go")}, blocked)
 	assert.Equal(t, []Change{{Path: p("c_breaker.go"), Data: []byte(ours)}}, changes)
+}
+
+// crlf gives s the line endings git's core.autocrlf checks text files out
+// with on Windows.
+func crlf(s string) string { return strings.ReplaceAll(s, "\n", "\r\n") }
+
+// TestPlanCRLF: an output that differs from its rendering only in "\r\n"
+// line endings is up to date; one that differs in more is rewritten, with
+// "\n" line endings.
+func TestPlanCRLF(t *testing.T) {
+	dir := t.TempDir()
+	p := func(n string) string { return filepath.Join(dir, n) }
+	require.NoError(t, os.WriteFile(p("same_breaker.go"), []byte(crlf(ours+"// same\n")), 0o644))
+	require.NoError(t, os.WriteFile(p("changed_breaker.go"), []byte(crlf(ours+"// old\n")), 0o644))
+	outputs := map[string][]byte{
+		p("same_breaker.go"):    []byte(ours + "// same\n"),
+		p("changed_breaker.go"): []byte(ours + "// new\n"),
+	}
+	existing := map[string]bool{p("same_breaker.go"): true, p("changed_breaker.go"): true}
+	changes, blocked, err := Plan(outputs, existing, nil, false)
+	require.NoError(t, err)
+	assert.Empty(t, blocked, "a CRLF output is ours")
+	assert.Equal(t, []Change{{Path: p("changed_breaker.go"), Data: []byte(ours + "// new\n")}}, changes)
+}
+
+// TestEmptiedCRLF: an emptied output checked out with "\r\n" line endings
+// is still one (go generate and -check leave it), and emptying one gives
+// "\n" line endings.
+func TestEmptiedCRLF(t *testing.T) {
+	old := load.Header + "\n\n//go:build linux\n\npackage x\n\nfunc f() {}\n"
+	e, ok := Emptied([]byte(crlf(old)))
+	require.True(t, ok)
+	want, _ := Emptied([]byte(old))
+	assert.Equal(t, string(want), string(e))
+	assert.True(t, IsEmptied(e))
+	assert.True(t, IsEmptied([]byte(crlf(string(e)))))
+	assert.False(t, IsEmptied([]byte(crlf(old))))
 }
