@@ -57,7 +57,10 @@
 // package is loaded with one go/packages call. Test files are loaded when one of them
 // contains "breaker:" (every annotation does) or an earlier
 // f_breaker_test.go is there; otherwise, however many other generators'
-// mocks they hold, they cost the run nothing. The flags are:
+// mocks they hold, they cost the run next to nothing: in a package with
+// annotated interfaces, those that mention Breaker or Chain are parsed,
+// not type-checked, for the names they declare, which the wrappers' names
+// must not take (the package's tests share its scope). The flags are:
 //
 //	-type A,B
 //		generate only the files of the named interfaces (an error if one
@@ -447,7 +450,10 @@
 // implemented outside their package, methods using a type the wrapper's
 // package cannot name (unexported, or of an internal package it may not
 // import: an embedded interface of another module can have them; an
-// exported alias of the type is written as the alias), a -type naming
+// exported alias of the type is written as the alias), a name to
+// generate (XBreaker, NewXBreaker, XChain, NewXChain) that the package or
+// one of its _test.go files (but those of package x_test) declares
+// already, a -type naming
 // nothing and a pattern matching no package. Command-line mistakes exit with status 2.
 //
 // # Warnings

@@ -11,7 +11,8 @@
 // be kept or removed: an ordinary package's tests (often megabytes of other
 // generators' mocks) then cost the run neither parsing nor type-checking,
 // and the go command neither lists their imports nor compiles the test
-// variant for its export data.
+// variant for its export data. (The model parses, without type checking,
+// those that may declare a wrapper's name: see model's testFileDecls.)
 //
 // The go command sees stubs of the patterns' sources (see stubSources):
 // go/packages asks it for every package's export data, the patterns' own

@@ -37,6 +37,12 @@ type builder struct {
 	keyErrs   map[token.Position]bool              // key options already reported
 	ifaces    []*modelled                          // for the warnings about what is guarded
 	sources   map[string][]string                  // lines of files read for embedded methods' lines
+	// testVariants are the loaded test variants of the packages, by
+	// package path (loaded only when some test file may hold an
+	// annotation); testDecls the top-level names of the in-package test
+	// files of the others, parsed when needed, by package ID.
+	testVariants map[string]*packages.Package
+	testDecls    map[string]map[string]token.Position
 	// chainBodies are the bodies no io.Seeker that the methods of the
 	// interface being modelled take in a chain without retries, as
 	// "Method's name (type)": one warning says them all (chainReaders).
@@ -74,6 +80,15 @@ func Build(res *load.Result, opts Options) *Run {
 		scanned:   map[*ast.CommentGroup]bool{},
 		keyErrs:   map[token.Position]bool{},
 		sources:   map[string][]string{},
+
+		testVariants: map[string]*packages.Package{},
+		testDecls:    map[string]map[string]token.Position{},
+	}
+	for _, p := range res.Packages {
+		// The test variant, "path [path.test]" (its ForTest is not loaded).
+		if p.ID == p.PkgPath+" ["+p.PkgPath+".test]" && p.Types != nil {
+			b.testVariants[p.PkgPath] = p
+		}
 	}
 	for _, pat := range res.Unmatched {
 		if res.NoModule != "" {
@@ -124,19 +139,14 @@ func Build(res *load.Result, opts Options) *Run {
 	// A package's _test.go files (loaded when they hold annotations) share
 	// its scope when its tests are built: an import of a wrapper must not
 	// take a name one of them declares.
-	testNames := map[string][]string{}
-	for _, p := range res.Packages {
-		// The test variant, "path [path.test]" (its ForTest is not loaded).
-		if p.ID == p.PkgPath+" ["+p.PkgPath+".test]" && p.Types != nil {
-			testNames[p.PkgPath] = p.Types.Scope().Names()
-		}
-	}
 	for _, f := range b.files {
 		for n := range b.generated[f.PkgPath] {
 			f.Reserved[n] = true
 		}
-		for _, n := range testNames[f.PkgPath] {
-			f.Reserved[n] = true
+		if tv := b.testVariants[f.PkgPath]; tv != nil {
+			for _, n := range tv.Types.Scope().Names() {
+				f.Reserved[n] = true
+			}
 		}
 		slices.SortFunc(f.Interfaces, func(x, y *Interface) int { return cmp.Compare(x.Name, y.Name) })
 		b.run.Files = append(b.run.Files, f)

@@ -1,12 +1,15 @@
 package model
 
 import (
+	"bytes"
 	"cmp"
 	"fmt"
 	"go/ast"
+	"go/parser"
 	"go/token"
 	"go/types"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -28,7 +31,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		return
 	}
 	in.Chain = slices.ContainsFunc(lines, func(l *annotation.Line) bool { return l.Has("chain") })
-	if !b.reserveNames(in, p.Types) {
+	if !b.reserveNames(in, p) {
 		return
 	}
 	methods, ok := b.checkMethods(in, it, mlines, p.Types)
@@ -290,22 +293,22 @@ func fileQualifier(p *packages.Package, ts *ast.TypeSpec) types.Qualifier {
 }
 
 // reserveNames claims the package-level names generated for in (the
-// chain's only with the chain flag): each must be free in the destination
-// package, which an internal test package shares, and not generated for
-// another interface.
-func (b *builder) reserveNames(in *Interface, pkg *types.Package) bool {
+// chain's only with the chain flag), which p will hold: each must be free
+// in p, in p's in-package test files (which share its scope when its tests
+// are built; see declared), and not generated for another interface.
+func (b *builder) reserveNames(in *Interface, p *packages.Package) bool {
 	ids := []string{in.Wrapper, in.Ctor}
 	if in.Chain {
 		ids = append(ids, in.ChainType, in.ChainCtor)
 	}
-	gen := b.generated[pkg.Path()]
+	gen := b.generated[p.Types.Path()]
 	if gen == nil {
 		gen = map[string]token.Position{}
-		b.generated[pkg.Path()] = gen
+		b.generated[p.Types.Path()] = gen
 	}
 	for _, id := range ids {
-		if o := pkg.Scope().Lookup(id); o != nil && !b.outputs[b.fset.Position(o.Pos()).Filename] {
-			b.errorf(in.Pos, "%s: cannot generate %s: the package already declares it at %s", in.Name, id, b.fset.Position(o.Pos()))
+		if at, ok := b.declared(p, id); ok {
+			b.errorf(in.Pos, "%s: cannot generate %s: the package already declares it at %s", in.Name, id, at)
 			return false
 		}
 		if prev, ok := gen[id]; ok {
@@ -317,6 +320,104 @@ func (b *builder) reserveNames(in *Interface, pkg *types.Package) bool {
 		gen[id] = in.Pos
 	}
 	return true
+}
+
+// declared returns where p declares the package-level name id, other than
+// in one of our outputs (emptied for the load), and whether it does. Its
+// in-package test files count: when p's tests are built they share its
+// scope, so a name one of them declares breaks go test and go vet. They
+// are in p's test variant when the run loaded tests; otherwise their
+// top-level names are parsed for the purpose (see testFileDecls). An
+// external test package (package p_test) has a scope of its own.
+func (b *builder) declared(p *packages.Package, id string) (token.Position, bool) {
+	scopes := []*types.Package{p.Types}
+	if tv := b.testVariants[p.Types.Path()]; tv != nil {
+		scopes = append(scopes, tv.Types)
+	}
+	for _, pkg := range scopes {
+		if o := pkg.Scope().Lookup(id); o != nil {
+			if at := b.fset.Position(o.Pos()); !b.outputs[at.Filename] {
+				return at, true
+			}
+		}
+	}
+	if b.testVariants[p.Types.Path()] != nil {
+		return token.Position{}, false
+	}
+	at, ok := b.testFileDecls(p)[id]
+	return at, ok
+}
+
+// testFileDecls returns the top-level names declared by the in-package
+// test files of p, a package loaded without its tests, and where: the
+// _test.go files of p's directory that the go command does not ignore
+// (p.IgnoredFiles: build constraints) and whose package clause is p's.
+// Only their syntax is read, with no type checking, and only that of the
+// files that mention "Breaker" or "Chain", which every name breakergen
+// generates contains. Cached by package.
+func (b *builder) testFileDecls(p *packages.Package) map[string]token.Position {
+	if d, ok := b.testDecls[p.ID]; ok {
+		return d
+	}
+	d := map[string]token.Position{}
+	b.testDecls[p.ID] = d
+	if p.Dir == "" {
+		return d
+	}
+	files, _ := filepath.Glob(filepath.Join(p.Dir, "*_test.go"))
+	fset := token.NewFileSet()
+	for _, name := range files {
+		if b.outputs[name] || slices.Contains(p.IgnoredFiles, name) {
+			continue
+		}
+		src, err := os.ReadFile(name)
+		if err != nil || !bytes.Contains(src, []byte("Breaker")) && !bytes.Contains(src, []byte("Chain")) {
+			continue
+		}
+		// A file that does not parse gives what parsed.
+		f, _ := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
+		if f == nil || f.Name == nil || f.Name.Name != p.Name {
+			continue
+		}
+		for _, id := range topLevelNames(f) {
+			if _, ok := d[id.Name]; !ok {
+				d[id.Name] = fset.Position(id.Pos())
+			}
+		}
+	}
+	return d
+}
+
+// topLevelNames returns the identifiers f declares in its package's
+// scope: its types, functions (not methods, nor init), variables and
+// constants, blank ones left out.
+func topLevelNames(f *ast.File) []*ast.Ident {
+	var ids []*ast.Ident
+	add := func(id *ast.Ident) {
+		if id != nil && id.Name != "_" {
+			ids = append(ids, id)
+		}
+	}
+	for _, decl := range f.Decls {
+		switch d := decl.(type) {
+		case *ast.FuncDecl:
+			if d.Recv == nil && d.Name.Name != "init" {
+				add(d.Name)
+			}
+		case *ast.GenDecl:
+			for _, spec := range d.Specs {
+				switch s := spec.(type) {
+				case *ast.TypeSpec:
+					add(s.Name)
+				case *ast.ValueSpec:
+					for _, n := range s.Names {
+						add(n)
+					}
+				}
+			}
+		}
+	}
+	return ids
 }
 
 // checkMethods returns the method set of it in name order, and whether a

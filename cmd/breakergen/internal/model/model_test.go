@@ -1,10 +1,12 @@
 package model
 
 import (
+	"go/parser"
 	"go/token"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestIdent(t *testing.T) {
@@ -51,4 +53,39 @@ func TestImportable(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, importable(c.from, c.to), "%s imports %s", c.from, c.to)
 	}
+}
+
+// TestTopLevelNames: the names a file declares in its package's scope, and
+// none of its methods, init, blanks, fields or locals.
+func TestTopLevelNames(t *testing.T) {
+	src := `package x
+
+import "fmt"
+
+type (
+	A struct{ B int }
+	c = int
+)
+
+var D, _, e = 1, 2, 3
+
+const F = 1
+
+func G() { var H int; _ = H }
+
+func (A) I() {}
+
+func init() {}
+
+func _() {}
+
+var _ = fmt.Sprint
+`
+	f, err := parser.ParseFile(token.NewFileSet(), "x_test.go", src, parser.SkipObjectResolution)
+	require.NoError(t, err)
+	var got []string
+	for _, id := range topLevelNames(f) {
+		got = append(got, id.Name)
+	}
+	assert.Equal(t, []string{"A", "c", "D", "e", "F", "G"}, got)
 }
