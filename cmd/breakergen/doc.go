@@ -437,7 +437,10 @@
 // rename the file, or move the interface to another file. Earlier outputs are hidden from the type checker while
 // loading, so a stale wrapper never stops regeneration, and type errors
 // outside the annotated interfaces (tests calling a constructor that does
-// not exist yet) do not stop it either.
+// not exist yet) do not stop it either. Those inside them do, printed as
+// the go command prints them: one of two lines (S redeclared in this
+// block, then a tab and where the other declaration is) is printed whole
+// when either line falls inside an annotated interface.
 //
 // # Errors
 //

@@ -193,16 +193,17 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		b.errorf(pos, "%s: no type information (see the package's errors)", name)
 		return nil, nil
 	}
-	// Type errors inside the declaration stop it; others do not.
+	// Type errors inside the declaration stop it; others do not. An error
+	// of two lines (S redeclared, and where the other declaration is)
+	// counts when either line is inside it, and is reported whole.
 	start, end := b.fset.Position(ts.Pos()), b.fset.Position(ts.End())
+	inside := func(l *annotation.Error) bool {
+		return l.Pos.Filename == start.Filename && l.Pos.Line >= start.Line && l.Pos.Line <= end.Line
+	}
 	bad := false
-	for _, e := range p.Errors {
-		if e.Kind != packages.TypeError {
-			continue
-		}
-		ep := parsePos(e.Pos)
-		if ep.Filename == start.Filename && ep.Line >= start.Line && ep.Line <= end.Line {
-			b.run.Errors = append(b.run.Errors, &annotation.Error{Pos: ep, Msg: e.Msg})
+	for _, te := range typeErrors(p) {
+		if slices.ContainsFunc(te, inside) {
+			b.run.Errors = append(b.run.Errors, joinTypeError(te))
 			bad = true
 		}
 	}
@@ -239,6 +240,45 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		in.TypeParams = n.TypeParams()
 	}
 	return in, it
+}
+
+// typeErrors returns p's type errors, each with its continuation lines:
+// go/types reports the second line of an error ("\tother declaration of
+// S", after "S redeclared in this block") as an error of its own, right
+// after the first, its message indented with a tab.
+func typeErrors(p *packages.Package) []typeError {
+	var errs []typeError
+	for _, e := range p.Errors {
+		if e.Kind != packages.TypeError {
+			continue
+		}
+		line := &annotation.Error{Pos: parsePos(e.Pos), Msg: e.Msg}
+		if n := len(errs); n > 0 && strings.HasPrefix(e.Msg, "\t") {
+			errs[n-1] = append(errs[n-1], line)
+			continue
+		}
+		errs = append(errs, typeError{line})
+	}
+	return errs
+}
+
+// typeError is a type error's lines, the main one first.
+type typeError []*annotation.Error
+
+// joinTypeError makes te one error at its main line, its continuation
+// lines under it as the go command prints them: a tab, the position, the
+// message.
+func joinTypeError(te typeError) *annotation.Error {
+	var msg strings.Builder
+	msg.WriteString(te[0].Msg)
+	for _, l := range te[1:] {
+		msg.WriteString("\n\t")
+		if l.Pos.IsValid() {
+			msg.WriteString(l.Pos.String() + ": ")
+		}
+		msg.WriteString(strings.TrimPrefix(l.Msg, "\t"))
+	}
+	return &annotation.Error{Pos: te[0].Pos, Msg: msg.String()}
 }
 
 // genericAliasFix says what to annotate instead of the generic alias a,

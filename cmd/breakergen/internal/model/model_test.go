@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/tools/go/packages"
 )
 
 func TestIdent(t *testing.T) {
@@ -88,4 +89,27 @@ var _ = fmt.Sprint
 		got = append(got, id.Name)
 	}
 	assert.Equal(t, []string{"A", "c", "D", "e", "F", "G"}, got)
+}
+
+// TestTypeErrors: go/types reports an error's second line as an error of
+// its own, right after the first, indented with a tab; it joins the first,
+// as the go command prints the pair.
+func TestTypeErrors(t *testing.T) {
+	p := &packages.Package{Errors: []packages.Error{
+		{Pos: "/m/b.go:3:6", Msg: "S redeclared in this block", Kind: packages.TypeError},
+		{Pos: "/m/a.go:6:6", Msg: "\tother declaration of S", Kind: packages.TypeError},
+		{Pos: "/m/c.go:1:1", Msg: "c.go: no such file", Kind: packages.ListError},
+		{Pos: "/m/a.go:12:2", Msg: "duplicate method Get", Kind: packages.TypeError},
+		{Pos: "/m/a.go:11:2", Msg: "\tother declaration of method Get", Kind: packages.TypeError},
+		{Pos: "/m/a.go:20:2", Msg: "undefined: x", Kind: packages.TypeError},
+	}}
+	var got []string
+	for _, te := range typeErrors(p) {
+		got = append(got, joinTypeError(te).Error())
+	}
+	assert.Equal(t, []string{
+		"/m/b.go:3:6: S redeclared in this block\n\t/m/a.go:6:6: other declaration of S",
+		"/m/a.go:12:2: duplicate method Get\n\t/m/a.go:11:2: other declaration of method Get",
+		"/m/a.go:20:2: undefined: x",
+	}, got)
 }
