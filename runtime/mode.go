@@ -58,6 +58,16 @@ func (b *Breaker) Mode() State {
 	return Closed
 }
 
+// ModeFromEnv reports whether the breaker is in the mode the environment
+// gave it as it was made (BREAKER_<NAME>_MODE of its name or, for a
+// [Family] key's breaker, of its family's), which no operator or peer has
+// changed since; false for a breaker in no mode. A family drops a key in
+// such a mode like a CLOSED one (the key comes back in it), but never a
+// key an operator put in a mode: package httphealth bounds those alone.
+func (b *Breaker) ModeFromEnv() bool {
+	return b.envMode.Load() && b.Mode() != Closed
+}
+
 // isMode reports whether s is one of the operator's modes.
 func (s State) isMode() bool { return s == Isolated || s == Bypassed }
 

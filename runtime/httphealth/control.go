@@ -59,10 +59,11 @@ type control struct {
 // A name "<family>/<key>" of a [runtime.Family] acts on the key's live
 // breaker, held meanwhile as a call holds it. isolate and bypass make a
 // key that is not live (an operator may isolate a key before its first
-// call), but a key in a mode is never dropped, so they are refused (409
-// Conflict) for a key not in a mode yet while the family holds as many
-// keys in a mode as its bound of live keys; resume of a key that is not
-// live answers 404.
+// call), but a key an operator put in a mode is never dropped, so they
+// are refused (409 Conflict) for a key not in such a mode yet while the
+// family holds as many keys in one as its bound of live keys (keys in the
+// mode BREAKER_<NAME>_MODE gave them are dropped like CLOSED ones, and
+// not counted); resume of a key that is not live answers 404.
 //
 // A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
@@ -145,10 +146,12 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 // and reported is the key's live one, which the family cannot drop
 // meanwhile. A key that is not live is made for isolate and bypass (resume
 // answers 404: a key made now would start as every new key does). Since
-// a key in a mode is never dropped, isolate and bypass are refused (409)
-// for a key not in a mode yet while its family holds as many keys in a
-// mode as its bound of live keys: else a client could fill the memory
-// with them, making keys or isolating live keys as traffic makes more.
+// a key an operator put in a mode is never dropped, isolate and bypass are
+// refused (409) for a key not pinned yet (see pinned: one in no mode, or
+// in the mode the environment gave it) while its family holds as many
+// pinned keys as its bound of live keys: else a client could fill the
+// memory with them, making keys or isolating live keys as traffic makes
+// more.
 func (h *Handler) controlTarget(name, action string) (b *runtime.Breaker, release func(), status int, msg string) {
 	reg := h.registry()
 	f, key := reg.FamilyOf(name)
@@ -175,26 +178,34 @@ func (h *Handler) controlTarget(name, action string) (b *runtime.Breaker, releas
 		}
 		return nil, nil, http.StatusNotFound, fmt.Sprintf("no breaker called %q: key %q of family %q is not live, so there is nothing to resume (a key made later starts as every new key does)", name, key, f.Name())
 	}
-	if action == ActionResume || live && cur.Mode() != runtime.Closed {
+	if action == ActionResume || live && pinned(cur) {
 		k := f.Enter(key)
 		return k.Breaker(), k.Done, 0, ""
 	}
 	// A key going into a mode: one at a time, so that two requests cannot
 	// both pass the bound.
 	h.ctl.modeMu.Lock()
-	if n := keysInMode(f); n >= f.Limit() {
+	if n := keysPinned(f); n >= f.Limit() {
 		h.ctl.modeMu.Unlock()
-		return nil, nil, http.StatusConflict, fmt.Sprintf("family %q holds %d keys in a mode, as many as its bound of live keys, and keys in a mode are never dropped: resume some before you %s %q", f.Name(), n, action, name)
+		return nil, nil, http.StatusConflict, fmt.Sprintf("family %q holds %d keys an operator put in a mode, as many as its bound of live keys, and such keys are never dropped: resume some before you %s %q", f.Name(), n, action, name)
 	}
 	k := f.Enter(key)
 	return k.Breaker(), func() { k.Done(); h.ctl.modeMu.Unlock() }, 0, ""
 }
 
-// keysInMode returns how many of f's live keys are ISOLATED or BYPASSED.
-func keysInMode(f *runtime.Family) int {
+// pinned reports whether b is in a mode an operator (or a peer's) put it
+// in, which keeps a family's key live until Resume. A mode the
+// environment gave the key as it was made does not: the family drops
+// such a key like a CLOSED one ([runtime.Breaker.ModeFromEnv]).
+func pinned(b *runtime.Breaker) bool {
+	return b.Mode() != runtime.Closed && !b.ModeFromEnv()
+}
+
+// keysPinned returns how many of f's live keys are pinned.
+func keysPinned(f *runtime.Family) int {
 	n := 0
 	for _, b := range f.Breakers() {
-		if b.Mode() != runtime.Closed {
+		if pinned(b) {
 			n++
 		}
 	}

@@ -127,7 +127,7 @@ func TestControlMakesAKeyWithinABound(t *testing.T) {
 		}
 		rec = f.control("POST", "/health/datasources/quote/"+key+"/isolate", ptr("one too many"))
 		assert.Equal(t, http.StatusConflict, rec.Code, key)
-		assert.Contains(t, errorOf(t, rec), `family "quote" holds 2 keys in a mode`)
+		assert.Contains(t, errorOf(t, rec), `family "quote" holds 2 keys an operator put in a mode`)
 		if b, ok := fam.Lookup(key); ok {
 			assert.Equal(t, runtime.Closed, b.State(), "nothing changed")
 		}
@@ -138,4 +138,50 @@ func TestControlMakesAKeyWithinABound(t *testing.T) {
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	rec = f.control("POST", "/health/datasources/quote/c/isolate", ptr("room again"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+}
+
+// TestControlBoundSkipsEnvModeKeys: the bound counts only the keys an
+// operator put in a mode. Keys BREAKER_<FAMILY>_MODE put in one are
+// dropped like CLOSED ones, so they fill no memory: isolating a new key
+// of a family whose variable bypasses every key, at its bound, is let
+// through. Before, they were counted, and the isolate answered 409.
+func TestControlBoundSkipsEnvModeKeys(t *testing.T) {
+	t.Setenv("BREAKER_QUOTE_MODE", "bypass")
+	f := newFixture(t, httphealth.WithControl(authorize))
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 4})
+	for i := range 50 {
+		fam.Breaker("k" + strconv.Itoa(i))
+	}
+	require.Equal(t, fam.Limit(), fam.Len(), "the family is at its bound, every key BYPASSED")
+
+	rec := f.control("POST", "/health/datasources/quote/bad/isolate", ptr("bad upstream"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, state := stateOf(t, rec)
+	assert.Equal(t, "ISOLATED", state)
+}
+
+// TestControlEnvModeKeyTakesTheBound: a live key in the mode the
+// environment gave it is not pinned yet, so isolating it takes the bound
+// like a CLOSED key. Before, it counted as "in a mode already" and skipped
+// the bound: with traffic making keys, every isolate was let through and
+// the family grew to 100 pinned keys for a bound of 4.
+func TestControlEnvModeKeyTakesTheBound(t *testing.T) {
+	t.Setenv("BREAKER_QUOTE_MODE", "isolate")
+	f := newFixture(t, httphealth.WithControl(authorize))
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 4})
+	ok := 0
+	for i := range 100 {
+		key := "k" + strconv.Itoa(i)
+		fam.Breaker(key) // traffic
+		rec := f.control("POST", "/health/datasources/quote/"+key+"/isolate", ptr("pin"))
+		switch rec.Code {
+		case http.StatusOK:
+			ok++
+		case http.StatusConflict:
+		default:
+			t.Fatalf("isolate %s: %d %s", key, rec.Code, rec.Body.String())
+		}
+	}
+	assert.Equal(t, fam.Limit(), ok, "as many keys pinned as the bound")
+	assert.LessOrEqual(t, fam.Len(), 2*fam.Limit(), "pinned keys and the bound's own")
 }
