@@ -30,7 +30,13 @@ const maxControlBody = 8 << 10
 type control struct {
 	authorize func(*http.Request) error
 	cop       *http.CrossOriginProtection
-	modeMu    sync.Mutex // held while a request puts a family's key in a mode (controlTarget)
+	// modeMu guards pending: for each family, the requests that took a
+	// slot of its bound of pinned keys and have not ended yet
+	// (controlTarget). It is never held while a request acts, so that
+	// the mode's hooks, and a Sharer's Created for a key made, may send
+	// controls themselves.
+	modeMu  sync.Mutex
+	pending map[*runtime.Family]int
 }
 
 // WithControl turns on the operator's controls (SPEC §14): POST
@@ -182,15 +188,37 @@ func (h *Handler) controlTarget(name, action string) (b *runtime.Breaker, releas
 		k := f.Enter(key)
 		return k.Breaker(), k.Done, 0, ""
 	}
-	// A key going into a mode: one at a time, so that two requests cannot
-	// both pass the bound.
-	h.ctl.modeMu.Lock()
-	if n := keysPinned(f); n >= f.Limit() {
-		h.ctl.modeMu.Unlock()
-		return nil, nil, http.StatusConflict, fmt.Sprintf("family %q holds %d keys an operator put in a mode, as many as its bound of live keys, and such keys are never dropped: resume some before you %s %q", f.Name(), n, action, name)
+	// A key going into a mode takes a slot of the bound under the lock, so
+	// that two requests cannot both pass it, and acts without it: a slot
+	// stays taken until the request ends, when the key it pinned (if it
+	// did) is counted instead.
+	c := h.ctl
+	c.modeMu.Lock()
+	if n := keysPinned(f); n+c.pending[f] >= f.Limit() {
+		c.modeMu.Unlock()
+		return nil, nil, http.StatusConflict, fmt.Sprintf("family %q holds %d keys an operator put in a mode, as many as its bound of live keys with the requests under way, and such keys are never dropped: resume some before you %s %q", f.Name(), n, action, name)
 	}
+	if c.pending == nil {
+		c.pending = map[*runtime.Family]int{}
+	}
+	c.pending[f]++
+	c.modeMu.Unlock()
+	giveBack := func() {
+		c.modeMu.Lock()
+		if c.pending[f]--; c.pending[f] == 0 {
+			delete(c.pending, f)
+		}
+		c.modeMu.Unlock()
+	}
+	entered := false
+	defer func() {
+		if !entered { // a hook or Sharer panicked as the key was made
+			giveBack()
+		}
+	}()
 	k := f.Enter(key)
-	return k.Breaker(), func() { k.Done(); h.ctl.modeMu.Unlock() }, 0, ""
+	entered = true
+	return k.Breaker(), func() { k.Done(); giveBack() }, 0, ""
 }
 
 // pinned reports whether b is in a mode an operator (or a peer's) put it

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -184,4 +186,79 @@ func TestControlEnvModeKeyTakesTheBound(t *testing.T) {
 	}
 	assert.Equal(t, fam.Limit(), ok, "as many keys pinned as the bound")
 	assert.LessOrEqual(t, fam.Len(), 2*fam.Limit(), "pinned keys and the bound's own")
+}
+
+// TestControlHookControlsAnotherKey: a hook of the mode's Event may send
+// another control to the same handler, as a hook that isolates a key's
+// followers does. Before, the handler held its lock while the mode's
+// hooks ran, so the hook's request waited until its client gave up.
+func TestControlHookControlsAnotherKey(t *testing.T) {
+	var url string
+	status := make(chan string, 1)
+	hook := runtime.OnStateChange(func(ev runtime.Event) {
+		if ev.Source != "quote/a" || ev.To != runtime.Isolated {
+			return
+		}
+		req, err := http.NewRequest("POST", url+"/health/datasources/quote/b/isolate", strings.NewReader("reason=follows+a"))
+		require.NoError(t, err)
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Authorization", token)
+		resp, err := (&http.Client{Timeout: 5 * time.Second}).Do(req)
+		if err != nil {
+			status <- err.Error()
+			return
+		}
+		resp.Body.Close()
+		status <- resp.Status
+	})
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), hook, runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	srv := httptest.NewServer(httphealth.New(reg, httphealth.WithControl(authorize)))
+	defer srv.Close()
+	url = srv.URL
+	fam := reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 4})
+	fam.Breaker("a")
+	fam.Breaker("b")
+
+	req, err := http.NewRequest("POST", srv.URL+"/health/datasources/quote/a/isolate", strings.NewReader("reason=down"))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Authorization", token)
+	resp, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusOK, resp.StatusCode)
+	assert.Equal(t, "200 OK", <-status, "the hook's request")
+	b, ok := fam.Lookup("b")
+	require.True(t, ok)
+	assert.Equal(t, runtime.Isolated, b.State())
+}
+
+// TestControlBoundHoldsUnderConcurrentIsolates: requests that isolate
+// new keys at once take the bound's slots one at a time, so no more keys
+// are pinned than the bound, now that a request acts without the lock.
+func TestControlBoundHoldsUnderConcurrentIsolates(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 4})
+	var wg sync.WaitGroup
+	codes := make([]int, 64)
+	for i := range codes {
+		wg.Go(func() {
+			codes[i] = f.control("POST", "/health/datasources/quote/k"+strconv.Itoa(i)+"/isolate", ptr("at once")).Code
+		})
+	}
+	wg.Wait()
+	ok := 0
+	for _, c := range codes {
+		if c == http.StatusOK {
+			ok++
+		}
+	}
+	assert.Equal(t, fam.Limit(), ok)
+	pinned := 0
+	for _, b := range fam.Breakers() {
+		if b.Mode() != runtime.Closed {
+			pinned++
+		}
+	}
+	assert.Equal(t, fam.Limit(), pinned)
 }
