@@ -63,13 +63,15 @@ type control struct {
 // acting on a family's key dropped meanwhile.
 //
 // A name "<family>/<key>" of a [runtime.Family] acts on the key's live
-// breaker, held meanwhile as a call holds it. isolate and bypass make a
-// key that is not live (an operator may isolate a key before its first
-// call), but a key an operator put in a mode is never dropped, so they
+// breaker, held meanwhile as a call holds it, making a key that is not
+// live, as [runtime.Breaker.Resume] through a dropped *Breaker does: an
+// operator may isolate a key before its first call, and resume one whose
+// next breaker would start in a mode (a fleet's, or the environment's).
+// A key an operator put in a mode is never dropped, so isolate and bypass
 // are refused (409 Conflict) for a key not in such a mode yet while the
 // family holds as many keys in one as its bound of live keys (keys in the
 // mode BREAKER_<NAME>_MODE gave them are dropped like CLOSED ones, and
-// not counted); resume of a key that is not live answers 404.
+// not counted).
 //
 // A refused request changes nothing. The answer is the breaker's
 // [runtime.Stats] after the change, as JSON. A nil authorize is ignored:
@@ -150,8 +152,10 @@ func (h *Handler) serveControl(w http.ResponseWriter, r *http.Request, name, act
 // status and message of a refusal. A family's key is held as a call holds
 // it ([runtime.Family.Enter]) until release, so that the breaker acted on
 // and reported is the key's live one, which the family cannot drop
-// meanwhile. A key that is not live is made for isolate and bypass (resume
-// answers 404: a key made now would start as every new key does). Since
+// meanwhile. A key that is not live is made, for resume too: its breaker
+// may start in a mode (the fleet's, read as it is made, or the
+// environment's), which only a Resume ends, and a CLOSED key may be
+// dropped again, so resume is not bounded. Since
 // a key an operator put in a mode is never dropped, isolate and bypass are
 // refused (409) for a key not pinned yet (see pinned: one in no mode, or
 // in the mode the environment gave it) while its family holds as many
@@ -178,12 +182,6 @@ func (h *Handler) controlTarget(name, action string) (b *runtime.Breaker, releas
 		return b, func() {}, 0, ""
 	}
 	cur, live := f.Lookup(key)
-	if !live && action == ActionResume {
-		if b, ok := reg.Lookup(name); ok {
-			return b, func() {}, 0, "" // made by hand with a key's name, or being made: Resume reaches the key's breaker
-		}
-		return nil, nil, http.StatusNotFound, fmt.Sprintf("no breaker called %q: key %q of family %q is not live, so there is nothing to resume (a key made later starts as every new key does)", name, key, f.Name())
-	}
 	if action == ActionResume || live && pinned(cur) {
 		k := f.Enter(key)
 		return k.Breaker(), k.Done, 0, ""

@@ -97,21 +97,15 @@ func TestControlKeyDroppedWhileTheBodyComes(t *testing.T) {
 }
 
 // TestControlMakesAKeyWithinABound: isolate and bypass of a family's key
-// that is not live make it, in the mode; resume of one answers 404. Keys
-// in a mode are never dropped, so a key goes into a mode only while the
-// family holds fewer keys in a mode than its bound (409 past it); a key
-// in a mode already may change its mode or reason.
+// that is not live make it, in the mode. Keys in a mode are never
+// dropped, so a key goes into a mode only while the family holds fewer
+// keys in a mode than its bound (409 past it); a key in a mode already
+// may change its mode or reason.
 func TestControlMakesAKeyWithinABound(t *testing.T) {
 	f := newFixture(t, httphealth.WithControl(authorize))
 	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 2})
 
-	rec := f.control("POST", "/health/datasources/quote/a/resume", ptr("nothing to resume"))
-	assert.Equal(t, http.StatusNotFound, rec.Code)
-	assert.Contains(t, errorOf(t, rec), `key "a" of family "quote" is not live`)
-	_, ok := fam.Lookup("a")
-	assert.False(t, ok, "a refused request makes no key")
-
-	rec = f.control("POST", "/health/datasources/quote/a/isolate", ptr("before its first call"))
+	rec := f.control("POST", "/health/datasources/quote/a/isolate", ptr("before its first call"))
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	_, state := stateOf(t, rec)
 	assert.Equal(t, "ISOLATED", state)
@@ -231,6 +225,62 @@ func TestControlHookControlsAnotherKey(t *testing.T) {
 	b, ok := fam.Lookup("b")
 	require.True(t, ok)
 	assert.Equal(t, runtime.Isolated, b.State())
+}
+
+// noteSharer starts quote/x ISOLATED when it is made, as package
+// redisstate does from the fleet's note of a mode (read in Created), and
+// records the modes this process sends.
+type noteSharer struct {
+	mu    sync.Mutex
+	modes []string
+}
+
+func (s *noteSharer) Created(b *runtime.Breaker) {
+	if b.Name() == "quote/x" {
+		b.PeerMode("p1", runtime.Isolated, "isolated by operator: fleet-wide")
+	}
+}
+func (s *noteSharer) Transition(*runtime.Breaker, runtime.Event, time.Duration) {}
+func (s *noteSharer) Probe(*runtime.Breaker) (bool, time.Duration)              { return true, 0 }
+func (s *noteSharer) Wait(context.Context, *runtime.Limiter, time.Duration) (bool, error) {
+	return false, nil
+}
+func (s *noteSharer) Health() runtime.FleetHealth { return runtime.FleetHealth{} }
+func (s *noteSharer) Mode(b *runtime.Breaker, m runtime.State, _ string) {
+	s.mu.Lock()
+	s.modes = append(s.modes, b.Name()+" "+m.String())
+	s.mu.Unlock()
+}
+
+// TestControlResumesAKeyNotLive: resume of a key that is not live makes
+// it and resumes it, as Resume through a dropped *Breaker does: the key's
+// next breaker may start in a mode (the fleet's, read as it is made), and
+// only a Resume ends one (SPEC §14). Before, it answered 404 and ended
+// nothing: the next call on the key was refused.
+func TestControlResumesAKeyNotLive(t *testing.T) {
+	f := newFixture(t, httphealth.WithControl(authorize))
+	sh := &noteSharer{}
+	stop, err := f.reg.Share(sh)
+	require.NoError(t, err)
+	defer stop()
+	fam := f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 4})
+
+	rec := f.control("POST", "/health/datasources/quote/x/resume", ptr("upstream is back"))
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	_, state := stateOf(t, rec)
+	assert.Equal(t, "CLOSED", state)
+	called, err := callOn(fam, "x")
+	require.NoError(t, err)
+	assert.True(t, called, "the operator's Resume ended the fleet's mode")
+	sh.mu.Lock()
+	assert.Equal(t, []string{"quote/x CLOSED"}, sh.modes, "and the fleet hears of it")
+	sh.mu.Unlock()
+
+	for i := range 100 { // the keys it makes are CLOSED: the family drops them
+		rec := f.control("POST", "/health/datasources/quote/r"+strconv.Itoa(i)+"/resume", ptr("start over"))
+		require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	}
+	assert.LessOrEqual(t, fam.Len(), fam.Limit())
 }
 
 // TestControlBoundHoldsUnderConcurrentIsolates: requests that isolate

@@ -190,9 +190,9 @@
 // type: 415), and a reason in the URL, a query parameter or another form
 // field is refused (400), as a GET endpoint refuses a parameter it does
 // not read; then the request must name a breaker (404), or a key of a
-// family, whose live breaker it acts on (isolate and bypass make a key
-// that is not live, within a bound: see [WithControl]); the answer is
-// the breaker's Stats:
+// family, whose live breaker it acts on (a control makes a key that is
+// not live, isolate and bypass within a bound: see [WithControl]); the
+// answer is the breaker's Stats:
 //
 //	curl -H 'Authorization: Bearer …' --data-urlencode 'reason=provider maintenance' \
 //	    https://svc.internal/health/datasources/eastmoney/isolate
