@@ -1305,13 +1305,22 @@ func (f *Family) mayTrip(b *Breaker) (bool, string) {
 }
 
 // reconfigure makes next the settings of the keys made from now on, and
-// returns the breaker of every live key (see [Registry.Update]).
-func (f *Family) reconfigure(next Config) []*Breaker {
+// returns the breaker of every live key (see [Registry.Update]). steps
+// are the Update's Configs naming the family, in order: each is laid on
+// the settings as given (f.given), field by field and without defaults,
+// so that a key's own layers still go over what the layers gave and not
+// over defaults (a key's window alone leaves it without a threshold when
+// no layer gave one, and takes its own minimum of calls).
+func (f *Family) reconfigure(next Config, steps []Config) []*Breaker {
 	f.wmu.Lock()
 	defer f.wmu.Unlock()
 	next.Name = f.name
 	f.conf.Store(&next)
-	f.given.Store(&next) // an Update's settings are all given, as it lays them
+	given := *f.given.Load()
+	for _, c := range steps {
+		given = override{cfg: c}.apply(given)
+	}
+	f.given.Store(&given)
 	return f.breakers()
 }
 

@@ -197,6 +197,47 @@ func TestFamilyKeyOwnSettings(t *testing.T) {
 	assert.Equal(t, []string{"BREAKER_QUOTES/Z_*"}, reg.Unmatched(), "a key's own settings match its family, live or not")
 }
 
+// churnOut makes n keys of f named prefix0, prefix1, … and checks that
+// key was dropped for them.
+func churnOut(t *testing.T, f *br.Family, key, prefix string, n int) {
+	t.Helper()
+	for i := range n {
+		f.Breaker(prefix + strconv.Itoa(i))
+	}
+	_, ok := f.Lookup(key)
+	require.False(t, ok, "%s was dropped", key)
+}
+
+// TestFamilyKeyOwnSettingsAfterAnUnrelatedUpdate: an Update of a family
+// changes the settings its keys' own are laid over by the fields it
+// gives only: a key's own window over a family that gave no threshold
+// still trips on the window alone, and keeps the minimum of calls its
+// window gives, when it is made again after an Update of HalfOpenMax.
+// Before, the Update stored the family's settings with defaults as those
+// the keys' own are laid over: the key made again got the default
+// threshold 5 beside its window, and the family's minimum of calls (10)
+// for its window of 100 (20).
+func TestFamilyKeyOwnSettingsAfterAnUnrelatedUpdate(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_FEED/W_WINDOW=100", "BREAKER_FEED/W_FAILRATE=50%", "BREAKER_TICK/W_WINDOW=100"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()))
+	feed := reg.Family(br.Config{Name: "feed"}, br.FamilyConfig{Keys: 4})
+	tick := reg.Family(br.Config{Name: "tick", WindowCalls: 5}, br.FamilyConfig{Keys: 4})
+	before := feed.Breaker("w").Config()
+	require.Zero(t, before.FailureThreshold, "a window alone")
+	beforeTick := tick.Breaker("w").Config()
+
+	require.NoError(t, reg.Update(br.Config{Name: "feed", HalfOpenMax: 2}, br.Config{Name: "tick", HalfOpenMax: 2}))
+	churnOut(t, feed, "w", "k", 20)
+	churnOut(t, tick, "w", "k", 20)
+	again := feed.Breaker("w").Config()
+	assert.Equal(t, 100, again.WindowCalls)
+	assert.Zero(t, again.FailureThreshold, "no layer gave a threshold: the window alone trips")
+	assert.Equal(t, 2, again.HalfOpenMax, "the Update's field")
+	againTick := tick.Breaker("w").Config()
+	assert.Equal(t, beforeTick.MinimumCalls, againTick.MinimumCalls, "the minimum of the key's window")
+}
+
 // BenchmarkFamilyNewKeySettings is BenchmarkFamilyNewKeyChurn (every
 // call makes a key and drops one) on registries with no setting of a
 // key (none), with settings of other keys only (other: the family looks

@@ -180,7 +180,7 @@ func (r *Registry) Update(cfgs ...Config) error {
 	for _, fc := range fams {
 		// Keys made since the check took the family's old settings: they
 		// take the same steps, from theirs.
-		for _, kb := range fc.f.reconfigure(fc.next) {
+		for _, kb := range fc.f.reconfigure(fc.next, fc.steps) {
 			if fc.seen[kb] {
 				continue
 			}
