@@ -238,6 +238,38 @@ func TestFamilyKeyOwnSettingsAfterAnUnrelatedUpdate(t *testing.T) {
 	assert.Equal(t, beforeTick.MinimumCalls, againTick.MinimumCalls, "the minimum of the key's window")
 }
 
+// TestFamilyKeyOwnSettingsOverALiveUpdate: a key's own settings win over
+// an Update of its family on its live breaker too, as on the breaker made
+// again after it: one key, one threshold. Before, the live key took the
+// Update's threshold (4) and the same key made again its own (11).
+func TestFamilyKeyOwnSettingsOverALiveUpdate(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_QUOTE/E_THRESHOLD=9"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()),
+		br.WithConfig(br.Config{Name: "quote/c", FailureThreshold: 11}))
+	f := reg.Family(br.Config{Name: "quote", FailureThreshold: 3}, br.FamilyConfig{Keys: 4})
+	require.Equal(t, 11, f.Breaker("c").Config().FailureThreshold)
+	require.Equal(t, 9, f.Breaker("e").Config().FailureThreshold)
+
+	require.NoError(t, reg.Update(br.Config{Name: "quote", FailureThreshold: 4, HalfOpenMax: 2}))
+	for _, k := range []struct {
+		key  string
+		want int
+	}{{"c", 11}, {"e", 9}} {
+		live := f.Breaker(k.key).Config()
+		assert.Equal(t, k.want, live.FailureThreshold, "%s live: its own threshold", k.key)
+		assert.Equal(t, 2, live.HalfOpenMax, "%s live: the Update's other field", k.key)
+	}
+	assert.Equal(t, 4, f.Breaker("a").Config().FailureThreshold, "a key without its own: the Update's")
+
+	require.NoError(t, reg.Update(br.Config{Name: "quote", FailureThreshold: 6}, br.Config{Name: "quote/c", FailureThreshold: 7}))
+	assert.Equal(t, 7, f.Breaker("c").Config().FailureThreshold, "an Update of the key's name after the family's changes it")
+	assert.Equal(t, 9, f.Breaker("e").Config().FailureThreshold)
+
+	churnOut(t, f, "c", "k", 20)
+	assert.Equal(t, 11, f.Breaker("c").Config().FailureThreshold, "made again: its own")
+}
+
 // BenchmarkFamilyNewKeySettings is BenchmarkFamilyNewKeyChurn (every
 // call makes a key and drops one) on registries with no setting of a
 // key (none), with settings of other keys only (other: the family looks

@@ -456,6 +456,24 @@ func (f *Family) keyConfig(name string, cfg Config) Config {
 	return cfg
 }
 
+// ownOver returns cfg, the settings of the live breaker of the family's
+// key called name as an Update of the family leaves them, with the key's
+// own layers (its BREAKER_<NAME>_* variables, then its WithConfig) laid
+// over them again, defaults last: a key's own setting wins over its
+// family's, on its live breaker as on one made after the Update
+// (keyConfig). cfg itself for a key with none.
+func (f *Family) ownOver(name string, cfg Config) Config {
+	if !f.keyLayers {
+		return cfg
+	}
+	env, code := f.reg.envOf(name), f.reg.code[name]
+	if env.cfg == (Config{}) && !env.noFault && code.cfg == (Config{}) && !code.noFault {
+		return cfg
+	}
+	cfg, _, _ = lay(cfg, 0, 0, []override{env, code})
+	return cfg.withDefaults()
+}
+
 // envOf returns the environment's layer of the breaker called name,
 // r.env[envName(name)], without allocating for a name of up to 64 ASCII
 // bytes (a new key's, on the path that makes it).

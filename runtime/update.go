@@ -94,10 +94,14 @@ import (
 //
 // A Name may be a [Family]'s: the Config then applies to the breaker of
 // every live key of the family (each records its Event) and to the keys
-// made later (their breakers start with the family's new settings). A key's
-// own name ("<family>/<key>") changes that key's breaker alone, for as
-// long as it lives: a key dropped and made again starts from the family's
-// settings. When a name is both a breaker's and a family's, both change.
+// made later (their breakers start with the family's new settings), but
+// for the fields a key's own settings give (WithConfig or BREAKER_* of
+// "<family>/<key>"), which win over the family's, live or made later. A
+// key's own name changes that key's breaker alone, for as long as it
+// lives and until an Update of its family gives a field its own settings
+// give: a key dropped and made again starts from the family's settings
+// and its own. When a name is both a breaker's and a family's, both
+// change.
 func (r *Registry) Update(cfgs ...Config) error {
 	// One Update at a time: each layers its fields on the settings as it
 	// reads them and stores the whole result, so two at once would each
@@ -174,6 +178,8 @@ func (r *Registry) Update(cfgs ...Config) error {
 				if err := step(kb, c); err != nil {
 					return fmt.Errorf("%s: key %q: %w", where, kb.Name(), err)
 				}
+				j := pending[kb]
+				changes[j].next = f.ownOver(kb.Name(), changes[j].next)
 			}
 		}
 	}
@@ -190,7 +196,7 @@ func (r *Registry) Update(cfgs ...Config) error {
 					next = n
 				}
 			}
-			changes = append(changes, change{b: kb, next: next})
+			changes = append(changes, change{b: kb, next: fc.f.ownOver(kb.Name(), next)})
 		}
 	}
 	for _, c := range changes {
