@@ -720,6 +720,36 @@ func TestFamilyEnvModeReachesEveryKey(t *testing.T) {
 	assert.Equal(t, br.Isolated, f.Breaker("b").State())
 }
 
+// TestFamilyEnvModeResumeLastsWhileLive: an operator's Resume of a key
+// BREAKER_<FAMILY>_MODE isolated lasts while the key is live: the resumed
+// key is CLOSED, so the family may drop it, and its next breaker starts
+// in the variable's mode again (SPEC §14: the mode is set when the
+// breaker is created), as docs/keys.md says. Keeping the Resume would
+// take memory for every key resumed, without a bound. ModeFromEnv tells
+// the variable's mode from an operator's.
+func TestFamilyEnvModeResumeLastsWhileLive(t *testing.T) {
+	restore := br.SetEnviron([]string{"BREAKER_QUOTE_MODE=isolate"})
+	defer restore()
+	reg := br.NewRegistry(br.WithLogger(discardLogger()))
+	f := reg.Family(br.Config{Name: "quote"}, br.FamilyConfig{Keys: 4})
+	a := f.Breaker("a")
+	assert.True(t, a.ModeFromEnv())
+	a.Resume("this key is fine")
+	assert.False(t, a.ModeFromEnv(), "in no mode")
+	assert.Equal(t, br.Closed, f.Breaker("a").State())
+	for i := range 20 {
+		f.Breaker("k" + strconv.Itoa(i))
+	}
+	_, ok := f.Lookup("a")
+	require.False(t, ok, "the resumed key was dropped")
+	again := f.Breaker("a")
+	assert.Equal(t, br.Isolated, again.State(), "made again: in the variable's mode")
+	assert.True(t, again.ModeFromEnv())
+	again.Isolate("by hand")
+	assert.False(t, again.ModeFromEnv(), "the operator's mode now")
+	assert.False(t, reg.Breaker(br.Config{Name: "plain"}).ModeFromEnv(), "no mode at all")
+}
+
 // TestFamilyClassifier: a classifier given for a family's name judges its
 // keys' calls, as WithConfig's settings reach them; a key's own wins.
 func TestFamilyClassifier(t *testing.T) {
