@@ -58,9 +58,10 @@
 // contains "breaker:" (every annotation does) or an earlier
 // f_breaker_test.go is there; otherwise, however many other generators'
 // mocks they hold, they cost the run next to nothing: in a package with
-// annotated interfaces, those that mention Breaker or Chain are parsed,
-// not type-checked, for the names they declare, which the wrappers' names
-// must not take (the package's tests share its scope). The flags are:
+// annotated interfaces, those that hold a wrapper's name (SBreaker,
+// NewSChain) are parsed, not type-checked, for the names they declare,
+// which the wrappers' names must not take (the package's tests share its
+// scope). The flags are:
 //
 //	-type A,B
 //		generate only the files of the named interfaces (an error if one

@@ -39,10 +39,10 @@ type builder struct {
 	sources   map[string][]string                  // lines of files read for embedded methods' lines
 	// testVariants are the loaded test variants of the packages, by
 	// package path (loaded only when some test file may hold an
-	// annotation); testDecls the top-level names of the in-package test
-	// files of the others, parsed when needed, by package ID.
+	// annotation); testDecls the in-package test files of the others,
+	// each parsed when a name is looked for in it, by package ID.
 	testVariants map[string]*packages.Package
-	testDecls    map[string]map[string]token.Position
+	testDecls    map[string][]*testFile
 	// chainBodies are the bodies no io.Seeker that the methods of the
 	// interface being modelled take in a chain without retries, as
 	// "Method's name (type)": one warning says them all (chainReaders).
@@ -82,7 +82,7 @@ func Build(res *load.Result, opts Options) *Run {
 		sources:   map[string][]string{},
 
 		testVariants: map[string]*packages.Package{},
-		testDecls:    map[string]map[string]token.Position{},
+		testDecls:    map[string][]*testFile{},
 	}
 	for _, p := range res.Packages {
 		// The test variant, "path [path.test]" (its ForTest is not loaded).

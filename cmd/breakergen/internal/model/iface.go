@@ -367,7 +367,7 @@ func (b *builder) reserveNames(in *Interface, p *packages.Package) bool {
 // in-package test files count: when p's tests are built they share its
 // scope, so a name one of them declares breaks go test and go vet. They
 // are in p's test variant when the run loaded tests; otherwise their
-// top-level names are parsed for the purpose (see testFileDecls). An
+// top-level names are parsed for the purpose (see testFileDecl). An
 // external test package (package p_test) has a scope of its own.
 func (b *builder) declared(p *packages.Package, id string) (token.Position, bool) {
 	scopes := []*types.Package{p.Types}
@@ -381,51 +381,77 @@ func (b *builder) declared(p *packages.Package, id string) (token.Position, bool
 			}
 		}
 	}
-	if b.testVariants[p.Types.Path()] != nil {
+	if b.testVariants[p.Types.Path()] != nil || p.ForTest != "" || strings.HasSuffix(p.Types.Path(), "_test") {
+		// Loaded with its tests, or a test package itself: its scope above
+		// holds what its test files declare, as the go command builds them.
 		return token.Position{}, false
 	}
-	at, ok := b.testFileDecls(p)[id]
-	return at, ok
+	return b.testFileDecl(p, id)
 }
 
-// testFileDecls returns the top-level names declared by the in-package
-// test files of p, a package loaded without its tests, and where: the
-// _test.go files of p's directory that the go command does not ignore
-// (p.IgnoredFiles: build constraints) and whose package clause is p's.
-// Only their syntax is read, with no type checking, and only that of the
-// files that mention "Breaker" or "Chain", which every name breakergen
-// generates contains. Cached by package.
-func (b *builder) testFileDecls(p *packages.Package) map[string]token.Position {
-	if d, ok := b.testDecls[p.ID]; ok {
-		return d
+// testFile is an in-package test file of a package loaded without its
+// tests: its source, and once a name was looked for in it, the top-level
+// names it declares.
+type testFile struct {
+	name  string
+	src   []byte
+	decls map[string]token.Position // nil until parsed
+}
+
+// testFileDecl reports whether an in-package test file of p, a package
+// loaded without its tests, declares id at its top level, and where: the
+// _test.go files of p's directory that the go command builds (not those
+// p.IgnoredFiles lists for their build constraints, nor those whose name
+// starts with _ or ., which it never reads) and whose package clause is
+// p's. A file is parsed (syntax only, no type checking) only when its
+// source holds id, so that a package of large mocks costs a read of them
+// and no parse. Cached by package and by file.
+func (b *builder) testFileDecl(p *packages.Package, id string) (token.Position, bool) {
+	files, ok := b.testDecls[p.ID]
+	if !ok {
+		files = b.testFiles(p)
+		b.testDecls[p.ID] = files
 	}
-	d := map[string]token.Position{}
-	b.testDecls[p.ID] = d
-	if p.Dir == "" {
-		return d
-	}
-	files, _ := filepath.Glob(filepath.Join(p.Dir, "*_test.go"))
-	fset := token.NewFileSet()
-	for _, name := range files {
-		if b.outputs[name] || slices.Contains(p.IgnoredFiles, name) {
+	for _, f := range files {
+		if !bytes.Contains(f.src, []byte(id)) {
 			continue
 		}
-		src, err := os.ReadFile(name)
-		if err != nil || !bytes.Contains(src, []byte("Breaker")) && !bytes.Contains(src, []byte("Chain")) {
-			continue
-		}
-		// A file that does not parse gives what parsed.
-		f, _ := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
-		if f == nil || f.Name == nil || f.Name.Name != p.Name {
-			continue
-		}
-		for _, id := range topLevelNames(f) {
-			if _, ok := d[id.Name]; !ok {
-				d[id.Name] = fset.Position(id.Pos())
+		if f.decls == nil {
+			f.decls = map[string]token.Position{}
+			fset := token.NewFileSet()
+			// A file that does not parse gives what parsed.
+			if af, _ := parser.ParseFile(fset, f.name, f.src, parser.SkipObjectResolution); af != nil && af.Name != nil && af.Name.Name == p.Name {
+				for _, n := range topLevelNames(af) {
+					if _, ok := f.decls[n.Name]; !ok {
+						f.decls[n.Name] = fset.Position(n.Pos())
+					}
+				}
 			}
 		}
+		if at, ok := f.decls[id]; ok {
+			return at, true
+		}
 	}
-	return d
+	return token.Position{}, false
+}
+
+// testFiles reads the in-package test files testFileDecl looks in.
+func (b *builder) testFiles(p *packages.Package) []*testFile {
+	if p.Dir == "" {
+		return nil
+	}
+	names, _ := filepath.Glob(filepath.Join(p.Dir, "*_test.go"))
+	var files []*testFile
+	for _, name := range names {
+		if base := filepath.Base(name); strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") ||
+			b.outputs[name] || slices.Contains(p.IgnoredFiles, name) {
+			continue
+		}
+		if src, err := os.ReadFile(name); err == nil {
+			files = append(files, &testFile{name: name, src: src})
+		}
+	}
+	return files
 }
 
 // topLevelNames returns the identifiers f declares in its package's
