@@ -208,7 +208,8 @@ func TestEnvDurationBelowNanosecond(t *testing.T) {
 // name, the annotation's (or the lower layer's) kept. A reset of 25h used
 // to trip the process alone, the peers logging "ignored a note".
 func TestResetAtMostADay(t *testing.T) {
-	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(discardLogger()))
+	var cut logBuffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(cut.logger()))
 	cfg := reg.Breaker(runtime.Config{Name: "long", ResetTimeout: 25 * time.Hour}).Config()
 	if cfg.ResetTimeout != runtime.MaxCooldown {
 		t.Errorf("ResetTimeout 25h became %s, want MaxCooldown", cfg.ResetTimeout)
@@ -216,6 +217,23 @@ func TestResetAtMostADay(t *testing.T) {
 	cfg = reg.Breaker(runtime.Config{Name: "backoff", ResetTimeout: time.Minute, ResetMax: 48 * time.Hour}).Config()
 	if cfg.ResetTimeout != time.Minute || cfg.ResetMax != runtime.MaxCooldown {
 		t.Errorf("reset 1m..48h became %s..%s, want 1m..MaxCooldown", cfg.ResetTimeout, cfg.ResetMax)
+	}
+	reg.Breaker(runtime.Config{Name: "long", ResetTimeout: 25 * time.Hour}) // the same breaker: said once
+	reg.Breaker(runtime.Config{Name: "day", ResetTimeout: runtime.MaxCooldown})
+	fam := reg.Family(runtime.Config{Name: "longfam", ResetTimeout: 30 * time.Hour}, runtime.FamilyConfig{})
+	fam.Breaker("a")
+	// A cut Config was cut without a word: say it, once, naming the field.
+	for _, want := range []string{
+		"breaker[long]: ResetTimeout 25h0m0s is above 24h0m0s",
+		"breaker[backoff]: ResetMax 48h0m0s is above 24h0m0s",
+		"breaker[longfam]: ResetTimeout 30h0m0s is above 24h0m0s",
+	} {
+		if n := strings.Count(cut.String(), want); n != 1 {
+			t.Errorf("%d warnings say %q, want 1:\n%s", n, want, cut.String())
+		}
+	}
+	if strings.Contains(cut.String(), "breaker[day]") || strings.Contains(cut.String(), "longfam/a") {
+		t.Errorf("a reset of MaxCooldown, or a key of a family warned of already, is warned of:\n%s", cut.String())
 	}
 
 	env := []string{

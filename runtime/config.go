@@ -44,7 +44,8 @@ type Config struct {
 	// ResetTimeout is how long OPEN lasts before a probe is allowed.
 	// Default 30s; at most [MaxCooldown] (24h), the longest OPEN period
 	// (a fleet shares no longer one): a longer one is cut to it when the
-	// breaker is made, and refused by [Registry.Update].
+	// breaker is made, with a warning in the registry's log, and refused
+	// by [Registry.Update].
 	ResetTimeout time.Duration
 	// ResetMax backs off a source that stays down (the `reset=30s..10m`
 	// key): each failed probe doubles the next OPEN period, from

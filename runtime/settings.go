@@ -405,7 +405,32 @@ func (r *Registry) warnWindowless(name string) {
 // code's by that name exactly, the environment's by its envName (which
 // "a-b" and "a_b" share, as SPEC §5 says of the variables alone).
 func (r *Registry) settingsOf(name string, cfg Config, rate float64, burst int) settings {
-	return resolve(cfg, rate, burst, r.env[envName(name)], r.code[name])
+	layers := []override{r.env[envName(name)], r.code[name]}
+	s := resolve(cfg, rate, burst, layers...)
+	if s.cfg.ResetTimeout == MaxCooldown || s.cfg.ResetMax == MaxCooldown {
+		given, _, _ := lay(cfg, rate, burst, layers)
+		r.warnLongReset(name, given)
+	}
+	return s
+}
+
+// warnLongReset warns, once a field of each name, of a ResetTimeout or
+// ResetMax above MaxCooldown in given, the settings of the breaker called
+// name before defaults: the breaker is made with MaxCooldown instead
+// (Config.withDefaults), since a fleet's peers ignore a longer OPEN
+// period. Update refuses such a value, the environment's is refused by
+// name and the annotation's is a generate-time error; a Config given in
+// code has no error to return, so it is cut, and said to be.
+func (r *Registry) warnLongReset(name string, given Config) {
+	for _, f := range [...]struct {
+		field string
+		d     time.Duration
+	}{{"ResetTimeout", given.ResetTimeout}, {"ResetMax", given.ResetMax}} {
+		if f.d > MaxCooldown && r.warnOnce("long reset", name+" "+f.field) {
+			r.log().Warn(fmt.Sprintf("breaker[%s]: %s %s is above %s, the longest OPEN period (MaxCooldown); using %s", name, f.field, f.d, MaxCooldown, MaxCooldown),
+				"breaker", name, "field", f.field)
+		}
+	}
 }
 
 // environ is replaced in tests.
@@ -450,6 +475,10 @@ func (f *Family) keyConfig(name string, cfg Config) Config {
 		return cfg
 	}
 	cfg = resolve(*f.given.Load(), 0, 0, env, code).cfg
+	if cfg.ResetTimeout == MaxCooldown || cfg.ResetMax == MaxCooldown {
+		given, _, _ := lay(*f.given.Load(), 0, 0, []override{env, code})
+		r.warnLongReset(name, given)
+	}
 	if e := env.cfg; !cfg.windowed() && (e.FailureRate > 0 || e.MinimumCalls > 0 || e.SlowCall > 0 || e.SlowRate > 0) {
 		r.warnWindowless(name)
 	}
