@@ -511,7 +511,7 @@ func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[st
 			ok = false
 		}
 		if invalid(m.Type()) {
-			b.errorf(in.Pos, "%s: method %s has an invalid type; fix the package's type errors first", in.Name, m.Name())
+			b.errorf(in.Pos, "%s: method %s has an invalid type; %s", in.Name, m.Name(), b.invalidWhy(m, pkg))
 			ok = false
 		}
 	}
@@ -1227,3 +1227,18 @@ func unseekableWhy(t types.Type) string {
 // seekerType is io.Seeker, spelled in go/types.
 var seekerType = ioInterface("Seek", types.NewTuple(types.NewParam(0, nil, "offset", types.Typ[types.Int64]), types.NewParam(0, nil, "whence", types.Typ[types.Int])),
 	types.NewTuple(types.NewParam(0, nil, "", types.Typ[types.Int64]), types.NewParam(0, nil, "", errorType)))
+
+// invalidWhy says where to look for the type errors that made method m's
+// type invalid: the package's own, or, for a method m embeds from another
+// package, that package's, which the go command does not report with the
+// package's (the type checker reads the other package as best it can).
+func (b *builder) invalidWhy(m *types.Func, pkg *types.Package) string {
+	if m.Pkg() == nil || m.Pkg() == pkg {
+		return "fix the package's type errors first"
+	}
+	at := ""
+	if p := b.fset.Position(m.Pos()); p.IsValid() {
+		at = " (" + p.String() + ")"
+	}
+	return fmt.Sprintf("it is declared in package %s%s, which has type errors: see them with go build %s, and fix them first", m.Pkg().Path(), at, m.Pkg().Path())
+}
