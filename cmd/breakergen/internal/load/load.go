@@ -140,7 +140,7 @@ func Load(cfg Config) (*Result, error) {
 			Tests:      true,
 		}, patterns...)
 		if err != nil {
-			return nil, err
+			return nil, goError(err)
 		}
 		seenDir := map[string]bool{}
 		for _, p := range list {
@@ -197,7 +197,7 @@ func Load(cfg Config) (*Result, error) {
 		},
 	}, patterns...)
 	if err != nil {
-		return nil, err
+		return nil, goError(err)
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
 	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs, Tests: tests}
@@ -483,4 +483,21 @@ func goflagsOverlay(env []string) bool {
 		}
 	}
 	return false
+}
+
+// goStderr is how package packages words a go command that failed:
+// "err: exit status 1: stderr: go: inconsistent vendoring in ...".
+var goStderr = regexp.MustCompile(`^err: exit status \d+: stderr: `)
+
+// goError returns err, an error of packages.Load, as the go command's own
+// message when the go command failed (inconsistent vendoring, a go.mod
+// that needs go mod tidy, a toolchain it cannot get), without package
+// packages' wording around it, which says nothing to the user.
+func goError(err error) error {
+	msg := err.Error()
+	loc := goStderr.FindStringIndex(msg)
+	if loc == nil {
+		return err
+	}
+	return fmt.Errorf("the go command failed loading the packages: %s", strings.TrimRight(msg[loc[1]:], "\n"))
 }
