@@ -210,7 +210,8 @@
 // "<name>/<value>", in a family bounded by keys and maxopen (SPEC §15,
 // docs/keys.md): a string or integer kind (named ones too; an integer
 // keys by its decimal form, even when its type has a String method) or a
-// fmt.Stringer. key=host keys a method taking an *http.Request by its
+// fmt.Stringer, or a type parameter whose constraint allows one kind of
+// those only (K ~string; I ~int32 | ~int64). key=host keys a method taking an *http.Request by its
 // URL.Host, unless the method has a parameter named host, which wins: the
 // key names what is written. On an interface line, every guarded method
 // it routes needs the parameter; a method line clears an inherited key

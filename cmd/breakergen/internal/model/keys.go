@@ -105,8 +105,7 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 		return
 	}
 	t := sig.Params().At(idx).Type()
-	if bt, ok := t.Underlying().(*types.Basic); ok {
-		info := bt.Info()
+	if info, ok := keyBasic(t); ok {
 		switch {
 		case info&types.IsString != 0:
 			mm.Key = &Key{Param: idx, Kind: KeyString, Convert: !types.Identical(t, types.Typ[types.String])}
@@ -123,8 +122,66 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 		mm.Key = &Key{Param: idx, Kind: KeyStringer}
 		return
 	}
-	b.keyErrorf(o.Pos, "key: parameter %s of %s.%s is %s, which cannot key a breaker: a key is a string or integer kind, or a fmt.Stringer",
-		r.KeyParam, in.Name, mm.Name, types.TypeString(t, pkgQualifier(in.Obj.Pkg())))
+	why := ""
+	if _, ok := t.(*types.TypeParam); ok {
+		why = " (a type parameter keys when every type its constraint allows is a string type, or every one a signed, or every one an unsigned integer type)"
+	}
+	b.keyErrorf(o.Pos, "key: parameter %s of %s.%s is %s, which cannot key a breaker: a key is a string or integer kind, or a fmt.Stringer%s",
+		r.KeyParam, in.Name, mm.Name, types.TypeString(t, pkgQualifier(in.Obj.Pkg())), why)
+}
+
+// keyBasic returns the basic kind of t's underlying type, or for a type
+// parameter the kind that every type its constraint allows shares (a
+// string kind, or a signed or an unsigned integer kind: string(k) or
+// int64(k) converts any of them), ok false when there is none (no type
+// terms, as any or fmt.Stringer, or terms of two kinds).
+func keyBasic(t types.Type) (info types.BasicInfo, ok bool) {
+	tp, isParam := t.(*types.TypeParam)
+	if !isParam {
+		bt, ok := t.Underlying().(*types.Basic)
+		if !ok {
+			return 0, false
+		}
+		return bt.Info(), true
+	}
+	const kinds = types.IsString | types.IsInteger | types.IsUnsigned
+	var terms []types.Type
+	var collect func(it *types.Interface) bool
+	collect = func(it *types.Interface) bool {
+		for e := range it.EmbeddedTypes() {
+			switch e := e.(type) {
+			case *types.Union:
+				for term := range e.Terms() {
+					terms = append(terms, term.Type())
+				}
+			default:
+				if in, ok := e.Underlying().(*types.Interface); ok {
+					if !collect(in) {
+						return false
+					}
+					continue
+				}
+				terms = append(terms, e)
+			}
+		}
+		return true
+	}
+	it, _ := tp.Constraint().Underlying().(*types.Interface)
+	if it == nil || !collect(it) || len(terms) == 0 {
+		return 0, false
+	}
+	for i, term := range terms {
+		bt, ok := term.Underlying().(*types.Basic)
+		if !ok || bt.Info()&(types.IsString|types.IsInteger) == 0 {
+			return 0, false
+		}
+		if i == 0 {
+			info = bt.Info() & kinds
+		} else if bt.Info()&kinds != info {
+			return 0, false
+		}
+	}
+	return info, true
 }
 
 // keyErrorf reports a problem of a key option once: an interface line's
