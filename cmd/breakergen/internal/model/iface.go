@@ -203,7 +203,9 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 	bad := false
 	for _, te := range typeErrors(p) {
 		if slices.ContainsFunc(te, inside) {
-			b.run.Errors = append(b.run.Errors, joinTypeError(te))
+			e := joinTypeError(te)
+			e.Msg += generatedHint(p.Types, e.Msg)
+			b.run.Errors = append(b.run.Errors, e)
 			bad = true
 		}
 	}
@@ -240,6 +242,32 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		in.TypeParams = n.TypeParams()
 	}
 	return in, it
+}
+
+// generatedHint says why msg, a type error, names something undefined
+// when it is what breakergen generates for an interface of pkg (its
+// wrapper or chain type, or their constructors): the type checker reads
+// the package without breakergen's outputs, so that they never stop a
+// run, and an annotated interface that uses one cannot be generated. ""
+// for any other error.
+func generatedHint(pkg *types.Package, msg string) string {
+	name, ok := strings.CutPrefix(msg, "undefined: ")
+	if !ok || pkg == nil || strings.ContainsAny(name, " .\n") {
+		return ""
+	}
+	base := strings.TrimPrefix(strings.TrimPrefix(name, "New"), "new")
+	for _, suffix := range []string{"Breaker", "Chain"} {
+		iface, ok := strings.CutSuffix(base, suffix)
+		if !ok || iface == "" {
+			continue
+		}
+		for _, n := range []string{iface, lowerFirst(iface)} {
+			if tn, ok := pkg.Scope().Lookup(n).(*types.TypeName); ok && types.IsInterface(tn.Type()) {
+				return fmt.Sprintf(" (%s is breakergen's output for %s, which it reads the package without: an annotated interface cannot use what breakergen generates; use %s itself, or declare this interface in another package)", name, n, n)
+			}
+		}
+	}
+	return ""
 }
 
 // typeErrors returns p's type errors, each with its continuation lines:
