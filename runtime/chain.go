@@ -113,7 +113,8 @@ func (e *ChainError) Is(target error) bool {
 
 // ChainAnswer counts how the calls of generated chains were answered: by
 // Source (the breaker name that answered, the primary's when none did, or
-// "stale") and Kind: "live" (the primary answered), "fallback" (a fallback
+// "stale"; for a key of a family, the family's name: a family's answers
+// are its totals, never one series a key) and Kind: "live" (the primary answered), "fallback" (a fallback
 // asked in order answered), "hedged" (a source asked as a hedge answered
 // first), "stale" (the stale cache answered) or "none" (no source did).
 //

@@ -128,7 +128,7 @@ func register(m metric.Meter, reg *runtime.Registry, answers func() []runtime.Ch
 		metric.WithDescription("Calls in flight (breakers with a concurrency limit or an inflight bound only)."))
 	add(err)
 	in.chainAnswers, err = m.Int64ObservableCounter("breakergen.chain.answers", metric.WithUnit("{answer}"),
-		metric.WithDescription("Answers of generated chains by breakergen.chain.source (breaker name, or stale) and breakergen.chain.kind (live, fallback, stale, hedged, none)."))
+		metric.WithDescription("Answers of generated chains by breakergen.chain.source (breaker name, a family's name for its keys, or stale) and breakergen.chain.kind (live, fallback, stale, hedged, none)."))
 	add(err)
 	in.famCalls, err = m.Int64ObservableCounter("breakergen.family.calls", metric.WithUnit("{call}"),
 		metric.WithDescription("Calls by breakergen.outcome summed over the family's keys, dropped keys included: success only with call counting (runtime.WithCallCounts)."))

@@ -30,7 +30,7 @@ var (
 		"Calls in flight (breakers with a concurrency limit or an inflight bound only).",
 		[]string{"breaker"}, nil)
 	chainAnswersDesc = prom.NewDesc("breakergen_chain_answers_total",
-		"Answers of generated chains by source (breaker name, or stale) and kind (live, fallback, stale, hedged, none).",
+		"Answers of generated chains by source (breaker name, a family's name for its keys, or stale) and kind (live, fallback, stale, hedged, none).",
 		[]string{"source", "kind"}, nil)
 
 	// A family of per-key breakers (runtime.Family) as one: its keys'

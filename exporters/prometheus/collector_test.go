@@ -222,7 +222,7 @@ func TestCollectorChainAnswers(t *testing.T) {
 		}
 	})
 	want := `
-# HELP breakergen_chain_answers_total Answers of generated chains by source (breaker name, or stale) and kind (live, fallback, stale, hedged, none).
+# HELP breakergen_chain_answers_total Answers of generated chains by source (breaker name, a family's name for its keys, or stale) and kind (live, fallback, stale, hedged, none).
 # TYPE breakergen_chain_answers_total counter
 breakergen_chain_answers_total{kind="fallback",source="fallback:sina"} 3
 breakergen_chain_answers_total{kind="live",source="eastmoney"} 40

@@ -206,7 +206,7 @@ func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
 	if !c.outcome(name, err, valid, err != nil && fb.excluded(err), true) {
 		return false
 	}
-	fb.answers.Add(name, core.AnswerFallback)
+	fb.answers.Add(fb.answerAs, core.AnswerFallback)
 	return true
 }
 
@@ -248,7 +248,7 @@ func (c *Chain) Stale(age time.Duration) {
 // Err returns the call's error once no source answered: a
 // [*runtime.ChainError].
 func (c *Chain) Err() error {
-	c.rt.answers.Add(c.rt.breaker.Name(), core.AnswerNone)
+	c.rt.answers.Add(c.rt.answerAs, core.AnswerNone)
 	if p := c.prov(); p != nil {
 		p.Tries = c.tries
 	}

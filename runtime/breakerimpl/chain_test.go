@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -297,4 +299,53 @@ func TestFallbacksOfOneName(t *testing.T) {
 	assert.NotContains(t, logs.String(), "tdx")
 	assert.NotContains(t, logs.String(), `named \"\"`)
 	assert.Empty(t, breakerimpl.Fallbacks[int](nil, nil))
+}
+
+// TestKeyedChainAnswersCountTheFamily: a keyed chain's answers are counted
+// under its family's name, as every other series of a family is (SPEC
+// §15: label cardinality stays bounded), whichever key answered or failed
+// to. They were counted by each key's breaker, in counters never freed:
+// 100,000 tenants through keys=10 left 100,000 counters, and as many
+// series in both exporters.
+func TestKeyedChainAnswersCountTheFamily(t *testing.T) {
+	reg, _ := newTestRegistry(t, runtime.WithCallCounts())
+	fam := breakerimpl.NewFamily(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: "tenant", FailureThreshold: 1000}}, 10, 0)
+	fb := breakerimpl.NewRoute(reg, anyImpl, breakerimpl.RouteConfig{Breaker: runtime.Config{Name: breakerimpl.FallbackName("cache"), FailureThreshold: 1000}})
+	down := errors.New("HTTP 502")
+	ok := func() (int, error) { return 1, nil }
+	fail := func() (int, error) { return 0, down }
+	always := func(int) bool { return true }
+	const keys = 500
+	for i := range keys {
+		k := fam.Key(fmt.Sprint("t", i))
+		impls := []func() (int, error){ok, ok} // the primary answers
+		switch i % 3 {
+		case 1:
+			impls = []func() (int, error){fail, ok} // the fallback answers
+		case 2:
+			impls = []func() (int, error){fail, fail} // none answers
+		}
+		_, _ = chainCall(context.Background(), k.Route, []*breakerimpl.Route{fb}, impls, always, nil, "")
+		k.Done()
+	}
+	got := map[string]uint64{}
+	for _, a := range reg.ChainAnswers() {
+		got[a.Source+" "+a.Kind] += a.Count
+	}
+	want := map[string]uint64{
+		"tenant live": (keys + 2) / 3,
+		breakerimpl.FallbackName("cache") + " fallback": (keys + 1) / 3,
+		"tenant none": keys / 3,
+	}
+	if len(got) > len(want) {
+		t.Fatalf("%d series of a keyed chain's answers, want %d: %v", len(got), len(want), firstKeys(got, 4))
+	}
+	assert.Equal(t, want, got, "a keyed chain's answers, by source and kind")
+	assert.LessOrEqual(t, fam.Runtime().Len(), 10, "live keys")
+}
+
+// firstKeys returns the first n keys of m in order.
+func firstKeys[V any](m map[string]V, n int) []string {
+	keys := slices.Sorted(maps.Keys(m))
+	return keys[:min(n, len(keys))]
 }

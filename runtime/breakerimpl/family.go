@@ -140,7 +140,10 @@ func NewFamily(reg *runtime.Registry, impl any, cfg RouteConfig, keys, maxOpen i
 	}
 	var f *runtime.Family
 	build := func(kr *keyRoute, b *runtime.Breaker) {
-		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter())
+		// A key's chain answers count as its family's: per key they
+		// would be as many series as keys ever seen, in counters never
+		// freed (SPEC §15: a family's totals by default).
+		initRoute(&kr.Route, reg, anyImpl, cfg, b, f.Limiter(), cfg.Breaker.Name)
 		kr.Route.recordCalls(reg, anyImpl, cfg, b, f.Limiter()) // record.go
 	}
 	attach := func(kr *keyRoute, b *runtime.Breaker, e *core.KeyEntry[runtime.Breaker]) any {

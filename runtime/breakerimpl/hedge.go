@@ -735,7 +735,7 @@ func (r *race[X, T, A]) finish(run *Chain, end raceEnd[T]) (zero T, _ error) {
 		}
 	}
 	w := r.racers[end.a.src]
-	name := w.route.breaker.Name()
+	name := w.route.answerAs
 	switch {
 	case w.hedged:
 		rt.answers.Add(name, core.AnswerHedged)

@@ -79,6 +79,7 @@ type Route struct {
 	realClock bool                      // the registry's clock is the real one
 	answers   *core.Answers             // the registry's chain answer counts
 	live      *atomic.Uint64            // this name's live answers; nil unless counted
+	answerAs  string                    // the source its chain answers count as: its breaker's name, or a key's family's
 	inject    core.Injector             // nil unless the breaker injects faults or latency
 
 	rec       *routeRec    // nil unless the registry records calls (record.go)
@@ -119,13 +120,13 @@ func newRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Break
 // buildRoute is newRoute without the recording.
 func buildRoute(reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) *Route {
 	rt := new(Route)
-	initRoute(rt, reg, impl, cfg, b, l)
+	initRoute(rt, reg, impl, cfg, b, l, b.Name())
 	return rt
 }
 
 // initRoute makes *rt the route of buildRoute; rt is new (a family
 // allocates its keys' routes aligned to a cache line).
-func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter) {
+func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *runtime.Breaker, l *runtime.Limiter, answerAs string) {
 	c := core.BreakerOf(b)
 	*rt = Route{
 		fails:    &wordsOf(c).fails,
@@ -147,10 +148,12 @@ func initRoute(rt *Route, reg *runtime.Registry, impl any, cfg RouteConfig, b *r
 
 		hedge:  max(cfg.Hedge, 0),
 		hedges: max(cfg.Hedges, 1),
+
+		answerAs: answerAs,
 	}
 	var countLive bool
 	if rt.answers, countLive = core.AnswersOf(reg); countLive {
-		rt.live = rt.answers.Counter(b.Name(), core.AnswerLive)
+		rt.live = rt.answers.Counter(answerAs, core.AnswerLive)
 	}
 	if rt.backoff <= 0 {
 		rt.backoff = DefaultBackoff
