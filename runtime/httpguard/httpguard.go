@@ -417,3 +417,20 @@ func CloseBody(req *http.Request) {
 		_ = req.Body.Close()
 	}
 }
+
+// CloseReader closes body when it is an io.Closer: for a call refused
+// before any try sent it, of a method that takes the body as a reader and
+// answers an *http.Response, as http.Client's Post does ("if the provided
+// body is an io.Closer, it is closed after the request"), which a refused
+// upload of a file would otherwise leave open. A nil body, or a nil
+// pointer in it, is left alone.
+func CloseReader(body io.Reader) {
+	c, ok := body.(io.Closer)
+	if !ok || c == nil {
+		return
+	}
+	if v := reflect.ValueOf(c); v.Kind() == reflect.Pointer && v.IsNil() {
+		return
+	}
+	_ = c.Close()
+}

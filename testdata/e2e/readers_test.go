@@ -125,6 +125,46 @@ func TestPosterRetriedWhole(t *testing.T) {
 	})
 }
 
+// closingBody is a body that counts its Close calls, as an *os.File
+// being uploaded would be closed.
+type closingBody struct {
+	*strings.Reader
+	closed int
+}
+
+func (c *closingBody) Close() error { c.closed++; return nil }
+
+// TestPosterRefusedClosesTheBody: a Post refused before any try sent its
+// body closes it when it is an io.Closer, as http.Client's Post does
+// ("if the provided body is an io.Closer, it is closed after the
+// request"); a refused upload of a file was left open. A body a try sent
+// is the client's to close, and is not closed again.
+func TestPosterRefusedClosesTheBody(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		reg := newRegistry()
+		sent := 0
+		p := NewPosterBreaker(postFunc(func(_, _ string, body io.Reader) (*http.Response, error) {
+			sent++
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+		}), reg)
+		body := &closingBody{Reader: strings.NewReader("upload")}
+		_, err := p.Post("http://x", "text/plain", body)
+		require.NoError(t, err)
+		assert.Equal(t, 0, body.closed, "a body a try sent is the client's to close")
+
+		b, ok := reg.Lookup("poster")
+		require.True(t, ok)
+		b.Isolate("rehearsal")
+		body = &closingBody{Reader: strings.NewReader("upload")}
+		_, err = p.Post("http://x", "text/plain", body)
+		require.Error(t, err, "an isolated breaker refuses")
+		assert.Equal(t, 1, sent, "no try was sent")
+		assert.Equal(t, 1, body.closed, "the refused call's body is closed once")
+		_, err = p.Post("http://x", "text/plain", strings.NewReader("no closer"))
+		require.Error(t, err, "a body that is no io.Closer is left as it is")
+	})
+}
+
 // TestReaderChain: a chain's fallback reads the body whole again; one
 // that cannot be read again passes the fallback over as unsent.
 func TestReaderChain(t *testing.T) {

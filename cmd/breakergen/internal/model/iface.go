@@ -1216,6 +1216,11 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 		names = append(names, fmt.Sprintf("%s's %s (%s)", m.Name(), paramName(mm.Sig, i), types.TypeString(t, q)))
 	}
 	advice := "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have " + every + " send it whole"
+	if mm.Response > 0 {
+		// An HTTP client closes a body that is an io.Closer once it has
+		// sent it: an *os.File then cannot be sought back.
+		advice = "pass a *strings.Reader or a *bytes.Reader (an io.Seeker that is no io.Closer: an HTTP client closes a body that is one, an *os.File too, once it has sent it, and a closed file cannot be sought back) or take a []byte, to have " + every + " send it whole"
+	}
 	switch {
 	case hedged != "":
 		if len(says) > 0 {

@@ -1074,16 +1074,37 @@ func (g *gen) deferDone(m *model.Method, call, ctx, err, key string) jen.Code {
 // closeBody renders, for a method taking a *http.Request and answering a
 // *http.Response (a RoundTripper, a client's Do), the closing of the
 // request's body when the call is refused before any try sent it, as a
-// RoundTripper must (httpguard.CloseBody); nothing for another method.
+// RoundTripper must (httpguard.CloseBody); and for a method taking a body
+// as a reader and answering a *http.Response (a client's Post), the
+// closing of each body that may be an io.Closer, as http.Client's Post
+// closes it (httpguard.CloseReader). Nothing for another method: a reader
+// given to any other is its caller's to close.
 func closeBody(m *model.Method, names []string) []jen.Code {
-	if !clientShaped(m) {
-		return nil
-	}
 	var code []jen.Code
-	for _, i := range m.Requests() {
-		code = append(code, jen.Qual(HTTPGuardPath, "CloseBody").Call(jen.Id(names[i])).Comment("refused: no try will close it"))
+	if clientShaped(m) {
+		for _, i := range m.Requests() {
+			code = append(code, jen.Qual(HTTPGuardPath, "CloseBody").Call(jen.Id(names[i])).Comment("refused: no try will close it"))
+		}
+	}
+	if m.Response > 0 {
+		for _, i := range m.Readers {
+			if mayClose(m.Sig.Params().At(i).Type()) {
+				code = append(code, jen.Qual(HTTPGuardPath, "CloseReader").Call(jen.Id(names[i])).Comment("refused: no try will close it"))
+			}
+		}
 	}
 	return code
+}
+
+// mayClose reports whether a body of type t may be an io.Closer: it has
+// a Close method, or is an interface whose dynamic value may have one.
+func mayClose(t types.Type) bool {
+	if types.IsInterface(t) {
+		return true
+	}
+	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Close")
+	_, ok := obj.(*types.Func)
+	return ok
 }
 
 // clientShaped reports whether m takes a *http.Request and answers a

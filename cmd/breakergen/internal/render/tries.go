@@ -816,10 +816,10 @@ func resend(a *alloc, m *model.Method, names, marks []string, unsent, run string
 		return nil, nil, nil, nil
 	}
 	sent := a.fresh("sent")
-	if clientShaped(m) {
-		// No source answered, and none sent the request: its body is the
-		// chain's to close.
-		end = []jen.Code{jen.If(jen.Op("!").Id(sent)).Block(closeBody(m, names)...)}
+	if cb := closeBody(m, names); cb != nil {
+		// No source answered, and none sent the request (or the body):
+		// its body is the chain's to close.
+		end = []jen.Code{jen.If(jen.Op("!").Id(sent)).Block(cb...)}
 	}
 	what := "the request's body"
 	if m.Request == 0 {
