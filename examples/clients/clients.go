@@ -54,6 +54,18 @@ type DB interface {
 	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 }
 
+// Tx is the part of *sql.Tx a transaction's work goes through. The
+// Rollback that database/sql's idiom defers answers sql.ErrTxDone after a
+// Commit: a transaction already ended is the caller's order of calls, not
+// the database's health, so it is an answer, not a failure.
+//
+//breaker:name=sqlitetx threshold=2 reset=5s
+type Tx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	Commit() error
+	Rollback() error
+}
+
 // Transport is an http.RoundTripper: breaker, limiter and timeout run on
 // req.Context(); a 5xx or 429 answer is a failure (a Retry-After on a 429
 // or 503 opens the breaker for that long) and still reaches the caller,

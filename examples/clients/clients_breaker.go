@@ -17501,3 +17501,83 @@ func (w *TransportBreaker) RoundTrip(req *http.Request) (r0 *http.Response, err 
 	}
 	return
 }
+
+// TxBreaker is a Tx whose methods go through circuit breakers:
+//
+//   - Commit, ExecContext, Rollback: breaker "sqlitetx" (excluding
+//     sql.ErrTxDone)
+//
+// Create it with NewTxBreaker; the zero value is not usable. It is safe for
+// concurrent use when the wrapped Tx is.
+type TxBreaker struct {
+	next     Tx
+	sqlitetx *breakerimpl.Route
+}
+
+// NewTxBreaker wraps next; breakers and limiters come from reg, or from
+// runtime.Default() when reg is nil.
+func NewTxBreaker(next Tx, reg *runtime.Registry) *TxBreaker {
+	return &TxBreaker{
+		next: next,
+		sqlitetx: breakerimpl.NewRoute(reg, next, breakerimpl.RouteConfig{
+			Breaker: runtime.Config{Name: "sqlitetx", FailureThreshold: 2, ResetTimeout: 5 * time.Second},
+			Exclude: []error{sql.ErrTxDone},
+		}),
+	}
+}
+
+var _ Tx = (*TxBreaker)(nil)
+
+// Commit calls next.Commit through breaker "sqlitetx". An error matching
+// sql.ErrTxDone (a transaction already ended) is an answer, not a failure.
+func (w *TxBreaker) Commit() (err error) {
+	ctx := context.Background()
+	call, ok := w.sqlitetx.EnterFast()
+	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
+		if call, err = w.sqlitetx.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Commit()
+}
+
+// ExecContext calls next.ExecContext through breaker "sqlitetx". An error
+// matching sql.ErrTxDone (a transaction already ended) is an answer, not a
+// failure.
+func (w *TxBreaker) ExecContext(ctx context.Context, query string, args ...any) (_ sql.Result, err error) {
+	call, ok := w.sqlitetx.EnterFast()
+	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
+		if call, err = w.sqlitetx.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.ExecContext(ctx, query, args...)
+}
+
+// Rollback calls next.Rollback through breaker "sqlitetx". An error matching
+// sql.ErrTxDone (a transaction already ended) is an answer, not a failure.
+func (w *TxBreaker) Rollback() (err error) {
+	ctx := context.Background()
+	call, ok := w.sqlitetx.EnterFast()
+	if !ok {
+		if err = call.Refusal(); err != nil {
+			return
+		}
+		if call, err = w.sqlitetx.Enter(ctx); err != nil {
+			return
+		}
+	}
+	defer func() { call.Done(ctx, err, err == breakerimpl.PanicGuard && call.Unreturned(ctx, recover())) }()
+	err = breakerimpl.PanicGuard // stays only if the call panics
+	return w.next.Rollback()
+}

@@ -118,3 +118,42 @@ func TestSQLNilDBRefused(t *testing.T) {
 	assert.Equal(t, runtime.Closed, b.State())
 	assert.Zero(t, b.Stats().Failures, "a refused nil counts nothing")
 }
+
+// TestSQLDeferredRollbackIsNoFailure: database/sql's idiom defers the
+// Rollback of every transaction, which answers sql.ErrTxDone once the
+// transaction committed. That is an answer, not a failure: three healthy
+// transactions counted three failures (an adopter review's run), enough
+// to trip a failure-rate window on a healthy database. A statement that
+// fails in the transaction still counts.
+func TestSQLDeferredRollbackIsNoFailure(t *testing.T) {
+	db := openSQLite(t, filepath.Join(t.TempDir(), "tx.db"))
+	ctx := context.Background()
+	_, err := db.ExecContext(ctx, "CREATE TABLE quotes (code TEXT PRIMARY KEY, price REAL)")
+	require.NoError(t, err)
+	reg := newRegistry(newClock())
+
+	insert := func(code string) error {
+		raw, err := db.BeginTx(ctx, nil)
+		require.NoError(t, err)
+		tx := clients.NewTxBreaker(raw, reg)
+		defer func() { assert.ErrorIs(t, tx.Rollback(), sql.ErrTxDone, "a committed transaction's rollback") }()
+		if _, err := tx.ExecContext(ctx, "INSERT INTO quotes VALUES (?, 1.5)", code); err != nil {
+			return err
+		}
+		return tx.Commit()
+	}
+	for _, code := range []string{"600519", "000001", "300750"} {
+		require.NoError(t, insert(code))
+	}
+	b, _ := reg.Lookup("sqlitetx")
+	assert.Equal(t, uint64(0), b.Stats().Failures, "a deferred rollback after a commit")
+	assert.Equal(t, runtime.Closed, b.State())
+
+	raw, err := db.BeginTx(ctx, nil)
+	require.NoError(t, err)
+	tx := clients.NewTxBreaker(raw, reg)
+	_, err = tx.ExecContext(ctx, "INSERT INTO prices VALUES (?, 1.5)", "600519")
+	require.Error(t, err)
+	assert.Equal(t, uint64(1), b.Stats().Failures, "a statement that fails counts")
+	require.NoError(t, tx.Rollback())
+}

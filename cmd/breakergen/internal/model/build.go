@@ -615,24 +615,43 @@ var misses = map[string]string{"github.com/redis/go-redis/v9": "Nil"}
 // inside it. A command's Err() never holds TxFailedErr when the command
 // returns: only the commands queued in a transaction get it, at EXEC, so
 // a command's Miss stays redis.Nil alone.
-var answers = map[string][]answer{"github.com/redis/go-redis/v9": {
-	{"Nil", "a missing key"},
-	{"TxFailedErr", "a watched key changed"},
-}}
+//
+// database/sql's ErrTxDone is what a *sql.Tx's Rollback returns after
+// its Commit (the deferred Rollback of database/sql's idiom), and any
+// call on a transaction already ended: the caller's order of calls, not
+// the database's health.
+var answers = map[string][]answer{
+	"github.com/redis/go-redis/v9": {
+		{"Nil", "a missing key", false},
+		{"TxFailedErr", "a watched key changed", false},
+	},
+	"database/sql": {
+		{"ErrTxDone", "a transaction already ended", true},
+	},
+}
 
-type answer struct{ name, what string }
+type answer struct {
+	name, what string
+	tx         bool // only a transaction's: of an interface with Commit() error or Rollback() error
+}
 
 // clientAnswers returns the answers (see Method.Answers) of a method of
-// signature sig with a plain error result: those of the first known
-// client whose package declares a type sig spells, in a parameter or a
-// result, or inside one (a func's parameters, a slice's elements).
-func clientAnswers(sig *types.Signature) []Answer {
-	pkg := clientPackage(sig, map[types.Type]bool{})
+// a known client's, pkg (clientPackage: the first known client whose
+// package declares a type the method's signature spells, in a parameter
+// or a result, or inside one, a func's parameters, a slice's elements;
+// or another method's of its interface), with a plain error result; tx
+// says whether the interface is a transaction's (it has Commit() error
+// or Rollback() error), whose answers a transaction alone gives need.
+// nil for a nil pkg.
+func clientAnswers(pkg *types.Package, tx bool) []Answer {
 	if pkg == nil {
 		return nil
 	}
 	var out []Answer
 	for _, a := range answers[pkg.Path()] {
+		if a.tx && !tx {
+			continue
+		}
 		switch v := pkg.Scope().Lookup(a.name).(type) {
 		case *types.Var, *types.Const:
 			out = append(out, Answer{Ref: Ref{Path: pkg.Path(), Name: v.Name(), Text: pkg.Name() + "." + v.Name()}, What: a.what})

@@ -71,11 +71,35 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 // errors failures.
 func (b *builder) answerRoutes(in *Interface) {
 	derived := map[*Route]*Route{} // the route for the client's methods, by the line's
+	// A transaction's Commit() error and Rollback() error spell no type of
+	// database/sql's, but are its own in an interface whose other methods
+	// spell one (a *sql.Tx's ExecContext beside them).
+	endsTx := func(m *Method) bool {
+		return (m.Name == "Commit" || m.Name == "Rollback") && m.Sig.Params().Len() == 0 &&
+			m.Sig.Results().Len() == 1 && types.Identical(m.Sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
+	}
+	var sqlPkg *types.Package
+	for _, m := range in.Methods {
+		if p := clientPackage(m.Sig, map[types.Type]bool{}); p != nil && p.Path() == "database/sql" {
+			sqlPkg = p
+			break
+		}
+	}
+	tx := sqlPkg != nil && slices.ContainsFunc(in.Methods, endsTx)
+	clientOf := func(m *Method) *types.Package {
+		if p := clientPackage(m.Sig, map[types.Type]bool{}); p != nil {
+			return p
+		}
+		if tx && endsTx(m) {
+			return sqlPkg
+		}
+		return nil
+	}
 	for _, m := range in.Methods {
 		if m.Route == nil || m.Carrier != nil {
 			continue
 		}
-		m.Answers = clientAnswers(m.Sig)
+		m.Answers = clientAnswers(clientOf(m), tx)
 		m.Commands = commandsResult(m.Sig)
 		r := m.Route
 		var missing []Ref
@@ -88,7 +112,7 @@ func (b *builder) answerRoutes(in *Interface) {
 		case len(missing) == 0:
 		case derived[r] != nil:
 			m.Route = derived[r]
-		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && clientPackage(o.Sig, map[types.Type]bool{}) == nil }):
+		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && clientOf(o) == nil }):
 			r.Exclude = slices.Concat(r.Exclude, missing)
 		default:
 			d := *r

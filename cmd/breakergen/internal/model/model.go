@@ -162,8 +162,9 @@ type Method struct {
 	// result may hold and that are answers of a healthy server, not
 	// failures (go-redis's redis.Nil: a missing key), when the method
 	// is the client's: a parameter or result type of its signature is of
-	// the client's package. Its route excludes them, as if the line's
-	// exclude named them.
+	// the client's package (or, for database/sql's ErrTxDone, it is a
+	// transaction's Commit or Rollback: see answerRoutes). Its route
+	// excludes them, as if the line's exclude named them.
 	Answers []Answer
 	// Commands, for a guarded method that returns go-redis's commands
 	// beside its error ([]redis.Cmder: Pipelined, TxPipelined, a
