@@ -77,7 +77,11 @@ func (w *FundFlowSourceBreaker) tryFundFlow(ctx context.Context, call breakerimp
 	defer call.ExitValid(ctx, &err, &valid)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = w.next.FundFlow(ctx, code)
-	valid = err != nil || validFlow(r0)
+	if err == nil {
+		err = breakerimpl.PanicGuard // stays only if the valid func panics
+		valid = validFlow(r0)
+		err = nil
+	}
 	return
 }
 
@@ -171,7 +175,11 @@ func (c *FundFlowSourceChain) tryFundFlow(ctx context.Context, call breakerimpl.
 	defer call.ExitValid(ctx, &err, &valid)
 	err = breakerimpl.PanicGuard // stays only if the call panics
 	r0, err = impl.FundFlow(ctx, code)
-	valid = err != nil || validFlow(r0)
+	if err == nil {
+		err = breakerimpl.PanicGuard // stays only if the valid func panics
+		valid = validFlow(r0)
+		err = nil
+	}
 	return
 }
 

@@ -658,7 +658,7 @@ func (g *gen) judgedTries(f *jen.File, j judgedMethod, body []jen.Code) {
 		if c != nil {
 			answers = append(answers, jen.Id(last))
 		}
-		tbody = append(tbody, jen.Id(valid).Op("=").Id(outcome).Op("!=").Nil().Op("||").Add(g.validCall(r, answers...)))
+		tbody = append(tbody, g.judgeValid(outcome, valid, r, answers...))
 	}
 	tbody = append(tbody, jen.Return())
 	f.Line()

@@ -448,7 +448,7 @@ func (g *gen) tries(f *jen.File, t *tries, decl, recvType *jen.Statement, body [
 		tbody = append(tbody, g.timeout(t)...)
 		tbody = append(tbody,
 			jen.List(append(vargs, jen.Id(t.err))...).Op("=").Add(upstream),
-			jen.Id(t.valid).Op("=").Id(t.err).Op("!=").Nil().Op("||").Add(g.validCall(r, vargs...)),
+			g.judgeValid(t.err, t.valid, r, vargs...),
 			jen.Return(),
 		)
 	} else {
@@ -493,6 +493,21 @@ func (g *gen) ref(r *model.Ref) *jen.Statement {
 		return jen.Id(r.Name)
 	}
 	return jen.Qual(r.Path, r.Name)
+}
+
+// judgeValid renders the judging of a try's answer by r's valid func, in
+// a try whose deferred ExitValid reads errName and validName (which is
+// true until then): only an answer with no error is judged, with the
+// panic guard back in errName while the func runs, so that a valid func
+// that panics (on a typed nil answer, say) counts as the try's panic, a
+// failure, and is re-raised, as a panic of the method is; without it the
+// panic left a success counted and the chain's next source unasked.
+func (g *gen) judgeValid(errName, validName string, r *model.Route, args ...jen.Code) jen.Code {
+	return jen.If(jen.Id(errName).Op("==").Nil()).Block(
+		jen.Id(errName).Op("=").Add(g.impl("PanicGuard")).Comment("stays only if the valid func panics"),
+		jen.Id(validName).Op("=").Add(g.validCall(r, args...)),
+		jen.Id(errName).Op("=").Nil(),
+	)
 }
 
 // validCall renders the call of r's valid func on args, converted to bool
