@@ -7,9 +7,20 @@ import (
 )
 
 // walk calls visit on every error of err's tree, depth first, until visit
-// returns true; it reports whether one did.
+// returns true; it reports whether one did. A typed nil (a nil pointer in
+// a non-nil error, whose methods would read its fields) is neither
+// visited nor unwrapped, as retryAfter has it, and the walk stops after
+// maxErrorNodes errors (one that unwraps to itself would never end).
 func walk(err error, visit func(error) bool) bool {
-	for err != nil {
+	budget := maxErrorNodes
+	return walkIn(err, visit, &budget)
+}
+
+func walkIn(err error, visit func(error) bool, budget *int) bool {
+	for ; err != nil && *budget > 0; *budget-- {
+		if typedNil(err) {
+			return false
+		}
 		if visit(err) {
 			return true
 		}
@@ -20,7 +31,8 @@ func walk(err error, visit func(error) bool) bool {
 			err = u.Unwrap()
 		case interface{ Unwrap() []error }:
 			for _, e := range u.Unwrap() {
-				if walk(e, visit) {
+				*budget--
+				if walkIn(e, visit, budget) {
 					return true
 				}
 			}
@@ -40,10 +52,19 @@ func walk(err error, visit func(error) bool) bool {
 // ban or a rate-limit answer: the breaker cools down instead). A
 // DeadlineExceeded from a route's own per-try timeout is retryable while ctx
 // is alive.
-func Retryable(ctx context.Context, err error) bool {
+//
+// An error method that panics (an Is or Unwrap of a nil pointer that
+// errors.Is calls) makes err not retryable: the try's failure stands, and
+// the caller's goroutine does not crash on an upstream's bad error.
+func Retryable(ctx context.Context, err error) (retry bool) {
 	if err == nil {
 		return false
 	}
+	defer func() {
+		if recover() != nil {
+			retry = false
+		}
+	}()
 	if ctx != nil && ctx.Err() != nil {
 		return false
 	}

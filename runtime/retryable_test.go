@@ -51,3 +51,37 @@ func (e *httpError) Error() string { return fmt.Sprintf("HTTP %d", e.code) }
 func (e *httpError) Retryable() bool { return e.code >= 500 }
 
 func (e *coolingError) RetryAfter() time.Duration { return e.retryAfter }
+
+// codeError is docs/retries.md's error with a Retryable method that
+// reads its field: a nil *codeError in an error panics in it.
+type codeError struct{ code int }
+
+func (e *codeError) Error() string   { return fmt.Sprintf("HTTP %d", e.code) }
+func (e *codeError) Retryable() bool { return e.code >= 500 }
+
+// nilUnwrapper is an error whose Unwrap reads its field, as *url.Error's
+// does: errors.Is panics on a nil one.
+type nilUnwrapper struct{ err error }
+
+func (e *nilUnwrapper) Error() string { return "wrapped" }
+func (e *nilUnwrapper) Unwrap() error { return e.err }
+
+// TestRetryableTypedNil: an upstream's typed nil error (a nil pointer in a
+// non-nil error, a common Go mistake) neither panics in Retryable nor
+// says anything of itself: its Retryable method, which would read a nil
+// pointer, is not called, and the failure is retried as any other. A
+// retrying route used to crash the caller's goroutine on it, where one
+// try alone counted it cleanly. An error method that panics all the same
+// (an Unwrap of a nil pointer, in errors.Is) leaves the failure standing.
+func TestRetryableTypedNil(t *testing.T) {
+	ctx := context.Background()
+	var se *codeError
+	assert.True(t, runtime.Retryable(ctx, se), "a typed nil *codeError")
+	assert.True(t, runtime.Retryable(ctx, fmt.Errorf("quote: %w", se)), "a typed nil, wrapped")
+	assert.True(t, runtime.Retryable(ctx, errors.Join(errors.New("a"), se)), "a typed nil, joined")
+	assert.False(t, runtime.Retryable(ctx, &codeError{code: 404}), "a live one still says")
+	assert.False(t, runtime.Retryable(ctx, fmt.Errorf("quote: %w", &codeError{code: 404})))
+
+	var un *nilUnwrapper
+	assert.False(t, runtime.Retryable(ctx, un), "an Unwrap that panics in errors.Is")
+}
