@@ -47,7 +47,11 @@ func newBulkhead(name string, limit int) *bulkhead {
 // on: calls holding a slot keep it, and a raised limit hands the new
 // slots to the calls queued.
 func (h *bulkhead) setLimit(name string, limit int) {
-	err := error(&loadError{msg: fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit), is: ErrBulkheadFull})
+	msg := fmt.Sprintf("breaker %s: bulkhead full, all %d slots in use", name, limit)
+	if limit == 1 {
+		msg = fmt.Sprintf("breaker %s: bulkhead full, its one slot in use", name)
+	}
+	err := error(&loadError{msg: msg, is: ErrBulkheadFull})
 	h.err.Store(&err)
 	if limit <= 0 {
 		h.slots.Limit.Store(math.MaxInt64)

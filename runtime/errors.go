@@ -173,7 +173,8 @@ func errorTypeName(err error) string {
 	}
 	full := t.String() // e.g. "url.Error", "errors.errorString"
 	switch t.PkgPath() + "." + t.Name() {
-	case "errors.errorString", "fmt.wrapError", "fmt.wrapErrors", "errors.joinError":
+	case "errors.errorString", "fmt.wrapError", "fmt.wrapErrors", "errors.joinError",
+		"context.deadlineExceededError": // context.DeadlineExceeded, whose message names it
 		return ""
 	}
 	return full

@@ -37,6 +37,11 @@ func TestBrief(t *testing.T) {
 		{emptyError{}, "runtime_test.emptyError"},
 		{errors.New("line one\n\tline  two "), "line one line two"},
 		{errors.Join(errors.New("a"), errors.New("b")), "a b"},
+		// The context's errors are plain: context.Canceled an errors.New,
+		// DeadlineExceeded of an unexported type that its message names.
+		{context.Canceled, "context canceled"},
+		{context.DeadlineExceeded, "context deadline exceeded"},
+		{fmtErr("try: %w", context.DeadlineExceeded), "try: context deadline exceeded"},
 	}
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, runtime.Brief(tt.err))

@@ -29,7 +29,7 @@ func ExampleConfig_concurrency() {
 	b.Release(tok, nil)
 	fmt.Println(b.Stats().InFlight)
 	// Output:
-	// breaker slow: bulkhead full, all 1 slots in use: context deadline exceeded
+	// breaker slow: bulkhead full, its one slot in use: context deadline exceeded
 	// true true
 	// 1 1 1 0
 	// 0
