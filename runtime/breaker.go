@@ -411,7 +411,7 @@ func (b *Breaker) do(ctx context.Context, bud *core.Budget, fn func(context.Cont
 		return ErrBudget
 	}
 	if b.injector != nil {
-		if t.word, err = b.inject(ctx, t.word); err != nil {
+		if t.word, err = b.inject(ctx, t.word, 0); err != nil { // Do has no timeout of its own
 			return err // settled by inject
 		}
 	}

@@ -80,8 +80,8 @@ func fraction(f float64) float64 {
 // [core.Injector]): the latency wait on the registry's clock, then the
 // fault; each draw comes from the registry's source ([WithRand]), the
 // latency's first, and is made only when the setting is on.
-func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
-	w, _, err := b.injectStaged(ctx, w)
+func (b *Breaker) inject(ctx context.Context, w uint64, timeout time.Duration) (uint64, error) {
+	w, _, err := b.injectStaged(ctx, w, timeout)
 	return w, err
 }
 
@@ -91,19 +91,29 @@ func (b *Breaker) inject(ctx context.Context, w uint64) (uint64, error) {
 // "failure") and the caller's cancel is neither (core.Refused, class
 // "canceled"), as the breaker's classifier has it; an injected fault is
 // core.Refused with its error (class "injected").
-func (b *Breaker) injectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
+func (b *Breaker) injectStaged(ctx context.Context, w uint64, timeout time.Duration) (uint64, core.Stage, error) {
 	in := b.injector
 	if in.latency > 0 && b.reg.draw() < in.latencyRate {
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		if !core.Sleep(ctx, in.latency, b.reg.clock.AfterFunc) {
+		wait := in.latency
+		if timeout > 0 && timeout < wait {
+			wait = timeout // the route's per-try timeout ends the wait first
+		}
+		if !core.Sleep(ctx, wait, b.reg.clock.AfterFunc) {
 			err := ctx.Err()
 			stage := stageOf(b.settle(ctx, w, err))
 			if stage == core.Ignored {
 				stage = core.Refused // the upstream was not called: the wait was cut
 			}
 			return 0, stage, err
+		}
+		if wait < in.latency {
+			// As the timeout would end an upstream that slow: the try's
+			// failure, context.DeadlineExceeded, with ctx alive.
+			err := context.DeadlineExceeded
+			return 0, stageOf(b.settle(ctx, w, err)), err
 		}
 	}
 	if in.fault > 0 && b.reg.draw() < in.fault {
@@ -118,12 +128,12 @@ func (b *Breaker) injectStaged(ctx context.Context, w uint64) (uint64, core.Stag
 
 func (o *ops) Injecting() bool { return o.injector != nil }
 
-func (o *ops) Inject(ctx context.Context, w uint64) (uint64, error) {
-	return o.b().inject(ctx, w)
+func (o *ops) Inject(ctx context.Context, w uint64, timeout time.Duration) (uint64, error) {
+	return o.b().inject(ctx, w, timeout)
 }
 
-func (o *ops) InjectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
-	return o.b().injectStaged(ctx, w)
+func (o *ops) InjectStaged(ctx context.Context, w uint64, timeout time.Duration) (uint64, core.Stage, error) {
+	return o.b().injectStaged(ctx, w, timeout)
 }
 
 // injectStats adds the injection figures to st, whose Failures were read

@@ -426,7 +426,7 @@ func (b *Breaker) doRecorded(ctx context.Context, bud *core.Budget, fn func(cont
 	}
 	if b.injector != nil {
 		var stage core.Stage
-		if t.word, stage, err = b.injectStaged(ctx, t.word); err != nil {
+		if t.word, stage, err = b.injectStaged(ctx, t.word, 0); err != nil {
 			rc.record(b, start, stage, err)
 			return err
 		}

@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
@@ -128,16 +129,16 @@ type recInjector struct {
 
 func (ri *recInjector) Injecting() bool { return true }
 
-func (ri *recInjector) Inject(ctx context.Context, w uint64) (uint64, error) {
-	w, stage, err := ri.in.InjectStaged(ctx, w)
+func (ri *recInjector) Inject(ctx context.Context, w uint64, timeout time.Duration) (uint64, error) {
+	w, stage, err := ri.in.InjectStaged(ctx, w, timeout)
 	if err != nil {
 		ri.stage = stage
 	}
 	return w, err
 }
 
-func (ri *recInjector) InjectStaged(ctx context.Context, w uint64) (uint64, core.Stage, error) {
-	return ri.in.InjectStaged(ctx, w)
+func (ri *recInjector) InjectStaged(ctx context.Context, w uint64, timeout time.Duration) (uint64, core.Stage, error) {
+	return ri.in.InjectStaged(ctx, w, timeout)
 }
 
 // exitRecorded is exitSlow on a recording clone: it settles the call and

@@ -424,7 +424,10 @@ func (rt *Route) enter(ctx context.Context, st *core.CallState) (Call, error) {
 	}
 	if rt.inject != nil {
 		var err error
-		if w, err = rt.inject.Inject(ctx, w); err != nil {
+		// The wait ends at the route's timeout, as the try would: a
+		// method that runs without it (a *sql.Row's, read later) is cut
+		// there all the same, which no real call of it would be.
+		if w, err = rt.inject.Inject(ctx, w, rt.timeout); err != nil {
 			return Call{}, err // settled, a failure like an upstream's: see Retry.Enter
 		}
 	}

@@ -1,6 +1,9 @@
 package core
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // Injector is implemented by the Ops of a breaker whose settings inject
 // faults or latency (runtime.Config.Fault, Latency). A route asks once,
@@ -11,17 +14,20 @@ type Injector interface {
 	// Injecting reports whether the breaker injects anything.
 	Injecting() bool
 	// Inject runs the injection step of the call admitted as w, after
-	// every admission step: the latency wait, honouring ctx, then the
-	// fault draw. It returns w, or an error after which the call is
-	// settled and the upstream must not be called: an injected fault
-	// (matching runtime.ErrInjected), counted as a failure, or ctx's
-	// error when it ended the wait, settled as that error.
-	Inject(ctx context.Context, w uint64) (uint64, error)
+	// every admission step: the latency wait, honouring ctx and the
+	// route's per-try timeout (0: none), then the fault draw. It returns
+	// w, or an error after which the call is settled and the upstream
+	// must not be called: an injected fault (matching
+	// runtime.ErrInjected), counted as a failure; ctx's error when it
+	// ended the wait, settled as that error; or
+	// context.DeadlineExceeded when the timeout ended it, a failure, as
+	// the timeout would end an upstream that slow.
+	Inject(ctx context.Context, w uint64, timeout time.Duration) (uint64, error)
 	// InjectStaged is Inject for a recorded call: with the error, it
 	// also returns how the call is to be recorded, as it was settled
 	// (Failed for a delay that ctx's deadline cut short, Refused for an
 	// injected fault or a caller's cancel, ...).
-	InjectStaged(ctx context.Context, w uint64) (uint64, Stage, error)
+	InjectStaged(ctx context.Context, w uint64, timeout time.Duration) (uint64, Stage, error)
 }
 
 // InjectorOf returns b's Injector when its breaker injects, else nil.
