@@ -181,6 +181,9 @@ func worse(a, b runtime.State) bool {
 func newFamilyRow(f *runtime.Family) familyRow {
 	row := familyRow{FamilyHealth: f.Health(), State: runtime.Closed, injecting: injects(f.Config())}
 	for _, b := range f.Breakers() {
+		// A key may inject on its own (BREAKER_<FAMILY>/<KEY>_FAULT, or
+		// WithConfig by its name): the family's row says so too.
+		row.injecting = row.injecting || injects(b.Config())
 		s := b.State()
 		row.Counts.add(s.Level())
 		if worse(s, row.State) {
@@ -227,6 +230,12 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 		all = fam.Breakers()
 		if injects(fam.Config()) {
 			p.Injecting = []string{fam.Name()}
+		} else {
+			for _, b := range all {
+				if injects(b.Config()) { // a key's own injection
+					p.Injecting = append(p.Injecting, b.Name())
+				}
+			}
 		}
 	} else {
 		all = reg.PlainBreakers() // a family's keys are in its row
