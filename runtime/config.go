@@ -127,7 +127,8 @@ type Config struct {
 	// with an error matching [ErrInjected] without calling the upstream;
 	// Latency is a delay added, honouring the ctx, before the upstream is
 	// called on a fraction LatencyRate (0..1; 1 when Latency is set alone)
-	// of admitted calls. Default 0: none, at no cost.
+	// of admitted calls; a layer that gives LatencyRate alone changes the
+	// rate of a lower layer's Latency. Default 0: none, at no cost.
 	Fault       float64
 	Latency     time.Duration
 	LatencyRate float64

@@ -218,3 +218,22 @@ func TestInjectStatsWhileCounted(t *testing.T) {
 		assert.Equal(t, [2]uint64{2, 1}, [2]uint64{st.Failures, st.Injected})
 	})
 }
+
+// TestInjectLatencyRateOverLowerLatency: WithConfig's LatencyRate alone
+// changes the rate of the environment's latency, as any field a higher
+// layer gives wins (SPEC §5); it was dropped without a word, and every
+// call was delayed. A WithConfig Latency alone is every call's, as
+// before.
+func TestInjectLatencyRateOverLowerLatency(t *testing.T) {
+	restore := runtime.SetEnviron([]string{"BREAKER_ALPHA_LATENCY=20ms", "BREAKER_BETA_LATENCY=20ms@0.5"})
+	defer restore()
+	reg := runtime.NewRegistry(runtime.WithLogger(discardLogger()),
+		runtime.WithConfig(runtime.Config{Name: "alpha", LatencyRate: 0.25}),
+		runtime.WithConfig(runtime.Config{Name: "beta", Latency: 30 * time.Millisecond}))
+	alpha := reg.Breaker(runtime.Config{Name: "alpha"}).Config()
+	assert.Equal(t, 20*time.Millisecond, alpha.Latency, "the environment's latency")
+	assert.Equal(t, 0.25, alpha.LatencyRate, "WithConfig's rate")
+	beta := reg.Breaker(runtime.Config{Name: "beta"}).Config()
+	assert.Equal(t, 30*time.Millisecond, beta.Latency)
+	assert.Equal(t, 1.0, beta.LatencyRate, "a latency given alone is every call's")
+}

@@ -87,7 +87,9 @@ func (o override) apply(cfg Config) Config {
 	setGiven(&cfg.Throttle, c.Throttle)
 	setGiven(&cfg.Fault, c.Fault)
 	if c.Latency > 0 {
-		cfg.Latency, cfg.LatencyRate = c.Latency, c.LatencyRate
+		cfg.Latency, cfg.LatencyRate = c.Latency, c.LatencyRate // a latency alone is every call's
+	} else if c.LatencyRate > 0 {
+		cfg.LatencyRate = c.LatencyRate // the rate of the lower layer's latency
 	}
 	return cfg
 }
