@@ -4,6 +4,7 @@ import (
 	"container/heap"
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"slices"
@@ -40,15 +41,25 @@ type Band struct {
 	State runtime.State
 }
 
-// errFailed is a recorded upstream failure; the reason of the
-// transitions it causes says so.
-var errFailed = errors.New("recorded failure")
+// errFailed is a recorded upstream failure, errInjected a recorded
+// injected fault; the reason of the transitions they cause says which.
+var (
+	errFailed   = errors.New("recorded failure")
+	errInjected = errors.New("recorded injected fault")
+)
 
-// cooldownError is a recorded failure that asked for a cooldown.
-type cooldownError struct{ d time.Duration }
+// cooldown asks for a recorded failure's cooldown; recordedCooldown wraps
+// it in the failure's words, so that the reason (runtime.Brief) reads
+// "retry after 30ms: recorded failure asking for 30ms" and names no type
+// of this package's.
+type cooldown time.Duration
 
-func (e cooldownError) Error() string             { return "recorded failure asking for " + e.d.String() }
-func (e cooldownError) RetryAfter() time.Duration { return e.d }
+func (cooldown) Error() string               { return "" }
+func (c cooldown) RetryAfter() time.Duration { return time.Duration(c) }
+
+func recordedCooldown(what string, d time.Duration) error {
+	return fmt.Errorf("%s asking for %s%w", what, d, cooldown(d))
+}
 
 // pending is a call admitted and not yet ended.
 type pending struct {
@@ -145,9 +156,12 @@ func Replay(rec *Recording, c Candidate, o Options) Result {
 		case Success:
 			b.Release(p.token, nil)
 		case Failure, Injected:
-			var err error = errFailed
+			err := errFailed
+			if p.call.Class == Injected {
+				err = errInjected
+			}
 			if p.call.Retry > 0 {
-				err = cooldownError{p.call.Retry}
+				err = recordedCooldown(err.Error(), p.call.Retry)
 			}
 			b.Release(p.token, err)
 		default:

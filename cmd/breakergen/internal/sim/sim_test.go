@@ -23,7 +23,7 @@ func recording(pattern string) string {
 	var b strings.Builder
 	b.WriteString(head)
 	for i, c := range pattern {
-		class := map[rune]string{'s': "success", 'f': "failure", 'r': "rejected"}[c]
+		class := map[rune]string{'s': "success", 'f': "failure", 'r': "rejected", 'i': "injected", 'c': "failure/30000000"}[c]
 		fmt.Fprintf(&b, "%d %d %s tdx\n", time.Duration(i)*10*time.Millisecond, time.Millisecond, class)
 	}
 	b.WriteString("# end calls=" + fmt.Sprint(len(pattern)) + " dropped=0\n")
@@ -272,5 +272,22 @@ func TestRoundKeepsShortSpans(t *testing.T) {
 		if got := round(d); got != want {
 			t.Errorf("round(%v) = %q, want %q", d, got, want)
 		}
+	}
+}
+
+// TestReplayReasonsSayWhatFailed: the first trip's reason says what the
+// recording says failed, as the runtime words it, naming no type of the
+// simulator's: an injected fault as one (it read "recorded failure"), a
+// failure that asked for a cooldown with it (it read "retry after 30ms:
+// sim.cooldownError: recorded failure asking for 30ms").
+func TestReplayReasonsSayWhatFailed(t *testing.T) {
+	for pattern, want := range map[string]string{
+		"sfff": "recorded failure",
+		"siii": "recorded injected fault",
+		"sffc": "retry after 30ms: recorded failure asking for 30ms",
+	} {
+		res := Replay(mustRead(t, recording(pattern)), mustCandidate(t, "tdx:threshold=3 reset=50ms"), Options{Outage: 3})
+		assert.Equal(t, 1, res.Trips, pattern)
+		assert.Equal(t, want, res.FirstReason, pattern)
 	}
 }
