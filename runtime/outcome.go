@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"reflect"
 	"time"
@@ -86,7 +85,7 @@ func (b *Breaker) Classify(ctx context.Context, err error) Outcome {
 		}
 		return Ignored // not one of the three: see Outcome
 	}
-	if ctx != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+	if ctx != nil && ctx.Err() != nil && core.ErrorIs(err, context.Canceled) {
 		return Ignored
 	}
 	return Failure

@@ -120,7 +120,7 @@ func (b *Breaker) doWritten(ctx context.Context, st *core.CallState, p *Provenan
 		case err == nil:
 			p.Source, p.Tries = name, 1
 		default:
-			if called || errors.Is(err, ErrInjected) { // an injected fault is a try, failed
+			if called || core.ErrorIs(err, ErrInjected) { // an injected fault is a try, failed
 				p.Tries = 1
 			}
 			p.Skipped = append(p.Skipped, Skip{Source: name, Why: why(ctx, err, called), Err: err})
@@ -159,26 +159,26 @@ func isolatedWrapped(err error) bool {
 // the source made got, not this source. Otherwise err is the refusal that
 // kept the source from being called.
 func why(ctx context.Context, err error, answered bool) string {
-	canceled := ctx != nil && ctx.Err() != nil && (errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded))
+	canceled := ctx != nil && ctx.Err() != nil && (core.ErrorIs(err, context.Canceled) || core.ErrorIs(err, context.DeadlineExceeded))
 	switch {
 	case answered && canceled:
 		return "canceled"
 	case answered:
 		return "error"
-	case errors.Is(err, ErrOpen):
+	case core.ErrorIs(err, ErrOpen):
 		if isolated(err) {
 			return "isolated" // an operator's act, not the source's failures
 		}
 		return "open"
-	case errors.Is(err, ErrRateLimited):
+	case core.ErrorIs(err, ErrRateLimited):
 		return "ratelimited"
-	case errors.Is(err, ErrThrottled):
+	case core.ErrorIs(err, ErrThrottled):
 		return "throttled"
-	case errors.Is(err, ErrBulkheadFull):
+	case core.ErrorIs(err, ErrBulkheadFull):
 		return "bulkhead"
-	case errors.Is(err, ErrBudget):
+	case core.ErrorIs(err, ErrBudget):
 		return "budget"
-	case errors.Is(err, ErrInjected):
+	case core.ErrorIs(err, ErrInjected):
 		return "injected"
 	case canceled:
 		return "canceled"

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -217,17 +216,17 @@ func classOf(stage core.Stage, err error) uint8 {
 		return classInvalid
 	}
 	switch {
-	case errors.Is(err, ErrInjected):
+	case core.ErrorIs(err, ErrInjected):
 		return classInjected
-	case errors.Is(err, ErrOpen):
+	case core.ErrorIs(err, ErrOpen):
 		return classRejected
-	case errors.Is(err, ErrRateLimited):
+	case core.ErrorIs(err, ErrRateLimited):
 		return classRateLimited
-	case errors.Is(err, ErrThrottled):
+	case core.ErrorIs(err, ErrThrottled):
 		return classThrottled
-	case errors.Is(err, ErrBulkheadFull):
+	case core.ErrorIs(err, ErrBulkheadFull):
 		return classBulkheadFull
-	case errors.Is(err, ErrBudget):
+	case core.ErrorIs(err, ErrBudget):
 		return classBudget
 	}
 	return classCanceled

@@ -2,7 +2,6 @@ package breakerimpl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -215,7 +214,7 @@ func (c *Chain) AnsweredValid(fb *Route, err error, valid bool) bool {
 // later try returns the try before's error), and fault injection did not
 // fail the last one.
 func isAnswer(tries int, err error) bool {
-	return tries > 0 && !errors.Is(err, runtime.ErrInjected)
+	return tries > 0 && !core.ErrorIs(err, runtime.ErrInjected)
 }
 
 // outcome records how source name ended: answered says it was called (see

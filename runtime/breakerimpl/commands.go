@@ -1,6 +1,6 @@
 package breakerimpl
 
-import "errors"
+import "github.com/breakergen/breakergen/runtime/internal/core"
 
 // FirstFailed returns the outcome of a call that returned a client's
 // commands cmds beside err (go-redis's Pipelined, TxPipelined, a
@@ -18,7 +18,7 @@ func FirstFailed[C interface{ Err() error }](cmds []C, err, miss error) error {
 		if any(c) == nil {
 			continue
 		}
-		if e := c.Err(); e != nil && e != miss && !errors.Is(e, miss) {
+		if e := c.Err(); e != nil && e != miss && !core.ErrorIs(e, miss) {
 			return e
 		}
 	}

@@ -657,7 +657,7 @@ func (rt *Route) Excluded(err error) bool { return err != nil && rt.excluded(err
 
 func (rt *Route) excluded(err error) bool {
 	for _, e := range rt.exclude {
-		if errors.Is(err, e) {
+		if core.ErrorIs(err, e) {
 			return true
 		}
 	}

@@ -12,6 +12,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"sync/atomic"
 	"time"
 )
@@ -298,4 +299,19 @@ func Sleep[T interface{ Stop() bool }](ctx context.Context, d time.Duration, aft
 		t.Stop()
 		return false
 	}
+}
+
+// ErrorIs is errors.Is for an error a caller's call returned: it answers
+// false where a method of the error's tree panics (the Is or Unwrap of a
+// nil pointer in an upstream's error, a common Go mistake), where
+// errors.Is would panic in the runtime's own path, which must still finish
+// the call (free its slot, count it). The runtime asks it of callers'
+// errors on the paths that settle, classify or record a call.
+func ErrorIs(err, target error) (is bool) {
+	defer func() {
+		if recover() != nil {
+			is = false
+		}
+	}()
+	return errors.Is(err, target)
 }
