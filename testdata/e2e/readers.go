@@ -27,6 +27,16 @@ type Poster interface {
 	Post(url, contentType string, body io.Reader) (*http.Response, error)
 }
 
+// PlainPoster is http.Client's Post with nothing but a breaker (its own
+// line's failure=- says that its answers are judged by their errors
+// alone): the generator's plainest body.
+//
+//breaker:name=plainposter threshold=5 reset=1m
+type PlainPoster interface {
+	//breaker:failure=-
+	Post(url, contentType string, body io.Reader) (*http.Response, error)
+}
+
 // Replicas puts an object on a primary, then on each mirror in turn:
 // each source reads the body from where the call found it.
 //

@@ -162,6 +162,20 @@ func TestPosterRefusedClosesTheBody(t *testing.T) {
 		assert.Equal(t, 1, body.closed, "the refused call's body is closed once")
 		_, err = p.Post("http://x", "text/plain", strings.NewReader("no closer"))
 		require.Error(t, err, "a body that is no io.Closer is left as it is")
+
+		// The plainest body (no retries, no failure func) too.
+		plain := NewPlainPosterBreaker(postFunc(func(string, string, io.Reader) (*http.Response, error) {
+			sent++
+			return &http.Response{StatusCode: http.StatusOK, Body: http.NoBody}, nil
+		}), reg)
+		pb, ok := reg.Lookup("plainposter")
+		require.True(t, ok)
+		pb.Isolate("rehearsal")
+		body = &closingBody{Reader: strings.NewReader("upload")}
+		_, err = plain.Post("http://x", "text/plain", body)
+		require.Error(t, err, "an isolated breaker refuses")
+		assert.Equal(t, 1, sent, "no try was sent")
+		assert.Equal(t, 1, body.closed, "the plain wrapper's refused body is closed once")
 	})
 }
 

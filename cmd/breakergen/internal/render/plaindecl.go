@@ -426,8 +426,8 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 	}
 
 	r := m.Route
-	if m.Key != nil || m.Judged() || r.Helper() || m.UseTimeout && m.Response != 0 || m.StaleField != "" {
-		return false
+	if m.Key != nil || m.Judged() || r.Helper() || m.UseTimeout && m.Response != 0 || m.StaleField != "" || closesBody(m) {
+		return false // method() has these: closesBody's among them, a body to close when refused
 	}
 	// The names method() allocates, in its order.
 	errName := a.fresh("err")

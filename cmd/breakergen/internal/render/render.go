@@ -110,7 +110,7 @@ func fileImports(mf *model.File, local *types.Package) *imports {
 				usesSQL = true
 			}
 			if m.Route != nil && (m.Response > 0 && (m.UseTimeout || m.Route.Failure != nil && m.Route.Retries() || in.Chain) ||
-				m.Request > 0 && (m.Route.Retries() || in.Chain || m.Ctx && m.UseTimeout) || clientShaped(m) || m.Key != nil && m.Key.Kind == model.KeyHost) {
+				m.Request > 0 && (m.Route.Retries() || in.Chain || m.Ctx && m.UseTimeout) || closesBody(m) || m.Key != nil && m.Key.Kind == model.KeyHost) {
 				usesHTTP = true
 			}
 		}
@@ -906,8 +906,9 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 		return
 	}
 	// A keyed body holds its key's route first; a client's closes the
-	// request's body when refused; a timeout's ctx may go on in a request.
-	if m.Key == nil && (!m.UseTimeout || m.Response == 0 && onCtxRequest(m, names) == "") && !clientShaped(m) {
+	// request's body (or a Post's) when refused; a timeout's ctx may go on
+	// in a request.
+	if m.Key == nil && (!m.UseTimeout || m.Response == 0 && onCtxRequest(m, names) == "") && !closesBody(m) {
 		pb := plainBody{pre: g.plainCtx(in, m, ctx, errName, names), recv: recv, field: r.Field, impl: impl, method: m.Name,
 			ctx: ctx, err: errName, cal: callName, names: names, variadic: sig.Variadic(),
 			rate: r.Settings.Rate.Per > 0, timeout: m.UseTimeout, background: !m.Ctx && m.CtxFrom == 0, convert: m.CtxSelf}
@@ -1105,6 +1106,15 @@ func mayClose(t types.Type) bool {
 	obj, _, _ := types.LookupFieldOrMethod(t, true, nil, "Close")
 	_, ok := obj.(*types.Func)
 	return ok
+}
+
+// closesBody reports whether closeBody renders anything for m: a body is
+// closed when the call is refused.
+func closesBody(m *model.Method) bool {
+	if clientShaped(m) {
+		return true
+	}
+	return m.Response > 0 && slices.ContainsFunc(m.Readers, func(i int) bool { return mayClose(m.Sig.Params().At(i).Type()) })
 }
 
 // clientShaped reports whether m takes a *http.Request and answers a
