@@ -1266,8 +1266,12 @@ func (b *builder) chainReaders(in *Interface) {
 	if len(b.chainBodies) == 0 {
 		return
 	}
-	b.warnf(in.Pos, "%s: the chain sends a fallback a body the primary read only when it can be sought back to where the call found it, and these are no io.Seeker: %s; a reader passed to one that is no io.Seeker (or whose Seek fails) is sent once, and the fallbacks are passed over as unsent; take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every source send it whole",
-		in.Name, strings.Join(b.chainBodies, ", "))
+	advice := "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every source send it whole"
+	if slices.ContainsFunc(in.Methods, func(m *Method) bool { return m.Response > 0 && len(m.Readers) > 0 }) {
+		advice = "pass a *strings.Reader or a *bytes.Reader (an io.Seeker that is no io.Closer: an HTTP client closes a body that is one, an *os.File too, once it has sent it, and a closed file cannot be sought back) or take a []byte, to have every source send it whole"
+	}
+	b.warnf(in.Pos, "%s: the chain sends a fallback a body the primary read only when it can be sought back to where the call found it, and these are no io.Seeker: %s; a reader passed to one that is no io.Seeker (or whose Seek fails) is sent once, and the fallbacks are passed over as unsent; %s",
+		in.Name, strings.Join(b.chainBodies, ", "), advice)
 	b.chainBodies = nil
 }
 
