@@ -3,6 +3,7 @@ package breakerimpl
 import (
 	"context"
 
+	"github.com/breakergen/breakergen/runtime"
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
@@ -30,3 +31,10 @@ func Why(ctx context.Context, err error, answered bool) string {
 
 // FailsWord is failsWord, for TestFailsWord.
 var FailsWord = failsWord
+
+// AnswerCounters returns how many answer counters reg holds, counted or
+// not (core.Answers.Len).
+func AnswerCounters(reg *runtime.Registry) int {
+	a, _ := core.AnswersOf(reg)
+	return a.Len()
+}

@@ -78,8 +78,10 @@ func (rt *Route) recordCalls(reg *runtime.Registry, impl any, cfg RouteConfig, b
 		return
 	}
 	rr := &routeRec{rec: rec}
+	answerAs := rt.answerAs // a key's clone counts its answers as its family's
 	rr.clone = func() *Route {
-		c := buildRoute(reg, impl, cfg, b, l)
+		c := new(Route)
+		initRoute(c, reg, impl, cfg, b, l, answerAs)
 		c.recOf = rr
 		if c.inject != nil {
 			c.recInject = &recInjector{in: c.inject}

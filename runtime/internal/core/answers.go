@@ -77,3 +77,11 @@ func (a *Answers) Counts() []AnswerCount {
 // whether the registry counts every call (runtime.WithCallCounts), which
 // live answers are counted with. Package runtime sets it in its init.
 var AnswersOf func(reg any) (a *Answers, countLive bool)
+
+// Len returns how many counters a holds, counted or not: what a leak of
+// them would grow.
+func (a *Answers) Len() int {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.counts)
+}
