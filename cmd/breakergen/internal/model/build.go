@@ -636,17 +636,22 @@ type answer struct {
 }
 
 // clientAnswers returns the answers (see Method.Answers) of a method of
-// a known client's, pkg (clientPackage: the first known client whose
-// package declares a type the method's signature spells, in a parameter
-// or a result, or inside one, a func's parameters, a slice's elements;
-// or another method's of its interface), with a plain error result; tx
-// says whether the interface is a transaction's (it has Commit() error
-// or Rollback() error), whose answers a transaction alone gives need.
-// nil for a nil pkg.
-func clientAnswers(pkg *types.Package, tx bool) []Answer {
-	if pkg == nil {
-		return nil
+// the known clients pkgs (clientPackages: those whose package declares a
+// type the method's signature spells, in a parameter or a result, or
+// inside one, a func's parameters, a slice's elements), with a plain
+// error result; tx says whether the interface is a transaction's (it has
+// Commit() error or Rollback() error), whose answers a transaction alone
+// gives need.
+func clientAnswers(pkgs []*types.Package, tx bool) []Answer {
+	var out []Answer
+	for _, pkg := range pkgs {
+		out = append(out, packageAnswers(pkg, tx)...)
 	}
+	return out
+}
+
+// packageAnswers is clientAnswers of one package.
+func packageAnswers(pkg *types.Package, tx bool) []Answer {
 	var out []Answer
 	for _, a := range answers[pkg.Path()] {
 		if a.tx && !tx {
@@ -660,52 +665,52 @@ func clientAnswers(pkg *types.Package, tx bool) []Answer {
 	return out
 }
 
-// clientPackage returns the package of answers that declares a named
-// type t spells (not the types that type is made of), or nil.
-func clientPackage(t types.Type, seen map[types.Type]bool) *types.Package {
-	if seen[t] {
-		return nil
-	}
-	seen[t] = true
-	switch u := types.Unalias(t).(type) {
-	case *types.Named:
-		if p := u.Obj().Pkg(); p != nil && answers[p.Path()] != nil {
-			return p
+// clientPackages returns the packages of answers that declare a named
+// type t spells (not the types that type is made of), in the order first
+// met, each once: a method may spell two known clients' types (a
+// *sql.Tx and a redis.Cmdable), and has both clients' answers.
+func clientPackages(t types.Type) []*types.Package {
+	var out []*types.Package
+	seen := map[types.Type]bool{}
+	var walk func(t types.Type)
+	walk = func(t types.Type) {
+		if seen[t] {
+			return
 		}
-		for a := range u.TypeArgs().Types() {
-			if p := clientPackage(a, seen); p != nil {
-				return p
+		seen[t] = true
+		switch u := types.Unalias(t).(type) {
+		case *types.Named:
+			if p := u.Obj().Pkg(); p != nil && answers[p.Path()] != nil && !slices.Contains(out, p) {
+				out = append(out, p)
 			}
-		}
-	case *types.Pointer:
-		return clientPackage(u.Elem(), seen)
-	case *types.Slice:
-		return clientPackage(u.Elem(), seen)
-	case *types.Array:
-		return clientPackage(u.Elem(), seen)
-	case *types.Map:
-		if p := clientPackage(u.Key(), seen); p != nil {
-			return p
-		}
-		return clientPackage(u.Elem(), seen)
-	case *types.Chan:
-		return clientPackage(u.Elem(), seen)
-	case *types.Signature:
-		for _, tup := range []*types.Tuple{u.Params(), u.Results()} {
-			for v := range tup.Variables() {
-				if p := clientPackage(v.Type(), seen); p != nil {
-					return p
+			for a := range u.TypeArgs().Types() {
+				walk(a)
+			}
+		case *types.Pointer:
+			walk(u.Elem())
+		case *types.Slice:
+			walk(u.Elem())
+		case *types.Array:
+			walk(u.Elem())
+		case *types.Map:
+			walk(u.Key())
+			walk(u.Elem())
+		case *types.Chan:
+			walk(u.Elem())
+		case *types.Signature:
+			for _, tup := range []*types.Tuple{u.Params(), u.Results()} {
+				for v := range tup.Variables() {
+					walk(v.Type())
 				}
 			}
-		}
-	case *types.Struct:
-		for f := range u.Fields() {
-			if p := clientPackage(f.Type(), seen); p != nil {
-				return p
+		case *types.Struct:
+			for f := range u.Fields() {
+				walk(f.Type())
 			}
 		}
 	}
-	return nil
+	walk(t)
+	return out
 }
 
 // localMethod reports whether m, of signature sig, is a local method of

@@ -80,26 +80,30 @@ func (b *builder) answerRoutes(in *Interface) {
 	}
 	var sqlPkg *types.Package
 	for _, m := range in.Methods {
-		if p := clientPackage(m.Sig, map[types.Type]bool{}); p != nil && p.Path() == "database/sql" {
-			sqlPkg = p
-			break
+		for _, p := range clientPackages(m.Sig) {
+			if p.Path() == "database/sql" {
+				sqlPkg = p
+			}
 		}
 	}
 	tx := sqlPkg != nil && slices.ContainsFunc(in.Methods, endsTx)
-	clientOf := func(m *Method) *types.Package {
-		if p := clientPackage(m.Sig, map[types.Type]bool{}); p != nil {
-			return p
+	// answersOf is a method's answers: those of every known client whose
+	// types its signature spells; a transaction's Commit and Rollback are
+	// database/sql's. A method with none is not a client's: a route of
+	// the line that also guards such a method stays as it is, and the
+	// client's methods get one of their own (below).
+	answersOf := func(m *Method) []Answer {
+		pkgs := clientPackages(m.Sig)
+		if tx && endsTx(m) && !slices.Contains(pkgs, sqlPkg) {
+			pkgs = append(pkgs, sqlPkg)
 		}
-		if tx && endsTx(m) {
-			return sqlPkg
-		}
-		return nil
+		return clientAnswers(pkgs, tx)
 	}
 	for _, m := range in.Methods {
 		if m.Route == nil || m.Carrier != nil {
 			continue
 		}
-		m.Answers = clientAnswers(clientOf(m), tx)
+		m.Answers = answersOf(m)
 		m.Commands = commandsResult(m.Sig)
 		r := m.Route
 		var missing []Ref
@@ -112,7 +116,7 @@ func (b *builder) answerRoutes(in *Interface) {
 		case len(missing) == 0:
 		case derived[r] != nil:
 			m.Route = derived[r]
-		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && clientOf(o) == nil }):
+		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && len(answersOf(o)) == 0 }):
 			r.Exclude = slices.Concat(r.Exclude, missing)
 		default:
 			d := *r
