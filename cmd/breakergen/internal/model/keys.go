@@ -144,44 +144,66 @@ func keyBasic(t types.Type) (info types.BasicInfo, ok bool) {
 		}
 		return bt.Info(), true
 	}
-	const kinds = types.IsString | types.IsInteger | types.IsUnsigned
-	var terms []types.Type
-	var collect func(it *types.Interface) bool
-	collect = func(it *types.Interface) bool {
-		for e := range it.EmbeddedTypes() {
-			switch e := e.(type) {
-			case *types.Union:
-				for term := range e.Terms() {
-					terms = append(terms, term.Type())
-				}
-			default:
-				if in, ok := e.Underlying().(*types.Interface); ok {
-					if !collect(in) {
-						return false
-					}
-					continue
-				}
-				terms = append(terms, e)
-			}
-		}
-		return true
-	}
 	it, _ := tp.Constraint().Underlying().(*types.Interface)
-	if it == nil || !collect(it) || len(terms) == 0 {
+	if it == nil {
 		return 0, false
 	}
-	for i, term := range terms {
-		bt, ok := term.Underlying().(*types.Basic)
-		if !ok || bt.Info()&(types.IsString|types.IsInteger) == 0 {
-			return 0, false
+	switch kindsOf(it) {
+	case kindString:
+		return types.IsString, true
+	case kindSigned:
+		return types.IsInteger, true
+	case kindUnsigned:
+		return types.IsInteger | types.IsUnsigned, true
+	}
+	return 0, false
+}
+
+// The kinds of the types a constraint allows, as a set (kindsOf).
+const (
+	kindString = 1 << iota
+	kindSigned
+	kindUnsigned
+	kindOther
+	kindAny = kindString | kindSigned | kindUnsigned | kindOther
+)
+
+// kindsOf returns the kinds of the types interface it allows: the kinds
+// its elements' type sets share, since embedded elements intersect, each
+// the union of its terms' kinds (a term may be an interface itself); an
+// element of methods alone allows every kind.
+func kindsOf(it *types.Interface) int {
+	set := kindAny
+	for e := range it.EmbeddedTypes() {
+		set &= kindsOfTerm(e)
+	}
+	return set
+}
+
+// kindsOfTerm returns the kinds of the types term t allows: t's own kind,
+// or an interface's, or a union's terms' together.
+func kindsOfTerm(t types.Type) int {
+	if u, ok := t.(*types.Union); ok {
+		set := 0
+		for term := range u.Terms() {
+			set |= kindsOfTerm(term.Type())
 		}
-		if i == 0 {
-			info = bt.Info() & kinds
-		} else if bt.Info()&kinds != info {
-			return 0, false
+		return set
+	}
+	switch u := t.Underlying().(type) {
+	case *types.Interface:
+		return kindsOf(u)
+	case *types.Basic:
+		switch info := u.Info(); {
+		case info&types.IsString != 0:
+			return kindString
+		case info&types.IsInteger != 0 && info&types.IsUnsigned != 0:
+			return kindUnsigned
+		case info&types.IsInteger != 0:
+			return kindSigned
 		}
 	}
-	return info, true
+	return kindOther
 }
 
 // keyErrorf reports a problem of a key option once: an interface line's
