@@ -283,15 +283,18 @@ func generatedHint(pkg *types.Package, msg string) string {
 	if !ok || pkg == nil || strings.ContainsAny(name, " .\n") {
 		return ""
 	}
-	base := strings.TrimPrefix(strings.TrimPrefix(name, "New"), "new")
-	for _, suffix := range []string{"Breaker", "Chain"} {
-		iface, ok := strings.CutSuffix(base, suffix)
-		if !ok || iface == "" {
-			continue
-		}
-		for _, n := range []string{iface, lowerFirst(iface)} {
-			if tn, ok := pkg.Scope().Lookup(n).(*types.TypeName); ok && types.IsInterface(tn.Type()) {
-				return fmt.Sprintf(" (%s is breakergen's output for %s, which it reads the package without: an annotated interface cannot use what breakergen generates; use %s itself, or declare this interface in another package)", name, n, n)
+	// A wrapper or chain type (ABreaker, aBreaker) or its constructor
+	// (NewABreaker, newABreaker); an interface may itself start with New.
+	for _, base := range []string{name, strings.TrimPrefix(strings.TrimPrefix(name, "New"), "new")} {
+		for _, suffix := range []string{"Breaker", "Chain"} {
+			iface, ok := strings.CutSuffix(base, suffix)
+			if !ok || iface == "" {
+				continue
+			}
+			for _, n := range []string{iface, lowerFirst(iface)} {
+				if tn, ok := pkg.Scope().Lookup(n).(*types.TypeName); ok && types.IsInterface(tn.Type()) {
+					return fmt.Sprintf(" (%s is breakergen's output for %s, which it reads the package without: an annotated interface cannot use what breakergen generates; use %s itself, or declare this interface in another package)", name, n, n)
+				}
 			}
 		}
 	}
