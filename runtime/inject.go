@@ -14,24 +14,36 @@ import (
 
 // ErrInjected is matched (errors.Is) by the error of a call that failed
 // because its breaker's settings inject faults ([Config].Fault,
-// BREAKER_<NAME>_FAULT): the upstream was not called. Such a call counts as
-// a failure, like a real one, and in [Stats].Injected.
+// BREAKER_<NAME>_FAULT), or latency that the route's per-try timeout cut
+// short: the upstream was not called. Such a call counts as a failure,
+// like a real one, and in [Stats].Injected.
 var ErrInjected = errors.New("breaker: injected fault")
 
-// InjectedError is the error of an injected fault; it matches
-// [ErrInjected]. Its [Brief], and so the reason of a transition it causes,
-// says "injected".
+// InjectedError is the error of an injected fault, or of injected
+// latency that a route's per-try timeout cut short; it matches
+// [ErrInjected], and the latter [context.DeadlineExceeded] too, as the
+// timeout's own error would. Its [Brief], and so the reason of a
+// transition it causes, says "injected".
 type InjectedError struct {
 	Breaker string  // the breaker's name
 	Fault   float64 // the fraction of calls that fail so
+	// Latency and Timeout, for injected latency (Config.Latency) longer
+	// than the route's per-try timeout: the try failed at Timeout.
+	Latency, Timeout time.Duration
 }
 
 func (e *InjectedError) Error() string {
+	if e.Timeout > 0 {
+		return fmt.Sprintf("breaker[%s]: injected latency %s cut by the try's timeout %s: %v", e.Breaker, e.Latency, e.Timeout, context.DeadlineExceeded)
+	}
 	return fmt.Sprintf("breaker[%s]: injected fault (fault=%s)", e.Breaker, pct(e.Fault))
 }
 
-// Is makes an InjectedError match ErrInjected.
-func (e *InjectedError) Is(target error) bool { return target == ErrInjected }
+// Is makes an InjectedError match ErrInjected, and one of a timeout
+// context.DeadlineExceeded.
+func (e *InjectedError) Is(target error) bool {
+	return target == ErrInjected || e.Timeout > 0 && target == context.DeadlineExceeded
+}
 
 // pct writes a fraction as a percentage: 0.3 as "30%".
 func pct(f float64) string {
@@ -97,8 +109,8 @@ func (b *Breaker) injectStaged(ctx context.Context, w uint64, timeout time.Durat
 		if ctx == nil {
 			ctx = context.Background()
 		}
-		wait := in.latency
-		if timeout > 0 && timeout < wait {
+		wait, cut := in.latency, timeout > 0 && timeout <= in.latency
+		if cut {
 			wait = timeout // the route's per-try timeout ends the wait first
 		}
 		if !core.Sleep(ctx, wait, b.reg.clock.AfterFunc) {
@@ -109,11 +121,14 @@ func (b *Breaker) injectStaged(ctx context.Context, w uint64, timeout time.Durat
 			}
 			return 0, stage, err
 		}
-		if wait < in.latency {
-			// As the timeout would end an upstream that slow: the try's
-			// failure, context.DeadlineExceeded, with ctx alive.
-			err := context.DeadlineExceeded
-			return 0, stageOf(b.settle(ctx, w, err)), err
+		if cut {
+			// As the timeout would end an upstream that slow: the try
+			// fails, injected (so it is retried, marked and counted as
+			// an injected fault is), matching context.DeadlineExceeded.
+			err := &InjectedError{Breaker: b.Name(), Latency: in.latency, Timeout: timeout}
+			b.injected.Add(1)
+			b.finish(w, Failure, err)
+			return 0, core.Refused, err
 		}
 	}
 	if in.fault > 0 && b.reg.draw() < in.fault {
