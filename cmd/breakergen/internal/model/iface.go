@@ -70,7 +70,14 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 // those methods alone, so that the line's other methods keep their
 // errors failures.
 func (b *builder) answerRoutes(in *Interface) {
-	derived := map[*Route]*Route{} // the route for the client's methods, by the line's
+	// The route for the client's methods, by the line's and the answers
+	// it excludes besides: methods of two clients on one line get one
+	// each.
+	type derivedKey struct {
+		r       *Route
+		answers string
+	}
+	derived := map[derivedKey]*Route{}
 	// A transaction's Commit() error and Rollback() error spell no type of
 	// database/sql's, but are its own in an interface whose other methods
 	// spell one (a *sql.Tx's ExecContext beside them).
@@ -112,16 +119,21 @@ func (b *builder) answerRoutes(in *Interface) {
 				missing = append(missing, a.Ref)
 			}
 		}
+		var set []string
+		for _, a := range missing {
+			set = append(set, a.Path+"."+a.Name)
+		}
+		dk := derivedKey{r, strings.Join(set, " ")}
 		switch {
 		case len(missing) == 0:
-		case derived[r] != nil:
-			m.Route = derived[r]
+		case derived[dk] != nil:
+			m.Route = derived[dk]
 		case r.Method != "" || r.KeyParam != "" || !slices.ContainsFunc(in.Methods, func(o *Method) bool { return o.Route == r && len(answersOf(o)) == 0 }):
 			r.Exclude = slices.Concat(r.Exclude, missing)
 		default:
 			d := *r
 			d.Exclude = slices.Concat(r.Exclude, missing)
-			derived[r] = &d
+			derived[dk] = &d
 			b.routes = append(b.routes, &d)
 			in.Routes = append(in.Routes, &d)
 			m.Route = &d
