@@ -45,7 +45,14 @@ func Row(err error) *sql.Row {
 	if err == nil {
 		err = errors.New("sqlimpl: Row of a nil error")
 	}
-	if errors.Is(err, driver.ErrBadConn) {
+	switch is, broken := badConnIn(err); {
+	case broken:
+		// A method of err's tree panics (a chain's error holds its
+		// sources', a typed nil among them), and database/sql asks
+		// errors.Is of a connector's error too: the row carries err
+		// closed to it, with err's message.
+		err = closedError{err}
+	case is:
 		err = badConn{err}
 	}
 	return refusals.QueryRowContext(context.WithValue(context.Background(), errKey{}, err), "")
@@ -72,6 +79,30 @@ func Drop(row *sql.Row) {
 // Unwrap, which would let errors.Is, and so database/sql, reach
 // ErrBadConn.
 type badConn struct{ err error }
+
+// badConnIn reports whether err matches driver.ErrBadConn, and broken
+// when a method of its tree panics as errors.Is asks.
+func badConnIn(err error) (is, broken bool) {
+	defer func() {
+		if recover() != nil {
+			is, broken = false, true
+		}
+	}()
+	return errors.Is(err, driver.ErrBadConn), false
+}
+
+// closedError is an error whose tree errors.Is cannot walk without a
+// panic, closed to it: its message alone.
+type closedError struct{ err error }
+
+func (e closedError) Error() (s string) {
+	defer func() {
+		if recover() != nil {
+			s = "(an error whose Error method panicked)"
+		}
+	}()
+	return e.err.Error()
+}
 
 func (e badConn) Error() string { return e.err.Error() }
 

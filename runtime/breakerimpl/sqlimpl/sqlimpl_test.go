@@ -69,3 +69,22 @@ func TestRowConcurrent(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// nilUnwrap's Unwrap reads its field: errors.Is panics on a nil one.
+type nilUnwrap struct{ err error }
+
+func (e *nilUnwrap) Error() string { return "source" }
+func (e *nilUnwrap) Unwrap() error { return e.err }
+
+// TestRowOfATypedNilSource: a chain's error whose source failed with a
+// typed nil (a nil *nilUnwrap) makes a row whose error has the chain's
+// message, where the look for driver.ErrBadConn (sqlimpl's, and
+// database/sql's own) panicked in the caller's goroutine.
+func TestRowOfATypedNilSource(t *testing.T) {
+	var bad *nilUnwrap
+	err := &runtime.ChainError{Sources: []runtime.Skip{{Source: "db", Why: "error", Err: bad}}}
+	var row interface{ Err() error }
+	require.NotPanics(t, func() { row = sqlimpl.Row(err) })
+	require.Error(t, row.Err())
+	assert.Equal(t, err.Error(), row.Err().Error())
+}
