@@ -118,13 +118,23 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 			return
 		}
 	}
-	if types.Implements(t, stringer) {
+	empty := false // a type parameter no type argument satisfies implements every interface
+	if tp, ok := t.(*types.TypeParam); ok {
+		if it, _ := tp.Constraint().Underlying().(*types.Interface); it != nil {
+			terms, all := typeTerms(it)
+			empty = !all && len(terms) == 0
+		}
+	}
+	if !empty && types.Implements(t, stringer) {
 		mm.Key = &Key{Param: idx, Kind: KeyStringer}
 		return
 	}
 	why := ""
 	if _, ok := t.(*types.TypeParam); ok {
 		why = " (a type parameter keys when every type its constraint allows is a string type, or every one a signed, or every one an unsigned integer type)"
+		if empty {
+			why = " (its constraint allows no type at all: its elements intersect to nothing)"
+		}
 	}
 	b.keyErrorf(o.Pos, "key: parameter %s of %s.%s is %s, which cannot key a breaker: a key is a string or integer kind, or a fmt.Stringer%s",
 		r.KeyParam, in.Name, mm.Name, types.TypeString(t, pkgQualifier(in.Obj.Pkg())), why)
@@ -148,53 +158,37 @@ func keyBasic(t types.Type) (info types.BasicInfo, ok bool) {
 	if it == nil {
 		return 0, false
 	}
-	switch kindsOf(it) {
-	case kindString:
-		return types.IsString, true
-	case kindSigned:
-		return types.IsInteger, true
-	case kindUnsigned:
-		return types.IsInteger | types.IsUnsigned, true
+	terms, all := typeTerms(it)
+	if all || len(terms) == 0 { // any type, or none (no type argument satisfies it)
+		return 0, false
 	}
-	return 0, false
+	for i, tm := range terms {
+		k := kindOf(tm.t)
+		if k == kindOther {
+			return 0, false
+		}
+		if i == 0 {
+			info = k
+		} else if k != info {
+			return 0, false
+		}
+	}
+	return info, true
 }
 
-// The kinds of the types a constraint allows, as a set (kindsOf).
+// The kinds a key's type may be of (kindOf).
 const (
-	kindString = 1 << iota
-	kindSigned
-	kindUnsigned
-	kindOther
-	kindAny = kindString | kindSigned | kindUnsigned | kindOther
+	kindString   = types.IsString
+	kindSigned   = types.IsInteger
+	kindUnsigned = types.IsInteger | types.IsUnsigned
+	kindOther    = 0
 )
 
-// kindsOf returns the kinds of the types interface it allows: the kinds
-// its elements' type sets share, since embedded elements intersect, each
-// the union of its terms' kinds (a term may be an interface itself); an
-// element of methods alone allows every kind.
-func kindsOf(it *types.Interface) int {
-	set := kindAny
-	for e := range it.EmbeddedTypes() {
-		set &= kindsOfTerm(e)
-	}
-	return set
-}
-
-// kindsOfTerm returns the kinds of the types term t allows: t's own kind,
-// or an interface's, or a union's terms' together.
-func kindsOfTerm(t types.Type) int {
-	if u, ok := t.(*types.Union); ok {
-		set := 0
-		for term := range u.Terms() {
-			set |= kindsOfTerm(term.Type())
-		}
-		return set
-	}
-	switch u := t.Underlying().(type) {
-	case *types.Interface:
-		return kindsOf(u)
-	case *types.Basic:
-		switch info := u.Info(); {
+// kindOf returns the kind of t's underlying type: kindString,
+// kindSigned, kindUnsigned, or kindOther.
+func kindOf(t types.Type) types.BasicInfo {
+	if b, ok := t.Underlying().(*types.Basic); ok {
+		switch info := b.Info(); {
 		case info&types.IsString != 0:
 			return kindString
 		case info&types.IsInteger != 0 && info&types.IsUnsigned != 0:
@@ -204,6 +198,80 @@ func kindsOfTerm(t types.Type) int {
 		}
 	}
 	return kindOther
+}
+
+// typeTerm is a term of a type set: the type t, or with tilde every type
+// whose underlying type is t.
+type typeTerm struct {
+	tilde bool
+	t     types.Type
+}
+
+// typeTerms returns the terms of the type set interface it allows, as Go
+// computes it: its embedded elements intersect, each the union of its
+// terms (a term may be an interface itself); all is true when it has no
+// type terms (methods alone: every type).
+func typeTerms(it *types.Interface) (terms []typeTerm, all bool) {
+	all = true
+	for e := range it.EmbeddedTypes() {
+		et, eAll := elementTerms(e)
+		switch {
+		case eAll:
+		case all:
+			terms, all = et, false
+		default:
+			terms = intersectTerms(terms, et)
+		}
+	}
+	return terms, all
+}
+
+// elementTerms returns the terms of an interface's embedded element t.
+func elementTerms(t types.Type) (terms []typeTerm, all bool) {
+	if u, ok := t.(*types.Union); ok {
+		for tm := range u.Terms() {
+			if it, ok := tm.Type().Underlying().(*types.Interface); ok {
+				sub, subAll := typeTerms(it)
+				if subAll {
+					return nil, true
+				}
+				terms = append(terms, sub...)
+				continue
+			}
+			terms = append(terms, typeTerm{tm.Tilde(), tm.Type()})
+		}
+		return terms, false
+	}
+	if it, ok := t.Underlying().(*types.Interface); ok {
+		return typeTerms(it)
+	}
+	return []typeTerm{{false, t}}, false
+}
+
+// intersectTerms returns the terms both a and b allow.
+func intersectTerms(a, b []typeTerm) []typeTerm {
+	var out []typeTerm
+	for _, x := range a {
+		for _, y := range b {
+			switch {
+			case x.tilde && y.tilde:
+				if types.Identical(x.t, y.t) {
+					out = append(out, x)
+				}
+			case x.tilde:
+				if types.Identical(x.t, y.t.Underlying()) {
+					out = append(out, y)
+				}
+			case y.tilde:
+				if types.Identical(y.t, x.t.Underlying()) {
+					out = append(out, x)
+				}
+			case types.Identical(x.t, y.t):
+				out = append(out, x)
+			}
+		}
+	}
+	return out
 }
 
 // keyErrorf reports a problem of a key option once: an interface line's
