@@ -655,9 +655,21 @@ func (c Call) exitSlow(ctx context.Context, err error) {
 // stale cache use it to return such an answer rather than a stale value.
 func (rt *Route) Excluded(err error) bool { return err != nil && rt.excluded(err) }
 
-func (rt *Route) excluded(err error) bool {
+// excluded is Excluded for a non-nil err. An error whose tree panics as
+// errors.Is walks it (a typed nil's Unwrap) is in no list: the call
+// still settles, as a failure (core.ErrorIs), with one recover for the
+// whole list.
+func (rt *Route) excluded(err error) (is bool) {
+	if len(rt.exclude) == 0 {
+		return false
+	}
+	defer func() {
+		if recover() != nil {
+			is = false
+		}
+	}()
 	for _, e := range rt.exclude {
-		if core.ErrorIs(err, e) {
+		if errors.Is(err, e) {
 			return true
 		}
 	}
