@@ -114,9 +114,10 @@ func (e *ChainError) Is(target error) bool {
 // ChainAnswer counts how the calls of generated chains were answered: by
 // Source (the breaker name that answered, the primary's when none did, or
 // "stale"; for a key of a family, the family's name: a family's answers
-// are its totals, never one series a key) and Kind: "live" (the primary answered), "fallback" (a fallback
-// asked in order answered), "hedged" (a source asked as a hedge answered
-// first), "stale" (the stale cache answered) or "none" (no source did).
+// are its totals, never one series a key) and Kind: "live" (the primary
+// answered), "fallback" (a fallback asked in order answered), "hedged" (a
+// source asked as a hedge answered first), "stale" (the stale cache
+// answered) or "none" (no source did).
 //
 // "live" answers are counted only when the registry counts calls
 // ([WithCallCounts]), like successes: counting them would cost the chain's

@@ -657,8 +657,8 @@ func (rt *Route) Excluded(err error) bool { return err != nil && rt.excluded(err
 
 // excluded is Excluded for a non-nil err. An error whose tree panics as
 // errors.Is walks it (a typed nil's Unwrap) is in no list: the call
-// still settles, as a failure (core.ErrorIs), with one recover for the
-// whole list.
+// still settles, as a failure, as core.ErrorIs has it, with one recover
+// for the whole list.
 func (rt *Route) excluded(err error) (is bool) {
 	if len(rt.exclude) == 0 {
 		return false

@@ -19,9 +19,9 @@ type Injector interface {
 	// w, or an error after which the call is settled and the upstream
 	// must not be called: an injected fault (matching
 	// runtime.ErrInjected), counted as a failure; ctx's error when it
-	// ended the wait, settled as that error; or
-	// context.DeadlineExceeded when the timeout ended it, a failure, as
-	// the timeout would end an upstream that slow.
+	// ended the wait, settled as that error; or, when the timeout ended
+	// it, an injected failure that matches context.DeadlineExceeded too,
+	// as the timeout would end an upstream that slow.
 	Inject(ctx context.Context, w uint64, timeout time.Duration) (uint64, error)
 	// InjectStaged is Inject for a recorded call: with the error, it
 	// also returns how the call is to be recorded, as it was settled

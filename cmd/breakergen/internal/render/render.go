@@ -1111,10 +1111,7 @@ func mayClose(t types.Type) bool {
 // closesBody reports whether closeBody renders anything for m: a body is
 // closed when the call is refused.
 func closesBody(m *model.Method) bool {
-	if clientShaped(m) {
-		return true
-	}
-	return m.Response > 0 && slices.ContainsFunc(m.Readers, func(i int) bool { return mayClose(m.Sig.Params().At(i).Type()) })
+	return closeBody(m, make([]string, m.Sig.Params().Len())) != nil
 }
 
 // clientShaped reports whether m takes a *http.Request and answers a
