@@ -265,6 +265,43 @@ func TestResetAtMostADay(t *testing.T) {
 	}
 }
 
+// TestFractionAboveOne: a Config's fraction above 1 (most often a
+// percentage: 50 for 0.5) is made 1 when the breaker is made, as Config
+// says, and said to be, once a field, naming it. It was made 1 without a
+// word: a FailureRate of 50 then tripped only when every call failed, a
+// Fault of 30 failed every call, and WithConfig's the same.
+func TestFractionAboveOne(t *testing.T) {
+	var logs logBuffer
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logs.logger()),
+		runtime.WithConfig(runtime.Config{Name: "over", LatencyRate: 40}))
+	win := runtime.Config{Name: "rates", WindowCalls: 100, FailureRate: 50, SlowCall: time.Second, SlowRate: 80, ResetJitter: 10}
+	cfg := reg.Breaker(win).Config()
+	if cfg.FailureRate != 1 || cfg.SlowRate != 1 || cfg.ResetJitter != 1 {
+		t.Errorf("rates 50, 80 and jitter 10 became %v, %v, %v; want 1 each", cfg.FailureRate, cfg.SlowRate, cfg.ResetJitter)
+	}
+	reg.Breaker(win) // the same breaker: said once
+	reg.Breaker(runtime.Config{Name: "faulty", Fault: 30})
+	reg.Breaker(runtime.Config{Name: "over", Latency: time.Millisecond})
+	reg.Breaker(runtime.Config{Name: "whole", WindowCalls: 100, FailureRate: 1, Fault: 1, Latency: time.Millisecond})
+	fam := reg.Family(runtime.Config{Name: "famrate", WindowCalls: 100, FailureRate: 75}, runtime.FamilyConfig{})
+	fam.Breaker("a")
+	for _, want := range []string{
+		"breaker[rates]: FailureRate 50 is above 1 (a fraction: 0.5 for 50%); using 1",
+		"breaker[rates]: SlowRate 80 is above 1",
+		"breaker[rates]: ResetJitter 10 is above 1",
+		"breaker[faulty]: Fault 30 is above 1",
+		"breaker[over]: LatencyRate 40 is above 1",
+		"breaker[famrate]: FailureRate 75 is above 1",
+	} {
+		if n := strings.Count(logs.String(), want); n != 1 {
+			t.Errorf("%d warnings say %q, want 1:\n%s", n, want, logs.String())
+		}
+	}
+	if strings.Contains(logs.String(), "breaker[whole]") || strings.Contains(logs.String(), "famrate/a") {
+		t.Errorf("a fraction of 1, or a key of a family warned of already, is warned of:\n%s", logs.String())
+	}
+}
+
 // TestEventCapacityHuge: WithEventCapacity(math.MaxInt) makes a registry
 // whose log keeps everything, at the cost of what it holds. The log was
 // allocated whole at NewRegistry: math.MaxInt panicked (makeslice) and

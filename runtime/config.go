@@ -57,7 +57,9 @@ type Config struct {
 	// ResetJitter (0..1, the `jitter=P%` key) draws each OPEN period made
 	// of ResetTimeout (doubled or not) uniformly in [d·(1−ResetJitter), d]
 	// from the registry's source ([WithRand]), so that the probes of many
-	// processes spread out. Default 0: none (so is NaN); above 1 means 1.
+	// processes spread out. Default 0: none (so is NaN); above 1 means 1,
+	// with a warning in the registry's log (most often a percentage: 0.1
+	// for 10%), as for every fraction of a Config.
 	ResetJitter float64
 	// HalfOpenMax is how many probe calls HALF_OPEN admits at once.
 	// Default 1.
@@ -81,8 +83,8 @@ type Config struct {
 	WindowPeriod time.Duration
 	// FailureRate (0..1) trips the breaker when the window holds at least
 	// MinimumCalls ended calls and failures/calls reaches it. Default 0.5,
-	// also for a value that is not above 0; above 1 means 1. Ignored
-	// without a window.
+	// also for a value that is not above 0; above 1 means 1 (only every
+	// call failing trips), with a warning. Ignored without a window.
 	FailureRate float64
 	// MinimumCalls is how many calls the window must hold before a rate
 	// applies. Default 20; it is at most WindowCalls. Ignored without a
@@ -128,7 +130,8 @@ type Config struct {
 	// Latency is a delay added, honouring the ctx, before the upstream is
 	// called on a fraction LatencyRate (0..1; 1 when Latency is set alone)
 	// of admitted calls; a layer that gives LatencyRate alone changes the
-	// rate of a lower layer's Latency. Default 0: none, at no cost.
+	// rate of a lower layer's Latency. Default 0: none, at no cost. A
+	// fraction above 1 means 1, with a warning (Fault: 30 fails every call).
 	Fault       float64
 	Latency     time.Duration
 	LatencyRate float64

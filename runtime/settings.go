@@ -409,27 +409,53 @@ func (r *Registry) warnWindowless(name string) {
 func (r *Registry) settingsOf(name string, cfg Config, rate float64, burst int) settings {
 	layers := []override{r.env[envName(name)], r.code[name]}
 	s := resolve(cfg, rate, burst, layers...)
-	if s.cfg.ResetTimeout == MaxCooldown || s.cfg.ResetMax == MaxCooldown {
+	if s.cfg.cutMaybe() {
 		given, _, _ := lay(cfg, rate, burst, layers)
-		r.warnLongReset(name, given)
+		r.warnCut(name, given)
 	}
 	return s
 }
 
-// warnLongReset warns, once a field of each name, of a ResetTimeout or
-// ResetMax above MaxCooldown in given, the settings of the breaker called
-// name before defaults: the breaker is made with MaxCooldown instead
-// (Config.withDefaults), since a fleet's peers ignore a longer OPEN
-// period. Update refuses such a value, the environment's is refused by
-// name and the annotation's is a generate-time error; a Config given in
-// code has no error to return, so it is cut, and said to be.
-func (r *Registry) warnLongReset(name string, given Config) {
+// cutMaybe reports whether c, made by withDefaults, may hold a value cut
+// to its bound: a reset of MaxCooldown or a fraction of 1 (which warnCut
+// then tells from a value given as such).
+func (c Config) cutMaybe() bool {
+	return c.ResetTimeout == MaxCooldown || c.ResetMax == MaxCooldown ||
+		c.FailureRate == 1 || c.SlowRate == 1 || c.ResetJitter == 1 || c.Fault == 1 || c.LatencyRate == 1
+}
+
+// warnCut warns, once a field of each name, of a value in given, the
+// settings of the breaker called name before defaults, that the breaker
+// is made without (Config.withDefaults):
+//   - a ResetTimeout or ResetMax above MaxCooldown, cut to it, since a
+//     fleet's peers ignore a longer OPEN period;
+//   - a fraction above 1 (FailureRate, SlowRate, ResetJitter, Fault,
+//     LatencyRate), made 1: most often a percentage (50 for 0.5), where
+//     a FailureRate of 1 trips only when every call fails and a Fault of
+//     1 fails every call.
+//
+// Update refuses such values, the environment's are refused by name and
+// the annotation's are generate-time errors; a Config given in code has
+// no error to return, so it is cut, and said to be.
+func (r *Registry) warnCut(name string, given Config) {
 	for _, f := range [...]struct {
 		field string
 		d     time.Duration
 	}{{"ResetTimeout", given.ResetTimeout}, {"ResetMax", given.ResetMax}} {
 		if f.d > MaxCooldown && r.warnOnce("long reset", name+" "+f.field) {
 			r.log().Warn(fmt.Sprintf("breaker[%s]: %s %s is above %s, the longest OPEN period (MaxCooldown); using %s", name, f.field, f.d, MaxCooldown, MaxCooldown),
+				"breaker", name, "field", f.field)
+		}
+	}
+	for _, f := range [...]struct {
+		field string
+		x     float64
+	}{
+		{"FailureRate", given.FailureRate}, {"SlowRate", given.SlowRate}, {"ResetJitter", given.ResetJitter},
+		{"Fault", given.Fault}, {"LatencyRate", given.LatencyRate},
+	} {
+		if f.x > 1 && r.warnOnce("fraction above 1", name+" "+f.field) {
+			r.log().Warn(fmt.Sprintf("breaker[%s]: %s %v is above 1 (a fraction: 0.5 for 50%%); using 1", name, f.field, f.x),
 				"breaker", name, "field", f.field)
 		}
 	}
@@ -477,9 +503,9 @@ func (f *Family) keyConfig(name string, cfg Config) Config {
 		return cfg
 	}
 	cfg = resolve(*f.given.Load(), 0, 0, env, code).cfg
-	if cfg.ResetTimeout == MaxCooldown || cfg.ResetMax == MaxCooldown {
+	if cfg.cutMaybe() {
 		given, _, _ := lay(*f.given.Load(), 0, 0, []override{env, code})
-		r.warnLongReset(name, given)
+		r.warnCut(name, given)
 	}
 	if e := env.cfg; !cfg.windowed() && (e.FailureRate > 0 || e.MinimumCalls > 0 || e.SlowCall > 0 || e.SlowRate > 0) {
 		r.warnWindowless(name)
