@@ -47,6 +47,7 @@ type builder struct {
 	// interface being modelled take in a chain without retries, as
 	// "Method's name (type)": one warning says them all (chainReaders).
 	chainBodies []string
+	chainHTTP   bool // one of chainBodies is a method's that answers an *http.Response
 }
 
 // scan returns the //breaker: lines of cg (see [annotation.Scan]) and

@@ -41,7 +41,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	b.embeddedLines(in, ts, methods, lines)
 	rs := resolver{scope: fileScope(p, f), pkg: p.Types}
 	ils := b.routeLines(in, lines, methods, rs)
-	b.chainBodies = nil
+	b.chainBodies, b.chainHTTP = nil, false
 	for _, m := range methods {
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
@@ -1275,6 +1275,7 @@ func (b *builder) readerMethod(in *Interface, mm *Method, m *types.Func, ml *ann
 		b.warnf(b.methodPos(in, m, ml, src), "%s.%s: %s; %s", in.Name, m.Name(), strings.Join(says, "; and "), advice)
 	default:
 		b.chainBodies = append(b.chainBodies, names...)
+		b.chainHTTP = b.chainHTTP || mm.Response > 0
 	}
 }
 
@@ -1286,12 +1287,12 @@ func (b *builder) chainReaders(in *Interface) {
 		return
 	}
 	advice := "take an io.ReadSeeker (a *strings.Reader, a *bytes.Reader, an *os.File) or a []byte to have every source send it whole"
-	if slices.ContainsFunc(in.Methods, func(m *Method) bool { return m.Response > 0 && len(m.Readers) > 0 }) {
+	if b.chainHTTP { // a body a listed method sends in an HTTP request
 		advice = "pass a *strings.Reader or a *bytes.Reader (an io.Seeker that is no io.Closer: an HTTP client closes a body that is one, an *os.File too, once it has sent it, and a closed file cannot be sought back) or take a []byte, to have every source send it whole"
 	}
 	b.warnf(in.Pos, "%s: the chain sends a fallback a body the primary read only when it can be sought back to where the call found it, and these are no io.Seeker: %s; a reader passed to one that is no io.Seeker (or whose Seek fails) is sent once, and the fallbacks are passed over as unsent; %s",
 		in.Name, strings.Join(b.chainBodies, ", "), advice)
-	b.chainBodies = nil
+	b.chainBodies, b.chainHTTP = nil, false
 }
 
 // unseekableWhy says when a body of type t, no io.Seeker, is sent once:
