@@ -529,7 +529,14 @@
   async function getJSON(path, signal, params) {
     if (params) path += "?" + params;
     const res = await fetch(path, { cache: "no-store", headers: { Accept: "application/json" }, signal });
-    if (!res.ok) throw Object.assign(new Error(path + ": HTTP " + res.status), { status: res.status });
+    if (!res.ok) {
+      // The server says why in {"error": "..."}: say that, not the URL,
+      // which a search or a long name makes kilobytes long.
+      let why = "";
+      try { why = (await res.json()).error || ""; } catch (e) { /* no JSON body */ }
+      const what = path.split("?")[0] + ": HTTP " + res.status + (why ? ": " + why : "");
+      throw Object.assign(new Error(what), { status: res.status });
+    }
     const date = Date.parse(res.headers.get("X-Server-Time") || res.headers.get("Date") || "");
     return { body: await res.json(), date, more: res.headers.get("X-More-Events") === "true" };
   }

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"strings"
 	"testing"
 	"time"
 
@@ -155,9 +154,8 @@ func TestEventsFilterBadInput(t *testing.T) {
 		{"since=2026-10-06", `"2026-10-06"`},
 		{"since=2026-10-06T09:30:00", "RFC 3339"},
 		{"since=2026-10-06T09:30:00Z&since=2026-10-06T09:31:00Z", "2 times"},
-		{"source=", "0 bytes"},
-		{"source=a&source=", "0 bytes"},
-		{"source=" + strings.Repeat("x", 257), "257 bytes"},
+		{"source=", "source is empty"},
+		{"source=a&source=", "source is empty"},
 		{many.Encode(), "51 times"},
 		{"source=a&limit=x", `"x"`},
 	} {

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/breakergen/breakergen/runtime"
 )
@@ -15,7 +16,11 @@ import (
 // [PathDatasources] answer, holds.
 const PageSize = 50
 
-// maxQuery is the longest search text, in bytes, that a page accepts.
+// maxQuery is the longest search text, in characters (runes), that a
+// page accepts: the dashboard's search fields take as many (their
+// maxlength counts UTF-16 units, at least one a rune). A name (family,
+// source) has no bound of its own: it is matched whole, and the runtime
+// takes a name of any length.
 const maxQuery = 256
 
 // pageRequest is what a request asks of a page: which page (from 1) of
@@ -30,7 +35,7 @@ type pageRequest struct {
 
 // parsePage reads the page and q parameters: page one whole number >= 1
 // (absent: 1; past the last page: the last), q any text of at most
-// maxQuery bytes, each given at most once.
+// maxQuery characters, family a name, each given at most once.
 func parsePage(q url.Values) (pageRequest, error) {
 	req := pageRequest{page: 1}
 	if _, ok := q["page"]; ok {
@@ -46,8 +51,8 @@ func parsePage(q url.Values) (pageRequest, error) {
 		if len(vs) != 1 {
 			return req, fmt.Errorf("q given %d times; give it once", len(vs))
 		}
-		if len(vs[0]) > maxQuery {
-			return req, fmt.Errorf("q is %d bytes long; give at most %d", len(vs[0]), maxQuery)
+		if n := utf8.RuneCountInString(vs[0]); n > maxQuery {
+			return req, fmt.Errorf("q is %d characters long; give at most %d", n, maxQuery)
 		}
 		req.query = strings.TrimSpace(vs[0])
 	}
@@ -58,8 +63,6 @@ func parsePage(q url.Values) (pageRequest, error) {
 			return req, fmt.Errorf("family given %d times; give it once", len(vs))
 		case vs[0] == "":
 			return req, errors.New("family is empty; give the name of a family of per-key breakers")
-		case len(vs[0]) > maxQuery:
-			return req, fmt.Errorf("family is %d bytes long; give at most %d", len(vs[0]), maxQuery)
 		}
 		req.family = vs[0]
 	}

@@ -158,7 +158,7 @@ func TestPagedBadInput(t *testing.T) {
 		{"/health/datasources?page=two", `"two"`},
 		{"/health/datasources?page=1&page=2", "2 times"},
 		{"/health/datasources?q=a&q=b", "2 times"},
-		{"/health/datasources?q=" + strings.Repeat("x", 257), "257 bytes"},
+		{"/health/datasources?q=" + strings.Repeat("x", 257), "257 characters"},
 		{"/health/?page=x", `"x"`},
 		{"/health/?q=a&q=b", "2 times"},
 	} {
