@@ -45,6 +45,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	for _, m := range methods {
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
+	b.sharedNameKeys(in, mlines)
 	b.chainReaders(in)
 	b.answerRoutes(in)
 	if !in.Chain {
@@ -710,6 +711,45 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
+// sharedNameKeys warns of the name's keys (threshold, reset, ratelimit,
+// ...) on a method's own line without name=, when other methods of in go
+// through the same breaker: the keys belong to the name (SPEC §2), so
+// they set the breaker every such method shares, where a newcomer reads
+// them as the method's own. A line that gives name= says which it means.
+func (b *builder) sharedNameKeys(in *Interface, mlines map[string]*annotation.Line) {
+	for _, mm := range in.Methods {
+		ml := mlines[mm.Name]
+		if ml == nil || mm.Route == nil || mm.Route.Method != mm.Name || ml.Has("name") {
+			continue
+		}
+		var keys []string
+		for _, o := range ml.Options {
+			if annotation.KeyScope(o.Key) == annotation.NameScope {
+				keys = append(keys, o.Key+"="+o.Raw)
+			}
+		}
+		var others []string
+		for _, om := range in.Methods {
+			if om != mm && om.Route != nil && om.Route.Name == mm.Route.Name {
+				others = append(others, om.Name)
+			}
+		}
+		if len(keys) == 0 || len(others) == 0 {
+			continue
+		}
+		set, it := "sets", "it"
+		if len(keys) > 1 {
+			set, it = "set", "them"
+		}
+		goes := "goes"
+		if len(others) > 1 {
+			goes = "go"
+		}
+		b.warnf(ml.Pos, "%s.%s: %s %s breaker %q, which %s %s through too: a breaker's settings belong to its name, not to a method; give this line name=%s-%s for a breaker of %s alone, or move %s to the interface's line",
+			in.Name, mm.Name, strings.Join(keys, " "), set, mm.Route.Name, andList(others), goes, mm.Route.Name, strings.ToLower(mm.Name), mm.Name, it)
+	}
+}
+
 // routeMethod adds m to in with the route that guards it: its own line ml
 // (refining base, the interface line it would otherwise take), else base;
 // or none, and why. It checks the route's valid and stale against m and
@@ -1322,4 +1362,12 @@ func (b *builder) invalidWhy(m *types.Func, pkg *types.Package) string {
 		at = " (" + p.String() + ")"
 	}
 	return fmt.Sprintf("it is declared in package %s%s, which has type errors: see them with go build %s, and fix them first", m.Pkg().Path(), at, m.Pkg().Path())
+}
+
+// andList joins ss as a list in words: "a", "a and b", "a, b and c".
+func andList(ss []string) string {
+	if len(ss) < 2 {
+		return strings.Join(ss, "")
+	}
+	return strings.Join(ss[:len(ss)-1], ", ") + " and " + ss[len(ss)-1]
 }
