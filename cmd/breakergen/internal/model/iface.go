@@ -46,6 +46,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 		b.routeMethod(in, m, ils, mlines[m.Name()], rs, src)
 	}
 	b.sharedNameKeys(in, mlines)
+	b.idleBackoff(in)
 	b.chainReaders(in)
 	b.answerRoutes(in)
 	if !in.Chain {
@@ -747,6 +748,30 @@ func (b *builder) sharedNameKeys(in *Interface, mlines map[string]*annotation.Li
 		}
 		b.warnf(ml.Pos, "%s.%s: %s %s breaker %q, which %s %s through too: a breaker's settings belong to its name, not to a method; give this line name=%s-%s for a breaker of %s alone, or move %s to the interface's line",
 			in.Name, mm.Name, strings.Join(keys, " "), set, mm.Route.Name, andList(others), goes, mm.Route.Name, strings.ToLower(mm.Name), mm.Name, it)
+	}
+}
+
+// idleBackoff warns of a backoff= that no try waits for: a route that
+// guards a method of in with one try (no attempts above 1, no budget).
+// It did nothing without a word, the generated comment still saying
+// "(backoff 2s)", where hedges without hedge and stalesize without stale
+// are errors. One warning a backoff= key, naming every method it misses.
+func (b *builder) idleBackoff(in *Interface) {
+	var opts []*annotation.Option
+	idle := map[*annotation.Option][]string{}
+	for _, mm := range in.Methods {
+		r := mm.Route
+		if r == nil || r.backoffOpt == nil || r.Retries() {
+			continue
+		}
+		if idle[r.backoffOpt] == nil {
+			opts = append(opts, r.backoffOpt)
+		}
+		idle[r.backoffOpt] = append(idle[r.backoffOpt], in.Name+"."+mm.Name)
+	}
+	for _, o := range opts {
+		b.warnf(o.Pos, "backoff=%s has no effect on %s: the line makes one try, so there is no retry to wait for; give attempts=N (or budget=N) to retry, or remove backoff",
+			o.Raw, andList(idle[o]))
 	}
 }
 

@@ -303,6 +303,7 @@ type Route struct {
 	failOpt    *annotation.Option // the option giving failure
 	staleOpt   *annotation.Option // the option giving stale
 	maxwaitOpt *annotation.Option // the option giving maxwait
+	backoffOpt *annotation.Option // the option giving backoff
 	keyOpt     *annotation.Option // the option giving key
 	keyOnIface bool               // whether keyOpt is on an interface line
 	order      int                // of the wrapper's fields

@@ -115,7 +115,7 @@ func (b *builder) newRoute(l *annotation.Line, defaultName string, inherit *Rout
 func (r *Route) inheritLineKeys(from *Route) {
 	r.Name = from.Name
 	r.Timeout, r.MaxWait, r.maxwaitOpt, r.Exclude = from.Timeout, from.MaxWait, from.maxwaitOpt, from.Exclude
-	r.Attempts, r.Backoff, r.Budget = from.Attempts, from.Backoff, from.Budget
+	r.Attempts, r.Backoff, r.backoffOpt, r.Budget = from.Attempts, from.Backoff, from.backoffOpt, from.Budget
 	r.Valid, r.ValidNamed, r.validFunc, r.validOpt = from.Valid, from.ValidNamed, from.validFunc, from.validOpt
 	r.Failure, r.failFunc, r.failOpt = from.Failure, from.failFunc, from.failOpt
 	r.Stale, r.StaleSize, r.staleOpt = from.Stale, from.StaleSize, from.staleOpt
@@ -179,7 +179,7 @@ func (b *builder) lineKey(r *Route, l *annotation.Line, o annotation.Option, rs 
 	case "attempts":
 		r.Attempts = o.Value.Count
 	case "backoff":
-		r.Backoff = o.Value.Backoff
+		r.Backoff, r.backoffOpt = o.Value.Backoff, &o
 	case "budget":
 		r.Budget = o.Value.Count
 	case "valid":
