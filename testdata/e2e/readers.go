@@ -62,3 +62,13 @@ type Signer interface {
 	Get(ctx context.Context, key string, dst *bytes.Buffer) error
 	Sign(ctx context.Context, rand io.Reader, digest []byte) ([]byte, error)
 }
+
+// Download is a body read to its end through a breaker: io.EOF, the end
+// of the data, is an answer of its Read, no failure.
+//
+//breaker:name=download threshold=3 reset=1m
+type Download interface {
+	io.ReadCloser
+	//breaker:skip
+	Close() error
+}

@@ -278,3 +278,31 @@ func TestNoBodyRetried(t *testing.T) {
 		assert.Equal(t, "fallback:mirror", p.Source, "the mirror was asked")
 	})
 }
+
+// TestReadToEOFIsNoFailure: downloads read to their end, each ending in
+// io.EOF, leave their breaker CLOSED with no failure, and a read that
+// fails otherwise still counts. Each io.EOF was a failure: five downloads
+// counted five, and three empty ones in a row (threshold=3) tripped it.
+func TestReadToEOFIsNoFailure(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	for _, body := range []string{"quote", "quote", "quote", "quote", "quote", "", "", ""} {
+		w := NewDownloadBreaker(io.NopCloser(strings.NewReader(body)), reg)
+		got, err := io.ReadAll(w)
+		require.NoError(t, err)
+		require.Equal(t, body, string(got))
+	}
+	b, _ := reg.Lookup("download")
+	st := b.Stats()
+	assert.Equal(t, runtime.Closed, st.State)
+	assert.Zero(t, st.Failures)
+
+	broken := NewDownloadBreaker(io.NopCloser(iotestErrReader{}), reg)
+	_, err := broken.Read(make([]byte, 8))
+	require.Error(t, err)
+	assert.Equal(t, uint64(1), b.Stats().Failures, "another error is a failure still")
+}
+
+// iotestErrReader fails every read.
+type iotestErrReader struct{}
+
+func (iotestErrReader) Read([]byte) (int, error) { return 0, errors.New("connection reset") }

@@ -62,6 +62,42 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	}
 }
 
+// eofAnswer is io.EOF, the answer of a reader at the end of its data.
+var eofAnswer = Answer{Ref: Ref{Path: "io", Name: "EOF", Text: "io.EOF"}, What: "the end of the data"}
+
+// readsToEOF reports whether m is a read of package io's shapes, whose
+// io.EOF is the end of the data, not a failure: Read(p []byte) (n int,
+// err error), ReadAt(p []byte, off int64), ReadByte() (byte, error) and
+// ReadRune() (rune, int, error). An interface embedding io.Reader (an
+// io.ReadCloser of a download, say) tripped its breaker after five reads
+// to the end.
+func readsToEOF(m *Method) bool {
+	sig := m.Sig
+	params, res := sig.Params(), sig.Results()
+	if sig.Variadic() || res.Len() < 2 || !types.Identical(res.At(res.Len()-1).Type(), types.Universe.Lookup("error").Type()) {
+		return false
+	}
+	basic := func(t types.Type, k types.BasicKind) bool {
+		b, ok := t.(*types.Basic)
+		return ok && b.Kind() == k
+	}
+	bytes := func(t types.Type) bool {
+		sl, ok := t.(*types.Slice)
+		return ok && basic(sl.Elem(), types.Byte)
+	}
+	switch {
+	case m.Name == "Read" && params.Len() == 1 && res.Len() == 2:
+		return bytes(params.At(0).Type()) && basic(res.At(0).Type(), types.Int)
+	case m.Name == "ReadAt" && params.Len() == 2 && res.Len() == 2:
+		return bytes(params.At(0).Type()) && basic(params.At(1).Type(), types.Int64) && basic(res.At(0).Type(), types.Int)
+	case m.Name == "ReadByte" && params.Len() == 0 && res.Len() == 2:
+		return basic(res.At(0).Type(), types.Byte)
+	case m.Name == "ReadRune" && params.Len() == 0 && res.Len() == 3:
+		return basic(res.At(0).Type(), types.Rune) && basic(res.At(1).Type(), types.Int)
+	}
+	return false
+}
+
 // answerRoutes makes the route of each guarded method of in that has a
 // plain error result and is a known client's (Method.Answers) exclude
 // the client's answers, as if its line's exclude named them too (an
@@ -106,7 +142,11 @@ func (b *builder) answerRoutes(in *Interface) {
 		if tx && endsTx(m) && !slices.Contains(pkgs, sqlPkg) {
 			pkgs = append(pkgs, sqlPkg)
 		}
-		return clientAnswers(pkgs, tx)
+		out := clientAnswers(pkgs, tx)
+		if readsToEOF(m) {
+			out = append(out, eofAnswer)
+		}
+		return out
 	}
 	for _, m := range in.Methods {
 		if m.Route == nil || m.Carrier != nil {
