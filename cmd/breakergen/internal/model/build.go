@@ -24,19 +24,20 @@ type Options struct {
 }
 
 type builder struct {
-	fset      *token.FileSet
-	opts      Options
-	outputs   map[string]bool
-	run       *Run
-	files     map[string]*File // by output path
-	names     map[nameKey]*nameInfo
-	routes    []*Route                             // every route of the run, for resolve
-	found     map[string]bool                      // -type names found
-	generated map[string]map[string]token.Position // pkg id → generated top-level names
-	scanned   map[*ast.CommentGroup]bool           // read for //breaker: lines
-	keyErrs   map[token.Position]bool              // key options already reported
-	ifaces    []*modelled                          // for the warnings about what is guarded
-	sources   map[string][]string                  // lines of files read for embedded methods' lines
+	fset       *token.FileSet
+	opts       Options
+	outputs    map[string]bool
+	run        *Run
+	files      map[string]*File // by output path
+	names      map[nameKey]*nameInfo
+	routes     []*Route                                  // every route of the run, for resolve
+	found      map[string]bool                           // -type names found
+	generated  map[string]map[string]token.Position      // pkg id → generated top-level names
+	scanned    map[*ast.CommentGroup]bool                // read for //breaker: lines
+	keyErrs    map[token.Position]bool                   // key options already reported
+	importErrs map[*packages.Package][]*annotation.Error // imports that could not be loaded, by package (importErrors)
+	ifaces     []*modelled                               // for the warnings about what is guarded
+	sources    map[string][]string                       // lines of files read for embedded methods' lines
 	// testVariants are the loaded test variants of the packages, by
 	// package path (loaded only when some test file may hold an
 	// annotation); testDecls the in-package test files of the others,

@@ -10,6 +10,7 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -34,7 +35,7 @@ func (b *builder) iface(p *packages.Package, f *ast.File, src string, ts *ast.Ty
 	if !b.reserveNames(in, p) {
 		return
 	}
-	methods, ok := b.checkMethods(in, it, mlines, p.Types)
+	methods, ok := b.checkMethods(in, it, mlines, p)
 	if !ok {
 		return
 	}
@@ -603,7 +604,8 @@ func topLevelNames(f *ast.File) []*ast.Ident {
 // wrapper can implement it: every method is implementable outside its
 // package and spells only types the wrapper can name, and every method
 // line annotates a method of the set.
-func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[string]*annotation.Line, pkg *types.Package) ([]*types.Func, bool) {
+func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[string]*annotation.Line, p *packages.Package) ([]*types.Func, bool) {
+	pkg := p.Types
 	var methods []*types.Func
 	for m := range it.Methods() {
 		methods = append(methods, m)
@@ -624,7 +626,7 @@ func (b *builder) checkMethods(in *Interface, it *types.Interface, mlines map[st
 			ok = false
 		}
 		if invalid(m.Type()) {
-			b.errorf(in.Pos, "%s: method %s has an invalid type; %s", in.Name, m.Name(), b.invalidWhy(m, pkg))
+			b.errorf(in.Pos, "%s: method %s has an invalid type; %s", in.Name, m.Name(), b.invalidWhy(m, p))
 			ok = false
 		}
 	}
@@ -1415,11 +1417,20 @@ var seekerType = ioInterface("Seek", types.NewTuple(types.NewParam(0, nil, "offs
 	types.NewTuple(types.NewParam(0, nil, "", types.Typ[types.Int64]), types.NewParam(0, nil, "", errorType)))
 
 // invalidWhy says where to look for the type errors that made method m's
-// type invalid: the package's own, or, for a method m embeds from another
-// package, that package's, which the go command does not report with the
-// package's (the type checker reads the other package as best it can).
-func (b *builder) invalidWhy(m *types.Func, pkg *types.Package) string {
-	if m.Pkg() == nil || m.Pkg() == pkg {
+// type invalid: the imports of m's package that could not be loaded
+// (importErrors, reported at their lines), the package's own type
+// errors, or, for a method m embeds from another package, that
+// package's, which the go command does not report with the package's
+// (the type checker reads the other package as best it can).
+func (b *builder) invalidWhy(m *types.Func, p *packages.Package) string {
+	if m.Pkg() == nil || m.Pkg() == p.Types {
+		if errs := b.importErrors(p); len(errs) > 0 {
+			var at []string
+			for _, e := range errs {
+				at = append(at, e.Pos.String())
+			}
+			return fmt.Sprintf("the package could not import what its types need: fix the import error(s) at %s first", andList(at))
+		}
 		return "fix the package's type errors first"
 	}
 	at := ""
@@ -1427,6 +1438,63 @@ func (b *builder) invalidWhy(m *types.Func, pkg *types.Package) string {
 		at = " (" + p.String() + ")"
 	}
 	return fmt.Sprintf("it is declared in package %s%s, which has type errors: see them with go build %s, and fix them first", m.Pkg().Path(), at, m.Pkg().Path())
+}
+
+// couldNotImport matches go/types' error of an import it could not load.
+var couldNotImport = regexp.MustCompile(`^could not import (\S+)`)
+
+// importErrors reports, once a package, the imports of p that the type
+// checker could not load, each at its import with the go command's
+// reason ("no required module provides package ...; to add it: go get
+// ...", a missing go.sum entry, a package with errors of its own), and
+// returns them. The type checker says only "could not import X (invalid
+// package name: "")", and the methods that spell X's types had "an
+// invalid type", with no word of the import: a module not yet required
+// took go vet to find.
+func (b *builder) importErrors(p *packages.Package) []*annotation.Error {
+	if errs, ok := b.importErrs[p]; ok {
+		return errs
+	}
+	var errs []*annotation.Error
+	var paths []string
+	for _, e := range p.Errors {
+		if e.Kind != packages.TypeError {
+			continue
+		}
+		if m := couldNotImport.FindStringSubmatch(e.Msg); m != nil && !slices.Contains(paths, m[1]) {
+			paths = append(paths, m[1])
+			errs = append(errs, &annotation.Error{Pos: parsePos(e.Pos), Msg: "could not import " + m[1]})
+		}
+	}
+	if len(paths) > 0 && len(p.GoFiles) > 0 {
+		// Ask the go command why, as go build would say it.
+		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: filepath.Dir(p.GoFiles[0])}
+		deps, _ := packages.Load(cfg, paths...)
+		for i, path := range paths {
+			why := ""
+			for _, d := range deps {
+				if d.PkgPath != path && d.ID != path {
+					continue
+				}
+				for _, e := range d.Errors {
+					why = strings.Join(strings.Fields(e.Msg), " ")
+					break
+				}
+			}
+			if why == "" {
+				why = "it has errors of its own: go build " + path + " shows them"
+			}
+			errs[i].Msg += ": " + why
+		}
+	}
+	for _, e := range errs {
+		b.run.Errors = append(b.run.Errors, e)
+	}
+	if b.importErrs == nil {
+		b.importErrs = map[*packages.Package][]*annotation.Error{}
+	}
+	b.importErrs[p] = errs
+	return errs
 }
 
 // andList joins ss as a list in words: "a", "a and b", "a, b and c".
