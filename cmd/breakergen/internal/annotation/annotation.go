@@ -584,11 +584,58 @@ func parseDuration(s string, v *Value) string {
 	}
 	if err != nil || d <= 0 {
 		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+			if n >= 100 {
+				// timeout=500 is most often milliseconds, reset=30 seconds.
+				return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean %sms or %ss?", s, s, s)
+			}
 			return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean %ss?", s, s)
+		}
+		if c := durationHint(s); c != "" {
+			return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m); did you mean %s?", s, c)
 		}
 		return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m)", s)
 	}
 	v.Duration = d
+	return ""
+}
+
+// unitWords are the spellings of a unit that Go's durations do not read,
+// longest first, and Go's.
+var unitWords = []struct{ word, unit string }{
+	{"milliseconds", "ms"}, {"millisecond", "ms"}, {"millis", "ms"}, {"msecs", "ms"}, {"msec", "ms"},
+	{"seconds", "s"}, {"second", "s"}, {"secs", "s"}, {"sec", "s"},
+	{"minutes", "m"}, {"minute", "m"}, {"mins", "m"}, {"min", "m"},
+	{"hours", "h"}, {"hour", "h"}, {"hrs", "h"}, {"hr", "h"},
+}
+
+// durationHint returns the Go duration a newcomer most likely meant by s,
+// which time.ParseDuration refused, or "": 30sec, 30S and 2Min are 30s,
+// 30s and 2m; 1m30 is 1m30s; 1d is 24h (Go has no unit of days).
+func durationHint(s string) string {
+	c := strings.ToLower(strings.TrimSpace(s))
+	if c == "" {
+		return ""
+	}
+	for _, w := range unitWords {
+		c = strings.ReplaceAll(c, w.word, w.unit)
+	}
+	if n, ok := strings.CutSuffix(c, "d"); ok {
+		if days, err := strconv.Atoi(n); err == nil && days > 0 && days <= 365 {
+			c = strconv.Itoa(days*24) + "h"
+		}
+	}
+	if last := c[len(c)-1]; last >= '0' && last <= '9' && strings.ContainsAny(c, "hm") {
+		// 1m30: the last number takes the unit after the one before it.
+		switch {
+		case strings.HasSuffix(strings.TrimRight(c, "0123456789."), "h"):
+			c += "m"
+		case strings.HasSuffix(strings.TrimRight(c, "0123456789."), "m"):
+			c += "s"
+		}
+	}
+	if d, err := time.ParseDuration(c); err == nil && d > 0 && c != s {
+		return c
+	}
 	return ""
 }
 

@@ -46,6 +46,18 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:threshold=0", OnInterface, `11: threshold: "0" is not an integer >= 1`},
 		{"//breaker:threshold", OnInterface, `11: threshold: missing value (write threshold=...)`},
 		{"//breaker:reset=5", OnInterface, `11: reset: "5" is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean 5s?`},
+		// A bare number of 100 or more is most often milliseconds (a
+		// timeout of 500 was offered 500s, over 8 minutes); words and
+		// capitals of units, a trailing number and days get the Go
+		// duration they most likely meant (they got no hint).
+		{"//breaker:timeout=500", OnInterface, `11: timeout: "500" is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean 500ms or 500s?`},
+		{"//breaker:reset=30sec", OnInterface, `11: reset: "30sec" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 30s?`},
+		{"//breaker:reset=30S", OnInterface, `11: reset: "30S" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 30s?`},
+		{"//breaker:reset=2Minutes", OnInterface, `11: reset: "2Minutes" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 2m?`},
+		{"//breaker:reset=1m30", OnInterface, `11: reset: "1m30" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 1m30s?`},
+		{"//breaker:stale=1d", OnInterface, `11: stale: "1d" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 24h?`},
+		{"//breaker:maxwait=200msec", OnInterface, `11: maxwait: "200msec" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 200ms?`},
+		{"//breaker:timeout=soon", OnInterface, `11: timeout: "soon" is not a positive Go duration (like 500ms, 30s, 2m)`},
 		{"//breaker:ratelimit=0/1", OnInterface, `11: ratelimit: "0/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
 		{"//breaker:ratelimit=NaN/1", OnInterface, `11: ratelimit: "NaN/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
 		{"//breaker:name=A", OnInterface, `11: name: "A" is not a valid name (lower-case letters, digits and _ . : -)`},
