@@ -332,10 +332,10 @@
 // takes the carrier too; stale keeps it as returned (an error for a
 // *sql.Row or *http.Response, which are read once); a chain moves on from
 // a failed outcome and returns its ChainError in a new carrier, or as the
-// error of a method that has one. hedge races such methods too, but for
-// a *sql.Row or *http.Response, which hold a connection that a losing
-// source's answer could not release (an error on the method's line, a
-// warning from the interface's).
+// error of a method that has one. hedge races such methods too: a losing
+// source's answer that holds a connection (a *sql.Row, *sql.Rows, an
+// *http.Response) is released when the race ends, and a winner is not
+// (docs/hedge.md).
 //
 // failure names a package-level func taking the method's non-error results
 // (the carrier included) and returning error: an answer that came without
