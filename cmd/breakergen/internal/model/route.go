@@ -324,6 +324,53 @@ func fileScope(p *packages.Package, f *ast.File) *types.Scope {
 	return p.Types.Scope()
 }
 
+// wellKnown are the import paths of the packages whose names annotations
+// most often spell, for the advice to import one.
+var wellKnown = map[string]string{
+	"httpguard": "github.com/breakergen/breakergen/runtime/httpguard",
+	"runtime":   "github.com/breakergen/breakergen/runtime",
+	"redis":     "github.com/redis/go-redis/v9",
+	"sql":       "database/sql",
+	"http":      "net/http",
+	"url":       "net/url",
+	"io":        "io",
+	"fs":        "io/fs",
+	"os":        "os",
+	"context":   "context",
+	"errors":    "errors",
+	"status":    "google.golang.org/grpc/status",
+	"codes":     "google.golang.org/grpc/codes",
+}
+
+// notImported is object's problem with q.sel when the file has no
+// package named q: the name the file imports q's package as, when it does
+// (database/sql as dbsql: write dbsql.ErrNoRows), else the import to add,
+// with its path when the package or a well-known one says it.
+func (rs resolver) notImported(id, q, sel string) string {
+	for _, name := range rs.scope.Names() {
+		if pn, ok := rs.scope.Lookup(name).(*types.PkgName); ok && pn.Imported().Name() == q && pn.Name() != "_" && pn.Name() != "." {
+			return id + ": this file imports package " + q + " (" + pn.Imported().Path() + ") as " + pn.Name() + ": write " + pn.Name() + "." + sel
+		}
+	}
+	path := ""
+	if rs.pkg != nil {
+		for _, imp := range rs.pkg.Imports() {
+			if imp.Name() == q {
+				path = imp.Path()
+				break
+			}
+		}
+	}
+	if path == "" {
+		path = wellKnown[q]
+	}
+	what := "import " + q
+	if path != "" {
+		what = "import " + strconv.Quote(path)
+	}
+	return id + ": " + q + " is not an imported package in this file: names resolve as the interface's file sees them, so " + what + " there (if nothing else in the file uses it, add var _ = " + id + ")"
+}
+
 // object resolves id, a package-level name of the package (what: "value",
 // "func"), one of a package the file dot-imports, or pkg.Name of a package
 // the file imports. It returns the object, or a problem to report after
@@ -332,7 +379,7 @@ func (rs resolver) object(id, what string) (types.Object, string) {
 	if q, sel, ok := strings.Cut(id, "."); ok {
 		pn, _ := lookup(rs.scope, q).(*types.PkgName)
 		if pn == nil {
-			return nil, id + ": " + q + " is not an imported package in this file: names resolve as the interface's file sees them, so import " + q + " there (if nothing else in the file uses it, add var _ = " + id + ")"
+			return nil, rs.notImported(id, q, sel)
 		}
 		obj := pn.Imported().Scope().Lookup(sel)
 		if obj == nil || !obj.Exported() {
