@@ -154,6 +154,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "sim" {
 		return runSim(args[1:], os.Stdin, stdout, stderr) // sim.go
 	}
+	if len(args) == 1 && (args[0] == "help" || args[0] == "--help") {
+		// As the go command's: help is no package here, nor in std.
+		args = []string{"-h"}
+	}
 	o, err := parseArgs(args, stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return nil
