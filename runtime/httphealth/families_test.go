@@ -50,9 +50,11 @@ func TestPagedAnswerShowsAFamilyAsOneRow(t *testing.T) {
 	assert.Equal(t, map[string]int{"down": 1, "degraded": 0, "ok": 2}, p.Counts)
 	assert.Equal(t, runtime.LevelDown, p.Status)
 
-	// A search matches families by name too.
+	// A search matches families by name too, and by a key's name as the
+	// timeline shows it ("quote/k00007" found nothing).
 	assert.Empty(t, f.page(t, "q=tdx").Families)
 	assert.Len(t, f.page(t, "q=QUO").Families, 1)
+	assert.Len(t, f.page(t, "q=quote/k00007").Families, 1)
 
 	// The unpaged answer is runtime.Health, every key included.
 	rec := f.serve(http.MethodGet, "/health/datasources")
@@ -81,6 +83,10 @@ func TestPagedAnswerOfAFamilysKeys(t *testing.T) {
 	found := f.page(t, "family=quote&q=k0999")
 	assert.Equal(t, 10, found.Matched)
 	assert.Equal(t, "quote/k09990", found.Breakers[0].Name)
+	// A key's search reads the key: the family's name, in every key's
+	// name, matched all 10,000.
+	assert.Zero(t, f.page(t, "family=quote&q=quote").Matched)
+	assert.Equal(t, 1, f.page(t, "family=quote&q=K07342").Matched)
 }
 
 func TestPagedAnswerRefusesABadFamily(t *testing.T) {

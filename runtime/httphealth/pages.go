@@ -249,7 +249,8 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 			if row.injecting {
 				p.Injecting = append(p.Injecting, row.Name)
 			}
-			if query == "" || h.matches(row.Name, query) {
+			// A key's name, as the timeline shows it, finds its family.
+			if query == "" || h.matches(row.Name, query) || strings.HasPrefix(query, strings.ToLower(row.Name)+"/") {
 				p.Families = append(p.Families, row)
 			}
 		}
@@ -262,7 +263,7 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 			p.Injecting = append(p.Injecting, b.Name())
 		}
 		i := p.Counts.add(b.State().Level())
-		if query != "" && !h.matches(b.Name(), query) {
+		if query != "" && !h.matchesIn(req.family, b.Name(), query) {
 			continue
 		}
 		byLevel[i] = append(byLevel[i], b)
@@ -297,6 +298,23 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 
 // matches reports whether the breaker called name, or its display name,
 // contains query, which is in lower case.
+// matchesIn is matches for a breaker of a page of family's keys (family
+// "" for the page of breakers and families): a key's search reads the key,
+// not "<family>/", which every key's name holds (a search for the
+// family's name matched them all).
+func (h *Handler) matchesIn(family, name, query string) bool {
+	if family == "" {
+		return h.matches(name, query)
+	}
+	if strings.Contains(strings.ToLower(strings.TrimPrefix(name, family+"/")), query) {
+		return true
+	}
+	// A display name given for the key (displayName falls back to the
+	// name itself, which holds the family's).
+	dn := h.displayName(name)
+	return dn != name[strings.LastIndexByte(name, ':')+1:] && strings.Contains(strings.ToLower(dn), query)
+}
+
 func (h *Handler) matches(name, query string) bool {
 	return strings.Contains(strings.ToLower(name), query) ||
 		strings.Contains(strings.ToLower(h.displayName(name)), query)
