@@ -474,7 +474,7 @@ func (r *Registry) deliver(budget int) bool {
 			r.qmu.Unlock()
 			if lost > 0 {
 				logSafely(func() {
-					r.log().Warn(fmt.Sprintf("breaker events: %d transitions dropped from the full event queue, not logged nor hooked; Registry.Events has them", lost),
+					r.log().Warn(fmt.Sprintf("breaker events: %d events (state changes, reconfigurations) dropped from the full event queue, not logged nor hooked; Registry.Events has them", lost),
 						"dropped", lost)
 				})
 			}

@@ -128,7 +128,7 @@
       !!(b.throttle || b.throttle_probability || b.throttled));
     setRow(card, "throttled", String(b.throttled || 0), !!b.throttled);
     // opened_at is in the JSON while the breaker is OPEN or HALF_OPEN only.
-    setRow(card, "opened", fmtTime(b.opened_at), b.state !== "CLOSED");
+    setRow(card, "opened", fmtTime(b.opened_at), b.state === "OPEN" || b.state === "HALF_OPEN");
     setRow(card, "last_failure", fmtTime(b.last_failure), true);
   }
 
@@ -250,7 +250,7 @@
     marks.push({ state: list.length ? list[0].from_state : b.state, at: Math.max(from, Math.min(cut, to)), reason: "" });
     for (const e of list) marks.push({ state: e.to_state, at: clamp(e.timestamp), reason: e.reason, moved: true });
     const minW = (bandMS * 3) / px; // 3 px: a flip of a few seconds still shows
-    let opened = 0, openMS = 0;
+    let opened = 0, openMS = 0, isolatedMS = 0;
     const el = f("band", card);
     // The spans are drawn into the elements already there, so that the one
     // under a still pointer stays in the document: a pointer leaving an
@@ -261,7 +261,10 @@
       const w = Math.max(end - m.at, minW), x = Math.min(m.at - from, bandMS - w);
       const [y, height] = bandShape[m.state] || bandShape.OPEN;
       const word = m.state === "UNKNOWN" ? "Not shown" : (states[m.state] || { word: m.state }).word;
-      if (m.state === "OPEN") { openMS += end - m.at; if (m.moved) opened++; }
+      // An opening is a move into OPEN: OPEN → OPEN (a reconfigured
+      // breaker keeps its state) opens nothing.
+      if (m.state === "OPEN") { openMS += end - m.at; if (m.moved && marks[i - 1].state !== "OPEN") opened++; }
+      if (m.state === "ISOLATED") isolatedMS += end - m.at;
       const r = old[i] || svg("rect", {});
       for (const [k, v] of Object.entries({ class: "seg", "data-state": m.state, x, y, width: w, height })) r.setAttribute(k, String(v));
       const when = m.moved ? fmtClock(m.at) + "–" + (end === to ? "now" : fmtClock(end)) + " UTC"
@@ -273,8 +276,12 @@
     for (const r of old.slice(rects.length)) r.remove();
     for (const r of rects) if (r.parentNode !== el) el.append(r);
     el.dataset.spans = String(rects.length);
-    const text = opened ? "opened " + opened + "×, open " + fmtSpan(openMS) + " in all"
-      : openMS ? "open " + fmtSpan(openMS) : marks.length > 1 ? "no outage" : "no change";
+    let text = opened ? "opened " + opened + "×, open " + fmtSpan(openMS) + " in all"
+      : openMS ? "open " + fmtSpan(openMS) : "";
+    // An operator's ISOLATED cuts the source off as OPEN does: no outage
+    // it is not.
+    if (isolatedMS) text += (text ? "; " : "") + "isolated " + fmtSpan(isolatedMS);
+    if (!text) text = marks.length > 1 ? "no outage" : "no change";
     el.setAttribute("aria-label", "State over the last hour: " + text + ".");
     el.dataset.summary = text;
     // The caption shows the span under the pointer (a tap, on a phone)
@@ -429,7 +436,7 @@
     const c = h.counts || {};
     let s = (h.total === 1 ? "1 source" : h.total + " sources") + ": " + (c.down || 0) + " down, " +
       (c.degraded || 0) + " degraded, " + (c.ok || 0) + " ok. Those not ok come first.";
-    if (h.dropped_events) s += " " + h.dropped_events + " state changes not logged nor hooked (event queue full).";
+    if (h.dropped_events) s += " " + h.dropped_events + " events not logged nor hooked (event queue full).";
     return s;
   }
 

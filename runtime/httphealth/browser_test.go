@@ -413,11 +413,11 @@ func TestDashboardDroppedEventsInBrowser(t *testing.T) {
 	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
 	p.waitFor("the script to start", `!document.querySelector('[data-f=live]').hidden`)
 	summary := `document.querySelector('[data-f=summary]').textContent`
-	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 2 state changes not logged nor hooked (event queue full).",
+	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 2 events not logged nor hooked (event queue full).",
 		eval[string](p, summary))
 	flip(5) // 5 more dropped: the script's refresh says 7
-	p.waitFor("the script's count", summary+`.endsWith(" 7 state changes not logged nor hooked (event queue full).")`)
-	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 7 state changes not logged nor hooked (event queue full).",
+	p.waitFor("the script's count", summary+`.endsWith(" 7 events not logged nor hooked (event queue full).")`)
+	assert.Equal(t, "2 sources: 1 down, 0 degraded, 1 ok. Those not ok come first. 7 events not logged nor hooked (event queue full).",
 		eval[string](p, summary))
 }
 

@@ -388,7 +388,7 @@ func summaryText(p breakerPage) string {
 	}
 	s := plural(p.Total, "source", "sources") + ": " + countsText(p.Counts) + ". Those not ok come first."
 	if p.DroppedEvents > 0 {
-		s += " " + strconv.FormatUint(p.DroppedEvents, 10) + " state changes not logged nor hooked (event queue full)."
+		s += " " + strconv.FormatUint(p.DroppedEvents, 10) + " events not logged nor hooked (event queue full)."
 	}
 	return s
 }
@@ -477,7 +477,7 @@ func (h *Handler) family(f familyRow) familyView {
 		Rows: []rowView{
 			{Key: "keys", Label: "Keys live", Value: itoa(f.Keys) + " of " + itoa(f.Limit)},
 			{Key: "levels", Label: "Keys by level", Value: countsText(f.Counts)},
-			{Key: "open", Label: "Keys out of CLOSED", Value: open},
+			{Key: "open", Label: "Keys OPEN or HALF_OPEN", Value: open}, // maxopen's count: an ISOLATED key is the operator's
 			{Key: "dropped", Label: "Dropped (bound)", Value: utoa(f.Dropped)},
 			{Key: "kept_closed", Label: "Kept CLOSED (maxopen)", Value: utoa(f.KeptShut), Hidden: f.MaxOpen == 0 && f.KeptShut == 0},
 		}}

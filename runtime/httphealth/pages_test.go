@@ -247,7 +247,7 @@ func TestDroppedEventsShown(t *testing.T) {
 		require.NoError(t, json.Unmarshal(f.serve(http.MethodGet, "/health/datasources?page=1").Body.Bytes(), &paged))
 		assert.Equal(t, uint64(3), paged.DroppedEvents)
 		assert.Contains(t, f.dashboard(t), `data-f="summary">6 sources: 1 down, 0 degraded, 5 ok. Those not ok come first. `+
-			`3 state changes not logged nor hooked (event queue full).</p>`)
+			`3 events not logged nor hooked (event queue full).</p>`)
 		close(release)
 		synctest.Wait()
 	})

@@ -551,3 +551,42 @@ func TestBandCaptionAfterRedrawInBrowser(t *testing.T) {
 	cancel()
 	<-console.done
 }
+
+// TestDashboardOperatorBandsInBrowser: a band's caption counts openings,
+// moves into OPEN, and the time an operator isolated the source; a card
+// shows "Opened at" only while the breaker is OPEN or HALF_OPEN, as the
+// server renders it. An Update of an OPEN breaker (its "reconfigured"
+// Event, OPEN to OPEN) counted as a second opening; an isolated source
+// read "no outage"; an ISOLATED card showed "Opened at —" once the script
+// ran.
+func TestDashboardOperatorBandsInBrowser(t *testing.T) {
+	bctx, cancel := browserTest(t)
+
+	clock := newFakeClock(start)
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithLogger(slog.New(slog.DiscardHandler)))
+	h := httphealth.New(reg, httphealth.WithClock(clock), httphealth.WithRefresh(100*time.Millisecond))
+	kept := reg.Breaker(runtime.Config{Name: "kept", FailureThreshold: 1, ResetTimeout: 10 * time.Minute})
+	iso := reg.Breaker(runtime.Config{Name: "iso", FailureThreshold: 1})
+	clock.Add(10 * time.Minute)
+	fail(t, kept, 1, "502 Bad Gateway")
+	clock.Add(time.Minute)
+	require.NoError(t, reg.Update(runtime.Config{Name: "kept", FailureThreshold: 3}))
+	require.Equal(t, runtime.Open, kept.State())
+	iso.Isolate("maintenance")
+	clock.Add(2 * time.Minute)
+
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	console := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	p.waitFor("both bands", `document.querySelectorAll('[data-f=band][data-spans]').length === 2`)
+	assert.Equal(t, "opened 1×, open 3 min in all", p.cardText("kept", "band-text"))
+	assert.Equal(t, "isolated 2 min", p.cardText("iso", "band-text"))
+	assert.True(t, eval[bool](p, `document.querySelector('[data-name=iso] [data-row=opened]').hidden`), "no Opened at on an ISOLATED card")
+	assert.False(t, eval[bool](p, `document.querySelector('[data-name=kept] [data-row=opened]').hidden`), "Opened at on an OPEN card")
+
+	assert.Empty(t, console.problems(), "the page wrote errors or warnings to the console")
+	cancel()
+	<-console.done
+}
