@@ -174,7 +174,9 @@
       if (!tr) tr = tpl.cloneNode(true);
       tr.dataset.name = b.name;
       tr.dataset.state = b.state;
-      setText(tr, "key", b.name.startsWith(prefix) ? b.name.slice(prefix.length) : b.name);
+      const key = b.name.startsWith(prefix) ? b.name.slice(prefix.length) : b.name;
+      setText(tr, "key", key);
+      for (const btn of tr.querySelectorAll("[data-act]")) btn.setAttribute("aria-label", btn.textContent + " key " + (key || "(empty)"));
       tr.dataset.level = setState(tr, "state", b.state).level;
       setText(tr, "key-consecutive", String(b.consecutive_failures || 0));
       setText(tr, "key-failures", String(b.failures || 0));
@@ -634,10 +636,18 @@
   // The operator's controls (httphealth.WithControl): each button asks for
   // the reason of its card, then POSTs it to
   // datasources/{name}/{isolate|bypass|resume} and refreshes.
-  async function operate(e) {
+  function operate(e) {
     const btn = e.target.closest("[data-act]");
     if (!btn || !cfg.controls) return;
-    const card = btn.closest(".card"), input = f("ctl-reason", card), msg = f("ctl-msg", card);
+    const card = btn.closest(".card");
+    send(card.dataset.name, btn.dataset.act, f("ctl-reason", card), f("ctl-msg", card));
+  }
+
+  // send POSTs act for the breaker called name (a key's too: its name is
+  // escaped whole, "quote%2F600519", as a path with "//" would be
+  // redirected to the family), with the reason in input, and says how it
+  // went in msg.
+  async function send(name, act, input, msg) {
     const reason = input.value.trim();
     if (!reason) {
       msg.dataset.level = "down";
@@ -648,7 +658,7 @@
     msg.dataset.level = "";
     msg.textContent = "Sending…";
     try {
-      const res = await fetch("datasources/" + encodeURIComponent(card.dataset.name) + "/" + btn.dataset.act, {
+      const res = await fetch("datasources/" + encodeURIComponent(name) + "/" + act, {
         method: "POST", cache: "no-store", headers: { Accept: "application/json" },
         body: new URLSearchParams({ reason }),
       });
@@ -656,7 +666,7 @@
       if (!res.ok) throw new Error(body.error || "HTTP " + res.status);
       input.value = "";
       msg.textContent = "Done: " + ((states[body.state] || {}).word || body.state) + ".";
-      announce(displayName(card.dataset.name) + ": " + msg.textContent);
+      announce(displayName(name) + ": " + msg.textContent);
     } catch (err) {
       msg.dataset.level = "down";
       msg.textContent = "Refused: " + (err && err.message ? err.message : err);
@@ -676,6 +686,11 @@
     const li = el && el.closest(".family");
     if (!li) return;
     const name = li.dataset.family, view = famViews.get(name);
+    if (el.dataset.act && cfg.controls) { // a key's control
+      const tr = el.closest("tr.key");
+      if (tr) send(tr.dataset.name, el.dataset.act, f("key-reason", li), f("key-ctl-msg", li));
+      return;
+    }
     if (el.dataset.f === "expand") {
       if (view) famViews.delete(name);
       else famViews.set(name, { page: 1, q: f("key-q", li).value.trim() });

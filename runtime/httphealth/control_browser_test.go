@@ -155,3 +155,61 @@ func TestDashboardWithoutControlsInBrowser(t *testing.T) {
 	assert.Zero(t, eval[int](p, `document.querySelectorAll('[data-f=controls], [data-act], [data-f=ctl-reason]').length`))
 	assert.NotContains(t, eval[string](p, `document.body.innerText`), "Isolate")
 }
+
+// TestDashboardKeyControlsInBrowser: SPEC §14's controls reach a family's
+// keys too (§15: the dashboard treats each key as a breaker). The operator
+// expands the family, gives a reason and isolates one key, the key "" (a
+// request without a host) included, whose name the page escapes whole;
+// then resumes it. A family's table of keys had no control: only curl
+// could isolate a key.
+func TestDashboardKeyControlsInBrowser(t *testing.T) {
+	bctx, _ := browserTest(t)
+	f := newFixture(t,
+		httphealth.WithRefresh(100*time.Millisecond),
+		httphealth.WithControl(func(*http.Request) error { return nil }))
+	fam := f.reg.Family(runtime.Config{Name: "hosts", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 10})
+	fam.Breaker("api.example.com")
+	fam.Breaker("")
+
+	posts := make(chan answered, 16)
+	srv := httptest.NewServer(reportPosts(f.h, posts))
+	t.Cleanup(srv.Close)
+	console := watchConsole(bctx)
+	require.NoError(t, chromedp.Do(bctx, chromedp.EmulateViewport(1280, 900), chromedp.Navigate(srv.URL+"/health/")))
+	p := page{t: t, ctx: bctx, dir: artifactDir(t)}
+	p.waitFor("the script to start", `!document.querySelector('[data-f=live]').hidden`)
+
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(`[data-family=hosts] [data-f=expand]`))))
+	p.waitFor("the keys", `document.querySelectorAll('[data-family=hosts] [data-f=key-rows] > tr').length === 2`)
+	key := func(name string) string { return `[data-family=hosts] tr.key[data-name="` + name + `"]` }
+
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.CSS(`[data-family=hosts] [data-f=key-reason]`), "bad certificate"),
+		chromedp.Click(chromedp.CSS(key("hosts/api.example.com")+` [data-act=isolate]`))))
+	assert.Equal(t, answered{"/health/datasources/hosts/api.example.com/isolate", http.StatusOK}, nextPost(t, posts))
+	p.waitFor("the key ISOLATED", `document.querySelector('`+key("hosts/api.example.com")+`').dataset.state === "ISOLATED"`)
+	b, _ := fam.Lookup("api.example.com")
+	assert.Equal(t, runtime.Isolated, b.State())
+	assert.Contains(t, f.reg.Events(1)[0].Reason, "isolated by operator: bad certificate")
+	assert.Equal(t, "Isolate key api.example.com", eval[string](p, `document.querySelector('`+key("hosts/api.example.com")+` [data-act=isolate]').getAttribute("aria-label")`))
+
+	// The key "": "hosts/", escaped whole, not redirected to the family.
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.CSS(`[data-family=hosts] [data-f=key-reason]`), "no host"),
+		chromedp.Click(chromedp.CSS(key("hosts/")+` [data-act=bypass]`))))
+	assert.Equal(t, answered{"/health/datasources/hosts//bypass", http.StatusOK}, nextPost(t, posts), "sent escaped (hosts%2F), so served, not redirected")
+	p.waitFor("the key \"\" BYPASSED", `document.querySelector('`+key("hosts/")+`').dataset.state === "BYPASSED"`)
+	empty, _ := fam.Lookup("")
+	assert.Equal(t, runtime.Bypassed, empty.State())
+
+	// Without a reason the page asks for one.
+	require.NoError(t, chromedp.Do(bctx, chromedp.Click(chromedp.CSS(key("hosts/api.example.com")+` [data-act=resume]`))))
+	p.waitFor("the page to ask for a reason",
+		`document.querySelector('[data-family=hosts] [data-f=key-ctl-msg]').textContent.startsWith("Give a reason first")`)
+	require.NoError(t, chromedp.Do(bctx,
+		chromedp.SendKeys(chromedp.CSS(`[data-family=hosts] [data-f=key-reason]`), "certificate renewed"),
+		chromedp.Click(chromedp.CSS(key("hosts/api.example.com")+` [data-act=resume]`))))
+	assert.Equal(t, answered{"/health/datasources/hosts/api.example.com/resume", http.StatusOK}, nextPost(t, posts))
+	p.waitFor("the key CLOSED", `document.querySelector('`+key("hosts/api.example.com")+`').dataset.state === "CLOSED"`)
+	assert.Empty(t, console.problems(), "the page wrote no error")
+}

@@ -84,7 +84,7 @@ type (
 		Events      []eventView
 		BlankCard   cardView
 		BlankFamily familyView
-		BlankKey    stateView
+		BlankKey    keyView
 		BlankEvent  eventView
 		Config      scriptConfig
 		CSS         template.CSS
@@ -132,6 +132,13 @@ type (
 		ShowName bool
 		State    stateView
 		Rows     []rowView
+		Controls bool // WithControl: a reason field for its keys, and a column of their buttons
+	}
+	// keyView is a row of a family's table of keys, which the page's
+	// script fills in.
+	keyView struct {
+		State    stateView
+		Controls bool // WithControl: the key's buttons
 	}
 	rowView struct {
 		Key    string
@@ -293,7 +300,7 @@ func (h *Handler) page(health breakerPage, evs []runtime.Event) pageView {
 		EmptyText:   emptyText(health),
 		BlankCard:   h.card(runtime.Stats{}, now),
 		BlankFamily: h.family(familyRow{State: runtime.Closed}),
-		BlankKey:    newStateView("state", runtime.Closed),
+		BlankKey:    keyView{State: newStateView("state", runtime.Closed), Controls: h.ctl != nil},
 		BlankEvent:  eventView{From: newStateView("from", runtime.Closed), To: newStateView("to", runtime.Closed)},
 		CSS:         template.CSS(dashboardCSS),
 		Script:      template.JS(dashboardJS),
@@ -473,7 +480,7 @@ func (h *Handler) family(f familyRow) familyView {
 	if f.MaxOpen > 0 {
 		open += " (maxopen " + itoa(f.MaxOpen) + "%)"
 	}
-	return familyView{Name: f.Name, Display: display, ShowName: display != f.Name, State: newStateView("state", f.State),
+	return familyView{Name: f.Name, Display: display, ShowName: display != f.Name, State: newStateView("state", f.State), Controls: h.ctl != nil,
 		Rows: []rowView{
 			{Key: "keys", Label: "Keys live", Value: itoa(f.Keys) + " of " + itoa(f.Limit)},
 			{Key: "levels", Label: "Keys by level", Value: countsText(f.Counts)},
