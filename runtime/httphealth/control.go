@@ -267,8 +267,12 @@ func readReason(w http.ResponseWriter, r *http.Request) (reason string, status i
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxControlBody)
 	ct := r.Header.Get("Content-Type")
-	mt, _, ctErr := mime.ParseMediaType(ct)
+	mt, ctParams, ctErr := mime.ParseMediaType(ct)
 	switch {
+	case ctErr == nil && ctParams["charset"] != "" && !strings.EqualFold(ctParams["charset"], "utf-8") && !strings.EqualFold(ctParams["charset"], "us-ascii"):
+		// Read as UTF-8 it would go into the event garbled (a latin1
+		// "café" as "caf\ufffd"), without a word.
+		return "", http.StatusUnsupportedMediaType, fmt.Sprintf("a body in charset %s is not read: send the reason in UTF-8; %s", ctParams["charset"], sendReason)
 	case ct == "":
 		if n, _ := io.ReadFull(r.Body, make([]byte, 1)); n > 0 {
 			return "", http.StatusUnsupportedMediaType, "a body without a Content-Type is not read; " + sendReason

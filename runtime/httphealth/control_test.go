@@ -238,6 +238,9 @@ func TestControlReasonShapes(t *testing.T) {
 			[]string{"a body of type application/json is not read", urlencoded, formdata}},
 		{"text", path + "isolate", "text/plain", "reason=maintenance", 415,
 			[]string{"a body of type text/plain is not read", urlencoded, formdata}},
+		// Read as UTF-8, latin1's "café" went into the event as "caf\ufffd".
+		{"latin1", path + "isolate", "application/x-www-form-urlencoded; charset=latin1", "reason=caf%E9", 415,
+			[]string{"a body in charset latin1 is not read: send the reason in UTF-8", urlencoded}},
 		{"no Content-Type", path + "isolate", "", "reason=maintenance", 415,
 			[]string{"a body without a Content-Type is not read", urlencoded, formdata}},
 		{"malformed Content-Type", path + "isolate", "form; =", "reason=maintenance", 400,

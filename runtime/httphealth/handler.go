@@ -279,7 +279,9 @@ func unknownParam(q url.Values, what, endpoint string, params []string) string {
 func nearParam(name string, params []string) string {
 	lower := strings.ToLower(name)
 	for _, p := range params {
-		if lower == p || lower == p+"s" || editOne(lower, p) || swapOne(lower, p) {
+		// One edit of a one-letter name is any other letter: ?x=1 is
+		// no misspelt q.
+		if lower == p || lower == p+"s" || len(lower) > 1 && len(p) > 1 && editOne(lower, p) || swapOne(lower, p) {
 			return p
 		}
 	}

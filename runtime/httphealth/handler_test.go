@@ -525,3 +525,15 @@ func TestEventsStreamed(t *testing.T) {
 	require.NoError(t, head.Body.Close())
 	assert.Equal(t, int64(len(body)), head.ContentLength, "HEAD says how long GET's answer is")
 }
+
+// TestUnknownOneLetterParameter: a one-letter parameter is one edit from
+// any other, so ?x=1 was asked "did you mean q?".
+func TestUnknownOneLetterParameter(t *testing.T) {
+	f := newFixture(t)
+	rec := f.serve(http.MethodGet, "/health/datasources?x=1")
+	require.Equal(t, http.StatusBadRequest, rec.Code)
+	assert.Contains(t, rec.Body.String(), `unknown query parameter \"x\"; /health/datasources takes page, q and family`)
+	assert.NotContains(t, rec.Body.String(), "did you mean")
+	rec = f.serve(http.MethodGet, "/health/datasources?Q=1")
+	assert.Contains(t, rec.Body.String(), "did you mean q?", "a change of case still is")
+}
