@@ -79,7 +79,10 @@
 //		each such file on stderr and exit with status 1, and name every
 //		file breakergen did not write that is in an output's way, as a run
 //		without -check would. Use it in CI to check that generated files
-//		are up to date.
+//		are up to date. An output whose source the run's tags, GOOS and
+//		GOARCH leave out is not checked, and -check names it: check it
+//		with the -tags (or GOOS, GOARCH) it builds with, as go generate
+//		passes no -tags to breakergen.
 //	-strict
 //		treat every warning (see Warnings below) as an error: print the
 //		warnings, write nothing and exit with status 1. With -check, CI

@@ -362,6 +362,20 @@ func generate(o *options, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "%s: %s: emptied, not removed, since go generate fails on a file removed while it runs; delete it, or run breakergen outside go generate, which removes it\n", rel(p), why)
 		}
 	}
+	if o.check && len(res.Excluded) > 0 {
+		// Not stale as far as this run knows: not checked at all. Say so,
+		// or a tagged file goes stale under a passing check.
+		var names []string
+		for _, p := range res.Excluded {
+			n := rel(p)
+			if c := load.ConstraintOf(p); c != "" {
+				n += " (" + c + ")"
+			}
+			names = append(names, n)
+		}
+		fmt.Fprintf(stderr, "breakergen: not checked, as this run's tags, GOOS and GOARCH leave them and their sources out: %s; check them with breakergen -check and the -tags, GOOS or GOARCH they build with\n",
+			strings.Join(names, ", "))
+	}
 	if o.check {
 		for _, c := range changes {
 			verb := "would be written"
@@ -386,7 +400,14 @@ func generate(o *options, stdout, stderr io.Writer) error {
 			default:
 				when = fmt.Sprintf(" once the %d files in the way are renamed or their interfaces move", len(inTheWay))
 			}
-			fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate%s\n", len(changes), when)
+			if o.tags != "" {
+				// go generate passes no -tags to the commands it runs:
+				// its advice would write nothing of these.
+				fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run breakergen -tags %s %s%s (go generate passes no -tags to breakergen: give the tags in the //go:generate line)\n",
+					len(changes), o.tags, strings.Join(o.patterns, " "), when)
+			} else {
+				fmt.Fprintf(stderr, "breakergen: %d generated file(s) out of date; run go generate%s\n", len(changes), when)
+			}
 			// go generate does nothing in a package with no go:generate
 			// line that runs breakergen: say so, or the advice loops.
 			seen := map[string]bool{}

@@ -78,6 +78,10 @@ type Result struct {
 	NoModule string
 	// Tests: test files were loaded (see the package comment).
 	Tests bool
+	// Excluded are the Outputs that the run's build constraints (tags,
+	// GOOS, GOARCH) leave out of every package loaded, with their
+	// sources: a run neither writes nor checks them.
+	Excluded []string
 }
 
 // loads counts the calls of packages.Load, and parsed the files parsed, for
@@ -201,6 +205,14 @@ func Load(cfg Config) (*Result, error) {
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
 	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs, Tests: tests}
+	for _, p := range pkgs {
+		for _, f := range p.IgnoredFiles {
+			if abs, err := filepath.Abs(f); err == nil && outputs[abs] && !slices.Contains(res.Excluded, abs) {
+				res.Excluded = append(res.Excluded, abs)
+			}
+		}
+	}
+	slices.Sort(res.Excluded)
 	if list == nil {
 		list = pkgs
 	}
@@ -500,4 +512,22 @@ func goError(err error) error {
 		return err
 	}
 	return fmt.Errorf("the go command failed loading the packages: %s", strings.TrimRight(msg[loc[1]:], "\n"))
+}
+
+// ConstraintOf says what constraint of the output at path a build must
+// meet: its //go:build line, or the platform its name ends with ("the
+// name's _windows"); "" when neither says.
+func ConstraintOf(path string) string {
+	if head, err := readHead(path); err == nil {
+		if f, err := parser.ParseFile(token.NewFileSet(), path, head, parser.PackageClauseOnly|parser.ParseComments); err == nil {
+			if line := BuildLine(f); line != "" {
+				return line
+			}
+		}
+	}
+	stem := strings.TrimSuffix(filepath.Base(path), ".go")
+	if suf := strings.TrimSuffix(constraintSuffix(stem), "_test"); suf != "" {
+		return "the name's " + suf
+	}
+	return ""
 }
