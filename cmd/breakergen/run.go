@@ -10,8 +10,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -425,7 +427,63 @@ func generate(o *options, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	return write.Apply(changes)
+	if err := write.Apply(changes); err != nil {
+		return err
+	}
+	unrequired(res, changes, stderr)
+	return nil
+}
+
+// runtimeModule is the module whose runtime generated code imports.
+const runtimeModule = "github.com/breakergen/breakergen"
+
+// unrequired warns, once a module, when a module that breakergen just
+// wrote outputs in does not mention runtimeModule in its go.mod (nor a
+// go.work lists modules): the outputs import its runtime, and the go
+// command's own advice then, go get, fetches the latest, which need not
+// match this generator. It names this generator's version when it has one.
+func unrequired(res *load.Result, changes []write.Change, stderr io.Writer) {
+	written := map[string]bool{}
+	for _, c := range changes {
+		if !c.Remove {
+			written[filepath.Dir(c.Path)] = true
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range res.Packages {
+		m := p.Module
+		if m == nil || m.GoMod == "" || m.Path == runtimeModule || seen[m.GoMod] || len(p.GoFiles) == 0 || !written[filepath.Dir(p.GoFiles[0])] {
+			continue
+		}
+		seen[m.GoMod] = true
+		if data, err := os.ReadFile(m.GoMod); err != nil || strings.Contains(string(data), runtimeModule) {
+			continue
+		}
+		if workFile() != "" {
+			return // a workspace may provide it: the go command will say
+		}
+		get := "require the " + runtimeModule + " this breakergen was built from (go get " + runtimeModule + "@its version, or a replace)"
+		if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Path == runtimeModule && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+			get = "run go get " + runtimeModule + "@" + bi.Main.Version + " in it, this breakergen's version"
+		}
+		fmt.Fprintf(stderr, "breakergen: module %s does not require %s, whose runtime the generated code imports: %s; the go command's own advice, go get without a version, fetches the latest, which need not match the generator\n",
+			m.Path, runtimeModule, get)
+	}
+}
+
+// workFile returns the go.work file the go command uses here, or "".
+func workFile() string {
+	if w := os.Getenv("GOWORK"); w != "" {
+		if w == "off" {
+			return ""
+		}
+		return w
+	}
+	out, err := exec.Command("go", "env", "GOWORK").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }
 
 // blockedErrors says, for each output whose path holds a file breakergen

@@ -182,7 +182,7 @@ func Load(cfg Config) (*Result, error) {
 	fset := token.NewFileSet()
 	pkgs, err := packages.Load(&packages.Config{
 		Mode: packages.NeedName | packages.NeedFiles | packages.NeedSyntax |
-			packages.NeedTypes | packages.NeedTypesInfo,
+			packages.NeedTypes | packages.NeedTypesInfo | packages.NeedModule,
 		Dir:        cfg.Dir,
 		Env:        cfg.Env,
 		BuildFlags: loadFlags,
