@@ -65,7 +65,7 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 	}
 	o := r.keyOpt
 	sig := mm.Sig
-	var names []string
+	var names, keyable []string // keyable: the names a did-you-mean may offer
 	idx := -1
 	for i := range sig.Params().Len() {
 		n := sig.Params().At(i).Name()
@@ -73,6 +73,11 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 			continue
 		}
 		names = append(names, n)
+		if t := sig.Params().At(i).Type(); types.Implements(t, stringer) {
+			keyable = append(keyable, n)
+		} else if info, ok := keyBasic(t); ok && info&(types.IsString|types.IsInteger) != 0 {
+			keyable = append(keyable, n)
+		}
 		if n == r.KeyParam {
 			idx = i
 		}
@@ -90,7 +95,8 @@ func (b *builder) methodKey(in *Interface, mm *Method) {
 		if r.KeyParam == "host" {
 			msg += ", nor an *http.Request to key by its URL.Host"
 		}
-		if c := annotation.Closest(r.KeyParam, names); c != "" {
+		// Only a parameter that can key: id offered f, a func.
+		if c := annotation.Closest(r.KeyParam, keyable); c != "" {
 			msg += fmt.Sprintf("; did you mean %s?", c)
 		}
 		if len(names) > 0 {
