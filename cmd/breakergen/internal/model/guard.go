@@ -280,6 +280,9 @@ func reasons(ms []*Method) string {
 	by := map[string][]*Method{}
 	for _, m := range ms {
 		w := whyText(m.Why)
+		if m.ErrLike != "" {
+			w = "returns " + m.ErrLike + ", not error"
+		}
 		if by[w] == nil {
 			order = append(order, w)
 		}
@@ -318,7 +321,11 @@ func unguardedFix(ms []*Method, own map[string]bool) string {
 				continue
 			}
 			if why == "noerror" {
-				fixes = append(fixes, "return an error from "+them)
+				fix := "return an error from " + them
+				if slices.ContainsFunc(ms, func(m *Method) bool { return m.ErrLike != "" }) {
+					fix = "return the type error from " + them // not an error type of their own
+				}
+				fixes = append(fixes, fix)
 			} else {
 				fixes = append(fixes, "route "+them+" (a line's methods=, or a line without methods=)")
 			}

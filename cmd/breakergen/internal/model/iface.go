@@ -850,8 +850,15 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			return
 		}
 		if c == nil {
+			if n := sig.Results().Len(); n > 0 && types.Implements(sig.Results().At(n-1).Type(), errorType.Underlying().(*types.Interface)) {
+				mm.ErrLike = types.TypeString(sig.Results().At(n-1).Type(), pkgQualifier(in.Obj.Pkg()))
+			}
 			if ml != nil && problem == "" {
-				b.errorf(ml.Pos, "%s.%s: the last result is not error, so the method cannot report a failure or a rejection and cannot be guarded; remove the line or write //breaker:skip", in.Name, m.Name())
+				what := "the last result is not error"
+				if mm.ErrLike != "" {
+					what = "the last result is " + mm.ErrLike + ", not error: no refusal of the breaker's (an error of the runtime's) can be returned as one"
+				}
+				b.errorf(ml.Pos, "%s.%s: %s, so the method cannot report a failure or a rejection and cannot be guarded; remove the line or write //breaker:skip", in.Name, m.Name(), what)
 			}
 			mm.Why = "noerror"
 			return

@@ -78,6 +78,11 @@ type Method struct {
 	// Why says why.
 	Route *Route
 	Why   string
+	// ErrLike, for a method unguarded for want of an error result
+	// (Why "noerror"), is its last result's type when that is an error of
+	// its own (an interface embedding error, a *StatusErr): no refusal of
+	// the runtime's can be returned as one. "" otherwise.
+	ErrLike string
 	// Ctx reports whether the first parameter is a context.Context.
 	Ctx bool
 	// CtxFrom, for a method without a context.Context first parameter, is
@@ -362,4 +367,13 @@ func (m *Method) Handle(typ string) (Handle, bool) {
 		}
 	}
 	return Handle{}, false
+}
+
+// NoErrorWhy says why a method unguarded for want of an error result (Why
+// "noerror") cannot be guarded, in words that fit after "it".
+func (m *Method) NoErrorWhy() string {
+	if m.ErrLike != "" {
+		return "returns " + m.ErrLike + " last, not error, which no refusal of the breaker's can be returned as"
+	}
+	return "has no error result to report failures with"
 }

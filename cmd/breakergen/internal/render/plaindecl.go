@@ -408,7 +408,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 			if !ok || nilImpl == "" {
 				return false
 			}
-			commentText(b, m.Name+" calls "+impl+"."+m.Name+" unguarded: "+why(m.Why)+".")
+			commentText(b, m.Name+" calls "+impl+"."+m.Name+" unguarded: "+whyOf(m)+".")
 			b.WriteString(head + results + " {\n\tif " + recv + "." + impl + " == nil {\n\t\t" + errName + " = " + nilImpl + "\n\t\treturn\n\t}\n\treturn " + call + "\n}\n")
 			return true
 		}
@@ -420,7 +420,7 @@ func (g *gen) methodText(b *strings.Builder, in *model.Interface, m *model.Metho
 		if res.Len() == 0 {
 			body = "\t" + call
 		}
-		commentText(b, m.Name+" calls "+impl+"."+m.Name+" unguarded: "+why(m.Why)+".")
+		commentText(b, m.Name+" calls "+impl+"."+m.Name+" unguarded: "+whyOf(m)+".")
 		b.WriteString(head + results + " {\n" + body + "\n}\n")
 		return true
 	}

@@ -831,7 +831,7 @@ func (g *gen) method(f *jen.File, in *model.Interface, m *model.Method, recv str
 	decl := jen.Func().Params(jen.Id(recv).Op("*").Add(wrapper)).Id(m.Name).Params(params...)
 
 	if m.Route == nil {
-		comment(f, fmt.Sprintf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, why(m.Why)))
+		comment(f, fmt.Sprintf("%s calls %s.%s unguarded: %s.", m.Name, impl, m.Name, whyOf(m)))
 		res := sig.Results()
 		if rnames, errName, ok := errorResultNames(res, a); ok {
 			// It can still report a nil wrapped value instead of panicking.
@@ -1144,6 +1144,14 @@ func shortDuration(d time.Duration) string {
 		s = strings.TrimSuffix(s, "0m")
 	}
 	return s
+}
+
+// whyOf is why m is unguarded, in words.
+func whyOf(m *model.Method) string {
+	if m.Why == "noerror" {
+		return "it " + m.NoErrorWhy()
+	}
+	return why(m.Why)
 }
 
 func why(w string) string {
