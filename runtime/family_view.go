@@ -92,60 +92,14 @@ func (f *Family) Lookup(key string) (*Breaker, bool) {
 	return nil, false
 }
 
-// Breakers returns the breakers of the live keys, in name order, with
-// those made by hand under the family's name that it has not taken over
-// yet (see [Registry.FamilyOf]): a view shows them as its keys.
+// Breakers returns the breakers of the live keys, in name order.
 func (f *Family) Breakers() []*Breaker {
 	es := f.entries()
 	out := make([]*Breaker, len(es))
 	for i, e := range es {
 		out[i] = e.b
 	}
-	out = append(out, f.waiting(es)...)
 	slices.SortFunc(out, func(a, b *Breaker) int { return cmp.Compare(a.cfg().Name, b.cfg().Name) })
-	return out
-}
-
-// waiting returns the breakers of f's registry named "<family>/<key>" for
-// f that are no live key's among es (f's entries): made by hand
-// ([Registry.Breaker]) before the key's first call, which takes them over
-// (newKey). The views count them among f's keys: they were in no
-// family's row nor among the breakers beside the families, so that one
-// OPEN left a page saying "ok".
-func (f *Family) waiting(es []famLive) []*Breaker {
-	r := f.reg
-	prefix := f.name + "/"
-	var cand []*Breaker
-	r.mu.RLock()
-	for name, b := range r.breakers {
-		if strings.HasPrefix(name, prefix) && r.keyFamilyLocked(name) == f.name {
-			cand = append(cand, b)
-		}
-	}
-	r.mu.RUnlock()
-	if len(cand) == 0 {
-		return nil
-	}
-	live := make(map[*Breaker]bool, len(es))
-	for _, e := range es {
-		live[e.b] = true
-	}
-	out := cand[:0]
-	for _, b := range cand {
-		if live[b] {
-			continue
-		}
-		// Neither a key's being made (joining) nor one dropped since es
-		// was read (home, never cleared): that one's counts are folded
-		// already, and counting them again would make Totals go down
-		// once it leaves the registry.
-		b.mu.Lock()
-		hand := b.home == nil && b.joining == nil
-		b.mu.Unlock()
-		if hand {
-			out = append(out, b)
-		}
-	}
 	return out
 }
 
@@ -261,14 +215,6 @@ func (f *Family) Totals() FamilyTotals {
 	}
 	f.fold.mu.Unlock()
 	t.Name, t.Counted = f.name, f.reg.countCalls
-	for _, b := range f.waiting(es) { // made by hand, not taken over yet: never folded
-		st := b.Stats()
-		t.add(&st)
-		t.Keys++
-		if s := st.State; int(s) < len(t.ByState) {
-			t.ByState[s]++
-		}
-	}
 	for i := range stats {
 		if dead[i] {
 			continue

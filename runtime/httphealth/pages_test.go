@@ -252,35 +252,3 @@ func TestDroppedEventsShown(t *testing.T) {
 		synctest.Wait()
 	})
 }
-
-// TestPagedBreakerMadeByHandUnderFamily: a breaker made by hand with a
-// family's key name ("quote/600519"), before the family's key is first
-// used, is one of the family's keys in the paged answers (docs/keys.md).
-// It was in no family's row nor among the breakers: OPEN, the page said
-// "ok", counted no source down, and the family's own page had no key.
-func TestPagedBreakerMadeByHandUnderFamily(t *testing.T) {
-	f := newFixture(t)
-	fam := f.reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 10})
-	fam.Breaker("600000") // a live key, CLOSED
-	hand := f.reg.Breaker(runtime.Config{Name: "quote/600519", FailureThreshold: 1, ResetTimeout: time.Minute})
-	fail(t, hand, 1, "502 Bad Gateway")
-
-	p := f.page(t, "page=1")
-	assert.Equal(t, runtime.LevelDown, p.Status)
-	assert.Equal(t, map[string]int{"ok": 0, "degraded": 0, "down": 1}, p.Counts)
-	require.Len(t, p.Families, 1)
-	assert.Equal(t, runtime.Open, p.Families[0].State)
-	assert.Equal(t, map[string]int{"ok": 1, "degraded": 0, "down": 1}, p.Families[0].Counts)
-	assert.Empty(t, p.Breakers, "a key's breaker is in its family's row, not beside it")
-
-	keys := f.page(t, "family=quote")
-	assert.Equal(t, []string{"quote/600519", "quote/600000"}, names(keys), "down first")
-
-	// The key's first call takes the breaker over: listed once still.
-	require.Same(t, hand, fam.Breaker("600519"))
-	assert.Equal(t, []string{"quote/600519", "quote/600000"}, names(f.page(t, "family=quote")))
-	tot := fam.Totals()
-	assert.Equal(t, 2, tot.Keys)
-	assert.Equal(t, 1, tot.ByState[runtime.Open])
-	assert.Equal(t, uint64(1), tot.Failures)
-}
