@@ -141,6 +141,10 @@ type Breaker struct {
 	// as it is made ([Sharer.Created]) opens it within the family's
 	// MaxOpen too.
 	joining *Family
+	// keyed is set, never cleared, once the breaker is a family's key or
+	// is being made as one (joining): PlainBreakers lists a breaker of a
+	// family's name made by hand until then.
+	keyed atomic.Bool
 	// famTrip is set, under mu, when the family has counted this
 	// breaker's trip already (Family.mayTrip), for the transition that
 	// follows at once not to count it again.

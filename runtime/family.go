@@ -880,6 +880,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 	e.Used.Store(uint32(f.tick.Load()))
 	b.mu.Lock()
 	b.fam, b.joining = f, nil
+	b.keyed.Store(true)
 	b.home = f // never cleared: see Breaker.operate
 	// A note that opened it as it was made, within MaxOpen, was counted
 	// then (mayTrip); a move back before now was not (no family yet).

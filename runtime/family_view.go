@@ -50,7 +50,10 @@ func (r *Registry) FamilyOf(name string) (*Family, string) {
 
 // PlainBreakers returns every breaker of the registry that is not a
 // family's key breaker (see [Registry.FamilyOf]), in name order: the
-// breakers a view shows one by one beside its families.
+// breakers a view shows one by one beside its families. A breaker made by
+// hand ([Registry.Breaker]) with a family's key name is one of them until
+// the key's first call through the family takes it over: listed in
+// neither, OPEN, it left a page saying "ok".
 func (r *Registry) PlainBreakers() []*Breaker {
 	r.mu.RLock()
 	fams := make(map[string]bool, len(r.families))
@@ -59,7 +62,7 @@ func (r *Registry) PlainBreakers() []*Breaker {
 	}
 	out := make([]*Breaker, 0, len(r.breakers))
 	for name, b := range r.breakers {
-		if !keyOf(fams, name) {
+		if !keyOf(fams, name) || !b.keyed.Load() {
 			out = append(out, b)
 		}
 	}

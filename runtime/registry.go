@@ -245,7 +245,8 @@ func (r *Registry) breakerIn(cfg Config, room *Breaker, words *core.Words, fam *
 		b, ok = r.breakers[cfg.Name]
 		if !ok {
 			b = newBreakerIn(room, words, r, cfg, r.classifierLocked(cfg.Name))
-			b.joining = fam                                     // no other goroutine has b yet
+			b.joining = fam // no other goroutine has b yet
+			b.keyed.Store(fam != nil)
 			if o := r.env[envName(cfg.Name)]; o.mode.isMode() { // BREAKER_<NAME>_MODE
 				b.mu.Lock()
 				b.setModeLocked(o.mode, operatorReason(o.mode, o.modeVar))

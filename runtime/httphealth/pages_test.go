@@ -252,3 +252,32 @@ func TestDroppedEventsShown(t *testing.T) {
 		synctest.Wait()
 	})
 }
+
+// TestPagedBreakerMadeByHandUnderFamily: a breaker made by hand with a
+// family's key name ("quote/600519"), before the family's key is first
+// used, is listed among the breakers until the family takes it over as
+// the key, then in the family's row. It was in neither: OPEN, the page
+// said "ok" and counted no source down.
+func TestPagedBreakerMadeByHandUnderFamily(t *testing.T) {
+	f := newFixture(t)
+	fam := f.reg.Family(runtime.Config{Name: "quote", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 10})
+	fam.Breaker("600000") // a live key, CLOSED
+	hand := f.reg.Breaker(runtime.Config{Name: "quote/600519", FailureThreshold: 1, ResetTimeout: time.Minute})
+	fail(t, hand, 1, "502 Bad Gateway")
+
+	p := f.page(t, "page=1")
+	assert.Equal(t, runtime.LevelDown, p.Status)
+	assert.Equal(t, map[string]int{"ok": 1, "degraded": 0, "down": 1}, p.Counts)
+	assert.Equal(t, []string{"quote/600519"}, names(p))
+	require.Len(t, p.Families, 1)
+	assert.Equal(t, runtime.Closed, p.Families[0].State, "not one of its keys yet")
+
+	// The key's first call takes the breaker over: in the family's row.
+	require.Same(t, hand, fam.Breaker("600519"))
+	p = f.page(t, "page=1")
+	assert.Empty(t, p.Breakers)
+	require.Len(t, p.Families, 1)
+	assert.Equal(t, runtime.Open, p.Families[0].State)
+	assert.Equal(t, map[string]int{"ok": 0, "degraded": 0, "down": 1}, p.Counts)
+	assert.Equal(t, []string{"quote/600519", "quote/600000"}, names(f.page(t, "family=quote")))
+}
