@@ -48,7 +48,8 @@ type builder struct {
 	// interface being modelled take in a chain without retries, as
 	// "Method's name (type)": one warning says them all (chainReaders).
 	chainBodies []string
-	chainHTTP   bool // one of chainBodies is a method's that answers an *http.Response
+	chainHTTP   bool         // one of chainBodies is a method's that answers an *http.Response
+	sharedKeys  []sharedKeys // method lines' name keys, for sharedNameWarnings
 }
 
 // scan returns the //breaker: lines of cg (see [annotation.Scan]) and
@@ -125,6 +126,7 @@ func Build(res *load.Result, opts Options) *Run {
 	b.resolve()
 	b.keyChecks()
 	b.guardWarnings()
+	b.sharedNameWarnings()
 	for _, t := range opts.Types {
 		if !b.found[t] {
 			var annotated []string

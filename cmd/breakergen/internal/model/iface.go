@@ -754,56 +754,101 @@ func quoteAll(ss []string) string {
 	return strings.Join(q, ", ")
 }
 
-// sharedNameKeys warns of the name's keys (threshold, reset, ratelimit,
-// ...) on a method's own line without name=, when other methods of in go
-// through the same breaker: the keys belong to the name (SPEC §2), so
-// they set the breaker every such method shares, where a newcomer reads
-// them as the method's own. A line that gives name= says which it means.
+// sharedNameKeys records, for sharedNameWarnings, the name's keys
+// (threshold, reset, ratelimit, ...) that a method's own line without
+// name= gives: they belong to the name (SPEC §2), so they set the breaker
+// every method of that name shares, in any interface of the package,
+// where a newcomer reads them as the method's own. A line that gives
+// name= says which it means; a key another line gives the name first (with
+// the same value, or it is an error) changes nothing.
 func (b *builder) sharedNameKeys(in *Interface, mlines map[string]*annotation.Line) {
 	for _, mm := range in.Methods {
 		ml := mlines[mm.Name]
 		if ml == nil || mm.Route == nil || mm.Route.Method != mm.Name || ml.Has("name") {
 			continue
 		}
+		all := b.nameInfo("", mm.Route.Name)
 		var keys []string
 		for _, o := range ml.Options {
-			if annotation.KeyScope(o.Key) == annotation.NameScope {
-				keys = append(keys, o.Key+"="+o.Raw)
+			if annotation.KeyScope(o.Key) != annotation.NameScope {
+				continue
 			}
+			if first, ok := all.given[o.Key]; ok && first.Pos != o.Pos {
+				continue // given first by another line: this one repeats it
+			}
+			keys = append(keys, o.Key+"="+o.Raw)
 		}
+		if len(keys) > 0 {
+			b.sharedKeys = append(b.sharedKeys, sharedKeys{in: in, m: mm, pos: ml.Pos, keys: keys})
+		}
+	}
+}
+
+// sharedKeys is a method line's name keys that sharedNameKeys recorded.
+type sharedKeys struct {
+	in   *Interface
+	m    *Method
+	pos  token.Position
+	keys []string
+}
+
+// sharedNameWarnings warns of each method line's name keys recorded by
+// sharedNameKeys whose breaker other methods of the package go through
+// too, in any interface, naming them and the two fixes.
+func (b *builder) sharedNameWarnings() {
+	for _, sk := range b.sharedKeys {
+		r := sk.m.Route
 		var others []string
-		for _, om := range in.Methods {
-			if om != mm && om.Route != nil && om.Route.Name == mm.Route.Name {
-				others = append(others, om.Name)
+		for _, md := range b.ifaces {
+			for _, om := range md.in.Methods {
+				if om == sk.m || om.Route == nil || om.Route.Name != r.Name || om.Route.pkg != r.pkg {
+					continue
+				}
+				name := om.Name
+				if md.in != sk.in {
+					name = md.in.Name + "." + om.Name
+				}
+				others = append(others, name)
 			}
 		}
-		if len(keys) == 0 || len(others) == 0 {
+		if len(others) == 0 {
 			continue
 		}
 		set, it := "sets", "it"
-		if len(keys) > 1 {
+		if len(sk.keys) > 1 {
 			set, it = "set", "them"
 		}
 		goes := "goes"
 		if len(others) > 1 {
 			goes = "go"
 		}
-		b.warnf(ml.Pos, "%s.%s: %s %s breaker %q, which %s %s through too: a breaker's settings belong to its name, not to a method; give this line name=%s-%s for a breaker of %s alone, or move %s to the interface's line",
-			in.Name, mm.Name, strings.Join(keys, " "), set, mm.Route.Name, andList(others), goes, mm.Route.Name, strings.ToLower(mm.Name), mm.Name, it)
+		own := "a name= of its own (such as name=" + r.Name + "-" + strings.ToLower(sk.m.Name) + ")"
+		if !annotation.ValidName(r.Name + "-" + strings.ToLower(sk.m.Name)) {
+			own = "a name= of its own"
+		}
+		b.warnf(sk.pos, "%s.%s: %s %s breaker %q, which %s %s through too: a breaker's settings belong to its name, not to a method; give this line %s for a breaker of %s alone, or move %s to the interface's line",
+			sk.in.Name, sk.m.Name, strings.Join(sk.keys, " "), set, r.Name, andList(others), goes, own, sk.m.Name, it)
 	}
 }
 
-// idleBackoff warns of a backoff= that no try waits for: a route that
-// guards a method of in with one try (no attempts above 1, no budget).
-// It did nothing without a word, the generated comment still saying
-// "(backoff 2s)", where hedges without hedge and stalesize without stale
-// are errors. One warning a backoff= key, naming every method it misses.
+// idleBackoff warns of a backoff= that no try waits for: every method of
+// in that its routes guard makes one try (attempts at most 1; a budget
+// caps tries, it makes none). It did nothing without a word, the
+// generated comment still saying "(backoff 2s)", where hedges without
+// hedge and stalesize without stale are errors. A backoff that some
+// method retries with is no warning, though a method line's attempts=1
+// leaves others one try (a write that must not be repeated, say).
 func (b *builder) idleBackoff(in *Interface) {
 	var opts []*annotation.Option
 	idle := map[*annotation.Option][]string{}
+	used := map[*annotation.Option]bool{}
 	for _, mm := range in.Methods {
 		r := mm.Route
-		if r == nil || r.backoffOpt == nil || r.Retries() {
+		if r == nil || r.backoffOpt == nil {
+			continue
+		}
+		if r.Attempts > 1 {
+			used[r.backoffOpt] = true
 			continue
 		}
 		if idle[r.backoffOpt] == nil {
@@ -812,7 +857,10 @@ func (b *builder) idleBackoff(in *Interface) {
 		idle[r.backoffOpt] = append(idle[r.backoffOpt], in.Name+"."+mm.Name)
 	}
 	for _, o := range opts {
-		b.warnf(o.Pos, "backoff=%s has no effect on %s: the line makes one try, so there is no retry to wait for; give attempts=N (or budget=N) to retry, or remove backoff",
+		if used[o] {
+			continue
+		}
+		b.warnf(o.Pos, "backoff=%s has no effect on %s: the line makes one try, so there is no retry to wait for (a budget caps tries, it makes none); give attempts=N to retry, or remove backoff",
 			o.Raw, andList(idle[o]))
 	}
 }
