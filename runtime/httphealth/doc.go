@@ -127,7 +127,7 @@
 // in name order), of the breakers whose name or display name contains text
 // (in any case), with counts of every breaker by level. A page past the
 // last is the last; a page that is not a whole number >= 1, or a q longer
-// than 256 bytes, is a bad query:
+// than 256 characters, is a bad query:
 //
 //	{
 //	  "status": "down",

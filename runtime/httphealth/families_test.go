@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/breakergen/breakergen/runtime"
+	"github.com/breakergen/breakergen/runtime/httphealth"
 )
 
 // familyFixture is a registry with two breakers and a family "quote" of n
@@ -87,6 +88,7 @@ func TestPagedAnswerOfAFamilysKeys(t *testing.T) {
 	// name, matched all 10,000.
 	assert.Zero(t, f.page(t, "family=quote&q=quote").Matched)
 	assert.Equal(t, 1, f.page(t, "family=quote&q=K07342").Matched)
+	assert.Equal(t, 1, f.page(t, "family=quote&q=quote/k07342").Matched, "a key's full name, as the timeline shows it")
 }
 
 func TestPagedAnswerRefusesABadFamily(t *testing.T) {
@@ -152,4 +154,27 @@ func TestLongNamesAreServed(t *testing.T) {
 	rec := f.serve(http.MethodGet, "/health/datasources?q="+strings.Repeat("x", 257))
 	assert.Equal(t, http.StatusBadRequest, rec.Code)
 	assert.Contains(t, rec.Body.String(), "q is 257 characters long; give at most 256")
+}
+
+// TestKeySearchNestedAndDisplayNames: a key's name finds the family whose
+// name is the longest prefix of it (not "quote" beside "quote/sub"), and
+// on a family's page a display name matches only a key it is given for:
+// displayName falls back to the family's own ("eastmoney" for
+// "eastmoney_quote/..."), which matched every key.
+func TestKeySearchNestedAndDisplayNames(t *testing.T) {
+	f := newFixture(t, httphealth.WithDisplayName("eastmoney", "东方财富"), httphealth.WithDisplayName("eastmoney_quote/k2", "贵州茅台"))
+	f.reg.Family(runtime.Config{Name: "quote"}, runtime.FamilyConfig{Keys: 10}).Breaker("a")
+	f.reg.Family(runtime.Config{Name: "quote/sub"}, runtime.FamilyConfig{Keys: 10}).Breaker("x")
+	em := f.reg.Family(runtime.Config{Name: "eastmoney_quote"}, runtime.FamilyConfig{Keys: 10})
+	em.Breaker("k1")
+	em.Breaker("k2")
+
+	var rows []string
+	for _, r := range f.page(t, "q="+url.QueryEscape("quote/sub/x")).Families {
+		rows = append(rows, r.Name)
+	}
+	assert.Equal(t, []string{"quote/sub"}, rows)
+
+	assert.Zero(t, f.page(t, "family=eastmoney_quote&q="+url.QueryEscape("东方")).Matched)
+	assert.Equal(t, []string{"eastmoney_quote/k2"}, names(f.page(t, "family=eastmoney_quote&q="+url.QueryEscape("茅台"))))
 }

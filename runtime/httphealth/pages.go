@@ -242,15 +242,24 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 		}
 	} else {
 		all = reg.PlainBreakers() // a family's keys are in its row
-		for _, f := range reg.Families() {
+		fams := reg.Families()
+		keyFamily := "" // the family a query of a key's name names
+		for _, f := range fams {
+			if len(f.Name()) > len(keyFamily) && strings.HasPrefix(query, strings.ToLower(f.Name())+"/") {
+				keyFamily = f.Name()
+			}
+		}
+		for _, f := range fams {
 			row := newFamilyRow(f)
 			p.Counts.add(row.Status)
 			p.Total++
 			if row.injecting {
 				p.Injecting = append(p.Injecting, row.Name)
 			}
-			// A key's name, as the timeline shows it, finds its family.
-			if query == "" || h.matches(row.Name, query) || strings.HasPrefix(query, strings.ToLower(row.Name)+"/") {
+			// A key's name, as the timeline shows it, finds its family:
+			// the one whose name is the longest prefix of it, as
+			// FamilyOf says (not "quote" for "quote/sub/x").
+			if query == "" || h.matches(row.Name, query) || row.Name == keyFamily {
 				p.Families = append(p.Families, row)
 			}
 		}
@@ -296,25 +305,27 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 	return p, true
 }
 
-// matches reports whether the breaker called name, or its display name,
-// contains query, which is in lower case.
 // matchesIn is matches for a breaker of a page of family's keys (family
 // "" for the page of breakers and families): a key's search reads the key,
 // not "<family>/", which every key's name holds (a search for the
-// family's name matched them all).
+// family's name matched them all), and takes a key's full name as the
+// timeline shows it ("quote/k1") for the key. A key's display name is one
+// given for its own name alone: displayName falls back to its family's
+// ("eastmoney" for "eastmoney_quote/k1"), which every key shares.
 func (h *Handler) matchesIn(family, name, query string) bool {
 	if family == "" {
 		return h.matches(name, query)
 	}
+	query = strings.TrimPrefix(query, strings.ToLower(family)+"/")
 	if strings.Contains(strings.ToLower(strings.TrimPrefix(name, family+"/")), query) {
 		return true
 	}
-	// A display name given for the key (displayName falls back to the
-	// name itself, which holds the family's).
-	dn := h.displayName(name)
-	return dn != name[strings.LastIndexByte(name, ':')+1:] && strings.Contains(strings.ToLower(dn), query)
+	dn, ok := h.names[name]
+	return ok && strings.Contains(strings.ToLower(dn), query)
 }
 
+// matches reports whether the breaker called name, or its display name,
+// contains query, which is in lower case.
 func (h *Handler) matches(name, query string) bool {
 	return strings.Contains(strings.ToLower(name), query) ||
 		strings.Contains(strings.ToLower(h.displayName(name)), query)
