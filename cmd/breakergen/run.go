@@ -300,7 +300,7 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m := model.Build(res, model.Options{Types: o.types})
+	m := model.Build(res, model.Options{Types: o.types, Tags: o.tags, Env: o.env})
 	cwd := o.dir
 	if cwd == "" {
 		cwd, _ = filepath.Abs(".")

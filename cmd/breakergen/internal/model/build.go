@@ -21,6 +21,11 @@ import (
 type Options struct {
 	// Types, if not empty, names the only interfaces to emit.
 	Types []string
+	// Tags and Env are the run's build tags and environment, for the
+	// listing that asks the go command why an import failed to load
+	// (importErrors): only a run that failed so makes it.
+	Tags string
+	Env  []string
 }
 
 type builder struct {

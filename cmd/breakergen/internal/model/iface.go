@@ -1523,7 +1523,10 @@ func (b *builder) importErrors(p *packages.Package) []*annotation.Error {
 	}
 	if len(paths) > 0 && len(p.GoFiles) > 0 {
 		// Ask the go command why, as go build would say it.
-		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: filepath.Dir(p.GoFiles[0])}
+		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: filepath.Dir(p.GoFiles[0]), Env: b.opts.Env}
+		if tags := strings.Fields(strings.ReplaceAll(b.opts.Tags, ",", " ")); len(tags) > 0 {
+			cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")} // as the load's
+		}
 		deps, _ := packages.Load(cfg, paths...)
 		for i, path := range paths {
 			why := ""
