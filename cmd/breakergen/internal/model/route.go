@@ -324,6 +324,14 @@ func fileScope(p *packages.Package, f *ast.File) *types.Scope {
 	return p.Types.Scope()
 }
 
+// pkgWithPath names p, and its path when that is not its name.
+func pkgWithPath(p *types.Package) string {
+	if p.Path() == p.Name() {
+		return p.Name()
+	}
+	return p.Name() + " (" + p.Path() + ")"
+}
+
 // wellKnown are the import paths of the packages whose names annotations
 // most often spell, for the advice to import one.
 var wellKnown = map[string]string{
@@ -347,9 +355,13 @@ var wellKnown = map[string]string{
 // (database/sql as dbsql: write dbsql.ErrNoRows), else the import to add,
 // with its path when the package or a well-known one says it.
 func (rs resolver) notImported(id, q, sel string) string {
+	if obj := lookup(rs.scope, sel); obj != nil && obj.Pkg() != nil && obj.Pkg().Name() == q && obj.Pkg() != rs.pkg {
+		// A dot import puts the package's names in the file's scope.
+		return id + ": this file imports package " + pkgWithPath(obj.Pkg()) + " with a dot: write " + sel
+	}
 	for _, name := range rs.scope.Names() {
 		if pn, ok := rs.scope.Lookup(name).(*types.PkgName); ok && pn.Imported().Name() == q && pn.Name() != "_" && pn.Name() != "." {
-			return id + ": this file imports package " + q + " (" + pn.Imported().Path() + ") as " + pn.Name() + ": write " + pn.Name() + "." + sel
+			return id + ": this file imports package " + pkgWithPath(pn.Imported()) + " as " + pn.Name() + ": write " + pn.Name() + "." + sel
 		}
 	}
 	path := ""
