@@ -273,18 +273,24 @@ func TestResetAtMostADay(t *testing.T) {
 func TestFractionAboveOne(t *testing.T) {
 	var logs logBuffer
 	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logs.logger()),
-		runtime.WithConfig(runtime.Config{Name: "over", LatencyRate: 40}))
+		runtime.WithConfig(runtime.Config{Name: "over", LatencyRate: 40},
+			runtime.Config{Name: "famrate/b", FailureThreshold: 3},
+			runtime.Config{Name: "famrate/c", SlowCall: time.Second, SlowRate: 20}))
 	win := runtime.Config{Name: "rates", WindowCalls: 100, FailureRate: 50, SlowCall: time.Second, SlowRate: 80, ResetJitter: 10}
 	cfg := reg.Breaker(win).Config()
 	if cfg.FailureRate != 1 || cfg.SlowRate != 1 || cfg.ResetJitter != 1 {
 		t.Errorf("rates 50, 80 and jitter 10 became %v, %v, %v; want 1 each", cfg.FailureRate, cfg.SlowRate, cfg.ResetJitter)
 	}
 	reg.Breaker(win) // the same breaker: said once
+	reg.Breaker(runtime.Config{Name: "kept", WindowCalls: 100, FailureRate: 0.5})
+	reg.Breaker(runtime.Config{Name: "kept", WindowCalls: 100, FailureRate: 50}) // ignored: the first settings are kept
 	reg.Breaker(runtime.Config{Name: "faulty", Fault: 30})
 	reg.Breaker(runtime.Config{Name: "over", Latency: time.Millisecond})
 	reg.Breaker(runtime.Config{Name: "whole", WindowCalls: 100, FailureRate: 1, Fault: 1, Latency: time.Millisecond})
 	fam := reg.Family(runtime.Config{Name: "famrate", WindowCalls: 100, FailureRate: 75}, runtime.FamilyConfig{})
 	fam.Breaker("a")
+	fam.Breaker("b") // its own layer (WithConfig below) gives no fraction
+	fam.Breaker("c") // its own layer gives one
 	for _, want := range []string{
 		"breaker[rates]: FailureRate 50 is above 1 (a fraction: 0.5 for 50%); using 1",
 		"breaker[rates]: SlowRate 80 is above 1",
@@ -292,13 +298,19 @@ func TestFractionAboveOne(t *testing.T) {
 		"breaker[faulty]: Fault 30 is above 1",
 		"breaker[over]: LatencyRate 40 is above 1",
 		"breaker[famrate]: FailureRate 75 is above 1",
+		"breaker[famrate/c]: SlowRate 20 is above 1",
 	} {
 		if n := strings.Count(logs.String(), want); n != 1 {
 			t.Errorf("%d warnings say %q, want 1:\n%s", n, want, logs.String())
 		}
 	}
-	if strings.Contains(logs.String(), "breaker[whole]") || strings.Contains(logs.String(), "famrate/a") {
-		t.Errorf("a fraction of 1, or a key of a family warned of already, is warned of:\n%s", logs.String())
+	for _, not := range []string{"breaker[whole]", "breaker[kept]: FailureRate", "famrate/a", "breaker[famrate/b]", "breaker[famrate/c]: FailureRate"} {
+		// A fraction of 1; a breaker made already, whose first settings
+		// stand; a family's key, whose family's fraction was warned of
+		// by the family's name.
+		if strings.Contains(logs.String(), not) {
+			t.Errorf("a warning names %s:\n%s", not, logs.String())
+		}
 	}
 }
 

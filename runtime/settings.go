@@ -409,11 +409,19 @@ func (r *Registry) warnWindowless(name string) {
 func (r *Registry) settingsOf(name string, cfg Config, rate float64, burst int) settings {
 	layers := []override{r.env[envName(name)], r.code[name]}
 	s := resolve(cfg, rate, burst, layers...)
-	if s.cfg.cutMaybe() {
+	if s.cfg.cutMaybe() && !r.exists(name) { // one made already keeps its settings, and warned of them
 		given, _, _ := lay(cfg, rate, burst, layers)
 		r.warnCut(name, given)
 	}
 	return s
+}
+
+// exists reports whether the registry has a breaker or a family called name.
+func (r *Registry) exists(name string) bool {
+	if _, ok := r.Lookup(name); ok {
+		return true
+	}
+	return len(r.familiesNamed(name)) > 0
 }
 
 // cutMaybe reports whether c, made by withDefaults, may hold a value cut
@@ -504,8 +512,10 @@ func (f *Family) keyConfig(name string, cfg Config) Config {
 	}
 	cfg = resolve(*f.given.Load(), 0, 0, env, code).cfg
 	if cfg.cutMaybe() {
-		given, _, _ := lay(*f.given.Load(), 0, 0, []override{env, code})
-		r.warnCut(name, given)
+		// The key's own values alone: the family's were warned of by
+		// its name.
+		own, _, _ := lay(Config{}, 0, 0, []override{env, code})
+		r.warnCut(name, own)
 	}
 	if e := env.cfg; !cfg.windowed() && (e.FailureRate > 0 || e.MinimumCalls > 0 || e.SlowCall > 0 || e.SlowRate > 0) {
 		r.warnWindowless(name)
