@@ -583,7 +583,7 @@ func parseDuration(s string, v *Value) string {
 		return fmt.Sprintf("%q is above the longest Go duration, %s", s, time.Duration(math.MaxInt64))
 	}
 	if err != nil || d <= 0 {
-		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 {
+		if n, err := strconv.ParseFloat(s, 64); err == nil && n > 0 && bareNumber.MatchString(s) {
 			if n >= 100 {
 				// timeout=500 is most often milliseconds, reset=30 seconds.
 				return fmt.Sprintf("%q is not a positive Go duration (like 500ms, 30s, 2m): a duration needs its unit; did you mean %sms or %ss?", s, s, s)
@@ -599,6 +599,14 @@ func parseDuration(s string, v *Value) string {
 	return ""
 }
 
+// bareNumber is a number as a newcomer writes a duration without its unit:
+// digits, perhaps a fraction (not 1e3, Inf or 0x10, which a unit after them
+// would not make a duration).
+var bareNumber = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
+
+// loneM is an M alone as a unit (500M, 1M30s), not a word's (2Minutes).
+var loneM = regexp.MustCompile(`[0-9.]M([^a-zA-Z]|$)`)
+
 // unitWords are the spellings of a unit that Go's durations do not read,
 // longest first, and Go's.
 var unitWords = []struct{ word, unit string }{
@@ -612,6 +620,9 @@ var unitWords = []struct{ word, unit string }{
 // which time.ParseDuration refused, or "": 30sec, 30S and 2Min are 30s,
 // 30s and 2m; 1m30 is 1m30s; 1d is 24h (Go has no unit of days).
 func durationHint(s string) string {
+	if loneM.MatchString(s) {
+		return "" // 500M: minutes, months or mega, who can say
+	}
 	c := strings.ToLower(strings.TrimSpace(s))
 	if c == "" {
 		return ""
@@ -619,9 +630,12 @@ func durationHint(s string) string {
 	for _, w := range unitWords {
 		c = strings.ReplaceAll(c, w.word, w.unit)
 	}
-	if n, ok := strings.CutSuffix(c, "d"); ok {
-		if days, err := strconv.Atoi(n); err == nil && days > 0 && days <= 365 {
-			c = strconv.Itoa(days*24) + "h"
+	for _, day := range []string{"days", "day", "d"} {
+		if n, ok := strings.CutSuffix(c, day); ok {
+			if days, err := strconv.ParseFloat(n, 64); err == nil && bareNumber.MatchString(n) && days > 0 && days <= 365 {
+				c = strconv.FormatFloat(days*24, 'f', -1, 64) + "h"
+			}
+			break
 		}
 	}
 	if last := c[len(c)-1]; last >= '0' && last <= '9' && strings.ContainsAny(c, "hm") {

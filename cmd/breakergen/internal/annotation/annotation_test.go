@@ -58,6 +58,12 @@ func TestParseErrors(t *testing.T) {
 		{"//breaker:stale=1d", OnInterface, `11: stale: "1d" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 24h?`},
 		{"//breaker:maxwait=200msec", OnInterface, `11: maxwait: "200msec" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 200ms?`},
 		{"//breaker:timeout=soon", OnInterface, `11: timeout: "soon" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		// No hint that is no duration either (1e3ms), nor a guess at M.
+		{"//breaker:timeout=1e3", OnInterface, `11: timeout: "1e3" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:timeout=Inf", OnInterface, `11: timeout: "Inf" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:timeout=500M", OnInterface, `11: timeout: "500M" is not a positive Go duration (like 500ms, 30s, 2m)`},
+		{"//breaker:stale=2days", OnInterface, `11: stale: "2days" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 48h?`},
+		{"//breaker:stale=1.5d", OnInterface, `11: stale: "1.5d" is not a positive Go duration (like 500ms, 30s, 2m); did you mean 36h?`},
 		{"//breaker:ratelimit=0/1", OnInterface, `11: ratelimit: "0/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
 		{"//breaker:ratelimit=NaN/1", OnInterface, `11: ratelimit: "NaN/1" is not R/B (tokens per second > 0, burst >= 1), like 1.5/3`},
 		{"//breaker:name=A", OnInterface, `11: name: "A" is not a valid name (lower-case letters, digits and _ . : -)`},
