@@ -269,7 +269,7 @@ func readReason(w http.ResponseWriter, r *http.Request) (reason string, status i
 	ct := r.Header.Get("Content-Type")
 	mt, ctParams, ctErr := mime.ParseMediaType(ct)
 	switch {
-	case ctErr == nil && ctParams["charset"] != "" && !strings.EqualFold(ctParams["charset"], "utf-8") && !strings.EqualFold(ctParams["charset"], "us-ascii"):
+	case ctErr == nil && !utf8Charset(ctParams["charset"]):
 		// Read as UTF-8 it would go into the event garbled (a latin1
 		// "café" as "caf\ufffd"), without a word.
 		return "", http.StatusUnsupportedMediaType, fmt.Sprintf("a body in charset %s is not read: send the reason in UTF-8; %s", ctParams["charset"], sendReason)
@@ -321,4 +321,14 @@ func readReason(w http.ResponseWriter, r *http.Request) (reason string, status i
 		return "", http.StatusBadRequest, "a reason is required: give the form field reason saying why, in words (it goes in the event), as curl --data-urlencode 'reason=…' or curl -F 'reason=…' do"
 	}
 	return reason, 0, ""
+}
+
+// utf8Charset reports whether a Content-Type's charset is read as UTF-8:
+// none, UTF-8 (or its common misspelling utf8), or US-ASCII, a subset.
+func utf8Charset(cs string) bool {
+	switch strings.ToLower(cs) {
+	case "", "utf-8", "utf8", "us-ascii":
+		return true
+	}
+	return false
 }

@@ -221,6 +221,12 @@ func TestControlReasonShapes(t *testing.T) {
 	rec = f.post(path+"resume", "application/x-www-form-urlencoded; charset=UTF-8", "reason=back")
 	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	require.Equal(t, runtime.Closed, em.State())
+	// utf8, UTF-8's common misspelling, is UTF-8 too.
+	rec = f.post(path+"isolate", "application/x-www-form-urlencoded; charset=utf8", "reason=caf%C3%A9")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
+	assert.Equal(t, "isolated by operator: café", f.reg.Events(1)[0].Reason)
+	rec = f.post(path+"resume", "application/x-www-form-urlencoded", "reason=back")
+	require.Equal(t, http.StatusOK, rec.Code, rec.Body.String())
 	events := len(f.reg.Events(0))
 
 	const (
@@ -239,7 +245,9 @@ func TestControlReasonShapes(t *testing.T) {
 		{"text", path + "isolate", "text/plain", "reason=maintenance", 415,
 			[]string{"a body of type text/plain is not read", urlencoded, formdata}},
 		// Read as UTF-8, latin1's "café" went into the event as "caf\ufffd".
-		{"latin1", path + "isolate", "application/x-www-form-urlencoded; charset=latin1", "reason=caf%E9", 415,
+		{"latin1", path + "isolate", "application/x-www-form-urlencoded; charset=ISO-8859-1", "reason=caf%E9", 415,
+			[]string{"a body in charset ISO-8859-1 is not read: send the reason in UTF-8", urlencoded}},
+		{"latin1 by its short name", path + "isolate", "application/x-www-form-urlencoded; charset=latin1", "reason=caf%E9", 415,
 			[]string{"a body in charset latin1 is not read: send the reason in UTF-8", urlencoded}},
 		{"no Content-Type", path + "isolate", "", "reason=maintenance", 415,
 			[]string{"a body without a Content-Type is not read", urlencoded, formdata}},
