@@ -69,7 +69,9 @@ var eofAnswer = Answer{Ref: Ref{Path: "io", Name: "EOF", Text: "io.EOF"}, What: 
 // readsToEOF reports whether m is a read of package io's shapes, whose
 // io.EOF is the end of the data, not a failure: Read(p []byte) (n int,
 // err error), ReadAt(p []byte, off int64), ReadByte() (byte, error) and
-// ReadRune() (rune, int, error). An interface embedding io.Reader (an
+// ReadRune() (rune, int, error); bufio's ReadString(delim byte) (string,
+// error) and ReadBytes(delim byte) ([]byte, error); a gRPC stream's
+// Recv() (T, error). An interface embedding io.Reader (an
 // io.ReadCloser of a download, say) tripped its breaker after five reads
 // to the end.
 func readsToEOF(m *Method) bool {
@@ -95,6 +97,13 @@ func readsToEOF(m *Method) bool {
 		return basic(res.At(0).Type(), types.Byte)
 	case m.Name == "ReadRune" && params.Len() == 0 && res.Len() == 3:
 		return basic(res.At(0).Type(), types.Rune) && basic(res.At(1).Type(), types.Int)
+	case (m.Name == "ReadString" || m.Name == "ReadBytes") && params.Len() == 1 && res.Len() == 2:
+		// bufio.Reader's: the data before the end, then io.EOF.
+		return basic(params.At(0).Type(), types.Byte) && (m.Name == "ReadString" && basic(res.At(0).Type(), types.String) || m.Name == "ReadBytes" && bytes(res.At(0).Type()))
+	case m.Name == "Recv" && params.Len() == 0 && res.Len() == 2:
+		// A gRPC stream's (grpc.ServerStreamingClient[T]): io.EOF once
+		// the server has sent its last message.
+		return true
 	}
 	return false
 }
