@@ -964,7 +964,7 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 	if mm.Route.Timeout == 0 {
 		return
 	}
-	if what := ctxBound(mm); what != "" {
+	if what := ctxBound(mm, pkgQualifier(in.Obj.Pkg())); what != "" {
 		// The result is used after the call returns: database/sql ends
 		// it when its ctx ends, so a deadline cancelled then would end it
 		// under the caller.
@@ -979,8 +979,18 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			// refines, the timeout included, and timeout=0 is no
 			// duration: only a line of the interface without timeout,
 			// matched first, routes the method without it.
-			fix += fmt.Sprintf(", and route %s through a line without timeout to end this warning: %sname=%s methods=%s, above %s's line that gives timeout=%s (a method's own //breaker: line would take that timeout again, and timeout=0 is not accepted)",
-				m.Name(), annotation.Prefix, mm.Route.Name, m.Name(), in.Name, mm.Route.Timeout)
+			// The line's other line keys go with it (exclude, attempts,
+			// ...): a line of the name alone would drop them.
+			keep := ""
+			if base != nil {
+				for _, o := range base.l.Options {
+					if annotation.KeyScope(o.Key) == annotation.LineScope && o.Key != "timeout" {
+						keep += " " + o.Key + "=" + o.Raw
+					}
+				}
+			}
+			fix += fmt.Sprintf(", and route %s through a line without timeout to end this warning: %sname=%s methods=%s%s, above %s's line that gives timeout=%s (a method's own //breaker: line would take that timeout again, and timeout=0 is not accepted)",
+				m.Name(), annotation.Prefix, mm.Route.Name, m.Name(), keep, in.Name, mm.Route.Timeout)
 		}
 		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s%s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what, fix)
 		return
@@ -1042,8 +1052,9 @@ func selfCtx(mm *Method, in *Interface, cannot string) string {
 // "" if it does not: database/sql closes a *sql.Row's and *sql.Rows' rows
 // when the ctx of their query ends, and rolls a *sql.Tx back when the ctx
 // of BeginTx does; a reader made from the ctx (an HTTP body, an object
-// store's stream) fails its next Read.
-func ctxBound(mm *Method) string {
+// store's stream) fails its next Read. q writes types as the interface's
+// file does.
+func ctxBound(mm *Method, q types.Qualifier) string {
 	_, rows := mm.Handle("Rows")
 	_, tx := mm.Handle("Tx")
 	switch {
@@ -1065,7 +1076,7 @@ func ctxBound(mm *Method) string {
 			// HTTP body, an object store's reader, a gRPC stream, a
 			// channel a goroutine fills, an iterator. Those made from
 			// the ctx end with it.
-			return fmt.Sprintf("the %s (%s) is used after the call returns, and the deadline, cancelled then, would end it", types.TypeString(t, func(p *types.Package) string { return p.Name() }), what)
+			return fmt.Sprintf("the %s (%s) is used after the call returns, and the deadline, cancelled then, would end it", types.TypeString(t, q), what)
 		}
 	}
 	return ""
