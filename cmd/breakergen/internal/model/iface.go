@@ -1005,6 +1005,10 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 		why := "the method has no context.Context first parameter"
 		if mm.CtxSelf || mm.CtxFrom > 0 || valueContext(mm) {
 			why = ctxLacks(mm, in, "a deadline")
+		} else {
+			// Say what ends it, as every warning does.
+			why += fmt.Sprintf("; take one first to bound the call, or route %s through a line of the interface without timeout, above the line that gives timeout=%s (%sname=%s methods=%s), or write //breaker:skip above it if it needs no guard (a Close, say)",
+				m.Name(), mm.Route.Timeout, annotation.Prefix, mm.Route.Name, m.Name())
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, why)
 	}
