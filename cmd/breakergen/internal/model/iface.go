@@ -307,7 +307,12 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 	it, ok := types.Unalias(obj.Type()).Underlying().(*types.Interface)
 	switch {
 	case !ok:
-		b.errorf(pos, "%s is not an interface: //breaker: annotates interfaces only", name)
+		hint := ""
+		if _, isStruct := types.Unalias(obj.Type()).Underlying().(*types.Struct); isStruct {
+			// The usual mistake: the client type itself annotated.
+			hint = fmt.Sprintf("; declare an interface of the %s methods your code calls (type %sAPI interface { ... }), annotate it, and wrap a %s with the generated New%sAPIBreaker", name, name, "*"+name, name)
+		}
+		b.errorf(pos, "%s is not an interface: //breaker: annotates interfaces only%s", name, hint)
 		return nil, nil
 	case !it.IsMethodSet():
 		b.errorf(pos, "%s is a constraint interface (it has a type set), not a method set: it cannot be wrapped", name)
