@@ -476,7 +476,14 @@ func (b *builder) reserveNames(in *Interface, p *packages.Package) bool {
 	}
 	for _, id := range ids {
 		if at, ok := b.declared(p, id); ok {
-			b.errorf(in.Pos, "%s: cannot generate %s: the package already declares it at %s", in.Name, id, at)
+			hint := ""
+			if out := load.OutputOf(in.Pos.Filename); sameFile(at.Filename, out) {
+				// Its own output, with the header edited away: breakergen
+				// overwrites only what carries it.
+				hint = fmt.Sprintf(" (%s is where %s's wrappers go, but it does not start with breakergen's header, %q, so breakergen took it for a file of yours: restore the header, or delete the file to have it written again)",
+					filepath.Base(out), in.Name, load.Header)
+			}
+			b.errorf(in.Pos, "%s: cannot generate %s: the package already declares it at %s%s", in.Name, id, at, hint)
 			return false
 		}
 		if prev, ok := gen[id]; ok {
@@ -1590,4 +1597,14 @@ func andList(ss []string) string {
 		return strings.Join(ss, "")
 	}
 	return strings.Join(ss[:len(ss)-1], ", ") + " and " + ss[len(ss)-1]
+}
+
+// sameFile reports whether a and b name one file, either relative.
+func sameFile(a, b string) bool {
+	if a == b {
+		return true
+	}
+	x, err1 := filepath.Abs(a)
+	y, err2 := filepath.Abs(b)
+	return err1 == nil && err2 == nil && x == y
 }
