@@ -390,6 +390,12 @@ type RecordingHealth struct {
 	Dropped uint64 `json:"dropped"`
 }
 
+// Recording returns the state of the registry's recording, as
+// [Health].Recording says it: nil when it records nothing. A view that
+// pages the breakers (httphealth's) reads it without Health's every
+// breaker.
+func (r *Registry) Recording() *RecordingHealth { return r.recordingHealth() }
+
 // recordingHealth returns the recording's state, nil without one.
 func (r *Registry) recordingHealth() *RecordingHealth {
 	if r.rec == nil {

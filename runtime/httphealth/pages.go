@@ -122,6 +122,9 @@ type breakerPage struct {
 	// Fleet is the registry's [runtime.Health] Fleet: whether the state it
 	// shares with other processes is live; nil without a fleet.
 	Fleet *runtime.FleetHealth `json:"fleet,omitempty"`
+	// Recording is the registry's [runtime.Health] Recording: the state
+	// of its recording of calls; nil when it records none.
+	Recording *runtime.RecordingHealth `json:"recording,omitempty"`
 	// Family is the family whose keys the page holds (asked for with
 	// ?family=NAME); Breakers are then its keys' and every count is over
 	// its keys. Left out otherwise.
@@ -217,7 +220,7 @@ func (c *levelCounts) add(lv runtime.Level) int {
 func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 	reg := h.registry()
 	p := breakerPage{Status: runtime.LevelOK, Query: req.query, PerPage: PageSize,
-		DroppedEvents: reg.DroppedEvents(), Fleet: reg.Fleet(), Family: req.family, Unmatched: reg.Unmatched()}
+		DroppedEvents: reg.DroppedEvents(), Fleet: reg.Fleet(), Recording: reg.Recording(), Family: req.family, Unmatched: reg.Unmatched()}
 	query := strings.ToLower(req.query)
 	var all []*runtime.Breaker // name order
 	if req.family != "" {

@@ -1,6 +1,7 @@
 package httphealth_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -280,4 +281,24 @@ func TestPagedBreakerMadeByHandUnderFamily(t *testing.T) {
 	assert.Equal(t, runtime.Open, p.Families[0].State)
 	assert.Equal(t, map[string]int{"ok": 0, "degraded": 0, "down": 1}, p.Counts)
 	assert.Equal(t, []string{"quote/600519", "quote/600000"}, names(f.page(t, "family=quote")))
+}
+
+// TestPagedAnswerSaysTheRecording: the paged answer adds to the document's
+// fields (health.md), and the recording is one: it was left out, so the
+// dashboard could never show it.
+func TestPagedAnswerSaysTheRecording(t *testing.T) {
+	clock := newFakeClock(start)
+	var out bytes.Buffer
+	reg := runtime.NewRegistry(runtime.WithClock(clock), runtime.WithoutEnv(), runtime.WithLogger(slog.New(slog.DiscardHandler)), runtime.WithRecorder(&out))
+	f := &fixture{clock: clock, reg: reg, h: httphealth.New(reg, httphealth.WithClock(clock))}
+	succeed(t, reg.Breaker(runtime.Config{Name: "em"}))
+	rec := f.serve(http.MethodGet, "/health/datasources?page=1")
+	require.Equal(t, http.StatusOK, rec.Code)
+	var p struct {
+		Recording *runtime.RecordingHealth `json:"recording"`
+	}
+	require.NoError(t, json.Unmarshal(rec.Body.Bytes(), &p))
+	require.NotNil(t, p.Recording, rec.Body.String())
+	assert.Equal(t, uint64(1), p.Recording.Calls+p.Recording.Dropped)
+	require.NoError(t, reg.Close())
 }
