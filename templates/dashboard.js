@@ -174,6 +174,7 @@
       if (!tr) tr = tpl.cloneNode(true);
       tr.dataset.name = b.name;
       tr.dataset.state = b.state;
+      tr.dataset.nextProbe = b.next_probe || "";
       const key = b.name.startsWith(prefix) ? b.name.slice(prefix.length) : b.name;
       setText(tr, "key", key);
       for (const btn of tr.querySelectorAll("[data-act]")) btn.setAttribute("aria-label", btn.textContent + " key " + (key || "(empty)"));
@@ -532,6 +533,10 @@
       if (card.dataset.state === "OPEN") {
         setText(card, "next", nextProbeText({ state: "OPEN", next_probe: card.dataset.nextProbe }));
       }
+    }
+    // The keys shown of an expanded family count down as the cards do.
+    for (const tr of document.querySelectorAll('[data-f=key-rows] > tr[data-state="OPEN"]')) {
+      setText(tr, "key-probe", nextProbeText({ state: "OPEN", next_probe: tr.dataset.nextProbe }));
     }
   }
 

@@ -72,6 +72,9 @@ func TestDashboardFamilyInBrowser(t *testing.T) {
 	assert.Equal(t, "Open (down)", eval[string](p, open+`.querySelector('[data-f=state-word]').textContent`))
 	assert.Equal(t, "1", eval[string](p, open+`.querySelector('[data-f=key-failures]').textContent`))
 	assert.Regexp(t, `^in \d+ s$|^in 1 min 0 s$`, eval[string](p, open+`.querySelector('[data-f=key-probe]').textContent`))
+	// The row keeps its next probe, which the page's countdown reads
+	// each second, as a card's.
+	assert.NotEmpty(t, eval[string](p, open+`.dataset.nextProbe`))
 	assert.Equal(t, "Page 1 of 200: 1–50 of 10000.", rowText("key-page-text"))
 	assert.True(t, eval[bool](p, row+`.querySelector('[data-f=key-prev]').disabled`))
 	p.screenshot("dashboard-family.png")
