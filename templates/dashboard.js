@@ -25,6 +25,11 @@
   // its first "_" (tencent_kline → tencent), else the bare name.
   function displayName(src) {
     if (names.has(src)) return names.get(src);
+    // A family's key: the family's display name with the key.
+    for (let i = src.lastIndexOf("/"); i > 0; i = src.lastIndexOf("/", i - 1)) {
+      const fam = src.slice(0, i), d = displayName(fam);
+      if (d !== fam.slice(fam.lastIndexOf(":") + 1)) return d + "/" + src.slice(i + 1);
+    }
     const base = src.slice(src.lastIndexOf(":") + 1);
     if (names.has(base)) return names.get(base);
     const i = base.indexOf("_");

@@ -166,6 +166,7 @@ func TestDashboardKeyControlsInBrowser(t *testing.T) {
 	bctx, _ := browserTest(t)
 	f := newFixture(t,
 		httphealth.WithRefresh(100*time.Millisecond),
+		httphealth.WithDisplayName("hosts", "上游主机"),
 		httphealth.WithControl(func(*http.Request) error { return nil }))
 	fam := f.reg.Family(runtime.Config{Name: "hosts", FailureThreshold: 1}, runtime.FamilyConfig{Keys: 10})
 	fam.Breaker("api.example.com")
@@ -192,6 +193,10 @@ func TestDashboardKeyControlsInBrowser(t *testing.T) {
 	assert.Equal(t, runtime.Isolated, b.State())
 	assert.Contains(t, f.reg.Events(1)[0].Reason, "isolated by operator: bad certificate")
 	assert.Equal(t, "Isolate key api.example.com", eval[string](p, `document.querySelector('`+key("hosts/api.example.com")+` [data-act=isolate]').getAttribute("aria-label")`))
+	// The timeline names the key with its family's display name (the
+	// page's script's copy of displayName, as the server's).
+	p.waitFor("the key's event", `document.querySelectorAll('[data-f=events] > li').length === 1`)
+	assert.Equal(t, "上游主机/api.example.com", eval[string](p, `document.querySelector('[data-f=events] > li [data-f=display]').textContent`))
 
 	// The key "": "hosts/", escaped whole, not redirected to the family.
 	require.NoError(t, chromedp.Do(bctx,

@@ -554,6 +554,14 @@ func (h *Handler) displayName(source string) string {
 	if d, ok := h.names[source]; ok {
 		return d
 	}
+	// A family's key, "<family>/<key>": the family's display name with
+	// the key, so that the key shows (and the family's name alone would
+	// hide it, by the rules below).
+	for i := strings.LastIndexByte(source, '/'); i > 0; i = strings.LastIndexByte(source[:i], '/') {
+		if fam := source[:i]; h.displayName(fam) != fam[strings.LastIndexByte(fam, ':')+1:] {
+			return h.displayName(fam) + "/" + source[i+1:]
+		}
+	}
 	base := source[strings.LastIndexByte(source, ':')+1:]
 	if d, ok := h.names[base]; ok {
 		return d

@@ -26,6 +26,13 @@ func TestDisplayName(t *testing.T) {
 		"_tencent":               "_tencent",
 		"fallback:":              "",
 		"":                       "",
+		// A family's key: the family's display name with the key, which
+		// the family's name alone hid ("东方财富" for every key).
+		"eastmoney/600519":       "东方财富/600519",
+		"eastmoney_quote/600519": "东方财富/600519",
+		"eastmoney/a/b":          "东方财富/a/b",
+		"tdx/600519":             "tdx/600519",
+		"hosts/":                 "hosts/",
 	} {
 		assert.Equal(t, want, h.displayName(source), source)
 	}

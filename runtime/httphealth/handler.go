@@ -63,8 +63,10 @@ type Option func(*Handler)
 // for that breaker, for the breakers whose name ends in ":"+name (such as
 // "fallback:eastmoney") and for those whose name, after any such prefix,
 // starts with name+"_" (such as "eastmoney_kline"), unless they have a
-// display name of their own. The JSON endpoints always report bare
-// breaker names. An empty name or display is ignored.
+// display name of their own. A family's key, "<family>/<key>", shows as
+// its family's display name and the key ("东方财富/600519"). The JSON
+// endpoints always report bare breaker names. An empty name or display is
+// ignored.
 func WithDisplayName(name, display string) Option {
 	return func(h *Handler) {
 		if name != "" && display != "" {
