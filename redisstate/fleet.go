@@ -125,7 +125,7 @@ type Fleet struct {
 	cancel context.CancelFunc
 	stop   func() // detaches from the registry
 	wg     sync.WaitGroup
-	out    chan outgoing // to the publisher
+	outbox *outbox // to the publisher
 
 	subMu  sync.Mutex    // guards pubsub
 	pubsub *redis.PubSub // the subscription; the subscriber makes it anew when it goes deaf
@@ -160,7 +160,6 @@ type Fleet struct {
 	members atomic.Int64 // processes attached, as of the last heartbeat
 	beaten  atomic.Int64 // when a heartbeat last answered, since born
 	twins   atomic.Int64 // other live members of this origin, as of the last heartbeat
-	dropped atomic.Uint64
 	closed  sync.Once
 }
 
@@ -208,7 +207,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 		o.logger = slog.Default()
 	}
 	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: o.prefix + "events",
-		limits: map[string]*limit{}, out: make(chan outgoing, 256), own: map[string]outgoing{},
+		limits: map[string]*limit{}, outbox: newOutbox(), own: map[string]outgoing{},
 		modes: map[string]knownMode{}, wake: make(chan struct{}, 1)}
 	for _, n := range o.limits {
 		f.limits[n] = &limit{}

@@ -108,13 +108,8 @@ func (s *sharer) Mode(b *runtime.Breaker, mode runtime.State, reason string) {
 	defer f.modeMu.Unlock()
 	n := modeNote{V: version, Mode: modeWord(mode), Origin: f.opt.origin, Reason: reason,
 		Seq: f.modes[b.Name()].note.Seq + 1}
-	select {
-	case f.out <- outgoing{name: b.Name(), mode: n.Mode, reason: reason}:
-		f.modes[b.Name()] = knownMode{note: n}
-	default:
-		f.dropped.Add(1)
-		f.modes[b.Name()] = knownMode{note: n, pending: true} // written at the next resync
-	}
+	f.modes[b.Name()] = knownMode{note: n}
+	f.outbox.put(outgoing{name: b.Name(), mode: n.Mode, reason: reason})
 }
 
 // modePending marks the mode of name as still to be written, unless a

@@ -22,8 +22,8 @@ type outgoing struct {
 }
 
 // Transition queues a trip or a probe's success for the publisher. It is
-// called under the breaker's lock: it never blocks, and drops the news
-// when the queue is full (the peers then find out on their own).
+// called under the breaker's lock: it never blocks, and the outbox keeps
+// the news however much comes at once (see outbox).
 func (s *sharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Duration) {
 	f := (*Fleet)(s)
 	switch {
@@ -41,11 +41,7 @@ func (s *sharer) Transition(b *runtime.Breaker, ev runtime.Event, window time.Du
 		delete(f.own, o.name)
 	}
 	f.ownMu.Unlock()
-	select {
-	case f.out <- o:
-	default:
-		f.dropped.Add(1)
-	}
+	f.outbox.put(o)
 }
 
 // publisher writes this process's trips and probe results to Redis, in
@@ -56,7 +52,13 @@ func (f *Fleet) publisher() {
 		select {
 		case <-f.ctx.Done():
 			return
-		case o := <-f.out:
+		case <-f.outbox.wake:
+		}
+		for f.ctx.Err() == nil {
+			o, ok := f.outbox.take()
+			if !ok {
+				break
+			}
 			switch {
 			case !f.up.Load():
 				if o.mode != "" {
@@ -239,10 +241,6 @@ func (f *Fleet) republish() {
 	}
 	f.ownMu.Unlock()
 	for _, o := range again {
-		select {
-		case f.out <- o:
-		default:
-			f.dropped.Add(1)
-		}
+		f.outbox.put(o)
 	}
 }
