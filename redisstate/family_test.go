@@ -3,6 +3,7 @@ package redisstate_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -194,4 +195,56 @@ func TestGoneKeyNoteMakesNoKey(t *testing.T) {
 	afterB, _ := b.reg.Lookup("after")
 	require.Eventually(t, func() bool { return afterB.State() == runtime.Open }, within, time.Millisecond)
 	assert.Zero(t, fb.Len(), "no key made for a note that is gone")
+}
+
+// TestAttachReadsTheNotesOfManyKeys: a process with 10,000 live keys
+// attaches while a peer's note of one of them is live. The key is OPEN
+// when Attach returns, and Redis is not counted away: the notes and modes
+// of every breaker were read in one pipeline of 30,000 commands under one
+// timeout, which ran out (at the default 50 ms on a real server), so that
+// Attach returned with the key CLOSED and logged Redis away, and each
+// heartbeat's resync after that ran out again (at 25,000 keys the fleet
+// went away and back every 500 ms). Here each read of the notes costs
+// 20 µs a command on top of the server's own time, so that the bound is
+// the same under the race detector and without it: 30,000 commands take
+// 600 ms, past the 200 ms timeout; 768 take 15 ms.
+func TestAttachReadsTheNotesOfManyKeys(t *testing.T) {
+	const keys = 10000
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	rdb.AddHook(costPerCommand(20 * time.Microsecond))
+	require.NoError(t, rdb.Set(context.Background(), "breakergen:open:quote/5",
+		`{"v":1,"origin":"a","reason":"403 banned"}`, time.Minute).Err())
+
+	logs := &syncBuffer{}
+	logger := slog.New(slog.NewTextHandler(logs, nil))
+	reg := runtime.NewRegistry(runtime.WithoutEnv(), runtime.WithLogger(logger))
+	fam := member{reg: reg}.family(keys)
+	for i := range keys {
+		fam.Breaker(fmt.Sprint(i))
+	}
+	f, err := redisstate.Attach(reg, rdb, redisstate.WithOrigin("b"), redisstate.WithLogger(logger),
+		redisstate.WithTimeout(200*time.Millisecond))
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, f.Close()) })
+	k, _ := fam.Lookup("5")
+	assert.Equal(t, runtime.Open, k.State(), "the peer's note read at Attach")
+	assert.NotContains(t, logs.String(), "Redis is away")
+}
+
+// costPerCommand is a hook that makes each round trip reading notes'
+// values (readState's) cost d a command more, as a bulk read does on a
+// busy server.
+type costPerCommand time.Duration
+
+func (h costPerCommand) DialHook(next redis.DialHook) redis.DialHook          { return next }
+func (h costPerCommand) ProcessHook(next redis.ProcessHook) redis.ProcessHook { return next }
+
+func (h costPerCommand) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		if len(cmds) > 0 && cmds[0].Name() == "get" {
+			pauseFor(time.Duration(h) * time.Duration(len(cmds)))
+		}
+		return next(ctx, cmds)
+	}
 }
