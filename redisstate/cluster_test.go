@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -35,18 +36,30 @@ func startCluster(t *testing.T) (*redistest.Cluster, *redis.ClusterClient) {
 	return c, rdb
 }
 
-// masterOf is the address of the master that serves key: the slot
-// CLUSTER KEYSLOT gives, looked up in the slot map of CLUSTER NODES.
-func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
+// masterOf is the address of the master that serves key (see
+// slotMaster).
+func masterOf(t *testing.T, rdb redis.Cmdable, key string) string {
 	t.Helper()
-	ctx := context.Background()
+	addr, err := slotMaster(context.Background(), rdb, key)
+	require.NoError(t, err)
+	return addr
+}
+
+// slotMaster is the address of the master that serves key, as the node
+// rdb asks sees it: the slot CLUSTER KEYSLOT gives, looked up in the slot
+// map of CLUSTER NODES among the masters not known to have failed.
+func slotMaster(ctx context.Context, rdb redis.Cmdable, key string) (string, error) {
 	slot, err := rdb.ClusterKeySlot(ctx, key).Result()
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	nodes, err := rdb.ClusterNodes(ctx).Result()
-	require.NoError(t, err)
+	if err != nil {
+		return "", err
+	}
 	for _, line := range strings.Split(strings.TrimSpace(nodes), "\n") {
 		f := strings.Fields(line) // id addr@bus flags master ping pong epoch link slot...
-		if len(f) < 9 || !strings.Contains(f[2], "master") {
+		if len(f) < 9 || !strings.Contains(f[2], "master") || strings.Contains(f[2], "fail") {
 			continue
 		}
 		for _, r := range f[8:] {
@@ -58,12 +71,11 @@ func masterOf(t *testing.T, rdb *redis.ClusterClient, key string) string {
 			to, err2 := strconv.ParseInt(hi, 10, 64)
 			if err1 == nil && err2 == nil && from <= slot && slot <= to {
 				addr, _, _ := strings.Cut(f[1], "@")
-				return addr
+				return addr, nil
 			}
 		}
 	}
-	t.Fatalf("no master serves slot %d of %q", slot, key)
-	return ""
+	return "", fmt.Errorf("no master serves slot %d of %q", slot, key)
 }
 
 // The keys of a breaker named name and of a shared limit, as doc.go names
@@ -162,4 +174,63 @@ func TestFleetOnCluster(t *testing.T) {
 	assert.Equal(t, "ok", a.reg.Health().Fleet.Redis)
 	require.Eventually(t, func() bool { return b.reg.Health().Fleet.Members == 2 }, within, time.Millisecond,
 		"members, as of b's next heartbeat")
+}
+
+// TestClusterMasterFailover: the master that serves the fleet's channel
+// dies and its replica takes over its slots. Every member is back within
+// seconds of the promotion, and a trip made then reaches every member:
+// go-redis reads a cluster's slot map only when a node answers MOVED or
+// ASK, and every 60s, so every member went on sending its subscription
+// (and the commands of that master's slots) to the dead node, connection
+// refused, and stayed away for up to a minute.
+func TestClusterMasterFailover(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a six-node Redis Cluster (three masters, three replicas) and fails a master over (about 10s)")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := redistest.StartCluster(ctx, redistest.WithReplicas())
+	if errors.Is(err, redistest.ErrNotInstalled) {
+		t.Skip(err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(c.Stop)
+	var ms []member
+	for _, origin := range []string{"a", "b", "c"} {
+		rdb := redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.Addrs})
+		t.Cleanup(func() { _ = rdb.Close() })
+		ms = append(ms, attach(t, rdb, origin, time.Minute))
+	}
+	for _, m := range ms {
+		require.Eventually(t, func() bool { return m.reg.Health().Fleet.Members == 3 }, within, time.Millisecond)
+	}
+
+	// Every node but the one killed is alive: ask a replica's view.
+	view := redis.NewClient(&redis.Options{Addr: c.Replicas[0].Addr})
+	t.Cleanup(func() { _ = view.Close() })
+	channel := redisstate.DefaultPrefix + "events"
+	dead := masterOf(t, view, channel)
+	i := slices.IndexFunc(c.Nodes, func(s *redistest.Server) bool { return s.Addr == dead })
+	require.GreaterOrEqual(t, i, 0, "the channel's master %s is one of the masters started", dead)
+	require.NoError(t, c.Nodes[i].Process().Kill())
+	c.Nodes[i].Stop()
+	require.Eventually(t, func() bool {
+		addr, err := slotMaster(ctx, view, channel)
+		return err == nil && addr != dead
+	}, 20*time.Second, 10*time.Millisecond, "the replica took over")
+
+	// Within the failover's own bound: a heartbeat to find Redis back,
+	// and the subscription's 1.5s.
+	const back = 10 * time.Second
+	for _, m := range ms {
+		require.Eventually(t, func() bool {
+			h := m.reg.Health().Fleet
+			return h.Redis == "ok" && h.Members == 3
+		}, back, 10*time.Millisecond, "%s back after the promotion", m.fleet.Origin())
+	}
+	tripBy(t, ms[0].tdx())
+	for _, m := range ms[1:] {
+		require.Eventually(t, func() bool { return m.tdx().State() == runtime.Open }, back, time.Millisecond,
+			"%s follows a trip made after the promotion", m.fleet.Origin())
+	}
 }

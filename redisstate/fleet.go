@@ -160,6 +160,7 @@ type Fleet struct {
 	members atomic.Int64 // processes attached, as of the last heartbeat
 	beaten  atomic.Int64 // when a heartbeat last answered, since born
 	twins   atomic.Int64 // other live members of this origin, as of the last heartbeat
+	slotsAt atomic.Int64 // when a Redis Cluster client was last told to reload its slot map, since born (see reloadSlots)
 	closed  sync.Once
 }
 
@@ -395,9 +396,37 @@ func (f *Fleet) boundedFor(parent context.Context, d time.Duration, op func(ctx 
 		}
 	}
 	if err != nil && !errors.Is(err, redis.Nil) {
+		if f.ctx.Err() == nil {
+			f.reloadSlots()
+		}
 		return err
 	}
 	return nil
+}
+
+// reloadEvery is how often at most a Redis Cluster client is told to
+// reload its slot map (see reloadSlots): as often as the heartbeat.
+const reloadEvery = heartbeat
+
+// reloadSlots tells a Redis Cluster client to read the slot map again,
+// in the background, after an operation failed: go-redis reads it only
+// when a node answers MOVED or ASK, and every 60s
+// (ClusterStateReloadInterval), so after a master died and its replica
+// was promoted, the commands and the subscription of its slots went to
+// the dead node (connection refused) for up to a minute, and the fleet
+// stayed away all that time. Once per reloadEvery at most: while the
+// cluster has not failed over yet, each reload finds the same map.
+func (f *Fleet) reloadSlots() {
+	c, ok := f.rdb.(*redis.ClusterClient)
+	if !ok {
+		return
+	}
+	now := int64(time.Since(f.born)) + 1 // never 0, the value before the first reload
+	last := f.slotsAt.Load()
+	if last != 0 && now-last < int64(reloadEvery) || !f.slotsAt.CompareAndSwap(last, now) {
+		return
+	}
+	c.ReloadState(f.ctx)
 }
 
 // down marks Redis away, logging the change once.
@@ -640,9 +669,11 @@ func (f *Fleet) subscriber() {
 				if f.up.Load() && time.Since(since) > deafAfter && f.deaf() {
 					f.opt.logger.Warn("redisstate: the subscription delivers nothing; subscribing again",
 						"origin", f.opt.origin, "silent", f.silent().Round(time.Millisecond))
+					f.reloadSlots() // the node it is on may be gone, its slots another's
 					break
 				}
 				if !isTimeout(err) {
+					f.reloadSlots() // the node it was on may be gone, its slots another's
 					f.pause(f.redial())
 				}
 				continue

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,23 +34,45 @@ func withArgs(args ...string) Option {
 	return func(c *config) { c.args = append(c.args, args...) }
 }
 
-// Cluster is a running Redis Cluster of three masters and no replicas,
-// each a redis-server on a free loopback port with persistence off.
+// Cluster is a running Redis Cluster of three masters, each a
+// redis-server on a free loopback port with persistence off, and with
+// [WithReplicas] a replica of each.
 type Cluster struct {
-	// Addrs are the masters' host:port: the first serves slots 0-5460,
-	// the second 5461-10922, the third 10923-16383.
+	// Addrs are the masters' host:port as started: the first serves
+	// slots 0-5460, the second 5461-10922, the third 10923-16383.
 	Addrs []string
-	// Nodes are the masters, in the order of Addrs.
+	// Nodes are the masters as started, in the order of Addrs.
 	Nodes []*Server
+	// Replicas are the replicas of [WithReplicas], nil without: after a
+	// master fails, its replica serves its slots.
+	Replicas []*Server
 
 	dir string // the nodes' cluster-config files
 }
 
-// StartCluster starts three redis-server --cluster-enabled yes, joins
-// them with redis-cli --cluster create, and returns once every node says
-// cluster_state:ok. ctx bounds only the start. It returns an error
+// ClusterOption sets up a cluster before [StartCluster] runs it.
+type ClusterOption func(*clusterConfig)
+
+type clusterConfig struct {
+	replicas bool
+}
+
+// WithReplicas gives each master a replica, which takes over its slots
+// when it fails, and has the nodes count a node failed after a second of
+// silence (cluster-node-timeout; 5 s without), so that a test's failover
+// takes about two seconds.
+func WithReplicas() ClusterOption { return func(c *clusterConfig) { c.replicas = true } }
+
+// StartCluster starts three redis-server --cluster-enabled yes (six with
+// [WithReplicas]), joins them with redis-cli --cluster create, and
+// returns once every node says cluster_state:ok (and every replica is in
+// sync with its master). ctx bounds only the start. It returns an error
 // matching [ErrNotInstalled] without redis-server or redis-cli.
-func StartCluster(ctx context.Context) (*Cluster, error) {
+func StartCluster(ctx context.Context, opts ...ClusterOption) (*Cluster, error) {
+	var cc clusterConfig
+	for _, o := range opts {
+		o(&cc)
+	}
 	if _, err := exec.LookPath("redis-server"); err != nil {
 		return nil, ErrNotInstalled
 	}
@@ -62,7 +85,12 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 		return nil, fmt.Errorf("redistest: %w", err)
 	}
 	c := &Cluster{dir: dir}
-	for range 3 {
+	nodes, timeout, replicas := 3, "5000", "0"
+	if cc.replicas {
+		nodes, timeout, replicas = 6, "1000", "1"
+	}
+	var addrs []string
+	for i := range nodes {
 		port, err := freeClusterPort()
 		if err != nil {
 			c.Stop()
@@ -70,23 +98,47 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 		}
 		s, err := Start(ctx, WithPort(port), withArgs("--cluster-enabled", "yes",
 			"--cluster-config-file", filepath.Join(dir, "nodes-"+strconv.Itoa(port)+".conf"),
-			"--cluster-node-timeout", "5000", "--dir", dir))
+			// A replica may take over however long it has been away from
+			// its master (validity factor 0): a loaded machine's stall
+			// must not leave a slot without a master.
+			"--cluster-node-timeout", timeout, "--cluster-replica-validity-factor", "0", "--dir", dir))
 		if err != nil {
 			c.Stop()
 			return nil, err
 		}
-		c.Nodes = append(c.Nodes, s)
-		c.Addrs = append(c.Addrs, s.Addr)
+		if i < 3 {
+			c.Nodes = append(c.Nodes, s)
+			c.Addrs = append(c.Addrs, s.Addr)
+		} else {
+			c.Replicas = append(c.Replicas, s)
+		}
+		addrs = append(addrs, s.Addr)
 	}
-	args := append(append([]string{"--cluster", "create"}, c.Addrs...), "--cluster-replicas", "0", "--cluster-yes")
+	// go-redis appends the nodes it finds to ClusterOptions.Addrs in
+	// place when it reloads the slot map: with room left, two clients made
+	// from Addrs would write one array.
+	c.Addrs = slices.Clip(c.Addrs)
+	// redis-cli makes masters of the first three nodes, all on one host.
+	args := append(append([]string{"--cluster", "create"}, addrs...), "--cluster-replicas", replicas, "--cluster-yes")
 	if out, err := exec.CommandContext(ctx, cli, args...).CombinedOutput(); err != nil {
 		c.Stop()
 		return nil, fmt.Errorf("redistest: redis-cli --cluster create: %w: %s", err, out)
 	}
-	for _, addr := range c.Addrs {
+	known := "cluster_known_nodes:" + strconv.Itoa(nodes)
+	for _, addr := range addrs {
 		err := waitFor(ctx, addr, "cluster_state:ok", func(ctx context.Context, rdb *redis.Client) (bool, error) {
 			info, err := rdb.ClusterInfo(ctx).Result()
-			return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, "cluster_known_nodes:3"), err
+			return strings.Contains(info, "cluster_state:ok") && strings.Contains(info, known), err
+		})
+		if err != nil {
+			c.Stop()
+			return nil, err
+		}
+	}
+	for _, s := range c.Replicas {
+		err := waitFor(ctx, s.Addr, "link to the master", func(ctx context.Context, rdb *redis.Client) (bool, error) {
+			info, err := rdb.Info(ctx, "replication").Result()
+			return strings.Contains(info, "role:slave") && strings.Contains(info, "master_link_status:up"), err
 		})
 		if err != nil {
 			c.Stop()
@@ -127,7 +179,7 @@ func freeClusterPort() (int, error) {
 // Stop kills the nodes and removes their files. Stopping again does
 // nothing.
 func (c *Cluster) Stop() {
-	for _, s := range c.Nodes {
+	for _, s := range slices.Concat(c.Nodes, c.Replicas) {
 		s.Stop()
 	}
 	_ = os.RemoveAll(c.dir)
