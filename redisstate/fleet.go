@@ -96,7 +96,9 @@ func WithLocalShare(f float64) Option { return func(o *options) { o.share = f } 
 //
 // Each member of the fleet must have its own origin: a process drops
 // every message of its own origin as its own news, so two members of one
-// origin would never follow each other. [Attach] refuses an origin that
+// origin would never follow each other. (A process restarted under its
+// origin does follow the notes its former self left: each note names the
+// Attach that wrote it.) [Attach] refuses an origin that
 // another live member uses (one whose heartbeat is under 2s old). A
 // process restarted soon after a crash under the same origin (a container
 // restarted in place keeps its host name, and its pid is 1 again) finds
@@ -940,7 +942,12 @@ func (f *Fleet) queueNotes(ctx context.Context, p redis.Pipeliner, bs []*runtime
 }
 
 // followNotes opens each of bs that has a live note, for what is left of
-// it.
+// it, but for this Attach's own notes. A note of this process's origin
+// that another Attach wrote is followed: a process restarted under the
+// same origin (a StatefulSet's pod, a container restarted in place) finds
+// the live trips of its former self, which it used to skip as its own,
+// coming up CLOSED for a source the rest of the fleet kept out. A note of
+// an earlier version names no Attach, so is not this one's either.
 func (f *Fleet) followNotes(bs []*runtime.Breaker, cmds noteCmds) {
 	for i, b := range bs {
 		val, err := cmds.gets[i].Result()
@@ -953,7 +960,7 @@ func (f *Fleet) followNotes(bs []*runtime.Breaker, cmds noteCmds) {
 			f.ignore(err, "breaker", b.Name(), "note", cut(val))
 			continue
 		}
-		if n.Origin != f.opt.origin {
+		if n.Instance != f.instance {
 			b.PeerOpen(n.Origin, n.Reason, left)
 		}
 	}

@@ -556,6 +556,34 @@ func TestAttachAfterACrash(t *testing.T) {
 	assert.NoError(t, f.Close())
 }
 
+// TestRestartedMemberFollowsItsFormerSelf: a member with a stable origin
+// (a StatefulSet's pod) trips and restarts, a new registry under the same
+// origin. It comes up OPEN for what is left of its former self's trip,
+// as a new member does: it skipped every note of its own origin as its
+// own, and came up CLOSED for a source the rest of the fleet kept out. A
+// note of its origin that an earlier version wrote (with no Attach named)
+// is followed too.
+func TestRestartedMemberFollowsItsFormerSelf(t *testing.T) {
+	s := startServer(t, "")
+	rdb := newClient(t, s)
+	peer := attach(t, rdb, "quotes-0", time.Minute)
+	former := attach(t, rdb, "quotes-1", time.Minute)
+	tripBy(t, former.tdx())
+	stateIs(t, runtime.Open, peer)
+	require.NoError(t, former.fleet.Close())
+
+	restarted := attach(t, rdb, "quotes-1", time.Minute)
+	require.Equal(t, runtime.Open, restarted.tdx().State(), "open when Attach returns")
+	assert.Equal(t, "peer quotes-1: 403 banned", restarted.reg.Events(1)[0].Reason)
+	assert.WithinDuration(t, former.tdx().Stats().NextProbe, restarted.tdx().Stats().NextProbe, time.Second,
+		"the window left, not a new one")
+
+	require.NoError(t, rdb.Set(context.Background(), "breakergen:open:em",
+		`{"v":1,"origin":"quotes-1","reason":"banned"}`, time.Minute).Err())
+	em := restarted.reg.Breaker(runtime.Config{Name: "em"})
+	assert.Equal(t, runtime.Open, em.State(), "an earlier version's note of the origin")
+}
+
 // TestTwinOriginsShowInHealth: two members that came to share an origin
 // where Attach could not see it (Redis stalled while the second attached)
 // are found by their heartbeats: both log it and report it in Health, and

@@ -33,11 +33,13 @@ type message struct {
 }
 
 // note is the value of <prefix>open:<name>; the key's expiry is the window
-// left.
+// left. Instance is the Attach that wrote it (see [Fleet.followNotes]);
+// a peer of an earlier version writes none, and ignores it.
 type note struct {
-	V      int    `json:"v"`
-	Origin string `json:"origin"`
-	Reason string `json:"reason"`
+	V        int    `json:"v"`
+	Origin   string `json:"origin"`
+	Reason   string `json:"reason"`
+	Instance string `json:"instance,omitempty"`
 }
 
 // parseMessage decodes and checks a message from a peer: the version, a

@@ -93,7 +93,8 @@ func (f *Fleet) publish(o outgoing) {
 	_ = f.do(func(ctx context.Context) error {
 		_, err := f.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
 			if m.Kind == kindOpen {
-				p.Set(ctx, f.noteKey(o.name), marshal(note{V: version, Origin: f.opt.origin, Reason: o.reason}), left)
+				p.Set(ctx, f.noteKey(o.name), marshal(note{V: version, Origin: f.opt.origin, Reason: o.reason,
+					Instance: f.instance}), left)
 				p.Del(ctx, f.closedKey(o.name))
 			} else {
 				p.Del(ctx, f.noteKey(o.name))
