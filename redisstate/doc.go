@@ -15,7 +15,9 @@
 //
 //   - A trip. When a breaker opens on its own, the process writes a note,
 //     the key <prefix>open:<name> whose expiry is the window left, and
-//     publishes it on the channel <prefix>events. Every other process
+//     publishes it on the channel <prefix>events (<prefix>events:db<n>
+//     for a client of database n other than 0: Redis pub/sub ignores the
+//     database, see [WithPrefix]). Every other process
 //     opens its breaker of that name for what is left of the window, with
 //     the reason "peer <origin>: <reason>". Durations cross the wire, never
 //     clock readings. A note can open a breaker, never close one, and

@@ -63,7 +63,12 @@ type options struct {
 }
 
 // WithPrefix sets the prefix of every key and of the channel. Default
-// "breakergen:".
+// "breakergen:". The keys live in the client's database; the channel,
+// <prefix>events, is the server's whatever the database (Redis pub/sub
+// ignores it), so a client of a database other than 0 has the channel
+// <prefix>events:db<n>: two fleets on one server in two databases do not
+// hear each other, whatever their prefixes. Give fleets on one database
+// prefixes of their own.
 func WithPrefix(p string) Option { return func(o *options) { o.prefix = p } }
 
 // WithTimeout bounds every Redis operation, enforced by the fleet whatever
@@ -209,7 +214,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	if o.logger == nil {
 		o.logger = slog.Default()
 	}
-	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: o.prefix + "events",
+	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: eventsChannel(o.prefix, rdb),
 		limits: map[string]*limit{}, outbox: newOutbox(), own: map[string]outgoing{},
 		modes: map[string]knownMode{}, wake: make(chan struct{}, 1)}
 	for _, n := range o.limits {
@@ -256,6 +261,27 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	t.Stop()
 	f.resync()
 	return f, nil
+}
+
+// eventsChannel is the fleet's channel: <prefix>events, and
+// <prefix>events:db<n> for a client of database n other than 0. Redis
+// pub/sub ignores the database: two fleets on one server with the same
+// prefix in two databases (staging in 1, production in 2) heard each
+// other's trips, probes and modes, and a staging probe's success closed
+// a production breaker. Database 0 keeps the channel that every version
+// used.
+func eventsChannel(prefix string, rdb redis.UniversalClient) string {
+	db := 0
+	switch c := rdb.(type) {
+	case *redis.Client: // a Sentinel's failover client too
+		db = c.Options().DB
+	case *redis.Ring:
+		db = c.Options().DB
+	}
+	if db != 0 {
+		return prefix + "events:db" + strconv.Itoa(db)
+	}
+	return prefix + "events"
 }
 
 // attaches counts the Attaches of the process that took the default

@@ -584,6 +584,35 @@ func TestRestartedMemberFollowsItsFormerSelf(t *testing.T) {
 	assert.Equal(t, runtime.Open, em.State(), "an earlier version's note of the origin")
 }
 
+// TestFleetsOnTwoDatabasesDoNotTalk: staging and production share one
+// Redis server, staging in database 1 and production in database 2, both
+// with the default prefix. Each fleet follows its own members alone:
+// Redis pub/sub ignores the database, so production followed staging's
+// trips and modes (and a staging probe's success closed a production
+// breaker).
+func TestFleetsOnTwoDatabasesDoNotTalk(t *testing.T) {
+	s := startServer(t, "")
+	db := func(n int) *redis.Client {
+		c := redis.NewClient(&redis.Options{Addr: s.addr(), DB: n})
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	staging, stagingPeer := attach(t, db(1), "staging-1", time.Minute), attach(t, db(1), "staging-2", time.Minute)
+	prod, prodPeer := attach(t, db(2), "prod-1", time.Minute), attach(t, db(2), "prod-2", time.Minute)
+	em := runtime.Config{Name: "em", FailureThreshold: 1, ResetTimeout: time.Minute}
+	prodEM := prod.reg.Breaker(em)
+
+	tripBy(t, staging.tdx())
+	staging.tdx().Isolate("staging maintenance")
+	stateIs(t, runtime.Isolated, stagingPeer)
+	// A production trip after staging's news: once production has it, it
+	// has heard anything published before it on its channel.
+	tripBy(t, prodPeer.reg.Breaker(em))
+	require.Eventually(t, func() bool { return prodEM.State() == runtime.Open }, within, time.Millisecond)
+	assert.Equal(t, runtime.Closed, prod.tdx().State(), "production followed staging")
+	assert.Equal(t, runtime.Closed, prodPeer.tdx().State(), "production followed staging")
+}
+
 // TestTwinOriginsShowInHealth: two members that came to share an origin
 // where Attach could not see it (Redis stalled while the second attached)
 // are found by their heartbeats: both log it and report it in Health, and
