@@ -100,5 +100,10 @@
 // Notes and messages are versioned JSON. One that does not parse, names a
 // breaker the registry does not have, or asks for more than 24 h (no real
 // note does: cooldowns are capped there) is logged and ignored. Use
-// go-redis's options for AUTH, ACLs and TLS.
+// go-redis's options for AUTH, ACLs and TLS. A user of the fleet needs
+// the keys ~<prefix>* and the channels &<prefix>*, and the commands GET,
+// SET, SETNX, DEL, PTTL, PEXPIRE, ZADD, ZREM, ZREMRANGEBYSCORE, ZCARD,
+// ZSCORE, TIME, PUBLISH, SUBSCRIBE, EVALSHA and EVAL (and CLUSTER SLOTS
+// on a Redis Cluster); a refusal (NOPERM) is logged at Error, naming
+// them.
 package redisstate

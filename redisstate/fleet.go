@@ -167,8 +167,11 @@ type Fleet struct {
 	members atomic.Int64 // processes attached, as of the last heartbeat
 	beaten  atomic.Int64 // when a heartbeat last answered, since born
 	twins   atomic.Int64 // other live members of this origin, as of the last heartbeat
-	slotsAt atomic.Int64 // when a Redis Cluster client was last told to reload its slot map, since born (see reloadSlots)
-	closed  sync.Once
+
+	refusedMu sync.Mutex      // guards refusals
+	refusals  map[string]bool // the ACL refusals logged (see refused), 64 at most
+	slotsAt   atomic.Int64    // when a Redis Cluster client was last told to reload its slot map, since born (see reloadSlots)
+	closed    sync.Once
 }
 
 // Attach connects reg to the other processes sharing rdb: their trips
@@ -216,7 +219,7 @@ func Attach(reg *runtime.Registry, rdb redis.UniversalClient, opts ...Option) (*
 	}
 	f := &Fleet{reg: reg, rdb: rdb, order: ordered(rdb), opt: o, instance: rand.Text(), channel: eventsChannel(o.prefix, rdb),
 		limits: map[string]*limit{}, outbox: newOutbox(), own: map[string]outgoing{},
-		modes: map[string]knownMode{}, wake: make(chan struct{}, 1)}
+		modes: map[string]knownMode{}, wake: make(chan struct{}, 1), refusals: map[string]bool{}}
 	for _, n := range o.limits {
 		f.limits[n] = &limit{}
 	}
@@ -426,10 +429,42 @@ func (f *Fleet) boundedFor(parent context.Context, d time.Duration, op func(ctx 
 	if err != nil && !errors.Is(err, redis.Nil) {
 		if f.ctx.Err() == nil {
 			f.reloadSlots()
+			f.refused(err)
 		}
 		return err
 	}
 	return nil
+}
+
+// aclCommands are the commands the fleet sends, its scripts' included
+// (an ACL applies inside a script too); TestFleetUnderTheDocumentedACL
+// runs a fleet with these alone. A Redis Cluster client also reads the
+// slot map (cluster|slots).
+const aclCommands = "+get +set +setnx +del +pttl +pexpire +zadd +zrem +zremrangebyscore +zcard +zscore +time " +
+	"+publish +subscribe +evalsha +eval"
+
+// refused logs an operation that an ACL refused (NOPERM), naming what
+// the fleet needs: without it, a user that may not subscribe or run
+// scripts read as Redis away for ever (or, with no channel, as a
+// subscription that delivers nothing), and a refused SUBSCRIBE was not
+// logged at all. Each refusal is logged once: the heartbeat meets it
+// every 500 ms.
+func (f *Fleet) refused(err error) {
+	if !redis.IsPermissionError(err) {
+		return
+	}
+	f.refusedMu.Lock()
+	logged := f.refusals[err.Error()] || len(f.refusals) >= 64
+	if !logged {
+		f.refusals[err.Error()] = true
+	}
+	f.refusedMu.Unlock()
+	if logged {
+		return
+	}
+	f.opt.logger.Error("redisstate: Redis refused a command to this client's user (ACL); the fleet goes on locally. "+
+		"It needs the keys and channels of its prefix and these commands",
+		"origin", f.opt.origin, "err", err, "acl", fmt.Sprintf("~%s* &%[1]s* %s", f.opt.prefix, aclCommands))
 }
 
 // reloadEvery is how often at most a Redis Cluster client is told to
@@ -685,7 +720,9 @@ func (f *Fleet) subscriber() {
 		// The channels are kept even when this fails; Receive
 		// (re)connects and (re)subscribes.
 		since := time.Now() // what the subscription delivers was published after
-		_ = ps.Subscribe(f.ctx, f.channel, f.beatChannel())
+		if err := ps.Subscribe(f.ctx, f.channel, f.beatChannel()); err != nil {
+			f.refused(err)
+		}
 		for f.ctx.Err() == nil {
 			msg, err := ps.ReceiveTimeout(f.ctx, heartbeat)
 			if err != nil {
@@ -701,6 +738,7 @@ func (f *Fleet) subscriber() {
 					break
 				}
 				if !isTimeout(err) {
+					f.refused(err)  // SUBSCRIBE's refusal comes as the answer
 					f.reloadSlots() // the node it was on may be gone, its slots another's
 					f.pause(f.redial())
 				}
