@@ -25,16 +25,25 @@
   // its first "_" (tencent_kline → tencent), else the bare name.
   function displayName(src) {
     if (names.has(src)) return names.get(src);
-    // A family's key: the family's display name with the key.
+    // A family's key: the family's display name with the key; each
+    // prefix is looked at once.
     for (let i = src.lastIndexOf("/"); i > 0; i = src.lastIndexOf("/", i - 1)) {
-      const fam = src.slice(0, i), d = displayName(fam);
-      if (d !== fam.slice(fam.lastIndexOf(":") + 1)) return d + "/" + src.slice(i + 1);
+      const d = ownDisplayName(src.slice(0, i));
+      if (d !== undefined) return d + "/" + src.slice(i + 1);
     }
+    const own = ownDisplayName(src);
+    return own !== undefined ? own : src.slice(src.lastIndexOf(":") + 1);
+  }
+
+  // ownDisplayName is the display name of src by its own rules (its name,
+  // after any "prefix:", or before its first "_"); undefined when none.
+  function ownDisplayName(src) {
+    if (names.has(src)) return names.get(src);
     const base = src.slice(src.lastIndexOf(":") + 1);
     if (names.has(base)) return names.get(base);
     const i = base.indexOf("_");
     if (i > 0 && names.has(base.slice(0, i))) return names.get(base.slice(0, i));
-    return base;
+    return undefined;
   }
 
   function fmtTime(iso) {

@@ -555,23 +555,37 @@ func (h *Handler) displayName(source string) string {
 		return d
 	}
 	// A family's key, "<family>/<key>": the family's display name with
-	// the key, so that the key shows (and the family's name alone would
-	// hide it, by the rules below).
+	// the key, so that the key shows (the rules of ownDisplayName would
+	// hide it behind the family's). The longest such prefix that has a
+	// display name wins; each is looked at once.
 	for i := strings.LastIndexByte(source, '/'); i > 0; i = strings.LastIndexByte(source[:i], '/') {
-		if fam := source[:i]; h.displayName(fam) != fam[strings.LastIndexByte(fam, ':')+1:] {
-			return h.displayName(fam) + "/" + source[i+1:]
+		if d, ok := h.ownDisplayName(source[:i]); ok {
+			return d + "/" + source[i+1:]
 		}
+	}
+	if d, ok := h.ownDisplayName(source); ok {
+		return d
+	}
+	return source[strings.LastIndexByte(source, ':')+1:]
+}
+
+// ownDisplayName is the display name [WithDisplayName] gives source by
+// its own rules: its name, after any "prefix:", or before its first "_";
+// false when none gives one.
+func (h *Handler) ownDisplayName(source string) (string, bool) {
+	if d, ok := h.names[source]; ok {
+		return d, true
 	}
 	base := source[strings.LastIndexByte(source, ':')+1:]
 	if d, ok := h.names[base]; ok {
-		return d
+		return d, true
 	}
 	if i := strings.IndexByte(base, '_'); i > 0 {
 		if d, ok := h.names[base[:i]]; ok {
-			return d
+			return d, true
 		}
 	}
-	return base
+	return "", false
 }
 
 // formatTime formats t for people, in UTC at second precision; "—" for

@@ -177,4 +177,13 @@ func TestKeySearchNestedAndDisplayNames(t *testing.T) {
 
 	assert.Zero(t, f.page(t, "family=eastmoney_quote&q="+url.QueryEscape("东方")).Matched)
 	assert.Equal(t, []string{"eastmoney_quote/k2"}, names(f.page(t, "family=eastmoney_quote&q="+url.QueryEscape("茅台"))))
+
+	// A key as the timeline shows it, its family's display name first,
+	// finds the key, on the main page (its family) and the family's.
+	var found []string
+	for _, r := range f.page(t, "q="+url.QueryEscape("东方财富/k1")).Families {
+		found = append(found, r.Name)
+	}
+	assert.Equal(t, []string{"eastmoney_quote"}, found)
+	assert.Equal(t, []string{"eastmoney_quote/k1"}, names(f.page(t, "family=eastmoney_quote&q="+url.QueryEscape("东方财富/k1"))))
 }

@@ -248,7 +248,7 @@ func (h *Handler) breakerPage(req pageRequest) (breakerPage, bool) {
 		fams := reg.Families()
 		keyFamily := "" // the family a query of a key's name names
 		for _, f := range fams {
-			if len(f.Name()) > len(keyFamily) && strings.HasPrefix(query, strings.ToLower(f.Name())+"/") {
+			if len(f.Name()) > len(keyFamily) && h.familyPrefix(f.Name(), query) != "" {
 				keyFamily = f.Name()
 			}
 		}
@@ -319,12 +319,24 @@ func (h *Handler) matchesIn(family, name, query string) bool {
 	if family == "" {
 		return h.matches(name, query)
 	}
-	query = strings.TrimPrefix(query, strings.ToLower(family)+"/")
+	query = strings.TrimPrefix(query, h.familyPrefix(family, query))
 	if strings.Contains(strings.ToLower(strings.TrimPrefix(name, family+"/")), query) {
 		return true
 	}
 	dn, ok := h.names[name]
 	return ok && strings.Contains(strings.ToLower(dn), query)
+}
+
+// familyPrefix returns the start of query, in lower case, that names the
+// family (its name or its display name, then "/"), as the timeline shows
+// a key ("quote/600519", "行情/600519"); "" when query does not start so.
+func (h *Handler) familyPrefix(family, query string) string {
+	for _, p := range []string{strings.ToLower(family) + "/", strings.ToLower(h.displayName(family)) + "/"} {
+		if strings.HasPrefix(query, p) {
+			return p
+		}
+	}
+	return ""
 }
 
 // matches reports whether the breaker called name, or its display name,
