@@ -509,6 +509,16 @@
 //     annotation can be on.
 //   - a trailing // comment after the keys, and "// breaker:" written with
 //     a space.
+//   - a breaker's name keys (threshold, reset, ratelimit, ...) on a
+//     method's own line without name=, when other methods of the package
+//     go through that breaker too; a backoff= that no method it reaches
+//     retries with.
+//
+// After it writes files, breakergen also says (on stderr, not as a
+// file:line warning, and whatever -strict) when a module it wrote into
+// does not require github.com/breakergen/breakergen, whose runtime the
+// files import; and -check names the outputs the run's tags, GOOS and
+// GOARCH leave out, which it did not check.
 //
 // The interface-level warnings (the first three) are left out of a run
 // with errors: nothing is written then, and the routes are not yet the

@@ -430,7 +430,7 @@ func generate(o *options, stdout, stderr io.Writer) error {
 	if err := write.Apply(changes); err != nil {
 		return err
 	}
-	unrequired(res, changes, stderr)
+	unrequired(o, res, changes, stderr)
 	return nil
 }
 
@@ -442,7 +442,7 @@ const runtimeModule = "github.com/breakergen/breakergen"
 // go.work lists modules): the outputs import its runtime, and the go
 // command's own advice then, go get, fetches the latest, which need not
 // match this generator. It names this generator's version when it has one.
-func unrequired(res *load.Result, changes []write.Change, stderr io.Writer) {
+func unrequired(o *options, res *load.Result, changes []write.Change, stderr io.Writer) {
 	written := map[string]bool{}
 	for _, c := range changes {
 		if !c.Remove {
@@ -456,10 +456,10 @@ func unrequired(res *load.Result, changes []write.Change, stderr io.Writer) {
 			continue
 		}
 		seen[m.GoMod] = true
-		if data, err := os.ReadFile(m.GoMod); err != nil || strings.Contains(string(data), runtimeModule) {
+		if data, err := os.ReadFile(m.GoMod); err != nil || mentions(string(data), runtimeModule) {
 			continue
 		}
-		if workFile() != "" {
+		if workFile(o) != "" {
 			return // a workspace may provide it: the go command will say
 		}
 		get := "require the " + runtimeModule + " this breakergen was built from (go get " + runtimeModule + "@its version, or a replace)"
@@ -471,15 +471,48 @@ func unrequired(res *load.Result, changes []write.Change, stderr io.Writer) {
 	}
 }
 
-// workFile returns the go.work file the go command uses here, or "".
-func workFile() string {
-	if w := os.Getenv("GOWORK"); w != "" {
-		if w == "off" {
-			return ""
+// mentions reports whether the go.mod text gomod names module path as a
+// module (in a require, a replace or a tool line), not as the start of
+// another's path (its redisstate module's).
+func mentions(gomod, path string) bool {
+	for _, f := range strings.FieldsFunc(gomod, func(r rune) bool { return r == ' ' || r == '\t' || r == '\n' || r == '\r' || r == '(' || r == ')' }) {
+		if f == path || strings.HasPrefix(f, path+"/") && !isModuleOfItsOwn(f) {
+			return true
 		}
-		return w
 	}
-	out, err := exec.Command("go", "env", "GOWORK").Output()
+	return false
+}
+
+// isModuleOfItsOwn reports whether path, under runtimeModule, is one of its
+// modules of their own (redisstate, the exporters, ...), which require
+// none of the runtime's packages for the generated code.
+func isModuleOfItsOwn(path string) bool {
+	for _, m := range []string{"redisstate", "exporters/prometheus", "exporters/otel"} {
+		if path == runtimeModule+"/"+m {
+			return true
+		}
+	}
+	return false
+}
+
+// workFile returns the go.work file the go command uses in the run's
+// directory, with its environment, or "".
+func workFile(o *options) string {
+	env := o.env
+	if env == nil {
+		env = os.Environ()
+	}
+	for i := len(env) - 1; i >= 0; i-- {
+		if w, ok := strings.CutPrefix(env[i], "GOWORK="); ok && w != "" {
+			if w == "off" {
+				return ""
+			}
+			return w
+		}
+	}
+	cmd := exec.Command("go", "env", "GOWORK")
+	cmd.Dir, cmd.Env = o.dir, env
+	out, err := cmd.Output()
 	if err != nil {
 		return ""
 	}

@@ -176,3 +176,21 @@ func TestCRLFOutputs(t *testing.T) {
 	require.NoError(t, err, stderr)
 	assert.NoFileExists(t, filepath.Join(dir, "a_breaker.go"))
 }
+
+// TestMentions: a module's go.mod names the runtime's module when a
+// require, replace or tool line names it or one of its packages, not when
+// it names only a module of its own under it (redisstate), whose path the
+// substring test took for it.
+func TestMentions(t *testing.T) {
+	for gomod, want := range map[string]bool{
+		"module x\n\nrequire github.com/breakergen/breakergen v1.2.0\n":                     true,
+		"module x\n\nrequire (\n\tgithub.com/breakergen/breakergen v1.2.0 // indirect\n)\n": true,
+		"module x\n\ntool github.com/breakergen/breakergen/cmd/breakergen\n":                true,
+		"module x\n\nreplace github.com/breakergen/breakergen => ../breakergen\n":           true,
+		"module x\n\nrequire github.com/breakergen/breakergen/redisstate v1.2.0\n":          false,
+		"module x\n\nrequire github.com/breakergen/breakergenx v1.0.0\n":                    false,
+		"module x\n": false,
+	} {
+		assert.Equal(t, want, mentions(gomod, runtimeModule), gomod)
+	}
+}

@@ -205,11 +205,19 @@ func Load(cfg Config) (*Result, error) {
 	}
 	slices.SortFunc(pkgs, func(a, b *packages.Package) int { return strings.Compare(a.ID, b.ID) })
 	res := &Result{Fset: fset, Packages: pkgs, Outputs: outputs, Tests: tests}
+	ignored := map[string]bool{}
 	for _, p := range pkgs {
 		for _, f := range p.IgnoredFiles {
-			if abs, err := filepath.Abs(f); err == nil && outputs[abs] && !slices.Contains(res.Excluded, abs) {
-				res.Excluded = append(res.Excluded, abs)
+			if abs, err := filepath.Abs(f); err == nil {
+				ignored[abs] = true
 			}
+		}
+	}
+	for abs := range ignored {
+		// Its source too: an output whose source is loaded is the run's,
+		// written or checked whatever its own constraint says.
+		if outputs[abs] && ignored[SourceOf(abs)] {
+			res.Excluded = append(res.Excluded, abs)
 		}
 	}
 	slices.Sort(res.Excluded)

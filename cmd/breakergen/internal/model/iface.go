@@ -102,7 +102,8 @@ func readsToEOF(m *Method) bool {
 		return basic(params.At(0).Type(), types.Byte) && (m.Name == "ReadString" && basic(res.At(0).Type(), types.String) || m.Name == "ReadBytes" && bytes(res.At(0).Type()))
 	case m.Name == "Recv" && params.Len() == 0 && res.Len() == 2:
 		// A gRPC stream's (grpc.ServerStreamingClient[T]): io.EOF once
-		// the server has sent its last message.
+		// the server has sent its last message. answerRoutes takes it
+		// of a stream's interface alone.
 		return true
 	}
 	return false
@@ -142,6 +143,13 @@ func (b *builder) answerRoutes(in *Interface) {
 		}
 	}
 	tx := sqlPkg != nil && slices.ContainsFunc(in.Methods, endsTx)
+	// A gRPC stream's Recv answers io.EOF after the last message; another
+	// Recv (a queue's, say) may mean a connection lost by it. A stream is
+	// a client's: it has CloseSend() error, as grpc.ClientStream.
+	stream := slices.ContainsFunc(in.Methods, func(m *Method) bool {
+		return m.Name == "CloseSend" && m.Sig.Params().Len() == 0 && m.Sig.Results().Len() == 1 &&
+			types.Identical(m.Sig.Results().At(0).Type(), types.Universe.Lookup("error").Type())
+	})
 	// answersOf is a method's answers: those of every known client whose
 	// types its signature spells; a transaction's Commit and Rollback are
 	// database/sql's. A method with none is not a client's: a route of
@@ -153,7 +161,7 @@ func (b *builder) answerRoutes(in *Interface) {
 			pkgs = append(pkgs, sqlPkg)
 		}
 		out := clientAnswers(pkgs, tx)
-		if readsToEOF(m) {
+		if readsToEOF(m) && (m.Name != "Recv" || stream) {
 			out = append(out, eofAnswer)
 		}
 		return out
@@ -310,7 +318,7 @@ func (b *builder) checkType(p *packages.Package, ts *ast.TypeSpec) (*Interface, 
 		hint := ""
 		if _, isStruct := types.Unalias(obj.Type()).Underlying().(*types.Struct); isStruct {
 			// The usual mistake: the client type itself annotated.
-			hint = fmt.Sprintf("; declare an interface of the %s methods your code calls (type %sAPI interface { ... }), annotate it, and wrap a %s with the generated New%sAPIBreaker", name, name, "*"+name, name)
+			hint = fmt.Sprintf("; declare an interface of the %s methods your code calls (type %sAPI interface { ... }), annotate it, and wrap a *%s with the constructor generated for it", name, name, name)
 		}
 		b.errorf(pos, "%s is not an interface: //breaker: annotates interfaces only%s", name, hint)
 		return nil, nil
@@ -780,24 +788,19 @@ func quoteAll(ss []string) string {
 // name= gives: they belong to the name (SPEC §2), so they set the breaker
 // every method of that name shares, in any interface of the package,
 // where a newcomer reads them as the method's own. A line that gives
-// name= says which it means; a key another line gives the name first (with
-// the same value, or it is an error) changes nothing.
+// name= says which it means; a key another line gives the name too (with
+// the same value, or it is an error) changes nothing (sharedNameWarnings).
 func (b *builder) sharedNameKeys(in *Interface, mlines map[string]*annotation.Line) {
 	for _, mm := range in.Methods {
 		ml := mlines[mm.Name]
 		if ml == nil || mm.Route == nil || mm.Route.Method != mm.Name || ml.Has("name") {
 			continue
 		}
-		all := b.nameInfo("", mm.Route.Name)
-		var keys []string
+		var keys []annotation.Option
 		for _, o := range ml.Options {
-			if annotation.KeyScope(o.Key) != annotation.NameScope {
-				continue
+			if annotation.KeyScope(o.Key) == annotation.NameScope {
+				keys = append(keys, o)
 			}
-			if first, ok := all.given[o.Key]; ok && first.Pos != o.Pos {
-				continue // given first by another line: this one repeats it
-			}
-			keys = append(keys, o.Key+"="+o.Raw)
 		}
 		if len(keys) > 0 {
 			b.sharedKeys = append(b.sharedKeys, sharedKeys{in: in, m: mm, pos: ml.Pos, keys: keys})
@@ -810,7 +813,7 @@ type sharedKeys struct {
 	in   *Interface
 	m    *Method
 	pos  token.Position
-	keys []string
+	keys []annotation.Option
 }
 
 // sharedNameWarnings warns of each method line's name keys recorded by
@@ -819,6 +822,19 @@ type sharedKeys struct {
 func (b *builder) sharedNameWarnings() {
 	for _, sk := range b.sharedKeys {
 		r := sk.m.Route
+		// A key another line of the run gives the name too (the same
+		// value: another is an error) changes nothing this line does,
+		// whichever file was read first.
+		all := b.nameInfo("", r.Name)
+		var keys []string
+		for _, o := range sk.keys {
+			if !slices.ContainsFunc(all.every[o.Key], func(p annotation.Option) bool { return p.Pos != o.Pos }) {
+				keys = append(keys, o.Key+"="+o.Raw)
+			}
+		}
+		if len(keys) == 0 {
+			continue
+		}
 		var others []string
 		for _, md := range b.ifaces {
 			for _, om := range md.in.Methods {
@@ -836,7 +852,7 @@ func (b *builder) sharedNameWarnings() {
 			continue
 		}
 		set, it := "sets", "it"
-		if len(sk.keys) > 1 {
+		if len(keys) > 1 {
 			set, it = "set", "them"
 		}
 		goes := "goes"
@@ -848,7 +864,7 @@ func (b *builder) sharedNameWarnings() {
 			own = "a name= of its own"
 		}
 		b.warnf(sk.pos, "%s.%s: %s %s breaker %q, which %s %s through too: a breaker's settings belong to its name, not to a method; give this line %s for a breaker of %s alone, or move %s to the interface's line",
-			sk.in.Name, sk.m.Name, strings.Join(sk.keys, " "), set, r.Name, andList(others), goes, own, sk.m.Name, it)
+			sk.in.Name, sk.m.Name, strings.Join(keys, " "), set, r.Name, andList(others), goes, own, sk.m.Name, it)
 	}
 }
 
@@ -884,6 +900,21 @@ func (b *builder) idleBackoff(in *Interface) {
 		b.warnf(o.Pos, "backoff=%s has no effect on %s: the line makes one try, so there is no retry to wait for (a budget caps tries, it makes none); give attempts=N to retry, or remove backoff",
 			o.Raw, andList(idle[o]))
 	}
+}
+
+// otherLineKeys is " key=value" for each line key of the interface line
+// il but its timeout, for a line suggested in its place: a line of the
+// name alone would drop them (exclude, attempts, ...). "" for none.
+func otherLineKeys(il *ifaceLine) string {
+	keep := ""
+	if il != nil {
+		for _, o := range il.l.Options {
+			if annotation.KeyScope(o.Key) == annotation.LineScope && o.Key != "timeout" {
+				keep += " " + o.Key + "=" + o.Raw
+			}
+		}
+	}
+	return keep
 }
 
 // routeMethod adds m to in with the route that guards it: its own line ml
@@ -991,18 +1022,8 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			// refines, the timeout included, and timeout=0 is no
 			// duration: only a line of the interface without timeout,
 			// matched first, routes the method without it.
-			// The line's other line keys go with it (exclude, attempts,
-			// ...): a line of the name alone would drop them.
-			keep := ""
-			if base != nil {
-				for _, o := range base.l.Options {
-					if annotation.KeyScope(o.Key) == annotation.LineScope && o.Key != "timeout" {
-						keep += " " + o.Key + "=" + o.Raw
-					}
-				}
-			}
 			fix += fmt.Sprintf(", and route %s through a line without timeout to end this warning: %sname=%s methods=%s%s, above %s's line that gives timeout=%s (a method's own //breaker: line would take that timeout again, and timeout=0 is not accepted)",
-				m.Name(), annotation.Prefix, mm.Route.Name, m.Name(), keep, in.Name, mm.Route.Timeout)
+				m.Name(), annotation.Prefix, mm.Route.Name, m.Name(), otherLineKeys(base), in.Name, mm.Route.Timeout)
 		}
 		b.warnf(pos, "%s.%s: timeout=%s of breaker %q has no effect: %s%s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, what, fix)
 		return
@@ -1019,8 +1040,8 @@ func (b *builder) routeMethod(in *Interface, m *types.Func, ils ifaceLines, ml *
 			why = ctxLacks(mm, in, "a deadline")
 		} else {
 			// Say what ends it, as every warning does.
-			why += fmt.Sprintf("; take one first to bound the call, or route %s through a line of the interface without timeout, above the line that gives timeout=%s (%sname=%s methods=%s), or write //breaker:skip above it if it needs no guard (a Close, say)",
-				m.Name(), mm.Route.Timeout, annotation.Prefix, mm.Route.Name, m.Name())
+			why += fmt.Sprintf("; take one first to bound the call, or route %s through a line of the interface without timeout, above the line that gives timeout=%s (%sname=%s methods=%s%s), or write //breaker:skip above it if it needs no guard (a Close, say)",
+				m.Name(), mm.Route.Timeout, annotation.Prefix, mm.Route.Name, m.Name(), otherLineKeys(base))
 		}
 		b.warnf(mpos, "%s.%s: timeout=%s of breaker %q has no effect: %s", in.Name, m.Name(), mm.Route.Timeout, mm.Route.Name, why)
 	}

@@ -17,6 +17,8 @@ import (
 // nameInfo gathers the name-level settings given for one breaker name.
 type nameInfo struct {
 	given map[string]annotation.Option // key → first option giving it
+	// every are all the options giving each key, in the order read.
+	every map[string][]annotation.Option
 	// invalid are the keys given for the name with a value that did not
 	// parse (already errors), so that no check takes the name for one
 	// without them.
@@ -139,6 +141,7 @@ func (b *builder) nameKeys(pkg, name string, l *annotation.Line) {
 		if annotation.KeyScope(o.Key) != annotation.NameScope {
 			continue
 		}
+		all.every[o.Key] = append(all.every[o.Key], o)
 		if prev, ok := all.given[o.Key]; ok {
 			if !prev.Value.Equal(o.Value) {
 				b.errorf(o.Pos, "breaker %q: %s=%s conflicts with %s=%s given at %s", name, o.Key, o.Raw, prev.Key, prev.Raw, prev.Pos)
@@ -158,7 +161,7 @@ func (b *builder) nameInfo(pkg, name string) *nameInfo {
 	k := nameKey{pkg, name}
 	ni := b.names[k]
 	if ni == nil {
-		ni = &nameInfo{given: map[string]annotation.Option{}, invalid: map[string]bool{}}
+		ni = &nameInfo{given: map[string]annotation.Option{}, every: map[string][]annotation.Option{}, invalid: map[string]bool{}}
 		b.names[k] = ni
 	}
 	return ni
