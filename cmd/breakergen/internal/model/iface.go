@@ -1602,9 +1602,7 @@ func (b *builder) importErrors(p *packages.Package) []*annotation.Error {
 			errs[i].Msg += ": " + why
 		}
 	}
-	for _, e := range errs {
-		b.run.Errors = append(b.run.Errors, e)
-	}
+	b.run.Errors = append(b.run.Errors, errs...)
 	if b.importErrs == nil {
 		b.importErrs = map[*packages.Package][]*annotation.Error{}
 	}
