@@ -498,20 +498,15 @@ func isModuleOfItsOwn(path string) bool {
 // workFile returns the go.work file the go command uses in the run's
 // directory, with its environment, or "".
 func workFile(o *options) string {
-	env := o.env
-	if env == nil {
-		env = os.Environ()
-	}
-	for i := len(env) - 1; i >= 0; i-- {
-		if w, ok := strings.CutPrefix(env[i], "GOWORK="); ok && w != "" {
-			if w == "off" {
-				return ""
-			}
-			return w
-		}
+	switch w := o.getenv("GOWORK"); w {
+	case "off":
+		return ""
+	case "":
+	default:
+		return w
 	}
 	cmd := exec.Command("go", "env", "GOWORK")
-	cmd.Dir, cmd.Env = o.dir, env
+	cmd.Dir, cmd.Env = o.dir, o.env // nil: the process's
 	out, err := cmd.Output()
 	if err != nil {
 		return ""

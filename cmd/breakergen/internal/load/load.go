@@ -28,6 +28,7 @@ package load
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -106,10 +107,7 @@ func Load(cfg Config) (*Result, error) {
 	if len(patterns) == 0 {
 		patterns = []string{"."}
 	}
-	var flags []string
-	if cfg.Tags != "" {
-		flags = append(flags, "-tags="+strings.Join(strings.Fields(strings.ReplaceAll(cfg.Tags, ",", " ")), ","))
-	}
+	flags := tagFlags(cfg.Tags)
 	// Find our earlier outputs, to hide them from the type checker. Local
 	// patterns name their directories: walk them. Others need a cheap
 	// listing (no type checking) from the go command first.
@@ -538,4 +536,31 @@ func ConstraintOf(path string) string {
 		return "the name's " + suf
 	}
 	return ""
+}
+
+// tagFlags is the go command's -tags flag of tags (comma- or
+// space-separated), or none.
+func tagFlags(tags string) []string {
+	if t := strings.Fields(strings.ReplaceAll(tags, ",", " ")); len(t) > 0 {
+		return []string{"-tags=" + strings.Join(t, ",")}
+	}
+	return nil
+}
+
+// WhyNotLoaded asks the go command, with a cheap listing from dir, why
+// each import path of paths could not be loaded (no required module
+// provides it, a missing go.sum entry, build constraints that exclude
+// its files), with the run's tags and environment; a path it gives no
+// reason for is left out.
+func WhyNotLoaded(dir string, paths []string, tags string, env []string) map[string]string {
+	loads.Add(1)
+	deps, _ := packages.Load(&packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: dir, Env: env, BuildFlags: tagFlags(tags)}, paths...)
+	why := map[string]string{}
+	for _, d := range deps {
+		path := cmp.Or(d.PkgPath, d.ID)
+		if len(d.Errors) > 0 && why[path] == "" {
+			why[path] = strings.Join(strings.Fields(d.Errors[0].Msg), " ")
+		}
+	}
+	return why
 }

@@ -1580,26 +1580,13 @@ func (b *builder) importErrors(p *packages.Package) []*annotation.Error {
 	}
 	if len(paths) > 0 && len(p.GoFiles) > 0 {
 		// Ask the go command why, as go build would say it.
-		cfg := &packages.Config{Mode: packages.NeedName | packages.NeedFiles, Dir: filepath.Dir(p.GoFiles[0]), Env: b.opts.Env}
-		if tags := strings.Fields(strings.ReplaceAll(b.opts.Tags, ",", " ")); len(tags) > 0 {
-			cfg.BuildFlags = []string{"-tags=" + strings.Join(tags, ",")} // as the load's
-		}
-		deps, _ := packages.Load(cfg, paths...)
+		why := load.WhyNotLoaded(filepath.Dir(p.GoFiles[0]), paths, b.opts.Tags, b.opts.Env)
 		for i, path := range paths {
-			why := ""
-			for _, d := range deps {
-				if d.PkgPath != path && d.ID != path {
-					continue
-				}
-				for _, e := range d.Errors {
-					why = strings.Join(strings.Fields(e.Msg), " ")
-					break
-				}
+			w := why[path]
+			if w == "" {
+				w = "it has errors of its own: go build " + path + " shows them"
 			}
-			if why == "" {
-				why = "it has errors of its own: go build " + path + " shows them"
-			}
-			errs[i].Msg += ": " + why
+			errs[i].Msg += ": " + w
 		}
 	}
 	b.run.Errors = append(b.run.Errors, errs...)
