@@ -63,7 +63,7 @@ const famMinSlots = 8
 //
 // Get one from [Registry.Family]. A Family is safe for concurrent use. The
 // lookup of a live key takes no lock, allocates nothing and writes nothing
-// but the key's own count of calls in flight.
+// but its count of calls in flight, in a word of the P it runs on.
 type Family struct {
 	reg     *Registry
 	name    string
@@ -176,18 +176,15 @@ type famSlot struct {
 // famEntry is one live key's cell (see [core.KeyEntry]): one cache line
 // with what a call reads, the key's bytes when it has at most famInline of
 // them (compared there without following the key's own pointer), its
-// counts, the key's route and its breaker's state and fails words. The
-// family allocates cells a chunk at a time, so that the cells of a
-// family's keys lie side by side.
+// count of calls held on it in the cell, the key's route and its
+// breaker's state and fails words. The family allocates cells a chunk at
+// a time, so that the cells of a family's keys lie side by side.
 type famEntry = core.KeyEntry[Breaker]
 
-// famChunk is a chunk of cells, followed by famLaneN lanes of their
-// counts of calls in flight (famChunkLanes; see Family.hold): lane p, P p's
-// counts, on two lines of its own. Go's allocator puts an object of more
-// than 512 bytes that holds pointers in a block of its size class (3200
-// bytes with 8 lanes, 4864, 6528 or 10880 with 16, 32 or 64: multiples
-// of 64 from a page), after a header of 8 bytes (mallocHeader); the lead
-// puts each cell on a line of its own, and the lanes start on a line.
+// famChunk is a chunk of cells. Go's allocator puts an object of more
+// than 512 bytes that holds pointers in a block of its size class (2304
+// bytes: multiples of 64 from a page), after a header of 8 bytes
+// (mallocHeader); the lead puts each cell on a line of its own.
 // TestKeyCellLine (package breakerimpl) and TestFamilyChunkLayout check
 // it on real chunks.
 type famChunk struct {
@@ -199,54 +196,13 @@ type famChunk struct {
 	cells      [famCells]famEntry
 }
 
-// famChunkLanes is a famChunk with its lanes: L is [n][famCells]int32.
-type famChunkLanes[L any] struct {
-	famChunk
-	_ L // the lanes, which laneOf reaches by their offset
-}
-
 const (
 	famMallocHeader = 8
-	famCells        = 32                        // cells of 64 bytes
-	famLanesAt      = unsafe.Sizeof(famChunk{}) // where a chunk's lanes start
-	famLaneSize     = famCells * 4              // a lane's bytes
-	famMaxLanes     = 64
+	famCells        = 32 // cells of 64 bytes
 )
 
 // A chunk's live keys are a bit each in its live word.
 var _ [32 - famCells]byte
-
-// newFamChunk returns a chunk of cells with n lanes: 0, 8, 16, 32 or 64.
-func newFamChunk(n int) *famChunk {
-	switch n {
-	case 0:
-		return new(famChunk)
-	case 8:
-		return &new(famChunkLanes[[8][famCells]int32]).famChunk
-	case 16:
-		return &new(famChunkLanes[[16][famCells]int32]).famChunk
-	case 32:
-		return &new(famChunkLanes[[32][famCells]int32]).famChunk
-	case famMaxLanes:
-		return &new(famChunkLanes[[famMaxLanes][famCells]int32]).famChunk
-	}
-	panic(fmt.Sprintf("runtime: a chunk of cells with %d lanes", n))
-}
-
-// lanesFor returns how many lanes a chunk has when the process runs procs
-// Ps: 8, 16, 32 or 64, the least of them that covers every P, or 64.
-func lanesFor(procs int) int {
-	n := 8
-	for n < procs && n < famMaxLanes {
-		n *= 2
-	}
-	return n
-}
-
-// laneOf returns P p's count of cell e (p < famLaneN).
-func laneOf(e *famEntry, p int) *int32 {
-	return (*int32)(unsafe.Add(unsafe.Pointer(chunkOf(e)), famLanesAt+uintptr(p)*famLaneSize+uintptr(e.Slot%famCells)*4))
-}
 
 // A cell is 64 bytes.
 var _ [64 - unsafe.Sizeof(famEntry{})]byte
@@ -257,83 +213,171 @@ func chunkOf(e *famEntry) *famChunk {
 	return (*famChunk)(unsafe.Add(unsafe.Pointer(e), -int(unsafe.Offsetof(famChunk{}.cells))-int(e.Slot)*int(unsafe.Sizeof(famEntry{}))))
 }
 
-// The count of calls in flight on a key. The family may drop a key only
-// when no call is in flight on it, and a call must not enter a key once
-// it is dropped. Counting every call in the key's cell (its Inflight)
-// writes the cell on every call, so that a key called from two CPUs
-// moves its line between their caches on every call: a keyed wrapper then
-// went slower on 2 CPUs than on one (BenchmarkKeyedSuccessParallel).
+// The count of calls in flight. The family may drop a key only when no
+// call is in flight on it, and a call must not enter a key once it is
+// dropped. Counting every call in the key's cell writes the cell on every
+// call, so that a key called from two CPUs moves its line between their
+// caches on every call; counting it in a line of the key's own for each P
+// (the lanes this replaced, docs/keys.md) cost a serial call the miss of
+// that line, a fifth of a keyed call.
 //
-// So a call counts itself in its P's lane of the key's chunk (famChunk's
-// lanes), on a line no other P's calls write: it reads its P's number
-// (core.ProcPin, then at once core.ProcUnpin: only a hint of where it
-// runs) and adds one to that lane with an atomic add, and its end takes
-// one off the same lane, wherever it then runs (a goroutine moved to
-// another P meanwhile writes the first P's line once). The hold carries
-// the lane: hold returns the cell's address plus the lane's number plus
-// one (famTagN: at most 63 lanes, in the low bits of a cell's address,
-// which is on a 64-byte line), and countOut reads it back (untag). A P
-// past famTagN (GOMAXPROCS raised after the first family was made, or
-// past 63) counts in the cell's Inflight, the hold's tag 0; so do a new
-// key's first call (insert), and every call when the allocator does not
-// put cells on lines of their own (famTagN 0). Each counter (a lane, or
-// the cell) goes up and down by the same calls, so none is ever below
-// zero; the family reads them one by one (inFlight), not at one instant,
-// and a call in flight all the while keeps its counter at one or more
-// throughout, so the sum the family reads is at least one while any
-// call it must see is in flight.
+// So a call on a live key counts itself in a word of its P's lane: the
+// process has famLaneN lanes (a lane is P p's, or every P's whose number
+// is p modulo famLaneN) of famBuckets words, and the call takes the word
+// its key's hash picks (the low bits of the hash that found the key: a
+// key has a bucket in each table it is in). A word is a count of calls
+// and the key they are on (famOwner: the low 32 bits of the number of the
+// key's cell's line): a call adds one to the count when the word is its
+// key's or the count is zero (then the word becomes its key's), with a
+// compare-and-swap, and its end (FamilyKey.Done) takes one off the same
+// word, wherever it then runs. A word that counts another key's calls
+// (two keys of one bucket in flight on one P at once) is left alone: the
+// call counts in its key's cell instead (the cell's Inflight, as a slow
+// path's call and a new key's first call do). The call reads its P's
+// number (core.ProcPin, then at once core.ProcUnpin: only a hint of where
+// it runs). A lane is 32 KiB of its own, which its P's calls keep in its
+// cache, and the word's address is known from the hash before the key's
+// slot is read, so the count does not wait for the lookup's misses
+// (docs/keys.md, "Counting in the P's own words").
+//
+// The family's count of a key is its cell's plus, in each lane, the
+// count of the key's bucket's word when the word is the key's: a word's
+// key changes only at a count of zero, so a call in flight keeps its word
+// its key's, and its count at one or more, throughout. The family reads
+// the words one by one, not at one instant; each word goes up and down by
+// the same calls, so its count is never below zero, and the sum it reads
+// is at least one while any call it must see is in flight. Two cells whose
+// lines' numbers agree in their low 32 bits (256 GiB apart) would each
+// count the other's calls: a key kept for a while, never one dropped.
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
-// call adds to its lane, then reads the cell's Dead; the family writes
-// Dead, then reads the lanes (foldDead). All four are atomic operations,
-// which Go orders as one sequence, so at least one of the two sees the
-// other: the family sees the call's count and keeps the key, or the call
-// sees Dead and withdraws, taking its one off the same lane. (A call
-// used to write its lane with plain stores, pinned to its P twice a call,
-// and the family fenced every thread with membarrier between its write
-// and its reads; one pin and two atomic adds cost less, docs/keys.md
-// "One pin instead of two".) TestFamilyCountIn takes the protocol step by
-// step, and TestFamilyCountsRaceTheDrop drives it from both sides at once.
+// call counts, then reads the cell's Dead; the family writes Dead, then
+// reads the counts (foldDead). All four are atomic operations, which Go
+// orders as one sequence, so at least one of the two sees the other: the
+// family sees the call's count and keeps the key, or the call sees Dead
+// and withdraws, taking its one off the same count. TestFamilyCountIn
+// takes the protocol step by step, and TestFamilyCountsRaceTheDrop drives
+// it from both sides at once.
 
-// famLaneN is how many lanes each chunk has; famTagN how many of them a
-// hold's tag can name: 0 when the allocator does not put cells on lines
-// of their own (probed once: see Registry.family). Set once, before the
-// first family is made.
+const (
+	famBuckets   = 1 << 12 // words in a lane; a power of two
+	famCountBits = 32      // a word's low bits: its count
+	famMaxLanes  = 64
+)
+
+// famLaneN is how many lanes of words the process has and famWords the
+// words, lane p's famBuckets of them from famWords + p*famBuckets*8, each
+// lane on lines of its own; set once, before the first family is made.
 var (
 	famLaneN     int
-	famTagN      int
+	famWords     unsafe.Pointer // *uint64
 	famLanesOnce sync.Once
 )
 
-// hold counts a call in flight on e and marks its use (only when the
-// family's clock of uses moved: once a tick at most); it returns the
-// hold (e tagged with the lane counted on, see above), or nil, counting
-// nothing, when e is dropped or being dropped. The count and the mark
-// are one function, so that a lookup's hit makes one call.
-func (f *Family) hold(e *famEntry) unsafe.Pointer {
-	if e.Dead.Load() != 0 {
-		return nil
-	}
-	n, tag := &e.Inflight, uintptr(0)
-	p := core.ProcPin()
-	core.ProcUnpin()
-	if p < famTagN {
-		n, tag = (*atomic.Int32)(unsafe.Pointer(laneOf(e, p))), uintptr(p)+1
-	}
-	n.Add(1)
-	if e.Dead.Load() != 0 {
-		n.Add(-1)
-		return nil
-	}
-	f.markUse(e)
-	return unsafe.Add(unsafe.Pointer(e), tag)
+// famInitWords makes the words, once.
+func famInitWords() {
+	famLanesOnce.Do(func() {
+		famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
+		w := make([]uint64, famLaneN*famBuckets+8)
+		i := 0
+		for uintptr(unsafe.Pointer(&w[i]))%64 != 0 {
+			i++
+		}
+		famWords = unsafe.Pointer(&w[i])
+	})
 }
 
-// untag returns the cell of hold k (see above). A hold stays an
-// unsafe.Pointer: it points into the cell, where the garbage collector
-// keeps the cell for it, but is no *famEntry (checkptr says so).
-func untag(k unsafe.Pointer) *famEntry {
-	return (*famEntry)(unsafe.Pointer(uintptr(k) &^ 63))
+// lanesFor returns how many lanes of words the process has when it runs
+// procs Ps: 8, 16, 32 or 64, the least of them that covers every P, or 64.
+func lanesFor(procs int) int {
+	n := 8
+	for n < procs && n < famMaxLanes {
+		n *= 2
+	}
+	return n
+}
+
+// famCount returns lane p's word of bucket b (any p: it is taken modulo
+// famLaneN; b < famBuckets).
+func famCount(p int, b uint64) *uint64 {
+	return (*uint64)(unsafe.Add(famWords, (uintptr(p&(famLaneN-1))*famBuckets+uintptr(b))*8))
+}
+
+// famBucketOf returns the bucket of hash h.
+func famBucketOf(h uint64) uint64 { return h & (famBuckets - 1) }
+
+// famOwner returns the key part of a word counting calls on the cell whose
+// Dead word is d: the cell's id.
+func famOwner(d uint32) uint64 { return uint64(d&^core.KeyState) << famCountBits }
+
+// famIDs numbers the cells (famNewID).
+var famIDs atomic.Uint32
+
+// famNewID returns a new cell's Dead word: its id, not 0, and live.
+func famNewID() uint32 {
+	for {
+		if id := famIDs.Add(1) << 2; id != 0 {
+			return id
+		}
+	}
+}
+
+// famCountOf returns the count of calls on the key of owner o in bucket
+// b, every lane's.
+func famCountOf(b, o uint64) int32 {
+	var n int32
+	for p := range famLaneN {
+		if w := atomic.LoadUint64(famCount(p, b)); w&^(1<<famCountBits-1) == o {
+			n += int32(uint32(w))
+		}
+	}
+	return n
+}
+
+// holdAt counts a call in flight on e, found by hash h, in a word of h's
+// bucket (or in e's cell when the word counts another key's calls), and
+// marks e's use (only when the family's clock of uses moved: once a tick
+// at most); it returns the hold, or the zero FamilyKey, counting nothing,
+// when e is dropped or being dropped. The count and the mark are one
+// function, so that a lookup's hit makes one call.
+func (f *Family) holdAt(e *famEntry, h uint64) FamilyKey {
+	d := e.Dead.Load()
+	if d&core.KeyState != 0 {
+		return FamilyKey{}
+	}
+	p := core.ProcPin()
+	core.ProcUnpin()
+	w, o := famCount(p, famBucketOf(h)), famOwner(d)
+	for {
+		old := atomic.LoadUint64(w)
+		if uint32(old) != 0 && old&^(1<<famCountBits-1) != o {
+			return f.hold(e) // another key's calls count here
+		}
+		if atomic.CompareAndSwapUint64(w, old, o|uint64(uint32(old)+1)) {
+			break
+		}
+	}
+	if e.Dead.Load()&core.KeyState != 0 {
+		atomic.AddUint64(w, ^uint64(0))
+		return FamilyKey{}
+	}
+	f.markUse(e)
+	return FamilyKey{e, w}
+}
+
+// hold is holdAt for a call counted in e's cell: a slow path's, or one
+// whose word counts another key's calls.
+func (f *Family) hold(e *famEntry) FamilyKey {
+	if e.Dead.Load()&core.KeyState != 0 {
+		return FamilyKey{}
+	}
+	atomic.AddInt32(&e.Inflight, 1)
+	if e.Dead.Load()&core.KeyState != 0 {
+		atomic.AddInt32(&e.Inflight, -1)
+		return FamilyKey{}
+	}
+	f.markUse(e)
+	return FamilyKey{e, nil}
 }
 
 // markUse sets e's use to the family's clock of uses, when it moved.
@@ -343,23 +387,20 @@ func (f *Family) markUse(e *famEntry) {
 	}
 }
 
-// countOut ends hold k, on the lane it counted on.
-func countOut(k unsafe.Pointer) {
-	tag := uintptr(k) & 63
-	e := untag(k)
-	if tag == 0 {
-		e.Inflight.Add(-1)
-		return
-	}
-	atomic.AddInt32(laneOf(e, int(tag-1)), -1)
-}
-
-// inFlight returns the count of calls in flight on e: exact once the
-// family set e's Dead (see above), a hint before.
+// inFlight returns the count of calls in flight on live key e: exact once
+// the family set e's Dead, a hint before.
 func inFlight(e *famEntry) int32 {
-	n := e.Inflight.Load()
-	for p := range famLaneN {
-		n += atomic.LoadInt32(laneOf(e, p))
+	n := atomic.LoadInt32(&e.Inflight)
+	c := e.Cold.Load()
+	if c == nil {
+		return n
+	}
+	o := famOwner(e.Dead.Load())
+	if e.Flags&famInStr != 0 {
+		n += famCountOf(uint64(c.Buckets[0]), o)
+	}
+	if e.Flags&famInInt != 0 {
+		n += famCountOf(uint64(c.Buckets[1]), o)
 	}
 	return n
 }
@@ -461,14 +502,7 @@ func (r *Registry) family(cfg Config, fc FamilyConfig, km *core.KeyMaker[Breaker
 			return had
 		}
 	}
-	famLanesOnce.Do(func() { // before any call on any family: see Family.hold
-		famLaneN = lanesFor(goruntime.GOMAXPROCS(0))
-		if ch := newFamChunk(famLaneN); uintptr(unsafe.Pointer(&ch.cells[0]))%64 == 0 {
-			famTagN = min(famLaneN, 63)
-		} else {
-			famLaneN = 0 // no hold could name a lane: every call counts in its cell
-		}
-	})
+	famInitWords() // before any call on any family: see Family.holdAt
 	f.step = int64(max(f.limit/16, 1))
 	f.iseed = [2]uint64{maphash.Comparable(f.seed, uint64(1)), maphash.Comparable(f.seed, uint64(2)) | 1}
 	c := s.cfg
@@ -525,15 +559,18 @@ func (f *Family) Breaker(key string) *Breaker {
 
 // FamilyKey is one call's hold on a key of a [Family], and its breaker.
 // Pass it to [Family.Exit] (or call [FamilyKey.Done]) once.
-type FamilyKey struct{ h unsafe.Pointer } // a hold: see Family.hold
+type FamilyKey struct {
+	e *famEntry // the key's cell
+	w *uint64   // the word the call counts in, or nil: the cell (see Family.holdAt)
+}
 
 // Breaker returns the key's breaker; nil for the zero FamilyKey. After
 // [FamilyKey.Done] it may be nil: the key may have been dropped since.
 func (k FamilyKey) Breaker() *Breaker {
-	if k.h == nil {
+	if k.e == nil {
 		return nil
 	}
-	if c := untag(k.h).Cold.Load(); c != nil {
+	if c := k.e.Cold.Load(); c != nil {
 		return c.B
 	}
 	return nil
@@ -542,8 +579,11 @@ func (k FamilyKey) Breaker() *Breaker {
 // Done ends the call that Enter counted in flight, like [Family.Exit]. On
 // the zero FamilyKey it does nothing.
 func (k FamilyKey) Done() {
-	if k.h != nil {
-		countOut(k.h)
+	switch {
+	case k.w != nil:
+		atomic.AddUint64(k.w, ^uint64(0)) // a count of one or more: the key's part stays
+	case k.e != nil:
+		atomic.AddInt32(&k.e.Inflight, -1)
 	}
 }
 
@@ -572,12 +612,12 @@ func (f *Family) Enter(key string) FamilyKey {
 		// A key of at most famWord bytes is its hash and its length
 		// (see hashString): no byte of it is compared.
 		if s.h.Load() == h && (len(key) <= famWord && int(e.Klen) == len(key) || len(key) > famWord && famIs(e, key)) {
-			if k := f.hold(e); k != nil {
-				return FamilyKey{k}
+			if k := f.holdAt(e, h); k.e != nil {
+				return k
 			}
 		}
 	}
-	return FamilyKey{f.slowEnter(key, 0, 0)}
+	return f.slowEnter(key, 0, 0)
 }
 
 // EnterInt is Enter for an integer key, the same key as its decimal form.
@@ -603,12 +643,12 @@ func (f *Family) enterInt(key uint64, neg famFlag) FamilyKey {
 			break
 		}
 		if s.h.Load() == h && e.Flags&famNeg == neg { // h is one to one: see hashInt
-			if k := f.hold(e); k != nil {
-				return FamilyKey{k}
+			if k := f.holdAt(e, h); k.e != nil {
+				return k
 			}
 		}
 	}
-	return FamilyKey{f.slowEnter("", key, famInInt|neg)}
+	return f.slowEnter("", key, famInInt|neg)
 }
 
 // hashInt hashes an integer key with the family's seed, one to one (each
@@ -713,7 +753,7 @@ func famIntForm(key string) (uint64, famFlag, bool) {
 // table, so that is where the slow path looks. The breaker and the
 // attached value are made with no family lock held, so that the
 // registry's hooks run with none.
-func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) unsafe.Pointer {
+func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) FamilyKey {
 	switch {
 	case flags&famInInt == 0:
 		key = strings.Clone(key) // own the bytes: key may be a caller's buffer
@@ -726,7 +766,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) unsafe.Pointe
 	for {
 		f.wmu.Lock()
 		if e := f.find(key); e != nil {
-			if k := f.hold(e); k != nil {
+			if k := f.hold(e); k.e != nil {
 				f.wmu.Unlock()
 				return k
 			}
@@ -734,7 +774,7 @@ func (f *Family) slowEnter(key string, ikey uint64, flags famFlag) unsafe.Pointe
 		e := f.newCellLocked()
 		f.wmu.Unlock()
 		b, val := f.makeKey(e, name)
-		if k := f.insert(e, b, val, key); k != nil {
+		if k := f.insert(e, b, val, key); k.e != nil {
 			return k
 		}
 		// b was dropped from the registry meanwhile: make the key's breaker again
@@ -796,7 +836,7 @@ func (f *Family) makeKey(e *famEntry, name string) (b *Breaker, val any) {
 // chunk is freed once no call holds a cell of it either. f.wmu is held.
 func (f *Family) newCellLocked() *famEntry {
 	if f.cellsUsed == len(f.cells) {
-		ch := newFamChunk(famLaneN)
+		ch := new(famChunk)
 		for i := range ch.cells {
 			ch.cells[i].Slot = uint8(i)
 		}
@@ -806,6 +846,7 @@ func (f *Family) newCellLocked() *famEntry {
 	e := &f.cells[f.cellsUsed]
 	f.cellsUsed++
 	e.Cold.Store(new(core.KeyCold[Breaker]))
+	e.Dead.Store(famNewID())
 	chunkOf(e).busy |= 1 << e.Slot
 	return e
 }
@@ -850,11 +891,11 @@ func (f *Family) find(key string) *famEntry {
 // held, unless the key was made meanwhile (then that entry, held) or b was
 // dropped from the registry meanwhile (then nil: make it again). Past the
 // bound it evicts.
-func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Pointer {
+func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) FamilyKey {
 	f.wmu.Lock()
 	chunkOf(e).busy &^= 1 << e.Slot // in the tables below, or given up
 	if e := f.find(key); e != nil {
-		if k := f.hold(e); k != nil {
+		if k := f.hold(e); k.e != nil {
 			f.wmu.Unlock()
 			return k
 		}
@@ -869,14 +910,14 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 		}
 		b.mu.Unlock()
 		f.wmu.Unlock()
-		return nil
+		return FamilyKey{}
 	}
 	c := e.Cold.Load()
 	c.Key, c.B, c.Val, e.Klen = key, b, val, famLong
 	if len(key) <= famInline {
 		e.Klen = uint8(copy(e.Kbuf[:], key))
 	}
-	e.Inflight.Store(1)
+	atomic.StoreInt32(&e.Inflight, 1)
 	e.Used.Store(uint32(f.tick.Load()))
 	b.mu.Lock()
 	b.fam, b.joining = f, nil
@@ -892,10 +933,12 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 	}
 	b.famTrip = false
 	b.mu.Unlock()
+	c.Buckets[0] = uint32(famBucketOf(f.hashString(key)))
 	f.linkLocked(e, true)
 	chunkOf(e).live |= 1 << e.Slot
 	if n, neg, ok := famIntForm(key); ok {
 		c.IKey, e.Flags = n, e.Flags|neg
+		c.Buckets[1] = uint32(famBucketOf(f.hashInt(n, neg)))
 		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
 	if f.fresh++; f.fresh >= f.step {
@@ -911,7 +954,7 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) unsafe.Poi
 	if over {
 		f.evict()
 	}
-	return unsafe.Pointer(e) // held, in its cell (tag 0)
+	return FamilyKey{e, nil} // held, in its cell
 }
 
 // tableOf returns e's table, string (str) or integer, and its hash there.
@@ -1123,7 +1166,7 @@ func (f *Family) victimLocked() *famEntry {
 		for len(f.victims) > 0 {
 			v := f.victims[len(f.victims)-1]
 			f.victims = f.victims[:len(f.victims)-1]
-			if f.useOf(v.e) == v.seen && droppable(v.e, true) {
+			if f.useOf(v.e) == v.seen && f.droppable(v.e, true) {
 				return v.e
 			}
 		}
@@ -1133,7 +1176,7 @@ func (f *Family) victimLocked() *famEntry {
 			for len(f.victims) > 0 {
 				v := f.victims[len(f.victims)-1]
 				f.victims = f.victims[:len(f.victims)-1]
-				if droppable(v.e, false) {
+				if f.droppable(v.e, false) {
 					return v.e
 				}
 			}
@@ -1155,7 +1198,7 @@ type famVictim struct {
 // key as it was made (BREAKER_<NAME>_MODE of the family or the key): the
 // key comes back in it, so no decision is lost, and a family whose
 // variable isolates every key stays within its bound.
-func droppable(e *famEntry, closedOnly bool) bool {
+func (f *Family) droppable(e *famEntry, closedOnly bool) bool {
 	return stateDroppable(e, rawState(e), closedOnly) && inFlight(e) == 0
 }
 
@@ -1177,8 +1220,8 @@ func stateDroppable(e *famEntry, st State, closedOnly bool) bool {
 // the bound, oldest last. It walks the family's chunks of cells in the
 // order they were made (lines side by side, where the table's order is
 // random), reading each live key's cell once, for its state and use, and
-// its counts of calls in flight (a line a lane) only for the oldest,
-// until it has enough (BenchmarkFamilyPauses). A chunk with no live or
+// its counts of calls in flight (its bucket's word in each lane) only for
+// the oldest, until it has enough (BenchmarkFamilyPauses). A chunk with no live or
 // busy cell, but the current one, is let go of here: its cells are never
 // used again.
 func (f *Family) scanLocked(closedOnly bool) {

@@ -12,11 +12,10 @@ import (
 // order, in bench/contend): the hash alone; the hash and the load of the
 // slot it picks (slot); the lookup (hash, the table, the slot,
 // the cell's compare; find); the count in flight in and out on each key's
-// cell in turn, with no lookup (count); and Enter with Done, the lookup
-// with the count, in the P's lane and in the cell (as for a P past
-// famTagN), both with atomic adds. What the keyed wrapper adds to the plain
-// one is the last row and the glue of breakerimpl.Keyed. docs/keys.md
-// quotes it:
+// cell in turn, with no lookup (count, as a slow path's call counts); and
+// Enter with Done, the lookup with the count in the P's word of the key's
+// bucket. What the keyed wrapper adds to the plain one is the last row and
+// the glue of breakerimpl.Keyed:
 //
 //	go test -run '^$' -bench FamilyLookup -count 6 -cpu 1 ./runtime/
 func BenchmarkFamilyLookup(b *testing.B) {
@@ -71,8 +70,8 @@ func BenchmarkFamilyLookup(b *testing.B) {
 		b.Run(fmt.Sprintf("keys=%d/count", n), func(b *testing.B) {
 			j := 0
 			loop(b, func(string) {
-				if k := f.hold(inOrder[j]); k != nil {
-					countOut(k)
+				if k := f.hold(inOrder[j]); k.e != nil {
+					k.Done()
 				}
 				if j++; j == n {
 					j = 0
@@ -80,15 +79,6 @@ func BenchmarkFamilyLookup(b *testing.B) {
 			})
 		})
 		b.Run(fmt.Sprintf("keys=%d/enter-done", n), func(b *testing.B) {
-			loop(b, func(key string) { f.Enter(key).Done() })
-		})
-		b.Run(fmt.Sprintf("keys=%d/enter-done-atomic", n), func(b *testing.B) {
-			tags := famTagN
-			if tags == 0 {
-				b.Skip("no lanes here: enter-done counts in the cell already")
-			}
-			famTagN = 0 // no call is in flight: the counts stay exact
-			defer func() { famTagN = tags }()
 			loop(b, func(key string) { f.Enter(key).Done() })
 		})
 		_ = sink

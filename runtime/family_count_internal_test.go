@@ -1,6 +1,8 @@
 package runtime
 
 import (
+	"fmt"
+	"slices"
 	"sync/atomic"
 	"testing"
 	"unsafe"
@@ -8,120 +10,259 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// TestFamilyCountIn: the count of calls in flight on a key's cell
-// (hold, countOut, inFlight), step by step: a call counts and ends, on
-// the lane its hold names or in the cell; a cell the family is deciding
-// to drop (Dead set) refuses a call and its count stays as it was; the
-// family's tombstone, in no chunk, refuses a call without reading a
-// chunk; foldDead drops a cell only at zero and leaves a refused drop's
-// cell live.
+// keyCounts returns the counts of calls on e's string key: [0] its
+// cell's, [p+1] lane p's word of its bucket when the word is e's, else 0.
+func keyCounts(e *famEntry) []int32 {
+	c := []int32{atomic.LoadInt32(&e.Inflight)}
+	b, o := uint64(e.Cold.Load().Buckets[0]), famOwner(e.Dead.Load())
+	for p := range famLaneN {
+		n := int32(0)
+		if w := atomic.LoadUint64(famCount(p, b)); w&^(1<<famCountBits-1) == o {
+			n = int32(uint32(w))
+		}
+		c = append(c, n)
+	}
+	return c
+}
+
+// keyInBucket returns a key not yet in f whose string bucket is b.
+func keyInBucket(t *testing.T, f *Family, b uint64, prefix string) string {
+	t.Helper()
+	for i := range 1 << 20 {
+		key := fmt.Sprintf("%s%d", prefix, i)
+		if famBucketOf(f.hashString(key)) == b && f.find(key) == nil {
+			return key
+		}
+	}
+	t.Fatalf("no key in bucket %d", b)
+	return ""
+}
+
+// TestFamilyCountIn: the count of calls in flight on a key (holdAt, hold,
+// FamilyKey.Done, inFlight), step by step: a key's first call counts in
+// its cell, a later one in its P's word of the key's bucket, and each end
+// takes its one off the counter its hold names; a cell the family is
+// deciding to drop (Dead set) refuses a call and its count stays as it
+// was; the family's tombstone, in no chunk, refuses a call; foldDead
+// drops a cell only at zero and leaves a refused drop's cell live.
 func TestFamilyCountIn(t *testing.T) {
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "count"}, FamilyConfig{Keys: 4})
-	if want := min(famLaneN, 63); famTagN != want {
-		t.Errorf("holds name %d lanes of %d: the allocator put a chunk's cells off their lines", famTagN, famLaneN)
-	}
 	k := f.Enter("a")
-	e := untag(k.h)
+	e := k.e
+	if k.w != nil || e.Inflight != 1 {
+		t.Fatalf("a key's first call does not count in its cell (word %p, cell %d)", k.w, e.Inflight)
+	}
 	if n := inFlight(e); n != 1 {
 		t.Fatalf("a held key counts %d in flight, want 1", n)
 	}
-	h := f.hold(e)
-	if h == nil {
-		t.Fatal("a live key refused a second call")
+	b := uint64(e.Cold.Load().Buckets[0])
+	if b != famBucketOf(f.hashString("a")) {
+		t.Fatalf("the key's bucket is %d, its hash's %d", b, famBucketOf(f.hashString("a")))
 	}
-	if untag(h) != e {
-		t.Fatalf("a hold on cell %p names cell %p", e, untag(h))
+	k2 := f.Enter("a")
+	if k2.e != e {
+		t.Fatalf("a second call holds cell %p, want %p", k2.e, e)
+	}
+	lane := -1
+	for p := range famLaneN {
+		if k2.w == famCount(p, b) {
+			lane = p
+		}
+	}
+	if lane < 0 {
+		t.Fatal("a later call does not count in a word of the key's bucket")
+	}
+	if w := atomic.LoadUint64(k2.w); w != famOwner(e.Dead.Load())|1 {
+		t.Fatalf("the later call's word is %#x, want the key's %#x with a count of 1", w, famOwner(e.Dead.Load())|1)
 	}
 	if n := inFlight(e); n != 2 {
 		t.Fatalf("two calls count %d in flight", n)
 	}
-	if f.foldDead(e) {
+	f.wmu.Lock()
+	dropped := f.foldDead(e)
+	f.wmu.Unlock()
+	if dropped {
 		t.Fatal("a key with calls in flight was dropped")
 	}
-	if e.Dead.Load() != 0 {
+	if e.Dead.Load()&core.KeyState != 0 {
 		t.Fatal("a refused drop left the key dying")
 	}
-	countOut(h)
+	k2.Done()
 	k.Done()
-	if n := inFlight(e); n != 0 {
-		t.Fatalf("after both calls ended the key counts %d in flight", n)
+	if n := inFlight(e); n != 0 || e.Inflight != 0 {
+		t.Fatalf("after both calls ended the key counts %d in flight (%d in its cell)", n, e.Inflight)
 	}
 
-	// Each lane a hold can name, and the cell (tag 0): counted there and
-	// taken off there, whichever P the end runs on.
-	for tag := range famTagN + 1 {
-		h := unsafe.Add(unsafe.Pointer(e), tag)
-		n := &e.Inflight
-		if tag > 0 {
-			n = (*atomic.Int32)(unsafe.Pointer(laneOf(e, tag-1)))
-		}
-		n.Add(1)
-		if got := inFlight(e); got != 1 {
-			t.Fatalf("tag %d: a call counts %d in flight", tag, got)
-		}
-		countOut(h)
-		if got, lane := inFlight(e), n.Load(); got != 0 || lane != 0 {
-			t.Fatalf("tag %d: after the call's end %d in flight, %d on its lane", tag, got, lane)
-		}
-	}
-
-	e.Dead.Store(core.KeyDying)
-	if f.hold(e) != nil {
+	setDead(e, core.KeyDying)
+	before := keyCounts(e)
+	if f.hold(e).e != nil || f.holdAt(e, f.hashString("a")).e != nil {
 		t.Fatal("a dying key admitted a call")
 	}
-	if n := inFlight(e); n != 0 {
-		t.Fatalf("a refused call left a count of %d", n)
+	if got := keyCounts(e); !slices.Equal(got, before) {
+		t.Fatalf("a refused call moved the counts: %v, want %v", got, before)
 	}
-	e.Dead.Store(0)
+	setDead(e, 0)
 
-	if f.hold(famTomb) != nil {
+	if f.hold(famTomb).e != nil || f.holdAt(famTomb, 0).e != nil {
 		t.Fatal("the tombstone admitted a call")
 	}
 
 	f.wmu.Lock()
-	dropped := f.foldDead(e)
+	dropped = f.foldDead(e)
 	f.wmu.Unlock()
-	if !dropped || e.Dead.Load() != core.KeyGone {
+	if !dropped || e.Dead.Load()&core.KeyState != core.KeyGone {
 		t.Fatalf("an idle key was not dropped (dead %d)", e.Dead.Load())
 	}
-	if f.hold(e) != nil {
+	if f.hold(e).e != nil || f.holdAt(e, f.hashString("a")).e != nil {
 		t.Fatal("a dropped key admitted a call")
 	}
 }
 
-// TestFamilyChunkLayout: a chunk's cells are on lines of their own and
-// its lanes after them, each P's on lines no other P's share, in a chunk
-// of each lane count; lanesFor covers the Ps it can.
+// TestFamilyWordOfAnotherKey: two keys of one bucket share its words, and
+// a word counts one key's calls at a time: a call on the other key while
+// the word counts the first's counts in its own cell, so that each key's
+// count is its own. An idle key of a busy bucket goes; a busy one stays.
+// Once the word's count is zero, a call on either key takes the word.
+func TestFamilyWordOfAnotherKey(t *testing.T) {
+	reg := NewRegistry(WithoutEnv())
+	f := reg.Family(Config{Name: "share"}, FamilyConfig{Keys: 100})
+	f.Enter("a").Done() // made: a later call counts in its bucket
+	ea := f.find("a")
+	b := uint64(ea.Cold.Load().Buckets[0])
+	other := keyInBucket(t, f, b, "k")
+	f.Enter(other).Done()
+	eo := f.find(other)
+
+	var holds []FamilyKey
+	for range 3 { // on one P or several: each word the first call takes is a's
+		holds = append(holds, f.holdAt(ea, f.hashString("a")))
+	}
+	if n := inFlight(ea); n != 3 {
+		t.Fatalf("three calls on a count %d", n)
+	}
+	if n := inFlight(eo); n != 0 {
+		t.Fatalf("another key of a's bucket counts a's calls: %d", n)
+	}
+	ko := f.holdAt(eo, f.hashString(other))
+	if ko.e != eo {
+		t.Fatal("a call on a key whose word counts another key's calls was refused")
+	}
+	if w := ko.w; w != nil && atomic.LoadUint64(w)&^(1<<famCountBits-1) != famOwner(eo.Dead.Load()) {
+		t.Fatalf("the call counts in a word that is not its key's: %#x", atomic.LoadUint64(w))
+	}
+	if n, m := inFlight(eo), inFlight(ea); n != 1 || m != 3 {
+		t.Fatalf("the keys count %d and %d in flight, want 1 and 3", n, m)
+	}
+	f.wmu.Lock()
+	dropped := f.foldDead(eo)
+	f.wmu.Unlock()
+	if dropped {
+		t.Fatal("a key with a call in flight was dropped")
+	}
+	ko.Done()
+	f.wmu.Lock()
+	dropped = f.foldDead(eo)
+	f.wmu.Unlock()
+	if !dropped {
+		t.Fatal("an idle key was kept for another key's calls in its bucket")
+	}
+	for _, k := range holds {
+		k.Done()
+	}
+	if n := inFlight(ea); n != 0 {
+		t.Fatalf("after its calls a counts %d", n)
+	}
+}
+
+// TestFamilyChunkLayout: a chunk's cells are on lines of their own, and
+// the lanes of words each on lines of their own; lanesFor covers the Ps it
+// can.
 func TestFamilyChunkLayout(t *testing.T) {
 	if off := unsafe.Offsetof(famChunk{}.cells) + famMallocHeader; off%64 != 0 {
 		t.Errorf("cells at %d after the block's start, not on a line", off)
 	}
-	if off := famLanesAt + famMallocHeader; off%64 != 0 || famLaneSize%64 != 0 {
-		t.Errorf("lanes at %d, each %d bytes: a P's lane shares a line", off, famLaneSize)
+	chunkSink = new(famChunk) // on the heap, as a family's are
+	ch := chunkSink
+	for i := range ch.cells {
+		ch.cells[i].Slot = uint8(i)
+		if chunkOf(&ch.cells[i]) != ch {
+			t.Fatalf("chunkOf(cell %d) is not its chunk", i)
+		}
+		if a := uintptr(unsafe.Pointer(&ch.cells[i])); a%64 != 0 {
+			t.Fatalf("cell %d at %#x, not on a line", i, a)
+		}
 	}
-	for _, n := range []int{0, 8, 16, 32, 64} {
-		ch := newFamChunk(n)
-		for i := range ch.cells {
-			ch.cells[i].Slot = uint8(i)
-			if chunkOf(&ch.cells[i]) != ch {
-				t.Fatalf("%d lanes: chunkOf(cell %d) is not its chunk", n, i)
-			}
-			if a := uintptr(unsafe.Pointer(&ch.cells[i])); a%64 != 0 {
-				t.Fatalf("%d lanes: cell %d at %#x, not on a line", n, i, a)
-			}
+	famInitWords()
+	for p := range famLaneN {
+		if a := uintptr(unsafe.Pointer(famCount(p, 0))); a%64 != 0 {
+			t.Fatalf("lane %d at %#x, not on a line", p, a)
 		}
-		for p := range n { // each lane's first and last count: inside the chunk (checkptr, under -race, says if not)
-			first, last := laneOf(&ch.cells[0], p), laneOf(&ch.cells[famCells-1], p)
-			if a := uintptr(unsafe.Pointer(first)); a%64 != 0 {
-				t.Fatalf("%d lanes: lane %d at %#x, not on a line", n, p, a)
-			}
-			*first, *last = 1, 1
-		}
+		_, _ = atomic.LoadUint64(famCount(p, 0)), atomic.LoadUint64(famCount(p, famBuckets-1)) // inside (checkptr, under -race, says if not)
 	}
 	for procs, want := range map[int]int{1: 8, 2: 8, 8: 8, 9: 16, 16: 16, 17: 32, 33: 64, 64: 64, 65: 64, 512: 64} {
 		if got := lanesFor(procs); got != want {
 			t.Errorf("lanesFor(%d) = %d, want %d", procs, got, want)
 		}
+	}
+}
+
+var chunkSink *famChunk
+
+// setDead sets the state bits of e's Dead word to s, keeping its id.
+func setDead(e *famEntry, s uint32) { e.Dead.Store(e.Dead.Load()&^core.KeyState | s) }
+
+// TestFamilyLeftWordIsNoOtherKeys: a hold that is never ended leaves its
+// word counting, with its cell's id, after its cell and chunk are gone;
+// a key made later whose bucket it is, and whose cell may lie where the
+// old one did, is not counted busy for it (its id differs), and its calls
+// count in its cell meanwhile. Every cell gets an id of its own.
+func TestFamilyLeftWordIsNoOtherKeys(t *testing.T) {
+	reg := NewRegistry(WithoutEnv())
+	f := reg.Family(Config{Name: "left"}, FamilyConfig{Keys: 100})
+	ids := map[uint32]bool{}
+	for i := range 1000 {
+		k := f.Enter(fmt.Sprintf("id%d", i))
+		id := k.e.Dead.Load() &^ core.KeyState
+		if id == 0 || ids[id] {
+			t.Fatalf("key %d's cell has id %#x, given before or 0", i, id)
+		}
+		ids[id] = true
+		k.Done()
+	}
+	f.Enter("new").Done()
+	e := f.find("new")
+	b := uint64(e.Cold.Load().Buckets[0])
+	gone := famOwner(famNewID()) // a cell that is gone, its hold never ended
+	var words []*uint64
+	for p := range famLaneN {
+		w := famCount(p, b)
+		if atomic.LoadUint64(w) != 0 && uint32(atomic.LoadUint64(w)) != 0 {
+			t.Skipf("lane %d's word of the bucket is in use", p)
+		}
+		atomic.StoreUint64(w, gone|1)
+		words = append(words, w)
+	}
+	defer func() {
+		for _, w := range words {
+			atomic.StoreUint64(w, 0)
+		}
+	}()
+	if n := inFlight(e); n != 0 {
+		t.Fatalf("a key counts %d calls in flight that a gone cell's hold left", n)
+	}
+	k := f.Enter("new")
+	if k.w != nil || e.Inflight != 1 {
+		t.Fatalf("a call whose word counts a gone cell's hold counts in word %p, cell %d; want the cell", k.w, e.Inflight)
+	}
+	if n := inFlight(e); n != 1 {
+		t.Fatalf("the call counts %d", n)
+	}
+	k.Done()
+	f.wmu.Lock()
+	dropped := f.foldDead(e)
+	f.wmu.Unlock()
+	if !dropped {
+		t.Fatal("an idle key was kept for a gone cell's hold")
 	}
 }

@@ -10,59 +10,56 @@ import (
 	"github.com/breakergen/breakergen/runtime/internal/core"
 )
 
-// laneCounts returns e's counts: [0] the cell's Inflight, [p+1] P p's lane.
-func laneCounts(e *famEntry) []int32 {
-	c := []int32{e.Inflight.Load()}
-	for p := range famLaneN {
-		c = append(c, atomic.LoadInt32(laneOf(e, p)))
-	}
-	return c
-}
-
-// TestFamilyHoldCountsOnItsTag: a hold counts one on exactly the counter
-// its tag names (the cell for tag 0, lane tag-1 otherwise), a hold that
-// finds the key dying takes its one off that same counter, and the end,
-// on another goroutine, takes it off that counter too: each counter
-// alone counts its calls, never below zero, which is what lets the
-// family's sum of them, read one by one, stand for the calls in flight.
-func TestFamilyHoldCountsOnItsTag(t *testing.T) {
+// TestFamilyHoldCountsOnItsCounter: a hold counts one on exactly the
+// word it names (its P's of the key's bucket), a hold that finds the
+// key dying takes its one off that same counter, and the end, on another
+// goroutine, takes it off that counter too: each counter alone counts its
+// calls, never below zero, which is what lets the family's sum of them,
+// read one by one, stand for the calls in flight.
+func TestFamilyHoldCountsOnItsCounter(t *testing.T) {
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "tags"}, FamilyConfig{Keys: 4})
 	k := f.Enter("a")
-	e := untag(k.h)
+	e := k.e
 	k.Done()
+	h := f.hashString("a")
 	for i := range 200 {
-		before := laneCounts(e)
-		h := f.hold(e)
-		if h == nil || untag(h) != e {
-			t.Fatalf("round %d: hold %p on cell %p", i, h, e)
+		before := keyCounts(e)
+		k := f.holdAt(e, h)
+		if k.e != e {
+			t.Fatalf("round %d: hold on cell %p, want %p", i, k.e, e)
 		}
-		tag := int(uintptr(h) & 63)
-		if tag > famTagN {
-			t.Fatalf("round %d: tag %d past famTagN %d", i, tag, famTagN)
+		lane := -1
+		for p := range famLaneN {
+			if k.w == famCount(p, famBucketOf(h)) {
+				lane = p
+			}
+		}
+		if lane < 0 {
+			t.Fatalf("round %d: the hold counts in no word of the key's bucket", i)
 		}
 		want := slices.Clone(before)
-		want[tag]++
-		if got := laneCounts(e); !slices.Equal(got, want) {
-			t.Fatalf("round %d: hold tagged %d counts %v, want %v", i, tag, got, want)
+		want[lane+1]++
+		if got := keyCounts(e); !slices.Equal(got, want) {
+			t.Fatalf("round %d: hold on lane %d counts %v, want %v", i, lane, got, want)
 		}
 		done := make(chan struct{})
-		go func() { FamilyKey{h}.Done(); close(done) }()
+		go func() { k.Done(); close(done) }()
 		<-done
-		if got := laneCounts(e); !slices.Equal(got, before) {
-			t.Fatalf("round %d: after the end of hold tagged %d: %v, want %v", i, tag, got, before)
+		if got := keyCounts(e); !slices.Equal(got, before) {
+			t.Fatalf("round %d: after the end of the hold on lane %d: %v, want %v", i, lane, got, before)
 		}
 		goruntime.Gosched()
 	}
-	e.Dead.Store(core.KeyDying)
-	before := laneCounts(e)
-	if f.hold(e) != nil {
+	setDead(e, core.KeyDying)
+	before := keyCounts(e)
+	if f.holdAt(e, h).e != nil {
 		t.Fatal("a dying key admitted a call")
 	}
-	if got := laneCounts(e); !slices.Equal(got, before) {
+	if got := keyCounts(e); !slices.Equal(got, before) {
 		t.Fatalf("a refused call moved the counts: %v, want %v", got, before)
 	}
-	e.Dead.Store(0)
+	setDead(e, 0)
 }
 
 // TestFamilyHoldEndsOnAnotherP: holds begun on one goroutine end on
@@ -70,13 +67,13 @@ func TestFamilyHoldCountsOnItsTag(t *testing.T) {
 // they began on; every lane and the cell stay at zero or above
 // throughout, and are all zero at the end.
 func TestFamilyHoldEndsOnAnotherP(t *testing.T) {
-	if goruntime.GOMAXPROCS(0) < 2 || famTagN < 2 {
-		t.Skip("needs two Ps with lanes")
+	if goruntime.GOMAXPROCS(0) < 2 {
+		t.Skip("needs two Ps")
 	}
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "moves"}, FamilyConfig{Keys: 4})
 	k := f.Enter("a")
-	e := untag(k.h)
+	e := k.e
 	k.Done()
 	holds := make(chan FamilyKey, 64)
 	var stop atomic.Bool
@@ -84,7 +81,7 @@ func TestFamilyHoldEndsOnAnotherP(t *testing.T) {
 	neg := make(chan []int32, 1)
 	wg.Go(func() { // watcher
 		for !stop.Load() {
-			if c := laneCounts(e); slices.Min(c) < 0 {
+			if c := keyCounts(e); slices.Min(c) < 0 {
 				select {
 				case neg <- c:
 				default:
@@ -120,10 +117,10 @@ func TestFamilyHoldEndsOnAnotherP(t *testing.T) {
 	wg.Wait()
 	select {
 	case c := <-neg:
-		t.Errorf("a count fell below zero: %v (cell, then each lane)", c)
+		t.Errorf("a count fell below zero: %v (cell, then each lane's word of its bucket)", c)
 	default:
 	}
-	if c := laneCounts(e); slices.Max(c) != 0 || slices.Min(c) != 0 {
+	if c := keyCounts(e); slices.Max(c) != 0 || slices.Min(c) != 0 {
 		t.Errorf("after every call ended the counts are %v, want all zero", c)
 	}
 }
@@ -140,15 +137,16 @@ func TestFamilyHoldWithdraws(t *testing.T) {
 	reg := NewRegistry(WithoutEnv())
 	f := reg.Family(Config{Name: "withdraw"}, FamilyConfig{Keys: 4})
 	k := f.Enter("a")
-	e := untag(k.h)
+	e := k.e
 	k.Done()
+	h := f.hashString("a")
 	var stop atomic.Bool
 	var refused, admitted atomic.Int64
 	var flip sync.WaitGroup
 	flip.Go(func() {
 		for !stop.Load() {
-			e.Dead.Store(core.KeyDying)
-			e.Dead.Store(0)
+			setDead(e, core.KeyDying)
+			setDead(e, 0)
 		}
 	})
 	rounds := 10_000_000
@@ -159,9 +157,9 @@ func TestFamilyHoldWithdraws(t *testing.T) {
 	for range 4 {
 		calls.Go(func() {
 			for range rounds {
-				if h := f.hold(e); h != nil {
+				if k := f.holdAt(e, h); k.e != nil {
 					admitted.Add(1)
-					countOut(h)
+					k.Done()
 				} else {
 					refused.Add(1)
 				}
@@ -171,8 +169,8 @@ func TestFamilyHoldWithdraws(t *testing.T) {
 	calls.Wait()
 	stop.Store(true)
 	flip.Wait()
-	e.Dead.Store(0)
-	if c := laneCounts(e); slices.Max(c) != 0 || slices.Min(c) != 0 {
+	setDead(e, 0)
+	if c := keyCounts(e); slices.Max(c) != 0 || slices.Min(c) != 0 {
 		t.Errorf("after %d calls and %d refusals the counts are %v, want all zero", admitted.Load(), refused.Load(), c)
 	}
 }

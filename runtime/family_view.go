@@ -87,7 +87,7 @@ func (f *Family) Limit() int { return f.limit }
 // Lookup returns the breaker of key if it is live, without creating it
 // nor marking its use.
 func (f *Family) Lookup(key string) (*Breaker, bool) {
-	if e := f.find(key); e != nil && e.Dead.Load() != core.KeyGone {
+	if e := f.find(key); e != nil && e.Dead.Load()&core.KeyState != core.KeyGone {
 		if c := e.Cold.Load(); c != nil {
 			return c.B, true
 		}
@@ -118,7 +118,7 @@ type famLive struct {
 func (f *Family) entries() []famLive {
 	out := make([]famLive, 0, f.live.Load())
 	f.each(func(e *famEntry) {
-		if e.Dead.Load() != core.KeyGone {
+		if e.Dead.Load()&core.KeyState != core.KeyGone {
 			if c := e.Cold.Load(); c != nil {
 				out = append(out, famLive{e, c.B})
 			}
@@ -187,12 +187,13 @@ func (f *Family) foldDead(e *famEntry) bool {
 	// A call that finds e dying meanwhile looks the key up again
 	// under the family's lock, which the caller holds, and so finds e as
 	// this decides.
-	e.Dead.Store(core.KeyDying)
+	id := e.Dead.Load() &^ core.KeyState
+	e.Dead.Store(id | core.KeyDying)
 	if inFlight(e) != 0 {
-		e.Dead.Store(0)
+		e.Dead.Store(id)
 		return false
 	}
-	e.Dead.Store(core.KeyGone)
+	e.Dead.Store(id | core.KeyGone)
 	st := e.Cold.Load().B.Stats()
 	f.fold.totals.add(&st)
 	return true
@@ -214,7 +215,7 @@ func (f *Family) Totals() FamilyTotals {
 	// is left out. Every other reading is at most what the key counts now.
 	dead := make([]bool, len(es))
 	for i, e := range es {
-		dead[i] = e.e.Dead.Load() == core.KeyGone
+		dead[i] = e.e.Dead.Load()&core.KeyState == core.KeyGone
 	}
 	f.fold.mu.Unlock()
 	t.Name, t.Counted = f.name, f.reg.countCalls

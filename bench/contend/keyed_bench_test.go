@@ -269,8 +269,9 @@ func BenchmarkKeyedSuccessParallel(b *testing.B) {
 // BenchmarkKeyedHotKeyParallel is BenchmarkKeyedSuccessParallel's first
 // rows (plain, string, int) with every goroutine calling one key, of the 10,000 live, as when
 // one symbol or one host takes all the traffic: each call counts itself
-// in its own P's lane of the key's chunk (runtime's Family.hold), so that the
-// key's cell is only read and a hot key scales like the plain wrapper.
+// in its own P's word of the key's bucket (runtime's Family.holdAt), so
+// that the key's cell is only read and a hot key scales like the plain
+// wrapper.
 // make bench reports each row's speedup from 1 to 2 CPUs against plain's;
 // by hand:
 //
@@ -339,8 +340,8 @@ func BenchmarkKeyedAtBound(b *testing.B) {
 // in the cell (count=true, which a hot key on many CPUs cannot afford),
 // per-P lanes with a family's checks, pinned twice a call (lanes, a
 // family's way until df56863), one pin with atomic adds on the lane
-// (pinned-adds, a family's way since: the floor of a family that
-// scales), and
+// (pinned-adds, a family's way from then until the P's own words of
+// docs/keys.md's "The count of calls in flight"), and
 // the P's slots of calls in flight (call-slots, see CallSlots), each with
 // the floor's 4-byte slots; then lanes again with a family's
 // 16-byte slots (lanes-family-slots) and with 4-byte slots over dense

@@ -63,8 +63,8 @@ type FloorMode int
 
 const (
 	InCell     FloorMode = iota // atomic adds in the key's cell
-	Lanes                       // a family's way: the P's lane, pinned, plain stores
-	PinnedAdds                  // the P's lane, read pinned, with atomic adds
+	Lanes                       // a family's way until df56863: the P's lane, pinned, plain stores
+	PinnedAdds                  // the P's lane, read pinned, with atomic adds (a family's way until the P's own words)
 	// CallSlots: the P's slots of calls in flight, a few lines of the P's
 	// own that every call of the P uses, whatever its key: a call pinned
 	// to its P writes its key's cell into a free slot (a plain store) and

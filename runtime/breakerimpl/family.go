@@ -39,9 +39,25 @@ type Family struct {
 type Keyed struct {
 	Route *Route
 	key   runtime.FamilyKey
-	fails *uint64 // the key's breaker's fails word, after its state word (see words)
-	slow  uint64  // the Route's slow word
+	// fw is the key's breaker's fails word (after its state word, see
+	// words), plus the code of the Route's slow word in slowWords: in its
+	// low bits, as the word is aligned to 8, so that a Keyed is four words,
+	// which the generated code copies in registers (with a fifth the
+	// copies stalled on loads of two stores: 40% more a keyed call).
+	fw unsafe.Pointer
 }
+
+// newKeyed returns the Keyed of route rt, hold k, fails word fails and
+// slow word slow (one of slowWords).
+func newKeyed(rt *Route, k runtime.FamilyKey, fails *uint64, slow uint64) Keyed {
+	return Keyed{rt, k, unsafe.Add(unsafe.Pointer(fails), slowCode(slow))}
+}
+
+// fails returns the key's breaker's fails word.
+func (k Keyed) fails() *uint64 { return (*uint64)(unsafe.Pointer(uintptr(k.fw) &^ 7)) }
+
+// slow returns the Route's slow word.
+func (k Keyed) slow() uint64 { return slowWords[uintptr(k.fw)&3] }
 
 // Done ends the call on its key: the key's breaker may be dropped again.
 func (k Keyed) Done() { k.key.Done() }
@@ -49,9 +65,9 @@ func (k Keyed) Done() { k.key.Done() }
 // EnterFast is [Route.EnterFast] on the key's route, reading the key's
 // cell rather than the route.
 func (k Keyed) EnterFast() (c Call, ok bool) {
-	c.word = stateOf(k.fails).Load()
+	c.word = stateOf(k.fails()).Load()
 	c.route = k.Route
-	return c, (c.word|core.InUse.Load())&k.slow == 0
+	return c, (c.word|core.InUse.Load())&k.slow() == 0
 }
 
 // Refusal is [Call.Refusal] for a call on the key, ending the hold when
@@ -98,7 +114,7 @@ func (k Keyed) Panicked(c Call, v any) bool {
 // the breaker's failures rather than the route. It does not end the hold:
 // Done follows it in the closure (see Keyed).
 func (k Keyed) Exit(c Call, ctx context.Context, err error, _ bool) {
-	if err != nil || c.word&(core.FastMask|core.ProvFlag)|uint64(uint32(atomic.LoadUint64(k.fails))) != 0 {
+	if err != nil || c.word&(core.FastMask|core.ProvFlag)|uint64(uint32(atomic.LoadUint64(k.fails()))) != 0 {
 		c.done(ctx, err)
 	}
 }
@@ -202,7 +218,7 @@ func (f *Family) unheld(k runtime.FamilyKey) Keyed {
 		rt = f.attach(b)
 		f.byHand[b] = rt
 	}
-	return Keyed{rt, k, rt.fails, rt.slow}
+	return newKeyed(rt, k, rt.fails, rt.slow)
 }
 
 // keyedSlow is what Key, KeyInt and KeyUint return for a key whose
@@ -221,18 +237,16 @@ func (f *Family) keyedSlow(k runtime.FamilyKey) Keyed {
 		return f.unheld(k)
 	}
 	rt := (*Route)(e.Route)
-	return Keyed{rt, k, rt.fails, rt.slow}
+	return newKeyed(rt, k, rt.fails, rt.slow)
 }
 
 // routeOf returns the route of a key of a family of NewFamily.
 func routeOf(k runtime.FamilyKey) *Route { return (*Route)(entryOf(k).Route) }
 
-// entryOf returns the entry of key k: a runtime.FamilyKey is one
-// pointer, into the key's cell, its low 6 bits the number of the lane its
-// call counts on plus one, or 0 for the cell (runtime's Family.hold;
-// TestRouteOf).
+// entryOf returns the entry of key k: a runtime.FamilyKey's first word
+// is a pointer to the key's cell (runtime's FamilyKey; TestRouteOf).
 func entryOf(k runtime.FamilyKey) *core.KeyEntry[runtime.Breaker] {
-	return (*core.KeyEntry[runtime.Breaker])(unsafe.Pointer(uintptr(*(*unsafe.Pointer)(unsafe.Pointer(&k))) &^ 63))
+	return *(**core.KeyEntry[runtime.Breaker])(unsafe.Pointer(&k))
 }
 
 // anyImpl is the implementation a family's routes are made with: a nil
@@ -249,7 +263,7 @@ func (f *Family) Key(key string) Keyed {
 	}
 	k := f.f.Enter(key)
 	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
-		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
+		return Keyed{(*Route)(e.Route), k, unsafe.Add(unsafe.Pointer(failsWord(&e.Fails)), e.Slow&3)}
 	}
 	return f.keyedSlow(k)
 }
@@ -262,7 +276,7 @@ func (f *Family) KeyInt(key int64) Keyed {
 	}
 	k := f.f.EnterInt(key)
 	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
-		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
+		return Keyed{(*Route)(e.Route), k, unsafe.Add(unsafe.Pointer(failsWord(&e.Fails)), e.Slow&3)}
 	}
 	return f.keyedSlow(k)
 }
@@ -274,7 +288,7 @@ func (f *Family) KeyUint(key uint64) Keyed {
 	}
 	k := f.f.EnterUint(key)
 	if e := entryOf(k); e.Flags&core.KeyWords != 0 && e.Route != nil {
-		return Keyed{(*Route)(e.Route), k, failsWord(&e.Fails), slowWords[e.Slow&3]}
+		return Keyed{(*Route)(e.Route), k, unsafe.Add(unsafe.Pointer(failsWord(&e.Fails)), e.Slow&3)}
 	}
 	return f.keyedSlow(k)
 }
@@ -282,7 +296,7 @@ func (f *Family) KeyUint(key uint64) Keyed {
 // refused is the Keyed of every key of a family of a nil implementation:
 // no key is held, and every call is refused with ErrNilImpl.
 func (f *Family) refused() Keyed {
-	return Keyed{Route: f.refuse, fails: &nilImpl.state.fails, slow: core.FastMask}
+	return newKeyed(f.refuse, runtime.FamilyKey{}, &nilImpl.state.fails, core.FastMask)
 }
 
 // KeyString returns the route of a fmt.Stringer key (its String()); a nil

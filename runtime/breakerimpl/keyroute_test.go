@@ -48,30 +48,34 @@ func TestKeyCellLine(t *testing.T) {
 			"the breaker's fails word":        at(unsafe.Pointer(c.Fails)) + 7,
 			"the state word EnterFast reads":  at(unsafe.Pointer(k.Route.stateWord())),
 			"the fails word Call.Done reads":  at(unsafe.Pointer(k.Route.fails)) + 7,
-			"the fails word Keyed.Exit reads": at(unsafe.Pointer(k.fails)) + 7,
+			"the fails word Keyed.Exit reads": at(unsafe.Pointer(k.fails())) + 7,
 		} {
 			if p/64 != base/64 {
 				t.Errorf("key %d: %s at %#x, off its cell's line %#x", i, name, p, base)
 			}
 		}
-		if k.slow != k.Route.slow {
-			t.Errorf("key %d: the cell's slow word %#x, the route's %#x", i, k.slow, k.Route.slow)
+		if k.slow() != k.Route.slow {
+			t.Errorf("key %d: the cell's slow word %#x, the route's %#x", i, k.slow(), k.Route.slow)
 		}
 		k.Done()
 	}
 	// 100 cells of 64 bytes, in chunks of 32 cells (runtime's famChunk,
-	// about 3 KiB): on at most 2 pages a chunk, not on 100.
+	// about 2 KiB): on at most 2 pages a chunk, not on 100.
 	if len(pages) > 8 {
 		t.Errorf("100 keys' cells lie on %d pages, want them side by side", len(pages))
 	}
 }
 
-// TestRouteOf: a runtime.FamilyKey is one pointer, into the key's cell
-// (tagged with the lane its call counts on), which routeOf reads: on the
-// key's first call (counted in the cell) and on later ones (on a lane).
+// TestRouteOf: a runtime.FamilyKey is two pointers, the first to the
+// key's cell, which routeOf reads: on the key's first call (counted in the
+// cell) and on later ones (in a counter of the key's bucket). A Keyed is
+// four words, which the generated code copies in registers (see Keyed).
 func TestRouteOf(t *testing.T) {
-	if n := unsafe.Sizeof(runtime.FamilyKey{}); n != unsafe.Sizeof((*core.KeyEntry[runtime.Breaker])(nil)) {
-		t.Fatalf("runtime.FamilyKey is %d bytes: routeOf reads it as a pointer to the key's cell", n)
+	if n := unsafe.Sizeof(runtime.FamilyKey{}); n != 2*unsafe.Sizeof((*core.KeyEntry[runtime.Breaker])(nil)) {
+		t.Fatalf("runtime.FamilyKey is %d bytes: routeOf reads its first word as a pointer to the key's cell", n)
+	}
+	if n := unsafe.Sizeof(Keyed{}); n != 4*unsafe.Sizeof(uintptr(0)) {
+		t.Errorf("a Keyed is %d bytes, want four words", n)
 	}
 	reg := runtime.NewRegistry(runtime.WithoutEnv())
 	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "k"}}, 10, 0)
@@ -87,8 +91,8 @@ func TestRouteOf(t *testing.T) {
 	if k.Route.Breaker().Name() != "k/a" {
 		t.Errorf("the key's route is breaker %q's", k.Route.Breaker().Name())
 	}
-	// A later call on the live key holds it on a lane (a tagged pointer
-	// where lanes work here): the same cell and route.
+	// A later call on the live key counts in its bucket: the same cell
+	// and route.
 	k2 := f.Key("a")
 	defer k2.Done()
 	if entryOf(k2.key) != entryOf(k.key) || k2.Route != k.Route || routeOf(k2.key) != k.Route {
@@ -135,8 +139,8 @@ func TestKeyRouteOfBreakerMadeBefore(t *testing.T) {
 	if k.Route.stateWord() != c.State || k.Route.fails != failsWord(c.Fails) {
 		t.Fatalf("the key's route reads words %p and %p, want the breaker's %p and %p", k.Route.stateWord(), k.Route.fails, c.State, c.Fails)
 	}
-	if k.fails != failsWord(c.Fails) {
-		t.Fatalf("the key reads fails word %p, want the breaker's %p", k.fails, c.Fails)
+	if k.fails() != failsWord(c.Fails) {
+		t.Fatalf("the key reads fails word %p, want the breaker's %p", k.fails(), c.Fails)
 	}
 	// Once any test of the process has used WithBudget or WithProvenance
 	// (core.InUse), every call leaves the fast path, as it should.

@@ -331,7 +331,7 @@ var keyedFloorRows = []costRow{
 	{"count=false", "a key's cell found through 4-byte slots, no count of calls in flight (nothing keeps a key with a call in flight)"},
 	{"count=true", "the same, counting each call with atomic adds in the key's cell (a hot key called from several CPUs then moves its cell's line between them on every call)"},
 	{"lanes", "the same, counting each call in its P's lane with plain writes, pinned to the P twice a call (a family's way until df56863)"},
-	{"pinned-adds", "the same, pinned to the P once a call, with atomic adds on its lane (a family's way since)"},
+	{"pinned-adds", "the same, pinned to the P once a call, with atomic adds on its lane (a family's way from df56863 until a call counted in its P's own word of the key's bucket: docs/keys.md, \"The count of calls in flight\")"},
 	{"call-slots", "the same, each P writing its calls' cells into 64 slots of its own instead of a count per key (not in the family: see docs/keys.md, \"Slots of calls in flight\")"},
 	{"lanes-family-slots", "the lanes row with a family's table: 16-byte slots, 32,768 of them (512 KiB)"},
 	{"lanes-compact-slots", "the lanes row with 4-byte slots over dense 16-byte entries (128 + 160 KiB)"},

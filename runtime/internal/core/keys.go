@@ -21,9 +21,9 @@ import (
 // each) and use every set of the caches (TestKeyCellLine in breakerimpl). Package runtime owns every
 // field but Route and Slow, which package breakerimpl's KeyMaker sets.
 type KeyEntry[T any] struct {
-	Inflight atomic.Int32  // a part of the count of calls in flight (see runtime's Family.hold)
+	Inflight int32         // atomic: the calls in flight counted in the cell (see runtime's Family.holdAt)
 	Used     atomic.Uint32 // the family's clock of uses at the key's last call, its low 32 bits
-	Dead     atomic.Uint32 // KeyDying while the family decides to drop the key, KeyGone once it has
+	Dead     atomic.Uint32 // its low bits (KeyState): KeyDying while the family decides to drop the key, KeyGone once it has; the rest the cell's id (runtime's Family.holdAt)
 	Klen     uint8         // len(Key) when the key is kept in Kbuf, else KeyLong
 	Flags    uint8         // which tables hold it and more; set before it is published
 	Slow     uint8         // the key's route's slow word, coded by package breakerimpl
@@ -41,10 +41,11 @@ type KeyEntry[T any] struct {
 
 // KeyCold is what is read of a key off the fast path.
 type KeyCold[T any] struct {
-	IKey uint64 // an integer key's bits
-	Key  string // the key, or an integer key's decimal form
-	B    *T     // the key's breaker
-	Val  any    // what the family's attach made of B
+	IKey    uint64    // an integer key's bits
+	Key     string    // the key, or an integer key's decimal form
+	B       *T        // the key's breaker
+	Val     any       // what the family's attach made of B
+	Buckets [2]uint32 // its buckets of words of counts, of the string table and the integer table (runtime's Family.holdAt)
 }
 
 const (
@@ -57,6 +58,9 @@ const (
 	// KeyDying and KeyGone are the values of Dead (0: live).
 	KeyDying = 1
 	KeyGone  = 2
+	// KeyState is the bits of Dead that say whether the key is dying or
+	// gone; the rest are the cell's id, which never changes.
+	KeyState = 3
 )
 
 // KeyMaker makes what each new key of a family holds, over T, runtime's
