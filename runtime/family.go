@@ -226,8 +226,8 @@ func chunkOf(e *famEntry) *famChunk {
 // is p modulo famLaneN) of famBuckets words, and the call takes the word
 // its key's hash picks (the low bits of the hash that found the key: a
 // key has a bucket in each table it is in). A word is a count of calls
-// and the key they are on (famOwner: the low 32 bits of the number of the
-// key's cell's line): a call adds one to the count when the word is its
+// and the key they are on (famOwner: the id of the key's cell, famNewID,
+// kept in the high bits of its Dead word): a call adds one to the count when the word is its
 // key's or the count is zero (then the word becomes its key's), with a
 // compare-and-swap, and its end (FamilyKey.Done) takes one off the same
 // word, wherever it then runs. A word that counts another key's calls
@@ -238,7 +238,10 @@ func chunkOf(e *famEntry) *famChunk {
 // it runs). A lane is 32 KiB of its own, which its P's calls keep in its
 // cache, and the word's address is known from the hash before the key's
 // slot is read, so the count does not wait for the lookup's misses
-// (docs/keys.md, "Counting in the P's own words").
+// (docs/keys.md, "The count of calls in flight"). Where many calls wait
+// at once on each P (calls blocked on the network), a word is another
+// key's for about one call in 4,096 a P has in flight: those count in
+// their cells, exact, as the calls of a chunk's keys did before lanes.
 //
 // The family's count of a key is its cell's plus, in each lane, the
 // count of the key's bucket's word when the word is the key's: a word's
@@ -246,9 +249,11 @@ func chunkOf(e *famEntry) *famChunk {
 // its key's, and its count at one or more, throughout. The family reads
 // the words one by one, not at one instant; each word goes up and down by
 // the same calls, so its count is never below zero, and the sum it reads
-// is at least one while any call it must see is in flight. Two cells whose
-// lines' numbers agree in their low 32 bits (256 GiB apart) would each
-// count the other's calls: a key kept for a while, never one dropped.
+// is at least one while any call it must see is in flight. Ids are 30 bits
+// from one counter for the process: two live cells share one only when
+// 2^30 cells were made between them, and then each may count the other's
+// calls (a key kept while they last, or for ever behind a hold never
+// ended; never a key dropped early).
 //
 // Dropping a key is Dekker's exchange between a call and the family: the
 // call counts, then reads the cell's Dead; the family writes Dead, then
@@ -934,11 +939,17 @@ func (f *Family) insert(e *famEntry, b *Breaker, val any, key string) FamilyKey 
 	b.famTrip = false
 	b.mu.Unlock()
 	c.Buckets[0] = uint32(famBucketOf(f.hashString(key)))
+	// Every flag is set before the first table has e: a call reads them
+	// with no lock.
+	e.Flags |= famInStr
+	n, neg, isInt := famIntForm(key)
+	if isInt {
+		c.IKey, e.Flags = n, e.Flags|neg|famInInt
+		c.Buckets[1] = uint32(famBucketOf(f.hashInt(n, neg)))
+	}
 	f.linkLocked(e, true)
 	chunkOf(e).live |= 1 << e.Slot
-	if n, neg, ok := famIntForm(key); ok {
-		c.IKey, e.Flags = n, e.Flags|neg
-		c.Buckets[1] = uint32(famBucketOf(f.hashInt(n, neg)))
+	if isInt {
 		f.linkLocked(e, false) // EnterInt finds it without formatting
 	}
 	if f.fresh++; f.fresh >= f.step {
@@ -979,12 +990,7 @@ func (f *Family) linkLocked(e *famEntry, str bool) {
 			f.tables.iv.set(t)
 		}
 	}
-	if str {
-		e.Flags |= famInStr
-	} else {
-		e.Flags |= famInInt
-	}
-	putSlot(t, h, e) // publishes e: every field is set before
+	putSlot(t, h, e) // publishes e: every field and flag is set before
 	t.live++
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -340,4 +342,27 @@ func TestKeyedEndsItsHold(t *testing.T) {
 		t.Fatalf("Enter with no budget: %v", err)
 	}
 	droppable("a refused Enter", "d")
+}
+
+// TestKeyFlagsSetBeforePublished: a key's cell is read with no lock as
+// soon as a table has it (Key reads its flags), so the family sets every
+// flag first: two goroutines make each new integer-form key (in both
+// tables) at once, and the race detector says if a flag is written after.
+func TestKeyFlagsSetBeforePublished(t *testing.T) {
+	reg := runtime.NewRegistry(runtime.WithoutEnv())
+	f := NewFamily(reg, struct{}{}, RouteConfig{Breaker: runtime.Config{Name: "flags"}}, 1000, 0)
+	for i := range 2000 {
+		key := strconv.Itoa(i)
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				k := f.Key(key)
+				if k.Route == nil || k.Route.Breaker().Name() != "flags/"+key {
+					t.Errorf("key %s: route %v", key, k.Route)
+				}
+				k.Done()
+			})
+		}
+		wg.Wait()
+	}
 }

@@ -13,9 +13,11 @@ import (
 // family's table and its count of calls in flight: the key (its bytes
 // when it has at most KeyInline of them), the key's route (package
 // breakerimpl's, with its slow word) and the state and fails words of
-// the key's breaker. A call writes nothing here: it counts itself in
-// lines of its P's own (runtime's Family.hold), so that a key called from
-// many CPUs at once keeps its cell in all their caches. Cells of live keys
+// the key's breaker. A call on a live key writes nothing here: it counts
+// itself in a word of its P's own (runtime's Family.holdAt), so that a key
+// called from many CPUs at once keeps its cell in all their caches; only
+// a slow path's call, a key's first and one whose word is another key's
+// count in the cell's Inflight. Cells of live keys
 // lie side by side, so that a family's hot lines share pages (a key's
 // breaker and route, a kilobyte and more, would spread them over a page
 // each) and use every set of the caches (TestKeyCellLine in breakerimpl). Package runtime owns every
@@ -55,7 +57,7 @@ const (
 	KeyLong = 0xff
 	// KeyWords is the flag of an entry whose Words are its breaker's.
 	KeyWords = 8
-	// KeyDying and KeyGone are the values of Dead (0: live).
+	// KeyDying and KeyGone are the values of Dead's state bits (0: live).
 	KeyDying = 1
 	KeyGone  = 2
 	// KeyState is the bits of Dead that say whether the key is dying or
